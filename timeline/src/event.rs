@@ -1,0 +1,478 @@
+//! The event model: the one vocabulary shared by the prover, the simulator and the
+//! cuzk-log reader. Everything proofscope measures or predicts is a [`Span`] (a stage with a
+//! start and an end), a [`Counter`] sample (a time series value) or the [`RunMeta`] that
+//! says what was run. A [`Run`] is all three, plus the [`Diagnostics`] of the reader that
+//! built it.
+//!
+//! Times are integer nanoseconds since the run epoch (the engine's start), so that
+//! simulator and prover timelines compare exactly and nothing drifts through floats.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Version of the JSON-lines schema and of `summary.json`. Bump on any breaking change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What a span measures. A closed set, plus [`SpanKind::Other`] so that producers we do
+/// not know still load (their spans are kept and shown, just not interpreted).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SpanKind {
+    /// CPU synthesis of one partition (witness + A/B/C evaluation).
+    Synthesis,
+    /// Partition waiting in the GPU queue: from queued to picked up by a GPU worker.
+    GpuQueue,
+    /// From pickup by a GPU worker to the start of its prove call.
+    GpuPickup,
+    /// The whole prove call of one partition on one GPU worker (cuzk's GPU_START..GPU_END).
+    Gpu,
+    /// CPU preparation for the MSMs (density bitmaps, pointer setup).
+    PrepMsm,
+    /// NTTs of the H computation.
+    Ntt,
+    MsmH,
+    MsmL,
+    MsmA,
+    MsmBG1,
+    /// Bitmap-selected additions of the scalar-one terms.
+    BatchAdd,
+    /// The MSM over the remaining (neither zero nor one) scalars.
+    TailMsm,
+    BG2Msm,
+    /// Host-to-device copy.
+    H2d,
+    /// Device-to-host copy.
+    D2h,
+    LockWait,
+    LockHold,
+    /// Proof assembly (and, without split finalisation, the CPU epilogue).
+    Finalize,
+    /// A kind this version does not know; the string is kept verbatim.
+    Other(String),
+}
+
+impl SpanKind {
+    /// Every known kind, in pipeline order (used for legends and stable table order).
+    pub const KNOWN: [SpanKind; 18] = [
+        SpanKind::Synthesis,
+        SpanKind::GpuQueue,
+        SpanKind::GpuPickup,
+        SpanKind::Gpu,
+        SpanKind::PrepMsm,
+        SpanKind::Ntt,
+        SpanKind::MsmH,
+        SpanKind::MsmL,
+        SpanKind::MsmA,
+        SpanKind::MsmBG1,
+        SpanKind::BatchAdd,
+        SpanKind::TailMsm,
+        SpanKind::BG2Msm,
+        SpanKind::H2d,
+        SpanKind::D2h,
+        SpanKind::LockWait,
+        SpanKind::LockHold,
+        SpanKind::Finalize,
+    ];
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            SpanKind::Synthesis => "synthesis",
+            SpanKind::GpuQueue => "gpu_queue",
+            SpanKind::GpuPickup => "gpu_pickup",
+            SpanKind::Gpu => "gpu",
+            SpanKind::PrepMsm => "prep_msm",
+            SpanKind::Ntt => "ntt",
+            SpanKind::MsmH => "msm_h",
+            SpanKind::MsmL => "msm_l",
+            SpanKind::MsmA => "msm_a",
+            SpanKind::MsmBG1 => "msm_b_g1",
+            SpanKind::BatchAdd => "batch_add",
+            SpanKind::TailMsm => "tail_msm",
+            SpanKind::BG2Msm => "b_g2_msm",
+            SpanKind::H2d => "h2d",
+            SpanKind::D2h => "d2h",
+            SpanKind::LockWait => "lock_wait",
+            SpanKind::LockHold => "lock_hold",
+            SpanKind::Finalize => "finalize",
+            SpanKind::Other(s) => s,
+        }
+    }
+
+    /// Work done by the device itself (true kernel or copy time, from CUDA events or a
+    /// model). Their union is "kernel utilisation", as opposed to the union of `gpu` spans.
+    pub fn is_device_work(&self) -> bool {
+        matches!(
+            self,
+            SpanKind::Ntt
+                | SpanKind::MsmH
+                | SpanKind::MsmL
+                | SpanKind::MsmA
+                | SpanKind::MsmBG1
+                | SpanKind::BatchAdd
+                | SpanKind::TailMsm
+                | SpanKind::H2d
+                | SpanKind::D2h
+        )
+    }
+
+    /// Device compute kernels (device work without the copies).
+    pub fn is_kernel(&self) -> bool {
+        self.is_device_work() && !matches!(self, SpanKind::H2d | SpanKind::D2h)
+    }
+
+    /// CPU phases that sit beside or around the kernels of a GPU worker.
+    pub fn is_cpu_gpu_side(&self) -> bool {
+        matches!(self, SpanKind::PrepMsm | SpanKind::BG2Msm | SpanKind::Finalize)
+    }
+}
+
+impl fmt::Display for SpanKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SpanKind {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(SpanKind::KNOWN
+            .iter()
+            .find(|k| k.as_str() == s)
+            .cloned()
+            .unwrap_or_else(|| SpanKind::Other(s.to_string())))
+    }
+}
+
+impl Serialize for SpanKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for SpanKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Ok(s.parse().unwrap_or_else(|e: std::convert::Infallible| match e {}))
+    }
+}
+
+/// Free-form key/value annotations of a span (e.g. `gpu_ms`, `synth_ms`, `lock`, `bytes`).
+pub type Args = BTreeMap<String, serde_json::Value>;
+
+/// One stage of the pipeline, on one resource, for one partition of one job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Span {
+    pub kind: SpanKind,
+    /// Nanoseconds since the run epoch.
+    pub start_ns: u64,
+    /// `None` when the span never ended (a killed run): reported as open, never counted busy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_ns: Option<u64>,
+    /// The job (proof / sector request) this span belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<u32>,
+    /// Worker index. Synthesis spans: partition-worker index. GPU-side spans: GPU worker
+    /// index within `device`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<u32>,
+    /// Device index (GPU ordinal; the CPU backend counts as a device too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<u32>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub args: Args,
+}
+
+impl Span {
+    pub fn new(kind: SpanKind, start_ns: u64, end_ns: u64) -> Self {
+        Span {
+            kind,
+            start_ns,
+            end_ns: Some(end_ns),
+            job: None,
+            partition: None,
+            worker: None,
+            device: None,
+            args: Args::new(),
+        }
+    }
+    pub fn job(mut self, job: impl Into<String>) -> Self {
+        self.job = Some(job.into());
+        self
+    }
+    pub fn partition(mut self, p: u32) -> Self {
+        self.partition = Some(p);
+        self
+    }
+    pub fn worker(mut self, w: u32) -> Self {
+        self.worker = Some(w);
+        self
+    }
+    pub fn device(mut self, d: u32) -> Self {
+        self.device = Some(d);
+        self
+    }
+    pub fn arg(mut self, k: impl Into<String>, v: impl Into<serde_json::Value>) -> Self {
+        self.args.insert(k.into(), v.into());
+        self
+    }
+    /// Duration in ns; 0 for open spans.
+    pub fn duration_ns(&self) -> u64 {
+        self.end_ns.map_or(0, |e| e.saturating_sub(self.start_ns))
+    }
+    pub fn is_open(&self) -> bool {
+        self.end_ns.is_none()
+    }
+    /// Device of the span, 0 when the producer did not say (single-GPU logs such as cuzk's).
+    pub fn device_or_0(&self) -> u32 {
+        self.device.unwrap_or(0)
+    }
+}
+
+/// Well-known counter names. Units are in the names.
+pub mod counters {
+    /// GPU utilisation as reported by NVML, percent (0..100).
+    pub const GPU_UTIL_PCT: &str = "gpu_util_pct";
+    pub const GPU_MEM_USED_BYTES: &str = "gpu_mem_used_bytes";
+    pub const GPU_POWER_W: &str = "gpu_power_w";
+    pub const SM_CLOCK_MHZ: &str = "sm_clock_mhz";
+    /// Partitions waiting in the GPU queue.
+    pub const QUEUE_DEPTH: &str = "queue_depth";
+    /// Resident set size of the process, bytes.
+    pub const RSS_BYTES: &str = "rss_bytes";
+}
+
+/// One sample of a time series.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Counter {
+    pub name: String,
+    pub t_ns: u64,
+    pub value: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<u32>,
+}
+
+/// The pipeline configuration a run was made with. All optional: a cuzk log says none of it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Partition-synthesis workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pw: Option<u32>,
+    /// GPU workers per device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gw: Option<u32>,
+    /// `whole`, `kernels` or `two_lock`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proofs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraints: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_finalize: Option<bool>,
+    /// `cpu`, `cuda`, `sim`, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+}
+
+/// What was run, where, by which tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub schema_version: u32,
+    /// Producer: `prover`, `simulator`, `cuzk-log`, ...
+    pub source: String,
+    pub tool_version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<String>,
+    /// Wall-clock time of the run epoch, RFC 3339, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub config: RunConfig,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: Args,
+}
+
+impl RunMeta {
+    pub fn new(source: impl Into<String>) -> Self {
+        RunMeta {
+            schema_version: SCHEMA_VERSION,
+            source: source.into(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            host: None,
+            cpu: None,
+            gpus: Vec::new(),
+            started_at: None,
+            config: RunConfig::default(),
+            extra: Args::new(),
+        }
+    }
+}
+
+impl Default for RunMeta {
+    fn default() -> Self {
+        RunMeta::new("unknown")
+    }
+}
+
+/// One line of the JSON-lines format.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    Meta(RunMeta),
+    Span(Span),
+    Counter(Counter),
+}
+
+/// A reader's warning about one input line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LineWarning {
+    /// 1-based line number in the input.
+    pub line: u64,
+    pub message: String,
+}
+
+/// What the reader saw and set aside: nothing is dropped silently.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostics {
+    /// `jsonl` or `cuzk`.
+    pub format: String,
+    pub lines_total: u64,
+    /// Lines that were events of the format (TIMELINE lines, JSON records).
+    pub event_lines: u64,
+    /// Lines that looked like events but could not be used (malformed, unknown event,
+    /// duplicate, END without START).
+    pub lines_rejected: u64,
+    /// Ordinary log lines skipped on purpose (cuzk logs mix them in).
+    pub lines_ignored: u64,
+    /// Spans that started but never ended (a killed run).
+    pub open_spans: u64,
+    /// The first warnings, with their line numbers (capped; see `lines_rejected` for the count).
+    pub warnings: Vec<LineWarning>,
+}
+
+/// How many warnings are kept verbatim; the rest are only counted.
+pub const MAX_KEPT_WARNINGS: usize = 50;
+
+impl Diagnostics {
+    pub fn reject(&mut self, line: u64, message: impl Into<String>) {
+        self.lines_rejected += 1;
+        if self.warnings.len() < MAX_KEPT_WARNINGS {
+            self.warnings.push(LineWarning { line, message: message.into() });
+        }
+    }
+    /// True when the reader had anything to complain about (`--strict` fails on it).
+    pub fn has_warnings(&self) -> bool {
+        self.lines_rejected > 0 || self.open_spans > 0
+    }
+}
+
+/// A whole timeline: metadata, spans sorted by start, counters sorted by time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub meta: RunMeta,
+    pub spans: Vec<Span>,
+    pub counters: Vec<Counter>,
+    #[serde(default)]
+    pub diagnostics: Diagnostics,
+}
+
+impl Run {
+    pub fn new(meta: RunMeta) -> Self {
+        Run { meta, ..Default::default() }
+    }
+
+    /// Sort spans by (start, end, kind) and counters by time; analyses rely on this order.
+    pub fn normalize(&mut self) {
+        self.spans.sort_by(|a, b| {
+            (a.start_ns, a.end_ns.unwrap_or(u64::MAX), &a.kind).cmp(&(
+                b.start_ns,
+                b.end_ns.unwrap_or(u64::MAX),
+                &b.kind,
+            ))
+        });
+        self.counters.sort_by(|a, b| a.t_ns.cmp(&b.t_ns));
+    }
+
+    /// Spans of one kind.
+    pub fn spans_of<'a>(&'a self, kind: &'a SpanKind) -> impl Iterator<Item = &'a Span> + 'a {
+        self.spans.iter().filter(move |s| &s.kind == kind)
+    }
+
+    /// Devices that have GPU-side spans, ascending.
+    pub fn devices(&self) -> Vec<u32> {
+        let mut d: Vec<u32> = self
+            .spans
+            .iter()
+            .filter(|s| s.kind == SpanKind::Gpu || s.kind.is_device_work())
+            .map(|s| s.device_or_0())
+            .collect();
+        d.sort_unstable();
+        d.dedup();
+        d
+    }
+
+    /// Jobs in order of their first event.
+    pub fn jobs(&self) -> Vec<String> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for s in &self.spans {
+            if let Some(j) = &s.job {
+                if seen.insert(j.as_str()) {
+                    out.push(j.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Latest end (or start, for open spans) of any span: the run's extent in ns.
+    pub fn end_ns(&self) -> u64 {
+        self.spans.iter().map(|s| s.end_ns.unwrap_or(s.start_ns)).max().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_round_trips_including_unknown() {
+        for k in SpanKind::KNOWN.iter() {
+            let j = serde_json::to_string(k).unwrap();
+            let back: SpanKind = serde_json::from_str(&j).unwrap();
+            assert_eq!(&back, k);
+        }
+        let back: SpanKind = serde_json::from_str("\"warp_drive\"").unwrap();
+        assert_eq!(back, SpanKind::Other("warp_drive".into()));
+        assert_eq!(serde_json::to_string(&back).unwrap(), "\"warp_drive\"");
+    }
+
+    #[test]
+    fn record_is_tagged() {
+        let r = Record::Span(Span::new(SpanKind::Ntt, 5, 9).job("j").device(1));
+        let s = serde_json::to_string(&r).unwrap();
+        assert!(s.starts_with("{\"type\":\"span\""), "{s}");
+        assert_eq!(serde_json::from_str::<Record>(&s).unwrap(), r);
+    }
+
+    #[test]
+    fn open_span_has_no_duration() {
+        let mut s = Span::new(SpanKind::Gpu, 10, 20);
+        assert_eq!(s.duration_ns(), 10);
+        s.end_ns = None;
+        assert_eq!(s.duration_ns(), 0);
+        assert!(s.is_open());
+    }
+}

@@ -1,0 +1,263 @@
+//! Reader of the cuzk daemon's log: `TIMELINE,<offset_ms>,<event>,<job_id>,<detail>` lines
+//! (detail split on the first four commas only, then `key=value` pairs or bare flags such
+//! as `monolithic`), mixed with ordinary log lines, roughly but not strictly in time order.
+//!
+//! Events are sorted by offset (start events before end events at equal offsets), then
+//! paired per (job, partition) into spans: SYNTH_START..SYNTH_END → `synthesis`,
+//! GPU_QUEUE..GPU_PICKUP → `gpu_queue`, GPU_PICKUP..GPU_START → `gpu_pickup`,
+//! GPU_START..GPU_END → `gpu`. A start without its end becomes an open span.
+
+use std::collections::HashMap;
+
+use super::{Lines, ReadError};
+use crate::event::{Args, Run, RunMeta, Span, SpanKind};
+use crate::write::cuzk::CuzkEvent;
+
+#[derive(Debug)]
+struct Entry {
+    t_ns: u64,
+    line: u64,
+    event: CuzkEvent,
+    job: String,
+    partition: Option<u32>,
+    worker: Option<u32>,
+    device: Option<u32>,
+    args: Args,
+}
+
+/// Parse one TIMELINE line (from the `TIMELINE,` marker on). `Ok(None)`: not a TIMELINE line.
+fn parse_entry(line_no: u64, line: &str) -> Result<Option<Entry>, String> {
+    let Some(pos) = line.find("TIMELINE,") else { return Ok(None) };
+    let rest = &line[pos + "TIMELINE,".len()..];
+    let mut parts = rest.splitn(4, ',');
+    let offset = parts.next().unwrap_or("").trim();
+    let event = parts.next().ok_or("missing event field")?.trim();
+    let job = parts.next().ok_or("missing job_id field")?.trim();
+    let detail = parts.next().unwrap_or("").trim();
+    let t_ms: f64 = offset.parse().map_err(|_| format!("offset_ms `{offset}` is not a number"))?;
+    if !t_ms.is_finite() || t_ms < 0.0 || t_ms > 1.0e13 {
+        return Err(format!("offset_ms `{offset}` is out of range"));
+    }
+    let event: CuzkEvent = event.parse().map_err(|_| format!("unknown event `{event}`"))?;
+    if job.is_empty() {
+        return Err("empty job_id".into());
+    }
+    let mut e = Entry {
+        t_ns: (t_ms * 1.0e6).round() as u64,
+        line: line_no,
+        event,
+        job: job.to_string(),
+        partition: None,
+        worker: None,
+        device: None,
+        args: Args::new(),
+    };
+    for tok in detail.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        match tok.split_once('=') {
+            None => {
+                e.args.insert(tok.to_string(), serde_json::Value::Bool(true));
+            }
+            Some((k, v)) => {
+                let (k, v) = (k.trim(), v.trim());
+                let as_u32 = || v.parse::<u32>().map_err(|_| format!("`{k}={v}` is not a non-negative integer"));
+                match k {
+                    "partition" => e.partition = Some(as_u32()?),
+                    "worker" => e.worker = Some(as_u32()?),
+                    "device" | "gpu" => e.device = Some(as_u32()?),
+                    _ => {
+                        let val = v
+                            .parse::<i64>()
+                            .map(serde_json::Value::from)
+                            .or_else(|_| v.parse::<f64>().map(serde_json::Value::from))
+                            .unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+                        e.args.insert(k.to_string(), val);
+                    }
+                }
+            }
+        }
+    }
+    let _ = line_no;
+    Ok(Some(e))
+}
+
+type Key = (String, Option<u32>);
+
+pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
+    let mut run = Run::new(RunMeta::new("cuzk-log"));
+    run.diagnostics.format = "cuzk".into();
+    let mut entries = Vec::new();
+    for item in lines {
+        let (n, line) = item?;
+        run.diagnostics.lines_total += 1;
+        match parse_entry(n, &line) {
+            Ok(None) => run.diagnostics.lines_ignored += 1,
+            Ok(Some(e)) => {
+                run.diagnostics.event_lines += 1;
+                entries.push(e);
+            }
+            Err(msg) => {
+                run.diagnostics.event_lines += 1;
+                run.diagnostics.reject(n, msg);
+            }
+        }
+    }
+    // Stable: equal (offset, rank) keep file order.
+    entries.sort_by_key(|e| (e.t_ns, e.event.rank()));
+
+    let mut synth: HashMap<Key, Entry> = HashMap::new();
+    let mut queued: HashMap<Key, Entry> = HashMap::new();
+    let mut picked: HashMap<Key, Entry> = HashMap::new();
+    let mut started: HashMap<Key, Entry> = HashMap::new();
+    let mut last: Option<(u64, CuzkEvent, String, Option<u32>, Option<u32>)> = None;
+
+    let span_from = |kind: SpanKind, s: &Entry, end: Option<&Entry>| -> Span {
+        let mut sp = Span::new(kind, s.t_ns, end.map_or(s.t_ns, |e| e.t_ns));
+        if end.is_none() {
+            sp.end_ns = None;
+        }
+        sp.job = Some(s.job.clone());
+        sp.partition = s.partition;
+        sp.worker = end.and_then(|e| e.worker).or(s.worker);
+        sp.device = end.and_then(|e| e.device).or(s.device);
+        sp.args = s.args.clone();
+        if let Some(e) = end {
+            for (k, v) in &e.args {
+                sp.args.insert(k.clone(), v.clone());
+            }
+        }
+        sp
+    };
+
+    for e in entries {
+        let sig = (e.t_ns, e.event, e.job.clone(), e.partition, e.worker);
+        if last.as_ref() == Some(&sig) {
+            run.diagnostics.reject(e.line, format!("duplicate {} for job {} partition {:?}", e.event.as_str(), e.job, e.partition));
+            continue;
+        }
+        last = Some(sig);
+        let key: Key = (e.job.clone(), e.partition);
+        match e.event {
+            CuzkEvent::SynthStart => {
+                if synth.contains_key(&key) {
+                    run.diagnostics.reject(e.line, format!("SYNTH_START for job {} partition {:?} while one is already open", e.job, e.partition));
+                } else {
+                    synth.insert(key, e);
+                }
+            }
+            CuzkEvent::SynthEnd => match synth.remove(&key) {
+                Some(s) => run.spans.push(span_from(SpanKind::Synthesis, &s, Some(&e))),
+                None => run.diagnostics.reject(e.line, format!("SYNTH_END without SYNTH_START (job {} partition {:?})", e.job, e.partition)),
+            },
+            CuzkEvent::GpuQueue => {
+                if queued.contains_key(&key) {
+                    run.diagnostics.reject(e.line, format!("GPU_QUEUE for job {} partition {:?} while it is already queued", e.job, e.partition));
+                } else {
+                    queued.insert(key, e);
+                }
+            }
+            CuzkEvent::GpuPickup => {
+                if let Some(q) = queued.remove(&key) {
+                    run.spans.push(span_from(SpanKind::GpuQueue, &q, Some(&e)));
+                }
+                if picked.contains_key(&key) {
+                    run.diagnostics.reject(e.line, format!("GPU_PICKUP for job {} partition {:?} while one is already open", e.job, e.partition));
+                } else {
+                    picked.insert(key, e);
+                }
+            }
+            CuzkEvent::GpuStart => {
+                if let Some(p) = picked.remove(&key) {
+                    run.spans.push(span_from(SpanKind::GpuPickup, &p, Some(&e)));
+                }
+                if started.contains_key(&key) {
+                    run.diagnostics.reject(e.line, format!("GPU_START for job {} partition {:?} while one is already open", e.job, e.partition));
+                } else {
+                    started.insert(key, e);
+                }
+            }
+            CuzkEvent::GpuEnd => match started.remove(&key) {
+                Some(s) => run.spans.push(span_from(SpanKind::Gpu, &s, Some(&e))),
+                None => run.diagnostics.reject(e.line, format!("GPU_END without GPU_START (job {} partition {:?})", e.job, e.partition)),
+            },
+        }
+    }
+    // What never ended: open spans (a killed run), reported, never counted busy.
+    let mut open: Vec<(SpanKind, Entry)> = Vec::new();
+    open.extend(synth.into_values().map(|e| (SpanKind::Synthesis, e)));
+    open.extend(queued.into_values().map(|e| (SpanKind::GpuQueue, e)));
+    open.extend(picked.into_values().map(|e| (SpanKind::GpuPickup, e)));
+    open.extend(started.into_values().map(|e| (SpanKind::Gpu, e)));
+    open.sort_by_key(|(_, e)| e.line);
+    for (kind, e) in open {
+        run.diagnostics.open_spans += 1;
+        if run.diagnostics.warnings.len() < crate::event::MAX_KEPT_WARNINGS {
+            run.diagnostics.warnings.push(crate::event::LineWarning {
+                line: e.line,
+                message: format!("{} of job {} partition {:?} never ended (open span)", e.event.as_str(), e.job, e.partition),
+            });
+        }
+        run.spans.push(span_from(kind, &e, None));
+    }
+    run.normalize();
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::{read_str, Format};
+
+    #[test]
+    fn detail_splits_on_first_four_commas_only() {
+        let e = parse_entry(1, "TIMELINE,12,GPU_END,job-1,worker=1,partition=3,gpu_ms=5642,monolithic").unwrap().unwrap();
+        assert_eq!(e.t_ns, 12_000_000);
+        assert_eq!(e.event, CuzkEvent::GpuEnd);
+        assert_eq!(e.partition, Some(3));
+        assert_eq!(e.worker, Some(1));
+        assert_eq!(e.args["gpu_ms"], serde_json::json!(5642));
+        assert_eq!(e.args["monolithic"], serde_json::json!(true));
+    }
+
+    #[test]
+    fn pairs_out_of_order_lines_and_keeps_open_spans() {
+        let log = "\
+noise line
+TIMELINE,10,SYNTH_END,a,partition=0,synth_ms=10
+TIMELINE,0,SYNTH_START,a,partition=0
+TIMELINE,11,GPU_QUEUE,a,partition=0
+TIMELINE,12,GPU_PICKUP,a,worker=0,partition=0
+TIMELINE,12,GPU_START,a,worker=0,partition=0
+TIMELINE,20,GPU_END,a,worker=0,partition=0,gpu_ms=8
+TIMELINE,21,SYNTH_START,a,partition=1
+TIMELINE,22,BOGUS,a,partition=1
+TIMELINE,x,SYNTH_START,a,partition=1
+TIMELINE,25,GPU_END,a,worker=0,partition=9
+";
+        let run = read_str(log, Some(Format::Cuzk));
+        let kinds: Vec<_> = run.spans.iter().map(|s| (s.kind.as_str().to_string(), s.start_ns / 1_000_000, s.end_ns.map(|e| e / 1_000_000))).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("synthesis".into(), 0, Some(10)),
+                ("gpu_queue".into(), 11, Some(12)),
+                ("gpu_pickup".into(), 12, Some(12)),
+                ("gpu".into(), 12, Some(20)),
+                ("synthesis".into(), 21, None),
+            ]
+        );
+        assert_eq!(run.diagnostics.lines_rejected, 3);
+        assert_eq!(run.diagnostics.open_spans, 1);
+        assert_eq!(run.diagnostics.lines_ignored, 1);
+        let lines: Vec<u64> = run.diagnostics.warnings.iter().map(|w| w.line).collect();
+        assert!(lines.contains(&9) && lines.contains(&10) && lines.contains(&11), "{lines:?}");
+    }
+
+    #[test]
+    fn duplicates_are_rejected_once() {
+        let log = "TIMELINE,0,SYNTH_START,a,partition=0\nTIMELINE,0,SYNTH_START,a,partition=0\nTIMELINE,5,SYNTH_END,a,partition=0\n";
+        let run = read_str(log, None);
+        assert_eq!(run.spans.len(), 1);
+        assert_eq!(run.diagnostics.lines_rejected, 1);
+        assert_eq!(run.diagnostics.warnings[0].line, 2);
+    }
+}

@@ -1,0 +1,144 @@
+//! Readers: turn a log (file or stdin) into a [`Run`]. Two formats, detected from the
+//! first meaningful line: our JSON lines (`{"type":...}` records) and the cuzk daemon's
+//! `TIMELINE,<offset_ms>,<event>,<job_id>,<detail>` lines mixed with ordinary log lines.
+//! Readers never panic on input: every line they cannot use is counted in
+//! [`Diagnostics`](crate::event::Diagnostics) and the first ones are named by number.
+
+pub mod cuzk;
+pub mod jsonl;
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use crate::event::Run;
+
+/// Input formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Jsonl,
+    Cuzk,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Cuzk => "cuzk",
+        }
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "jsonl" | "json" => Ok(Format::Jsonl),
+            "cuzk" | "timeline" => Ok(Format::Cuzk),
+            other => Err(format!("unknown format `{other}` (expected `jsonl` or `cuzk`)")),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot open {path}: {source}")]
+    Open { path: String, source: io::Error },
+    #[error("error reading {path} at line {line}: {source}")]
+    Io { path: String, line: u64, source: io::Error },
+}
+
+/// Guess the format from the first non-blank line: JSON records start with `{`;
+/// anything else is read as a cuzk log (which tolerates ordinary log lines).
+pub fn detect(first_line: &str) -> Format {
+    if first_line.trim_start().starts_with('{') {
+        Format::Jsonl
+    } else {
+        Format::Cuzk
+    }
+}
+
+/// Read a log from a path (`-` is stdin), detecting the format unless one is given.
+pub fn read_path(path: &Path, format: Option<Format>) -> Result<Run, ReadError> {
+    let name = path.display().to_string();
+    if name == "-" {
+        let stdin = io::stdin();
+        return read_from(stdin.lock(), &name, format);
+    }
+    let f = File::open(path).map_err(|source| ReadError::Open { path: name.clone(), source })?;
+    read_from(BufReader::with_capacity(1 << 20, f), &name, format)
+}
+
+/// Read a whole log held in memory.
+pub fn read_str(text: &str, format: Option<Format>) -> Run {
+    // Reading from a byte slice cannot fail.
+    read_from(text.as_bytes(), "<memory>", format).unwrap_or_default()
+}
+
+/// Read from any buffered reader; `name` is used in error messages.
+pub fn read_from<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
+    let mut lines = LineSource { inner: &mut r, name, line_no: 0, buf: Vec::new() };
+    // Peek lines until the first non-blank one decides the format; keep them for the parser.
+    let mut pending: Vec<(u64, String)> = Vec::new();
+    let fmt = match format {
+        Some(f) => f,
+        None => loop {
+            match lines.next_line()? {
+                None => break Format::Jsonl,
+                Some((n, l)) => {
+                    let blank = l.trim().is_empty();
+                    let f = detect(&l);
+                    pending.push((n, l));
+                    if !blank {
+                        break f;
+                    }
+                }
+            }
+        },
+    };
+    let mut all = pending.into_iter().map(Ok).chain(std::iter::from_fn(|| lines.next_line().transpose()));
+    let run = match fmt {
+        Format::Jsonl => jsonl::parse_lines(&mut all)?,
+        Format::Cuzk => cuzk::parse_lines(&mut all)?,
+    };
+    Ok(run)
+}
+
+/// Lines with their 1-based numbers; invalid UTF-8 is replaced, never fatal.
+struct LineSource<'a, R: BufRead> {
+    inner: &'a mut R,
+    name: &'a str,
+    line_no: u64,
+    buf: Vec<u8>,
+}
+
+impl<R: BufRead> LineSource<'_, R> {
+    fn next_line(&mut self) -> Result<Option<(u64, String)>, ReadError> {
+        self.buf.clear();
+        let n = self.inner.read_until(b'\n', &mut self.buf).map_err(|source| ReadError::Io {
+            path: self.name.to_string(),
+            line: self.line_no + 1,
+            source,
+        })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
+            self.buf.pop();
+        }
+        let s = match String::from_utf8(std::mem::take(&mut self.buf)) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        Ok(Some((self.line_no, s)))
+    }
+}
+
+/// Convenience for callers holding any `Read`.
+pub fn read_any<R: Read>(r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
+    read_from(BufReader::new(r), name, format)
+}
+
+/// The iterator type the format parsers consume.
+pub type Lines<'a> = dyn Iterator<Item = Result<(u64, String), ReadError>> + 'a;
