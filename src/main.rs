@@ -15,6 +15,28 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     // Each subcommand: one variant here, one module in src/cmd/. Keep one line per variant.
+    /// Analyse a cuzk daemon log or proofscope JSON lines: verdict, summary.json, report.md, charts, tables.
+    Analyze(cmd::analyze::Args),
+    /// Compare runs side by side (logs, summary.json files or report directories; the first is the baseline).
+    Compare(cmd::compare::Args),
+    /// Write a full report of the cuzk sample log compiled into the binary (`--sample`).
+    Demo(cmd::demo::Args),
+    /// CUDA backend: kernel checks against the CPU path and device timings (`--features cuda`).
+    Gpu(cmd::gpu::Args),
+    /// Print the R1CS shape of the PoRep-like benchmark circuit of N constraints.
+    Circuit(cmd::circuit::Args),
+    /// TEST-ONLY seeded trusted setup: a parameter file for the PoRep-like circuit of N constraints.
+    Setup(cmd::setup::Args),
+    /// Prove J proofs × K partitions through the engine; timeline (JSON lines, cuzk log) and proofs out.
+    Prove(cmd::prove::Args),
+    /// Simulate a pipeline config: s/proof, utilisations, memory peaks, floors, verdict; timeline and parity out.
+    Simulate(cmd::simulate::Args),
+    /// Simulate every combination of --vary axes in parallel: table, Parquet, charts, RAM-budget picks.
+    Sweep(cmd::sweep::Args),
+    /// Fit a simulator model (costs, contention) from measured logs; writes a model TOML.
+    Calibrate(cmd::calibrate::Args),
+    /// Calibrate from logs, check parity with the first, and predict other configurations.
+    Predict(cmd::predict::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -23,7 +45,19 @@ fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let result: anyhow::Result<std::process::ExitCode> = match cli.command {};
+    let result: anyhow::Result<std::process::ExitCode> = match cli.command {
+        Command::Analyze(a) => cmd::analyze::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
+        Command::Demo(a) => cmd::demo::run(a),
+        Command::Gpu(a) => cmd::gpu::run(a),
+        Command::Circuit(a) => cmd::circuit::run(a),
+        Command::Setup(a) => cmd::setup::run(a),
+        Command::Prove(a) => cmd::prove::run(a),
+        Command::Simulate(a) => cmd::simulate::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Calibrate(a) => cmd::calibrate::run(a),
+        Command::Predict(a) => cmd::predict::run(a),
+    };
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -1,1 +1,12 @@
 //! One module per subcommand: argument parsing and printing only; the work is in the crates.
+pub mod gpu;
+pub mod analyze;
+pub mod compare;
+pub mod demo;
+pub mod circuit;
+pub mod setup;
+pub mod prove;
+pub mod simulate;
+pub mod sweep;
+pub mod calibrate;
+pub mod predict;

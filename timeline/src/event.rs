@@ -395,14 +395,22 @@ impl Run {
 
     /// Sort spans by (start, end, kind) and counters by time; analyses rely on this order.
     pub fn normalize(&mut self) {
-        self.spans.sort_by(|a, b| {
-            (a.start_ns, a.end_ns.unwrap_or(u64::MAX), &a.kind).cmp(&(
-                b.start_ns,
-                b.end_ns.unwrap_or(u64::MAX),
-                &b.kind,
-            ))
-        });
-        self.counters.sort_by(|a, b| a.t_ns.cmp(&b.t_ns));
+        let key = |s: &Span| (s.start_ns, s.end_ns.unwrap_or(u64::MAX));
+        let sorted = self.spans.windows(2).all(|w| (key(&w[0]), &w[0].kind) <= (key(&w[1]), &w[1].kind));
+        if !sorted {
+            // Sort small keys (the index keeps it stable), then move each span once:
+            // sorting the spans themselves moves ~150-byte structs log n times each.
+            let spans = &self.spans;
+            let mut order: Vec<(u64, u64, u32)> = spans.iter().enumerate().map(|(i, s)| (s.start_ns, s.end_ns.unwrap_or(u64::MAX), i as u32)).collect();
+            order.sort_unstable_by(|a, b| {
+                (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| spans[a.2 as usize].kind.cmp(&spans[b.2 as usize].kind)).then(a.2.cmp(&b.2))
+            });
+            let mut old: Vec<Option<Span>> = std::mem::take(&mut self.spans).into_iter().map(Some).collect();
+            self.spans = order.iter().filter_map(|&(_, _, i)| old[i as usize].take()).collect();
+        }
+        if !self.counters.windows(2).all(|w| w[0].t_ns <= w[1].t_ns) {
+            self.counters.sort_by(|a, b| a.t_ns.cmp(&b.t_ns));
+        }
     }
 
     /// Spans of one kind.

@@ -6,8 +6,15 @@
 //! producer, including engines that are not ours. Heavy outputs (Parquet, charts) sit
 //! behind the default `analysis` feature.
 
+pub mod analysis;
+#[cfg(feature = "analysis")]
+pub mod chart;
 pub mod event;
+pub mod export;
+pub(crate) mod fxhash;
+pub mod lanes;
 pub mod read;
+pub mod report;
 pub mod write;
 
 pub use event::{Counter, Diagnostics, Record, Run, RunConfig, RunMeta, Span, SpanKind, SCHEMA_VERSION};

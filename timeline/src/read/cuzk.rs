@@ -7,18 +7,17 @@
 //! GPU_QUEUE..GPU_PICKUP → `gpu_queue`, GPU_PICKUP..GPU_START → `gpu_pickup`,
 //! GPU_START..GPU_END → `gpu`. A start without its end becomes an open span.
 
-use std::collections::HashMap;
-
 use super::{Lines, ReadError};
 use crate::event::{Args, Run, RunMeta, Span, SpanKind};
+use crate::fxhash::FxHashMap;
 use crate::write::cuzk::CuzkEvent;
 
 #[derive(Debug)]
-struct Entry {
+struct Entry<'a> {
     t_ns: u64,
     line: u64,
     event: CuzkEvent,
-    job: String,
+    job: &'a str,
     partition: Option<u32>,
     worker: Option<u32>,
     device: Option<u32>,
@@ -26,7 +25,7 @@ struct Entry {
 }
 
 /// Parse one TIMELINE line (from the `TIMELINE,` marker on). `Ok(None)`: not a TIMELINE line.
-fn parse_entry(line_no: u64, line: &str) -> Result<Option<Entry>, String> {
+fn parse_entry(line_no: u64, line: &str) -> Result<Option<Entry<'_>>, String> {
     let Some(pos) = line.find("TIMELINE,") else { return Ok(None) };
     let rest = &line[pos + "TIMELINE,".len()..];
     let mut parts = rest.splitn(4, ',');
@@ -46,7 +45,7 @@ fn parse_entry(line_no: u64, line: &str) -> Result<Option<Entry>, String> {
         t_ns: (t_ms * 1.0e6).round() as u64,
         line: line_no,
         event,
-        job: job.to_string(),
+        job,
         partition: None,
         worker: None,
         device: None,
@@ -80,12 +79,27 @@ fn parse_entry(line_no: u64, line: &str) -> Result<Option<Entry>, String> {
     Ok(Some(e))
 }
 
-type Key = (String, Option<u32>);
+/// An entry once its job id is interned: (job index, partition) keys are cheap to hash.
+#[derive(Debug)]
+struct Ev {
+    t_ns: u64,
+    line: u64,
+    event: CuzkEvent,
+    job: u32,
+    partition: Option<u32>,
+    worker: Option<u32>,
+    device: Option<u32>,
+    args: Args,
+}
+
+type Key = (u32, Option<u32>);
 
 pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
     let mut run = Run::new(RunMeta::new("cuzk-log"));
     run.diagnostics.format = "cuzk".into();
-    let mut entries = Vec::new();
+    let mut jobs: Vec<String> = Vec::new();
+    let mut job_ids: FxHashMap<String, u32> = FxHashMap::default();
+    let mut evs: Vec<Ev> = Vec::new();
     for item in lines {
         let (n, line) = item?;
         run.diagnostics.lines_total += 1;
@@ -93,7 +107,25 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
             Ok(None) => run.diagnostics.lines_ignored += 1,
             Ok(Some(e)) => {
                 run.diagnostics.event_lines += 1;
-                entries.push(e);
+                let job = match job_ids.get(e.job) {
+                    Some(&j) => j,
+                    None => {
+                        let j = jobs.len() as u32;
+                        jobs.push(e.job.to_string());
+                        job_ids.insert(e.job.to_string(), j);
+                        j
+                    }
+                };
+                evs.push(Ev {
+                    t_ns: e.t_ns,
+                    line: e.line,
+                    event: e.event,
+                    job,
+                    partition: e.partition,
+                    worker: e.worker,
+                    device: e.device,
+                    args: e.args,
+                });
             }
             Err(msg) => {
                 run.diagnostics.event_lines += 1;
@@ -101,102 +133,114 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
             }
         }
     }
-    // Stable: equal (offset, rank) keep file order.
-    entries.sort_by_key(|e| (e.t_ns, e.event.rank()));
+    // Sort by (offset, rank), equal keys in file order: sort small keys, not the entries.
+    let mut order: Vec<(u64, u8, u32)> = evs.iter().enumerate().map(|(i, e)| (e.t_ns, e.event.rank(), i as u32)).collect();
+    order.sort_unstable();
 
-    let mut synth: HashMap<Key, Entry> = HashMap::new();
-    let mut queued: HashMap<Key, Entry> = HashMap::new();
-    let mut picked: HashMap<Key, Entry> = HashMap::new();
-    let mut started: HashMap<Key, Entry> = HashMap::new();
-    let mut last: Option<(u64, CuzkEvent, String, Option<u32>, Option<u32>)> = None;
+    let mut synth: FxHashMap<Key, u32> = FxHashMap::default();
+    let mut queued: FxHashMap<Key, u32> = FxHashMap::default();
+    let mut picked: FxHashMap<Key, u32> = FxHashMap::default();
+    let mut started: FxHashMap<Key, u32> = FxHashMap::default();
+    let mut last: Option<(u64, CuzkEvent, u32, Option<u32>, Option<u32>)> = None;
+    run.spans.reserve(evs.len() * 2 / 3);
 
-    let span_from = |kind: SpanKind, s: &Entry, end: Option<&Entry>| -> Span {
+    // `end_args`: the end event's args, moved out when it is their last use.
+    let span_from = |kind: SpanKind, s: &Ev, end: Option<&Ev>, end_args: Option<Args>| -> Span {
         let mut sp = Span::new(kind, s.t_ns, end.map_or(s.t_ns, |e| e.t_ns));
         if end.is_none() {
             sp.end_ns = None;
         }
-        sp.job = Some(s.job.clone());
+        sp.job = Some(jobs[s.job as usize].clone());
         sp.partition = s.partition;
         sp.worker = end.and_then(|e| e.worker).or(s.worker);
         sp.device = end.and_then(|e| e.device).or(s.device);
         sp.args = s.args.clone();
-        if let Some(e) = end {
-            for (k, v) in &e.args {
-                sp.args.insert(k.clone(), v.clone());
-            }
+        match (end_args, end) {
+            (Some(a), _) if sp.args.is_empty() => sp.args = a,
+            (Some(a), _) => sp.args.extend(a),
+            (None, Some(e)) => sp.args.extend(e.args.iter().map(|(k, v)| (k.clone(), v.clone()))),
+            (None, None) => {}
         }
         sp
     };
+    let job_name = |e: &Ev| jobs[e.job as usize].as_str();
 
-    for e in entries {
-        let sig = (e.t_ns, e.event, e.job.clone(), e.partition, e.worker);
-        if last.as_ref() == Some(&sig) {
-            run.diagnostics.reject(e.line, format!("duplicate {} for job {} partition {:?}", e.event.as_str(), e.job, e.partition));
+    for &(_, _, i) in &order {
+        // SYNTH_END and GPU_END close their partition's last span: their args move.
+        let moved = match evs[i as usize].event {
+            CuzkEvent::SynthEnd | CuzkEvent::GpuEnd => Some(std::mem::take(&mut evs[i as usize].args)),
+            _ => None,
+        };
+        let e = &evs[i as usize];
+        let sig = (e.t_ns, e.event, e.job, e.partition, e.worker);
+        if last == Some(sig) {
+            run.diagnostics.reject(e.line, format!("duplicate {} for job {} partition {:?}", e.event.as_str(), job_name(e), e.partition));
             continue;
         }
         last = Some(sig);
-        let key: Key = (e.job.clone(), e.partition);
+        let key: Key = (e.job, e.partition);
         match e.event {
             CuzkEvent::SynthStart => {
                 if synth.contains_key(&key) {
-                    run.diagnostics.reject(e.line, format!("SYNTH_START for job {} partition {:?} while one is already open", e.job, e.partition));
+                    run.diagnostics.reject(e.line, format!("SYNTH_START for job {} partition {:?} while one is already open", job_name(e), e.partition));
                 } else {
-                    synth.insert(key, e);
+                    synth.insert(key, i);
                 }
             }
             CuzkEvent::SynthEnd => match synth.remove(&key) {
-                Some(s) => run.spans.push(span_from(SpanKind::Synthesis, &s, Some(&e))),
-                None => run.diagnostics.reject(e.line, format!("SYNTH_END without SYNTH_START (job {} partition {:?})", e.job, e.partition)),
+                Some(s) => run.spans.push(span_from(SpanKind::Synthesis, &evs[s as usize], Some(e), moved)),
+                None => run.diagnostics.reject(e.line, format!("SYNTH_END without SYNTH_START (job {} partition {:?})", job_name(e), e.partition)),
             },
             CuzkEvent::GpuQueue => {
                 if queued.contains_key(&key) {
-                    run.diagnostics.reject(e.line, format!("GPU_QUEUE for job {} partition {:?} while it is already queued", e.job, e.partition));
+                    run.diagnostics.reject(e.line, format!("GPU_QUEUE for job {} partition {:?} while it is already queued", job_name(e), e.partition));
                 } else {
-                    queued.insert(key, e);
+                    queued.insert(key, i);
                 }
             }
             CuzkEvent::GpuPickup => {
                 if let Some(q) = queued.remove(&key) {
-                    run.spans.push(span_from(SpanKind::GpuQueue, &q, Some(&e)));
+                    run.spans.push(span_from(SpanKind::GpuQueue, &evs[q as usize], Some(e), None));
                 }
                 if picked.contains_key(&key) {
-                    run.diagnostics.reject(e.line, format!("GPU_PICKUP for job {} partition {:?} while one is already open", e.job, e.partition));
+                    run.diagnostics.reject(e.line, format!("GPU_PICKUP for job {} partition {:?} while one is already open", job_name(e), e.partition));
                 } else {
-                    picked.insert(key, e);
+                    picked.insert(key, i);
                 }
             }
             CuzkEvent::GpuStart => {
                 if let Some(p) = picked.remove(&key) {
-                    run.spans.push(span_from(SpanKind::GpuPickup, &p, Some(&e)));
+                    run.spans.push(span_from(SpanKind::GpuPickup, &evs[p as usize], Some(e), None));
                 }
                 if started.contains_key(&key) {
-                    run.diagnostics.reject(e.line, format!("GPU_START for job {} partition {:?} while one is already open", e.job, e.partition));
+                    run.diagnostics.reject(e.line, format!("GPU_START for job {} partition {:?} while one is already open", job_name(e), e.partition));
                 } else {
-                    started.insert(key, e);
+                    started.insert(key, i);
                 }
             }
             CuzkEvent::GpuEnd => match started.remove(&key) {
-                Some(s) => run.spans.push(span_from(SpanKind::Gpu, &s, Some(&e))),
-                None => run.diagnostics.reject(e.line, format!("GPU_END without GPU_START (job {} partition {:?})", e.job, e.partition)),
+                Some(s) => run.spans.push(span_from(SpanKind::Gpu, &evs[s as usize], Some(e), moved)),
+                None => run.diagnostics.reject(e.line, format!("GPU_END without GPU_START (job {} partition {:?})", job_name(e), e.partition)),
             },
         }
     }
     // What never ended: open spans (a killed run), reported, never counted busy.
-    let mut open: Vec<(SpanKind, Entry)> = Vec::new();
+    let mut open: Vec<(SpanKind, u32)> = Vec::new();
     open.extend(synth.into_values().map(|e| (SpanKind::Synthesis, e)));
     open.extend(queued.into_values().map(|e| (SpanKind::GpuQueue, e)));
     open.extend(picked.into_values().map(|e| (SpanKind::GpuPickup, e)));
     open.extend(started.into_values().map(|e| (SpanKind::Gpu, e)));
-    open.sort_by_key(|(_, e)| e.line);
-    for (kind, e) in open {
+    open.sort_by_key(|(_, e)| evs[*e as usize].line);
+    for (kind, i) in open {
+        let e = &evs[i as usize];
         run.diagnostics.open_spans += 1;
         if run.diagnostics.warnings.len() < crate::event::MAX_KEPT_WARNINGS {
             run.diagnostics.warnings.push(crate::event::LineWarning {
                 line: e.line,
-                message: format!("{} of job {} partition {:?} never ended (open span)", e.event.as_str(), e.job, e.partition),
+                message: format!("{} of job {} partition {:?} never ended (open span)", e.event.as_str(), job_name(e), e.partition),
             });
         }
-        run.spans.push(span_from(kind, &e, None));
+        run.spans.push(span_from(kind, e, None, None));
     }
     run.normalize();
     Ok(run)

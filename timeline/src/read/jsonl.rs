@@ -3,7 +3,22 @@
 //! rest of the file still loads.
 
 use super::{Lines, ReadError};
-use crate::event::{Record, Run};
+use crate::event::{Counter, Record, Run, Span};
+
+/// Decode one record. Our writer puts the tag first (`{"type":"span",…`): such lines are
+/// decoded straight into their type (the extra `type` field is ignored), which avoids
+/// serde's buffering of internally tagged enums and is several times faster. Anything
+/// else goes through the tagged [`Record`].
+fn parse_record(t: &str) -> Result<Record, serde_json::Error> {
+    let tagged = |tag: &str| t.strip_prefix(tag).is_some_and(|r| r.starts_with(',') || r.starts_with('}'));
+    if tagged(r#"{"type":"span""#) {
+        return serde_json::from_str::<Span>(t).map(Record::Span);
+    }
+    if tagged(r#"{"type":"counter""#) {
+        return serde_json::from_str::<Counter>(t).map(Record::Counter);
+    }
+    serde_json::from_str::<Record>(t)
+}
 
 pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
     let mut run = Run::default();
@@ -18,7 +33,7 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
             continue;
         }
         run.diagnostics.event_lines += 1;
-        match serde_json::from_str::<Record>(t) {
+        match parse_record(t) {
             Ok(Record::Meta(m)) => {
                 if meta_seen {
                     run.diagnostics.reject(n, "second `meta` record ignored");

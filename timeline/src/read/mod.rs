@@ -127,10 +127,8 @@ impl<R: BufRead> LineSource<'_, R> {
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();
         }
-        let s = match String::from_utf8(std::mem::take(&mut self.buf)) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        };
+        // One exact-size allocation per line; the buffer keeps its capacity.
+        let s = String::from_utf8_lossy(&self.buf).into_owned();
         Ok(Some((self.line_no, s)))
     }
 }

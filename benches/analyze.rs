@@ -1,0 +1,152 @@
+//! Analyzer speed: parse + every analysis (charts excluded) of a 1M-event cuzk log and of
+//! a 1M-event JSON-lines log, both generated in memory by a deterministic model of a
+//! Phase-8-like pipeline (6 synthesis workers, 2 GPU workers on one GPU; the JSON lines
+//! also carry kernel, lock and CPU-phase spans). Target: under 1 s per 1M events on a
+//! 2-core machine. Prints events/s for each stage, then hands over to criterion.
+//!
+//! `PROOFSCOPE_BENCH_EVENTS=200000` changes the size.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use timeline::analysis::{summarize, AnalyzeOptions};
+use timeline::event::{Counter, Run, RunMeta, Span, SpanKind};
+use timeline::read::{read_str, Format};
+
+fn events() -> usize {
+    std::env::var("PROOFSCOPE_BENCH_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000)
+}
+
+/// Times (ms) of partition `i` in the model: (synth start, synth end, queued, pickup, gpu start, gpu end).
+struct Model {
+    gpu_free: [u64; 2],
+    last_start: u64,
+}
+
+impl Model {
+    fn new() -> Self {
+        Model { gpu_free: [0, 0], last_start: 0 }
+    }
+    fn partition(&mut self, i: u64) -> (u64, u64, u64, u64, u64, u64, usize) {
+        let (round, w) = (i / 6, i % 6);
+        let s0 = round * 30_000 + w * 7;
+        let s1 = s0 + 29_000 + (i * 7919) % 2_000;
+        let q = s1 + 1;
+        let worker = if self.gpu_free[0] <= self.gpu_free[1] { 0 } else { 1 };
+        // One lock around ~3.7 s of kernels: starts at least 3.7 s apart.
+        let start = (q + 8).max(self.gpu_free[worker]).max(self.last_start + 3_700);
+        let end = start + 7_300 + (i * 104_729) % 300;
+        self.gpu_free[worker] = end + 5;
+        self.last_start = start;
+        (s0, s1, q, start - 3, start, end, worker)
+    }
+}
+
+/// A cuzk daemon log with `n` TIMELINE events (6 per partition, 10 partitions per job)
+/// and an ordinary log line every 10 partitions.
+fn cuzk_log(n: usize) -> String {
+    let parts = n / 6;
+    let mut s = String::with_capacity(parts * 6 * 90);
+    let mut m = Model::new();
+    for i in 0..parts as u64 {
+        let job = format!("{:08x}-31db-6e32-d8dc-b35f94c662cd", i / 10);
+        let p = i % 10;
+        let (s0, s1, q, pk, g0, g1, w) = m.partition(i);
+        let _ = writeln!(s, "TIMELINE,{s0},SYNTH_START,{job},partition={p}");
+        let _ = writeln!(s, "TIMELINE,{s1},SYNTH_END,{job},partition={p},synth_ms={}", s1 - s0);
+        let _ = writeln!(s, "TIMELINE,{q},GPU_QUEUE,{job},partition={p}");
+        if i % 10 == 0 {
+            let _ = writeln!(s, "2026-11-30T05:00:00.000Z  INFO cuzk_core::engine: partition synthesis complete, pushing to GPU queue job_id={job}");
+        }
+        let _ = writeln!(s, "TIMELINE,{pk},GPU_PICKUP,{job},worker={w},partition={p}");
+        let _ = writeln!(s, "TIMELINE,{g0},GPU_START,{job},worker={w},partition={p}");
+        let _ = writeln!(s, "TIMELINE,{g1},GPU_END,{job},worker={w},partition={p},gpu_ms={}", g1 - g0);
+    }
+    s
+}
+
+/// Our JSON lines with `n` records: 13 spans per partition (synthesis, queue, pickup,
+/// gpu, prep_msm, lock_wait, lock_hold, ntt, msm_h, batch_add, tail_msm, b_g2_msm,
+/// finalize) and a GPU-utilisation counter per partition... until `n` records.
+fn jsonl_log(n: usize) -> String {
+    const MS: u64 = 1_000_000;
+    let mut run = Run::new(RunMeta::new("bench"));
+    let mut m = Model::new();
+    let per = 14;
+    for i in 0..(n / per) as u64 {
+        let job = format!("job-{}", i / 10);
+        let p = (i % 10) as u32;
+        let (s0, s1, q, pk, g0, g1, w) = m.partition(i);
+        let w = w as u32;
+        let sp = |k: SpanKind, a: u64, b: u64| Span::new(k, a * MS, b * MS).job(job.clone()).partition(p);
+        run.spans.push(sp(SpanKind::Synthesis, s0, s1).worker((i % 6) as u32));
+        run.spans.push(sp(SpanKind::GpuQueue, q, pk));
+        run.spans.push(sp(SpanKind::GpuPickup, pk, g0).worker(w).device(0));
+        run.spans.push(sp(SpanKind::Gpu, g0, g1).worker(w).device(0));
+        let k0 = g0 + 1_300;
+        run.spans.push(sp(SpanKind::PrepMsm, g0, k0).worker(w).device(0));
+        run.spans.push(sp(SpanKind::LockWait, k0, k0 + 50).worker(w).device(0));
+        run.spans.push(sp(SpanKind::LockHold, k0 + 50, k0 + 3_800).worker(w).device(0));
+        run.spans.push(sp(SpanKind::Ntt, k0 + 50, k0 + 1_200).worker(w).device(0));
+        run.spans.push(sp(SpanKind::MsmH, k0 + 1_200, k0 + 2_480).worker(w).device(0));
+        run.spans.push(sp(SpanKind::BatchAdd, k0 + 2_480, k0 + 3_120).worker(w).device(0));
+        run.spans.push(sp(SpanKind::TailMsm, k0 + 3_120, k0 + 3_245).worker(w).device(0));
+        run.spans.push(sp(SpanKind::BG2Msm, k0 + 3_800, k0 + 4_180).worker(w).device(0));
+        run.spans.push(sp(SpanKind::Finalize, k0 + 4_180, g1).worker(w).device(0));
+        run.counters.push(Counter { name: "gpu_util_pct".into(), t_ns: g0 * MS, value: 97.0, device: Some(0) });
+    }
+    let mut buf = Vec::with_capacity(n * 160);
+    timeline::write::jsonl::write_run(&mut buf, &run).expect("in-memory write");
+    String::from_utf8(buf).expect("utf8")
+}
+
+fn report(name: &str, text: &str, format: Format) {
+    let t = Instant::now();
+    let run = read_str(text, Some(format));
+    let parse = t.elapsed();
+    let t = Instant::now();
+    let s = summarize(&run, &AnalyzeOptions::default());
+    let analyse = t.elapsed();
+    let events = run.diagnostics.event_lines as f64;
+    let total = (parse + analyse).as_secs_f64();
+    println!(
+        "{name}: {} events ({} lines, {:.0} MB): parse {:.3} s, analyses {:.3} s, total {:.3} s → {:.2} M events/s; {} proofs, {:.2} s/proof, verdict {}",
+        run.diagnostics.event_lines,
+        run.diagnostics.lines_total,
+        text.len() as f64 / 1e6,
+        parse.as_secs_f64(),
+        analyse.as_secs_f64(),
+        total,
+        events / total / 1e6,
+        s.proofs_completed,
+        s.steady_state_s_per_proof.unwrap_or(f64::NAN),
+        s.binding_resource
+    );
+}
+
+fn bench(c: &mut Criterion) {
+    let n = events();
+    let cuzk = cuzk_log(n);
+    let jsonl = jsonl_log(n);
+    report("cuzk", &cuzk, Format::Cuzk);
+    report("jsonl", &jsonl, Format::Jsonl);
+
+    let mut g = c.benchmark_group("analyze");
+    g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(15));
+    for (name, text, fmt) in [("cuzk", &cuzk, Format::Cuzk), ("jsonl", &jsonl, Format::Jsonl)] {
+        let events = read_str(text, Some(fmt)).diagnostics.event_lines;
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(format!("{name}_parse_and_analyze"), |b| {
+            b.iter(|| {
+                let run = read_str(black_box(text), Some(fmt));
+                black_box(summarize(&run, &AnalyzeOptions::default()))
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,124 @@
+//! Prover benches (criterion): our CPU prover against bellperson's CPU prover on the same
+//! circuit and parameters, our CPU MSM against blst's multi_exp, and the engine with
+//! timeline events on vs off. Sizes default to 2^14 and 2^16 constraints; set
+//! `PROOFSCOPE_BENCH_MAX_LOG=18` for 2^18. Ratios are what matter: both sides of each
+//! comparison run in the same process, on the same inputs.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bellperson::groth16 as bp;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use ff::Field;
+use group::{Curve, Group};
+use prover::circuit::PorepLike;
+use prover::cpu::CpuBackend;
+use prover::engine::{self, Engine, EngineConfig};
+use prover::events::{EventSink, SinkConfig};
+use prover::{msm, setup, Bls12, G1Affine, G1Projective, Parameters, Scalar};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+fn max_log() -> u32 {
+    std::env::var("PROOFSCOPE_BENCH_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(16)
+}
+
+fn to_bellperson(p: &Parameters) -> bp::Parameters<Bls12> {
+    bp::Parameters {
+        vk: bp::VerifyingKey {
+            alpha_g1: p.vk.alpha_g1,
+            beta_g1: p.vk.beta_g1,
+            beta_g2: p.vk.beta_g2,
+            gamma_g2: p.vk.gamma_g2,
+            delta_g1: p.vk.delta_g1,
+            delta_g2: p.vk.delta_g2,
+            ic: p.vk.ic.clone(),
+        },
+        h: Arc::new(p.h.clone()),
+        l: Arc::new(p.l.clone()),
+        a: Arc::new(p.a.clone()),
+        b_g1: Arc::new(p.b_g1.clone()),
+        b_g2: Arc::new(p.b_g2.clone()),
+    }
+}
+
+fn prove(c: &mut Criterion) {
+    let mut g = c.benchmark_group("prove");
+    g.sample_size(10).measurement_time(Duration::from_secs(20)).warm_up_time(Duration::from_secs(1));
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    for log in (14..=max_log()).step_by(2) {
+        let n = 1u64 << log;
+        let circuit = PorepLike::new(n, 3);
+        let params = setup::generate_test_params(circuit.clone(), &circuit.id(), 1).expect("setup");
+        let bp_params = to_bellperson(&params);
+        let cpu = CpuBackend::new(0);
+        g.bench_with_input(BenchmarkId::new("proofscope_cpu", format!("2^{log}")), &n, |b, _| {
+            b.iter(|| prover::prover::prove(circuit.clone(), &params, &cpu, &mut rng).expect("prove"))
+        });
+        g.bench_with_input(BenchmarkId::new("bellperson_cpu", format!("2^{log}")), &n, |b, _| {
+            b.iter(|| bp::create_random_proof(circuit.clone(), &bp_params, &mut rng).expect("bellperson prove"))
+        });
+    }
+    g.finish();
+}
+
+fn msm_vs_blst(c: &mut Criterion) {
+    let mut g = c.benchmark_group("g1_msm");
+    g.sample_size(10).warm_up_time(Duration::from_secs(1));
+    let mut rng = ChaCha20Rng::seed_from_u64(2);
+    for log in [14u32, 16] {
+        let n = 1usize << log;
+        // Distinct points cheaply: multiples of a random point.
+        let p = G1Projective::random(&mut rng);
+        let mut acc = p;
+        let proj: Vec<G1Projective> = (0..n)
+            .map(|_| {
+                acc += p;
+                acc
+            })
+            .collect();
+        let mut bases = vec![G1Affine::default(); n];
+        G1Projective::batch_normalize(&proj, &mut bases);
+        let scalars: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        let limbs: Vec<msm::Limbs> = scalars.iter().map(msm::to_limbs).collect();
+        g.bench_with_input(BenchmarkId::new("proofscope_pippenger", format!("2^{log}")), &n, |b, _| {
+            b.iter(|| msm::pippenger::<G1Projective>(&bases, None, &limbs))
+        });
+        g.bench_with_input(BenchmarkId::new("blst_multi_exp", format!("2^{log}")), &n, |b, _| b.iter(|| G1Projective::multi_exp(&proj, &scalars)));
+        assert_eq!(msm::pippenger::<G1Projective>(&bases, None, &limbs), G1Projective::multi_exp(&proj, &scalars));
+    }
+    g.finish();
+}
+
+fn engine_events(c: &mut Criterion) {
+    let mut g = c.benchmark_group("engine_events");
+    g.sample_size(10).measurement_time(Duration::from_secs(15)).warm_up_time(Duration::from_secs(1));
+    let n = 1u64 << 12;
+    let circuit = PorepLike::new(n, 0);
+    let params = Arc::new(setup::generate_test_params(circuit.clone(), &circuit.id(), 1).expect("setup"));
+    let dir = std::env::temp_dir();
+    for events in [false, true] {
+        let name = if events { "events_on" } else { "events_off" };
+        g.bench_function(BenchmarkId::new(name, "2x4 partitions of 2^12"), |b| {
+            b.iter(|| {
+                let cfg = EngineConfig { pw: 2, gw: 2, events, backend: "cpu".into(), rss_sample_ms: if events { 50 } else { 0 }, ..EngineConfig::default() };
+                let backends = engine::backends_for("cpu", 1).expect("cpu");
+                let mut sc = SinkConfig { meta: engine::run_meta(&cfg, &backends), ..Default::default() };
+                if events {
+                    sc = sc.jsonl_file(&dir.join("proofscope-bench.jsonl")).expect("jsonl").cuzk_file(&dir.join("proofscope-bench.log")).expect("log");
+                }
+                let e = Engine::start(cfg, params.clone(), backends, EventSink::start(sc).expect("sink")).expect("engine");
+                for j in engine::porep_jobs(2, 4, n, 1) {
+                    e.submit(j);
+                }
+                let r = e.collect(2, Duration::from_secs(600)).expect("done");
+                e.shutdown().expect("shutdown");
+                r
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, prove, msm_vs_blst, engine_events);
+criterion_main!(benches);

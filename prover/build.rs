@@ -1,0 +1,109 @@
+//! Compiles the CUDA kernels in `cuda/*.cu` when the `cuda` feature is on and nvcc is found.
+//!
+//! Each `.cu` file becomes an sm_90 cubin (Hopper machine code, loaded as is on an H100/H200)
+//! and a compute_90 PTX (JIT-compiled by the driver on other GPUs); both are embedded into
+//! the binary through `$OUT_DIR/cuda_kernels.rs`. nvcc is looked up in `$NVCC`, then on
+//! `PATH`, then in the PyPI install of `scripts/install-nvcc.sh` (`~/.cache/nvcc13`).
+//! Without nvcc the crate still builds: the cfg `cuda_kernels` stays unset and the CUDA
+//! backend reports at run time that the binary was built without kernels.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(cuda_kernels)");
+    println!("cargo:rerun-if-changed=cuda");
+    println!("cargo:rerun-if-env-changed=NVCC");
+    println!("cargo:rerun-if-env-changed=PROOFSCOPE_NO_NVCC");
+    if env::var_os("CARGO_FEATURE_CUDA").is_none() {
+        return;
+    }
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let rs = out.join("cuda_kernels.rs");
+    let Some(nvcc) = find_nvcc() else {
+        println!("cargo:warning=prover: nvcc not found (set NVCC or run scripts/install-nvcc.sh); building the CUDA backend without kernels");
+        fs::write(&rs, "pub const MODULES: &[(&str, &[u8], &str)] = &[];\npub const NVCC_VERSION: &str = \"\";\n")
+            .expect("write cuda_kernels.rs");
+        return;
+    };
+    let dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("cuda");
+    let mut sources: Vec<PathBuf> = fs::read_dir(&dir)
+        .expect("read prover/cuda")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .collect();
+    sources.sort();
+    let version = Command::new(&nvcc)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or("").to_string())
+        .unwrap_or_default();
+
+    // Launch every compilation at once (cubin and PTX of each file), then wait for all.
+    let mut jobs = Vec::new();
+    for src in &sources {
+        let stem = src.file_stem().and_then(|s| s.to_str()).expect("utf-8 kernel file name").to_string();
+        let cubin = out.join(format!("{stem}.sm_90.cubin"));
+        let ptx = out.join(format!("{stem}.compute_90.ptx"));
+        for (flag, arch, dst) in [("-cubin", "-arch=sm_90", &cubin), ("-ptx", "-arch=compute_90", &ptx)] {
+            let child = Command::new(&nvcc)
+                .args([flag, arch, "-O3", "-std=c++17", "-lineinfo"])
+                .arg("-I")
+                .arg(&dir)
+                .arg(src)
+                .arg("-o")
+                .arg(dst)
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
+            jobs.push((child, src.clone(), flag));
+        }
+        println!("cargo:rerun-if-changed={}", src.display());
+    }
+    for (mut child, src, flag) in jobs {
+        let status = child.wait().expect("wait for nvcc");
+        if !status.success() {
+            panic!("nvcc {flag} failed on {} ({status})", src.display());
+        }
+    }
+    let mut code = String::from("pub const MODULES: &[(&str, &[u8], &str)] = &[\n");
+    for src in &sources {
+        let stem = src.file_stem().and_then(|s| s.to_str()).expect("utf-8 kernel file name");
+        code.push_str(&format!(
+            "    ({stem:?}, include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{stem}.sm_90.cubin\")), include_str!(concat!(env!(\"OUT_DIR\"), \"/{stem}.compute_90.ptx\"))),\n"
+        ));
+    }
+    code.push_str("];\n");
+    code.push_str(&format!("pub const NVCC_VERSION: &str = {version:?};\n"));
+    fs::write(&rs, code).expect("write cuda_kernels.rs");
+    println!("cargo:rustc-cfg=cuda_kernels");
+}
+
+fn find_nvcc() -> Option<PathBuf> {
+    if env::var_os("PROOFSCOPE_NO_NVCC").is_some() {
+        return None;
+    }
+    if let Some(p) = env::var_os("NVCC") {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Some(p);
+        }
+        println!("cargo:warning=prover: NVCC={} is not a file; looking elsewhere", p.display());
+    }
+    if let Some(path) = env::var_os("PATH") {
+        for d in env::split_paths(&path) {
+            let c = d.join("nvcc");
+            if c.is_file() {
+                return Some(c);
+            }
+        }
+    }
+    let home = env::var_os("HOME").map(PathBuf::from)?;
+    let pypi = home.join(".cache/nvcc13/nvidia/cu13/bin/nvcc");
+    is_file(&pypi).then_some(pypi)
+}
+
+fn is_file(p: &Path) -> bool {
+    p.is_file()
+}

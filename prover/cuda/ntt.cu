@@ -1,0 +1,85 @@
+// Fr NTT kernels for the H computation of Groth16 (natural order in and out).
+//
+// Forward and inverse transforms are decimation-in-frequency (Gentleman-Sande) passes that
+// each run up to 10 radix-2 stages inside shared memory, followed by one bit-reversal pass
+// that also applies a per-element scale (n^-1, coset powers g^j or both), so that ifft,
+// coset scaling and the final permutation cost one pass over memory. The pointwise
+// (a*b - c) * Z^-1 step of the quotient lives here too.
+#include "field.cuh"
+
+// DIF pass over `data` (n = 2^log_n elements): stages of half-size 2^lam0 .. 2^(lam0-k+1).
+// Each block owns G groups of 2^k elements with stride s = 2^(lam0-k+1) (G <= s), so that
+// G consecutive lanes read consecutive addresses. tw[j] = w^j for j < n/2.
+extern "C" __global__ void ntt_dif_pass(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
+                                        uint32_t lam0, uint32_t k, uint32_t log_g) {
+    extern __shared__ Fr sh[];
+    const uint32_t G = 1u << log_g;
+    const uint32_t E = (1u << k) << log_g;
+    const uint32_t T = E >> 1;
+    const uint32_t log_s = lam0 + 1 - k;
+    const uint64_t s = 1ull << log_s;
+    const uint64_t q0 = (uint64_t)blockIdx.x << log_g;  // first group of this block
+    const uint64_t low0 = q0 & (s - 1);
+    const uint64_t high = q0 >> log_s;
+    const uint64_t base = (high << (log_s + k)) + low0;
+    const uint32_t tid = threadIdx.x;
+
+    for (uint32_t idx = tid; idx < E; idx += T) {
+        uint32_t e = idx >> log_g, lane = idx & (G - 1);
+        sh[idx] = data[base + ((uint64_t)e << log_s) + lane];
+    }
+    __syncthreads();
+    const uint32_t lane = tid & (G - 1);
+    const uint32_t bf = tid >> log_g;
+    for (uint32_t t = 0; t < k; t++) {
+        const uint32_t log_hl = k - 1 - t;
+        const uint32_t hl = 1u << log_hl;
+        const uint32_t lam = lam0 - t;
+        const uint32_t e0 = ((bf >> log_hl) << (log_hl + 1)) | (bf & (hl - 1));
+        const uint32_t e1 = e0 + hl;
+        const uint64_t j = low0 + lane + ((uint64_t)(e0 & (hl - 1)) << log_s);
+        const Fr w = tw[j << (log_n - 1 - lam)];
+        Fr x = sh[(e0 << log_g) | lane];
+        Fr y = sh[(e1 << log_g) | lane];
+        sh[(e0 << log_g) | lane] = Fr::add(x, y);
+        sh[(e1 << log_g) | lane] = Fr::mul(Fr::sub(x, y), w);
+        __syncthreads();
+    }
+    for (uint32_t idx = tid; idx < E; idx += T) {
+        uint32_t e = idx >> log_g, l = idx & (G - 1);
+        data[base + ((uint64_t)e << log_s) + l] = sh[idx];
+    }
+}
+
+// out[rev(i)] = in[i] * scale(rev(i)), scale(j) = hi[j >> 12] * lo[j & 4095] when `scaled`.
+extern "C" __global__ void ntt_bitrev_scale(const Fr* __restrict__ in, Fr* __restrict__ out, uint32_t log_n,
+                                            const Fr* __restrict__ hi, const Fr* __restrict__ lo, uint32_t scaled) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (1ull << log_n)) return;
+    uint32_t j = log_n == 0 ? 0 : (__brev((uint32_t)i) >> (32 - log_n));
+    Fr x = in[i];
+    if (scaled) x = Fr::mul(x, Fr::mul(hi[j >> 12], lo[j & 4095]));
+    out[j] = x;
+}
+
+// out[i] = hi[i >> 12] * lo[i & 4095] for i < count (twiddle tables, coset powers).
+extern "C" __global__ void fr_powers(Fr* out, uint64_t count, const Fr* __restrict__ hi, const Fr* __restrict__ lo) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    out[i] = Fr::mul(hi[i >> 12], lo[i & 4095]);
+}
+
+// a[i] = (a[i] * b[i] - c[i]) * zinv: the quotient by Z = x^n - 1 on the coset.
+extern "C" __global__ void fr_abc_div_z(Fr* a, const Fr* __restrict__ b, const Fr* __restrict__ c,
+                                        const Fr* __restrict__ zinv, uint64_t n) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    a[i] = Fr::mul(Fr::sub(Fr::mul(a[i], b[i]), c[i]), zinv[0]);
+}
+
+// data[i] *= hi[i >> 12] * lo[i & 4095]: input-side coset scaling.
+extern "C" __global__ void fr_scale_powers(Fr* data, uint64_t n, const Fr* __restrict__ hi, const Fr* __restrict__ lo) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    data[i] = Fr::mul(data[i], Fr::mul(hi[i >> 12], lo[i & 4095]));
+}

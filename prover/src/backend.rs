@@ -1,0 +1,125 @@
+//! The seam between the engine (threads, queues, locks) and the arithmetic of one
+//! partition. A backend does the device part in [`Backend::prove_start`] (MSM
+//! preparation, the NTTs of H, the G1 MSMs) and the rest in [`Backend::prove_finish`]
+//! (the G2 MSM and proof assembly) so the engine can run the finish on a separate
+//! finaliser. Lock modes are the engine's: the backend only says which part of its work
+//! allocates device memory ([`Gate::alloc`]) and which part computes on the device
+//! ([`Gate::compute`]); the engine decides what those calls lock. See
+//! `.notes/prover-seams.md`.
+
+use blstrs::{G1Projective, Scalar};
+use ff::Field;
+use rand::RngCore;
+
+use crate::msm::Split;
+use crate::params::Parameters;
+use crate::proof::Proof;
+use crate::synthesis::{ProvingAssignment, SynthesisFailure};
+
+/// The zero-knowledge randomness of one proof. Passed in (not drawn by the backend) so
+/// two backends given the same blinding must return identical proofs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blinding {
+    pub r: Scalar,
+    pub s: Scalar,
+}
+
+impl Blinding {
+    pub fn random(rng: &mut impl RngCore) -> Self {
+        Blinding { r: Scalar::random(&mut *rng), s: Scalar::random(&mut *rng) }
+    }
+}
+
+/// What the device part hands to the finisher.
+#[derive(Clone, Debug)]
+pub struct Pending {
+    /// Σ a_i·A_i over the A query (inputs and aux).
+    pub a: G1Projective,
+    /// Σ b_i·B_i over the B query in G1.
+    pub b_g1: G1Projective,
+    /// Σ h_i·H_i.
+    pub h: G1Projective,
+    /// Σ w_i·L_i over the aux witness.
+    pub l: G1Projective,
+    /// The density split of the B scalars, reused by the G2 MSM.
+    pub b_split: Split,
+    pub blinding: Blinding,
+    pub public_inputs: Vec<Scalar>,
+}
+
+/// Held while a gated region runs; dropping it releases whatever the engine took.
+pub struct GateGuard<'a> {
+    _held: Option<Box<dyn Held + 'a>>,
+}
+
+trait Held {}
+impl<T> Held for T {}
+
+impl<'a> GateGuard<'a> {
+    /// A guard that holds nothing (no lock in this mode).
+    pub fn none() -> Self {
+        GateGuard { _held: None }
+    }
+    /// Keep `value` (a mutex guard, a span...) alive until the guard drops.
+    pub fn holding<T: 'a>(value: T) -> Self {
+        GateGuard { _held: Some(Box::new(value)) }
+    }
+}
+
+/// The engine's locks as the backend sees them.
+pub trait Gate: Sync {
+    /// Around device memory allocation and uploads (`two_lock`'s allocation lock).
+    fn alloc(&self) -> GateGuard<'_>;
+    /// Around device compute (the `kernels` and `two_lock` compute lock).
+    fn compute(&self) -> GateGuard<'_>;
+}
+
+/// No locking (single prover, or `whole` mode where the engine already holds the lock).
+pub struct NoGate;
+
+impl Gate for NoGate {
+    fn alloc(&self) -> GateGuard<'_> {
+        GateGuard::none()
+    }
+    fn compute(&self) -> GateGuard<'_> {
+        GateGuard::none()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProveError {
+    #[error(transparent)]
+    Synthesis(#[from] SynthesisFailure),
+    #[error("parameters do not fit this circuit: {0}")]
+    ParamsMismatch(String),
+    #[error(transparent)]
+    Domain(#[from] crate::domain::DomainError),
+    #[error("device error: {0}")]
+    Device(String),
+    #[error("proof did not verify")]
+    Unverified,
+}
+
+/// One proving device. Implementations: [`crate::cpu::CpuBackend`] and, with the `cuda`
+/// feature, the CUDA backend. Both must produce identical proofs for the same
+/// assignment, parameters and blinding.
+pub trait Backend: Send + Sync {
+    /// `cpu`, `cuda`, ...
+    fn name(&self) -> &str;
+    /// Device ordinal used in the timeline (the CPU backend counts as a device).
+    fn device(&self) -> u32;
+    /// The device part of one partition: prep_msm, ntt, msm_h, msm_l, msm_a, msm_b_g1
+    /// (each a tracing span; batch_add and tail_msm nested in the MSMs). Must call
+    /// `gate.compute()` around the device compute and `gate.alloc()` around allocation.
+    fn prove_start(
+        &self,
+        assignment: ProvingAssignment,
+        params: &Parameters,
+        blinding: Blinding,
+        gate: &dyn Gate,
+    ) -> Result<Pending, ProveError>;
+    /// The G2 MSM (b_g2_msm) and assembly (finalize). CPU by default.
+    fn prove_finish(&self, pending: Pending, params: &Parameters) -> Result<Proof, ProveError> {
+        crate::prover::finish(pending, params)
+    }
+}

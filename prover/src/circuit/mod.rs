@@ -1,0 +1,106 @@
+//! The benchmark circuits. [`PorepLike`] is a family sized by a constraint count whose
+//! shape resembles a Filecoin PoRep partition (mostly SHA-256 compressions, plus an
+//! arithmetic hash section that steers the non-zeros per row and the B density), with a
+//! witness that is a deterministic function of a seed. Any other bellpepper circuit can
+//! be proven as well; this one exists so that benches and demos have a realistic load.
+
+pub mod arith;
+pub mod sha;
+pub mod shape;
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+pub use shape::{measure, Shape};
+
+/// Smallest and largest sizes the CLI accepts (`--constraints`).
+pub const MIN_CONSTRAINTS: u64 = 1 << 8;
+pub const MAX_CONSTRAINTS: u64 = 1 << 26;
+
+/// Fraction of the constraints given to SHA-256 compressions when the circuit is big
+/// enough to hold at least one; the rest is the arithmetic hash section.
+pub const SHA_FRACTION: f64 = 0.5;
+
+/// Number of public inputs besides the constant ONE (the arithmetic section's digest).
+pub const NUM_PUBLIC_INPUTS: usize = 1;
+
+/// A PoRep-like circuit of exactly `constraints` constraints once the Groth16 input
+/// constraints are added (so a power of two fills its evaluation domain exactly).
+#[derive(Clone, Debug)]
+pub struct PorepLike {
+    pub constraints: u64,
+    /// Seed of the witness: same seed, same witness, same public input.
+    pub seed: u64,
+    /// Fault injection for tests and drills: make the witness of this arithmetic row
+    /// wrong, so the circuit is unsatisfied at a known constraint.
+    pub corrupt_row: Option<usize>,
+}
+
+/// How a [`PorepLike`] of a given size splits its constraints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub sha_blocks: usize,
+    pub sha_constraints: usize,
+    pub arith_rows: usize,
+}
+
+impl PorepLike {
+    pub fn new(constraints: u64, seed: u64) -> Self {
+        PorepLike { constraints, seed, corrupt_row: None }
+    }
+
+    /// Stable identifier stored in parameter files, so a file made for another circuit
+    /// is refused.
+    pub fn id(&self) -> String {
+        format!("porep-like/v1/n={}", self.constraints)
+    }
+
+    /// The size encoded in an [`id`](Self::id), e.g. from a parameter file's header.
+    pub fn constraints_from_id(id: &str) -> Option<u64> {
+        id.strip_prefix("porep-like/v1/n=")?.parse().ok()
+    }
+
+    /// Checks the size and says how the constraints are split.
+    pub fn layout(&self) -> Result<Layout, String> {
+        if !(MIN_CONSTRAINTS..=MAX_CONSTRAINTS).contains(&self.constraints) {
+            return Err(format!(
+                "--constraints {} is out of range: the PoRep-like family goes from {} to {} (2^8..2^26)",
+                self.constraints, MIN_CONSTRAINTS, MAX_CONSTRAINTS
+            ));
+        }
+        let n = self.constraints as usize;
+        // Input constraints (ONE + public inputs) and the digest binding are fixed costs.
+        let fixed = (1 + NUM_PUBLIC_INPUTS) + NUM_PUBLIC_INPUTS;
+        let sha_budget = ((n as f64) * SHA_FRACTION) as usize;
+        let sha_blocks = sha::blocks_within(sha_budget);
+        let sha_constraints = sha::cost(sha_blocks);
+        let arith_rows = n - fixed - sha_constraints;
+        if arith_rows < arith::MIN_ROWS {
+            return Err(format!("--constraints {n} leaves no room for the arithmetic section"));
+        }
+        Ok(Layout { sha_blocks, sha_constraints, arith_rows })
+    }
+}
+
+impl Circuit<Scalar> for PorepLike {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let layout = self.layout().map_err(|_| SynthesisError::Unsatisfiable)?;
+        let mut rng = ChaCha20Rng::seed_from_u64(self.seed);
+        sha::synthesize(&mut cs.namespace(|| "sha"), layout.sha_blocks, &mut rng)?;
+        let digest = arith::synthesize(&mut cs.namespace(|| "arith"), layout.arith_rows, &mut rng, self.corrupt_row)?;
+        // Expose the digest: `digest * 1 = out` puts the input in C only (as PoRep's
+        // inputs, which never appear in B).
+        let out = cs.alloc_input(|| "digest", || digest.value.ok_or(SynthesisError::AssignmentMissing))?;
+        cs.enforce(|| "bind digest", |lc| lc + digest.var, |lc| lc + CS::one(), |lc| lc + out);
+        Ok(())
+    }
+}
+
+/// The public inputs (without ONE) a proof of `PorepLike { constraints, seed }` proves,
+/// computed by synthesising the witness.
+pub fn public_inputs(circuit: &PorepLike) -> Result<Vec<Scalar>, crate::SynthesisFailure> {
+    let a = crate::synthesis::synthesize(circuit.clone())?;
+    Ok(a.public_inputs().to_vec())
+}

@@ -1,0 +1,47 @@
+//! The CPU backend: the prover's stages on all cores (rayon). Its device part is
+//! everything after `prep_msm`; it reports that part to the engine's gate so lock modes
+//! behave as they would on a GPU, which makes it the reference the CUDA backend must
+//! match bit for bit.
+
+use crate::backend::{Backend, Blinding, Gate, Pending, ProveError};
+use crate::params::Parameters;
+use crate::prover;
+use crate::synthesis::ProvingAssignment;
+
+/// Proves on the host's cores. `device` is its ordinal in the timeline.
+#[derive(Clone, Debug, Default)]
+pub struct CpuBackend {
+    pub device: u32,
+}
+
+impl CpuBackend {
+    pub fn new(device: u32) -> Self {
+        CpuBackend { device }
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+    fn device(&self) -> u32 {
+        self.device
+    }
+    fn prove_start(&self, asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
+        // "Allocation" on the CPU is the preparation of the MSM inputs.
+        let plan = {
+            let _alloc = gate.alloc();
+            prover::prep_msm(&asg, params)?
+        };
+        let public_inputs = asg.public_inputs().to_vec();
+        let ProvingAssignment { a, b, c, .. } = asg;
+        let _compute = gate.compute();
+        let h = prover::ntt_h(a, b, c, params)?;
+        let h_acc = prover::msm_h(&h, params);
+        drop(h);
+        let l = prover::msm_split_g1("msm_l", &params.l, &plan.l);
+        let a = prover::msm_split_g1("msm_a", &params.a, &plan.a);
+        let b_g1 = prover::msm_split_g1("msm_b_g1", &params.b_g1, &plan.b);
+        Ok(Pending { a, b_g1, h: h_acc, l, b_split: plan.b, blinding, public_inputs })
+    }
+}

@@ -1,0 +1,156 @@
+//! The engine's knobs, in one TOML file (documented example:
+//! `prover/configs/engine.example.toml`), every one overridable by a CLI flag. Unknown
+//! keys and impossible values are errors that name the field.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// What the device lock covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockMode {
+    /// One lock around the whole prove call (CPU prep, kernels, epilogue).
+    Whole,
+    /// A lock around the device compute only; prep before it, epilogue after it.
+    Kernels,
+    /// Separate allocation and compute locks.
+    TwoLock,
+}
+
+impl LockMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockMode::Whole => "whole",
+            LockMode::Kernels => "kernels",
+            LockMode::TwoLock => "two_lock",
+        }
+    }
+}
+
+impl std::str::FromStr for LockMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "whole" => Ok(LockMode::Whole),
+            "kernels" => Ok(LockMode::Kernels),
+            "two_lock" | "two-lock" => Ok(LockMode::TwoLock),
+            other => Err(format!("unknown lock mode `{other}` (expected whole, kernels or two_lock)")),
+        }
+    }
+}
+
+/// Engine configuration. Defaults are a small machine's sensible values.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// Partition-synthesis workers (each holds its partition until the GPU queue accepts it).
+    pub pw: u32,
+    /// GPU workers per device.
+    pub gw: u32,
+    pub lock: LockMode,
+    /// Run b_g2_msm + assembly on finaliser threads so GPU workers pick up at once.
+    pub split_finalize: bool,
+    /// Finaliser threads (with split_finalize).
+    pub finalizers: u32,
+    /// Synthesised partitions the GPU queue holds (0 = hand-off only, a rendezvous).
+    pub queue_capacity: u32,
+    /// `cpu`, `cuda` or `auto` (CUDA when available, else CPU).
+    pub backend: String,
+    /// Devices to use. For the CPU backend: how many CPU "devices" (each with its own lock).
+    pub devices: u32,
+    /// Attempts per partition across devices before its proof fails.
+    pub max_attempts: u32,
+    /// Verify every partition proof before returning it.
+    pub verify: bool,
+    /// Emit timeline events (off: spans are no-ops; used to measure their overhead).
+    pub events: bool,
+    /// RSS sampling period in ms (0 = off).
+    pub rss_sample_ms: u64,
+    /// Seed of the blinding randomness (reproducible proofs); none = OS entropy.
+    pub seed: Option<u64>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            pw: 2,
+            gw: 2,
+            lock: LockMode::Kernels,
+            split_finalize: true,
+            finalizers: 1,
+            queue_capacity: 1,
+            backend: "auto".into(),
+            devices: 1,
+            max_attempts: 2,
+            verify: false,
+            events: true,
+            rss_sample_ms: 50,
+            seed: None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("config field `{field}`: {reason}")]
+    Invalid { field: &'static str, reason: String },
+}
+
+impl EngineConfig {
+    pub fn from_toml_str(text: &str, path: &str) -> Result<Self, ConfigError> {
+        let cfg: EngineConfig = toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_string(), message: e.to_string() })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: name.clone(), source })?;
+        Self::from_toml_str(&text, &name)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let positive = |field: &'static str, v: u32| {
+            if v == 0 {
+                Err(ConfigError::Invalid { field, reason: "must be at least 1".into() })
+            } else {
+                Ok(())
+            }
+        };
+        positive("pw", self.pw)?;
+        positive("gw", self.gw)?;
+        positive("finalizers", self.finalizers)?;
+        positive("devices", self.devices)?;
+        positive("max_attempts", self.max_attempts)?;
+        if !matches!(self.backend.as_str(), "cpu" | "cuda" | "auto") {
+            return Err(ConfigError::Invalid { field: "backend", reason: format!("`{}` is not one of cpu, cuda, auto", self.backend) });
+        }
+        if self.pw > 4096 || self.gw > 64 || self.devices > 64 {
+            return Err(ConfigError::Invalid { field: "pw/gw/devices", reason: "implausibly large (pw ≤ 4096, gw ≤ 64, devices ≤ 64)".into() });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_config_parses_and_bad_fields_are_named() {
+        let text = include_str!("../../configs/engine.example.toml");
+        let cfg = EngineConfig::from_toml_str(text, "engine.example.toml").unwrap();
+        assert_eq!(cfg.lock, LockMode::Kernels);
+        let e = EngineConfig::from_toml_str("pw = 0", "x.toml").unwrap_err().to_string();
+        assert!(e.contains("`pw`"), "{e}");
+        let e = EngineConfig::from_toml_str("pww = 3", "x.toml").unwrap_err().to_string();
+        assert!(e.contains("pww") && e.contains("x.toml"), "{e}");
+        let e = EngineConfig::from_toml_str("lock = \"half\"", "x.toml").unwrap_err().to_string();
+        assert!(e.contains("half"), "{e}");
+    }
+}

@@ -1,0 +1,57 @@
+//! The per-device locks and the [`Gate`] the engine hands to backends. Every acquisition
+//! is two spans: `lock_wait` (asking) and `lock_hold` (holding), with the lock's name in
+//! the `lock` arg (`whole`, `compute`, `alloc`).
+
+use std::sync::{Mutex, MutexGuard};
+
+use tracing::info_span;
+
+use super::config::LockMode;
+use crate::backend::{Gate, GateGuard};
+
+/// The locks of one device.
+#[derive(Default)]
+pub struct DeviceLocks {
+    pub compute: Mutex<()>,
+    pub alloc: Mutex<()>,
+}
+
+/// A held lock. Fields drop in order: the `lock_hold` span closes before the lock is
+/// released, so hold spans of one lock never overlap in the timeline.
+pub struct Held<'a> {
+    _hold: tracing::Span,
+    _guard: MutexGuard<'a, ()>,
+}
+
+/// Take `m`, recording the wait and the hold.
+pub fn acquire<'a>(m: &'a Mutex<()>, name: &'static str) -> Held<'a> {
+    let wait = info_span!("lock_wait", lock = name);
+    let guard = {
+        let _e = wait.enter();
+        m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    drop(wait);
+    Held { _hold: info_span!("lock_hold", lock = name), _guard: guard }
+}
+
+/// What a backend's `alloc()` / `compute()` lock, by mode.
+pub struct EngineGate<'a> {
+    pub mode: LockMode,
+    pub locks: &'a DeviceLocks,
+}
+
+impl Gate for EngineGate<'_> {
+    fn alloc(&self) -> GateGuard<'_> {
+        match self.mode {
+            LockMode::TwoLock => GateGuard::holding(acquire(&self.locks.alloc, "alloc")),
+            _ => GateGuard::none(),
+        }
+    }
+    fn compute(&self) -> GateGuard<'_> {
+        match self.mode {
+            LockMode::Kernels | LockMode::TwoLock => GateGuard::holding(acquire(&self.locks.compute, "compute")),
+            // `whole`: the engine already holds the device lock around the whole call.
+            LockMode::Whole => GateGuard::none(),
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! The persistent proving engine, shaped like cuzk's: parameters loaded once and kept
+//! resident; jobs (proofs) of P partitions; `pw` partition-synthesis workers, each
+//! holding its partition (the permit) until the bounded GPU queue accepts it; `gw` GPU
+//! workers per device, over one or more devices (the CPU backend counts as one); lock
+//! modes `whole` / `kernels` / `two_lock`; optional split finalisation on finaliser
+//! threads; a partition failing on a device is retried on another one, and a job whose
+//! partition fails for good fails alone while the engine keeps serving the others.
+//! Every stage is a span (see [`crate::events`]).
+
+pub mod backends;
+pub mod config;
+pub mod jobs;
+pub mod locks;
+mod workers;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use bellpepper_core::Circuit;
+use blstrs::Scalar;
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use timeline::event::{Run, RunConfig, RunMeta};
+
+pub use backends::backends_for;
+pub use config::{ConfigError, EngineConfig, LockMode};
+pub use jobs::{interrupt_flag, job_id, porep_jobs};
+
+use crate::backend::{Backend, ProveError};
+use crate::events::{EventSink, SinkStats};
+use crate::params::Parameters;
+use crate::proof::Proof;
+use crate::synthesis::ProvingAssignment;
+
+/// One partition's circuit, type-erased so a job can mix circuits.
+pub trait PartitionCircuit: Send {
+    fn synthesize(self: Box<Self>) -> Result<ProvingAssignment, ProveError>;
+}
+
+impl<C: Circuit<Scalar> + Send + 'static> PartitionCircuit for C {
+    fn synthesize(self: Box<Self>) -> Result<ProvingAssignment, ProveError> {
+        crate::prover::synthesize(*self)
+    }
+}
+
+/// A proof request: one circuit per partition.
+pub struct Job {
+    pub id: String,
+    pub partitions: Vec<Box<dyn PartitionCircuit>>,
+}
+
+/// A partition's proof and the public inputs it proves.
+#[derive(Clone, Debug)]
+pub struct PartitionProof {
+    pub proof: Proof,
+    pub public_inputs: Vec<Scalar>,
+    /// Device that proved it (after retries).
+    pub device: u32,
+}
+
+/// The outcome of a job.
+#[derive(Clone, Debug)]
+pub struct JobResult {
+    pub id: String,
+    /// All partition proofs in order, or the first failure.
+    pub proofs: Result<Vec<PartitionProof>, String>,
+    pub submitted_ns: u64,
+    pub finished_ns: u64,
+}
+
+/// Progress counters (read by the CLI's progress bar).
+#[derive(Default)]
+pub struct Progress {
+    pub partitions_done: AtomicU64,
+    pub partitions_failed: AtomicU64,
+    pub jobs_done: AtomicU64,
+}
+
+pub(crate) struct JobState {
+    id: String,
+    submitted_ns: u64,
+    inner: Mutex<JobSlots>,
+}
+
+struct JobSlots {
+    proofs: Vec<Option<PartitionProof>>,
+    remaining: usize,
+    failure: Option<String>,
+}
+
+impl JobState {
+    fn failed(&self) -> bool {
+        self.inner.lock().map(|s| s.failure.is_some()).unwrap_or(true)
+    }
+}
+
+/// A partition moving through the pipeline.
+pub(crate) struct SynthTask {
+    job: Arc<JobState>,
+    partition: u32,
+    circuit: Box<dyn PartitionCircuit>,
+}
+
+pub(crate) struct GpuTask {
+    job: Arc<JobState>,
+    partition: u32,
+    assignment: ProvingAssignment,
+    /// The `gpu_queue` span, closed at pickup.
+    queue_span: tracing::Span,
+    attempts: u32,
+    tried: Vec<u32>,
+}
+
+pub(crate) struct FinishTask {
+    job: Arc<JobState>,
+    partition: u32,
+    worker: u32,
+    device: u32,
+    backend: Arc<dyn Backend>,
+    pending: crate::backend::Pending,
+}
+
+/// State shared by all engine threads.
+pub(crate) struct Shared {
+    cfg: EngineConfig,
+    params: Arc<Parameters>,
+    backends: Vec<Arc<dyn Backend>>,
+    locks: Vec<locks::DeviceLocks>,
+    /// Retried partitions waiting for a worker of a given device (index in `backends`).
+    retry: Vec<Mutex<VecDeque<GpuTask>>>,
+    /// Partitions synthesised and not yet proven or failed (GPU stage, retries included).
+    in_gpu_stage: AtomicU64,
+    queue_depth: AtomicU64,
+    abort: AtomicBool,
+    dispatch: Option<tracing::Dispatch>,
+    sink: EventSink,
+    results: Sender<JobResult>,
+    progress: Progress,
+    rng_seed: Option<u64>,
+}
+
+impl Shared {
+    fn finish_partition(&self, job: &Arc<JobState>, partition: u32, outcome: Result<PartitionProof, String>) {
+        let done = {
+            let Ok(mut s) = job.inner.lock() else { return };
+            match outcome {
+                Ok(p) => {
+                    self.progress.partitions_done.fetch_add(1, Ordering::Relaxed);
+                    if let Some(slot) = s.proofs.get_mut(partition as usize) {
+                        *slot = Some(p);
+                    }
+                }
+                Err(e) => {
+                    self.progress.partitions_failed.fetch_add(1, Ordering::Relaxed);
+                    if s.failure.is_none() {
+                        s.failure = Some(format!("partition {partition}: {e}"));
+                    }
+                }
+            }
+            s.remaining = s.remaining.saturating_sub(1);
+            if s.remaining == 0 {
+                let proofs = match s.failure.take() {
+                    Some(f) => Err(f),
+                    None => Ok(s.proofs.iter_mut().filter_map(Option::take).collect()),
+                };
+                Some(proofs)
+            } else {
+                None
+            }
+        };
+        if let Some(proofs) = done {
+            self.progress.jobs_done.fetch_add(1, Ordering::Relaxed);
+            let _ = self.results.send(JobResult { id: job.id.clone(), proofs, submitted_ns: job.submitted_ns, finished_ns: self.sink.now_ns() });
+        }
+    }
+}
+
+/// The running engine.
+pub struct Engine {
+    shared: Arc<Shared>,
+    work: Option<Sender<SynthTask>>,
+    results: Receiver<JobResult>,
+    synth_threads: Vec<JoinHandle<()>>,
+    gpu_threads: Vec<JoinHandle<()>>,
+    fin_threads: Vec<JoinHandle<()>>,
+    gpu_tx: Option<Sender<GpuTask>>,
+    fin_tx: Option<Sender<FinishTask>>,
+}
+
+/// The run metadata of an engine run (fill `proofs`, `partitions`, `constraints`).
+pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
+    let mut m = RunMeta::new("prover");
+    m.tool_version = env!("CARGO_PKG_VERSION").to_string();
+    m.host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|s| s.trim().to_string());
+    m.cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|s| s.trim().to_string()));
+    m.config = RunConfig {
+        pw: Some(cfg.pw),
+        gw: Some(cfg.gw),
+        lock: Some(cfg.lock.as_str().into()),
+        gpus: Some(backends.len() as u32),
+        split_finalize: Some(cfg.split_finalize),
+        backend: backends.first().map(|b| b.name().to_string()),
+        ..Default::default()
+    };
+    m
+}
+
+impl Engine {
+    /// Start the threads. `sink` receives the events (ignored when `cfg.events` is off).
+    pub fn start(cfg: EngineConfig, params: Arc<Parameters>, backends: Vec<Arc<dyn Backend>>, sink: EventSink) -> Result<Engine, ConfigError> {
+        cfg.validate()?;
+        if backends.is_empty() {
+            return Err(ConfigError::Invalid { field: "backend", reason: "no device to prove on".into() });
+        }
+        let (results_tx, results) = unbounded();
+        let (work_tx, work_rx) = unbounded::<SynthTask>();
+        let (gpu_tx, gpu_rx) = bounded::<GpuTask>(cfg.queue_capacity as usize);
+        let (fin_tx, fin_rx) = unbounded::<FinishTask>();
+        let dispatch = if cfg.events { Some(sink.dispatch()) } else { None };
+        let shared = Arc::new(Shared {
+            locks: backends.iter().map(|_| locks::DeviceLocks::default()).collect(),
+            retry: backends.iter().map(|_| Mutex::new(VecDeque::new())).collect(),
+            backends,
+            params,
+            in_gpu_stage: AtomicU64::new(0),
+            queue_depth: AtomicU64::new(0),
+            abort: AtomicBool::new(false),
+            dispatch,
+            sink,
+            results: results_tx,
+            progress: Progress::default(),
+            rng_seed: cfg.seed,
+            cfg,
+        });
+        let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new().name(name).spawn(f).map_err(|e| ConfigError::Invalid { field: "pw/gw", reason: format!("cannot start a thread: {e}") })
+        };
+        let mut synth_threads = Vec::new();
+        for w in 0..shared.cfg.pw {
+            let (sh, rx, tx) = (shared.clone(), work_rx.clone(), gpu_tx.clone());
+            synth_threads.push(spawn(format!("synth-{w}"), Box::new(move || workers::synth_worker(sh, w, rx, tx)))?);
+        }
+        let mut gpu_threads = Vec::new();
+        for d in 0..shared.backends.len() {
+            for w in 0..shared.cfg.gw {
+                let (sh, rx, tx) = (shared.clone(), gpu_rx.clone(), fin_tx.clone());
+                gpu_threads.push(spawn(format!("gpu-{d}-{w}"), Box::new(move || workers::gpu_worker(sh, d, w, rx, tx)))?);
+            }
+        }
+        let mut fin_threads = Vec::new();
+        if shared.cfg.split_finalize {
+            for f in 0..shared.cfg.finalizers {
+                let (sh, rx) = (shared.clone(), fin_rx.clone());
+                fin_threads.push(spawn(format!("final-{f}"), Box::new(move || workers::finalizer(sh, f, rx)))?);
+            }
+        }
+        Ok(Engine { shared, work: Some(work_tx), results, synth_threads, gpu_threads, fin_threads, gpu_tx: Some(gpu_tx), fin_tx: Some(fin_tx) })
+    }
+
+    /// Queue a job; its result arrives on [`Engine::results`].
+    pub fn submit(&self, job: Job) {
+        let n = job.partitions.len();
+        let state = Arc::new(JobState {
+            id: job.id.clone(),
+            submitted_ns: self.shared.sink.now_ns(),
+            inner: Mutex::new(JobSlots { proofs: (0..n).map(|_| None).collect(), remaining: n, failure: None }),
+        });
+        if n == 0 {
+            let _ = self.shared.results.send(JobResult { id: job.id, proofs: Ok(Vec::new()), submitted_ns: state.submitted_ns, finished_ns: state.submitted_ns });
+            return;
+        }
+        if let Some(tx) = &self.work {
+            for (p, circuit) in job.partitions.into_iter().enumerate() {
+                let _ = tx.send(SynthTask { job: state.clone(), partition: p as u32, circuit });
+            }
+        }
+    }
+
+    pub fn results(&self) -> &Receiver<JobResult> {
+        &self.results
+    }
+
+    pub fn progress(&self) -> &Progress {
+        &self.shared.progress
+    }
+
+    pub fn sink(&self) -> &EventSink {
+        &self.shared.sink
+    }
+
+    /// Nanoseconds since the engine (and its timeline) started.
+    pub fn now_ns(&self) -> u64 {
+        self.shared.sink.now_ns()
+    }
+
+    /// Ask every worker to stop taking work (Ctrl-C). Work in progress is abandoned.
+    pub fn abort(&self) {
+        self.shared.abort.store(true, Ordering::SeqCst);
+    }
+
+    /// Drain: finish every submitted job, stop the threads, flush the timeline.
+    pub fn shutdown(mut self) -> std::io::Result<(SinkStats, Run)> {
+        drop(self.work.take());
+        for h in self.synth_threads.drain(..) {
+            let _ = h.join();
+        }
+        drop(self.gpu_tx.take());
+        for h in self.gpu_threads.drain(..) {
+            let _ = h.join();
+        }
+        drop(self.fin_tx.take());
+        for h in self.fin_threads.drain(..) {
+            let _ = h.join();
+        }
+        self.close_sink(false)
+    }
+
+    /// Abort: stop taking work, write the spans still open as open (no end), flush the
+    /// timeline, and return without waiting for work in progress.
+    pub fn abort_and_flush(mut self) -> std::io::Result<(SinkStats, Run)> {
+        self.abort();
+        drop(self.work.take());
+        drop(self.gpu_tx.take());
+        drop(self.fin_tx.take());
+        // Give workers a moment to notice; those inside a long MSM are left behind.
+        std::thread::sleep(Duration::from_millis(20));
+        self.close_sink(true)
+    }
+
+    fn close_sink(&mut self, mark_open: bool) -> std::io::Result<(SinkStats, Run)> {
+        self.shared.sink.finish(mark_open)
+    }
+}

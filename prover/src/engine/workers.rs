@@ -1,0 +1,226 @@
+//! The engine's thread bodies: partition-synthesis workers, GPU workers (one set per
+//! device) and finalisers. Each thread installs the engine's event dispatch, wraps its
+//! work in a `ctx` span carrying job / partition / worker / device, and opens one span
+//! per stage, so the timeline shows exactly what each thread did and waited for.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use timeline::event::counters::QUEUE_DEPTH;
+use tracing::info_span;
+
+use super::locks::{acquire, EngineGate};
+use super::{FinishTask, GpuTask, LockMode, PartitionProof, Shared, SynthTask};
+use crate::backend::{Blinding, NoGate, Pending, ProveError};
+use crate::proof::Proof;
+
+fn with_dispatch<T>(sh: &Shared, f: impl FnOnce() -> T) -> T {
+    match &sh.dispatch {
+        Some(d) => tracing::dispatcher::with_default(d, f),
+        None => f(),
+    }
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
+}
+
+pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx: Sender<GpuTask>) {
+    with_dispatch(&sh.clone(), || {
+        for task in rx.iter() {
+            if sh.abort.load(Ordering::Relaxed) {
+                break;
+            }
+            let SynthTask { job, partition, circuit } = task;
+            if job.failed() {
+                sh.finish_partition(&job, partition, Err("skipped: another partition of this proof failed".into()));
+                continue;
+            }
+            let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w);
+            let entered = ctx.enter();
+            let synthesized = catch_unwind(AssertUnwindSafe(|| circuit.synthesize()))
+                .unwrap_or_else(|p| Err(ProveError::Device(format!("synthesis panicked: {}", panic_message(p)))));
+            drop(entered);
+            match synthesized {
+                Err(e) => sh.finish_partition(&job, partition, Err(e.to_string())),
+                Ok(assignment) => {
+                    let queue_span = info_span!(parent: None, "gpu_queue", job = job.id.as_str(), partition = partition);
+                    sh.in_gpu_stage.fetch_add(1, Ordering::SeqCst);
+                    let depth = sh.queue_depth.fetch_add(1, Ordering::SeqCst) + 1;
+                    if sh.cfg.events {
+                        sh.sink.counter(QUEUE_DEPTH, depth as f64, None);
+                    }
+                    // The permit: this worker stays blocked until the queue accepts.
+                    let task = GpuTask { job, partition, assignment, queue_span, attempts: 0, tried: Vec::new() };
+                    if tx.send(task).is_err() {
+                        sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
+                        break;
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// Blinding for one partition: from the configured seed (reproducible) or fresh entropy.
+fn blinding_for(seed: Option<u64>, job: &str, partition: u32) -> Blinding {
+    match seed {
+        Some(s) => {
+            let mut h = blake3::Hasher::new();
+            h.update(&s.to_le_bytes());
+            h.update(job.as_bytes());
+            h.update(&partition.to_le_bytes());
+            Blinding::random(&mut ChaCha20Rng::from_seed(*h.finalize().as_bytes()))
+        }
+        None => Blinding::random(&mut rand::thread_rng()),
+    }
+}
+
+enum Outcome {
+    Started(Pending),
+    Done(Proof),
+}
+
+fn next_task(sh: &Shared, d: usize, rx: &Receiver<GpuTask>) -> Option<GpuTask> {
+    loop {
+        if sh.abort.load(Ordering::Relaxed) {
+            return None;
+        }
+        if let Some(t) = sh.retry[d].lock().ok().and_then(|mut q| q.pop_front()) {
+            return Some(t);
+        }
+        match rx.recv_timeout(Duration::from_millis(10)) {
+            Ok(t) => {
+                let depth = sh.queue_depth.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
+                if sh.cfg.events {
+                    sh.sink.counter(QUEUE_DEPTH, depth as f64, None);
+                }
+                return Some(t);
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                if sh.in_gpu_stage.load(Ordering::SeqCst) == 0 {
+                    return None;
+                }
+                // Retries may still arrive in our inbox.
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+}
+
+pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask>, fin: Sender<FinishTask>) {
+    with_dispatch(&sh.clone(), || {
+        let backend = sh.backends[d].clone();
+        let device = backend.device();
+        while let Some(task) = next_task(&sh, d, &rx) {
+            let GpuTask { job, partition, assignment, queue_span, attempts, mut tried } = task;
+            drop(queue_span);
+            let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w, device = device);
+            let _ctx = ctx.enter();
+            let pickup = info_span!("gpu_pickup");
+            let blinding = blinding_for(sh.rng_seed, &job.id, partition);
+            tried.push(d as u32);
+            let retry_on = (0..sh.backends.len()).find(|i| !tried.contains(&(*i as u32)));
+            let can_retry = attempts + 1 < sh.cfg.max_attempts && retry_on.is_some();
+            let backup = can_retry.then(|| assignment.clone());
+            let public_inputs = assignment.public_inputs().to_vec();
+            drop(pickup);
+            let outcome = {
+                let gpu = info_span!("gpu", lock = sh.cfg.lock.as_str(), attempt = attempts as u64 + 1);
+                let _g = gpu.enter();
+                let params = &sh.params;
+                let split = sh.cfg.split_finalize;
+                let run = || -> Result<Outcome, ProveError> {
+                    let finish = |p: Pending| -> Result<Outcome, ProveError> {
+                        if split {
+                            Ok(Outcome::Started(p))
+                        } else {
+                            Ok(Outcome::Done(backend.prove_finish(p, params)?))
+                        }
+                    };
+                    match sh.cfg.lock {
+                        LockMode::Whole => {
+                            let _lock = acquire(&sh.locks[d].compute, "whole");
+                            finish(backend.prove_start(assignment, params, blinding, &NoGate)?)
+                        }
+                        mode => {
+                            let gate = EngineGate { mode, locks: &sh.locks[d] };
+                            finish(backend.prove_start(assignment, params, blinding, &gate)?)
+                        }
+                    }
+                };
+                catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|p| Err(ProveError::Device(format!("backend panicked: {}", panic_message(p)))))
+            };
+            match outcome {
+                Ok(Outcome::Started(pending)) => {
+                    let t = FinishTask { job, partition, worker: w, device, backend: backend.clone(), pending };
+                    if let Err(e) = fin.send(t) {
+                        let t = e.into_inner();
+                        sh.finish_partition(&t.job, t.partition, Err("engine stopped before finalisation".into()));
+                    }
+                    sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
+                }
+                Ok(Outcome::Done(proof)) => {
+                    let r = check(&sh, proof, public_inputs, device);
+                    sh.finish_partition(&job, partition, r);
+                    sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
+                }
+                Err(e @ ProveError::Device(_)) if can_retry => {
+                    tracing::warn!(job = job.id.as_str(), partition, device, "partition failed on this device, retrying elsewhere: {e}");
+                    let target = retry_on.unwrap_or(0);
+                    let queue_span = info_span!(parent: None, "gpu_queue", job = job.id.as_str(), partition = partition, retry = true);
+                    let assignment = backup.unwrap_or_default();
+                    let t = GpuTask { job, partition, assignment, queue_span, attempts: attempts + 1, tried };
+                    if let Ok(mut q) = sh.retry[target].lock() {
+                        q.push_back(t);
+                    }
+                }
+                Err(e) => {
+                    sh.finish_partition(&job, partition, Err(e.to_string()));
+                    sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        }
+    })
+}
+
+/// Optional verification of a partition proof (span `verify`).
+fn check(sh: &Shared, proof: Proof, public_inputs: Vec<crate::Scalar>, device: u32) -> Result<PartitionProof, String> {
+    if sh.cfg.verify {
+        let span = info_span!("verify");
+        let _e = span.enter();
+        match crate::verifier::verify(&sh.params.vk, &proof, &public_inputs) {
+            Ok(true) => {}
+            Ok(false) => return Err(ProveError::Unverified.to_string()),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(PartitionProof { proof, public_inputs, device })
+}
+
+pub(super) fn finalizer(sh: Arc<Shared>, f: u32, rx: Receiver<FinishTask>) {
+    with_dispatch(&sh.clone(), || {
+        for t in rx.iter() {
+            if sh.abort.load(Ordering::Relaxed) {
+                break;
+            }
+            let FinishTask { job, partition, worker, device, backend, pending } = t;
+            let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = worker, device = device, finalizer = f);
+            let _e = ctx.enter();
+            let public_inputs = pending.public_inputs.clone();
+            let proof = catch_unwind(AssertUnwindSafe(|| backend.prove_finish(pending, &sh.params)))
+                .unwrap_or_else(|p| Err(ProveError::Device(format!("finaliser panicked: {}", panic_message(p)))));
+            let r = proof.map_err(|e| e.to_string()).and_then(|p| check(&sh, p, public_inputs, device));
+            sh.finish_partition(&job, partition, r);
+        }
+    })
+}

@@ -1,0 +1,149 @@
+//! `gpu bench`: device times (CUDA events, data resident on the device, one warm-up then
+//! the median of `runs`) of the G1 MSM and the Fr NTT at several sizes, each set against
+//! the card's arithmetic floor and the sppark figures measured on the same H200.
+
+use std::time::Instant;
+
+use super::device::{Gpu, GpuError};
+use super::reference::{random_points, random_scalars};
+
+/// 32-bit multiply-adds per second of an H200 (the floor's rate, from the issue).
+pub const H200_MADS_PER_S: f64 = 1.66e13;
+
+/// Floor of a G1 MSM of 2^log_n random terms on the H200, in ms: ~16 windows of n mixed
+/// additions at 10 Fp products of 576 multiply-adds each (95 ms at 2^24, 356 at 2^26).
+pub fn msm_floor_ms(log_n: u32) -> f64 {
+    let windows = if log_n >= 26 { 15.0 } else { 16.0 };
+    windows * (1u64 << log_n) as f64 * 10.0 * 576.0 / H200_MADS_PER_S * 1e3
+}
+
+/// Floor of an Fr NTT of 2^log_n: n/2 * log_n butterflies of one 256-multiply-add product.
+pub fn ntt_floor_ms(log_n: u32) -> f64 {
+    (1u64 << (log_n - 1)) as f64 * log_n as f64 * 256.0 / H200_MADS_PER_S * 1e3
+}
+
+/// sppark on this H200 (2026-11-30, data on the device), ms.
+pub fn sppark_msm_ms(log_n: u32) -> Option<f64> {
+    match log_n {
+        20 => Some(20.1),
+        22 => Some(53.1),
+        24 => Some(155.0),
+        26 => Some(559.0),
+        _ => None,
+    }
+}
+
+pub fn sppark_ntt_ms(log_n: u32) -> Option<f64> {
+    match log_n {
+        20 => Some(0.26),
+        22 => Some(1.05),
+        24 => Some(4.44),
+        26 => Some(21.0),
+        _ => None,
+    }
+}
+
+/// One measured row.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchRow {
+    pub what: String,
+    pub log_n: u32,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub runs: usize,
+    pub floor_ms: f64,
+    pub sppark_ms: Option<f64>,
+    /// Phase split of the median run (MSM: sort, bucket accumulation, reduction).
+    pub phases: Vec<(String, f64)>,
+}
+
+fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+/// MSM timings for each size in `logs`; the points and scalars of the largest size are
+/// generated once (on the CPU, in parallel) and uploaded once; smaller sizes use prefixes.
+pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+    let Some(&max) = logs.iter().max() else { return Ok(Vec::new()) };
+    let n = 1usize << max;
+    let t = Instant::now();
+    let points = random_points(n, seed);
+    let scalars = random_scalars(n, seed ^ 1);
+    log(&format!("generated {n} random points and scalars in {:.1} s", t.elapsed().as_secs_f64()));
+    let dp = gpu.upload_points(&points)?;
+    let ds = gpu.upload_scalar_words(&scalars)?;
+    drop(points);
+    let mut rows = Vec::new();
+    for &l in logs {
+        let m = 1usize << l;
+        gpu.msm_device(&dp, &ds, m)?; // warm-up
+        let mut totals = Vec::new();
+        let mut all = Vec::new();
+        for _ in 0..runs.max(1) {
+            let (_, t) = gpu.msm_device(&dp, &ds, m)?;
+            totals.push(t.total_ms);
+            all.push(t);
+        }
+        let (med, min, max) = stats(totals.clone());
+        let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
+        let row = BenchRow {
+            what: "msm_g1".into(),
+            log_n: l,
+            median_ms: med,
+            min_ms: min,
+            max_ms: max,
+            runs: totals.len(),
+            floor_ms: msm_floor_ms(l),
+            sppark_ms: sppark_msm_ms(l),
+            phases: vec![("sort".into(), mid.sort_ms), ("bucket_acc".into(), mid.bucket_acc_ms), ("reduce".into(), mid.reduce_ms)],
+        };
+        log(&format_row(&row));
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+pub fn bench_ntt(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+    let mut rows = Vec::new();
+    for &l in logs {
+        let times = gpu.time_ntt(l, runs.max(1), seed ^ l as u64)?;
+        let (med, min, max) = stats(times.clone());
+        let row = BenchRow {
+            what: "ntt_fr".into(),
+            log_n: l,
+            median_ms: med,
+            min_ms: min,
+            max_ms: max,
+            runs: times.len(),
+            floor_ms: ntt_floor_ms(l),
+            sppark_ms: sppark_ntt_ms(l),
+            phases: Vec::new(),
+        };
+        log(&format_row(&row));
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+pub fn header() -> String {
+    format!("{:<7} {:>5} {:>11} {:>11} {:>11} {:>10} {:>10} {:>10} {:>8}  phases", "what", "log n", "median ms", "min ms", "max ms", "floor ms", "x floor", "sppark ms", "x sppark")
+}
+
+pub fn format_row(r: &BenchRow) -> String {
+    let sp = r.sppark_ms.map(|s| format!("{s:>10.2} {:>8.2}", r.median_ms / s)).unwrap_or_else(|| format!("{:>10} {:>8}", "-", "-"));
+    let phases: Vec<String> = r.phases.iter().map(|(k, v)| format!("{k} {v:.2}")).collect();
+    format!(
+        "{:<7} {:>5} {:>11.3} {:>11.3} {:>11.3} {:>10.3} {:>10.2} {}  {}",
+        r.what,
+        r.log_n,
+        r.median_ms,
+        r.min_ms,
+        r.max_ms,
+        r.floor_ms,
+        r.median_ms / r.floor_ms,
+        sp,
+        phases.join(", ")
+    )
+}

@@ -1,0 +1,259 @@
+//! `gpu check`: every kernel against the CPU path (blstrs, the CPU NTT) on fresh random
+//! inputs, including zero and one scalars, -1, the identity point, duplicate and opposite
+//! points and sizes that are not powers of two. Used by the CLI on a GPU machine and by
+//! the crate's tests (which skip when no GPU is present).
+
+use std::time::Instant;
+
+use blstrs::{G1Affine, G1Projective, Scalar};
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve, Group};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::convert::{affine_words, fp_from_words, fp_words, RawFp, scalar_words, scalars_from_words, xyzz_to_projective};
+use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
+use super::ntt::NttDirection;
+use super::reference::{h_ref, msm_ref, ntt_ref, random_points, random_scalars, sum_ref};
+
+/// Outcome of one check.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CheckOutcome {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+    pub ms: f64,
+}
+
+/// How much to check: `quick` keeps every case but at smaller sizes.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckOptions {
+    pub seed: u64,
+    pub quick: bool,
+}
+
+fn outcome(name: String, started: Instant, r: Result<Option<String>, GpuError>) -> CheckOutcome {
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    match r {
+        Ok(None) => CheckOutcome { name, ok: true, detail: "ok".into(), ms },
+        Ok(Some(msg)) => CheckOutcome { name, ok: false, detail: msg, ms },
+        Err(e) => CheckOutcome { name, ok: false, detail: format!("error: {e}"), ms },
+    }
+}
+
+/// Runs all checks; each one independent so that a failure does not hide the others.
+pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
+    let mut out = Vec::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(opt.seed);
+    let t = Instant::now();
+    out.push(outcome("fr arithmetic (mul/add/sub/neg, 4099 values)".into(), t, check_fr(gpu, &mut rng)));
+    let t = Instant::now();
+    out.push(outcome("fp arithmetic (mul/add/sub/neg, 4099 values)".into(), t, check_fp(gpu, &mut rng)));
+    let t = Instant::now();
+    out.push(outcome("g1 add/double/mixed/sub (XYZZ)".into(), t, check_g1(gpu, &mut rng)));
+    let ntt_sizes: &[u32] = if opt.quick { &[1, 2, 5, 10, 11] } else { &[1, 2, 5, 10, 11, 12, 13, 16, 17] };
+    for &log_n in ntt_sizes {
+        for (dir, coset) in [(NttDirection::Forward, false), (NttDirection::Inverse, false), (NttDirection::Forward, true), (NttDirection::Inverse, true)] {
+            let t = Instant::now();
+            // Not a power of two: fill 3/4 of the domain (zero padding on both sides).
+            let len = ((1usize << log_n) * 3 / 4).max(1);
+            out.push(outcome(format!("ntt 2^{log_n} {dir:?}{} ({len} values)", if coset { " coset" } else { "" }), t, check_ntt(gpu, &mut rng, log_n, len, dir, coset)));
+        }
+    }
+    for &log_n in if opt.quick { &[4u32, 10][..] } else { &[4u32, 10, 14][..] } {
+        let t = Instant::now();
+        out.push(outcome(format!("h quotient (a*b-c)/Z 2^{log_n}"), t, check_h(gpu, &mut rng, log_n)));
+    }
+    let msm_sizes: &[usize] = if opt.quick { &[1, 2, 3, 100, 1000, 4097] } else { &[1, 2, 3, 100, 1000, 4097, 65_536, 300_001] };
+    for &n in msm_sizes {
+        let t = Instant::now();
+        out.push(outcome(format!("msm {n} terms (random + 0/1/-1 scalars, identity/duplicate/opposite points)"), t, check_msm(gpu, &mut rng, n)));
+    }
+    let t = Instant::now();
+    out.push(outcome("msm all scalars zero / all points identity".into(), t, check_msm_degenerate(gpu, &mut rng)));
+    for &n in if opt.quick { &[1usize, 1000][..] } else { &[1usize, 1000, 100_003][..] } {
+        let t = Instant::now();
+        out.push(outcome(format!("batch add of {n} selected points (density split ones)"), t, check_batch_add(gpu, &mut rng, n)));
+    }
+    out
+}
+
+fn special_scalars() -> Vec<Scalar> {
+    vec![Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::from(2u64), -Scalar::from(2u64)]
+}
+
+fn check_fr(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError> {
+    let mut a: Vec<Scalar> = (0..4094).map(|_| Scalar::random(&mut *rng)).collect();
+    let mut b: Vec<Scalar> = (0..4094).map(|_| Scalar::random(&mut *rng)).collect();
+    a.extend(special_scalars());
+    b.extend(special_scalars().into_iter().rev());
+    let n = a.len() as u32;
+    let ad = gpu.stream.clone_htod(scalar_words(&a)).ctx("upload")?;
+    let bd = gpu.stream.clone_htod(scalar_words(&b)).ctx("upload")?;
+    let mut od = gpu.stream.alloc_zeros::<u32>(a.len() * 32).ctx("alloc")?;
+    launch!(gpu, "fr_selftest", cfg_1d(n as u64, 128), &ad, &bd, &mut od, &n);
+    let o = scalars_from_words(&gpu.stream.clone_dtoh(&od).ctx("download")?);
+    for i in 0..a.len() {
+        let want = [a[i] * b[i], a[i] + b[i], a[i] - b[i], -a[i]];
+        for (k, op) in ["mul", "add", "sub", "neg"].iter().enumerate() {
+            if o[4 * i + k] != want[k] {
+                return Ok(Some(format!("{op} differs at index {i}: a={:?} b={:?}", a[i], b[i])));
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn check_fp(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError> {
+    let one = RawFp::from_u64(1);
+    let two = RawFp::from_u64(2);
+    let specials = [RawFp::zero(), one, one.neg(), two, two.neg()];
+    let mut a: Vec<RawFp> = (0..4094).map(|_| RawFp::random(&mut *rng)).collect();
+    let mut b: Vec<RawFp> = (0..4094).map(|_| RawFp::random(&mut *rng)).collect();
+    a.extend(specials);
+    b.extend(specials.iter().rev());
+    let words = |v: &[RawFp]| v.iter().flat_map(fp_words).collect::<Vec<u32>>();
+    let n = a.len() as u32;
+    let ad = gpu.stream.clone_htod(&words(&a)).ctx("upload")?;
+    let bd = gpu.stream.clone_htod(&words(&b)).ctx("upload")?;
+    let mut od = gpu.stream.alloc_zeros::<u32>(a.len() * 48).ctx("alloc")?;
+    launch!(gpu, "fp_selftest", cfg_1d(n as u64, 128), &ad, &bd, &mut od, &n);
+    let o = gpu.stream.clone_dtoh(&od).ctx("download")?;
+    for i in 0..a.len() {
+        let want = [a[i].mul(&b[i]), a[i].add(&b[i]), a[i].sub(&b[i]), a[i].neg()];
+        for (k, op) in ["mul", "add", "sub", "neg"].iter().enumerate() {
+            let got = fp_from_words(&o[(4 * i + k) * 12..(4 * i + k + 1) * 12]);
+            if got != want[k] {
+                return Ok(Some(format!("{op} differs at index {i}")));
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn check_g1(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError> {
+    let mut p = random_points(1000, rng.gen());
+    let mut q = random_points(1000, rng.gen());
+    // Edge cases: q = p (doubling inside the addition), q = -p, identities.
+    let id = G1Affine::identity();
+    let (x, y) = (p[0], p[1]);
+    p.extend([x, x, id, y, id]);
+    q.extend([x, -x, y, id, id]);
+    let n = p.len() as u32;
+    let pd = gpu.stream.clone_htod(affine_words(&p)).ctx("upload")?;
+    let qd = gpu.stream.clone_htod(affine_words(&q)).ctx("upload")?;
+    let mut od = gpu.stream.alloc_zeros::<u32>(p.len() * 4 * 48).ctx("alloc")?;
+    launch!(gpu, "g1_selftest", cfg_1d(n as u64, 64), &pd, &qd, &mut od, &n);
+    let o = gpu.stream.clone_dtoh(&od).ctx("download")?;
+    for i in 0..p.len() {
+        let (a, b) = (G1Projective::from(p[i]), G1Projective::from(q[i]));
+        let want = [a + b, a.double(), a + b, a - b];
+        for (k, op) in ["mixed add", "double", "xyzz add", "mixed sub"].iter().enumerate() {
+            let got = xyzz_to_projective(&o[(4 * i + k) * 48..(4 * i + k + 1) * 48]);
+            if got != Some(want[k]) {
+                return Ok(Some(format!("{op} differs at index {i} (got {:?}, want {:?})", got.map(|g| g.to_affine()), want[k].to_affine())));
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn check_ntt(gpu: &Gpu, rng: &mut ChaCha8Rng, log_n: u32, len: usize, dir: NttDirection, coset: bool) -> Result<Option<String>, GpuError> {
+    let mut v = random_scalars(len, rng.gen());
+    v[0] = Scalar::ONE;
+    if len > 2 {
+        v[len - 1] = -Scalar::ONE;
+    }
+    let got = gpu.ntt(&v, log_n, dir, coset)?;
+    let want = ntt_ref(&v, log_n, dir == NttDirection::Inverse, coset);
+    Ok(got.iter().zip(&want).position(|(g, w)| g != w).map(|i| format!("differs from the CPU NTT at index {i}")))
+}
+
+fn check_h(gpu: &Gpu, rng: &mut ChaCha8Rng, log_n: u32) -> Result<Option<String>, GpuError> {
+    let n = 1usize << log_n;
+    let m = n - n / 3; // a/b/c shorter than the domain, as in a prover
+    let a = random_scalars(m, rng.gen());
+    let b = random_scalars(m, rng.gen());
+    let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect(); // satisfied: H has degree < n-1
+    let (got, _) = gpu.h_quotient(&a, &b, &c, log_n)?;
+    let want = h_ref(&a, &b, &c, log_n);
+    if let Some(i) = got.iter().zip(&want).position(|(g, w)| g != w) {
+        return Ok(Some(format!("differs from the CPU quotient at index {i}")));
+    }
+    if got[n - 1] != Scalar::ZERO {
+        return Ok(Some("top coefficient of H is not zero for a satisfied a*b=c".into()));
+    }
+    Ok(None)
+}
+
+fn check_msm(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize) -> Result<Option<String>, GpuError> {
+    let mut points = random_points(n, rng.gen());
+    let mut scalars = random_scalars(n, rng.gen());
+    // Specials (where they fit): zero, one, -1 scalars; identity, duplicate and opposite points.
+    let sp = special_scalars();
+    for (i, s) in sp.iter().enumerate() {
+        if 2 * i + 1 < n {
+            scalars[2 * i + 1] = *s;
+        }
+    }
+    if n > 12 {
+        points[3] = G1Affine::identity();
+        points[5] = points[4];
+        points[6] = points[4];
+        points[7] = -points[4];
+        scalars[6] = scalars[5];
+        points[n - 1] = points[0];
+    }
+    let got = gpu.msm(&points, &scalars)?;
+    let want = if n <= 64 {
+        points.iter().zip(&scalars).fold(G1Projective::identity(), |acc, (p, s)| acc + G1Projective::from(p) * s)
+    } else {
+        msm_ref(&points, &scalars)
+    };
+    Ok((got != want).then(|| "differs from the CPU MSM".to_string()))
+}
+
+fn check_msm_degenerate(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError> {
+    let points = random_points(5000, rng.gen());
+    let zeros = vec![Scalar::ZERO; 5000];
+    if gpu.msm(&points, &zeros)? != G1Projective::identity() {
+        return Ok(Some("all-zero scalars did not give the identity".into()));
+    }
+    let ids = vec![G1Affine::identity(); 5000];
+    let scalars = random_scalars(5000, rng.gen());
+    if gpu.msm(&ids, &scalars)? != G1Projective::identity() {
+        return Ok(Some("all-identity points did not give the identity".into()));
+    }
+    let ones = vec![Scalar::ONE; 5000];
+    if gpu.msm(&points, &ones)? != sum_ref(&points) {
+        return Ok(Some("all-one scalars did not give the sum of the points".into()));
+    }
+    Ok(None)
+}
+
+fn check_batch_add(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize) -> Result<Option<String>, GpuError> {
+    let total = n * 2 + 7;
+    let mut points = random_points(total, rng.gen());
+    points[1] = G1Affine::identity();
+    let idx: Vec<u32> = (0..total as u32).filter(|i| i % 2 == 1).take(n).collect();
+    let dev = gpu.upload_points(&points)?;
+    let got = gpu.sum_selected(&dev, &idx)?;
+    let want = idx.iter().fold(G1Projective::identity(), |acc, &i| acc + points[i as usize]);
+    if got != want {
+        return Ok(Some("indexed sum differs from the CPU sum".into()));
+    }
+    let (all, _) = gpu.sum_indexed(&dev, None, total)?;
+    Ok((all != sum_ref(&points)).then(|| "sum of all points differs from the CPU sum".to_string()))
+}
+
+/// A short fixed-width table of outcomes.
+pub fn format_outcomes(outcomes: &[CheckOutcome]) -> String {
+    let mut s = String::new();
+    for o in outcomes {
+        s.push_str(&format!("{:4} {:9.1} ms  {}{}\n", if o.ok { "ok" } else { "FAIL" }, o.ms, o.name, if o.ok { String::new() } else { format!(": {}", o.detail) }));
+    }
+    let failed = outcomes.iter().filter(|o| !o.ok).count();
+    s.push_str(&format!("{} checks, {} failed\n", outcomes.len(), failed));
+    s
+}
+

@@ -1,0 +1,307 @@
+//! Fr NTTs on the GPU: domains (twiddle tables resident on the device, one per size), the
+//! pass plan of the DIF kernel, forward/inverse/coset transforms and the quotient
+//! H = (A*B - C) / Z of Groth16, all natural order in and out like the CPU path.
+
+use std::sync::Arc;
+
+use blstrs::Scalar;
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use ff::{Field, PrimeField};
+
+use super::convert::{scalar_words, scalars_from_words};
+use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
+
+/// Largest supported domain (the twiddle index fits in 32 bits, the bit reversal too).
+pub const MAX_LOG_N: u32 = 28;
+
+/// Twiddle tables of one domain size, resident on the device.
+pub(crate) struct Domain {
+    log_n: u32,
+    /// w^j for j < n/2, and w^-j.
+    tw_fwd: CudaSlice<u32>,
+    tw_inv: CudaSlice<u32>,
+    omega: Scalar,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NttDirection {
+    Forward,
+    Inverse,
+}
+
+/// Device times (CUDA events) of the last H computation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NttTimes {
+    pub h2d_ms: f64,
+    pub ntt_ms: f64,
+    pub d2h_ms: f64,
+}
+
+/// Scale applied in the bit-reversal pass, out[j] *= c * base^j: the two-level tables of
+/// c * base^j on the device.
+pub(crate) struct Scale {
+    hi: CudaSlice<u32>,
+    lo: CudaSlice<u32>,
+}
+
+/// The DIF passes for 2^log_n: (lam0, k, log_g) = top stage, number of stages, lanes.
+pub(crate) fn pass_plan(log_n: u32) -> Vec<(u32, u32, u32)> {
+    let last = log_n.min(10);
+    let mut passes = Vec::new();
+    let mut lam = log_n as i64 - 1;
+    let mut remaining = log_n - last;
+    while remaining > 0 {
+        let k = remaining.min(6);
+        passes.push((lam as u32, k, 10 - k));
+        lam -= k as i64;
+        remaining -= k;
+    }
+    if last > 0 {
+        passes.push((last - 1, last, 0));
+    }
+    passes
+}
+
+/// hi[k] = c * base^(4096 k) for k < ceil(count / 4096), lo[k] = base^k for k < 4096.
+fn two_level(c: Scalar, base: Scalar, count: u64) -> (Vec<Scalar>, Vec<Scalar>) {
+    let mut lo = Vec::with_capacity(4096);
+    let mut x = Scalar::ONE;
+    for _ in 0..4096 {
+        lo.push(x);
+        x *= base;
+    }
+    let step = x; // base^4096
+    let nhi = count.div_ceil(4096).max(1) as usize;
+    let mut hi = Vec::with_capacity(nhi);
+    let mut y = c;
+    for _ in 0..nhi {
+        hi.push(y);
+        y *= step;
+    }
+    (hi, lo)
+}
+
+/// The primitive 2^log_n-th root of unity of the CPU path: ROOT_OF_UNITY squared down.
+pub fn omega(log_n: u32) -> Scalar {
+    let mut w = Scalar::ROOT_OF_UNITY;
+    for _ in log_n..Scalar::S {
+        w = w.square();
+    }
+    w
+}
+
+impl Gpu {
+    fn upload_scalars(&self, s: &[Scalar]) -> Result<CudaSlice<u32>, GpuError> {
+        self.stream.clone_htod(scalar_words(s)).ctx("upload scalars")
+    }
+
+    /// Device buffer of `count` powers c * base^j.
+    fn powers(&self, c: Scalar, base: Scalar, count: u64) -> Result<CudaSlice<u32>, GpuError> {
+        let Scale { hi: hi_d, lo: lo_d } = self.scale(c, base, count)?;
+        let mut out = self.stream.alloc_zeros::<u32>((count.max(1) * 8) as usize).ctx("alloc powers")?;
+        launch!(self, "fr_powers", cfg_1d(count, 256), &mut out, &count, &hi_d, &lo_d);
+        Ok(out)
+    }
+
+    /// Device tables of j -> c * base^j for j < count.
+    pub(crate) fn scale(&self, c: Scalar, base: Scalar, count: u64) -> Result<Scale, GpuError> {
+        let (hi, lo) = two_level(c, base, count);
+        Ok(Scale { hi: self.upload_scalars(&hi)?, lo: self.upload_scalars(&lo)? })
+    }
+
+    pub(crate) fn domain(&self, log_n: u32) -> Result<Arc<Domain>, GpuError> {
+        if !(1..=MAX_LOG_N).contains(&log_n) {
+            return Err(GpuError::Other(format!("NTT size 2^{log_n} outside 2^1..2^{MAX_LOG_N}")));
+        }
+        if let Some(d) = self.ntt_domains.lock().map_err(|_| GpuError::Other("poisoned domain cache".into()))?.get(&log_n) {
+            return Ok(d.clone());
+        }
+        let w = omega(log_n);
+        let winv = Option::<Scalar>::from(w.invert()).ok_or_else(|| GpuError::Other("omega not invertible".into()))?;
+        let half = 1u64 << (log_n - 1);
+        let d = Arc::new(Domain {
+            log_n,
+            tw_fwd: self.powers(Scalar::ONE, w, half)?,
+            tw_inv: self.powers(Scalar::ONE, winv, half)?,
+            omega: w,
+        });
+        self.ntt_domains
+            .lock()
+            .map_err(|_| GpuError::Other("poisoned domain cache".into()))?
+            .insert(log_n, d.clone());
+        Ok(d)
+    }
+
+    /// In-place NTT of `data` (2^log_n Fr, natural order in and out); `scratch` has the same
+    /// size and is swapped with `data`. `scale` multiplies output j by c * base^j.
+    pub(crate) fn ntt_device(
+        &self,
+        data: &mut CudaSlice<u32>,
+        scratch: &mut CudaSlice<u32>,
+        log_n: u32,
+        dir: NttDirection,
+        scale: Option<&Scale>,
+    ) -> Result<(), GpuError> {
+        let d = self.domain(log_n)?;
+        debug_assert_eq!(d.log_n, log_n);
+        let tw = match dir {
+            NttDirection::Forward => &d.tw_fwd,
+            NttDirection::Inverse => &d.tw_inv,
+        };
+        let n = 1u64 << log_n;
+        for (lam0, k, log_g) in pass_plan(log_n) {
+            let elems = 1u64 << (k + log_g);
+            let cfg = LaunchConfig {
+                grid_dim: ((n / elems) as u32, 1, 1),
+                block_dim: ((elems / 2) as u32, 1, 1),
+                shared_mem_bytes: (elems * 32) as u32,
+            };
+            launch!(self, "ntt_dif_pass", cfg, &mut *data, tw, &log_n, &lam0, &k, &log_g);
+        }
+        // Unscaled: the twiddle table stands in for the (unread) scale tables.
+        let (hi, lo, scaled) = match scale {
+            Some(s) => (&s.hi, &s.lo, 1u32),
+            None => (tw, tw, 0u32),
+        };
+        launch!(self, "ntt_bitrev_scale", cfg_1d(n, 256), &*data, &mut *scratch, &log_n, hi, lo, &scaled);
+        std::mem::swap(data, scratch);
+        Ok(())
+    }
+
+    /// NTT of `values` (padded with zeros to 2^log_n) on the GPU; `coset` evaluates on / interpolates
+    /// from the coset g*H with g = MULTIPLICATIVE_GENERATOR. Inverse includes the 1/n factor.
+    pub fn ntt(&self, values: &[Scalar], log_n: u32, dir: NttDirection, coset: bool) -> Result<Vec<Scalar>, GpuError> {
+        let n = 1usize << log_n;
+        if values.len() > n {
+            return Err(GpuError::Other(format!("{} values do not fit a domain of 2^{log_n}", values.len())));
+        }
+        let mut padded = values.to_vec();
+        padded.resize(n, Scalar::ZERO);
+        let mut data = self.upload_scalars(&padded)?;
+        let mut scratch = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
+        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        match (dir, coset) {
+            (NttDirection::Forward, false) => self.ntt_device(&mut data, &mut scratch, log_n, dir, None)?,
+            (NttDirection::Inverse, false) => {
+                let s = self.scale(self.ninv(log_n)?, Scalar::ONE, n as u64)?;
+                self.ntt_device(&mut data, &mut scratch, log_n, dir, Some(&s))?
+            }
+            (NttDirection::Forward, true) => {
+                // Scale the input by g^i (a pass of its own here; fused in the H pipeline).
+                let s = self.scale(Scalar::ONE, g, n as u64)?;
+                let nn = n as u64;
+                launch!(self, "fr_scale_powers", cfg_1d(nn, 256), &mut data, &nn, &s.hi, &s.lo);
+                self.ntt_device(&mut data, &mut scratch, log_n, dir, None)?
+            }
+            (NttDirection::Inverse, true) => {
+                let ginv = Option::<Scalar>::from(g.invert()).ok_or_else(|| GpuError::Other("g not invertible".into()))?;
+                let s = self.scale(self.ninv(log_n)?, ginv, n as u64)?;
+                self.ntt_device(&mut data, &mut scratch, log_n, dir, Some(&s))?
+            }
+        }
+        let out = self.stream.clone_dtoh(&data).ctx("download NTT")?;
+        Ok(scalars_from_words(&out))
+    }
+
+    fn ninv(&self, log_n: u32) -> Result<Scalar, GpuError> {
+        Option::<Scalar>::from(Scalar::from(1u64 << log_n).invert()).ok_or_else(|| GpuError::Other("n not invertible".into()))
+    }
+
+    /// The Groth16 quotient on the GPU: for each of a, b, c (evaluations on the domain H of
+    /// size 2^log_n, zero-padded): inverse NTT, then forward NTT on the coset gH; then
+    /// (a*b - c) / Z(g) with Z(g) = g^n - 1; then inverse coset NTT. Returns all 2^log_n
+    /// coefficients (the top one is zero for a satisfied circuit) and the device times.
+    pub fn h_quotient(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(Vec<Scalar>, NttTimes), GpuError> {
+        let (buf, mut times) = self.h_quotient_device(a, b, c, log_n)?;
+        let t0 = self.timer()?;
+        let out = self.stream.clone_dtoh(&buf).ctx("download H")?;
+        let t1 = self.timer()?;
+        times.d2h_ms = t0.ms_to(&t1)?;
+        Ok((scalars_from_words(&out), times))
+    }
+
+    /// [`Gpu::h_quotient`] leaving the 2^log_n coefficients (Montgomery words) on the device,
+    /// ready for the H MSM.
+    pub fn h_quotient_device(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
+        let n = 1usize << log_n;
+        for (name, v) in [("a", a), ("b", b), ("c", c)] {
+            if v.len() > n {
+                return Err(GpuError::Other(format!("{name} has {} values, over the domain 2^{log_n}", v.len())));
+            }
+        }
+        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        let ginv = Option::<Scalar>::from(g.invert()).ok_or_else(|| GpuError::Other("g not invertible".into()))?;
+        let ninv = self.ninv(log_n)?;
+        let zinv = Option::<Scalar>::from((g.pow_vartime([n as u64]) - Scalar::ONE).invert())
+            .ok_or_else(|| GpuError::Other("Z(g) = 0".into()))?;
+        self.domain(log_n)?; // twiddles and scale tables outside the timed region
+        let to_coset = self.scale(ninv, g, n as u64)?;
+        let from_coset = self.scale(ninv, ginv, n as u64)?;
+        let zinv_d = self.upload_scalars(&[zinv])?;
+        let t0 = self.timer()?;
+        let mut bufs = Vec::with_capacity(3);
+        for v in [a, b, c] {
+            let mut buf = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc H buffer")?;
+            let words = scalar_words(v);
+            if !words.is_empty() {
+                let mut view = buf.slice_mut(0..words.len());
+                self.stream.memcpy_htod(words, &mut view).ctx("upload a/b/c")?;
+            }
+            bufs.push(buf);
+        }
+        let mut scratch = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
+        let t1 = self.timer()?;
+        for buf in bufs.iter_mut() {
+            self.ntt_device(buf, &mut scratch, log_n, NttDirection::Inverse, Some(&to_coset))?;
+            self.ntt_device(buf, &mut scratch, log_n, NttDirection::Forward, None)?;
+        }
+        let nn = n as u64;
+        let (ab, rest) = bufs.split_at_mut(1);
+        launch!(self, "fr_abc_div_z", cfg_1d(nn, 256), &mut ab[0], &rest[0], &rest[1], &zinv_d, &nn);
+        self.ntt_device(&mut ab[0], &mut scratch, log_n, NttDirection::Inverse, Some(&from_coset))?;
+        let t2 = self.timer()?;
+        let times = NttTimes { h2d_ms: t0.ms_to(&t1)?, ntt_ms: t1.ms_to(&t2)?, d2h_ms: 0.0 };
+        let mut bufs = bufs.into_iter();
+        let out = bufs.next().ok_or_else(|| GpuError::Other("no H buffer".into()))?;
+        Ok((out, times))
+    }
+
+    /// Device time of one forward NTT of 2^log_n random values already on the device
+    /// (median of `runs` after one warm-up), for the bench.
+    pub fn time_ntt(&self, log_n: u32, runs: usize, seed: u64) -> Result<Vec<f64>, GpuError> {
+        let n = 1usize << log_n;
+        let values = super::reference::random_scalars(n, seed);
+        let mut data = self.upload_scalars(&values)?;
+        let mut scratch = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
+        self.ntt_device(&mut data, &mut scratch, log_n, NttDirection::Forward, None)?;
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let t0 = self.timer()?;
+            self.ntt_device(&mut data, &mut scratch, log_n, NttDirection::Forward, None)?;
+            let t1 = self.timer()?;
+            times.push(t0.ms_to(&t1)?);
+        }
+        let _ = &self.domain(log_n)?.omega;
+        Ok(times)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pass_plan;
+
+    #[test]
+    fn pass_plan_covers_every_stage_once_with_valid_lanes() {
+        for log_n in 1..=28u32 {
+            let mut next = log_n as i64 - 1;
+            for (lam0, k, log_g) in pass_plan(log_n) {
+                assert_eq!(lam0 as i64, next, "2^{log_n}: passes must be contiguous from the top");
+                assert!(k >= 1 && k + log_g <= 10, "2^{log_n}: a block holds at most 1024 elements");
+                let log_s = lam0 + 1 - k;
+                assert!(log_g <= log_s, "2^{log_n}: lanes must not exceed the stride");
+                next -= k as i64;
+            }
+            assert_eq!(next, -1, "2^{log_n}: every stage down to half-size 1");
+        }
+    }
+}

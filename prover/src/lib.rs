@@ -1,0 +1,34 @@
+//! proofscope's prover: Groth16 over BLS12-381 for any bellpepper circuit.
+//!
+//! The pipeline, one module per step (as arkworks keeps generator, prover and verifier
+//! apart): [`circuit`] (the PoRep-like benchmark family and its shape) →
+//! [`synthesis`] (witness and A/B/C evaluations with density tracking) →
+//! [`backend`] (`prove_start`: prep, NTTs of H, the G1 MSMs; `prove_finish`: the G2 MSM
+//! and assembly) built from [`ntt`] and [`msm`] → [`verifier`]. [`setup`] makes
+//! TEST-ONLY parameters, [`params`] stores them in a documented binary file, and
+//! [`engine`] runs many partitions through workers and locks while [`events`] turns
+//! every stage into timeline events.
+
+pub mod backend;
+pub mod circuit;
+pub mod cpu;
+pub mod domain;
+#[cfg(feature = "cuda")]
+pub mod gpu;
+pub mod engine;
+pub mod events;
+pub mod msm;
+pub mod msm_affine;
+pub mod ntt;
+pub mod params;
+pub mod proof;
+pub mod prover;
+pub mod setup;
+pub mod synthesis;
+pub mod verifier;
+
+pub use backend::{Backend, Blinding, Gate, NoGate, Pending};
+pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+pub use params::{Parameters, VerifyingKey};
+pub use proof::Proof;
+pub use synthesis::{ProvingAssignment, SynthesisFailure};

@@ -1,0 +1,256 @@
+//! Multi-scalar multiplication on the CPU: a parallel Pippenger bucket method, and the
+//! density split of the reference prover (supraseal/cuzk): zero scalars are skipped,
+//! scalar-one terms are summed by plain additions ([`batch_add`]) and only the rest goes
+//! through the bucket method ([`tail_msm`]). Witnesses of SHA-heavy circuits are mostly
+//! bits, so the split removes most of the work. Generic over the curve (G1 and G2).
+
+use blstrs::Scalar;
+use ff::PrimeField;
+use group::Curve;
+use rayon::prelude::*;
+
+/// A scalar in canonical form, little-endian 64-bit limbs.
+pub type Limbs = [u64; 4];
+
+pub fn to_limbs(s: &Scalar) -> Limbs {
+    let r = s.to_repr();
+    let mut l = [0u64; 4];
+    for (i, chunk) in r.chunks_exact(8).enumerate() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(chunk);
+        l[i] = u64::from_le_bytes(b);
+    }
+    l
+}
+
+const ONE: Limbs = [1, 0, 0, 0];
+const ZERO: Limbs = [0, 0, 0, 0];
+
+/// The density split of one MSM's scalars (indices refer to the query's points).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Split {
+    /// Number of scalars (= number of points the MSM covers).
+    pub len: usize,
+    pub zeros: usize,
+    /// Points whose scalar is one.
+    pub ones: Vec<u32>,
+    /// Points with any other scalar, and those scalars.
+    pub tail_idx: Vec<u32>,
+    pub tail: Vec<Limbs>,
+}
+
+impl Split {
+    /// Classify scalars in order (the i-th scalar belongs to the i-th point).
+    pub fn classify<'a>(scalars: impl IntoIterator<Item = &'a Scalar>) -> Split {
+        let mut s = Split::default();
+        for (i, x) in scalars.into_iter().enumerate() {
+            let l = to_limbs(x);
+            if l == ZERO {
+                s.zeros += 1;
+            } else if l == ONE {
+                s.ones.push(i as u32);
+            } else {
+                s.tail_idx.push(i as u32);
+                s.tail.push(l);
+            }
+            s.len = i + 1;
+        }
+        s
+    }
+
+    /// Classify a dense slice in parallel.
+    pub fn classify_par(scalars: &[Scalar]) -> Split {
+        const C: usize = 1 << 14;
+        let parts: Vec<Split> = scalars.par_chunks(C).map(|c| Split::classify(c.iter())).collect();
+        let mut out = Split::default();
+        for (k, p) in parts.into_iter().enumerate() {
+            let off = (k * C) as u32;
+            out.zeros += p.zeros;
+            out.ones.extend(p.ones.into_iter().map(|i| i + off));
+            out.tail_idx.extend(p.tail_idx.into_iter().map(|i| i + off));
+            out.tail.extend(p.tail);
+        }
+        out.len = scalars.len();
+        out
+    }
+}
+
+/// Sum of the points at `idx` (the scalar-one terms).
+pub fn batch_add<P>(bases: &[P::AffineRepr], idx: &[u32]) -> P
+where
+    P: Curve + Send + Sync,
+    P::AffineRepr: Send + Sync,
+{
+    idx.par_iter()
+        .with_min_len(1024)
+        .fold(P::identity, |mut acc, &i| {
+            acc += &bases[i as usize];
+            acc
+        })
+        .reduce(P::identity, |a, b| a + b)
+}
+
+/// Window width of the bucket method for `n` points.
+pub fn window_bits(n: usize) -> usize {
+    if n < 32 {
+        3
+    } else {
+        // ≈ ln(n) + 2, as the usual Pippenger cost model gives.
+        ((usize::BITS - n.leading_zeros()) as usize * 69 / 100 + 2).min(16)
+    }
+}
+
+#[inline]
+pub(crate) fn digit(l: &Limbs, offset: usize, c: usize) -> usize {
+    let limb = offset / 64;
+    let shift = offset % 64;
+    if limb >= 4 {
+        return 0;
+    }
+    let mut d = l[limb] >> shift;
+    if shift + c > 64 && limb + 1 < 4 {
+        d |= l[limb + 1] << (64 - shift);
+    }
+    (d as usize) & ((1usize << c) - 1)
+}
+
+/// Pippenger over `scalars[i]·bases[idx[i]]` (or `bases[i]` when `idx` is `None`).
+pub fn pippenger<P>(bases: &[P::AffineRepr], idx: Option<&[u32]>, scalars: &[Limbs]) -> P
+where
+    P: Curve + Send + Sync,
+    P::AffineRepr: Send + Sync,
+{
+    let n = scalars.len();
+    if n == 0 {
+        return P::identity();
+    }
+    let c = window_bits(n);
+    let windows = (Scalar::NUM_BITS as usize).div_ceil(c);
+    let threads = rayon::current_num_threads().max(1);
+    // Enough independent (chunk, window) tasks to keep every thread busy.
+    let chunks = threads.div_ceil(windows).max(1).min(n.div_ceil(1024).max(1));
+    let chunk_len = n.div_ceil(chunks);
+    let base_of = |i: usize| -> &P::AffineRepr {
+        match idx {
+            Some(ix) => &bases[ix[i] as usize],
+            None => &bases[i],
+        }
+    };
+    let window_sum = |w: usize, lo: usize, hi: usize| -> P {
+        let mut buckets = vec![P::identity(); (1 << c) - 1];
+        let off = w * c;
+        for i in lo..hi {
+            let d = digit(&scalars[i], off, c);
+            if d != 0 {
+                buckets[d - 1] += base_of(i);
+            }
+        }
+        let mut running = P::identity();
+        let mut acc = P::identity();
+        for b in buckets.iter().rev() {
+            running += b;
+            acc += &running;
+        }
+        acc
+    };
+    let sums: Vec<P> = (0..windows)
+        .into_par_iter()
+        .map(|w| {
+            (0..chunks)
+                .into_par_iter()
+                .map(|k| window_sum(w, k * chunk_len, ((k + 1) * chunk_len).min(n)))
+                .reduce(P::identity, |a, b| a + b)
+        })
+        .collect();
+    let mut acc = P::identity();
+    for s in sums.iter().rev() {
+        for _ in 0..c {
+            acc = acc.double();
+        }
+        acc += s;
+    }
+    acc
+}
+
+/// The tail of a split: the bucket method over the scalars that are neither 0 nor 1.
+pub fn tail_msm<P>(bases: &[P::AffineRepr], split: &Split) -> P
+where
+    P: Curve + Send + Sync,
+    P::AffineRepr: Send + Sync,
+{
+    pippenger::<P>(bases, Some(&split.tail_idx), &split.tail)
+}
+
+/// [`tail_msm`] for G1 with the batch-affine buckets of [`crate::msm_affine`].
+pub fn tail_msm_g1(bases: &[blstrs::G1Affine], split: &Split) -> blstrs::G1Projective {
+    crate::msm_affine::pippenger_g1(bases, Some(&split.tail_idx), &split.tail)
+}
+
+/// A whole MSM with the density split: `Σ scalars[i]·bases[i]`.
+pub fn msm<P>(bases: &[P::AffineRepr], scalars: &[Scalar]) -> P
+where
+    P: Curve + Send + Sync,
+    P::AffineRepr: Send + Sync,
+{
+    let split = Split::classify_par(scalars);
+    batch_add::<P>(bases, &split.ones) + tail_msm::<P>(bases, &split)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+    use ff::Field;
+    use group::Group;
+    use rand::{Rng, SeedableRng};
+
+    fn naive<P: Curve>(bases: &[P::AffineRepr], scalars: &[Scalar]) -> P
+    where
+        P: From<P::AffineRepr> + std::ops::Mul<Scalar, Output = P>,
+        P::AffineRepr: Copy,
+    {
+        bases.iter().zip(scalars).fold(P::identity(), |acc, (b, s)| acc + P::from(*b) * *s)
+    }
+
+    fn scalars(rng: &mut impl Rng, n: usize) -> Vec<Scalar> {
+        (0..n)
+            .map(|i| match i % 4 {
+                0 => Scalar::ZERO,
+                1 => Scalar::ONE,
+                2 => Scalar::from(rng.gen::<u64>()),
+                _ => Scalar::random(&mut *rng),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn g1_msm_matches_naive_with_zeros_ones_and_duplicates() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        for n in [0usize, 1, 5, 33, 200] {
+            let mut bases: Vec<G1Affine> = (0..n).map(|_| G1Projective::random(&mut rng).to_affine()).collect();
+            if n > 3 {
+                bases[3] = bases[2]; // duplicate point: the bucket method must double
+            }
+            let s = scalars(&mut rng, n);
+            assert_eq!(msm::<G1Projective>(&bases, &s), naive::<G1Projective>(&bases, &s), "n={n}");
+            let limbs: Vec<Limbs> = s.iter().map(to_limbs).collect();
+            assert_eq!(pippenger::<G1Projective>(&bases, None, &limbs), naive::<G1Projective>(&bases, &s));
+        }
+    }
+
+    #[test]
+    fn g2_msm_matches_naive() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        let bases: Vec<G2Affine> = (0..40).map(|_| G2Projective::random(&mut rng).to_affine()).collect();
+        let s = scalars(&mut rng, 40);
+        assert_eq!(msm::<G2Projective>(&bases, &s), naive::<G2Projective>(&bases, &s));
+    }
+
+    #[test]
+    fn split_counts_each_class() {
+        let s = [Scalar::ZERO, Scalar::ONE, Scalar::from(2u64), Scalar::ONE, -Scalar::ONE];
+        let sp = Split::classify(s.iter());
+        assert_eq!((sp.len, sp.zeros, sp.ones.clone(), sp.tail_idx.clone()), (5, 1, vec![1, 3], vec![2, 4]));
+        assert_eq!(Split::classify_par(&s), sp);
+    }
+}

@@ -1,0 +1,365 @@
+//! Groth16 parameters (proving and verifying key) and their binary file.
+//!
+//! # File layout (version 1, all integers little-endian)
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 8 | magic `PSCOPEGP` |
+//! | 8 | 4 | format version (1) |
+//! | 12 | 4 | curve id (1 = BLS12-381) |
+//! | 16 | 8 | flags (bit 0: made by the seeded TEST-ONLY setup) |
+//! | 24 | 8 | inputs (including ONE) |
+//! | 32 | 8 | aux variables |
+//! | 40 | 8 | constraints (including the input constraints) |
+//! | 48 | 8 | domain size n |
+//! | 56 | 64 | circuit id, UTF-8, NUL padded |
+//! | 120 | 7 × 24 | section table: (offset, count, bytes per point) for vk, ic, h, l, a, b_g1, b_g2 |
+//! | 288 | 32 | BLAKE3 of every byte after the header (offset 512 to the end) |
+//! | 320 | 192 | reserved, zero |
+//! | 512 | … | sections, in table order |
+//!
+//! Points are uncompressed (G1 96 bytes, G2 192 bytes, the zcash/bellman encoding). The
+//! vk section is α₁, β₁, δ₁ (G1) then β₂, γ₂, δ₂ (G2); its "bytes per point" is 0.
+//! Loading checks the magic, version, curve, lengths and hash, then decodes points in
+//! parallel with an on-curve check (the subgroup check is skipped: the hash already
+//! binds the content, and it would cost a scalar multiplication per point).
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use blstrs::{G1Affine, G2Affine};
+use rayon::prelude::*;
+
+pub const MAGIC: &[u8; 8] = b"PSCOPEGP";
+pub const VERSION: u32 = 1;
+pub const CURVE_BLS12_381: u32 = 1;
+pub const FLAG_TEST_ONLY: u64 = 1;
+pub const HEADER_LEN: usize = 512;
+const G1_BYTES: usize = 96;
+const G2_BYTES: usize = 192;
+const VK_BYTES: usize = 3 * G1_BYTES + 3 * G2_BYTES;
+const SECTIONS: [&str; 7] = ["vk", "ic", "h", "l", "a", "b_g1", "b_g2"];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyingKey {
+    pub alpha_g1: G1Affine,
+    pub beta_g1: G1Affine,
+    pub beta_g2: G2Affine,
+    pub gamma_g2: G2Affine,
+    pub delta_g1: G1Affine,
+    pub delta_g2: G2Affine,
+    /// (β·u_i(τ) + α·v_i(τ) + w_i(τ)) / γ for each input, ONE first.
+    pub ic: Vec<G1Affine>,
+}
+
+/// What the parameters were made for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamsInfo {
+    pub circuit_id: String,
+    pub num_inputs: u64,
+    pub num_aux: u64,
+    pub num_constraints: u64,
+    pub domain_size: u64,
+    /// Made by the seeded test-only setup: anyone knowing the seed can forge proofs.
+    pub test_only: bool,
+}
+
+/// The proving key (queries) with its verifying key, as in the bellman family: the A and
+/// B queries hold only the variables with a non-zero column (points at infinity are
+/// dropped), H has n − 1 points, L one per aux variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parameters {
+    pub vk: VerifyingKey,
+    pub h: Vec<G1Affine>,
+    pub l: Vec<G1Affine>,
+    pub a: Vec<G1Affine>,
+    pub b_g1: Vec<G1Affine>,
+    pub b_g2: Vec<G2Affine>,
+    pub info: ParamsInfo,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ParamsError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}: not a proofscope parameter file (bad magic {found:?}, expected {MAGIC:?})")]
+    BadMagic { path: String, found: Vec<u8> },
+    #[error("{path}: format version {found} is not supported (this build reads version {VERSION})")]
+    Version { path: String, found: u32 },
+    #[error("{path}: curve id {found} is not BLS12-381 ({CURVE_BLS12_381})")]
+    Curve { path: String, found: u32 },
+    #[error("{path}: truncated: {what} needs {needed} bytes, the file has {actual}")]
+    Truncated { path: String, what: String, needed: u64, actual: u64 },
+    #[error("{path}: content hash mismatch (the file is corrupt or was modified after it was written)")]
+    Hash { path: String },
+    #[error("{path}: section {section}: {reason}")]
+    Section { path: String, section: &'static str, reason: String },
+    #[error("{path}: section {section}, point #{index} is not on the curve")]
+    Point { path: String, section: &'static str, index: usize },
+    #[error("{path}: circuit id is not UTF-8")]
+    CircuitId { path: String },
+}
+
+/// How a load went (reported by `prove` and the engine).
+#[derive(Clone, Debug)]
+pub struct LoadReport {
+    pub bytes: u64,
+    pub elapsed: Duration,
+}
+
+fn put_u32(h: &mut [u8], at: usize, v: u32) {
+    h[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+fn put_u64(h: &mut [u8], at: usize, v: u64) {
+    h[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+fn get_u32(h: &[u8], at: usize) -> u32 {
+    let mut b = [0u8; 4];
+    b.copy_from_slice(&h[at..at + 4]);
+    u32::from_le_bytes(b)
+}
+fn get_u64(h: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&h[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
+/// Writes through to the file and hashes what it writes.
+struct HashingWriter<W: Write> {
+    inner: W,
+    hasher: blake3::Hasher,
+    written: u64,
+}
+
+impl<W: Write> Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.written += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn encode_g1(points: &[G1Affine]) -> Vec<u8> {
+    let mut out = vec![0u8; points.len() * G1_BYTES];
+    out.par_chunks_mut(G1_BYTES).zip(points.par_iter()).for_each(|(o, p)| o.copy_from_slice(&p.to_uncompressed()));
+    out
+}
+fn encode_g2(points: &[G2Affine]) -> Vec<u8> {
+    let mut out = vec![0u8; points.len() * G2_BYTES];
+    out.par_chunks_mut(G2_BYTES).zip(points.par_iter()).for_each(|(o, p)| o.copy_from_slice(&p.to_uncompressed()));
+    out
+}
+
+impl Parameters {
+    /// Write the parameter file (see the module docs for the layout).
+    pub fn write_file(&self, path: &Path) -> Result<u64, ParamsError> {
+        let name = path.display().to_string();
+        let io = |source| ParamsError::Io { path: name.clone(), source };
+        let vk = &self.vk;
+        let mut vk_bytes = Vec::with_capacity(VK_BYTES);
+        for p in [&vk.alpha_g1, &vk.beta_g1, &vk.delta_g1] {
+            vk_bytes.extend_from_slice(&p.to_uncompressed());
+        }
+        for p in [&vk.beta_g2, &vk.gamma_g2, &vk.delta_g2] {
+            vk_bytes.extend_from_slice(&p.to_uncompressed());
+        }
+        let counts = [6, vk.ic.len(), self.h.len(), self.l.len(), self.a.len(), self.b_g1.len(), self.b_g2.len()];
+        let sizes = [0, G1_BYTES, G1_BYTES, G1_BYTES, G1_BYTES, G1_BYTES, G2_BYTES];
+        let mut header = vec![0u8; HEADER_LEN];
+        header[..8].copy_from_slice(MAGIC);
+        put_u32(&mut header, 8, VERSION);
+        put_u32(&mut header, 12, CURVE_BLS12_381);
+        put_u64(&mut header, 16, if self.info.test_only { FLAG_TEST_ONLY } else { 0 });
+        put_u64(&mut header, 24, self.info.num_inputs);
+        put_u64(&mut header, 32, self.info.num_aux);
+        put_u64(&mut header, 40, self.info.num_constraints);
+        put_u64(&mut header, 48, self.info.domain_size);
+        let id = self.info.circuit_id.as_bytes();
+        let id_len = id.len().min(64);
+        header[56..56 + id_len].copy_from_slice(&id[..id_len]);
+        let mut offset = HEADER_LEN as u64;
+        for (k, (&count, &size)) in counts.iter().zip(&sizes).enumerate() {
+            let at = 120 + 24 * k;
+            put_u64(&mut header, at, offset);
+            put_u64(&mut header, at + 8, count as u64);
+            put_u64(&mut header, at + 16, size as u64);
+            offset += if k == 0 { VK_BYTES as u64 } else { (count * size) as u64 };
+        }
+        let file = File::create(path).map_err(io)?;
+        let mut w = HashingWriter { inner: BufWriter::with_capacity(1 << 22, file), hasher: blake3::Hasher::new(), written: 0 };
+        w.inner.write_all(&header).map_err(io)?;
+        w.write_all(&vk_bytes).map_err(io)?;
+        w.write_all(&encode_g1(&vk.ic)).map_err(io)?;
+        for q in [&self.h, &self.l, &self.a, &self.b_g1] {
+            // Encode in slices to bound the transient buffer.
+            for chunk in q.chunks(1 << 16) {
+                w.write_all(&encode_g1(chunk)).map_err(io)?;
+            }
+        }
+        for chunk in self.b_g2.chunks(1 << 15) {
+            w.write_all(&encode_g2(chunk)).map_err(io)?;
+        }
+        let hash = w.hasher.finalize();
+        header[288..320].copy_from_slice(hash.as_bytes());
+        let mut file = w.inner.into_inner().map_err(|e| io(e.into_error()))?;
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        file.write_all(&header).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        Ok(offset)
+    }
+
+    /// Read a parameter file, checking everything the layout promises.
+    pub fn read_file(path: &Path) -> Result<(Parameters, LoadReport), ParamsError> {
+        let t0 = Instant::now();
+        let name = path.display().to_string();
+        let mut bytes = Vec::new();
+        File::open(path)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map_err(|source| ParamsError::Io { path: name.clone(), source })?;
+        let params = Self::from_bytes(&bytes, &name)?;
+        Ok((params, LoadReport { bytes: bytes.len() as u64, elapsed: t0.elapsed() }))
+    }
+
+    /// Parse a whole parameter file held in memory; `name` is used in errors.
+    pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Parameters, ParamsError> {
+        let path = name.to_string();
+        let actual = bytes.len() as u64;
+        if bytes.len() < 8 || &bytes[..8] != MAGIC {
+            return Err(ParamsError::BadMagic { path, found: bytes[..bytes.len().min(8)].to_vec() });
+        }
+        if bytes.len() < HEADER_LEN {
+            return Err(ParamsError::Truncated { path, what: "the header".into(), needed: HEADER_LEN as u64, actual });
+        }
+        let h = &bytes[..HEADER_LEN];
+        let version = get_u32(h, 8);
+        if version != VERSION {
+            return Err(ParamsError::Version { path, found: version });
+        }
+        let curve = get_u32(h, 12);
+        if curve != CURVE_BLS12_381 {
+            return Err(ParamsError::Curve { path, found: curve });
+        }
+        let id_raw = &h[56..120];
+        let id_end = id_raw.iter().position(|&b| b == 0).unwrap_or(64);
+        let circuit_id = std::str::from_utf8(&id_raw[..id_end]).map_err(|_| ParamsError::CircuitId { path: path.clone() })?.to_string();
+        let info = ParamsInfo {
+            circuit_id,
+            num_inputs: get_u64(h, 24),
+            num_aux: get_u64(h, 32),
+            num_constraints: get_u64(h, 40),
+            domain_size: get_u64(h, 48),
+            test_only: get_u64(h, 16) & FLAG_TEST_ONLY != 0,
+        };
+        // Section table: every section must lie inside the file, in order, sized as said.
+        let mut ranges = Vec::with_capacity(7);
+        let mut expect = HEADER_LEN as u64;
+        for (k, &section) in SECTIONS.iter().enumerate() {
+            let at = 120 + 24 * k;
+            let (off, count, size) = (get_u64(h, at), get_u64(h, at + 8), get_u64(h, at + 16));
+            let want_size = match k {
+                0 => 0,
+                6 => G2_BYTES as u64,
+                _ => G1_BYTES as u64,
+            };
+            if size != want_size || (k == 0 && count != 6) {
+                return Err(ParamsError::Section { path, section, reason: format!("{count} points of {size} bytes, expected {want_size}-byte points") });
+            }
+            if off != expect {
+                return Err(ParamsError::Section { path, section, reason: format!("starts at {off}, expected {expect}") });
+            }
+            let len = if k == 0 { VK_BYTES as u64 } else { count.checked_mul(size).ok_or_else(|| ParamsError::Section { path: path.clone(), section, reason: "size overflows".into() })? };
+            let end = off.checked_add(len).ok_or_else(|| ParamsError::Section { path: path.clone(), section, reason: "size overflows".into() })?;
+            if end > actual {
+                return Err(ParamsError::Truncated { path, what: format!("section {section}"), needed: end, actual });
+            }
+            ranges.push((off as usize, end as usize, count as usize));
+            expect = end;
+        }
+        if expect != actual {
+            return Err(ParamsError::Section { path, section: "b_g2", reason: format!("{} trailing bytes after the last section", actual - expect) });
+        }
+        let hash = blake3::hash(&bytes[HEADER_LEN..]);
+        if hash.as_bytes()[..] != h[288..320] {
+            return Err(ParamsError::Hash { path });
+        }
+        // Sizes must agree with the header's circuit description.
+        let checks: [(&'static str, usize, u64); 3] = [
+            ("ic", ranges[1].2, info.num_inputs),
+            ("h", ranges[2].2, info.domain_size.saturating_sub(1)),
+            ("l", ranges[3].2, info.num_aux),
+        ];
+        for (section, got, want) in checks {
+            if got as u64 != want {
+                return Err(ParamsError::Section { path, section, reason: format!("{got} points, the header implies {want}") });
+            }
+        }
+        let g1 = |k: usize| decode_g1(&bytes[ranges[k].0..ranges[k].1], &path, SECTIONS[k]);
+        let (o, _, _) = ranges[0];
+        let vk_g1 = decode_g1(&bytes[o..o + 3 * G1_BYTES], &path, "vk")?;
+        let vk_g2 = decode_g2(&bytes[o + 3 * G1_BYTES..o + VK_BYTES], &path, "vk")?;
+        let vk = VerifyingKey {
+            alpha_g1: vk_g1[0],
+            beta_g1: vk_g1[1],
+            delta_g1: vk_g1[2],
+            beta_g2: vk_g2[0],
+            gamma_g2: vk_g2[1],
+            delta_g2: vk_g2[2],
+            ic: g1(1)?,
+        };
+        Ok(Parameters {
+            vk,
+            h: g1(2)?,
+            l: g1(3)?,
+            a: g1(4)?,
+            b_g1: g1(5)?,
+            b_g2: decode_g2(&bytes[ranges[6].0..ranges[6].1], &path, "b_g2")?,
+            info,
+        })
+    }
+
+    /// Refuse parameters made for a different circuit shape.
+    pub fn check_fits(&self, inputs: usize, aux: usize, constraints: usize) -> Result<(), String> {
+        let i = &self.info;
+        if i.num_inputs as usize != inputs || i.num_aux as usize != aux || i.num_constraints as usize != constraints {
+            return Err(format!(
+                "parameters `{}` are for {} inputs / {} aux / {} constraints, the circuit has {} / {} / {}",
+                i.circuit_id, i.num_inputs, i.num_aux, i.num_constraints, inputs, aux, constraints
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn decode_g1(bytes: &[u8], path: &str, section: &'static str) -> Result<Vec<G1Affine>, ParamsError> {
+    bytes
+        .par_chunks(G1_BYTES)
+        .enumerate()
+        .map(|(index, c)| {
+            let mut b = [0u8; G1_BYTES];
+            b.copy_from_slice(c);
+            Option::<G1Affine>::from(G1Affine::from_uncompressed_unchecked(&b))
+                .filter(|p| bool::from(p.is_on_curve()))
+                .ok_or(ParamsError::Point { path: path.to_string(), section, index })
+        })
+        .collect()
+}
+
+fn decode_g2(bytes: &[u8], path: &str, section: &'static str) -> Result<Vec<G2Affine>, ParamsError> {
+    bytes
+        .par_chunks(G2_BYTES)
+        .enumerate()
+        .map(|(index, c)| {
+            let mut b = [0u8; G2_BYTES];
+            b.copy_from_slice(c);
+            Option::<G2Affine>::from(G2Affine::from_uncompressed_unchecked(&b))
+                .filter(|p| bool::from(p.is_on_curve()))
+                .ok_or(ParamsError::Point { path: path.to_string(), section, index })
+        })
+        .collect()
+}

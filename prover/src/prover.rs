@@ -1,0 +1,160 @@
+//! The stages of proving one partition, each a `tracing` span named after its
+//! [`timeline::SpanKind`] (synthesis, prep_msm, ntt, msm_h, msm_l, msm_a, msm_b_g1 with
+//! batch_add and tail_msm nested in each MSM, b_g2_msm, finalize), and [`prove`], the
+//! one-call prover that runs them in order on a backend. The CPU backend is these stages
+//! called in sequence; another backend can reuse any of them (e.g. [`finish`]).
+
+use bellpepper_core::Circuit;
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use group::Curve;
+use rand::RngCore;
+use tracing::info_span;
+
+use crate::backend::{Backend, Blinding, NoGate, Pending, ProveError};
+use crate::domain::Domain;
+use crate::msm::{self, Split};
+use crate::ntt;
+use crate::params::Parameters;
+use crate::proof::Proof;
+use crate::synthesis::{self, ProvingAssignment};
+
+/// Synthesise one partition (span `synthesis`).
+pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<ProvingAssignment, ProveError> {
+    let span = info_span!("synthesis", constraints = tracing::field::Empty);
+    let _e = span.enter();
+    let a = synthesis::synthesize(circuit)?;
+    span.record("constraints", a.num_constraints() as u64);
+    Ok(a)
+}
+
+/// The density splits of the A, B and L MSMs (computed by `prep_msm`).
+#[derive(Clone, Debug, Default)]
+pub struct MsmPlan {
+    pub a: Split,
+    pub b: Split,
+    pub l: Split,
+}
+
+/// CPU preparation (span `prep_msm`): check the parameters fit the assignment, then
+/// classify the scalars of every query (zero / one / tail) following the densities.
+pub fn prep_msm(asg: &ProvingAssignment, params: &Parameters) -> Result<MsmPlan, ProveError> {
+    let span = info_span!("prep_msm");
+    let _e = span.enter();
+    params
+        .check_fits(asg.input_assignment.len(), asg.aux_assignment.len(), asg.num_constraints())
+        .map_err(ProveError::ParamsMismatch)?;
+    let (inp, aux) = (&asg.input_assignment, &asg.aux_assignment);
+    let (a, (b, l)) = rayon::join(
+        || Split::classify(inp.iter().chain(aux.iter().enumerate().filter(|(i, _)| asg.a_aux_density.get(*i)).map(|(_, s)| s))),
+        || {
+            rayon::join(
+                || {
+                    Split::classify(
+                        inp.iter()
+                            .enumerate()
+                            .filter(|(i, _)| asg.b_input_density.get(*i))
+                            .map(|(_, s)| s)
+                            .chain(aux.iter().enumerate().filter(|(i, _)| asg.b_aux_density.get(*i)).map(|(_, s)| s)),
+                    )
+                },
+                || Split::classify_par(aux),
+            )
+        },
+    );
+    let check = |what: &str, split: &Split, points: usize| {
+        if split.len != points {
+            Err(ProveError::ParamsMismatch(format!("the {what} query has {points} points, the witness needs {}", split.len)))
+        } else {
+            Ok(())
+        }
+    };
+    check("A", &a, params.a.len())?;
+    check("B (G1)", &b, params.b_g1.len())?;
+    check("B (G2)", &b, params.b_g2.len())?;
+    check("L", &l, params.l.len())?;
+    Ok(MsmPlan { a, b, l })
+}
+
+/// H coefficients by NTTs (span `ntt`).
+pub fn ntt_h(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>, params: &Parameters) -> Result<Vec<Scalar>, ProveError> {
+    let span = info_span!("ntt", n = params.info.domain_size);
+    let _e = span.enter();
+    let d = Domain::new(a.len())?;
+    if d.n as u64 != params.info.domain_size {
+        return Err(ProveError::ParamsMismatch(format!("domain of {} points, the parameters have {}", d.n, params.info.domain_size)));
+    }
+    Ok(ntt::compute_h(a, b, c, &d))
+}
+
+/// The H MSM (span `msm_h`): dense, random scalars, straight to the bucket method.
+pub fn msm_h(h: &[Scalar], params: &Parameters) -> G1Projective {
+    let span = info_span!("msm_h", points = h.len() as u64);
+    let _e = span.enter();
+    let limbs: Vec<msm::Limbs> = {
+        use rayon::prelude::*;
+        h.par_iter().map(msm::to_limbs).collect()
+    };
+    crate::msm_affine::pippenger_g1(&params.h, None, &limbs)
+}
+
+/// One split MSM in G1 as a span `name` with `batch_add` and `tail_msm` nested in it.
+pub fn msm_split_g1(name: &'static str, bases: &[G1Affine], split: &Split) -> G1Projective {
+    let span = match name {
+        "msm_l" => info_span!("msm_l", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
+        "msm_a" => info_span!("msm_a", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
+        _ => info_span!("msm_b_g1", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
+    };
+    let _e = span.enter();
+    let ones = {
+        let s = info_span!("batch_add", query = name, points = split.ones.len() as u64);
+        let _e = s.enter();
+        msm::batch_add::<G1Projective>(bases, &split.ones)
+    };
+    let tail = {
+        let s = info_span!("tail_msm", query = name, points = split.tail.len() as u64);
+        let _e = s.enter();
+        msm::tail_msm_g1(bases, split)
+    };
+    ones + tail
+}
+
+/// The G2 MSM of the B query (span `b_g2_msm`), on the CPU.
+pub fn b_g2_msm(bases: &[G2Affine], split: &Split) -> G2Projective {
+    let span = info_span!("b_g2_msm", points = split.len as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64);
+    let _e = span.enter();
+    msm::batch_add::<G2Projective>(bases, &split.ones) + msm::tail_msm::<G2Projective>(bases, split)
+}
+
+/// Blinding and assembly of the three proof elements (span `finalize`).
+pub fn assemble(p: &Pending, b_g2: G2Projective, params: &Parameters) -> Proof {
+    let span = info_span!("finalize");
+    let _e = span.enter();
+    let vk = &params.vk;
+    let Blinding { r, s } = p.blinding;
+    // A = α + Σa_i·A_i + r·δ ;  B = β + Σb_i·B_i + s·δ
+    let g_a = G1Projective::from(vk.alpha_g1) + p.a + G1Projective::from(vk.delta_g1) * r;
+    let g_b = G2Projective::from(vk.beta_g2) + b_g2 + G2Projective::from(vk.delta_g2) * s;
+    let b_g1 = G1Projective::from(vk.beta_g1) + p.b_g1 + G1Projective::from(vk.delta_g1) * s;
+    // C = s·A + r·B₁ − r·s·δ + H + L
+    let g_c = g_a * s + b_g1 * r - G1Projective::from(vk.delta_g1) * (r * s) + p.h + p.l;
+    Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() }
+}
+
+/// The CPU finish every backend may use: b_g2_msm then finalize.
+pub fn finish(p: Pending, params: &Parameters) -> Result<Proof, ProveError> {
+    let b_g2 = b_g2_msm(&params.b_g2, &p.b_split);
+    Ok(assemble(&p, b_g2, params))
+}
+
+/// Prove one circuit on `backend` with fresh blinding from `rng` (no engine, no locks).
+pub fn prove<C: Circuit<Scalar>>(
+    circuit: C,
+    params: &Parameters,
+    backend: &dyn Backend,
+    rng: &mut impl RngCore,
+) -> Result<(Proof, Vec<Scalar>), ProveError> {
+    let asg = synthesize(circuit)?;
+    let inputs = asg.public_inputs().to_vec();
+    let pending = backend.prove_start(asg, params, Blinding::random(rng), &NoGate)?;
+    Ok((backend.prove_finish(pending, params)?, inputs))
+}

@@ -1,0 +1,189 @@
+//! End-to-end Groth16 tests on tiny circuits: prove and verify, the negative cases
+//! (tampered proof, wrong public input, unsatisfied witness, corrupt or mismatched
+//! parameter files) and the cross-check with bellperson in both directions.
+
+use bellperson::groth16 as bp;
+use blstrs::{Bls12, G1Projective, Scalar};
+use ff::Field;
+use group::{Curve, Group};
+use prover::backend::{Backend, Blinding, NoGate, ProveError};
+use prover::circuit::{measure, PorepLike};
+use prover::cpu::CpuBackend;
+use prover::params::{ParamsError, ParamsInfo, VerifyingKey};
+use prover::{prover as pv, setup, verifier, Parameters, Proof, SynthesisFailure};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+fn params_for(c: &PorepLike, seed: u64) -> Parameters {
+    setup::generate_test_params(c.clone(), &c.id(), seed).expect("setup")
+}
+
+#[test]
+fn small_circuits_prove_and_verify() {
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    for n in [1u64 << 8, 1 << 10] {
+        let c = PorepLike::new(n, 5);
+        let params = params_for(&c, 11);
+        assert_eq!(params.info.num_constraints, n, "constraint count is exact");
+        assert_eq!(params.info.domain_size, n);
+        let (proof, inputs) = pv::prove(c, &params, &CpuBackend::new(0), &mut rng).expect("prove");
+        assert_eq!(inputs.len(), 1);
+        assert_eq!(verifier::verify(&params.vk, &proof, &inputs), Ok(true), "n={n}");
+        // Round trip through the 192-byte encoding.
+        assert_eq!(Proof::from_bytes(&proof.to_bytes()).unwrap(), proof);
+    }
+}
+
+#[test]
+fn tampered_proof_and_wrong_input_are_rejected() {
+    let mut rng = ChaCha20Rng::seed_from_u64(2);
+    let c = PorepLike::new(1 << 8, 9);
+    let params = params_for(&c, 12);
+    let (proof, inputs) = pv::prove(c, &params, &CpuBackend::new(0), &mut rng).unwrap();
+    let mut bad = proof;
+    bad.c = (G1Projective::from(bad.c) + G1Projective::generator()).to_affine();
+    assert_eq!(verifier::verify(&params.vk, &bad, &inputs), Ok(false));
+    let mut bad = proof;
+    bad.a = (G1Projective::from(bad.a).double()).to_affine();
+    assert_eq!(verifier::verify(&params.vk, &bad, &inputs), Ok(false));
+    let wrong = vec![inputs[0] + Scalar::ONE];
+    assert_eq!(verifier::verify(&params.vk, &proof, &wrong), Ok(false));
+    assert!(verifier::verify(&params.vk, &proof, &[]).is_err(), "input count mismatch is an error");
+    // Garbage bytes are an error, not a panic.
+    assert!(Proof::from_bytes(&[0u8; 191]).is_err());
+    assert!(Proof::from_bytes(&[0xffu8; 192]).is_err());
+}
+
+#[test]
+fn same_blinding_gives_identical_proofs_and_fresh_blinding_differs() {
+    let c = PorepLike::new(1 << 8, 4);
+    let params = params_for(&c, 13);
+    let b = Blinding::random(&mut ChaCha20Rng::seed_from_u64(3));
+    let cpu = CpuBackend::new(0);
+    let run = |bl: Blinding| {
+        let asg = pv::synthesize(c.clone()).unwrap();
+        let p = cpu.prove_start(asg, &params, bl, &NoGate).unwrap();
+        cpu.prove_finish(p, &params).unwrap()
+    };
+    assert_eq!(run(b), run(b));
+    assert_ne!(run(b), run(Blinding::random(&mut ChaCha20Rng::seed_from_u64(4))));
+}
+
+#[test]
+fn unsatisfied_witness_is_caught_at_synthesis_with_its_index() {
+    let mut c = PorepLike::new(1 << 8, 1);
+    c.corrupt_row = Some(10);
+    let params = params_for(&PorepLike::new(1 << 8, 1), 14);
+    let err = pv::prove(c, &params, &CpuBackend::new(0), &mut ChaCha20Rng::seed_from_u64(5)).unwrap_err();
+    match err {
+        // SHA section is empty at this size; the arithmetic section starts at row 0, and
+        // the corrupted variable's defining row is the first to fail.
+        ProveError::Synthesis(SynthesisFailure::Unsatisfied { index, .. }) => assert_eq!(index, 10),
+        other => panic!("expected an unsatisfied constraint, got {other}"),
+    }
+}
+
+#[test]
+fn sha_sections_synthesise_satisfied_and_shape_is_porep_like() {
+    let c = PorepLike::new(1 << 16, 2);
+    let layout = c.layout().unwrap();
+    assert!(layout.sha_blocks >= 1);
+    let asg = prover::synthesis::synthesize(c.clone()).expect("satisfied");
+    assert_eq!(asg.num_constraints() as u64, 1 << 16);
+    let shape = measure(c).unwrap();
+    assert_eq!(shape.constraints, 1 << 16);
+    assert_eq!(shape.aux as usize, asg.aux_assignment.len());
+    let b = shape.per_row(shape.nnz_b);
+    assert!((0.8..=1.4).contains(&b), "B nnz/row {b}");
+    assert!(shape.b_aux_density > 0.1 && shape.b_aux_density < 0.6, "b-aux density {}", shape.b_aux_density);
+}
+
+#[test]
+fn parameter_file_round_trips_and_rejects_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = PorepLike::new(1 << 8, 0);
+    let params = params_for(&c, 15);
+    let path = dir.path().join("p.bin");
+    params.write_file(&path).unwrap();
+    let (back, report) = Parameters::read_file(&path).unwrap();
+    assert_eq!(back, params);
+    assert!(back.info.test_only);
+    assert_eq!(report.bytes, std::fs::metadata(&path).unwrap().len());
+
+    let bytes = std::fs::read(&path).unwrap();
+    let load = |b: &[u8]| Parameters::from_bytes(b, "t.bin").unwrap_err();
+    let mut flipped = bytes.clone();
+    let mid = bytes.len() / 2;
+    flipped[mid] ^= 1;
+    assert!(matches!(load(&flipped), ParamsError::Hash { .. }), "{}", load(&flipped));
+    assert!(matches!(load(&bytes[..bytes.len() - 7]), ParamsError::Truncated { .. }));
+    assert!(matches!(load(&bytes[..100]), ParamsError::Truncated { .. }));
+    assert!(matches!(load(b"not a params file"), ParamsError::BadMagic { .. }));
+    let mut v = bytes.clone();
+    v[8] = 9;
+    assert!(matches!(load(&v), ParamsError::Version { found: 9, .. }));
+    let msg = load(&flipped).to_string();
+    assert!(msg.contains("t.bin"), "errors name the file: {msg}");
+    let missing = Parameters::read_file(&dir.path().join("nope.bin")).unwrap_err();
+    assert!(missing.to_string().contains("nope.bin"));
+}
+
+#[test]
+fn parameters_of_another_circuit_are_refused() {
+    let params = params_for(&PorepLike::new(1 << 8, 0), 16);
+    let err = pv::prove(PorepLike::new(1 << 9, 0), &params, &CpuBackend::new(0), &mut ChaCha20Rng::seed_from_u64(6)).unwrap_err();
+    assert!(matches!(err, ProveError::ParamsMismatch(_)), "{err}");
+}
+
+fn from_bellperson(p: &bp::Parameters<Bls12>, c: &PorepLike) -> Parameters {
+    let shape = measure(c.clone()).unwrap();
+    Parameters {
+        vk: VerifyingKey {
+            alpha_g1: p.vk.alpha_g1,
+            beta_g1: p.vk.beta_g1,
+            beta_g2: p.vk.beta_g2,
+            gamma_g2: p.vk.gamma_g2,
+            delta_g1: p.vk.delta_g1,
+            delta_g2: p.vk.delta_g2,
+            ic: p.vk.ic.clone(),
+        },
+        h: (*p.h).clone(),
+        l: (*p.l).clone(),
+        a: (*p.a).clone(),
+        b_g1: (*p.b_g1).clone(),
+        b_g2: (*p.b_g2).clone(),
+        info: ParamsInfo {
+            circuit_id: c.id(),
+            num_inputs: shape.inputs,
+            num_aux: shape.aux,
+            num_constraints: shape.constraints,
+            domain_size: shape.domain_size,
+            test_only: true,
+        },
+    }
+}
+
+#[test]
+fn cross_check_with_bellperson() {
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    let c = PorepLike::new(1 << 9, 21);
+    let bp_params = bp::generate_random_parameters::<Bls12, _, _>(c.clone(), &mut rng).expect("bellperson setup");
+    let pvk = bp::prepare_verifying_key(&bp_params.vk);
+    let ours = from_bellperson(&bp_params, &c);
+
+    // Our proof, bellperson's parameters and verifier.
+    let (proof, inputs) = pv::prove(c.clone(), &ours, &CpuBackend::new(0), &mut rng).expect("prove");
+    let as_bp = bp::Proof::<Bls12> { a: proof.a, b: proof.b, c: proof.c };
+    assert!(bp::verify_proof(&pvk, &as_bp, &inputs).unwrap(), "bellperson accepts our proof");
+    // The byte encodings agree too.
+    let mut bytes = Vec::new();
+    as_bp.write(&mut bytes).unwrap();
+    assert_eq!(bytes, proof.to_bytes().to_vec());
+    let tampered = bp::Proof::<Bls12> { a: proof.a, b: proof.b, c: (G1Projective::from(proof.c) + G1Projective::generator()).to_affine() };
+    assert!(!bp::verify_proof(&pvk, &tampered, &inputs).unwrap(), "bellperson rejects a tampered proof");
+
+    // bellperson's proof, our verifier.
+    let theirs = bp::create_random_proof(c, &bp_params, &mut rng).expect("bellperson proof");
+    let theirs = Proof { a: theirs.a, b: theirs.b, c: theirs.c };
+    assert_eq!(verifier::verify(&ours.vk, &theirs, &inputs), Ok(true));
+}

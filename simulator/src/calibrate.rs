@@ -1,0 +1,378 @@
+//! `calibrate`: from measured timelines to a model config. Fits, per phase, the cost
+//! distribution of a partition ([`crate::costs::fit`]) and the synthesis contention
+//! (knee and slope of `1 + slope · max(0, n − knee)`), and reads the pipeline's shape
+//! (proofs, partitions, pw, gw, GPUs, proofs in flight) off the spans. What a log cannot
+//! tell (cores, RAM, VRAM, bandwidths, footprints) comes from a base config.
+//!
+//! Two kinds of input:
+//! - our JSON lines (prover or simulator), which carry kernel, prep, G2 MSM, upload and
+//!   finalisation spans: every cost is measured directly;
+//! - a cuzk log, which only has GPU_START..GPU_END per call: the serial device time per
+//!   partition is the median spacing of consecutive call ends while the device was
+//!   saturated (calls overlapping), and the CPU part of a call is the shortest call minus
+//!   it (a call that did not wait for the lock: a cold start, or one after an idle gap). The split of
+//!   that CPU part into prep / G2 MSM / epilogue, and of the device time into kernels,
+//!   follows the base config's proportions (the log cannot tell them apart).
+//!
+//! Contention: for each synthesis, the time-average number of syntheses running during
+//! it (n̄). The part of its duration that the CPU pool's core/bandwidth sharing already
+//! explains (n̄ × demand / capacity, from the base config) is divided out; the rest is
+//! fitted by least squares over candidate knees. One run at one pw rarely shows enough
+//! spread in n̄: pass several runs (e.g. pw = 10, 20, 30) to identify the slope.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+use timeline::{Run, Span, SpanKind};
+
+use crate::config::{Config, Contention, LockMode};
+use crate::costs::{fit, Dist};
+
+/// The default base: the reference box of the cuzk campaign, Phase 8 settings.
+pub const DEFAULT_BASE: &str = include_str!("../configs/phase8.toml");
+
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    #[error("{0}: no synthesis spans: nothing to calibrate the synthesis cost from")]
+    NoSynthesis(String),
+    #[error("{0}: no gpu spans and no kernel spans: nothing to calibrate the GPU side from")]
+    NoGpu(String),
+}
+
+/// What was fitted, for the report and the comments of the written TOML.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FitReport {
+    pub inputs: Vec<String>,
+    pub synthesis_samples: usize,
+    pub synth_concurrency_min: f64,
+    pub synth_concurrency_max: f64,
+    pub gpu_calls: usize,
+    /// "kernel spans" or "cuzk call spacing".
+    pub gpu_source: String,
+    pub device_time_per_partition_ms: f64,
+    pub cpu_part_of_call_ms: f64,
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Calibration {
+    pub config: Config,
+    pub report: FitReport,
+}
+
+impl Calibration {
+    /// The config as TOML, headed by comments saying what was fitted and from what.
+    pub fn to_toml(&self) -> String {
+        let mut s = String::new();
+        s.push_str("# Calibrated by `proofscope calibrate` from:\n");
+        for i in &self.report.inputs {
+            s.push_str(&format!("#   {i}\n"));
+        }
+        s.push_str(&format!(
+            "# {} synthesis spans (concurrency {:.1}..{:.1}), {} GPU calls ({}).\n",
+            self.report.synthesis_samples,
+            self.report.synth_concurrency_min,
+            self.report.synth_concurrency_max,
+            self.report.gpu_calls,
+            self.report.gpu_source
+        ));
+        for n in &self.report.notes {
+            s.push_str(&format!("# {n}\n"));
+        }
+        s.push_str("# Machine, memory and CPU-demand sections come from the base config.\n\n");
+        s.push_str(&self.config.to_toml());
+        s
+    }
+}
+
+fn dur_ms(s: &Span) -> Option<f64> {
+    s.end_ns.map(|e| e.saturating_sub(s.start_ns) as f64 / 1e6)
+}
+
+/// Time-average number of `others` intervals overlapping [a, b) (the span itself included).
+fn mean_concurrency(a: u64, b: u64, sorted: &[(u64, u64)]) -> f64 {
+    if b <= a {
+        return 1.0;
+    }
+    let mut total = 0u128;
+    for &(s, e) in sorted {
+        if s >= b {
+            break;
+        }
+        if e <= a {
+            continue;
+        }
+        total += (e.min(b) - s.max(a)) as u128;
+    }
+    total as f64 / (b - a) as f64
+}
+
+/// Per-partition sums of one kind's durations (a partition may have several spans).
+fn per_partition(run: &Run, kinds: &[SpanKind]) -> Vec<f64> {
+    let mut m: BTreeMap<(String, u32), f64> = BTreeMap::new();
+    for s in run.spans.iter().filter(|s| kinds.contains(&s.kind)) {
+        if let (Some(d), Some(j), Some(p)) = (dur_ms(s), &s.job, s.partition) {
+            *m.entry((j.clone(), p)).or_default() += d;
+        }
+    }
+    m.into_values().collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut s: Vec<f64> = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    if s.is_empty() {
+        return 0.0;
+    }
+    let i = ((s.len() - 1) as f64 * q).round() as usize;
+    s[i]
+}
+
+/// Max number of intervals open at once.
+fn max_concurrency(iv: &[(u64, u64)]) -> u32 {
+    let mut ev: Vec<(u64, i32)> = Vec::with_capacity(iv.len() * 2);
+    for &(s, e) in iv {
+        ev.push((s, 1));
+        ev.push((e, -1));
+    }
+    ev.sort();
+    let (mut cur, mut best) = (0i32, 0i32);
+    for (_, d) in ev {
+        cur += d;
+        best = best.max(cur);
+    }
+    best.max(0) as u32
+}
+
+/// Least-squares fit of t = t0 · (1 + slope · max(0, n − knee)) over candidate knees.
+pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention) {
+    let t_mean = mean(&samples.iter().map(|x| x.1).collect::<Vec<_>>());
+    let n_min = samples.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
+    let n_max = samples.iter().map(|x| x.0).fold(0.0, f64::max);
+    if samples.len() < 4 || n_max - n_min < 1.0 {
+        return (t_mean, Contention { synth_knee: n_max.ceil(), synth_slope: 0.0 });
+    }
+    let mut best = (f64::INFINITY, t_mean, Contention { synth_knee: n_max.ceil(), synth_slope: 0.0 });
+    let mut k = n_min.floor().max(0.0);
+    while k < n_max {
+        let xs: Vec<f64> = samples.iter().map(|(n, _)| (n - k).max(0.0)).collect();
+        let ys: Vec<f64> = samples.iter().map(|x| x.1).collect();
+        let (mx, my) = (mean(&xs), mean(&ys));
+        let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+        let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+        let b = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
+        let a = my - b * mx;
+        if a > 0.0 {
+            let sse: f64 = xs.iter().zip(&ys).map(|(x, y)| (y - a - b * x).powi(2)).sum();
+            if sse < best.0 * (1.0 - 1e-9) {
+                best = (sse, a, Contention { synth_knee: k, synth_slope: b / a });
+            }
+        }
+        k += 0.5;
+    }
+    let c = best.2;
+    (best.1, Contention { synth_knee: c.synth_knee, synth_slope: (c.synth_slope * 1e4).round() / 1e4 })
+}
+
+/// Calibrate from one or more measured runs of the same machine and pipeline code.
+pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, CalibrateError> {
+    let mut cfg = base.clone();
+    let mut rep = FitReport { inputs: runs.iter().map(|(n, _)| n.clone()).collect(), ..Default::default() };
+    let names = rep.inputs.join(", ");
+
+    // ---- synthesis and contention ----
+    let mut contention_samples: Vec<(f64, f64)> = Vec::new();
+    let mut pw_seen = 0u32;
+    for (_, run) in runs {
+        let iv: Vec<(u64, u64)> = {
+            let mut v: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+            v.sort_unstable();
+            v
+        };
+        pw_seen = pw_seen.max(max_concurrency(&iv));
+        for &(a, b) in &iv {
+            let n = mean_concurrency(a, b, &iv);
+            let t = (b - a) as f64 / 1e6;
+            // Divide out what the CPU pool's sharing explains.
+            let share = (n * base.cpu.synth_cores / base.machine.cpu_cores).max(n * base.cpu.synth_bw_gbs / base.machine.mem_bandwidth_gbs).max(1.0);
+            contention_samples.push((n, t / share));
+        }
+    }
+    if contention_samples.is_empty() {
+        return Err(CalibrateError::NoSynthesis(names));
+    }
+    rep.synthesis_samples = contention_samples.len();
+    rep.synth_concurrency_min = contention_samples.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
+    rep.synth_concurrency_max = contention_samples.iter().map(|x| x.0).fold(0.0, f64::max);
+    let (_t0, cont) = fit_contention(&contention_samples);
+    let deflated: Vec<f64> = contention_samples.iter().map(|(n, t)| t / cont.factor(*n)).collect();
+    cfg.costs.synth = fit(&deflated, false).unwrap_or(Dist::Fixed(mean(&deflated)));
+    if cont.synth_slope == 0.0 {
+        rep.notes.push(format!(
+            "synthesis concurrency stayed within {:.1}..{:.1}: no contention slope identifiable (slope = 0, knee = the highest concurrency seen); calibrate from several runs at different pw to fit it",
+            rep.synth_concurrency_min, rep.synth_concurrency_max
+        ));
+    } else {
+        rep.notes.push(format!("contention: synthesis slows by 1 + {:.4} x max(0, n - {:.1})", cont.synth_slope, cont.synth_knee));
+    }
+    cfg.contention = cont;
+
+    // ---- shape ----
+    let first = &runs[0].1;
+    let jobs = first.jobs();
+    cfg.pipeline.proofs = (jobs.len() as u32).max(1);
+    let mut parts_per_job: HashMap<&str, BTreeSet<u32>> = HashMap::new();
+    for s in &first.spans {
+        if let (Some(j), Some(p)) = (&s.job, s.partition) {
+            parts_per_job.entry(j.as_str()).or_default().insert(p);
+        }
+    }
+    cfg.pipeline.partitions = parts_per_job.values().map(|s| s.len() as u32).max().unwrap_or(1).max(1);
+    cfg.pipeline.pw = pw_seen.max(1);
+    let devices = first.devices();
+    cfg.machine.gpus = (devices.len() as u32).max(1);
+    let mut workers: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    for s in first.spans_of(&SpanKind::Gpu) {
+        if let Some(w) = s.worker {
+            workers.entry(s.device_or_0()).or_default().insert(w);
+        }
+    }
+    let gw = workers.values().map(|w| w.len() as u32).max().unwrap_or(1).max(1);
+    cfg.pipeline.gw = gw;
+    // Proofs in flight: jobs whose first span has started and whose last has not ended.
+    let mut job_iv: HashMap<&str, (u64, u64)> = HashMap::new();
+    for s in &first.spans {
+        if let (Some(j), Some(e)) = (&s.job, s.end_ns) {
+            let x = job_iv.entry(j.as_str()).or_insert((s.start_ns, e));
+            x.0 = x.0.min(s.start_ns);
+            x.1 = x.1.max(e);
+        }
+    }
+    let jiv: Vec<(u64, u64)> = job_iv.into_values().collect();
+    cfg.pipeline.in_flight = max_concurrency(&jiv).max(1);
+    if let Some(l) = first.meta.config.lock.as_deref().and_then(LockMode::parse) {
+        cfg.pipeline.lock = l;
+        if l != LockMode::TwoLock {
+            cfg.pipeline.device_global_sync = None;
+        }
+    }
+    if let Some(sf) = first.meta.config.split_finalize {
+        cfg.pipeline.split_finalize = sf;
+    }
+
+    // ---- GPU side ----
+    let kernels_of = |k: &[SpanKind]| -> Vec<f64> { runs.iter().flat_map(|(_, r)| per_partition(r, k)).collect() };
+    let ntt_h = kernels_of(&[SpanKind::Ntt, SpanKind::MsmH]);
+    let calls: Vec<f64> = runs.iter().flat_map(|(_, r)| r.spans_of(&SpanKind::Gpu).filter_map(dur_ms).collect::<Vec<_>>()).collect();
+    rep.gpu_calls = calls.len();
+    if !ntt_h.is_empty() {
+        rep.gpu_source = "kernel spans".into();
+        let set = |d: &mut Dist, v: Vec<f64>| {
+            if let Some(x) = fit(&v, false) {
+                *d = x;
+            }
+        };
+        set(&mut cfg.costs.ntt_msm_h, ntt_h);
+        set(&mut cfg.costs.batch_add, kernels_of(&[SpanKind::BatchAdd]));
+        set(&mut cfg.costs.tail_msm, kernels_of(&[SpanKind::TailMsm]));
+        let rest = kernels_of(&[SpanKind::MsmL, SpanKind::MsmA, SpanKind::MsmBG1]);
+        cfg.costs.msm_rest = fit(&rest, false).unwrap_or(Dist::Fixed(0.0));
+        set(&mut cfg.costs.prep_msm, kernels_of(&[SpanKind::PrepMsm]));
+        set(&mut cfg.costs.b_g2_msm, kernels_of(&[SpanKind::BG2Msm]));
+        let fin = kernels_of(&[SpanKind::Finalize]);
+        cfg.costs.epilogue = fit(&fin, false).unwrap_or(Dist::Fixed(0.0));
+        let h2d = kernels_of(&[SpanKind::H2d]);
+        cfg.costs.upload_gib = if h2d.is_empty() { 0.0 } else { (mean(&h2d) / 1e3 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64 * 1e3).round() / 1e3 };
+        rep.device_time_per_partition_ms =
+            cfg.costs.ntt_msm_h.mean_ms() + cfg.costs.batch_add.mean_ms() + cfg.costs.tail_msm.mean_ms() + cfg.costs.msm_rest.mean_ms();
+        rep.cpu_part_of_call_ms = cfg.costs.prep_msm.mean_ms() + cfg.costs.b_g2_msm.mean_ms() + cfg.costs.epilogue.mean_ms();
+    } else if !calls.is_empty() {
+        rep.gpu_source = "cuzk call spacing".into();
+        // Serial device time: spacing of consecutive call ends while calls overlapped.
+        let mut gaps = Vec::new();
+        for (_, run) in runs {
+            let mut by_dev: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
+            for s in run.spans_of(&SpanKind::Gpu) {
+                if let Some(e) = s.end_ns {
+                    by_dev.entry(s.device_or_0()).or_default().push((s.start_ns, e));
+                }
+            }
+            for (_, mut iv) in by_dev {
+                iv.sort_by_key(|x| x.1);
+                for w in iv.windows(2) {
+                    let (prev_end, (next_start, next_end)) = (w[0].1, w[1]);
+                    // Saturated: the next call was already running when the previous ended.
+                    if next_start < prev_end {
+                        gaps.push((next_end - prev_end) as f64 / 1e6);
+                    }
+                }
+            }
+        }
+        // The shortest call did not wait for the lock (a cold start, or after an idle gap).
+        let call_low = calls.iter().copied().fold(f64::INFINITY, f64::min);
+        let device_ms = if gaps.is_empty() {
+            rep.notes.push("GPU calls never overlapped: the whole call is taken as device time (gw = 1 behaves as lock = whole)".into());
+            mean(&calls)
+        } else {
+            quantile(&gaps, 0.5)
+        };
+        let cpu_ms = (call_low - device_ms).max(0.0);
+        rep.device_time_per_partition_ms = device_ms;
+        rep.cpu_part_of_call_ms = cpu_ms;
+        let b = &base.costs;
+        let kb = [b.ntt_msm_h.mean_ms(), b.batch_add.mean_ms(), b.tail_msm.mean_ms(), b.msm_rest.mean_ms()];
+        let ktot: f64 = kb.iter().sum();
+        let r = |x: f64| (x * 1000.0).round() / 1000.0;
+        cfg.costs.ntt_msm_h = Dist::Fixed(r(device_ms * kb[0] / ktot));
+        cfg.costs.batch_add = Dist::Fixed(r(device_ms * kb[1] / ktot));
+        cfg.costs.tail_msm = Dist::Fixed(r(device_ms * kb[2] / ktot));
+        cfg.costs.msm_rest = Dist::Fixed(r(device_ms * kb[3] / ktot));
+        let cb = [b.prep_msm.mean_ms(), b.b_g2_msm.mean_ms(), b.epilogue.mean_ms()];
+        let ctot: f64 = cb.iter().sum::<f64>().max(1e-9);
+        cfg.costs.prep_msm = Dist::Fixed(r(cpu_ms * cb[0] / ctot));
+        cfg.costs.b_g2_msm = Dist::Fixed(r(cpu_ms * cb[1] / ctot));
+        cfg.costs.epilogue = Dist::Fixed(r(cpu_ms * cb[2] / ctot));
+        cfg.costs.upload_gib = 0.0;
+        rep.notes.push(format!(
+            "device time per partition {device_ms:.0} ms (median spacing of {} saturated call ends); CPU part of a call {cpu_ms:.0} ms (shortest call {call_low:.0} ms minus it), split prep/G2/epilogue and the kernels in the base config's proportions",
+            gaps.len()
+        ));
+    } else {
+        return Err(CalibrateError::NoGpu(names));
+    }
+    cfg.name = format!("calibrated from {}", rep.inputs.join(", "));
+    Ok(Calibration { config: cfg, report: rep })
+}
+
+/// The default base config (the reference box, Phase 8 settings).
+pub fn default_base() -> Config {
+    // The embedded file is tested to parse; fall back to a parse error message otherwise.
+    Config::from_toml_str(DEFAULT_BASE, "configs/phase8.toml (embedded)").expect("the embedded base config parses (tested)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_base_parses() {
+        assert_eq!(default_base().name, "phase8");
+    }
+
+    #[test]
+    fn contention_fit_recovers_knee_and_slope() {
+        let c = Contention { synth_knee: 12.0, synth_slope: 0.2 };
+        let samples: Vec<(f64, f64)> = (4..30).map(|n| (n as f64, 30_000.0 * c.factor(n as f64))).collect();
+        let (t0, got) = fit_contention(&samples);
+        assert!((t0 - 30_000.0).abs() < 1.0, "{t0}");
+        assert!((got.synth_knee - 12.0).abs() < 0.01, "{got:?}");
+        assert!((got.synth_slope - 0.2).abs() < 1e-3, "{got:?}");
+        // No spread: no slope.
+        let flat: Vec<(f64, f64)> = (0..10).map(|i| (6.0 + 0.01 * i as f64, 30_000.0)).collect();
+        assert_eq!(fit_contention(&flat).1.synth_slope, 0.0);
+    }
+}

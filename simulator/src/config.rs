@@ -1,0 +1,453 @@
+//! The simulator's input: one TOML file describing the machine, the pipeline's knobs, the
+//! memory footprints, the per-partition phase costs and the contention model. Parsed
+//! strictly (`deny_unknown_fields`) and validated, so that a typo or an impossible
+//! combination is an error naming the field and the reason, never a panic or a silent
+//! default. [`Config::set`] applies the `--vary key=value` overrides of `sweep`.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::costs::Dist;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("{field}: {reason}")]
+    Invalid { field: String, reason: String },
+}
+
+fn invalid(field: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { field: field.to_string(), reason: reason.into() }
+}
+
+/// The whole model description.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Free-form scenario name (shown in reports).
+    #[serde(default)]
+    pub name: String,
+    /// Seed of the random streams (only distributions other than `fixed` use it).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub machine: Machine,
+    pub pipeline: Pipeline,
+    pub memory: Memory,
+    pub costs: Costs,
+    #[serde(default)]
+    pub cpu: CpuDemands,
+    #[serde(default)]
+    pub contention: Contention,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    /// Host CPU cores shared by synthesis, prep and finalisation.
+    pub cpu_cores: f64,
+    /// Host memory bandwidth, GB/s (processor-shared by the memory-bound phases).
+    pub mem_bandwidth_gbs: f64,
+    /// Host RAM capacity, GiB.
+    pub ram_gib: f64,
+    /// Number of GPUs.
+    pub gpus: u32,
+    /// VRAM per GPU, GiB.
+    pub vram_gib: f64,
+    /// Host-to-device bandwidth per GPU, GB/s (PCIe).
+    pub pcie_gbs: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockMode {
+    /// One lock around the whole GPU call, CPU prep and epilogue included.
+    Whole,
+    /// One lock around the CUDA region only (upload + kernels); prep and epilogue outside.
+    Kernels,
+    /// A VRAM-allocation lock (allocation + upload) and a compute lock (kernels).
+    TwoLock,
+}
+
+impl LockMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockMode::Whole => "whole",
+            LockMode::Kernels => "kernels",
+            LockMode::TwoLock => "two_lock",
+        }
+    }
+    pub fn parse(s: &str) -> Option<LockMode> {
+        match s {
+            "whole" => Some(LockMode::Whole),
+            "kernels" => Some(LockMode::Kernels),
+            "two_lock" => Some(LockMode::TwoLock),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RamPolicy {
+    /// A synthesis that would exceed RAM waits until memory is released.
+    Block,
+    /// Exceeding RAM ends the run as `ram_oom` (what an engine without backpressure does).
+    Fail,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum Arrival {
+    /// Every proof request is there at t = 0.
+    AllAtOnce,
+    /// One proof request every `period_s` seconds, the first at t = 0.
+    Periodic { period_s: f64 },
+}
+
+impl Default for Arrival {
+    fn default() -> Self {
+        Arrival::AllAtOnce
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pipeline {
+    /// c: proof requests in the run.
+    pub proofs: u32,
+    /// j: proofs admitted at once (their partitions may be synthesised).
+    pub in_flight: u32,
+    /// Partitions per proof.
+    pub partitions: u32,
+    /// Partition-synthesis workers.
+    pub pw: u32,
+    /// GPU workers per device.
+    pub gw: u32,
+    /// Partitions the GPU queue holds; absent = unbounded.
+    #[serde(default)]
+    pub queue_capacity: Option<u32>,
+    pub lock: LockMode,
+    /// two_lock only: the allocation path calls device-global synchronisation
+    /// (cudaDeviceSynchronize / cudaMemPoolTrimTo) that waits for every stream of the device.
+    #[serde(default)]
+    pub device_global_sync: Option<bool>,
+    /// G2 MSM and proof assembly run off the GPU worker (split async API).
+    #[serde(default)]
+    pub split_finalize: bool,
+    /// Each GPU worker owns a pre-allocated VRAM staging buffer (reserved at start). With
+    /// `whole`/`kernels` the upload into it runs outside the lock (pinned, overlapped with
+    /// compute, Phase 9); with `two_lock` it stays under the VRAM lock (Phase 10).
+    #[serde(default)]
+    pub prestage: bool,
+    /// A partition worker holds its permit until the GPU queue accepts the partition
+    /// (backpressure); otherwise it is released at the end of synthesis and finished
+    /// partitions pile up without bound.
+    #[serde(default)]
+    pub permit_until_send: bool,
+    /// What happens when a synthesis would exceed RAM.
+    #[serde(default = "default_ram_policy")]
+    pub ram_policy: RamPolicy,
+    #[serde(default)]
+    pub arrival: Arrival,
+}
+
+fn default_ram_policy() -> RamPolicy {
+    RamPolicy::Fail
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Memory {
+    /// Resident before any proof (SRS, pre-compiled constraints), GiB.
+    pub baseline_gib: f64,
+    /// Footprint of one partition from synthesis start until the GPU call starts, GiB.
+    pub partition_gib: f64,
+    /// Part of it (a/b/c) released when the GPU call starts, if `early_release`.
+    #[serde(default)]
+    pub abc_gib: f64,
+    #[serde(default)]
+    pub early_release: bool,
+    /// VRAM in use before any worker starts (context, resident tables), GiB.
+    #[serde(default)]
+    pub vram_baseline_gib: f64,
+    /// With `prestage`: the staging buffer each GPU worker allocates at start, GiB.
+    #[serde(default)]
+    pub prestage_vram_gib: f64,
+    /// Without `prestage`: VRAM a call allocates from its upload to the end of its kernels, GiB.
+    #[serde(default)]
+    pub call_vram_gib: f64,
+}
+
+/// Per-partition costs, measured in isolation (ms, or distributions).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Costs {
+    /// Synthesis of one partition (witness + A/B/C), at or below the contention knee.
+    pub synth: Dist,
+    /// CPU preparation of the MSMs (density bitmaps, pointer setup).
+    pub prep_msm: Dist,
+    /// GPU: NTTs + H MSM.
+    pub ntt_msm_h: Dist,
+    /// GPU: bitmap-selected additions.
+    pub batch_add: Dist,
+    /// GPU: tail MSM.
+    pub tail_msm: Dist,
+    /// GPU: the remaining kernels (L, A, B_G1 MSMs), if the measurement lists them apart.
+    #[serde(default = "zero")]
+    pub msm_rest: Dist,
+    /// CPU: G2 MSM.
+    pub b_g2_msm: Dist,
+    /// CPU: proof assembly and the rest of the epilogue (b_g2_msm excluded).
+    #[serde(default = "zero")]
+    pub epilogue: Dist,
+    /// Bytes uploaded per partition (a/b/c), GiB; the time is upload_gib / pcie_gbs.
+    #[serde(default)]
+    pub upload_gib: f64,
+    /// VRAM-lock work of two_lock besides the upload (allocation, pool trim), ms.
+    #[serde(default = "zero")]
+    pub alloc: Dist,
+    /// From pickup by a GPU worker to the start of its call, ms.
+    #[serde(default = "zero")]
+    pub pickup: Dist,
+}
+
+fn zero() -> Dist {
+    Dist::Fixed(0.0)
+}
+
+/// Resource demands of the CPU phases (cores, host memory bandwidth).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuDemands {
+    /// Cores one synthesis keeps busy.
+    #[serde(default = "one")]
+    pub synth_cores: f64,
+    /// Host memory bandwidth one synthesis draws, GB/s.
+    #[serde(default)]
+    pub synth_bw_gbs: f64,
+    #[serde(default = "one")]
+    pub prep_cores: f64,
+    #[serde(default)]
+    pub prep_bw_gbs: f64,
+    /// b_g2_msm and epilogue.
+    #[serde(default = "one")]
+    pub finalize_cores: f64,
+    #[serde(default)]
+    pub finalize_bw_gbs: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl Default for CpuDemands {
+    fn default() -> Self {
+        CpuDemands { synth_cores: 1.0, synth_bw_gbs: 0.0, prep_cores: 1.0, prep_bw_gbs: 0.0, finalize_cores: 1.0, finalize_bw_gbs: 0.0 }
+    }
+}
+
+/// Synthesis contention beyond what cores and bandwidth explain: with n syntheses
+/// running, each progresses at 1 / (1 + slope · max(0, n − knee)) of its isolated speed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contention {
+    #[serde(default)]
+    pub synth_knee: f64,
+    #[serde(default)]
+    pub synth_slope: f64,
+}
+
+impl Contention {
+    /// The slowdown factor with `n` concurrent syntheses.
+    #[inline]
+    pub fn factor(&self, n: f64) -> f64 {
+        1.0 + self.synth_slope * (n - self.synth_knee).max(0.0)
+    }
+}
+
+impl Config {
+    pub fn from_toml_str(text: &str, path: &str) -> Result<Config, ConfigError> {
+        let c: Config = toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_string(), message: e.to_string() })?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: name.clone(), source })?;
+        Config::from_toml_str(&text, &name)
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot serialise: {e}"))
+    }
+
+    /// Check every field and every combination; the first problem is returned.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let m = &self.machine;
+        let pos = |f: &str, v: f64| if v.is_finite() && v > 0.0 { Ok(()) } else { Err(invalid(f, format!("must be a positive number (got {v})"))) };
+        let nonneg = |f: &str, v: f64| if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(invalid(f, format!("must be a number ≥ 0 (got {v})"))) };
+        let atleast1 = |f: &str, v: u32| if v >= 1 { Ok(()) } else { Err(invalid(f, format!("must be at least 1 (got {v})"))) };
+        pos("machine.cpu_cores", m.cpu_cores)?;
+        pos("machine.mem_bandwidth_gbs", m.mem_bandwidth_gbs)?;
+        pos("machine.ram_gib", m.ram_gib)?;
+        atleast1("machine.gpus", m.gpus)?;
+        pos("machine.vram_gib", m.vram_gib)?;
+        pos("machine.pcie_gbs", m.pcie_gbs)?;
+        let p = &self.pipeline;
+        atleast1("pipeline.proofs", p.proofs)?;
+        atleast1("pipeline.in_flight", p.in_flight)?;
+        atleast1("pipeline.partitions", p.partitions)?;
+        atleast1("pipeline.pw", p.pw)?;
+        atleast1("pipeline.gw", p.gw)?;
+        if p.queue_capacity == Some(0) {
+            return Err(invalid("pipeline.queue_capacity", "must be at least 1, or absent for an unbounded queue (0 would deadlock: nothing could ever be sent)"));
+        }
+        if p.device_global_sync.is_some() && p.lock != LockMode::TwoLock {
+            return Err(invalid("pipeline.device_global_sync", format!("only applies to lock = \"two_lock\" (lock is \"{}\")", p.lock.as_str())));
+        }
+        if let Arrival::Periodic { period_s } = p.arrival {
+            pos("pipeline.arrival.period_s", period_s)?;
+        }
+        let mem = &self.memory;
+        nonneg("memory.baseline_gib", mem.baseline_gib)?;
+        nonneg("memory.partition_gib", mem.partition_gib)?;
+        nonneg("memory.abc_gib", mem.abc_gib)?;
+        nonneg("memory.vram_baseline_gib", mem.vram_baseline_gib)?;
+        nonneg("memory.prestage_vram_gib", mem.prestage_vram_gib)?;
+        nonneg("memory.call_vram_gib", mem.call_vram_gib)?;
+        if mem.abc_gib > mem.partition_gib {
+            return Err(invalid("memory.abc_gib", format!("cannot exceed memory.partition_gib ({} > {})", mem.abc_gib, mem.partition_gib)));
+        }
+        if mem.early_release && mem.abc_gib == 0.0 {
+            return Err(invalid("memory.early_release", "is true but memory.abc_gib (what is released) is 0"));
+        }
+        if mem.baseline_gib + mem.partition_gib > m.ram_gib {
+            return Err(invalid("machine.ram_gib", format!(
+                "{} GiB cannot hold the baseline ({} GiB) plus one partition ({} GiB): no proof could ever run",
+                m.ram_gib, mem.baseline_gib, mem.partition_gib
+            )));
+        }
+        if p.prestage && mem.prestage_vram_gib == 0.0 {
+            return Err(invalid("memory.prestage_vram_gib", "pipeline.prestage is true but the staging buffer size is 0"));
+        }
+        if !p.prestage && mem.prestage_vram_gib > 0.0 {
+            return Err(invalid("memory.prestage_vram_gib", "is set but pipeline.prestage is false (set prestage = true or remove the key)"));
+        }
+        let c = &self.costs;
+        nonneg("costs.upload_gib", c.upload_gib)?;
+        if c.ntt_msm_h.mean_ms() + c.batch_add.mean_ms() + c.tail_msm.mean_ms() + c.msm_rest.mean_ms() <= 0.0 {
+            return Err(invalid("costs", "the GPU kernels (ntt_msm_h, batch_add, tail_msm, msm_rest) add up to 0 ms"));
+        }
+        if c.synth.mean_ms() <= 0.0 {
+            return Err(invalid("costs.synth", "must be more than 0 ms"));
+        }
+        let d = &self.cpu;
+        for (f, v) in [
+            ("cpu.synth_cores", d.synth_cores),
+            ("cpu.prep_cores", d.prep_cores),
+            ("cpu.finalize_cores", d.finalize_cores),
+        ] {
+            pos(f, v)?;
+            if v > m.cpu_cores {
+                return Err(invalid(f, format!("{v} cores exceed machine.cpu_cores ({})", m.cpu_cores)));
+            }
+        }
+        nonneg("cpu.synth_bw_gbs", d.synth_bw_gbs)?;
+        nonneg("cpu.prep_bw_gbs", d.prep_bw_gbs)?;
+        nonneg("cpu.finalize_bw_gbs", d.finalize_bw_gbs)?;
+        nonneg("contention.synth_knee", self.contention.synth_knee)?;
+        nonneg("contention.synth_slope", self.contention.synth_slope)?;
+        Ok(())
+    }
+
+    /// Apply one `key=value` override (sweep's `--vary`). Short keys: pw, gw, lock, gpus,
+    /// c/proofs, j/in_flight, partitions, queue/queue_capacity, split/split_finalize,
+    /// prestage, permit_until_send, ram/ram_gib, vram/vram_gib, cores/cpu_cores,
+    /// bandwidth/mem_bandwidth_gbs, pcie/pcie_gbs, device_global_sync, slope, knee, seed;
+    /// the long `section.field` form works too. The result is validated by the caller.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let k = key.trim();
+        let v = value.trim();
+        let field = canonical_key(k).ok_or_else(|| invalid(k, format!("unknown key for --vary (known: {})", VARY_KEYS.join(", "))))?;
+        let u32v = || v.parse::<u32>().map_err(|_| invalid(field, format!("`{v}` is not a non-negative integer")));
+        let f64v = || v.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| invalid(field, format!("`{v}` is not a number")));
+        let boolv = || match v {
+            "true" | "on" | "yes" | "1" => Ok(true),
+            "false" | "off" | "no" | "0" => Ok(false),
+            _ => Err(invalid(field, format!("`{v}` is not a boolean (true/false)"))),
+        };
+        match field {
+            "pipeline.pw" => self.pipeline.pw = u32v()?,
+            "pipeline.gw" => self.pipeline.gw = u32v()?,
+            "pipeline.lock" => {
+                self.pipeline.lock = LockMode::parse(v).ok_or_else(|| invalid(field, format!("`{v}` is not a lock mode (whole, kernels, two_lock)")))?;
+                if self.pipeline.lock != LockMode::TwoLock {
+                    self.pipeline.device_global_sync = None;
+                }
+            }
+            "machine.gpus" => self.machine.gpus = u32v()?,
+            "pipeline.proofs" => self.pipeline.proofs = u32v()?,
+            "pipeline.in_flight" => self.pipeline.in_flight = u32v()?,
+            "pipeline.partitions" => self.pipeline.partitions = u32v()?,
+            "pipeline.queue_capacity" => {
+                self.pipeline.queue_capacity = if v == "unbounded" || v == "none" { None } else { Some(u32v()?) }
+            }
+            "pipeline.split_finalize" => self.pipeline.split_finalize = boolv()?,
+            "pipeline.prestage" => self.pipeline.prestage = boolv()?,
+            "pipeline.permit_until_send" => self.pipeline.permit_until_send = boolv()?,
+            "pipeline.device_global_sync" => self.pipeline.device_global_sync = Some(boolv()?),
+            "machine.ram_gib" => self.machine.ram_gib = f64v()?,
+            "machine.vram_gib" => self.machine.vram_gib = f64v()?,
+            "machine.cpu_cores" => self.machine.cpu_cores = f64v()?,
+            "machine.mem_bandwidth_gbs" => self.machine.mem_bandwidth_gbs = f64v()?,
+            "machine.pcie_gbs" => self.machine.pcie_gbs = f64v()?,
+            "contention.synth_slope" => self.contention.synth_slope = f64v()?,
+            "contention.synth_knee" => self.contention.synth_knee = f64v()?,
+            "seed" => self.seed = v.parse::<u64>().map_err(|_| invalid(field, format!("`{v}` is not a non-negative integer")))?,
+            _ => return Err(invalid(k, "unknown key for --vary")),
+        }
+        Ok(())
+    }
+}
+
+/// Keys `--vary` accepts (short forms).
+pub const VARY_KEYS: &[&str] = &[
+    "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "prestage", "permit_until_send",
+    "device_global_sync", "ram", "vram", "cores", "bandwidth", "pcie", "slope", "knee", "seed",
+];
+
+/// Map a short or long key to its `section.field` name.
+pub fn canonical_key(k: &str) -> Option<&'static str> {
+    Some(match k {
+        "pw" | "pipeline.pw" => "pipeline.pw",
+        "gw" | "pipeline.gw" => "pipeline.gw",
+        "lock" | "pipeline.lock" => "pipeline.lock",
+        "gpus" | "machine.gpus" => "machine.gpus",
+        "c" | "proofs" | "pipeline.proofs" => "pipeline.proofs",
+        "j" | "in_flight" | "pipeline.in_flight" => "pipeline.in_flight",
+        "partitions" | "pipeline.partitions" => "pipeline.partitions",
+        "queue" | "queue_capacity" | "pipeline.queue_capacity" => "pipeline.queue_capacity",
+        "split" | "split_finalize" | "pipeline.split_finalize" => "pipeline.split_finalize",
+        "prestage" | "pipeline.prestage" => "pipeline.prestage",
+        "permit_until_send" | "pipeline.permit_until_send" => "pipeline.permit_until_send",
+        "device_global_sync" | "pipeline.device_global_sync" => "pipeline.device_global_sync",
+        "ram" | "ram_gib" | "machine.ram_gib" => "machine.ram_gib",
+        "vram" | "vram_gib" | "machine.vram_gib" => "machine.vram_gib",
+        "cores" | "cpu_cores" | "machine.cpu_cores" => "machine.cpu_cores",
+        "bandwidth" | "mem_bandwidth_gbs" | "machine.mem_bandwidth_gbs" => "machine.mem_bandwidth_gbs",
+        "pcie" | "pcie_gbs" | "machine.pcie_gbs" => "machine.pcie_gbs",
+        "slope" | "synth_slope" | "contention.synth_slope" => "contention.synth_slope",
+        "knee" | "synth_knee" | "contention.synth_knee" => "contention.synth_knee",
+        "seed" => "seed",
+        _ => return None,
+    })
+}

@@ -1,0 +1,23 @@
+//! proofscope's discrete-event simulator of the proving pipeline.
+//!
+//! `Config (TOML) → Model { resources, policies, costs } → DES core → Run (same schema)`
+//! and `Run (measured) → calibrate → costs + contention → Config`. The DES core
+//! ([`des`]) knows nothing about provers; the cuzk pipeline is expressed on it in
+//! [`pipeline`]; floors come from the model's demands ([`floors`]), not from running it.
+
+pub mod calibrate;
+pub mod config;
+pub mod costs;
+pub mod des;
+pub mod floors;
+pub mod mmc;
+pub mod parity;
+pub mod pipeline;
+pub mod report;
+pub mod resources;
+pub mod rng;
+pub mod sweep;
+
+pub use config::{Config, ConfigError, LockMode};
+pub use pipeline::{simulate, Options, Outcome};
+pub use report::SimResult;

@@ -1,0 +1,1111 @@
+//! The cuzk proving pipeline expressed on the DES core: proofs arrive and are admitted j
+//! at a time; their partitions are synthesised by pw partition workers on the shared CPU
+//! pool ([`crate::resources::CpuPool`]); finished partitions go to one GPU queue (bounded
+//! or not; with `permit_until_send` the worker keeps its permit until the queue accepts);
+//! gw GPU workers per device pick them up and run the prove call as a small program of
+//! steps whose shape depends on the lock mode, split finalisation and pre-staging.
+//!
+//! Every state change updates the running metrics (so sweeps need no span list); with
+//! `record` the spans and counters of the same run are emitted in the shared schema.
+
+use std::collections::VecDeque;
+
+use timeline::{Counter, Run, RunConfig, RunMeta, Span, SpanKind};
+
+use crate::config::{Arrival, Config, LockMode, RamPolicy};
+use crate::des::Agenda;
+use crate::floors;
+use crate::report::{Failure, GpuUtil, SimResult};
+use crate::resources::{CpuPool, Owner, Tally};
+use crate::rng::Rng;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Options of one simulation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Build the timeline (spans and counters); off in sweeps.
+    pub record: bool,
+}
+
+/// A simulation's outcome: the figures, and the timeline when recorded.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub result: SimResult,
+    pub run: Option<Run>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    Arrive(u32),
+    PoolWake(u64),
+    CopyDone(u32),
+    KernelsDone(u32),
+    Resume(u32),
+}
+
+/// Steps of a GPU worker's prove call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Pickup,
+    /// Start of GPU_START..GPU_END.
+    BeginCall,
+    Prep,
+    /// Prep on the CPU and the upload into the worker's staging buffer, concurrently.
+    PrepUpload,
+    /// Upload into the worker's staging buffer, alone (whole lock + prestage).
+    UploadOnly,
+    Acquire(u8),
+    Release(u8),
+    Alloc,
+    VramAlloc,
+    Upload,
+    Kernels,
+    VramFree,
+    Sync,
+    BG2,
+    Epilogue,
+    EndCall,
+}
+
+fn program(cfg: &Config) -> Vec<Step> {
+    use Step::*;
+    let p = &cfg.pipeline;
+    let mut v = vec![Pickup, BeginCall];
+    let fin = |v: &mut Vec<Step>| {
+        if !p.split_finalize {
+            v.push(BG2);
+            v.push(Epilogue);
+        }
+    };
+    let upload_in_lock = |v: &mut Vec<Step>| {
+        if !p.prestage {
+            v.push(VramAlloc);
+            v.push(Upload);
+        }
+    };
+    let free = |v: &mut Vec<Step>| {
+        if !p.prestage {
+            v.push(VramFree);
+        }
+    };
+    match p.lock {
+        LockMode::Whole => {
+            if p.prestage {
+                v.push(UploadOnly);
+            }
+            v.push(Acquire(0));
+            upload_in_lock(&mut v);
+            v.push(Prep);
+            v.push(Kernels);
+            free(&mut v);
+            fin(&mut v);
+            v.push(Release(0));
+        }
+        LockMode::Kernels => {
+            v.push(if p.prestage { PrepUpload } else { Prep });
+            v.push(Acquire(0));
+            upload_in_lock(&mut v);
+            v.push(Kernels);
+            free(&mut v);
+            v.push(Release(0));
+            fin(&mut v);
+        }
+        LockMode::TwoLock => {
+            // The VRAM lock covers allocation and upload (into the worker's pre-staged
+            // buffer when `prestage`, else into a per-call allocation); the device-global
+            // syncs of the allocation path (cudaDeviceSynchronize, cudaMemPoolTrimTo) come
+            // before the upload and wait for every stream, i.e. for the running kernels;
+            // the compute path's sync after the kernels waits for in-flight uploads.
+            let gsync = p.device_global_sync.unwrap_or(true);
+            v.push(Prep);
+            v.push(Acquire(0));
+            v.push(Alloc);
+            if !p.prestage {
+                v.push(VramAlloc);
+            }
+            if gsync {
+                v.push(Sync);
+            }
+            v.push(Upload);
+            v.push(Release(0));
+            v.push(Acquire(1));
+            v.push(Kernels);
+            if gsync {
+                v.push(Sync);
+            }
+            free(&mut v);
+            v.push(Release(1));
+            fin(&mut v);
+        }
+    }
+    v.push(EndCall);
+    v
+}
+
+/// Sampled costs of one partition, ns.
+#[derive(Clone, Copy, Debug, Default)]
+struct Part {
+    proof: u32,
+    index: u32,
+    synth: u64,
+    prep: u64,
+    k_ntt_h: u64,
+    k_batch: u64,
+    k_tail: u64,
+    k_rest: u64,
+    b_g2: u64,
+    epilogue: u64,
+    alloc: u64,
+    pickup: u64,
+    // Timestamps.
+    synth_start: u64,
+    synth_end: u64,
+    queued: u64,
+    pw_slot: u32,
+    /// When it entered the synthesis backlog (its proof's admission).
+    ready: u64,
+    fin_start: u64,
+    footprint_gib: f64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Proof {
+    arrival: u64,
+    /// Its first synthesis start (latency is measured from here, as the analyzer does).
+    started: Option<u64>,
+    remaining: u32,
+    done: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+struct Worker {
+    device: u32,
+    index: u32,
+    part: Option<u32>,
+    pc: usize,
+    pending: u8,
+    step_start: u64,
+    call_start: u64,
+    lock_acquired: [u64; 2],
+    busy_since: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Device {
+    locks: [Option<u32>; 2],
+    lock_waiters: [VecDeque<u32>; 2],
+    kernels_running: u32,
+    copies_running: u32,
+    copy_queue: VecDeque<u32>,
+    sync_waiters: Vec<u32>,
+    vram_used: f64,
+    vram_peak: f64,
+    active_calls: u32,
+    union_since: u64,
+    union_busy: u64,
+    first_call: Option<u64>,
+    last_call_end: u64,
+    kernel_busy: u64,
+    lock_busy: u64,
+    pcie_busy: u64,
+    copy_since: u64,
+}
+
+struct Sim<'c> {
+    cfg: &'c Config,
+    record: bool,
+    agenda: Agenda<Ev>,
+    rng: Rng,
+    prog: Vec<Step>,
+    upload_ns: u64,
+    pool: CpuPool,
+    parts: Vec<Part>,
+    proofs: Vec<Proof>,
+    arrived: VecDeque<u32>,
+    in_flight: u32,
+    backlog: VecDeque<u32>,
+    free_slots: Vec<u32>,
+    queue: VecDeque<u32>,
+    blocked: VecDeque<u32>,
+    idle: VecDeque<u32>,
+    workers: Vec<Worker>,
+    devices: Vec<Device>,
+    ram_used: f64,
+    ram_peak: f64,
+    failure: Option<Failure>,
+    // Metrics.
+    pw_busy: Tally,
+    gw_busy: Tally,
+    queue_len: Tally,
+    queue_wait_sum: u64,
+    queue_waits: u64,
+    backlog_len: Tally,
+    backlog_wait_sum: u64,
+    lock_queue: Tally,
+    lock_queued: usize,
+    lock_wait_sum: u64,
+    lock_waits: u64,
+    synth_sum: u64,
+    synth_n: u64,
+    call_sum: u64,
+    call_n: u64,
+    spans: Vec<Span>,
+    counters: Vec<Counter>,
+}
+
+fn job_name(proof: u32) -> String {
+    format!("proof-{proof:03}")
+}
+
+impl<'c> Sim<'c> {
+    fn new(cfg: &'c Config, record: bool) -> Sim<'c> {
+        let p = &cfg.pipeline;
+        let gpus = cfg.machine.gpus;
+        let mut workers = Vec::new();
+        let mut idle = VecDeque::new();
+        // Interleave devices so that an idle-worker FIFO spreads work across GPUs.
+        for w in 0..p.gw {
+            for d in 0..gpus {
+                idle.push_back(workers.len() as u32);
+                workers.push(Worker {
+                    device: d,
+                    index: w,
+                    part: None,
+                    pc: 0,
+                    pending: 0,
+                    step_start: 0,
+                    call_start: 0,
+                    lock_acquired: [0; 2],
+                    busy_since: 0,
+                });
+            }
+        }
+        Sim {
+            cfg,
+            record,
+            agenda: Agenda::new(),
+            rng: Rng::new(cfg.seed),
+            prog: program(cfg),
+            upload_ns: (floors::upload_s(cfg) * 1e9).round() as u64,
+            pool: CpuPool::new(cfg.machine.cpu_cores, cfg.machine.mem_bandwidth_gbs, cfg.contention.clone()),
+            parts: Vec::with_capacity((p.proofs * p.partitions) as usize),
+            proofs: Vec::with_capacity(p.proofs as usize),
+            arrived: VecDeque::new(),
+            in_flight: 0,
+            backlog: VecDeque::new(),
+            free_slots: (0..p.pw).rev().collect(),
+            queue: VecDeque::new(),
+            blocked: VecDeque::new(),
+            idle,
+            workers,
+            devices: vec![Device::default(); gpus as usize],
+            ram_used: cfg.memory.baseline_gib,
+            ram_peak: cfg.memory.baseline_gib,
+            failure: None,
+            pw_busy: Tally::default(),
+            gw_busy: Tally::default(),
+            queue_len: Tally::default(),
+            queue_wait_sum: 0,
+            queue_waits: 0,
+            backlog_len: Tally::default(),
+            backlog_wait_sum: 0,
+            lock_queue: Tally::default(),
+            lock_queued: 0,
+            lock_wait_sum: 0,
+            lock_waits: 0,
+            synth_sum: 0,
+            synth_n: 0,
+            call_sum: 0,
+            call_n: 0,
+            spans: Vec::new(),
+            counters: Vec::new(),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.agenda.now()
+    }
+
+    fn fail(&mut self, kind: &str, detail: String) {
+        if self.failure.is_none() {
+            self.failure = Some(Failure { kind: kind.to_string(), t_s: self.now() as f64 / 1e9, detail });
+        }
+    }
+
+    fn span(&mut self, kind: SpanKind, start: u64, end: u64, part: Option<u32>, worker: Option<u32>, device: Option<u32>) {
+        if !self.record {
+            return;
+        }
+        let mut s = Span::new(kind, start, end);
+        if let Some(pi) = part {
+            let pt = &self.parts[pi as usize];
+            s = s.job(job_name(pt.proof)).partition(pt.index);
+        }
+        s.worker = worker;
+        s.device = device;
+        self.spans.push(s);
+    }
+
+    fn ram_change(&mut self, delta: f64) {
+        self.ram_used += delta;
+        if self.ram_used > self.ram_peak {
+            self.ram_peak = self.ram_used;
+        }
+        if self.record {
+            let t = self.now();
+            self.counters.push(Counter { name: "rss_bytes".into(), t_ns: t, value: (self.ram_used * GIB).round(), device: None });
+        }
+    }
+
+    fn queue_changed(&mut self) {
+        let t = self.now();
+        self.queue_len.set(t, self.queue.len() as f64);
+        if self.record {
+            self.counters.push(Counter { name: "queue_depth".into(), t_ns: t, value: self.queue.len() as f64, device: None });
+        }
+    }
+
+    // ---- proofs and synthesis -------------------------------------------------------
+
+    fn arrive(&mut self, proof: u32) {
+        self.proofs[proof as usize].arrival = self.now();
+        self.arrived.push_back(proof);
+        self.admit();
+    }
+
+    fn admit(&mut self) {
+        while self.in_flight < self.cfg.pipeline.in_flight {
+            let Some(proof) = self.arrived.pop_front() else { break };
+            self.in_flight += 1;
+            let c = &self.cfg.costs;
+            for i in 0..self.cfg.pipeline.partitions {
+                let r = &mut self.rng;
+                let part = Part {
+                    proof,
+                    index: i,
+                    synth: c.synth.sample_ns(r),
+                    prep: c.prep_msm.sample_ns(r),
+                    k_ntt_h: c.ntt_msm_h.sample_ns(r),
+                    k_batch: c.batch_add.sample_ns(r),
+                    k_tail: c.tail_msm.sample_ns(r),
+                    k_rest: c.msm_rest.sample_ns(r),
+                    b_g2: c.b_g2_msm.sample_ns(r),
+                    epilogue: c.epilogue.sample_ns(r),
+                    alloc: c.alloc.sample_ns(r),
+                    pickup: c.pickup.sample_ns(r),
+                    ready: self.agenda.now(),
+                    ..Part::default()
+                };
+                self.backlog.push_back(self.parts.len() as u32);
+                self.parts.push(part);
+            }
+            let now = self.now();
+            self.backlog_len.set(now, self.backlog.len() as f64);
+        }
+        self.start_syntheses();
+    }
+
+    fn start_syntheses(&mut self) {
+        let need = self.cfg.memory.partition_gib;
+        while !self.free_slots.is_empty() && !self.backlog.is_empty() && self.failure.is_none() {
+            if self.ram_used + need > self.cfg.machine.ram_gib + 1e-9 {
+                match self.cfg.pipeline.ram_policy {
+                    RamPolicy::Block => return,
+                    RamPolicy::Fail => {
+                        let used = self.ram_used;
+                        self.fail(
+                            "ram_oom",
+                            format!(
+                                "a synthesis needs {need} GiB with {used:.1} of {} GiB in use ({} partitions waiting for the GPU)",
+                                self.cfg.machine.ram_gib,
+                                self.queue.len() + self.blocked.len()
+                            ),
+                        );
+                        return;
+                    }
+                }
+            }
+            let (Some(slot), Some(pi)) = (self.free_slots.pop(), self.backlog.pop_front()) else { return };
+            let now = self.now();
+            self.backlog_len.set(now, self.backlog.len() as f64);
+            self.backlog_wait_sum += now - self.parts[pi as usize].ready;
+            let busy = (self.cfg.pipeline.pw as usize - self.free_slots.len()) as f64;
+            self.pw_busy.set(now, busy);
+            let proof = self.parts[pi as usize].proof as usize;
+            self.proofs[proof].started.get_or_insert(now);
+            {
+                let p = &mut self.parts[pi as usize];
+                p.pw_slot = slot;
+                p.synth_start = now;
+                p.footprint_gib = need;
+            }
+            self.ram_change(need);
+            let d = &self.cfg.cpu;
+            let (cores, bw) = (d.synth_cores, d.synth_bw_gbs);
+            let work = self.parts[pi as usize].synth;
+            self.pool.start(now, work, cores, bw, true, Owner::Synth(pi));
+            self.reschedule_pool();
+        }
+    }
+
+    fn free_slot(&mut self, slot: u32) {
+        self.free_slots.push(slot);
+        let busy = (self.cfg.pipeline.pw as usize - self.free_slots.len()) as f64;
+        self.pw_busy.set(self.now(), busy);
+    }
+
+    fn synth_done(&mut self, pi: u32) {
+        let now = self.now();
+        let (start, slot) = {
+            let p = &mut self.parts[pi as usize];
+            p.synth_end = now;
+            (p.synth_start, p.pw_slot)
+        };
+        self.synth_sum += now - start;
+        self.synth_n += 1;
+        self.span(SpanKind::Synthesis, start, now, Some(pi), Some(slot), None);
+        let cap = self.cfg.pipeline.queue_capacity.map_or(usize::MAX, |c| c as usize);
+        if self.cfg.pipeline.permit_until_send {
+            if self.queue.len() < cap && self.blocked.is_empty() {
+                self.enqueue(pi);
+                self.free_slot(slot);
+            } else {
+                self.blocked.push_back(pi);
+            }
+        } else {
+            self.free_slot(slot);
+            self.enqueue(pi);
+        }
+        self.dispatch();
+        self.start_syntheses();
+    }
+
+    fn enqueue(&mut self, pi: u32) {
+        self.parts[pi as usize].queued = self.now();
+        self.queue.push_back(pi);
+        self.queue_changed();
+    }
+
+    /// Idle GPU workers take partitions from the queue; blocked senders refill it.
+    fn dispatch(&mut self) {
+        loop {
+            let mut progressed = false;
+            while !self.idle.is_empty() && !self.queue.is_empty() {
+                let (Some(w), Some(pi)) = (self.idle.pop_front(), self.queue.pop_front()) else { break };
+                self.queue_changed();
+                let now = self.now();
+                let queued = self.parts[pi as usize].queued;
+                self.queue_wait_sum += now - queued;
+                self.queue_waits += 1;
+                self.span(SpanKind::GpuQueue, queued, now, Some(pi), None, None);
+                let wk = &mut self.workers[w as usize];
+                wk.part = Some(pi);
+                wk.pc = 0;
+                wk.busy_since = now;
+                let busy = (self.workers.len() - self.idle.len()) as f64;
+                self.gw_busy.set(now, busy);
+                self.agenda.at(now, Ev::Resume(w));
+                progressed = true;
+            }
+            let cap = self.cfg.pipeline.queue_capacity.map_or(usize::MAX, |c| c as usize);
+            while self.queue.len() < cap {
+                let Some(pi) = self.blocked.pop_front() else { break };
+                self.enqueue(pi);
+                let slot = self.parts[pi as usize].pw_slot;
+                self.free_slot(slot);
+                progressed = true;
+            }
+            if !progressed || self.idle.is_empty() || self.queue.is_empty() {
+                break;
+            }
+        }
+        self.start_syntheses();
+    }
+
+    // ---- the CPU pool ---------------------------------------------------------------
+
+    fn reschedule_pool(&mut self) {
+        let now = self.now();
+        if let Some((t, version)) = self.pool.next_wake(now) {
+            self.agenda.at(t, Ev::PoolWake(version));
+        }
+    }
+
+    fn pool_wake(&mut self, version: u64) {
+        if version != self.pool.version() {
+            return;
+        }
+        let now = self.now();
+        let done = self.pool.complete_due(now);
+        for owner in done {
+            match owner {
+                Owner::Synth(pi) => self.synth_done(pi),
+                Owner::Worker(w) => self.worker_cpu_done(w),
+                Owner::Finalizer(pi, stage) => self.finalizer_done(pi, stage),
+            }
+        }
+        self.reschedule_pool();
+    }
+
+    // ---- GPU workers ----------------------------------------------------------------
+
+    fn worker_cpu_done(&mut self, w: u32) {
+        let now = self.agenda.now();
+        let wk = &self.workers[w as usize];
+        let step = self.prog[wk.pc];
+        let (start, pi, dev, idx) = (wk.step_start, wk.part, wk.device, wk.index);
+        match step {
+            Step::Prep | Step::PrepUpload => self.span(SpanKind::PrepMsm, start, now, pi, Some(idx), Some(dev)),
+            Step::BG2 => self.span(SpanKind::BG2Msm, start, now, pi, Some(idx), Some(dev)),
+            Step::Epilogue => self.span(SpanKind::Finalize, start, now, pi, Some(idx), Some(dev)),
+            _ => {}
+        }
+        self.step_part_done(w);
+    }
+
+    /// One of the step's parallel parts finished; advance when all are.
+    fn step_part_done(&mut self, w: u32) {
+        let wk = &mut self.workers[w as usize];
+        wk.pending = wk.pending.saturating_sub(1);
+        if wk.pending == 0 {
+            wk.pc += 1;
+            self.run_worker(w);
+        }
+    }
+
+    fn start_cpu(&mut self, w: u32, work: u64, cores: f64, bw: f64) {
+        let now = self.now();
+        self.pool.start(now, work, cores, bw, false, Owner::Worker(w));
+        self.reschedule_pool();
+    }
+
+    fn request_copy(&mut self, w: u32) {
+        let dev = self.workers[w as usize].device as usize;
+        let d = &mut self.devices[dev];
+        if d.copies_running == 0 {
+            self.start_copy(w);
+        } else {
+            d.copy_queue.push_back(w);
+        }
+    }
+
+    fn start_copy(&mut self, w: u32) {
+        let now = self.now();
+        let dev = self.workers[w as usize].device as usize;
+        let d = &mut self.devices[dev];
+        d.copies_running += 1;
+        d.copy_since = now;
+        self.agenda.after(self.upload_ns, Ev::CopyDone(w));
+    }
+
+    fn copy_done(&mut self, w: u32) {
+        let now = self.now();
+        let (dev, idx, pi) = {
+            let wk = &self.workers[w as usize];
+            (wk.device, wk.index, wk.part)
+        };
+        let upload = self.upload_ns;
+        self.span(SpanKind::H2d, now - upload, now, pi, Some(idx), Some(dev));
+        let d = &mut self.devices[dev as usize];
+        d.copies_running -= 1;
+        d.pcie_busy += now - d.copy_since;
+        if let Some(next) = d.copy_queue.pop_front() {
+            self.start_copy(next);
+        }
+        self.wake_syncs(dev);
+        self.step_part_done(w);
+    }
+
+    fn wake_syncs(&mut self, dev: u32) {
+        let d = &mut self.devices[dev as usize];
+        if d.kernels_running == 0 && d.copies_running == 0 && !d.sync_waiters.is_empty() {
+            let waiters = std::mem::take(&mut d.sync_waiters);
+            let now = self.agenda.now();
+            for w in waiters {
+                self.agenda.at(now, Ev::Resume(w));
+            }
+        }
+    }
+
+    fn kernels_done(&mut self, w: u32) {
+        let dev = self.workers[w as usize].device;
+        let d = &mut self.devices[dev as usize];
+        d.kernels_running -= 1;
+        self.wake_syncs(dev);
+        self.workers[w as usize].pc += 1;
+        self.run_worker(w);
+    }
+
+    fn release_lock(&mut self, w: u32, l: usize) {
+        let now = self.now();
+        let (dev, idx, pi, acquired) = {
+            let wk = &self.workers[w as usize];
+            (wk.device, wk.index, wk.part, wk.lock_acquired[l])
+        };
+        let counted = l == if self.cfg.pipeline.lock == LockMode::TwoLock { 1 } else { 0 };
+        if self.record {
+            let mut s = Span::new(SpanKind::LockHold, acquired, now).worker(idx).device(dev).arg("lock", lock_name(self.cfg.pipeline.lock, l));
+            if let Some(pi) = pi {
+                let pt = &self.parts[pi as usize];
+                s = s.job(job_name(pt.proof)).partition(pt.index);
+            }
+            self.spans.push(s);
+        }
+        let d = &mut self.devices[dev as usize];
+        if counted {
+            d.lock_busy += now - acquired;
+        }
+        d.locks[l] = None;
+        if let Some(next) = d.lock_waiters[l].pop_front() {
+            d.locks[l] = Some(next);
+            self.agenda.at(now, Ev::Resume(next));
+            self.lock_wait_sum += now - self.workers[next as usize].lock_acquired[l];
+            self.lock_queued -= 1;
+            self.lock_queue.set(now, self.lock_queued as f64);
+        }
+    }
+
+    /// Run a worker's program until it blocks (CPU work, copy, kernels, a lock, a sync).
+    fn run_worker(&mut self, w: u32) {
+        loop {
+            if self.failure.is_some() {
+                return;
+            }
+            let now = self.now();
+            let pc = self.workers[w as usize].pc;
+            let Some(pi) = self.workers[w as usize].part else { return };
+            let step = self.prog[pc];
+            let (dev, idx) = (self.workers[w as usize].device, self.workers[w as usize].index);
+            self.workers[w as usize].step_start = now;
+            let part = self.parts[pi as usize];
+            let cfg = self.cfg;
+            let d = &cfg.cpu;
+            match step {
+                Step::Pickup => {
+                    // Resumed with pc still 0 after the pickup delay has passed?
+                    if part.pickup > 0 && self.workers[w as usize].pending == 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.agenda.after(part.pickup, Ev::Resume(w));
+                        return;
+                    }
+                    self.workers[w as usize].pending = 0;
+                    self.span(SpanKind::GpuPickup, now - part.pickup, now, Some(pi), Some(idx), Some(dev));
+                }
+                Step::BeginCall => {
+                    self.workers[w as usize].call_start = now;
+                    let dv = &mut self.devices[dev as usize];
+                    if dv.active_calls == 0 {
+                        dv.union_since = now;
+                    }
+                    dv.active_calls += 1;
+                    dv.first_call.get_or_insert(now);
+                    if self.cfg.memory.early_release {
+                        let abc = self.cfg.memory.abc_gib;
+                        self.parts[pi as usize].footprint_gib -= abc;
+                        self.ram_change(-abc);
+                        self.start_syntheses();
+                    }
+                }
+                Step::Prep => {
+                    if part.prep > 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.start_cpu(w, part.prep, d.prep_cores, d.prep_bw_gbs);
+                        return;
+                    }
+                }
+                Step::PrepUpload => {
+                    let mut n = 0;
+                    if self.upload_ns > 0 {
+                        n += 1;
+                    }
+                    if part.prep > 0 {
+                        n += 1;
+                    }
+                    if n > 0 {
+                        self.workers[w as usize].pending = n;
+                        if part.prep > 0 {
+                            self.start_cpu(w, part.prep, d.prep_cores, d.prep_bw_gbs);
+                        }
+                        if self.upload_ns > 0 {
+                            self.request_copy(w);
+                        }
+                        return;
+                    }
+                }
+                Step::UploadOnly | Step::Upload => {
+                    if self.upload_ns > 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.request_copy(w);
+                        return;
+                    }
+                }
+                Step::Acquire(l) => {
+                    let l = l as usize;
+                    let dv = &mut self.devices[dev as usize];
+                    match dv.locks[l] {
+                        None => {
+                            dv.locks[l] = Some(w);
+                        }
+                        Some(holder) if holder == w => {
+                            // Granted by the releasing worker while we waited.
+                            let since = self.workers[w as usize].lock_acquired[l];
+                            if self.record {
+                                let s = Span::new(SpanKind::LockWait, since, now)
+                                    .worker(idx)
+                                    .device(dev)
+                                    .arg("lock", lock_name(self.cfg.pipeline.lock, l))
+                                    .job(job_name(part.proof))
+                                    .partition(part.index);
+                                self.spans.push(s);
+                            }
+                        }
+                        Some(_) => {
+                            dv.lock_waiters[l].push_back(w);
+                            // Remember when the wait began (overwritten on grant).
+                            self.workers[w as usize].lock_acquired[l] = now;
+                            self.lock_queued += 1;
+                            self.lock_waits += 1;
+                            self.lock_queue.set(now, self.lock_queued as f64);
+                            return;
+                        }
+                    }
+                    self.workers[w as usize].lock_acquired[l] = now;
+                }
+                Step::Release(l) => self.release_lock(w, l as usize),
+                Step::Alloc => {
+                    if part.alloc > 0 && self.workers[w as usize].pending == 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.agenda.after(part.alloc, Ev::Resume(w));
+                        return;
+                    }
+                    self.workers[w as usize].pending = 0;
+                }
+                Step::VramAlloc => {
+                    let need = self.cfg.memory.call_vram_gib;
+                    let cap = self.cfg.machine.vram_gib;
+                    let dv = &mut self.devices[dev as usize];
+                    if dv.vram_used + need > cap + 1e-9 {
+                        let used = dv.vram_used;
+                        self.fail("vram_oom", format!("GPU {dev} worker {idx}: a call needs {need} GiB with {used:.1} of {cap} GiB in use"));
+                        return;
+                    }
+                    dv.vram_used += need;
+                    dv.vram_peak = dv.vram_peak.max(dv.vram_used);
+                }
+                Step::VramFree => {
+                    let dv = &mut self.devices[dev as usize];
+                    dv.vram_used -= self.cfg.memory.call_vram_gib;
+                }
+                Step::Kernels => {
+                    let total = part.k_ntt_h + part.k_batch + part.k_tail + part.k_rest;
+                    let dv = &mut self.devices[dev as usize];
+                    dv.kernels_running += 1;
+                    dv.kernel_busy += total;
+                    if self.record {
+                        let mut t = now;
+                        for (kind, dur, note) in [
+                            (SpanKind::MsmH, part.k_ntt_h, Some("includes the NTTs")),
+                            (SpanKind::BatchAdd, part.k_batch, None),
+                            (SpanKind::TailMsm, part.k_tail, None),
+                            (SpanKind::MsmL, part.k_rest, Some("L, A and B_G1 MSMs")),
+                        ] {
+                            if dur == 0 {
+                                continue;
+                            }
+                            let mut s = Span::new(kind, t, t + dur).worker(idx).device(dev).job(job_name(part.proof)).partition(part.index);
+                            if let Some(n) = note {
+                                s = s.arg("covers", n);
+                            }
+                            self.spans.push(s);
+                            t += dur;
+                        }
+                    }
+                    self.agenda.after(total, Ev::KernelsDone(w));
+                    return;
+                }
+                Step::Sync => {
+                    let dv = &mut self.devices[dev as usize];
+                    if dv.kernels_running > 0 || dv.copies_running > 0 {
+                        dv.sync_waiters.push(w);
+                        return;
+                    }
+                }
+                Step::BG2 => {
+                    if part.b_g2 > 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.start_cpu(w, part.b_g2, d.finalize_cores, d.finalize_bw_gbs);
+                        return;
+                    }
+                }
+                Step::Epilogue => {
+                    if part.epilogue > 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.start_cpu(w, part.epilogue, d.finalize_cores, d.finalize_bw_gbs);
+                        return;
+                    }
+                }
+                Step::EndCall => {
+                    self.end_call(w, pi);
+                    return;
+                }
+            }
+            self.workers[w as usize].pc += 1;
+        }
+    }
+
+    fn end_call(&mut self, w: u32, pi: u32) {
+        let now = self.now();
+        let (dev, idx, start) = {
+            let wk = &self.workers[w as usize];
+            (wk.device, wk.index, wk.call_start)
+        };
+        self.call_sum += now - start;
+        self.call_n += 1;
+        if self.record {
+            let pt = &self.parts[pi as usize];
+            let s = Span::new(SpanKind::Gpu, start, now)
+                .job(job_name(pt.proof))
+                .partition(pt.index)
+                .worker(idx)
+                .device(dev)
+                .arg("gpu_ms", ((now - start) as f64 / 1e6).round() as u64);
+            self.spans.push(s);
+        }
+        let dv = &mut self.devices[dev as usize];
+        dv.active_calls -= 1;
+        if dv.active_calls == 0 {
+            dv.union_busy += now - dv.union_since;
+        }
+        dv.last_call_end = now;
+        let wk = &mut self.workers[w as usize];
+        wk.part = None;
+        wk.pc = 0;
+        self.idle.push_back(w);
+        let busy = (self.workers.len() - self.idle.len()) as f64;
+        self.gw_busy.set(now, busy);
+        if self.cfg.pipeline.split_finalize {
+            self.finalizer_step(pi, 0);
+        } else {
+            self.partition_done(pi);
+        }
+        self.dispatch();
+    }
+
+    /// Split finalisation: b_g2_msm (stage 0), then the epilogue (stage 1), off the worker
+    /// on the shared CPU pool; stage 2 means finished.
+    fn finalizer_step(&mut self, pi: u32, stage: u8) {
+        let cfg = self.cfg;
+        let part = self.parts[pi as usize];
+        let work = match stage {
+            0 => part.b_g2,
+            1 => part.epilogue,
+            _ => {
+                self.partition_done(pi);
+                return;
+            }
+        };
+        if work == 0 {
+            self.finalizer_step(pi, stage + 1);
+            return;
+        }
+        let now = self.now();
+        self.parts[pi as usize].fin_start = now;
+        let d = &cfg.cpu;
+        self.pool.start(now, work, d.finalize_cores, d.finalize_bw_gbs, false, Owner::Finalizer(pi, stage));
+        self.reschedule_pool();
+    }
+
+    fn finalizer_done(&mut self, pi: u32, stage: u8) {
+        let now = self.now();
+        let start = self.parts[pi as usize].fin_start;
+        let kind = if stage == 0 { SpanKind::BG2Msm } else { SpanKind::Finalize };
+        self.span(kind, start, now, Some(pi), None, None);
+        self.finalizer_step(pi, stage + 1);
+    }
+
+    fn partition_done(&mut self, pi: u32) {
+        let fp = self.parts[pi as usize].footprint_gib;
+        self.parts[pi as usize].footprint_gib = 0.0;
+        self.ram_change(-fp);
+        let proof = self.parts[pi as usize].proof as usize;
+        let pr = &mut self.proofs[proof];
+        pr.remaining -= 1;
+        if pr.remaining == 0 {
+            pr.done = Some(self.agenda.now());
+            self.in_flight -= 1;
+            self.admit();
+        }
+        self.start_syntheses();
+    }
+
+    fn run(mut self) -> Outcome {
+        let cfg = self.cfg;
+        let p = &cfg.pipeline;
+        // Pre-staged VRAM buffers are allocated as the workers start.
+        for dv in self.devices.iter_mut() {
+            dv.vram_used = cfg.memory.vram_baseline_gib;
+            dv.vram_peak = dv.vram_used;
+        }
+        if cfg.memory.vram_baseline_gib > cfg.machine.vram_gib {
+            self.fail("vram_oom", format!("the VRAM baseline ({} GiB) exceeds the card ({} GiB)", cfg.memory.vram_baseline_gib, cfg.machine.vram_gib));
+        }
+        if p.prestage && self.failure.is_none() {
+            'outer: for w in 0..p.gw {
+                for d in 0..cfg.machine.gpus {
+                    let dv = &mut self.devices[d as usize];
+                    if dv.vram_used + cfg.memory.prestage_vram_gib > cfg.machine.vram_gib + 1e-9 {
+                        let used = dv.vram_used;
+                        self.fail(
+                            "vram_oom",
+                            format!(
+                                "GPU {d}: worker {w}'s pre-staged buffer ({} GiB) does not fit beside {used:.1} GiB already in use on a {} GiB card",
+                                cfg.memory.prestage_vram_gib, cfg.machine.vram_gib
+                            ),
+                        );
+                        break 'outer;
+                    }
+                    dv.vram_used += cfg.memory.prestage_vram_gib;
+                    dv.vram_peak = dv.vram_peak.max(dv.vram_used);
+                }
+            }
+        }
+        self.proofs = vec![Proof { arrival: 0, started: None, remaining: p.partitions, done: None }; p.proofs as usize];
+        for i in 0..p.proofs {
+            let t = match p.arrival {
+                Arrival::AllAtOnce => 0,
+                Arrival::Periodic { period_s } => (i as f64 * period_s * 1e9).round() as u64,
+            };
+            self.agenda.at(t, Ev::Arrive(i));
+        }
+        if self.record {
+            self.counters.push(Counter { name: "rss_bytes".into(), t_ns: 0, value: (self.ram_used * GIB).round(), device: None });
+        }
+        while self.failure.is_none() {
+            let Some((_, ev)) = self.agenda.pop() else { break };
+            match ev {
+                Ev::Arrive(i) => self.arrive(i),
+                Ev::PoolWake(v) => self.pool_wake(v),
+                Ev::CopyDone(w) => self.copy_done(w),
+                Ev::KernelsDone(w) => self.kernels_done(w),
+                Ev::Resume(w) => self.run_worker(w),
+            }
+        }
+        self.finish()
+    }
+
+    fn finish(mut self) -> Outcome {
+        let cfg = self.cfg;
+        let p = &cfg.pipeline;
+        let now = self.now();
+        let mut done: Vec<u64> = self.proofs.iter().filter_map(|x| x.done).collect();
+        done.sort_unstable();
+        let completed = done.len() as u32;
+        let makespan = done.last().copied().unwrap_or(now);
+        let end = makespan.max(1);
+        let secs = |ns: u64| ns as f64 / 1e9;
+        let steady = if done.len() >= 2 {
+            secs(done[done.len() - 1] - done[0]) / (done.len() - 1) as f64
+        } else {
+            secs(makespan) / completed.max(1) as f64
+        };
+        let lat: Vec<f64> = self.proofs.iter().filter_map(|x| x.done.map(|d| secs(d - x.started.unwrap_or(x.arrival)))).collect();
+        let gpus = self
+            .devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let mut union = d.union_busy;
+                if d.active_calls > 0 {
+                    union += now - d.union_since;
+                }
+                let first = d.first_call.unwrap_or(0);
+                let window = d.last_call_end.saturating_sub(first).max(1) as f64;
+                GpuUtil {
+                    device: i as u32,
+                    union_util: union as f64 / window,
+                    union_util_run: union as f64 / end as f64,
+                    kernel_util: d.kernel_busy as f64 / window,
+                    lock_hold: d.lock_busy as f64 / window,
+                    pcie_util: d.pcie_busy as f64 / window,
+                    peak_vram_gib: d.vram_peak,
+                    active_window_s: window / 1e9,
+                }
+            })
+            .collect::<Vec<_>>();
+        self.pool.advance(now);
+        let result = SimResult {
+            name: cfg.name.clone(),
+            feasible: self.failure.is_none() && completed == p.proofs,
+            failure: self.failure.clone(),
+            proofs: p.proofs,
+            proofs_completed: completed,
+            makespan_s: secs(makespan),
+            total_s_per_proof: secs(makespan) / completed.max(1) as f64,
+            steady_s_per_proof: steady,
+            latency_mean_s: lat.iter().sum::<f64>() / lat.len().max(1) as f64,
+            latency_max_s: lat.iter().copied().fold(0.0, f64::max),
+            peak_vram_gib: gpus.iter().map(|g| g.peak_vram_gib).fold(0.0, f64::max),
+            gpus,
+            cpu_util: self.pool.core_seconds() / (cfg.machine.cpu_cores * secs(end)),
+            bandwidth_util: self.pool.gb_transferred() / (cfg.machine.mem_bandwidth_gbs * secs(end)),
+            pw_util: self.pw_busy.integral(end) / (p.pw as f64 * end as f64),
+            gw_util: self.gw_busy.integral(end) / (self.workers.len() as f64 * end as f64),
+            peak_ram_gib: self.ram_peak,
+            synth_mean_s: secs(self.synth_sum) / self.synth_n.max(1) as f64,
+            gpu_call_mean_s: secs(self.call_sum) / self.call_n.max(1) as f64,
+            queue_wait_mean_s: secs(self.queue_wait_sum) / self.queue_waits.max(1) as f64,
+            queue_len_mean: self.queue_len.integral(end) / end as f64,
+            backlog_wait_mean_s: secs(self.backlog_wait_sum) / self.synth_n.max(1) as f64,
+            backlog_len_mean: self.backlog_len.integral(end) / end as f64,
+            lock_waits: self.lock_waits,
+            lock_wait_total_s: secs(self.lock_wait_sum),
+            lock_queue_len_mean: self.lock_queue.integral(end) / end as f64,
+            floors: floors::compute(cfg),
+            events: self.agenda.events_processed(),
+        };
+        let run = if self.record {
+            let mut meta = RunMeta::new("simulator");
+            meta.config = RunConfig {
+                pw: Some(p.pw),
+                gw: Some(p.gw),
+                lock: Some(p.lock.as_str().to_string()),
+                gpus: Some(cfg.machine.gpus),
+                partitions: Some(p.partitions),
+                proofs: Some(p.proofs),
+                constraints: None,
+                split_finalize: Some(p.split_finalize),
+                backend: Some("sim".into()),
+            };
+            meta.extra.insert("scenario".into(), cfg.name.clone().into());
+            meta.extra.insert("seed".into(), cfg.seed.into());
+            if let Ok(v) = serde_json::to_value(cfg) {
+                meta.extra.insert("sim_config".into(), v);
+            }
+            if let Some(f) = &self.failure {
+                meta.extra.insert("failure".into(), serde_json::json!({"kind": f.kind, "t_s": f.t_s, "detail": f.detail}));
+            }
+            let mut run = Run::new(meta);
+            run.spans = std::mem::take(&mut self.spans);
+            run.counters = std::mem::take(&mut self.counters);
+            run.normalize();
+            Some(run)
+        } else {
+            None
+        };
+        Outcome { result, run }
+    }
+}
+
+fn lock_name(mode: LockMode, l: usize) -> &'static str {
+    match (mode, l) {
+        (LockMode::TwoLock, 0) => "vram",
+        (LockMode::TwoLock, _) => "compute",
+        _ => "gpu",
+    }
+}
+
+/// Run one simulation of a validated config.
+pub fn simulate(cfg: &Config, opts: Options) -> Outcome {
+    Sim::new(cfg, opts.record).run()
+}

@@ -1,0 +1,142 @@
+//! What a simulation returns: [`SimResult`], a serde struct (it is `simulate --json`),
+//! and its human-readable rendering. Every figure is computed by the pipeline model while
+//! it runs (no span list needed), so sweeps can skip recording the timeline.
+
+use serde::{Deserialize, Serialize};
+
+use crate::floors::Floors;
+
+/// Why a configuration cannot run, and when it found out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// `ram_oom` or `vram_oom`.
+    pub kind: String,
+    /// Simulated time of the failure, seconds.
+    pub t_s: f64,
+    pub detail: String,
+}
+
+/// Busy fraction of one GPU.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuUtil {
+    pub device: u32,
+    /// Union of the GPU calls (cuzk's GPU_START..GPU_END), over the device's active window
+    /// (first call start to last call end): what "TIMELINE GPU util" reports.
+    pub union_util: f64,
+    /// Same union over the whole run (0 to the last proof's completion).
+    pub union_util_run: f64,
+    /// True kernel time over the active window (kernels of one device are serialised).
+    pub kernel_util: f64,
+    /// Fraction of the active window a lock of the device was held (compute lock for two_lock).
+    pub lock_hold: f64,
+    /// Busy fraction of the device's PCIe link over the active window.
+    pub pcie_util: f64,
+    pub peak_vram_gib: f64,
+    pub active_window_s: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SimResult {
+    pub name: String,
+    pub feasible: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    pub proofs: u32,
+    pub proofs_completed: u32,
+    /// Time of the last proof's completion, seconds.
+    pub makespan_s: f64,
+    /// makespan / proofs.
+    pub total_s_per_proof: f64,
+    /// (last completion − first completion) / (proofs − 1): the rate once the pipeline is full.
+    pub steady_s_per_proof: f64,
+    /// Per-proof latency: first synthesis start to completion (as the analyzer measures it).
+    pub latency_mean_s: f64,
+    pub latency_max_s: f64,
+    pub gpus: Vec<GpuUtil>,
+    /// Mean busy fraction of the CPU cores over the run.
+    pub cpu_util: f64,
+    /// Mean fraction of the host memory bandwidth drawn over the run.
+    pub bandwidth_util: f64,
+    /// Mean fraction of partition workers holding a permit.
+    pub pw_util: f64,
+    /// Mean fraction of GPU workers inside a call.
+    pub gw_util: f64,
+    pub peak_ram_gib: f64,
+    pub peak_vram_gib: f64,
+    /// Mean synthesis duration (with contention), seconds.
+    pub synth_mean_s: f64,
+    /// Mean GPU call duration (GPU_START..GPU_END), seconds.
+    pub gpu_call_mean_s: f64,
+    /// Mean wait in the GPU queue, seconds.
+    pub queue_wait_mean_s: f64,
+    /// Time-average number of partitions in the GPU queue.
+    pub queue_len_mean: f64,
+    /// Mean wait of a partition for a partition-worker permit (admission to synthesis start).
+    pub backlog_wait_mean_s: f64,
+    /// Time-average number of admitted partitions waiting for a permit.
+    pub backlog_len_mean: f64,
+    /// GPU-lock acquisitions that had to wait, and their total wait.
+    pub lock_waits: u64,
+    pub lock_wait_total_s: f64,
+    /// Time-average number of GPU workers waiting for a lock (all devices and locks).
+    pub lock_queue_len_mean: f64,
+    pub floors: Floors,
+    /// Events the DES core processed.
+    pub events: u64,
+}
+
+impl SimResult {
+    /// GPU union utilisation of the busiest device.
+    pub fn gpu_union_util(&self) -> f64 {
+        self.gpus.iter().map(|g| g.union_util).fold(0.0, f64::max)
+    }
+
+    /// A terminal-friendly report.
+    pub fn render_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(s, "scenario        {}", if self.name.is_empty() { "(unnamed)" } else { &self.name });
+        match &self.failure {
+            Some(f) => {
+                let _ = writeln!(s, "feasible        NO: {} at t = {:.1} s ({})", f.kind, f.t_s, f.detail);
+            }
+            None => {
+                let _ = writeln!(s, "feasible        yes");
+            }
+        }
+        let _ = writeln!(s, "proofs          {} of {} completed in {:.1} s", self.proofs_completed, self.proofs, self.makespan_s);
+        let _ = writeln!(s, "s/proof         {:.2} steady state, {:.2} total", self.steady_s_per_proof, self.total_s_per_proof);
+        let _ = writeln!(s, "latency         {:.1} s mean, {:.1} s max", self.latency_mean_s, self.latency_max_s);
+        for g in &self.gpus {
+            let _ = writeln!(
+                s,
+                "gpu {}           union {:.1}% (whole run {:.1}%), kernels {:.1}%, lock held {:.1}%, pcie {:.1}%, peak VRAM {:.1} GiB",
+                g.device,
+                100.0 * g.union_util,
+                100.0 * g.union_util_run,
+                100.0 * g.kernel_util,
+                100.0 * g.lock_hold,
+                100.0 * g.pcie_util,
+                g.peak_vram_gib
+            );
+        }
+        let _ = writeln!(s, "cpu             {:.1}% of cores, {:.1}% of memory bandwidth", 100.0 * self.cpu_util, 100.0 * self.bandwidth_util);
+        let _ = writeln!(s, "workers         pw busy {:.1}%, gw busy {:.1}%", 100.0 * self.pw_util, 100.0 * self.gw_util);
+        let _ = writeln!(s, "peak RAM        {:.1} GiB", self.peak_ram_gib);
+        let _ = writeln!(
+            s,
+            "phases          synthesis {:.2} s, GPU call {:.2} s, queue wait {:.2} s (mean queue {:.2})",
+            self.synth_mean_s, self.gpu_call_mean_s, self.queue_wait_mean_s, self.queue_len_mean
+        );
+        let _ = writeln!(
+            s,
+            "queues          permit wait {:.2} s (mean backlog {:.2}), lock waits {} totalling {:.1} s (mean waiting {:.2})",
+            self.backlog_wait_mean_s, self.backlog_len_mean, self.lock_waits, self.lock_wait_total_s, self.lock_queue_len_mean
+        );
+        let f = &self.floors;
+        let _ = writeln!(s, "floors          theoretical {:.2} s/proof (binding: {}), practical {:.2} s/proof (binding: {})", f.theoretical_s_per_proof, f.theoretical_binding, f.practical_s_per_proof, f.practical_binding);
+        let _ = writeln!(s, "verdict         {}", f.verdict);
+        let _ = writeln!(s, "demand/proof    {}", f.resources.iter().map(|r| format!("{} {:.2} s", r.name, r.s_per_proof)).collect::<Vec<_>>().join(", "));
+        s
+    }
+}

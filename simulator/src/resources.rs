@@ -1,0 +1,270 @@
+//! Shared resources of the model that are not simple FIFO servers:
+//!
+//! - [`CpuPool`]: the host's CPU cores and memory bandwidth as one processor-sharing
+//!   server. Every running CPU phase (synthesis, prep, G2 MSM, epilogue) declares the
+//!   cores and GB/s it would use alone; when the running phases ask for more cores or
+//!   bandwidth than the machine has, each progresses at capacity/demand of its isolated
+//!   speed (the most oversubscribed of the two wins). Syntheses are further slowed by the
+//!   contention factor 1 + slope·max(0, n − knee) of [`Contention`].
+//! - [`Tally`]: the time integral of a piecewise-constant quantity (busy workers, queue
+//!   length), for utilisations and Little's law.
+//!
+//! GPU locks, copy engines and VRAM are plain state in the pipeline model.
+
+use crate::config::Contention;
+
+/// Who a CPU task belongs to, so the model knows what to resume when it ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// Synthesis of a partition.
+    Synth(u32),
+    /// A CPU step of a GPU worker's call.
+    Worker(u32),
+    /// Split finalisation of a partition, stage 0 (G2 MSM) or 1 (epilogue).
+    Finalizer(u32, u8),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Task {
+    /// Work left, in ns at full (isolated) speed.
+    remaining: f64,
+    cores: f64,
+    bw: f64,
+    synth: bool,
+    owner: Owner,
+}
+
+/// Processor-sharing CPU + memory-bandwidth pool.
+#[derive(Clone, Debug)]
+pub struct CpuPool {
+    cores: f64,
+    bw: f64,
+    contention: Contention,
+    tasks: Vec<Task>,
+    last: u64,
+    version: u64,
+    sum_cores: f64,
+    sum_bw: f64,
+    n_synth: u32,
+    rate_common: f64,
+    rate_synth: f64,
+    core_s: f64,
+    gb: f64,
+}
+
+impl CpuPool {
+    pub fn new(cores: f64, bw_gbs: f64, contention: Contention) -> CpuPool {
+        CpuPool {
+            cores,
+            bw: bw_gbs,
+            contention,
+            tasks: Vec::with_capacity(64),
+            last: 0,
+            version: 0,
+            sum_cores: 0.0,
+            sum_bw: 0.0,
+            n_synth: 0,
+            rate_common: 1.0,
+            rate_synth: 1.0,
+            core_s: 0.0,
+            gb: 0.0,
+        }
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    pub fn running(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Syntheses running now.
+    pub fn syntheses(&self) -> u32 {
+        self.n_synth
+    }
+
+    /// Core-seconds consumed so far.
+    pub fn core_seconds(&self) -> f64 {
+        self.core_s
+    }
+
+    /// GB of host memory traffic so far.
+    pub fn gb_transferred(&self) -> f64 {
+        self.gb
+    }
+
+    /// Current speed of a synthesis relative to isolation.
+    pub fn synth_rate(&self) -> f64 {
+        self.rate_synth
+    }
+
+    /// Bring every task's remaining work up to `now`.
+    pub fn advance(&mut self, now: u64) {
+        if now <= self.last {
+            return;
+        }
+        let dt = (now - self.last) as f64;
+        for t in self.tasks.iter_mut() {
+            t.remaining -= dt * if t.synth { self.rate_synth } else { self.rate_common };
+        }
+        self.core_s += dt * 1e-9 * self.sum_cores * self.rate_common;
+        self.gb += dt * 1e-9 * self.sum_bw * self.rate_common;
+        self.last = now;
+    }
+
+    fn rerate(&mut self) {
+        let over = (self.sum_cores / self.cores).max(self.sum_bw / self.bw).max(1.0);
+        self.rate_common = 1.0 / over;
+        self.rate_synth = self.rate_common / self.contention.factor(self.n_synth as f64);
+        self.version += 1;
+    }
+
+    /// Start a task of `work_ns` isolated nanoseconds.
+    pub fn start(&mut self, now: u64, work_ns: u64, cores: f64, bw: f64, synth: bool, owner: Owner) {
+        self.advance(now);
+        self.tasks.push(Task { remaining: work_ns as f64, cores, bw, synth, owner });
+        self.sum_cores += cores;
+        self.sum_bw += bw;
+        if synth {
+            self.n_synth += 1;
+        }
+        self.rerate();
+    }
+
+    /// When the next task will finish at current rates, with the version that makes the
+    /// wake-up valid (any later change bumps the version and obsoletes it).
+    pub fn next_wake(&self, now: u64) -> Option<(u64, u64)> {
+        let mut best = f64::INFINITY;
+        for t in &self.tasks {
+            let r = if t.synth { self.rate_synth } else { self.rate_common };
+            let dt = t.remaining.max(0.0) / r;
+            if dt < best {
+                best = dt;
+            }
+        }
+        if best.is_finite() {
+            Some((now + best.ceil() as u64, self.version))
+        } else {
+            None
+        }
+    }
+
+    /// Remove the tasks finished by `now`, in the order they were started.
+    pub fn complete_due(&mut self, now: u64) -> Vec<Owner> {
+        self.advance(now);
+        let mut done = Vec::new();
+        let mut i = 0;
+        while i < self.tasks.len() {
+            if self.tasks[i].remaining <= 0.5 {
+                let t = self.tasks.remove(i);
+                self.sum_cores -= t.cores;
+                self.sum_bw -= t.bw;
+                if t.synth {
+                    self.n_synth -= 1;
+                }
+                done.push(t.owner);
+            } else {
+                i += 1;
+            }
+        }
+        if self.tasks.is_empty() {
+            // Clear float residue.
+            self.sum_cores = 0.0;
+            self.sum_bw = 0.0;
+        }
+        if !done.is_empty() {
+            self.rerate();
+        }
+        done
+    }
+}
+
+/// Time integral of a piecewise-constant value.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    last_t: u64,
+    value: f64,
+    integral: f64,
+}
+
+impl Tally {
+    pub fn set(&mut self, t: u64, v: f64) {
+        if t > self.last_t {
+            self.integral += (t - self.last_t) as f64 * self.value;
+            self.last_t = t;
+        }
+        self.value = v;
+    }
+
+    /// ∫ value dt from 0 to `end` (ns · value).
+    pub fn integral(&self, end: u64) -> f64 {
+        self.integral + end.saturating_sub(self.last_t) as f64 * self.value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tasks_share_when_oversubscribed() {
+        // 4 cores; two 4-core tasks of 1 s each run at half speed and end together at 2 s.
+        let mut p = CpuPool::new(4.0, 100.0, Contention::default());
+        p.start(0, 1_000_000_000, 4.0, 0.0, false, Owner::Worker(0));
+        p.start(0, 1_000_000_000, 4.0, 0.0, false, Owner::Worker(1));
+        let (t, v) = p.next_wake(0).unwrap();
+        assert_eq!(t, 2_000_000_000);
+        assert_eq!(v, p.version());
+        assert_eq!(p.complete_due(t), vec![Owner::Worker(0), Owner::Worker(1)]);
+        assert!((p.core_seconds() - 8.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bandwidth_stretches_by_demand_over_capacity() {
+        // 100 GB/s; three tasks asking 50 GB/s each: demand 150 → each at 2/3 speed.
+        let mut p = CpuPool::new(64.0, 100.0, Contention::default());
+        for i in 0..3 {
+            p.start(0, 1_000_000_000, 1.0, 50.0, false, Owner::Worker(i));
+        }
+        let (t, _) = p.next_wake(0).unwrap();
+        assert_eq!(t, 1_500_000_000);
+        assert_eq!(p.complete_due(t).len(), 3);
+        assert!((p.gb_transferred() - 150.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn speeds_up_when_a_task_leaves() {
+        // Two 1-core tasks on 1 core: 1 s and 3 s of work. Shared until 2 s (the short
+        // one is done), then the long one alone: 2 s left → ends at 4 s.
+        let mut p = CpuPool::new(1.0, 100.0, Contention::default());
+        p.start(0, 1_000_000_000, 1.0, 0.0, false, Owner::Worker(0));
+        p.start(0, 3_000_000_000, 1.0, 0.0, false, Owner::Worker(1));
+        let (t, _) = p.next_wake(0).unwrap();
+        assert_eq!(t, 2_000_000_000);
+        assert_eq!(p.complete_due(t), vec![Owner::Worker(0)]);
+        let (t2, _) = p.next_wake(t).unwrap();
+        assert_eq!(t2, 4_000_000_000);
+    }
+
+    #[test]
+    fn contention_slows_syntheses_beyond_the_knee() {
+        let c = Contention { synth_knee: 2.0, synth_slope: 0.5 };
+        let mut p = CpuPool::new(100.0, 100.0, c);
+        for i in 0..4 {
+            p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
+        }
+        // factor 1 + 0.5 · (4 − 2) = 2.
+        assert!((p.synth_rate() - 0.5).abs() < 1e-12);
+        assert_eq!(p.next_wake(0).unwrap().0, 2_000_000_000);
+    }
+
+    #[test]
+    fn tally_integrates() {
+        let mut t = Tally::default();
+        t.set(0, 2.0);
+        t.set(10, 1.0);
+        t.set(20, 0.0);
+        assert_eq!(t.integral(30), 30.0);
+    }
+}

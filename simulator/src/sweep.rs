@@ -1,0 +1,346 @@
+//! `sweep`: every combination of the `--vary` values (`pw=1..16`, `pw=2..16:2`,
+//! `gw=1,2,3`, `lock=kernels,two_lock`), simulated in parallel with rayon, gathered into a
+//! table (Markdown, Parquet), charts (s/proof vs pw per gw, peak RAM vs pw, GPU
+//! utilisation vs pw) and a recommendation per RAM budget: the best s/proof that fits
+//! 128/256/384/512/768 GiB, like cuzk's RAM tier table.
+//!
+//! Ranking uses total s/proof (makespan / proofs: what a batch of c proofs experiences,
+//! and what the reference's pw sweep reports); points within 1% of each other are ranked
+//! by peak RAM, then by their order in the sweep (fewer workers first).
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{canonical_key, Config, ConfigError, VARY_KEYS};
+use crate::pipeline::{simulate, Options};
+use crate::report::SimResult;
+
+/// RAM budgets of the recommendation table, GiB.
+pub const RAM_BUDGETS_GIB: [f64; 5] = [128.0, 256.0, 384.0, 512.0, 768.0];
+
+/// One `--vary key=values` axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Vary {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+impl std::str::FromStr for Vary {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Vary, String> {
+        let (k, v) = s.split_once('=').ok_or_else(|| format!("--vary `{s}`: expected key=values (e.g. pw=1..16 or lock=kernels,two_lock)"))?;
+        let key = k.trim().to_string();
+        if canonical_key(&key).is_none() {
+            return Err(format!("--vary `{s}`: unknown key `{key}` (known: {})", VARY_KEYS.join(", ")));
+        }
+        let v = v.trim();
+        let values = if let Some((a, rest)) = v.split_once("..") {
+            let (b, step) = match rest.split_once(':') {
+                Some((b, st)) => (b, st),
+                None => (rest, "1"),
+            };
+            let parse = |x: &str, what: &str| x.trim().parse::<i64>().map_err(|_| format!("--vary `{s}`: {what} `{x}` is not an integer"));
+            let (a, b, step) = (parse(a, "range start")?, parse(b, "range end")?, parse(step, "step")?);
+            if step <= 0 {
+                return Err(format!("--vary `{s}`: the step must be positive"));
+            }
+            if b < a {
+                return Err(format!("--vary `{s}`: the range end {b} is below its start {a}"));
+            }
+            if (b - a) / step > 100_000 {
+                return Err(format!("--vary `{s}`: more than 100000 values"));
+            }
+            (0..).map(|i| a + i * step).take_while(|x| *x <= b).map(|x| x.to_string()).collect()
+        } else {
+            v.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect::<Vec<_>>()
+        };
+        if values.is_empty() {
+            return Err(format!("--vary `{s}`: no values"));
+        }
+        Ok(Vary { key, values })
+    }
+}
+
+/// One point of a sweep: the overrides and the config they make.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub params: Vec<(String, String)>,
+    pub config: Config,
+}
+
+/// All combinations (the last axis varies fastest). Every combination is validated; an
+/// impossible one is an error naming the combination and the field.
+pub fn expand(base: &Config, axes: &[Vary]) -> Result<Vec<Point>, ConfigError> {
+    let mut points = vec![Point { params: Vec::new(), config: base.clone() }];
+    for ax in axes {
+        let mut next = Vec::with_capacity(points.len() * ax.values.len());
+        for p in &points {
+            for v in &ax.values {
+                let mut c = p.config.clone();
+                c.set(&ax.key, v)?;
+                let mut params = p.params.clone();
+                params.push((ax.key.clone(), v.clone()));
+                next.push(Point { params, config: c });
+            }
+        }
+        points = next;
+    }
+    for p in &points {
+        p.config.validate().map_err(|e| ConfigError::Invalid {
+            field: format!("combination {}", fmt_params(&p.params)),
+            reason: e.to_string(),
+        })?;
+    }
+    Ok(points)
+}
+
+fn fmt_params(p: &[(String, String)]) -> String {
+    p.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+}
+
+/// One simulated point.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
+    pub params: Vec<(String, String)>,
+    pub result: SimResult,
+}
+
+impl Row {
+    pub fn param(&self, key: &str) -> Option<&str> {
+        let want = canonical_key(key)?;
+        self.params.iter().find(|(k, _)| canonical_key(k) == Some(want)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Simulate every point in parallel; `tick` is called once per finished point (a progress bar).
+pub fn run_points(points: &[Point], tick: &(dyn Fn() + Sync)) -> Vec<Row> {
+    points
+        .par_iter()
+        .map(|p| {
+            let r = simulate(&p.config, Options::default()).result;
+            tick();
+            Row { params: p.params.clone(), result: r }
+        })
+        .collect()
+}
+
+/// The best feasible result: lowest total s/proof; within 1%, lowest peak RAM; then first.
+pub fn best_index(results: &[SimResult]) -> Option<usize> {
+    let feasible: Vec<usize> = (0..results.len()).filter(|&i| results[i].feasible).collect();
+    let min = feasible.iter().map(|&i| results[i].total_s_per_proof).fold(f64::INFINITY, f64::min);
+    feasible
+        .into_iter()
+        .filter(|&i| results[i].total_s_per_proof <= min * 1.01)
+        .min_by(|&a, &b| results[a].peak_ram_gib.total_cmp(&results[b].peak_ram_gib).then(a.cmp(&b)))
+}
+
+/// The recommendation for one RAM budget.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Recommendation {
+    pub ram_budget_gib: f64,
+    /// Index into the rows, if any point fits.
+    pub row: Option<usize>,
+}
+
+pub fn recommend(rows: &[Row]) -> Vec<Recommendation> {
+    RAM_BUDGETS_GIB
+        .iter()
+        .map(|&b| {
+            let fits: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].result.feasible && rows[i].result.peak_ram_gib <= b).collect();
+            let rs: Vec<SimResult> = fits.iter().map(|&i| rows[i].result.clone()).collect();
+            Recommendation { ram_budget_gib: b, row: best_index(&rs).map(|k| fits[k]) }
+        })
+        .collect()
+}
+
+/// The Markdown table of a sweep, then the recommendations.
+pub fn markdown(rows: &[Row], axes: &[Vary]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
+    let _ = write!(s, "|");
+    for k in &keys {
+        let _ = write!(s, " {k} |");
+    }
+    let _ = writeln!(s, " feasible | steady s/proof | total s/proof | latency s | GPU union % | CPU % | peak RAM GiB | peak VRAM GiB | practical floor | binding |");
+    let _ = write!(s, "|");
+    for _ in &keys {
+        let _ = write!(s, "---|");
+    }
+    let _ = writeln!(s, "---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    for r in rows {
+        let _ = write!(s, "|");
+        for (_, v) in &r.params {
+            let _ = write!(s, " {v} |");
+        }
+        let x = &r.result;
+        let feas = match &x.failure {
+            Some(f) => format!("{} at {:.0} s", f.kind, f.t_s),
+            None if x.feasible => "yes".to_string(),
+            None => "incomplete".to_string(),
+        };
+        let num = |v: f64| if x.feasible { format!("{v:.2}") } else { "—".to_string() };
+        let _ = writeln!(
+            s,
+            " {feas} | {} | {} | {} | {:.1} | {:.1} | {:.0} | {:.1} | {:.2} | {} |",
+            num(x.steady_s_per_proof),
+            num(x.total_s_per_proof),
+            num(x.latency_mean_s),
+            100.0 * x.gpu_union_util(),
+            100.0 * x.cpu_util,
+            x.peak_ram_gib,
+            x.peak_vram_gib,
+            x.floors.practical_s_per_proof,
+            x.floors.practical_binding
+        );
+    }
+    let _ = writeln!(s, "\n### Recommendation per RAM budget (best total s/proof that fits)\n");
+    let _ = writeln!(s, "| RAM budget | configuration | total s/proof | steady s/proof | peak RAM GiB |");
+    let _ = writeln!(s, "|---:|---|---:|---:|---:|");
+    for rec in recommend(rows) {
+        match rec.row {
+            Some(i) => {
+                let r = &rows[i];
+                let _ = writeln!(
+                    s,
+                    "| {:.0} GiB | {} | {:.2} | {:.2} | {:.0} |",
+                    rec.ram_budget_gib,
+                    if r.params.is_empty() { "(base)".to_string() } else { fmt_params(&r.params) },
+                    r.result.total_s_per_proof,
+                    r.result.steady_s_per_proof,
+                    r.result.peak_ram_gib
+                );
+            }
+            None => {
+                let _ = writeln!(s, "| {:.0} GiB | nothing fits | — | — | — |", rec.ram_budget_gib);
+            }
+        }
+    }
+    s
+}
+
+/// Series for a chart: x = `x_key`'s value, one series per value of `series_key` (or one
+/// series), y = `f(result)`, minimised over the other axes (the best each x can do).
+pub fn series(rows: &[Row], x_key: &str, series_key: Option<&str>, f: impl Fn(&SimResult) -> f64) -> Vec<(String, Vec<(f64, f64)>)> {
+    let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for r in rows.iter().filter(|r| r.result.feasible) {
+        let Some(x) = r.param(x_key).and_then(|v| v.parse::<f64>().ok()) else { continue };
+        let name = match series_key {
+            Some(k) => format!("{k}={}", r.param(k).unwrap_or("?")),
+            None => "all".to_string(),
+        };
+        let y = f(&r.result);
+        let idx = match out.iter().position(|(n, _)| *n == name) {
+            Some(i) => i,
+            None => {
+                out.push((name, Vec::new()));
+                out.len() - 1
+            }
+        };
+        let pts = &mut out[idx].1;
+        match pts.iter_mut().find(|(px, _)| *px == x) {
+            Some(p) => p.1 = p.1.min(y),
+            None => pts.push((x, y)),
+        }
+    }
+    for (_, pts) in out.iter_mut() {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    out
+}
+
+/// The x axis of the charts: pw when varied, else the first numeric axis.
+pub fn chart_x_key(rows: &[Row], axes: &[Vary]) -> Option<String> {
+    let numeric = |k: &str| rows.iter().all(|r| r.param(k).is_some_and(|v| v.parse::<f64>().is_ok()));
+    if axes.iter().any(|a| canonical_key(&a.key) == Some("pipeline.pw")) {
+        return axes.iter().find(|a| canonical_key(&a.key) == Some("pipeline.pw")).map(|a| a.key.clone());
+    }
+    axes.iter().find(|a| numeric(&a.key)).map(|a| a.key.clone())
+}
+
+#[cfg(feature = "analysis")]
+pub mod outputs {
+    //! The heavy outputs of a sweep: Parquet table and SVG charts.
+    use std::path::{Path, PathBuf};
+
+    use polars::prelude::*;
+
+    use super::{chart_x_key, series, Row, Vary};
+    use crate::config::canonical_key;
+
+    /// The sweep as a DataFrame: one string column per varied key, then the figures.
+    pub fn frame(rows: &[Row], axes: &[Vary]) -> PolarsResult<DataFrame> {
+        let mut cols: Vec<Column> = Vec::new();
+        for a in axes {
+            let v: Vec<Option<&str>> = rows.iter().map(|r| r.param(&a.key)).collect();
+            cols.push(Column::new(a.key.as_str().into(), v));
+        }
+        let f = |name: &str, g: &dyn Fn(&Row) -> f64| Column::new(name.into(), rows.iter().map(g).collect::<Vec<f64>>());
+        cols.push(Column::new("feasible".into(), rows.iter().map(|r| r.result.feasible).collect::<Vec<bool>>()));
+        cols.push(Column::new(
+            "failure".into(),
+            rows.iter().map(|r| r.result.failure.as_ref().map(|x| x.kind.clone())).collect::<Vec<Option<String>>>(),
+        ));
+        cols.push(f("steady_s_per_proof", &|r| r.result.steady_s_per_proof));
+        cols.push(f("total_s_per_proof", &|r| r.result.total_s_per_proof));
+        cols.push(f("latency_mean_s", &|r| r.result.latency_mean_s));
+        cols.push(f("gpu_union_util", &|r| r.result.gpu_union_util()));
+        cols.push(f("cpu_util", &|r| r.result.cpu_util));
+        cols.push(f("bandwidth_util", &|r| r.result.bandwidth_util));
+        cols.push(f("peak_ram_gib", &|r| r.result.peak_ram_gib));
+        cols.push(f("peak_vram_gib", &|r| r.result.peak_vram_gib));
+        cols.push(f("theoretical_floor_s", &|r| r.result.floors.theoretical_s_per_proof));
+        cols.push(f("practical_floor_s", &|r| r.result.floors.practical_s_per_proof));
+        cols.push(Column::new(
+            "binding".into(),
+            rows.iter().map(|r| r.result.floors.practical_binding.clone()).collect::<Vec<String>>(),
+        ));
+        DataFrame::new_infer_height(cols)
+    }
+
+    pub fn write_parquet(rows: &[Row], axes: &[Vary], path: &Path) -> anyhow::Result<()> {
+        let mut df = frame(rows, axes)?;
+        timeline::export::parquet::write_frame(&mut df, path)?;
+        Ok(())
+    }
+
+    /// The three charts; returns the files written (none when no axis is numeric).
+    pub fn write_charts(rows: &[Row], axes: &[Vary], dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+        let Some(x) = chart_x_key(rows, axes) else { return Ok(Vec::new()) };
+        let series_key = axes
+            .iter()
+            .find(|a| canonical_key(&a.key) == Some("pipeline.gw") && a.key != x)
+            .map(|a| a.key.clone());
+        let sk = series_key.as_deref();
+        let mut out = Vec::new();
+        let by = sk.map(|k| format!(" per {k}")).unwrap_or_default();
+        let p = dir.join("s_per_proof.svg");
+        timeline::chart::lines_svg(&format!("s/proof vs {x}{by} (best over the other axes)"), &x, "total s/proof", &series(rows, &x, sk, |r| r.total_s_per_proof), &p)?;
+        out.push(p);
+        let p = dir.join("peak_ram.svg");
+        timeline::chart::lines_svg(&format!("peak RAM vs {x}{by}"), &x, "peak RAM, GiB", &series(rows, &x, sk, |r| r.peak_ram_gib), &p)?;
+        out.push(p);
+        let p = dir.join("gpu_util.svg");
+        timeline::chart::lines_svg(&format!("GPU union utilisation vs {x}{by}"), &x, "GPU util, %", &series(rows, &x, sk, |r| -100.0 * r.gpu_union_util()).into_iter().map(|(n, v)| (n, v.into_iter().map(|(a, b)| (a, -b)).collect())).collect::<Vec<_>>(), &p)?;
+        out.push(p);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ranges_lists_and_steps() {
+        let v: Vary = "pw=1..4".parse().unwrap();
+        assert_eq!(v.values, ["1", "2", "3", "4"]);
+        let v: Vary = "pw=2..9:3".parse().unwrap();
+        assert_eq!(v.values, ["2", "5", "8"]);
+        let v: Vary = "lock=kernels, two_lock".parse().unwrap();
+        assert_eq!(v.values, ["kernels", "two_lock"]);
+        for bad in ["pw", "bogus=1,2", "pw=5..1", "pw=1..x", "pw=1..4:0", "pw="] {
+            assert!(bad.parse::<Vary>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Calibration round trips: a run simulated from known costs, read back as our JSON lines
+//! (with kernel spans) or re-rendered as a cuzk TIMELINE log (calls only), must give back
+//! those costs; several runs at different pw give back the contention knee and slope; and
+//! a model calibrated on the cuzk sample log predicts that log's own figures (parity).
+
+use std::path::PathBuf;
+
+use simulator::calibrate::{calibrate, default_base};
+use simulator::parity;
+use simulator::{simulate, Config, Options};
+use timeline::write::cuzk::{format_line, CuzkEvent};
+use timeline::{Run, SpanKind};
+
+fn config(name: &str) -> Config {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs").join(format!("{name}.toml"));
+    Config::load(&p).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn recorded(c: &Config) -> Run {
+    let out = simulate(c, Options { record: true });
+    assert!(out.result.feasible, "{:?}", out.result.failure);
+    out.run.unwrap()
+}
+
+/// Re-render a run as a cuzk daemon log (what cuzk would have printed).
+fn as_cuzk_log(run: &Run) -> String {
+    let mut lines: Vec<(u64, String)> = Vec::new();
+    let ms = |ns: u64| ns / 1_000_000;
+    for s in &run.spans {
+        let (Some(job), Some(p), Some(end)) = (&s.job, s.partition, s.end_ns) else { continue };
+        let part = ("partition", p.to_string());
+        match s.kind {
+            SpanKind::Synthesis => {
+                lines.push((s.start_ns, format_line(ms(s.start_ns), CuzkEvent::SynthStart, job, &[part.clone()])));
+                lines.push((end, format_line(ms(end), CuzkEvent::SynthEnd, job, &[part, ("synth_ms", ms(end - s.start_ns).to_string())])));
+            }
+            SpanKind::GpuQueue => lines.push((s.start_ns, format_line(ms(s.start_ns), CuzkEvent::GpuQueue, job, &[part]))),
+            SpanKind::Gpu => {
+                let w = ("worker", s.worker.unwrap_or(0).to_string());
+                lines.push((s.start_ns, format_line(ms(s.start_ns), CuzkEvent::GpuPickup, job, &[w.clone(), part.clone()])));
+                lines.push((s.start_ns, format_line(ms(s.start_ns), CuzkEvent::GpuStart, job, &[w.clone(), part.clone()])));
+                lines.push((end, format_line(ms(end), CuzkEvent::GpuEnd, job, &[w, part, ("gpu_ms", ms(end - s.start_ns).to_string())])));
+            }
+            _ => {}
+        }
+    }
+    lines.sort_by_key(|l| l.0);
+    lines.into_iter().map(|l| l.1 + "\n").collect()
+}
+
+#[test]
+fn jsonl_round_trip_recovers_every_cost() {
+    let mut c = config("phase9");
+    c.pipeline.proofs = 3;
+    let run = recorded(&c);
+    let cal = calibrate(&[("sim".into(), run)], &c).unwrap();
+    let k = &cal.config.costs;
+    let close = |got: f64, want: f64, what: &str| assert!((got - want).abs() <= 0.005 * want.max(1.0), "{what}: {got} vs {want}");
+    close(k.synth.mean_ms(), 34000.0, "synth");
+    close(k.prep_msm.mean_ms(), 1900.0, "prep");
+    close(k.ntt_msm_h.mean_ms(), 690.0, "ntt_msm_h");
+    close(k.batch_add.mean_ms(), 650.0, "batch_add");
+    close(k.tail_msm.mean_ms(), 83.0, "tail");
+    close(k.msm_rest.mean_ms(), 401.0, "rest");
+    close(k.b_g2_msm.mean_ms(), 484.0, "b_g2");
+    close(k.upload_gib, 12.0, "upload");
+    assert_eq!(cal.report.gpu_source, "kernel spans");
+    let p = &cal.config.pipeline;
+    assert_eq!((p.proofs, p.partitions, p.pw, p.gw), (3, 10, 10, 2));
+    // The calibrated model predicts the run it came from.
+    let again = simulate(&cal.config, Options::default()).result;
+    let orig = simulate(&c, Options::default()).result;
+    assert!((again.steady_s_per_proof - orig.steady_s_per_proof).abs() / orig.steady_s_per_proof < 0.01);
+}
+
+#[test]
+fn cuzk_log_round_trip_recovers_device_time() {
+    let mut c = config("phase8");
+    c.pipeline.proofs = 4;
+    let log = as_cuzk_log(&recorded(&c));
+    let run = timeline::read::read_str(&log, None);
+    assert_eq!(run.diagnostics.lines_rejected, 0);
+    let cal = calibrate(&[("sim.log".into(), run)], &default_base()).unwrap();
+    assert_eq!(cal.report.gpu_source, "cuzk call spacing");
+    // 3746 ms of kernels serialised by the lock (ms rounding of the log: ±2 ms).
+    assert!((cal.report.device_time_per_partition_ms - 3746.0).abs() < 5.0, "{}", cal.report.device_time_per_partition_ms);
+    // Calls that did not wait: prep + b_g2 + epilogue = 2200 ms.
+    assert!((cal.report.cpu_part_of_call_ms - 2200.0).abs() < 60.0, "{}", cal.report.cpu_part_of_call_ms);
+    assert!((cal.config.costs.synth.mean_ms() - 36500.0).abs() < 5.0);
+}
+
+#[test]
+fn several_runs_give_the_contention_curve() {
+    let runs: Vec<(String, Run)> = [10u32, 22, 26, 30]
+        .iter()
+        .map(|pw| {
+            let mut c = config("phase8");
+            c.set("pw", &pw.to_string()).unwrap();
+            c.set("ram", "1024").unwrap();
+            (format!("pw={pw}"), recorded(&c))
+        })
+        .collect();
+    let cal = calibrate(&runs, &config("phase8")).unwrap();
+    let k = &cal.config.contention;
+    assert!((k.synth_knee - 20.0).abs() <= 2.0, "{k:?}");
+    assert!((k.synth_slope - 0.25).abs() <= 0.05, "{k:?}");
+    // One run at a single concurrency cannot identify a slope: it says so.
+    let one = calibrate(&runs[..1], &config("phase8")).unwrap();
+    assert_eq!(one.config.contention.synth_slope, 0.0);
+    assert!(one.report.notes.iter().any(|n| n.contains("no contention slope identifiable")));
+}
+
+#[test]
+fn calibrated_from_the_cuzk_sample_it_predicts_the_sample() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/cuzk-sample.log");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("skipped: {} not found", path.display());
+        return;
+    };
+    let measured = timeline::read::read_str(&text, None);
+    let cal = calibrate(&[("cuzk-sample.log".into(), measured.clone())], &default_base()).unwrap();
+    let p = &cal.config.pipeline;
+    assert_eq!((p.proofs, p.partitions, p.gw), (3, 10, 2));
+    assert_eq!(p.pw, 6);
+    let sim = simulate(&cal.config, Options { record: true });
+    let par = parity::compare(&measured, sim.run.as_ref().unwrap());
+    let total = par.metrics.iter().find(|m| m.metric == "total s/proof").unwrap();
+    assert!(total.error_pct.abs() < 5.0, "{}", par.markdown());
+    let util = par.metrics.iter().find(|m| m.metric == "GPU union utilisation").unwrap();
+    assert!(util.error_pct.abs() < 5.0, "{}", par.markdown());
+    eprintln!("{}", par.markdown());
+}
+
+#[test]
+fn measure_of_a_simulated_run_matches_its_result() {
+    let c = config("phase8");
+    let out = simulate(&c, Options { record: true });
+    let m = parity::measure(out.run.as_ref().unwrap());
+    let r = &out.result;
+    assert_eq!(m.proofs, 5);
+    assert!((m.total_s_per_proof.unwrap() - r.total_s_per_proof).abs() < 1e-9);
+    assert!((m.steady_s_per_proof.unwrap() - r.steady_s_per_proof).abs() < 1e-9);
+    assert!((m.latency_mean_s.unwrap() - r.latency_mean_s).abs() < 1e-9);
+    assert!((m.gpu_union_util.unwrap() - r.gpu_union_util()).abs() < 1e-9);
+    assert!((m.synth_mean_s.unwrap() - r.synth_mean_s).abs() < 1e-9);
+    assert!((m.gpu_call_mean_s.unwrap() - r.gpu_call_mean_s).abs() < 1e-9);
+    assert!((m.queue_wait_mean_s.unwrap() - r.queue_wait_mean_s).abs() < 1e-9);
+    assert!((m.peak_ram_gib.unwrap() - r.peak_ram_gib).abs() < 1e-6);
+    let same = parity::compare(out.run.as_ref().unwrap(), out.run.as_ref().unwrap());
+    assert_eq!(same.within_5pct, same.metrics.len());
+}
+

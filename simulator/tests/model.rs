@@ -1,0 +1,209 @@
+//! Properties of the pipeline model and of its inputs: determinism, Little's law on the
+//! GPU queue, the emitted timeline (read back by `timeline::read` with zero rejected lines,
+//! and the same utilisation when the timeline crate recomputes it), and bad configs
+//! rejected with the field and the reason.
+
+use std::path::PathBuf;
+
+use simulator::{simulate, Config, Options};
+use timeline::analysis::utilization::{busy_intervals, total_ns};
+use timeline::SpanKind;
+
+fn config(name: &str) -> Config {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs").join(format!("{name}.toml"));
+    Config::load(&p).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Phase 8 with random costs, so that seeds matter.
+fn noisy() -> Config {
+    let text = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/phase8.toml")).unwrap();
+    let text = text
+        .replace("synth = 36500 ", "synth = { dist = \"lognormal\", median_ms = 36500, sigma = 0.05 } ")
+        .replace("prep_msm = 1500 ", "prep_msm = { dist = \"normal\", mean_ms = 1500, sd_ms = 150 } ")
+        .replace("ntt_msm_h = 2430 ", "ntt_msm_h = { dist = \"empirical\", samples_ms = [2400, 2430, 2470] } ");
+    Config::from_toml_str(&text, "noisy").unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn same_seed_same_output_and_seeds_matter() {
+    let c = noisy();
+    let a = simulate(&c, Options { record: true });
+    let b = simulate(&c, Options { record: true });
+    assert_eq!(serde_json::to_string(&a.result).unwrap(), serde_json::to_string(&b.result).unwrap());
+    assert_eq!(a.run.as_ref().unwrap().spans, b.run.as_ref().unwrap().spans);
+    let mut c2 = c.clone();
+    c2.seed = 99;
+    let d = simulate(&c2, Options::default());
+    assert_ne!(a.result.makespan_s, d.result.makespan_s);
+    // Recording the timeline does not change the figures.
+    let e = simulate(&c, Options::default());
+    assert_eq!(serde_json::to_string(&a.result).unwrap(), serde_json::to_string(&e.result).unwrap());
+}
+
+#[test]
+fn littles_law_on_every_queue() {
+    for mut c in [noisy(), config("phase12"), config("phase9")] {
+        c.pipeline.proofs = 8;
+        let r = simulate(&c, Options::default()).result;
+        assert!(r.feasible, "{:?}", r.failure);
+        // L = λ W with λ = partitions / makespan (every partition enters and leaves the
+        // queue within the run).
+        let lambda = (c.pipeline.proofs * c.pipeline.partitions) as f64 / r.makespan_s;
+        let lw = lambda * r.queue_wait_mean_s;
+        assert!((r.queue_len_mean - lw).abs() <= 1e-6 * lw.max(1.0), "L {} vs λW {}", r.queue_len_mean, lw);
+        // The synthesis backlog (waiting for a permit): same law, same λ.
+        let lw = lambda * r.backlog_wait_mean_s;
+        assert!(r.backlog_len_mean > 0.0);
+        assert!((r.backlog_len_mean - lw).abs() <= 1e-6 * lw.max(1.0), "backlog L {} vs λW {}", r.backlog_len_mean, lw);
+        // The lock queue: L · T = total wait (λW summed over its customers).
+        let lt = r.lock_queue_len_mean * r.makespan_s;
+        assert!((lt - r.lock_wait_total_s).abs() <= 1e-6 * lt.max(1.0), "lock L·T {} vs ΣW {}", lt, r.lock_wait_total_s);
+    }
+}
+
+#[test]
+fn timeline_reads_back_with_zero_rejected_lines_and_agrees() {
+    let c = noisy();
+    let out = simulate(&c, Options { record: true });
+    let run = out.run.unwrap();
+    let mut buf = Vec::new();
+    timeline::write::jsonl::write_run(&mut buf, &run).unwrap();
+    let back = timeline::read::read_str(std::str::from_utf8(&buf).unwrap(), None);
+    assert_eq!(back.diagnostics.lines_rejected, 0, "{:?}", back.diagnostics.warnings);
+    assert_eq!(back.diagnostics.open_spans, 0);
+    assert_eq!(back.meta.source, "simulator");
+    assert_eq!(back.meta.config.pw, Some(10));
+    assert_eq!(back.spans.len(), run.spans.len());
+    let parts = (c.pipeline.proofs * c.pipeline.partitions) as usize;
+    for kind in [SpanKind::Synthesis, SpanKind::GpuQueue, SpanKind::Gpu, SpanKind::PrepMsm, SpanKind::MsmH, SpanKind::BatchAdd, SpanKind::TailMsm, SpanKind::BG2Msm, SpanKind::LockHold, SpanKind::Finalize] {
+        assert_eq!(back.spans_of(&kind).count(), parts, "{kind}");
+    }
+    assert!(back.counters.iter().any(|c| c.name == "rss_bytes"));
+    assert!(back.counters.iter().any(|c| c.name == "queue_depth"));
+    // The timeline crate's own union of the gpu spans gives our utilisation.
+    let gpu = busy_intervals(back.spans_of(&SpanKind::Gpu));
+    let window = gpu.last().unwrap().1 - gpu.first().unwrap().0;
+    let util = total_ns(&gpu) as f64 / window as f64;
+    assert!((util - out.result.gpus[0].union_util).abs() < 1e-9, "{util} vs {}", out.result.gpus[0].union_util);
+    // Kernel spans add up to our kernel utilisation.
+    let kern = busy_intervals(back.spans.iter().filter(|s| s.kind.is_kernel()));
+    let ku = total_ns(&kern) as f64 / window as f64;
+    assert!((ku - out.result.gpus[0].kernel_util).abs() < 1e-9);
+    // Peak RAM from the counter series.
+    let peak = back.counters.iter().filter(|c| c.name == "rss_bytes").map(|c| c.value).fold(0.0, f64::max);
+    assert!((peak / (1u64 << 30) as f64 - out.result.peak_ram_gib).abs() < 1e-6);
+}
+
+#[test]
+fn split_and_two_lock_timelines_are_complete_too() {
+    for (name, kv) in [("phase12", vec![]), ("phase10", vec![("vram", "80")])] {
+        let mut c = config(name);
+        c.pipeline.proofs = 3;
+        for (k, v) in kv {
+            c.set(k, v).unwrap();
+        }
+        let out = simulate(&c, Options { record: true });
+        assert!(out.result.feasible, "{name}: {:?}", out.result.failure);
+        let run = out.run.unwrap();
+        let parts = 3 * c.pipeline.partitions as usize;
+        assert_eq!(run.spans_of(&SpanKind::Gpu).count(), parts, "{name}");
+        assert_eq!(run.spans_of(&SpanKind::BG2Msm).count(), parts, "{name}");
+        assert!(run.spans.iter().all(|s| s.end_ns.unwrap() >= s.start_ns));
+        if name == "phase10" {
+            assert_eq!(run.spans_of(&SpanKind::H2d).count(), parts);
+            assert_eq!(run.spans_of(&SpanKind::LockHold).count(), 2 * parts, "vram + compute lock");
+        }
+    }
+}
+
+#[test]
+fn periodic_arrivals_and_multi_gpu() {
+    let mut c = config("phase8");
+    c.set("gpus", "2").unwrap();
+    c.set("pw", "20").unwrap();
+    let r2 = simulate(&c, Options::default()).result;
+    let r1 = simulate(&config("phase8"), Options::default()).result;
+    assert_eq!(r2.gpus.len(), 2);
+    assert!(r2.gpus.iter().all(|g| g.kernel_util > 0.3), "both GPUs work");
+    assert!(r2.floors.theoretical_s_per_proof < r1.floors.theoretical_s_per_proof);
+    let text = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/phase8.toml")).unwrap();
+    let text = text.replace("arrival = { kind = \"all_at_once\" }", "arrival = { kind = \"periodic\", period_s = 60 }");
+    let c = Config::from_toml_str(&text, "periodic").unwrap();
+    let r = simulate(&c, Options::default()).result;
+    // One proof a minute is slower than the pipeline: the steady rate is the arrival rate.
+    assert!((r.steady_s_per_proof - 60.0).abs() < 0.5, "{}", r.steady_s_per_proof);
+    assert!(r.latency_max_s < 100.0);
+}
+
+fn err_of(text: &str) -> String {
+    match Config::from_toml_str(text, "bad.toml") {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn base_text() -> String {
+    std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/phase8.toml")).unwrap()
+}
+
+#[test]
+fn bad_inputs_name_the_field_and_the_reason() {
+    let b = base_text();
+    let cases: Vec<(String, &[&str])> = vec![
+        (b.replace("pw = 10 ", "pw = 0 "), &["pipeline.pw", "at least 1"]),
+        (b.replace("gw = 2 ", "gw = -1 "), &["gw", "line"]),
+        (b.replace("gpus = 1 ", "gpus = 0 "), &["machine.gpus", "at least 1"]),
+        (b.replace("[pipeline]", "[pipeline]\nturbo = true"), &["unknown field", "turbo"]),
+        (b.replace("[machine]", "[machine]\ncpu_cors = 3"), &["unknown field", "cpu_cors"]),
+        (b.replace("synth = 36500 ", "# "), &["missing field", "synth"]),
+        (b.replace("ntt_msm_h = 2430 ", "ntt_msm_h = \"fast\" "), &["ntt_msm_h", "number of milliseconds"]),
+        (b.replace("lock = \"kernels\"", "lock = \"tight\""), &["lock", "unknown variant"]),
+        (b.replace("lock = \"kernels\"", "lock = \"kernels\"\ndevice_global_sync = true"), &["pipeline.device_global_sync", "two_lock"]),
+        (b.replace("# queue_capacity = 4", "queue_capacity = 0"), &["pipeline.queue_capacity", "deadlock"]),
+        (b.replace("ram_gib = 512.0", "ram_gib = 80.0"), &["machine.ram_gib", "no proof could ever run"]),
+        (b.replace("prestage = false", "prestage = true"), &["memory.prestage_vram_gib", "prestage"]),
+        (b.replace("synth_cores = 4.0", "synth_cores = 200.0"), &["cpu.synth_cores", "exceed"]),
+        (b.replace("abc_gib = 12.0", "abc_gib = 20.0"), &["memory.abc_gib", "partition_gib"]),
+        (b.replace("arrival = { kind = \"all_at_once\" }", "arrival = { kind = \"periodic\", period_s = 0 }"), &["period_s", "positive"]),
+        (b.replace("mem_bandwidth_gbs = 300.0", "mem_bandwidth_gbs = -3.0"), &["machine.mem_bandwidth_gbs", "positive"]),
+    ];
+    for (text, wants) in &cases {
+        let e = err_of(text);
+        for w in *wants {
+            assert!(e.contains(w), "error `{e}` lacks `{w}`");
+        }
+    }
+    // Overrides are checked the same way.
+    let mut c = config("phase8");
+    assert!(c.set("lock", "sideways").unwrap_err().to_string().contains("pipeline.lock"));
+    assert!(c.set("pw", "-3").unwrap_err().to_string().contains("pipeline.pw"));
+    assert!(c.set("warp", "9").unwrap_err().to_string().contains("unknown key"));
+    c.set("gw", "0").unwrap();
+    assert!(c.validate().unwrap_err().to_string().contains("pipeline.gw"));
+    let axes = vec!["pw=1..2".parse().unwrap(), "queue=0".parse().unwrap()];
+    let e = simulator::sweep::expand(&config("phase8"), &axes).unwrap_err().to_string();
+    assert!(e.contains("combination pw=1 queue=0") && e.contains("queue_capacity"), "{e}");
+}
+
+/// `proofscope analyze` works on a simulated timeline unchanged, and its analysis
+/// agrees with the simulator's own figures.
+#[test]
+fn the_analyzer_agrees_with_the_simulator() {
+    use timeline::analysis::{summarize, AnalyzeOptions};
+    for c in [noisy(), config("phase12"), config("phase7")] {
+        let out = simulate(&c, Options { record: true });
+        let run = out.run.unwrap();
+        let r = &out.result;
+        let s = summarize(&run, &AnalyzeOptions::default());
+        let close = |a: Option<f64>, b: f64, what: &str| {
+            let a = a.unwrap_or_else(|| panic!("{}: analyzer has no {what}", c.name));
+            assert!((a - b).abs() <= 1e-6 * b.abs().max(1.0), "{}: {what}: analyzer {a} vs simulator {b}", c.name);
+        };
+        assert_eq!(s.proofs_completed, r.proofs_completed as u64, "{}", c.name);
+        close(s.total_s_per_proof, r.total_s_per_proof, "total s/proof");
+        close(s.steady_state_s_per_proof, r.steady_s_per_proof, "steady s/proof");
+        close(s.throughput.latency_mean_s, r.latency_mean_s, "latency");
+        close(s.gpu_utilization, r.gpus[0].union_util, "GPU union utilisation");
+        close(s.kernel_utilization, r.gpus[0].kernel_util, "kernel utilisation");
+    }
+}

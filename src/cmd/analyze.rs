@@ -1,0 +1,268 @@
+//! `proofscope analyze LOG [-o DIR] [--json] [--strict] [--min-gap-ms X] [--format F]`:
+//! read a cuzk daemon log or our JSON lines (`-` = stdin), run every analysis, print a
+//! concise summary (or `summary.json` with `--json`) and write the report directory:
+//! `summary.json`, `report.md`, the charts, `trace.json` and the Parquet tables.
+//! Reader warnings go to stderr with their line numbers; `--strict` exits 1 on any.
+
+use std::fs::{self, File};
+use std::io::{BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use timeline::analysis::{summarize, AnalyzeOptions, Summary};
+use timeline::read::Format;
+use timeline::report::ChartRef;
+use timeline::Run;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The log: a cuzk daemon log (TIMELINE lines among others) or proofscope JSON lines; `-` reads stdin.
+    pub log: PathBuf,
+    /// Output directory (default: out/<log name>).
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Print summary.json on stdout instead of the human summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with status 1 when the reader rejected lines or found spans that never ended.
+    #[arg(long)]
+    pub strict: bool,
+    /// Idle gaps shorter than this are counted but not listed (ms).
+    #[arg(long, default_value_t = 1.0)]
+    pub min_gap_ms: f64,
+    /// Input format: `jsonl` or `cuzk` (default: detected from the first line).
+    #[arg(long)]
+    pub format: Option<Format>,
+    /// Skip the charts and the trace (the tables, summary and report are still written).
+    #[arg(long)]
+    pub no_charts: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let run = read_log(&a.log, a.format)?;
+    let opts = AnalyzeOptions { min_gap_ms: a.min_gap_ms, ..Default::default() };
+    let mut summary = summarize(&run, &opts);
+    summary.input = Some(a.log.display().to_string());
+    let dir = a.out.clone().unwrap_or_else(|| default_out_dir(&a.log));
+    let written = write_outputs(&run, &summary, &dir, !a.no_charts)?;
+    print_warnings(&summary);
+    if a.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &summary)?;
+        writeln!(out)?;
+    } else {
+        print_human(&summary, &dir, &written);
+    }
+    Ok(if a.strict && summary.diagnostics.has_warnings() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `out/<file stem>` (`out/stdin` for `-`).
+pub fn default_out_dir(log: &Path) -> PathBuf {
+    let stem = if log.as_os_str() == "-" {
+        "stdin".to_string()
+    } else {
+        log.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into())
+    };
+    PathBuf::from("out").join(stem)
+}
+
+/// Read a log with a progress spinner on big files (drawn only on a terminal).
+pub fn read_log(path: &Path, format: Option<Format>) -> anyhow::Result<Run> {
+    if path.as_os_str() == "-" {
+        return Ok(timeline::read::read_path(path, format)?);
+    }
+    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let pb = if len > 4 << 20 { ProgressBar::new(len) } else { ProgressBar::hidden() };
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} reading {msg} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    pb.set_message(path.display().to_string());
+    pb.enable_steady_tick(Duration::from_millis(120));
+    let name = path.display().to_string();
+    let run = timeline::read::read_from(BufReader::with_capacity(1 << 20, pb.wrap_read(f)), &name, format);
+    pb.finish_and_clear();
+    Ok(run?)
+}
+
+/// Write everything into `dir`; returns the file names written. Charts that fail are
+/// reported on stderr and left out of the report, never fatal.
+pub fn write_outputs(run: &Run, summary: &Summary, dir: &Path, charts: bool) -> anyhow::Result<Vec<String>> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut written = Vec::new();
+    let json = serde_json::to_vec_pretty(summary)?;
+    fs::write(dir.join("summary.json"), json).with_context(|| format!("cannot write {}", dir.join("summary.json").display()))?;
+    written.push("summary.json".to_string());
+    let mut chart_refs: Vec<ChartRef> = Vec::new();
+    if charts {
+        if let Err(e) = timeline::export::trace::write_trace(run, &dir.join("trace.json")) {
+            eprintln!("warning: trace.json not written: {e}");
+        } else {
+            written.push("trace.json".into());
+        }
+    }
+    #[cfg(feature = "analysis")]
+    {
+        use timeline::chart;
+        let tables = timeline::export::tables::write_tables(&summary.partitions, &summary.jobs, dir);
+        let events = timeline::export::parquet::write_events(run, dir);
+        for r in [tables, events] {
+            match r {
+                Ok(paths) => written.extend(paths.iter().filter_map(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned())),
+                Err(e) => eprintln!("warning: Parquet table not written: {e}"),
+            }
+        }
+        if charts {
+            let marks = timeline::analysis::gaps::marks(&summary.idle_gaps);
+            for (section, file, caption) in timeline::report::STANDARD_CHARTS {
+                let path = dir.join(file);
+                let r = match section {
+                    "waterfall" => chart::waterfall_svg(run, &marks, &path),
+                    "utilization" => chart::utilization_svg(run, &path),
+                    "gaps" => chart::gaps_svg(&marks, &path),
+                    _ => chart::phases_svg(run, &path),
+                };
+                match r {
+                    Ok(()) => {
+                        written.push(file.to_string());
+                        chart_refs.push(ChartRef::new(section, file, caption));
+                    }
+                    Err(e) => eprintln!("warning: {file} not drawn: {e}"),
+                }
+            }
+            match chart::waterfall_png(run, &marks, &dir.join("waterfall.png")) {
+                Ok(()) => written.push("waterfall.png".into()),
+                Err(e) => eprintln!("warning: waterfall.png not drawn: {e}"),
+            }
+        }
+    }
+    let md = timeline::report::render(summary, &chart_refs);
+    fs::write(dir.join("report.md"), md).with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;
+    written.push("report.md".into());
+    Ok(written)
+}
+
+/// Reader warnings on stderr, with line numbers.
+pub fn print_warnings(s: &Summary) {
+    let d = &s.diagnostics;
+    if !d.has_warnings() {
+        return;
+    }
+    for w in d.warnings.iter().take(10) {
+        eprintln!("warning: line {}: {}", w.line, w.message);
+    }
+    let shown = d.warnings.len().min(10) as u64;
+    let total = d.lines_rejected + d.open_spans;
+    if total > shown {
+        eprintln!("warning: … {} more (see report.md)", total - shown);
+    }
+    eprintln!("warning: {} lines rejected, {} spans never ended (of {} lines read)", d.lines_rejected, d.open_spans, d.lines_total);
+}
+
+fn f2(v: Option<f64>) -> String {
+    v.map_or("n/a".into(), |v| format!("{v:.2}"))
+}
+
+/// The concise human summary on stdout.
+pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
+    let d = &s.diagnostics;
+    println!(
+        "{} — {} log, {} lines, {} spans, {} jobs, {} device(s)",
+        s.input.as_deref().unwrap_or("run"),
+        s.run.format,
+        d.lines_total,
+        s.run.spans,
+        s.run.jobs,
+        s.run.devices.len()
+    );
+    println!("verdict     {}", s.verdict.headline);
+    let t = &s.throughput;
+    println!(
+        "throughput  {} proofs; {} s/proof total, {} s/proof steady state; latency p50 {} s",
+        t.proofs_completed,
+        f2(t.total_s_per_proof),
+        f2(t.steady_state_s_per_proof),
+        f2(t.latency_p50_s)
+    );
+    for u in &s.utilization.devices {
+        println!(
+            "GPU {}       {:.1} % busy (union of {} workers over {:.1} s){}",
+            u.device,
+            u.gpu_utilization * 100.0,
+            u.workers,
+            u.window_ms / 1e3,
+            u.kernel_utilization.map_or(String::new(), |k| format!(", kernels {:.1} %", k * 100.0))
+        );
+    }
+    let g = &s.idle_gap_totals;
+    let causes: Vec<String> =
+        g.by_cause.iter().filter(|c| c.count > 0).map(|c| format!("{} {:.1} s ({}×)", c.cause, c.total_ms / 1e3, c.count)).collect();
+    if !causes.is_empty() {
+        println!("idle        {}", causes.join(", "));
+    }
+    if !s.cross_job_transitions.is_empty() {
+        let v: Vec<String> = s.cross_job_transitions.iter().take(10).map(|x| format!("{:.0}", x.gap_ms)).collect();
+        println!("transitions {} ms{}", v.join(", "), if s.cross_job_transitions.len() > 10 { ", …" } else { "" });
+    }
+    println!("wrote       {}/ {}", dir.display(), written.join(" "));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = include_str!("../../timeline/tests/data/cuzk-sample.log");
+
+    fn args(log: PathBuf, out: PathBuf) -> Args {
+        Args { log, out: Some(out), json: false, strict: true, min_gap_ms: 1.0, format: None, no_charts: true }
+    }
+
+    #[test]
+    fn analyze_writes_the_report_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("sample.log");
+        fs::write(&log, SAMPLE).unwrap();
+        let out = dir.path().join("report");
+        let code = run(args(log, out.clone())).unwrap();
+        assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::SUCCESS));
+        for f in ["summary.json", "report.md"] {
+            assert!(out.join(f).exists(), "{f} missing");
+        }
+        #[cfg(feature = "analysis")]
+        for f in ["partitions.parquet", "jobs.parquet", "spans.parquet", "counters.parquet"] {
+            assert!(out.join(f).exists(), "{f} missing");
+        }
+        let s: Summary = serde_json::from_slice(&fs::read(out.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(s.proofs_completed, 3);
+        assert_eq!(s.input.as_deref(), Some(dir.path().join("sample.log").to_str().unwrap()));
+    }
+
+    #[test]
+    fn strict_fails_on_rejected_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("bad.log");
+        fs::write(&log, format!("{SAMPLE}TIMELINE,5,NOT_AN_EVENT,x,partition=0\n")).unwrap();
+        let code = run(args(log.clone(), dir.path().join("o"))).unwrap();
+        assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(1)));
+        let mut a = args(log, dir.path().join("o2"));
+        a.strict = false;
+        assert_eq!(format!("{:?}", run(a).unwrap()), format!("{:?}", ExitCode::SUCCESS));
+    }
+
+    #[test]
+    fn missing_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = run(args(dir.path().join("nope.log"), dir.path().join("o"))).unwrap_err();
+        assert!(format!("{err:#}").contains("nope.log"));
+    }
+
+    #[test]
+    fn default_dir_follows_the_log_name() {
+        assert_eq!(default_out_dir(Path::new("/var/log/cuzk.log")), PathBuf::from("out/cuzk"));
+        assert_eq!(default_out_dir(Path::new("-")), PathBuf::from("out/stdin"));
+    }
+}

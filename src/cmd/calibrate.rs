@@ -1,0 +1,69 @@
+//! `proofscope calibrate LOG [LOG...] -o model.toml [--base CONFIG]`: fit the per-phase
+//! costs and the synthesis contention of a model from measured timelines (cuzk logs or
+//! our JSON lines), so that `simulate` and `sweep` can predict other configurations of
+//! the same machine. Several logs at different pw identify the contention slope.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use simulator::calibrate::{calibrate, default_base, Calibration};
+use simulator::Config;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Measured logs of the same machine (cuzk daemon logs or proofscope JSON lines).
+    #[arg(required = true)]
+    pub logs: Vec<PathBuf>,
+    /// Where to write the model.
+    #[arg(short, long)]
+    pub out: PathBuf,
+    /// Config supplying what a log cannot tell (machine, memory, CPU demands); default:
+    /// the cuzk reference box (simulator/configs/phase8.toml).
+    #[arg(long)]
+    pub base: Option<PathBuf>,
+}
+
+/// Read the logs and calibrate (shared with predict).
+pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>) -> anyhow::Result<Calibration> {
+    let base: Config = match base {
+        Some(p) => Config::load(p)?,
+        None => default_base(),
+    };
+    let mut runs = Vec::new();
+    for l in logs {
+        let run = timeline::read::read_path(l, None)?;
+        if run.diagnostics.lines_rejected > 0 {
+            eprintln!("warning: {}: {} lines rejected by the reader", l.display(), run.diagnostics.lines_rejected);
+        }
+        runs.push((l.display().to_string(), run));
+    }
+    let cal = calibrate(&runs, &base)?;
+    cal.config.validate().context("the calibrated model does not validate")?;
+    Ok(cal)
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let cal = calibrate_logs(&a.logs, a.base.as_deref())?;
+    std::fs::write(&a.out, cal.to_toml()).with_context(|| format!("cannot write {}", a.out.display()))?;
+    let c = &cal.config;
+    println!("model: {}", a.out.display());
+    println!(
+        "shape: {} proofs x {} partitions, pw={}, gw={}, gpus={}, j={}",
+        c.pipeline.proofs, c.pipeline.partitions, c.pipeline.pw, c.pipeline.gw, c.machine.gpus, c.pipeline.in_flight
+    );
+    println!(
+        "costs (ms): synth {:.0}, prep {:.0}, kernels {:.0} ({}), b_g2 {:.0}, epilogue {:.0}",
+        c.costs.synth.mean_ms(),
+        c.costs.prep_msm.mean_ms(),
+        cal.report.device_time_per_partition_ms,
+        cal.report.gpu_source,
+        c.costs.b_g2_msm.mean_ms(),
+        c.costs.epilogue.mean_ms()
+    );
+    println!("contention: knee {:.1}, slope {:.4}", c.contention.synth_knee, c.contention.synth_slope);
+    for n in &cal.report.notes {
+        println!("note: {n}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,87 @@
+//! `proofscope circuit --constraints N`: build the PoRep-like benchmark circuit of that
+//! size and print its measured R1CS shape next to PoRep's reference shape.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use prover::circuit::{measure, PorepLike};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Constraints of the circuit, 2^8 ..= 2^26 (e.g. 16384 or 2^14).
+    #[arg(long, value_parser = parse_size)]
+    pub constraints: u64,
+    /// Print the shape as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Accept `16384`, `2^14` or `1<<14`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let pow = |base: &str, exp: &str| -> Result<u64, String> {
+        let b: u64 = base.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
+        let e: u32 = exp.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
+        if b == 1 && s.contains("<<") {
+            return 1u64.checked_shl(e).ok_or_else(|| format!("`{s}` is too large"));
+        }
+        b.checked_pow(e).ok_or_else(|| format!("`{s}` is too large"))
+    };
+    if let Some((b, e)) = s.split_once('^') {
+        pow(b, e)
+    } else if let Some((b, e)) = s.split_once("<<") {
+        let b: u64 = b.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
+        let e: u32 = e.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
+        b.checked_shl(e).ok_or_else(|| format!("`{s}` is too large"))
+    } else {
+        s.replace('_', "").parse().map_err(|_| format!("`{s}` is not a size (use e.g. 16384 or 2^14)"))
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let circuit = PorepLike::new(args.constraints, 0);
+    let layout = circuit.layout().map_err(anyhow::Error::msg)?;
+    let shape = measure(circuit.clone()).context("measuring the circuit")?;
+    if args.json {
+        let v = serde_json::json!({
+            "circuit": circuit.id(),
+            "sha_blocks": layout.sha_blocks,
+            "sha_constraints": layout.sha_constraints,
+            "arith_rows": layout.arith_rows,
+            "shape": shape,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("circuit      {}", circuit.id());
+    println!("sections     {} SHA-256 blocks ({} constraints), {} arithmetic rows", layout.sha_blocks, layout.sha_constraints, layout.arith_rows);
+    println!("constraints  {} (domain 2^{})", shape.constraints, shape.domain_size.trailing_zeros());
+    println!("inputs       {} (incl. ONE)", shape.inputs);
+    println!("aux          {}", shape.aux);
+    println!();
+    println!("| matrix | non-zeros | per row | PoRep per row |");
+    println!("|---|---:|---:|---:|");
+    println!("| A | {} | {:.2} | 2.4 |", shape.nnz_a, shape.per_row(shape.nnz_a));
+    println!("| B | {} | {:.2} | 1.0 |", shape.nnz_b, shape.per_row(shape.nnz_b));
+    println!("| C | {} | {:.2} | 2.2 |", shape.nnz_c, shape.per_row(shape.nnz_c));
+    println!();
+    println!("| density | measured | PoRep |");
+    println!("|---|---:|---:|");
+    println!("| a-aux | {:.1}% | 99.7% |", 100.0 * shape.a_aux_density);
+    println!("| b-input | {:.1}% | 0.3% (1/328) |", 100.0 * shape.b_input_density);
+    println!("| b-aux | {:.1}% | 25.4% |", 100.0 * shape.b_aux_density);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("16384"), Ok(16384));
+        assert_eq!(parse_size("2^14"), Ok(16384));
+        assert_eq!(parse_size("1<<14"), Ok(16384));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("2^99").is_err());
+    }
+}

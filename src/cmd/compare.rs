@@ -1,0 +1,117 @@
+//! `proofscope compare A B [C…]`: several runs side by side. Each input is a log (analysed
+//! on the fly), a `summary.json`, or a report directory holding one. The first run is the
+//! baseline; the table shows s/proof, steady state, GPU utilisation, the binding
+//! resource, × baseline, × previous and the p50 of every phase.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use timeline::analysis::compare::compare;
+use timeline::analysis::{summarize, AnalyzeOptions, Summary};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Runs to compare: logs, summary.json files or report directories (first = baseline).
+    #[arg(required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+    /// Labels of the runs, comma-separated (default: file or directory names).
+    #[arg(long, value_delimiter = ',')]
+    pub labels: Vec<String>,
+    /// Also write the Markdown table to this file.
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Print the comparison as JSON instead of Markdown.
+    #[arg(long)]
+    pub json: bool,
+    /// Gap threshold used when an input is a log (ms).
+    #[arg(long, default_value_t = 1.0)]
+    pub min_gap_ms: f64,
+}
+
+/// Load one input as a Summary: a summary.json (an object with `schema_version` and
+/// `throughput`), a directory holding one, or else a log to analyse.
+pub fn load(path: &Path, opts: &AnalyzeOptions) -> anyhow::Result<Summary> {
+    let file = if path.is_dir() { path.join("summary.json") } else { path.to_path_buf() };
+    if file.extension().is_some_and(|e| e == "json") || path.is_dir() {
+        let text = fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            if v.get("schema_version").is_some() && v.get("throughput").is_some() {
+                return serde_json::from_value(v).with_context(|| format!("{} is not a proofscope summary", file.display()));
+            }
+        }
+    }
+    let run = super::analyze::read_log(&file, None)?;
+    let mut s = summarize(&run, opts);
+    s.input = Some(file.display().to_string());
+    Ok(s)
+}
+
+fn label_of(path: &Path) -> String {
+    let p = if path.file_name().is_some_and(|n| n == "summary.json") { path.parent().unwrap_or(path) } else { path };
+    p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let opts = AnalyzeOptions { min_gap_ms: a.min_gap_ms, ..Default::default() };
+    let mut runs = Vec::new();
+    for (i, p) in a.inputs.iter().enumerate() {
+        let label = a.labels.get(i).cloned().unwrap_or_else(|| label_of(p));
+        runs.push((label, load(p, &opts)?));
+    }
+    let c = compare(&runs);
+    let md = c.to_markdown();
+    if let Some(out) = &a.out {
+        fs::write(out, &md).with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        print!("{md}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = include_str!("../../timeline/tests/data/cuzk-sample.log");
+
+    #[test]
+    fn compares_a_log_with_its_own_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("a.log");
+        fs::write(&log, SAMPLE).unwrap();
+        let opts = AnalyzeOptions::default();
+        let s = load(&log, &opts).unwrap();
+        let sj = dir.path().join("rep").join("summary.json");
+        fs::create_dir_all(sj.parent().unwrap()).unwrap();
+        fs::write(&sj, serde_json::to_vec(&s).unwrap()).unwrap();
+        let from_json = load(&sj, &opts).unwrap();
+        // (Text JSON may round floats by an ulp: compare the table's numbers.)
+        assert_eq!(from_json.steady_state_s_per_proof, s.steady_state_s_per_proof);
+        assert_eq!(from_json.idle_gaps, s.idle_gaps);
+        assert_eq!(from_json.binding_resource, s.binding_resource);
+        let from_dir = load(&dir.path().join("rep"), &opts).unwrap();
+        assert_eq!(from_dir.steady_state_s_per_proof, s.steady_state_s_per_proof);
+        assert_eq!(label_of(&sj), "rep");
+        assert_eq!(label_of(&log), "a");
+        let out = dir.path().join("cmp.md");
+        let code = run(Args { inputs: vec![log, sj], labels: vec![], out: Some(out.clone()), json: false, min_gap_ms: 1.0 }).unwrap();
+        assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::SUCCESS));
+        let md = fs::read_to_string(out).unwrap();
+        assert!(md.contains("| rep | 3 | 47.64 |") && md.contains("1.00×"), "{md}");
+    }
+
+    #[test]
+    fn a_jsonl_log_with_one_line_is_read_as_a_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("one.json");
+        fs::write(&p, r#"{"type":"span","kind":"gpu","start_ns":0,"end_ns":5,"job":"a"}"#).unwrap();
+        let s = load(&p, &AnalyzeOptions::default()).unwrap();
+        assert_eq!(s.run.spans, 1);
+        assert_eq!(s.proofs_completed, 1);
+    }
+}

@@ -1,0 +1,156 @@
+//! `proofscope gpu`: the CUDA backend's own checks and timings on a GPU machine.
+//!
+//! - `gpu info`: what the binary carries (kernels, nvcc) and which devices it sees.
+//! - `gpu check`: every kernel against the CPU path on fresh random inputs (exit 1 on any
+//!   difference).
+//! - `gpu bench --msm 16..26 --ntt 16..26`: CUDA-event times (warm-up, median of `--runs`)
+//!   against the card's floor and the sppark figures.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(clap::Subcommand)]
+enum Action {
+    /// Kernels embedded in this binary and the CUDA devices seen.
+    Info,
+    /// Every kernel against the CPU path (blstrs, CPU NTT) on fresh random inputs.
+    Check {
+        /// Seed of the random inputs (default: from the clock, printed).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Smaller sizes (every case is still covered).
+        #[arg(long)]
+        quick: bool,
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// Also write the outcomes as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Device times of the G1 MSM and the Fr NTT at several sizes.
+    Bench {
+        /// log2 sizes of the MSM: `16..26` (every size), `16..26:2` (step) or `20,22,24`.
+        #[arg(long, default_value = "")]
+        msm: String,
+        /// log2 sizes of the NTT, same syntax.
+        #[arg(long, default_value = "")]
+        ntt: String,
+        /// Timed runs per size after one warm-up (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+/// Parses `a..b` (inclusive), `a..b:step` or `a,b,c` into log sizes.
+fn parse_sizes(s: &str, what: &str) -> anyhow::Result<Vec<u32>> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(Vec::new());
+    }
+    let bad = |e: String| anyhow::anyhow!("--{what} {s:?}: {e} (expected e.g. 16..26, 16..26:2 or 20,22,24)");
+    let sizes: Vec<u32> = if let Some((a, rest)) = s.split_once("..") {
+        let (b, step) = rest.split_once(':').unwrap_or((rest, "1"));
+        let a: u32 = a.trim().parse().map_err(|e| bad(format!("{e}")))?;
+        let b: u32 = b.trim().parse().map_err(|e| bad(format!("{e}")))?;
+        let step: usize = step.trim().parse().map_err(|e| bad(format!("{e}")))?;
+        if a > b || step == 0 {
+            return Err(bad("empty range".into()));
+        }
+        (a..=b).step_by(step).collect()
+    } else {
+        s.split(',').map(|x| x.trim().parse::<u32>().map_err(|e| bad(format!("{x:?}: {e}")))).collect::<Result<_, _>>()?
+    };
+    if let Some(x) = sizes.iter().find(|&&x| !(1..=28).contains(&x)) {
+        return Err(bad(format!("2^{x} is outside 2^1..2^28")));
+    }
+    Ok(sizes)
+}
+
+#[cfg(not(feature = "cuda"))]
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let _ = (args.action, parse_sizes as fn(&str, &str) -> anyhow::Result<Vec<u32>>, PathBuf::new());
+    anyhow::bail!("this proofscope was built without the `cuda` feature (cargo build --features cuda)")
+}
+
+#[cfg(feature = "cuda")]
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    use prover::gpu::{bench, check, kernels_built, Gpu};
+    match args.action {
+        Action::Info => {
+            match kernels_built() {
+                Some(v) => println!("kernels: embedded (sm_90 cubin + compute_90 PTX), built by {v}"),
+                None => println!("kernels: none (built without nvcc)"),
+            }
+            let n = Gpu::device_count()?;
+            println!("CUDA devices: {n}");
+            for d in 0..n {
+                println!("  {}", Gpu::open(d)?.describe());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Action::Check { seed, quick, device, json } => {
+            let seed = seed.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7));
+            let gpu = Gpu::open(device)?;
+            println!("gpu check on {}", gpu.describe());
+            println!("seed {seed}{}", if quick { " (quick)" } else { "" });
+            let outcomes = check::run_all(&gpu, check::CheckOptions { seed, quick });
+            print!("{}", check::format_outcomes(&outcomes));
+            if let Some(p) = json {
+                std::fs::write(&p, serde_json::to_string_pretty(&outcomes)?).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
+            }
+            Ok(if outcomes.iter().all(|o| o.ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Action::Bench { msm, ntt, runs, seed, device, json } => {
+            let msm = parse_sizes(&msm, "msm")?;
+            let ntt = parse_sizes(&ntt, "ntt")?;
+            if msm.is_empty() && ntt.is_empty() {
+                anyhow::bail!("nothing to time: give --msm and/or --ntt sizes");
+            }
+            let gpu = Gpu::open(device)?;
+            println!("gpu bench on {}", gpu.describe());
+            println!("CUDA-event times, data resident on the device, 1 warm-up + median of {runs}; floor at {:.3e} multiply-adds/s", bench::H200_MADS_PER_S);
+            println!("{}", bench::header());
+            let mut log = |s: &str| println!("{s}");
+            let mut rows = bench::bench_ntt(&gpu, &ntt, runs, seed, &mut log)?;
+            rows.extend(bench::bench_msm(&gpu, &msm, runs, seed, &mut log)?);
+            println!("\nsummary");
+            println!("{}", bench::header());
+            for r in &rows {
+                println!("{}", bench::format_row(r));
+            }
+            if let Some(p) = json {
+                std::fs::write(&p, serde_json::to_string_pretty(&rows)?).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_sizes;
+
+    #[test]
+    fn sizes_parse_ranges_steps_and_lists() {
+        assert_eq!(parse_sizes("16..20", "msm").unwrap(), vec![16, 17, 18, 19, 20]);
+        assert_eq!(parse_sizes("16..26:4", "msm").unwrap(), vec![16, 20, 24]);
+        assert_eq!(parse_sizes("20, 22,24", "ntt").unwrap(), vec![20, 22, 24]);
+        assert!(parse_sizes("", "ntt").unwrap().is_empty());
+        assert!(parse_sizes("20..16", "msm").is_err());
+        assert!(parse_sizes("x", "msm").is_err());
+        assert!(parse_sizes("30", "msm").is_err());
+    }
+}

@@ -1,0 +1,241 @@
+//! `proofscope prove`: load a parameter file once, start the engine with the TOML
+//! config overridden by flags, push J proofs × K partitions of the PoRep-like circuit
+//! through it with a progress bar, write the proofs and the timeline (JSON lines and,
+//! optionally, a cuzk-format log). Exits 1 when a proof fails or does not verify; on
+//! Ctrl-C the timeline is flushed with the open spans marked, exit code 130.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use indicatif::{ProgressBar, ProgressStyle};
+use prover::circuit::PorepLike;
+use prover::engine::{self, Engine, EngineConfig, JobResult, LockMode};
+use prover::events::{EventSink, SinkConfig};
+use prover::Parameters;
+
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct Args {
+    /// Parameter file made by `proofscope setup`.
+    #[arg(long)]
+    pub params: PathBuf,
+    /// Engine config (TOML, see prover/configs/engine.example.toml); flags override it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Proofs (jobs) to make.
+    #[arg(long, default_value_t = 1)]
+    pub proofs: u32,
+    /// Partitions per proof.
+    #[arg(long, default_value_t = 1)]
+    pub partitions: u32,
+    #[arg(long)]
+    pub pw: Option<u32>,
+    #[arg(long)]
+    pub gw: Option<u32>,
+    /// whole, kernels or two_lock.
+    #[arg(long)]
+    pub lock: Option<LockMode>,
+    /// cpu, cuda or auto.
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Devices to use (CPU backend: independent CPU "devices", each with its own lock).
+    #[arg(long)]
+    pub devices: Option<u32>,
+    /// Split finalisation on (true) or off (false).
+    #[arg(long)]
+    pub split_finalize: Option<bool>,
+    /// Verify every proof (exit 1 if any fails).
+    #[arg(long)]
+    pub verify: bool,
+    /// Timeline, JSON lines.
+    #[arg(long, default_value = "run.jsonl")]
+    pub timeline: PathBuf,
+    /// Also write the cuzk `TIMELINE,...` log here.
+    #[arg(long)]
+    pub cuzk_log: Option<PathBuf>,
+    /// Output folder for the proofs.
+    #[arg(short, long, default_value = "proofs")]
+    pub output: PathBuf,
+    /// Witness seed (partition witnesses derive from it).
+    #[arg(long, default_value_t = 7)]
+    pub witness_seed: u64,
+    /// Seed of the blinding randomness (reproducible proofs).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// What a run produced.
+pub struct Outcome {
+    pub results: Vec<JobResult>,
+    pub failed: usize,
+    pub wall: Duration,
+    pub interrupted: bool,
+    pub params_load: Duration,
+    pub backend: String,
+}
+
+impl Outcome {
+    pub fn seconds_per_proof(&self) -> f64 {
+        self.wall.as_secs_f64() / self.results.len().max(1) as f64
+    }
+}
+
+/// The effective engine config: file (or defaults) overridden by flags.
+pub fn engine_config(args: &Args) -> anyhow::Result<EngineConfig> {
+    let mut cfg = match &args.config {
+        Some(p) => EngineConfig::from_file(p)?,
+        None => EngineConfig::default(),
+    };
+    if let Some(v) = args.pw {
+        cfg.pw = v;
+    }
+    if let Some(v) = args.gw {
+        cfg.gw = v;
+    }
+    if let Some(v) = args.lock {
+        cfg.lock = v;
+    }
+    if let Some(v) = &args.backend {
+        cfg.backend = v.clone();
+    }
+    if let Some(v) = args.devices {
+        cfg.devices = v;
+    }
+    if let Some(v) = args.split_finalize {
+        cfg.split_finalize = v;
+    }
+    if args.verify {
+        cfg.verify = true;
+    }
+    if args.seed.is_some() {
+        cfg.seed = args.seed;
+    }
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// Run the engine on already-loaded parameters (used by `prove` and `demo`).
+pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -> anyhow::Result<Outcome> {
+    if args.proofs == 0 || args.partitions == 0 {
+        bail!("--proofs and --partitions must be at least 1");
+    }
+    let cfg = engine_config(args)?;
+    let constraints = PorepLike::constraints_from_id(&params.info.circuit_id)
+        .with_context(|| format!("parameter file is for circuit `{}`, not a PoRep-like circuit this command can build", params.info.circuit_id))?;
+    let backends = engine::backends_for(&cfg.backend, cfg.devices).map_err(anyhow::Error::msg)?;
+    let backend = backends[0].name().to_string();
+    let mut meta = engine::run_meta(&cfg, &backends);
+    meta.config.proofs = Some(args.proofs);
+    meta.config.partitions = Some(args.partitions);
+    meta.config.constraints = Some(constraints);
+    meta.extra.insert("circuit".into(), params.info.circuit_id.clone().into());
+    meta.extra.insert("params_load_ms".into(), (params_load.as_secs_f64() * 1e3).into());
+    meta.extra.insert("test_only_params".into(), params.info.test_only.into());
+    let mut sink_cfg = SinkConfig { meta, rss_every: (cfg.rss_sample_ms > 0).then(|| Duration::from_millis(cfg.rss_sample_ms)), ..Default::default() };
+    sink_cfg = sink_cfg.jsonl_file(&args.timeline).with_context(|| format!("creating {}", args.timeline.display()))?;
+    if let Some(p) = &args.cuzk_log {
+        sink_cfg = sink_cfg.cuzk_file(p).with_context(|| format!("creating {}", p.display()))?;
+    }
+    let sink = EventSink::start(sink_cfg).context("starting the timeline writer")?;
+    let stop = engine::interrupt_flag().context("installing the Ctrl-C handler")?;
+    let engine = Engine::start(cfg, params, backends, sink)?;
+    let t0 = Instant::now();
+    for job in engine::porep_jobs(args.proofs, args.partitions, constraints, args.witness_seed) {
+        engine.submit(job);
+    }
+    let total = (args.proofs * args.partitions) as u64;
+    let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(total) };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} partitions  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut results = Vec::new();
+    let mut interrupted = false;
+    while results.len() < args.proofs as usize {
+        if stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        if let Ok(r) = engine.results().recv_timeout(Duration::from_millis(100)) {
+            results.push(r);
+        }
+        let p = engine.progress();
+        bar.set_position(p.partitions_done.load(Ordering::Relaxed) + p.partitions_failed.load(Ordering::Relaxed));
+        let done = results.len();
+        let rate = if done > 0 { format!("{:.2} s/proof", t0.elapsed().as_secs_f64() / done as f64) } else { "– s/proof".into() };
+        bar.set_message(format!("proofs {done}/{}  {rate}", args.proofs));
+    }
+    let wall = t0.elapsed();
+    bar.finish_and_clear();
+    let (stats, _) = if interrupted { engine.abort_and_flush()? } else { engine.shutdown()? };
+    if interrupted {
+        eprintln!("interrupted: timeline flushed to {} ({} spans, {} left open)", args.timeline.display(), stats.spans, stats.open_spans);
+    }
+    let failed = results.iter().filter(|r| r.proofs.is_err()).count();
+    Ok(Outcome { results, failed, wall, interrupted, params_load, backend })
+}
+
+/// Proof bytes: `<out>/<job>.proof` (192 bytes per partition, in order) and the public
+/// inputs as JSON (`<job>.inputs.json`, one array of hex field elements per partition).
+pub fn write_proofs(out: &Path, results: &[JobResult]) -> anyhow::Result<usize> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut written = 0;
+    for r in results {
+        let Ok(parts) = &r.proofs else { continue };
+        let mut bytes = Vec::with_capacity(parts.len() * prover::proof::PROOF_BYTES);
+        let mut inputs = Vec::new();
+        for p in parts {
+            bytes.extend_from_slice(&p.proof.to_bytes());
+            inputs.push(p.public_inputs.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>());
+        }
+        let path = out.join(format!("{}.proof", r.id));
+        std::fs::write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+        let ipath = out.join(format!("{}.inputs.json", r.id));
+        std::fs::write(&ipath, serde_json::to_vec_pretty(&inputs)?).with_context(|| format!("writing {}", ipath.display()))?;
+        written += 1;
+    }
+    Ok(written)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (params, report) = Parameters::read_file(&args.params).context("loading parameters")?;
+    eprintln!(
+        "loaded {} ({}, {:.1} MiB) in {:.2} s{}",
+        args.params.display(),
+        params.info.circuit_id,
+        report.bytes as f64 / (1 << 20) as f64,
+        report.elapsed.as_secs_f64(),
+        if params.info.test_only { " — TEST-ONLY parameters" } else { "" }
+    );
+    let outcome = run_engine(&args, Arc::new(params), report.elapsed)?;
+    let written = write_proofs(&args.output, &outcome.results)?;
+    for r in &outcome.results {
+        if let Err(e) = &r.proofs {
+            eprintln!("{}: FAILED: {e}", r.id);
+        }
+    }
+    println!(
+        "{} proofs × {} partitions on {}: {} ok, {} failed{}; {:.2} s/proof ({:.2} s wall); proofs in {}, timeline in {}",
+        outcome.results.len(),
+        args.partitions,
+        outcome.backend,
+        outcome.results.len() - outcome.failed,
+        outcome.failed,
+        if args.verify { " (all verified)" } else { "" },
+        outcome.seconds_per_proof(),
+        outcome.wall.as_secs_f64(),
+        args.output.display(),
+        args.timeline.display()
+    );
+    let _ = written;
+    if outcome.interrupted {
+        return Ok(ExitCode::from(130));
+    }
+    Ok(if outcome.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

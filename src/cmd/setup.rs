@@ -1,0 +1,45 @@
+//! `proofscope setup --constraints N -o params.bin`: TEST-ONLY parameters for the
+//! PoRep-like circuit of that size, from a seeded (hence insecure) trusted setup.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use prover::circuit::PorepLike;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Constraints of the circuit, 2^8 ..= 2^26.
+    #[arg(long, value_parser = super::circuit::parse_size)]
+    pub constraints: u64,
+    /// Seed of the toxic waste (TEST-ONLY: whoever knows it can forge proofs).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output parameter file.
+    #[arg(short, long, default_value = "params.bin")]
+    pub output: PathBuf,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let circuit = PorepLike::new(args.constraints, 0);
+    circuit.layout().map_err(anyhow::Error::msg)?;
+    eprintln!("WARNING: TEST-ONLY trusted setup (toxic waste from seed {}); never use these parameters for anything real.", args.seed);
+    let t0 = Instant::now();
+    let params = prover::setup::generate_test_params(circuit.clone(), &circuit.id(), args.seed).context("generating parameters")?;
+    let gen = t0.elapsed();
+    let t1 = Instant::now();
+    let bytes = params.write_file(&args.output).with_context(|| format!("writing {}", args.output.display()))?;
+    println!(
+        "{}: {} ({} constraints, {} aux, domain {}), {:.1} MiB; setup {:.2} s, write {:.2} s",
+        args.output.display(),
+        circuit.id(),
+        params.info.num_constraints,
+        params.info.num_aux,
+        params.info.domain_size,
+        bytes as f64 / (1 << 20) as f64,
+        gen.as_secs_f64(),
+        t1.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}

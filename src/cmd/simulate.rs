@@ -1,0 +1,84 @@
+//! `proofscope simulate CONFIG [--json] [--timeline out.jsonl] [--seed N] [--set k=v]...
+//! [--compare-to LOG [-o DIR]]`: run the discrete-event model of the proving pipeline
+//! once and print throughput, utilisations, memory peaks, floors and the verdict; write
+//! the simulated timeline (same schema as the prover's, so `analyze` reads it); with
+//! `--compare-to`, a parity report against a measured log of the same configuration.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use simulator::{parity, simulate, Config, Options};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Model config (TOML); examples in simulator/configs/.
+    pub config: PathBuf,
+    /// Print the result as JSON (SimResult) instead of the text report.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the simulated timeline as JSON lines.
+    #[arg(long)]
+    pub timeline: Option<PathBuf>,
+    /// Override the config's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override a config key, as sweep's --vary does with one value (e.g. --set pw=12).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// A measured log (cuzk or JSON lines) of the same configuration: print a parity report.
+    #[arg(long)]
+    pub compare_to: Option<PathBuf>,
+    /// Where the parity report goes (parity.md, parity.json, parity.svg).
+    #[arg(short, long, default_value = "out/parity")]
+    pub out: PathBuf,
+}
+
+/// Load a config and apply `key=value` overrides (errors name the file, key and reason).
+pub fn load_config(path: &std::path::Path, seed: Option<u64>, sets: &[String]) -> anyhow::Result<Config> {
+    let mut cfg = Config::load(path)?;
+    for kv in sets {
+        let (k, v) = kv.split_once('=').with_context(|| format!("--set `{kv}`: expected KEY=VALUE"))?;
+        cfg.set(k, v)?;
+    }
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    cfg.validate().with_context(|| format!("{} (after overrides)", path.display()))?;
+    Ok(cfg)
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let cfg = load_config(&a.config, a.seed, &a.set)?;
+    let record = a.timeline.is_some() || a.compare_to.is_some();
+    let out = simulate(&cfg, Options { record });
+    if a.json {
+        let mut o = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut o, &out.result)?;
+        writeln!(o)?;
+    } else {
+        print!("{}", out.result.render_text());
+    }
+    if let (Some(path), Some(run)) = (&a.timeline, &out.run) {
+        let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        timeline::write::jsonl::write_run(BufWriter::new(f), run).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("timeline: {} ({} spans, {} counters)", path.display(), run.spans.len(), run.counters.len());
+    }
+    if let (Some(log), Some(sim_run)) = (&a.compare_to, &out.run) {
+        let measured = timeline::read::read_path(log, None)?;
+        let par = parity::compare(&measured, sim_run);
+        fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
+        let md = format!("# Parity: {} vs {}\n\n{}", a.config.display(), log.display(), par.markdown());
+        fs::write(a.out.join("parity.md"), &md)?;
+        fs::write(a.out.join("parity.json"), serde_json::to_string_pretty(&par)?)?;
+        #[cfg(feature = "analysis")]
+        parity::plot::parity_svg(&par, &a.out.join("parity.svg"))?;
+        if !a.json {
+            println!("\n{}", par.markdown());
+        }
+        eprintln!("parity: {}", a.out.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

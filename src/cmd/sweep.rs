@@ -1,0 +1,78 @@
+//! `proofscope sweep CONFIG --vary pw=1..16 --vary gw=1,2,3 --vary lock=kernels,two_lock
+//! [-o DIR]`: simulate every combination in parallel (with a progress bar) and write the
+//! table (sweep.md, sweep.parquet, sweep.json), the charts (s/proof, peak RAM and GPU
+//! utilisation against pw, one line per gw) and the recommendation per RAM budget.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use simulator::sweep::{self, Vary};
+use simulator::Config;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Model config (TOML); examples in simulator/configs/.
+    pub config: PathBuf,
+    /// An axis: key=a..b (integers, optional :step), or key=x,y,z. Repeat for more axes.
+    /// Keys: pw gw lock gpus c j partitions queue split prestage permit_until_send
+    /// device_global_sync ram vram cores bandwidth pcie slope knee seed.
+    #[arg(long, value_name = "KEY=VALUES", required = true)]
+    pub vary: Vec<Vary>,
+    /// Output directory (default: out/sweep-<config name>).
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Skip the charts.
+    #[arg(long)]
+    pub no_charts: bool,
+    /// Override a config key before sweeping (e.g. --set c=20).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let base = super::simulate::load_config(&a.config, None, &a.set)?;
+    let stem = a.config.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "config".into());
+    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("sweep-{stem}")));
+    run_sweep(&base, &a.vary, &dir, !a.no_charts)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Expand, simulate, print the table and write the outputs into `dir` (shared with predict).
+pub fn run_sweep(base: &Config, axes: &[Vary], dir: &Path, charts: bool) -> anyhow::Result<Vec<sweep::Row>> {
+    let points = sweep::expand(base, axes)?;
+    let pb = ProgressBar::new(points.len() as u64);
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} simulating {pos}/{len} configurations [{bar:30}] {per_sec} ({eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let t0 = std::time::Instant::now();
+    let rows = sweep::run_points(&points, &|| pb.inc(1));
+    pb.finish_and_clear();
+    let elapsed = t0.elapsed();
+    let md = sweep::markdown(&rows, axes);
+    println!("{md}");
+    eprintln!("{} configurations simulated in {:.1} ms", rows.len(), elapsed.as_secs_f64() * 1e3);
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let title = format!("# Sweep of {}\n\nAxes: {}\n\n", if base.name.is_empty() { "(unnamed)" } else { &base.name }, axes.iter().map(|a| format!("{}={}", a.key, a.values.join(","))).collect::<Vec<_>>().join("  "));
+    fs::write(dir.join("sweep.md"), format!("{title}{md}"))?;
+    fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&rows)?)?;
+    #[allow(unused_mut)]
+    let mut written = vec![dir.join("sweep.md"), dir.join("sweep.json")];
+    #[cfg(feature = "analysis")]
+    {
+        simulator::sweep::outputs::write_parquet(&rows, axes, &dir.join("sweep.parquet"))?;
+        written.push(dir.join("sweep.parquet"));
+        if charts {
+            written.extend(simulator::sweep::outputs::write_charts(&rows, axes, dir)?);
+        }
+    }
+    #[cfg(not(feature = "analysis"))]
+    let _ = charts;
+    for w in &written {
+        eprintln!("wrote {}", w.display());
+    }
+    Ok(rows)
+}

@@ -1,0 +1,16 @@
+//! Format detection, then every analysis and the Markdown report: nothing downstream of
+//! a reader may panic on what the reader let through.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use timeline::analysis::{summarize, AnalyzeOptions};
+use timeline::read::read_from;
+
+fuzz_target!(|data: &[u8]| {
+    let run = read_from(data, "<fuzz>", None).expect("reading a byte slice cannot fail");
+    let s = summarize(&run, &AnalyzeOptions { min_gap_ms: 0.0, ..Default::default() });
+    for d in &s.utilization.devices {
+        assert!(d.gpu_utilization <= 1.0 + 1e-9);
+    }
+    let _ = timeline::report::render(&s, &[]);
+});

@@ -1,0 +1,84 @@
+//! Throughput and latency.
+//!
+//! - `total_s_per_proof`: run start (first event) → last completion, over the number of
+//!   completed proofs;
+//! - `steady_state_s_per_proof`: completion of the first proof → completion of the last,
+//!   over `proofs − 1` (excludes the pipeline's warm-up; needs two proofs);
+//! - latency per proof: its first synthesis start (or first event) → its completion
+//!   (the latest end of any of its spans: for a cuzk log, its last GPU_END).
+//!
+//! A job is complete when none of its spans is open and at least one of its GPU calls
+//! (or its finalisation) ended. Incomplete jobs are counted, never timed.
+
+use serde::{Deserialize, Serialize};
+
+use super::tables::{job_infos, Index};
+use super::{ms, quantile_sorted, secs};
+use crate::event::Run;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Jobs seen in the log.
+    pub jobs_seen: u64,
+    pub proofs_completed: u64,
+    pub incomplete_jobs: u64,
+    /// First event of the run, ms since the epoch.
+    pub run_start_ms: f64,
+    /// Completion of the first proof.
+    pub first_completion_ms: Option<f64>,
+    /// Completion of the last proof.
+    pub last_completion_ms: Option<f64>,
+    /// Run start → last completion.
+    pub wall_s: Option<f64>,
+    pub total_s_per_proof: Option<f64>,
+    pub steady_state_s_per_proof: Option<f64>,
+    /// First → last completion.
+    pub steady_state_window_s: Option<f64>,
+    /// 3600 / (steady state s/proof, else total s/proof).
+    pub proofs_per_hour: Option<f64>,
+    pub latency_mean_s: Option<f64>,
+    pub latency_p50_s: Option<f64>,
+    pub latency_min_s: Option<f64>,
+    pub latency_max_s: Option<f64>,
+}
+
+pub fn analyze(run: &Run) -> Throughput {
+    analyze_with(run, &Index::build(run))
+}
+
+pub fn analyze_with(run: &Run, ix: &Index<'_>) -> Throughput {
+    let jobs = job_infos(ix);
+    let run_start = run.spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
+    let mut completions: Vec<u64> = jobs.iter().filter_map(|j| j.completed()).collect();
+    completions.sort_unstable();
+    let mut lat: Vec<f64> = jobs.iter().filter_map(|j| j.latency()).map(secs).collect();
+    lat.sort_by(f64::total_cmp);
+    let n = completions.len() as u64;
+    let first = completions.first().copied();
+    let last = completions.last().copied();
+    let wall = last.map(|l| l.saturating_sub(run_start));
+    let total = wall.filter(|_| n > 0).map(|w| secs(w) / n as f64);
+    let steady_window = match (first, last) {
+        (Some(f), Some(l)) if n >= 2 => Some(l - f),
+        _ => None,
+    };
+    let steady = steady_window.map(|w| secs(w) / (n - 1) as f64);
+    let per_proof = steady.or(total).filter(|v| *v > 0.0);
+    Throughput {
+        jobs_seen: jobs.len() as u64,
+        proofs_completed: n,
+        incomplete_jobs: jobs.len() as u64 - n,
+        run_start_ms: ms(run_start),
+        first_completion_ms: first.map(ms),
+        last_completion_ms: last.map(ms),
+        wall_s: wall.map(secs),
+        total_s_per_proof: total,
+        steady_state_s_per_proof: steady,
+        steady_state_window_s: steady_window.map(secs),
+        proofs_per_hour: per_proof.map(|s| 3600.0 / s),
+        latency_mean_s: (!lat.is_empty()).then(|| lat.iter().sum::<f64>() / lat.len() as f64),
+        latency_p50_s: quantile_sorted(&lat, 0.5),
+        latency_min_s: lat.first().copied(),
+        latency_max_s: lat.last().copied(),
+    }
+}

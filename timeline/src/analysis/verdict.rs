@@ -1,0 +1,337 @@
+//! The bottleneck verdict: which resource binds the steady-state throughput, with the
+//! numbers that support it and the floors that follow (the bottleneck law: a pipeline
+//! cannot beat its slowest resource).
+//!
+//! Floors, in s/proof, each `time per partition × partitions per proof ÷ servers`:
+//! - **GPU**: serial GPU time per partition ÷ GPUs. Serial GPU time is the true device
+//!   time (union of kernel/copy spans) when the producer reports it; otherwise, from a
+//!   TIMELINE log, the cadence of GPU ends while the device is continuously fed (the
+//!   median interval between consecutive GPU_ENDs when the later call was already
+//!   running: with workers serialised on a lock this is the time under the lock); with no
+//!   such pairs, the median GPU call.
+//! - **synthesis**: mean synthesis time per partition ÷ synthesis workers (`pw` from the
+//!   run's configuration, else the largest number of concurrent synthesis spans).
+//! - **CPU** (where `prep_msm`/`b_g2_msm`/`finalize` run inside the GPU workers, i.e. on
+//!   the critical path): their time per partition ÷ (GPUs × GPU workers per GPU).
+//!
+//! The resource with the highest floor binds when the measured steady state is within
+//! `binding_tolerance` of it (the reference's Phase 8: 37.4 s/proof measured vs 10 ×
+//! 3.746 s = 37.5 s of serial kernel time ⇒ GPU-bound). When the run is slower than every
+//! floor, the idle gaps decide: mostly `synthesis_starved` → synthesis, `dispatch`/`lock`
+//! → dispatch/lock, `cpu_prep` → cpu_prep/finalize.
+
+use serde::{Deserialize, Serialize};
+
+use super::gaps::{GapCause, GapTotals, IdleGap};
+use super::tables::{job_infos, Index};
+use super::throughput::Throughput;
+use super::transitions::Transition;
+use super::utilization::Utilization;
+use super::{median, ms, AnalyzeOptions};
+use crate::event::{Run, SpanKind};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Floors {
+    /// Median GPU calls per completed proof (else the configured partitions).
+    pub partitions_per_proof: Option<f64>,
+    pub gpus: u32,
+    pub gpu_workers_per_device: Option<u32>,
+    pub synthesis_workers: Option<u32>,
+    pub serial_gpu_ms_per_partition: Option<f64>,
+    /// `kernel_spans`, `gpu_end_cadence` or `gpu_span_median`.
+    pub serial_gpu_source: Option<String>,
+    /// Serial GPU time of one proof: serial time per partition × partitions.
+    pub serial_gpu_s_per_proof: Option<f64>,
+    pub gpu_floor_s_per_proof: Option<f64>,
+    pub synthesis_ms_per_partition: Option<f64>,
+    pub synthesis_floor_s_per_proof: Option<f64>,
+    /// prep_msm + b_g2_msm + finalize inside the GPU workers, per partition.
+    pub cpu_side_ms_per_partition: Option<f64>,
+    pub cpu_floor_s_per_proof: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// `gpu`, `synthesis`, `cpu_prep/finalize`, `dispatch/lock` or `unknown`.
+    pub binding: String,
+    /// One sentence with the deciding numbers.
+    pub headline: String,
+    pub measured_s_per_proof: Option<f64>,
+    /// `steady_state` or `total` (one proof only).
+    pub measured_basis: Option<String>,
+    pub best_floor_s_per_proof: Option<f64>,
+    /// Best floor ÷ measured, 0..≈1: how close the run is to its bound.
+    pub efficiency_vs_floor: Option<f64>,
+    pub floors: Floors,
+    /// The numbers behind the verdict, one line each.
+    pub evidence: Vec<String>,
+}
+
+/// Largest number of simultaneously running spans of a kind (ends before starts at ties).
+fn max_concurrency(run: &Run, kind: &SpanKind) -> u32 {
+    let mut ev: Vec<(u64, i32)> = Vec::new();
+    let end = run.end_ns();
+    for s in run.spans.iter().filter(|s| &s.kind == kind) {
+        ev.push((s.start_ns, 1));
+        ev.push((s.end_ns.unwrap_or(end.max(s.start_ns + 1)), -1));
+    }
+    ev.sort_unstable();
+    let (mut cur, mut best) = (0i32, 0i32);
+    for (_, d) in ev {
+        cur += d;
+        best = best.max(cur);
+    }
+    best.max(0) as u32
+}
+
+/// Serial GPU time per partition, ms, and where it comes from.
+fn serial_gpu(run: &Run, ix: &Index<'_>) -> Option<(f64, &'static str)> {
+    let kernels: Vec<u64> = ix.parts.iter().filter_map(|p| p.kernel_ns).collect();
+    if !kernels.is_empty() {
+        return Some((ms(kernels.iter().sum::<u64>()) / kernels.len() as f64, "kernel_spans"));
+    }
+    let mut by_dev: std::collections::BTreeMap<u32, Vec<(u64, u64)>> = Default::default();
+    for s in run.spans.iter().filter(|s| s.kind == SpanKind::Gpu) {
+        if let Some(e) = s.end_ns {
+            by_dev.entry(s.device_or_0()).or_default().push((e, s.start_ns));
+        }
+    }
+    let mut cadence = Vec::new();
+    let mut durations = Vec::new();
+    for (_, mut v) in by_dev {
+        v.sort_unstable();
+        durations.extend(v.iter().map(|&(e, s)| ms(e - s)));
+        for w in v.windows(2) {
+            let ((e0, _), (e1, s1)) = (w[0], w[1]);
+            if s1 < e0 && e1 > e0 {
+                cadence.push(ms(e1 - e0));
+            }
+        }
+    }
+    if !cadence.is_empty() {
+        return median(cadence).map(|m| (m, "gpu_end_cadence"));
+    }
+    median(durations).map(|m| (m, "gpu_span_median"))
+}
+
+fn fmt_s(v: f64) -> String {
+    format!("{v:.1} s")
+}
+
+/// The verdict from the other analyses' results.
+#[allow(clippy::too_many_arguments)]
+pub fn decide(
+    run: &Run,
+    ix: &Index<'_>,
+    throughput: &Throughput,
+    util: &Utilization,
+    gaps: &[IdleGap],
+    totals: &GapTotals,
+    transitions: &[Transition],
+    opts: &AnalyzeOptions,
+) -> Verdict {
+    let cfg = &run.meta.config;
+    let jobs = job_infos(ix);
+    let per_proof: Vec<f64> = jobs.iter().filter(|j| j.complete() && j.gpu_partitions > 0).map(|j| j.gpu_partitions as f64).collect();
+    let mut f = Floors {
+        partitions_per_proof: median(per_proof).or(cfg.partitions.map(f64::from)),
+        gpus: util.devices.iter().filter(|d| d.gpu_spans > 0 || d.kernel_busy_ms.is_some()).count() as u32,
+        ..Default::default()
+    };
+    if f.gpus == 0 {
+        f.gpus = cfg.gpus.unwrap_or(0);
+    }
+    f.gpu_workers_per_device = cfg.gw.or_else(|| util.devices.iter().map(|d| d.workers).max().filter(|&w| w > 0));
+    let synth_conc = max_concurrency(run, &SpanKind::Synthesis);
+    f.synthesis_workers = cfg.pw.or((synth_conc > 0).then_some(synth_conc));
+    if let Some((g, src)) = serial_gpu(run, ix) {
+        f.serial_gpu_ms_per_partition = Some(g);
+        f.serial_gpu_source = Some(src.to_string());
+    }
+    let synth: Vec<f64> = run.spans.iter().filter(|s| s.kind == SpanKind::Synthesis && !s.is_open()).map(|s| ms(s.duration_ns())).collect();
+    if !synth.is_empty() {
+        f.synthesis_ms_per_partition = Some(synth.iter().sum::<f64>() / synth.len() as f64);
+    }
+    let gpu_parts = ix.parts.iter().filter(|p| p.gpu_end.is_some() || p.kernel_ns.is_some()).count();
+    let cpu_total: u64 = run
+        .spans
+        .iter()
+        .filter(|s| s.kind.is_cpu_gpu_side() && s.device.is_some() && !s.is_open())
+        .map(|s| s.duration_ns())
+        .sum();
+    if cpu_total > 0 && gpu_parts > 0 {
+        f.cpu_side_ms_per_partition = Some(ms(cpu_total) / gpu_parts as f64);
+    }
+    if let Some(p) = f.partitions_per_proof {
+        if let Some(g) = f.serial_gpu_ms_per_partition {
+            f.serial_gpu_s_per_proof = Some(g * p / 1e3);
+            if f.gpus > 0 {
+                f.gpu_floor_s_per_proof = Some(g * p / 1e3 / f.gpus as f64);
+            }
+        }
+        if let (Some(s), Some(w)) = (f.synthesis_ms_per_partition, f.synthesis_workers) {
+            f.synthesis_floor_s_per_proof = Some(s * p / 1e3 / w.max(1) as f64);
+        }
+        if let (Some(c), true) = (f.cpu_side_ms_per_partition, f.gpus > 0) {
+            let servers = f.gpus * f.gpu_workers_per_device.unwrap_or(1).max(1);
+            f.cpu_floor_s_per_proof = Some(c * p / 1e3 / servers as f64);
+        }
+    }
+
+    let (measured, basis) = match (throughput.steady_state_s_per_proof, throughput.total_s_per_proof) {
+        (Some(s), _) => (Some(s), Some("steady_state")),
+        (None, Some(t)) => (Some(t), Some("total")),
+        _ => (None, None),
+    };
+    let mut ev = Vec::new();
+    if let Some(m) = measured {
+        ev.push(format!(
+            "measured: {} s/proof ({}) over {} completed proofs; total incl. warm-up {}",
+            format_args!("{m:.2}"),
+            if basis == Some("steady_state") { "steady state, first → last completion" } else { "run start → completion" },
+            throughput.proofs_completed,
+            throughput.total_s_per_proof.map_or("n/a".into(), |t| format!("{t:.2} s/proof")),
+        ));
+    }
+    let p_txt = f.partitions_per_proof.map_or("?".into(), |p| format!("{p}"));
+    if let (Some(g), Some(fl)) = (f.serial_gpu_ms_per_partition, f.gpu_floor_s_per_proof) {
+        ev.push(format!(
+            "GPU floor: {p_txt} partitions × {:.0} ms ({}) ÷ {} GPU(s) = {:.2} s/proof",
+            g,
+            f.serial_gpu_source.as_deref().unwrap_or("?"),
+            f.gpus,
+            fl
+        ));
+    }
+    if let (Some(s), Some(fl)) = (f.synthesis_ms_per_partition, f.synthesis_floor_s_per_proof) {
+        ev.push(format!(
+            "synthesis floor: {p_txt} partitions × {:.0} ms ÷ {} workers{} = {:.2} s/proof",
+            s,
+            f.synthesis_workers.unwrap_or(0),
+            if cfg.pw.is_some() { " (pw)" } else { " (max concurrent)" },
+            fl
+        ));
+    }
+    if let (Some(c), Some(fl)) = (f.cpu_side_ms_per_partition, f.cpu_floor_s_per_proof) {
+        ev.push(format!(
+            "CPU floor (prep_msm + b_g2_msm + finalize in the GPU workers): {p_txt} × {:.0} ms ÷ ({} GPU × {} workers) = {:.2} s/proof",
+            c,
+            f.gpus,
+            f.gpu_workers_per_device.unwrap_or(1),
+            fl
+        ));
+    }
+    if let Some(u) = util.gpu_utilization {
+        let k = util.kernel_utilization.map_or(String::new(), |k| format!("; kernel-level {:.1} %", k * 100.0));
+        ev.push(format!("GPU utilisation (union of gpu spans over all workers): {:.1} %{k}", u * 100.0));
+    }
+    let idle_window = totals.idle_in_window_ms;
+    if totals.idle_total_ms > 0.0 {
+        let mut parts: Vec<String> = totals
+            .by_cause
+            .iter()
+            .filter(|t| t.count > 0)
+            .map(|t| format!("{} {:.1} s ({}×)", t.cause, t.total_ms / 1e3, t.count))
+            .collect();
+        if parts.is_empty() {
+            parts.push("none".into());
+        }
+        ev.push(format!(
+            "GPU idle {:.1} s in {} gaps of ≥ {} ms ({:.1} s between first and last GPU work): {}",
+            totals.idle_total_ms / 1e3,
+            gaps.len(),
+            totals.min_gap_ms,
+            idle_window / 1e3,
+            parts.join(", ")
+        ));
+    }
+    if !transitions.is_empty() {
+        let gs: Vec<String> = transitions.iter().take(8).map(|t| format!("{:.0}", t.gap_ms)).collect();
+        ev.push(format!(
+            "cross-proof transitions (second-to-last GPU end → next proof's first GPU start), ms: {}{}",
+            gs.join(", "),
+            if transitions.len() > 8 { ", …" } else { "" }
+        ));
+    }
+
+    let floors = [
+        ("gpu", f.gpu_floor_s_per_proof),
+        ("synthesis", f.synthesis_floor_s_per_proof),
+        ("cpu_prep/finalize", f.cpu_floor_s_per_proof),
+    ];
+    let best = floors.iter().filter_map(|(n, v)| v.map(|v| (*n, v))).max_by(|a, b| a.1.total_cmp(&b.1));
+    let mut v = Verdict {
+        measured_s_per_proof: measured,
+        measured_basis: basis.map(str::to_string),
+        best_floor_s_per_proof: best.map(|b| b.1),
+        efficiency_vs_floor: match (best, measured) {
+            (Some((_, b)), Some(m)) if m > 0.0 => Some(b / m),
+            _ => None,
+        },
+        floors: f.clone(),
+        evidence: ev,
+        ..Default::default()
+    };
+    let label = |n: &str| match n {
+        "gpu" => "GPU",
+        "synthesis" => "synthesis",
+        "cpu_prep/finalize" => "CPU (prep_msm/b_g2_msm/finalize)",
+        _ => "dispatch/lock",
+    };
+    let basis_txt = if basis == Some("total") { "overall" } else { "in steady state" };
+    match (measured, best) {
+        (None, _) => {
+            v.binding = "unknown".into();
+            v.headline = "No completed proof in the log: no throughput to judge.".into();
+        }
+        (Some(m), None) => {
+            v.binding = "unknown".into();
+            v.headline = format!("{m:.2} s/proof {basis_txt}; the log has too little to derive any floor.");
+        }
+        (Some(m), Some((name, floor))) if m <= floor * opts.binding_tolerance => {
+            v.binding = name.into();
+            let others: Vec<String> = floors
+                .iter()
+                .filter(|(n, fv)| *n != name && fv.is_some())
+                .map(|(n, fv)| format!("{} floor {}", label(n), fmt_s(fv.unwrap_or(0.0))))
+                .collect();
+            v.headline = format!(
+                "{}-bound: {m:.1} s/proof {basis_txt} against a {} floor of {floor:.1} s/proof ({:+.0} %){}.",
+                label(name),
+                label(name),
+                (m / floor - 1.0) * 100.0,
+                if others.is_empty() { String::new() } else { format!("; {}", others.join(", ")) }
+            );
+        }
+        (Some(m), Some((name, floor))) => {
+            let by = |c: GapCause| totals.total_ms(c);
+            let cands = [
+                ("synthesis", by(GapCause::SynthesisStarved)),
+                ("dispatch/lock", by(GapCause::Dispatch) + by(GapCause::Lock)),
+                ("cpu_prep/finalize", by(GapCause::CpuPrep)),
+            ];
+            let (top, top_ms) = cands.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or(("unknown", 0.0));
+            let window_ms: f64 = util.devices.iter().map(|d| d.window_ms).sum();
+            if top_ms <= 0.0 || (window_ms > 0.0 && idle_window / window_ms < 0.05) {
+                v.binding = "gpu".into();
+                v.headline = format!(
+                    "GPU-bound but slow: {m:.1} s/proof {basis_txt} is {:.0} % above the best floor ({} {floor:.1} s/proof) while the GPU is rarely idle — the time per partition on the GPU is inflated (contention, or CPU work inside the GPU calls).",
+                    (m / floor - 1.0) * 100.0,
+                    label(name)
+                );
+            } else {
+                v.binding = top.into();
+                v.headline = format!(
+                    "{}-limited: {m:.1} s/proof {basis_txt} is {:.0} % above the best floor ({} {floor:.1} s/proof); the GPU idles {:.1} s between its first and last work, of which {:.1} s is due to {}.",
+                    label(top),
+                    (m / floor - 1.0) * 100.0,
+                    label(name),
+                    idle_window / 1e3,
+                    top_ms / 1e3,
+                    top
+                );
+            }
+        }
+    }
+    v
+}

@@ -1,0 +1,157 @@
+//! Two small generic charts for callers outside the analyzer (the simulator's sweeps:
+//! s/proof against pw, one line per gw; a comparison of runs as bars). Same font,
+//! colours and error handling as the analyzer's charts.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::style::si;
+use super::{render_svg, text, ChartError};
+
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// Padded range of values (a flat series still gets a visible axis).
+fn padded(lo: f64, hi: f64, from_zero: bool) -> (f64, f64) {
+    let lo = if from_zero { lo.min(0.0) } else { lo };
+    if !(lo.is_finite() && hi.is_finite()) {
+        return (0.0, 1.0);
+    }
+    if hi - lo <= f64::EPSILON * hi.abs().max(1.0) {
+        return (lo - 1.0, hi + 1.0);
+    }
+    let pad = (hi - lo) * 0.06;
+    (if from_zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
+}
+
+/// Lines with point markers, one per named series (e.g. `gw=2`), over a shared x axis.
+/// Non-finite points are skipped.
+pub fn lines_svg(title: &str, x_label: &str, y_label: &str, series: &[(String, Vec<(f64, f64)>)], path: &Path) -> Result<(), ChartError> {
+    let pts = || series.iter().flat_map(|s| s.1.iter()).filter(|p| p.0.is_finite() && p.1.is_finite());
+    let (x0, x1) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    let (y0, y1) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1)));
+    let (x0, x1) = padded(x0, x1, false);
+    let (y0, y1) = padded(y0, y1, true);
+    render_svg(path, (1000, 600), |root| {
+        if pts().next().is_none() {
+            return super::draw_empty(root, title, "no data");
+        }
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, text(18.0))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(65)
+            .build_cartesian_2d(x0..x1, y0..y1)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc(y_label)
+            .label_style(text(12.0))
+            .axis_desc_style(text(13.0))
+            .light_line_style(RGBColor(240, 240, 240))
+            .x_label_formatter(&|v| si(*v))
+            .y_label_formatter(&|v| si(*v))
+            .draw()?;
+        for (i, (name, data)) in series.iter().enumerate() {
+            let c = PALETTE[i % PALETTE.len()];
+            let mut d: Vec<(f64, f64)> = data.iter().copied().filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+            d.sort_by(|a, b| a.0.total_cmp(&b.0));
+            chart
+                .draw_series(LineSeries::new(d.iter().copied(), c.stroke_width(2)))?
+                .label(name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
+            chart.draw_series(d.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font(text(13.0))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Vertical bars, one per label, with the value printed above each.
+pub fn bar_chart_svg(title: &str, y_label: &str, bars: &[(String, f64)], path: &Path) -> Result<(), ChartError> {
+    let n = bars.len();
+    let hi = bars.iter().map(|b| b.1).filter(|v| v.is_finite()).fold(0.0, f64::max);
+    let lo = bars.iter().map(|b| b.1).filter(|v| v.is_finite()).fold(0.0, f64::min);
+    let (lo, hi) = padded(lo, hi.max(lo + f64::MIN_POSITIVE), true);
+    let width = (160 + 90 * n as u32).max(800);
+    render_svg(path, (width, 560), |root| {
+        if n == 0 {
+            return super::draw_empty(root, title, "no data");
+        }
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, text(18.0))
+            .margin(15)
+            .x_label_area_size(50)
+            .y_label_area_size(65)
+            .build_cartesian_2d(-0.5f64..n as f64 - 0.5, lo..hi * 1.08)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_desc(y_label)
+            .label_style(text(12.0))
+            .axis_desc_style(text(13.0))
+            .light_line_style(RGBColor(240, 240, 240))
+            .y_label_formatter(&|v| si(*v))
+            .draw()?;
+        for (i, (label, v)) in bars.iter().enumerate() {
+            let x = i as f64;
+            let c = PALETTE[i % PALETTE.len()];
+            if v.is_finite() {
+                chart.draw_series([Rectangle::new([(x - 0.35, 0.0), (x + 0.35, *v)], c.filled())])?;
+                let (px, py) = chart.backend_coord(&(x, *v));
+                root.draw(&Text::new(si(*v), (px, py - 4), text(12.0).pos(Pos::new(HPos::Center, VPos::Bottom))))?;
+            }
+            let (px, py) = chart.backend_coord(&(x, lo));
+            root.draw(&Text::new(label.clone(), (px, py + 8), text(12.0).pos(Pos::new(HPos::Center, VPos::Top))))?;
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_and_bars_render() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.svg");
+        let series = vec![
+            ("gw=1".to_string(), vec![(10.0, 44.0), (12.0, 43.5), (20.0, 44.9)]),
+            ("gw=2".to_string(), vec![(10.0, 37.4), (20.0, f64::NAN), (30.0, 60.4)]),
+        ];
+        lines_svg("s/proof vs pw", "pw", "s/proof", &series, &p).unwrap();
+        let s = std::fs::read_to_string(&p).unwrap();
+        assert!(s.contains("gw=2") && s.contains("s/proof vs pw"));
+        lines_svg("empty", "x", "y", &[], &p).unwrap();
+        assert!(std::fs::read_to_string(&p).unwrap().contains("no data"));
+        let flat = vec![("one".to_string(), vec![(1.0, 5.0)])];
+        lines_svg("flat", "x", "y", &flat, &p).unwrap();
+
+        let b = dir.path().join("b.svg");
+        bar_chart_svg("throughput", "s/proof", &[("baseline".into(), 360.0), ("phase 8".into(), 37.4)], &b).unwrap();
+        let s = std::fs::read_to_string(&b).unwrap();
+        assert!(s.contains("phase 8") && s.contains("37.4"));
+        bar_chart_svg("none", "y", &[], &b).unwrap();
+        if let Ok(d) = std::env::var("PROOFSCOPE_CHART_DIR") {
+            lines_svg("s/proof vs pw", "pw", "s/proof", &series, &Path::new(&d).join("lines.svg")).unwrap();
+        }
+    }
+}

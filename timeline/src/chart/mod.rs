@@ -1,0 +1,99 @@
+//! Charts of a run, drawn with plotters into SVG (and PNG for the waterfall): the
+//! pictures of `report.md`. They read a [`Run`](crate::event::Run) (and the gaps the
+//! analyzer found, as [`GapMark`]s) and never recompute an analysis beyond what the
+//! picture itself needs (windowed busy fractions, box-plot quartiles, histogram bins).
+//!
+//! - [`waterfall_svg`] / [`waterfall_png`]: one row per synthesis worker and per GPU worker,
+//!   grouped per device, bars coloured by kind, kernels nested inside their `gpu` call,
+//!   idle gaps shaded by cause.
+//! - [`utilization_svg`]: busy fraction per time window and device, NVML counters overlaid.
+//! - [`gaps_svg`]: histogram of idle-gap durations by cause (log bins).
+//! - [`phases_svg`]: box plots of span durations per kind.
+//! - [`lines_svg`] (alias [`line_chart_svg`]), [`bar_chart_svg`]: small generic charts (the simulator's sweeps).
+//!
+//! Text uses a font embedded in the binary ([`ensure_font`]); no system font is needed.
+
+mod font;
+mod gaps;
+mod generic;
+mod phases;
+pub mod style;
+mod utilization;
+mod waterfall;
+
+use std::error::Error;
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+pub use font::{ensure_font, FAMILY};
+pub use gaps::gaps_svg;
+pub use generic::{bar_chart_svg, lines_svg, lines_svg as line_chart_svg};
+pub use phases::phases_svg;
+pub use utilization::utilization_svg;
+pub use waterfall::{waterfall_png, waterfall_svg};
+
+/// An idle gap on a device, as the analyzer attributed it (`cause`: `cold_start`,
+/// `synthesis_starved`, `dispatch`, `lock`, `cpu_prep`, `other`). One type with the
+/// analyzer's: `analysis::gaps::marks` produces exactly what the charts take.
+pub use crate::analysis::gaps::GapMark;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    #[error("cannot draw {path}: {message}")]
+    Draw { path: String, message: String },
+    #[error("the embedded chart font could not be loaded")]
+    Font,
+}
+
+/// What the drawing code returns; plotters' errors are generic over the backend.
+pub(crate) type DrawResult = Result<(), Box<dyn Error>>;
+
+/// Draw into an SVG file of `size` with `draw`, then write it.
+pub(crate) fn render_svg(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
+) -> Result<(), ChartError> {
+    ensure_font()?;
+    let err = |e: Box<dyn Error>| ChartError::Draw { path: path.display().to_string(), message: e.to_string() };
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.into()))?;
+    draw(&root).map_err(err)?;
+    root.present().map_err(|e| err(e.into()))
+}
+
+/// Draw into a PNG file of `size` with `draw`, then encode and write it.
+pub(crate) fn render_png(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> DrawResult,
+) -> Result<(), ChartError> {
+    ensure_font()?;
+    let err = |e: Box<dyn Error>| ChartError::Draw { path: path.display().to_string(), message: e.to_string() };
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.into()))?;
+    draw(&root).map_err(err)?;
+    root.present().map_err(|e| err(e.into()))
+}
+
+/// A text style in the embedded font.
+pub(crate) fn text(size: f64) -> TextStyle<'static> {
+    (FAMILY, size).into_font().color(&BLACK)
+}
+
+/// Draw "nothing to show" in the middle of an area (empty runs still get a picture).
+pub(crate) fn draw_empty<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, what: &str) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (w, h) = root.dim_in_pixel();
+    root.draw(&Text::new(title.to_string(), (20, 15), text(20.0)))?;
+    let style = text(16.0).pos(plotters::style::text_anchor::Pos::new(
+        plotters::style::text_anchor::HPos::Center,
+        plotters::style::text_anchor::VPos::Center,
+    ));
+    root.draw(&Text::new(what.to_string(), (w as i32 / 2, h as i32 / 2), style))?;
+    Ok(())
+}

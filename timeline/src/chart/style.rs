@@ -1,0 +1,137 @@
+//! Colours, number formats and small interval helpers shared by the charts, so that a
+//! kind or a gap cause has the same colour in every picture.
+
+use plotters::style::RGBColor;
+
+use crate::event::SpanKind;
+
+/// The colour of a span kind (chosen so that neighbours in a `gpu` call contrast).
+pub fn kind_color(kind: &SpanKind) -> RGBColor {
+    match kind {
+        SpanKind::Synthesis => RGBColor(70, 130, 180),
+        SpanKind::GpuQueue => RGBColor(199, 199, 199),
+        SpanKind::GpuPickup => RGBColor(160, 160, 160),
+        SpanKind::Gpu => RGBColor(245, 166, 35),
+        SpanKind::PrepMsm => RGBColor(148, 103, 189),
+        SpanKind::Ntt => RGBColor(44, 160, 44),
+        SpanKind::MsmH => RGBColor(23, 120, 60),
+        SpanKind::MsmL => RGBColor(0, 150, 136),
+        SpanKind::MsmA => RGBColor(102, 187, 106),
+        SpanKind::MsmBG1 => RGBColor(0, 105, 92),
+        SpanKind::BatchAdd => RGBColor(214, 39, 40),
+        SpanKind::TailMsm => RGBColor(255, 112, 67),
+        SpanKind::BG2Msm => RGBColor(140, 86, 75),
+        SpanKind::H2d => RGBColor(23, 190, 207),
+        SpanKind::D2h => RGBColor(100, 210, 230),
+        SpanKind::LockWait => RGBColor(219, 219, 141),
+        SpanKind::LockHold => RGBColor(127, 127, 127),
+        SpanKind::Finalize => RGBColor(227, 119, 194),
+        SpanKind::Other(_) => RGBColor(90, 90, 90),
+    }
+}
+
+/// The colour of an idle-gap cause (the analyzer's vocabulary; unknown causes are grey).
+pub fn cause_color(cause: &str) -> RGBColor {
+    match cause {
+        "cold_start" => RGBColor(170, 170, 170),
+        "synthesis_starved" => RGBColor(220, 40, 40),
+        "dispatch" => RGBColor(255, 140, 0),
+        "lock" => RGBColor(150, 90, 200),
+        "cpu_prep" => RGBColor(160, 100, 60),
+        _ => RGBColor(90, 90, 90),
+    }
+}
+
+/// The causes in the analyzer's order, for stable legends.
+pub const CAUSES: [&str; 6] = ["cold_start", "synthesis_starved", "dispatch", "lock", "cpu_prep", "other"];
+
+/// Mix a colour towards white (`t` = 0: unchanged, 1: white).
+pub fn lighten(c: RGBColor, t: f64) -> RGBColor {
+    let m = |x: u8| (x as f64 + (255.0 - x as f64) * t).round() as u8;
+    RGBColor(m(c.0), m(c.1), m(c.2))
+}
+
+/// A number with an SI suffix: 1.5k, 70G, 0.25.
+pub fn si(v: f64) -> String {
+    let a = v.abs();
+    let (d, suf) = if a >= 1e12 {
+        (1e12, "T")
+    } else if a >= 1e9 {
+        (1e9, "G")
+    } else if a >= 1e6 {
+        (1e6, "M")
+    } else if a >= 1e4 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let x = v / d;
+    let s = if x.fract() == 0.0 || x.abs() >= 100.0 { format!("{x:.0}") } else if x.abs() >= 10.0 { format!("{x:.1}") } else { format!("{x:.2}") };
+    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    format!("{s}{suf}")
+}
+
+/// A duration given in milliseconds, in the most readable unit.
+pub fn duration_ms(ms: f64) -> String {
+    if ms >= 1000.0 {
+        format!("{} s", si(ms / 1000.0))
+    } else if ms >= 1.0 {
+        format!("{} ms", si(ms))
+    } else {
+        format!("{} µs", si(ms * 1000.0))
+    }
+}
+
+/// Union of half-open intervals, merged and sorted.
+pub fn union(mut iv: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    iv.retain(|&(a, b)| b > a);
+    iv.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(iv.len());
+    for (a, b) in iv {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Quantile `q` (0..=1) of sorted values, linear interpolation between closest ranks.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_merges_overlaps_and_touching() {
+        assert_eq!(union(vec![(5, 9), (0, 3), (3, 4), (8, 12), (20, 20)]), vec![(0, 4), (5, 12)]);
+    }
+
+    #[test]
+    fn quantiles_interpolate() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile(&v, 0.5), 2.5);
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert_eq!(quantile(&v, 1.0), 4.0);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(si(7.0e10), "70G");
+        assert_eq!(si(1500.0), "1500");
+        assert_eq!(si(15000.0), "15k");
+        assert_eq!(si(0.25), "0.25");
+        assert_eq!(duration_ms(4490.0), "4.49 s");
+        assert_eq!(duration_ms(21.0), "21 ms");
+        assert_eq!(duration_ms(0.5), "500 µs");
+    }
+}

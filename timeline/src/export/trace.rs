@@ -1,0 +1,225 @@
+//! `trace.json`: a [`Run`] in the Chrome trace-event format, for ui.perfetto.dev (or
+//! chrome://tracing), where a performance engineer can zoom into any partition.
+//!
+//! Layout: one process for the host (synthesis lanes, host counters) and one per GPU
+//! (its workers' lanes, its counters, its queue waits); `M` events name and order them.
+//! Every serial lane of [`crate::lanes`] is one thread, so complete (`X`) slices on a
+//! thread never partially overlap, and kernel slices sit nested in their `gpu` slice.
+//! Queue waits are async `b`/`e` pairs, counters are `C` events, and a flow (`s` → `f`,
+//! bound to the enclosing slices) links each partition's synthesis to its GPU call.
+//! Timestamps are microseconds (the format's unit) with nanosecond decimals.
+//!
+//! Open spans (a killed run) are drawn to the end of the run, named `<kind> (open)`.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use crate::event::{Run, Span, SpanKind};
+use crate::lanes::{self, LaneGroup};
+
+/// Process id of the host (synthesis lanes, counters without a device).
+pub const HOST_PID: u64 = 1;
+/// Process id of GPU `d` is `DEVICE_PID_BASE + d`.
+pub const DEVICE_PID_BASE: u64 = 100;
+
+fn device_pid(d: u32) -> u64 {
+    DEVICE_PID_BASE + d as u64
+}
+
+/// Nanoseconds to the format's microseconds, keeping nanosecond precision.
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// The category of a slice, for Perfetto's filters.
+fn category(kind: &SpanKind) -> &'static str {
+    match kind {
+        SpanKind::Synthesis => "synthesis",
+        SpanKind::Gpu | SpanKind::GpuPickup => "gpu",
+        SpanKind::GpuQueue => "queue",
+        SpanKind::H2d | SpanKind::D2h => "copy",
+        k if k.is_kernel() => "kernel",
+        SpanKind::LockWait | SpanKind::LockHold => "lock",
+        SpanKind::PrepMsm | SpanKind::BG2Msm | SpanKind::Finalize => "cpu",
+        _ => "other",
+    }
+}
+
+fn span_args(s: &Span) -> Map<String, Value> {
+    let mut a = Map::new();
+    if let Some(j) = &s.job {
+        a.insert("job".into(), json!(j));
+    }
+    if let Some(p) = s.partition {
+        a.insert("partition".into(), json!(p));
+    }
+    if let Some(w) = s.worker {
+        a.insert("worker".into(), json!(w));
+    }
+    if let Some(d) = s.device {
+        a.insert("device".into(), json!(d));
+    }
+    for (k, v) in &s.args {
+        a.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    a
+}
+
+/// A JSON object from its fields, moving the values in (`json!` would serialise them
+/// again, which for a whole trace means a deep copy).
+fn obj<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+fn meta_event(name: &str, pid: u64, tid: u64, args: Value) -> Value {
+    obj([("ph", "M".into()), ("name", name.into()), ("pid", pid.into()), ("tid", tid.into()), ("args", args)])
+}
+
+/// The whole trace as a JSON value (`{"traceEvents": [...], ...}`).
+pub fn trace_json(run: &Run) -> Value {
+    let run_end = run.end_ns();
+    let lanes = lanes::assign(run);
+    let mut ev: Vec<Value> = Vec::new();
+
+    // Processes: the host always (it carries synthesis and host counters), then every device
+    // that has a lane, a queue wait or a counter.
+    let mut devices: Vec<u32> = lanes
+        .iter()
+        .filter_map(|l| match l.group {
+            LaneGroup::Device(d) => Some(d),
+            LaneGroup::Synthesis => None,
+        })
+        .chain(run.spans.iter().filter(|s| s.kind == SpanKind::GpuQueue).map(|s| s.device_or_0()))
+        .chain(run.counters.iter().filter_map(|c| c.device))
+        .collect();
+    devices.sort_unstable();
+    devices.dedup();
+    ev.push(meta_event("process_name", HOST_PID, 0, json!({"name": "Host (synthesis)"})));
+    ev.push(meta_event("process_sort_index", HOST_PID, 0, json!({"sort_index": 0})));
+    for &d in &devices {
+        let name = match run.meta.gpus.get(d as usize) {
+            Some(g) => format!("GPU {d}: {g}"),
+            None => format!("GPU {d}"),
+        };
+        ev.push(meta_event("process_name", device_pid(d), 0, json!({"name": name})));
+        ev.push(meta_event("process_sort_index", device_pid(d), 0, json!({"sort_index": 1 + d as u64})));
+    }
+
+    // Threads: one per lane, numbered from 1 within their process.
+    let mut next_tid: HashMap<u64, u64> = HashMap::new();
+    // span index -> (pid, tid, start_ns, end_ns) where it was drawn
+    let mut placed_at: HashMap<usize, (u64, u64, u64, u64)> = HashMap::new();
+    for lane in &lanes {
+        let pid = match lane.group {
+            LaneGroup::Synthesis => HOST_PID,
+            LaneGroup::Device(d) => device_pid(d),
+        };
+        let tid = {
+            let t = next_tid.entry(pid).or_insert(0);
+            *t += 1;
+            *t
+        };
+        ev.push(meta_event("thread_name", pid, tid, json!({"name": lane.name()})));
+        ev.push(meta_event("thread_sort_index", pid, tid, json!({"sort_index": tid})));
+        for p in &lane.spans {
+            let s = &run.spans[p.index];
+            let mut args = span_args(s);
+            let mut name = s.kind.as_str().to_string();
+            if p.open {
+                name.push_str(" (open)");
+                args.insert("open".into(), json!(true));
+            }
+            if p.clamped {
+                args.insert("end_ns_before_clamp".into(), json!(s.end_ns));
+            }
+            ev.push(obj([
+                ("ph", "X".into()),
+                ("name", name.into()),
+                ("cat", category(&s.kind).into()),
+                ("pid", pid.into()),
+                ("tid", tid.into()),
+                ("ts", us(p.start_ns).into()),
+                ("dur", us(p.end_ns - p.start_ns).into()),
+                ("args", Value::Object(args)),
+            ]));
+            placed_at.insert(p.index, (pid, tid, p.start_ns, p.end_ns));
+        }
+    }
+
+    // Queue waits: async slices on their device's process.
+    for (n, s) in run.spans.iter().filter(|s| s.kind == SpanKind::GpuQueue).enumerate() {
+        let pid = device_pid(s.device_or_0());
+        let id = format!("0x{:x}", n + 1);
+        let end = s.end_ns.unwrap_or(run_end).max(s.start_ns);
+        let name = if s.is_open() { "gpu_queue (open)" } else { "gpu_queue" };
+        let ev_at = |ph: &str, ts: u64| {
+            [("ph", ph.into()), ("name", name.into()), ("cat", "queue".into()), ("id", id.clone().into()), ("pid", pid.into()), ("tid", 0.into()), ("ts", us(ts).into())]
+        };
+        let [a, b, c, d, e, f, g] = ev_at("b", s.start_ns);
+        ev.push(obj([a, b, c, d, e, f, g, ("args", Value::Object(span_args(s)))]));
+        ev.push(obj(ev_at("e", end)));
+    }
+
+    // Counters, on their device's process (host counters on the host).
+    for c in &run.counters {
+        if !c.value.is_finite() {
+            continue;
+        }
+        let pid = c.device.map_or(HOST_PID, device_pid);
+        ev.push(obj([
+            ("ph", "C".into()),
+            ("name", c.name.as_str().into()),
+            ("pid", pid.into()),
+            ("tid", 0.into()),
+            ("ts", us(c.t_ns).into()),
+            ("args", obj([("value", c.value.into())])),
+        ]));
+    }
+
+    // Flows: each partition's synthesis to the first GPU call of that partition after it.
+    let mut gpu_of: HashMap<(&str, u32), Vec<usize>> = HashMap::new();
+    for (i, s) in run.spans.iter().enumerate() {
+        if let (SpanKind::Gpu, Some(j), Some(p)) = (&s.kind, &s.job, s.partition) {
+            gpu_of.entry((j.as_str(), p)).or_default().push(i);
+        }
+    }
+    let mut flow_id = 0u64;
+    for (i, s) in run.spans.iter().enumerate() {
+        let (SpanKind::Synthesis, Some(j), Some(p), Some(_)) = (&s.kind, &s.job, s.partition, s.end_ns) else { continue };
+        let Some(&(spid, stid, ss, se)) = placed_at.get(&i) else { continue };
+        let Some(cands) = gpu_of.get(&(j.as_str(), p)) else { continue };
+        let Some(&(gpid, gtid, gs, _)) = cands.iter().filter_map(|g| placed_at.get(g)).filter(|g| g.2 >= se).min_by_key(|g| g.2) else {
+            continue;
+        };
+        flow_id += 1;
+        // Bind inside the source slice (its midpoint) and to the slice enclosing the GPU start.
+        let mid = ss + (se - ss) / 2;
+        let flow = |ph: &str, pid: u64, tid: u64, ts: u64| {
+            [("ph", ph.into()), ("name", "synthesis→gpu".into()), ("cat", "flow".into()), ("id", flow_id.into()), ("pid", pid.into()), ("tid", tid.into()), ("ts", us(ts).into())]
+        };
+        ev.push(obj(flow("s", spid, stid, mid)));
+        let [a, b, c, d, e, f, g] = flow("f", gpid, gtid, gs);
+        ev.push(obj([a, b, c, d, e, f, g, ("bp", "e".into())]));
+    }
+
+    let mut other = Map::new();
+    other.insert("source".into(), json!(run.meta.source));
+    other.insert("tool_version".into(), json!(run.meta.tool_version));
+    if let Ok(cfg) = serde_json::to_value(&run.meta.config) {
+        other.insert("config".into(), cfg);
+    }
+    obj([("traceEvents", Value::Array(ev)), ("displayTimeUnit", "ms".into()), ("otherData", Value::Object(other))])
+}
+
+/// Write `trace.json` for `run` at `path`.
+pub fn write_trace(run: &Run, path: &Path) -> io::Result<()> {
+    let f = File::create(path).map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?;
+    let mut w = BufWriter::new(f);
+    serde_json::to_writer(&mut w, &trace_json(run))?;
+    w.write_all(b"\n")?;
+    w.flush()
+}

@@ -1,0 +1,284 @@
+//! Serial lanes: which row (chart) or thread (trace) each span is drawn on.
+//!
+//! Both the waterfall chart and the Perfetto trace need the same thing: rows on which
+//! spans never partially overlap, so that a row reads as one serial worker. Spans that
+//! carry a worker id go to that worker's row; those that do not (cuzk logs name no
+//! synthesis worker) are packed greedily onto the fewest rows. Within a row, spans may
+//! nest (a kernel inside its `gpu` call); a child that pokes out of its parent by no more
+//! than [`CLAMP_TOLERANCE_NS`] (timestamp rounding) is clamped into it, and anything that
+//! would still overlap partially goes to an overflow row of the same worker.
+//!
+//! Queue waits (`gpu_queue`) are not work on any worker and are left out; the trace
+//! shows them as async slices and the chart omits them.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use crate::event::{Run, Span, SpanKind};
+
+/// How far a nested span may overshoot its parent's end and still be clamped into it.
+pub const CLAMP_TOLERANCE_NS: u64 = 1_000_000;
+
+/// The resource a lane belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LaneGroup {
+    /// Host-side partition synthesis (and any other span with neither device nor worker
+    /// that is not a queue wait).
+    Synthesis,
+    /// Everything a GPU worker does on this device (the `gpu` call, its kernels, prep,
+    /// locks, finalisation).
+    Device(u32),
+}
+
+/// One span placed on a lane.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placed {
+    /// Index into `run.spans`.
+    pub index: usize,
+    pub start_ns: u64,
+    /// End after clamping into the parent; open spans end at the run's end.
+    pub end_ns: u64,
+    /// 0 for top-level spans, 1 for a span nested in another, and so on.
+    pub depth: u32,
+    /// The span never ended (a killed run); drawn to the end of the run.
+    pub open: bool,
+    /// The end was pulled in to fit the parent.
+    pub clamped: bool,
+}
+
+/// A serial row: a worker (or a packed lane when the producer named no worker).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lane {
+    pub group: LaneGroup,
+    /// The worker id from the spans, `None` for packed lanes.
+    pub worker: Option<u32>,
+    /// 0 for the worker's main lane; 1, 2, … for overflow (or packed) lanes.
+    pub sub: u32,
+    /// Spans ordered by (start, longer first): parents before their children.
+    pub spans: Vec<Placed>,
+}
+
+impl Lane {
+    /// A short human name, e.g. `synth 3`, `gpu0 w1`, `gpu0 w1 #2`, `synth lane 4`.
+    pub fn name(&self) -> String {
+        let base = match (self.group, self.worker) {
+            (LaneGroup::Synthesis, Some(w)) => format!("synth w{w}"),
+            (LaneGroup::Synthesis, None) => format!("synth {}", self.sub),
+            (LaneGroup::Device(d), Some(w)) => format!("gpu{d} w{w}"),
+            (LaneGroup::Device(d), None) => format!("gpu{d} lane {}", self.sub),
+        };
+        if self.worker.is_some() && self.sub > 0 {
+            format!("{base} #{}", self.sub + 1)
+        } else {
+            base
+        }
+    }
+}
+
+/// Which group a span belongs to; `None` for spans that are not worker time (queue waits).
+pub fn group_of(span: &Span) -> Option<LaneGroup> {
+    match &span.kind {
+        SpanKind::GpuQueue => None,
+        SpanKind::Synthesis => Some(LaneGroup::Synthesis),
+        SpanKind::Other(_) if span.device.is_none() && span.worker.is_none() => Some(LaneGroup::Synthesis),
+        _ => Some(LaneGroup::Device(span.device_or_0())),
+    }
+}
+
+/// Order of kinds at equal (start, end): the enclosing call first.
+fn nesting_rank(kind: &SpanKind) -> u8 {
+    match kind {
+        SpanKind::Gpu => 0,
+        SpanKind::LockHold => 1,
+        SpanKind::LockWait => 2,
+        k if k.is_device_work() => 4,
+        _ => 3,
+    }
+}
+
+/// A lane under construction: its placed spans and the stack of open ends.
+struct Builder {
+    spans: Vec<Placed>,
+    /// (start, end) of the spans enclosing the current time, innermost last.
+    stack: Vec<(u64, u64)>,
+}
+
+impl Builder {
+    fn new() -> Self {
+        Builder { spans: Vec::new(), stack: Vec::new() }
+    }
+
+    /// Try to place [start, end]: top level if nothing is open at `start`, nested if it
+    /// fits (or nearly fits) in the innermost open span. Returns false on a partial overlap.
+    fn try_place(&mut self, index: usize, start: u64, end: u64, open: bool) -> bool {
+        // Spans that ended by the time this one starts are closed (touching spans follow
+        // each other; they do not nest).
+        while let Some(&(_, e)) = self.stack.last() {
+            if e <= start {
+                self.stack.pop();
+            } else {
+                break;
+            }
+        }
+        let (end, clamped) = match self.stack.last() {
+            None => (end, false),
+            Some(&(_, pe)) if end <= pe => (end, false),
+            Some(&(_, pe)) if !open && end - pe <= CLAMP_TOLERANCE_NS => (pe, true),
+            Some(_) => return false,
+        };
+        self.spans.push(Placed { index, start_ns: start, end_ns: end, depth: self.stack.len() as u32, open, clamped });
+        self.stack.push((start, end));
+        true
+    }
+}
+
+/// Lay every worker-time span of `run` on serial lanes, grouped (synthesis first, then
+/// devices ascending) and ordered by worker within a group.
+pub fn assign(run: &Run) -> Vec<Lane> {
+    let run_end = run.end_ns();
+    // (group, worker) -> span indices
+    let mut by_worker: BTreeMap<(LaneGroup, Option<u32>), Vec<usize>> = BTreeMap::new();
+    for (i, s) in run.spans.iter().enumerate() {
+        if let Some(g) = group_of(s) {
+            by_worker.entry((g, s.worker)).or_default().push(i);
+        }
+    }
+    let mut lanes = Vec::new();
+    for ((group, worker), mut idx) in by_worker {
+        let span_end = |i: usize| run.spans[i].end_ns.unwrap_or(run_end).max(run.spans[i].start_ns);
+        idx.sort_by_key(|&i| (run.spans[i].start_ns, Reverse(span_end(i)), nesting_rank(&run.spans[i].kind)));
+        let built = match worker {
+            Some(_) => place_worker(run, &idx, run_end),
+            None => pack(run, &idx, run_end),
+        };
+        for (sub, b) in built.into_iter().enumerate() {
+            lanes.push(Lane { group, worker, sub: sub as u32, spans: b.spans });
+        }
+    }
+    lanes
+}
+
+/// One worker's spans: its main lane, plus overflow lanes for what does not nest.
+fn place_worker(run: &Run, idx: &[usize], run_end: u64) -> Vec<Builder> {
+    let mut lanes: Vec<Builder> = vec![Builder::new()];
+    for &i in idx {
+        let s = &run.spans[i];
+        let end = s.end_ns.unwrap_or(run_end).max(s.start_ns);
+        let open = s.end_ns.is_none();
+        if !lanes.iter_mut().any(|l| l.try_place(i, s.start_ns, end, open)) {
+            let mut b = Builder::new();
+            b.try_place(i, s.start_ns, end, open);
+            lanes.push(b);
+        }
+    }
+    lanes
+}
+
+/// Spans with no worker id: greedy interval packing, each onto the lowest-numbered lane
+/// that is free at its start (a min-heap of lane ends keeps it O(n log n)).
+fn pack(run: &Run, idx: &[usize], run_end: u64) -> Vec<Builder> {
+    let mut lanes: Vec<Builder> = Vec::new();
+    // Lanes busy until `end`, and lanes free now (by index, lowest first).
+    let mut busy: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut free: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
+    for &i in idx {
+        let s = &run.spans[i];
+        let end = s.end_ns.unwrap_or(run_end).max(s.start_ns);
+        while let Some(&Reverse((e, l))) = busy.peek() {
+            if e <= s.start_ns {
+                busy.pop();
+                free.push(Reverse(l));
+            } else {
+                break;
+            }
+        }
+        let l = match free.pop() {
+            Some(Reverse(l)) => l,
+            None => {
+                lanes.push(Builder::new());
+                lanes.len() - 1
+            }
+        };
+        // The lane is free at `start`, so this places it at top level.
+        lanes[l].stack.clear();
+        lanes[l].try_place(i, s.start_ns, end, s.end_ns.is_none());
+        busy.push(Reverse((end, l)));
+    }
+    lanes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::RunMeta;
+
+    fn run(spans: Vec<Span>) -> Run {
+        let mut r = Run::new(RunMeta::new("test"));
+        r.spans = spans;
+        r.normalize();
+        r
+    }
+
+    #[test]
+    fn packs_workerless_synthesis_onto_fewest_lanes() {
+        // Three overlapping, then one that fits after the first ends.
+        let r = run(vec![
+            Span::new(SpanKind::Synthesis, 0, 10),
+            Span::new(SpanKind::Synthesis, 1, 20),
+            Span::new(SpanKind::Synthesis, 2, 30),
+            Span::new(SpanKind::Synthesis, 10, 25),
+            Span::new(SpanKind::Synthesis, 21, 40),
+        ]);
+        let lanes = assign(&r);
+        assert_eq!(lanes.len(), 3);
+        let starts: Vec<Vec<u64>> = lanes.iter().map(|l| l.spans.iter().map(|p| p.start_ns).collect()).collect();
+        assert_eq!(starts, vec![vec![0, 10], vec![1, 21], vec![2]]);
+    }
+
+    #[test]
+    fn kernels_nest_and_overshoot_is_clamped() {
+        let r = run(vec![
+            Span::new(SpanKind::Gpu, 0, 100).worker(0),
+            Span::new(SpanKind::Ntt, 10, 50).worker(0),
+            Span::new(SpanKind::MsmH, 50, 100_500).worker(0), // pokes out by rounding
+            Span::new(SpanKind::Gpu, 100, 200).worker(1),
+        ]);
+        let lanes = assign(&r);
+        assert_eq!(lanes.len(), 2);
+        let w0 = &lanes[0];
+        assert_eq!(w0.name(), "gpu0 w0");
+        assert_eq!(w0.spans.iter().map(|p| p.depth).collect::<Vec<_>>(), vec![0, 1, 1]);
+        assert!(w0.spans[2].clamped && w0.spans[2].end_ns == 100);
+    }
+
+    #[test]
+    fn partial_overlap_on_a_worker_goes_to_an_overflow_lane() {
+        // Split finalisation: finalize of partition 0 overlaps the next gpu call.
+        let r = run(vec![
+            Span::new(SpanKind::Gpu, 0, 100).worker(0).device(1),
+            Span::new(SpanKind::Finalize, 90, 5_000_000).worker(0).device(1),
+            Span::new(SpanKind::Gpu, 100, 200).worker(0).device(1),
+        ]);
+        let lanes = assign(&r);
+        assert_eq!(lanes.len(), 2);
+        assert_eq!(lanes[0].spans.len(), 2);
+        assert_eq!(lanes[1].name(), "gpu1 w0 #2");
+        assert_eq!(run_kind(&r, &lanes[1].spans[0]), SpanKind::Finalize);
+    }
+
+    #[test]
+    fn open_spans_run_to_the_end_and_queue_waits_are_skipped() {
+        let mut open = Span::new(SpanKind::Gpu, 50, 0).worker(0);
+        open.end_ns = None;
+        let r = run(vec![Span::new(SpanKind::GpuQueue, 0, 50), Span::new(SpanKind::Gpu, 0, 40).worker(0), open, Span::new(SpanKind::Synthesis, 0, 300)]);
+        let lanes = assign(&r);
+        let all: Vec<&Placed> = lanes.iter().flat_map(|l| &l.spans).collect();
+        assert_eq!(all.len(), 3);
+        let o = all.iter().find(|p| p.open).unwrap();
+        assert_eq!((o.start_ns, o.end_ns), (50, 300));
+    }
+
+    fn run_kind(r: &Run, p: &Placed) -> SpanKind {
+        r.spans[p.index].kind.clone()
+    }
+}

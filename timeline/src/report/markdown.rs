@@ -1,0 +1,324 @@
+//! `report.md`: the verdict first, then throughput, utilisation, idle gaps by cause, the
+//! cross-proof transitions, phase statistics and the reader's warnings. Charts are
+//! embedded by relative file name (they sit beside the report), so the directory can be
+//! moved or published as is. Long tables are cut (the full ones are in `summary.json` and
+//! the Parquet tables).
+
+use std::fmt::Write as _;
+
+use crate::analysis::compare::cell;
+use crate::analysis::Summary;
+
+/// A chart beside the report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChartRef {
+    /// Section it illustrates: `waterfall`, `utilization`, `gaps` or `phases`.
+    pub section: String,
+    /// Relative file name, e.g. `waterfall.svg`.
+    pub file: String,
+    /// Alt text / caption.
+    pub caption: String,
+}
+
+impl ChartRef {
+    pub fn new(section: &str, file: &str, caption: &str) -> Self {
+        ChartRef { section: section.into(), file: file.into(), caption: caption.into() }
+    }
+}
+
+/// The charts `proofscope analyze` writes: (section, file, caption).
+pub const STANDARD_CHARTS: [(&str, &str, &str); 4] = [
+    ("waterfall", "waterfall.svg", "Waterfall: one row per synthesis and GPU worker, idle gaps shaded by cause"),
+    ("utilization", "utilization.svg", "GPU busy fraction over time, per device"),
+    ("gaps", "gaps.svg", "Idle gap durations by cause (log bins)"),
+    ("phases", "phases.svg", "Duration distribution per span kind"),
+];
+
+/// Rows shown in long tables before cutting.
+const MAX_ROWS: usize = 40;
+
+fn f(v: Option<f64>, d: usize) -> String {
+    v.map_or("—".into(), |v| format!("{v:.d$}"))
+}
+fn pct(v: Option<f64>) -> String {
+    v.map_or("—".into(), |v| format!("{:.1} %", v * 100.0))
+}
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or("—".into(), |v| v.to_string())
+}
+
+fn chart(out: &mut String, charts: &[ChartRef], section: &str) {
+    for c in charts.iter().filter(|c| c.section == section) {
+        let _ = writeln!(out, "![{}]({})\n", c.caption, c.file);
+    }
+}
+
+fn more(out: &mut String, total: usize, shown: usize, where_: &str) {
+    if total > shown {
+        let _ = writeln!(out, "\n… {} more rows in {where_}.", total - shown);
+    }
+}
+
+/// Render the report. `charts`: the chart files written beside it (missing ones are
+/// simply not embedded).
+pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
+    let mut o = String::new();
+    let title = s.input.as_deref().unwrap_or("run");
+    let _ = writeln!(o, "# proofscope report — {}\n", cell(title));
+    let m = &s.meta;
+    let mut facts = vec![
+        format!("format `{}`", s.run.format),
+        format!("producer `{}`", m.source),
+        format!("{} spans", s.run.spans),
+        format!("{} jobs", s.run.jobs),
+        format!("devices {:?}", s.run.devices),
+        format!("wall {:.1} s", s.run.wall_s),
+    ];
+    let c = &m.config;
+    for (k, v) in [
+        ("pw", c.pw.map(|v| v.to_string())),
+        ("gw", c.gw.map(|v| v.to_string())),
+        ("lock", c.lock.clone()),
+        ("gpus", c.gpus.map(|v| v.to_string())),
+        ("partitions", c.partitions.map(|v| v.to_string())),
+        ("backend", c.backend.clone()),
+    ] {
+        if let Some(v) = v {
+            facts.push(format!("{k}={v}"));
+        }
+    }
+    if let Some(h) = &m.host {
+        facts.push(format!("host {h}"));
+    }
+    if !m.gpus.is_empty() {
+        facts.push(format!("GPU {}", m.gpus.join(", ")));
+    }
+    let _ = writeln!(o, "_{}; proofscope {} (summary schema v{})._\n", facts.join(" · "), s.tool_version, s.schema_version);
+
+    // Verdict.
+    let v = &s.verdict;
+    let _ = writeln!(o, "## Verdict: {}\n", cell(&v.binding));
+    let _ = writeln!(o, "**{}**\n", v.headline);
+    for e in &v.evidence {
+        let _ = writeln!(o, "- {e}");
+    }
+    let fl = &v.floors;
+    let _ = writeln!(o, "\n| floor | s/proof | basis |\n|---|---:|---|");
+    let _ = writeln!(
+        o,
+        "| GPU | {} | {} ms/partition ({}) × {} partitions ÷ {} GPU(s) |",
+        f(fl.gpu_floor_s_per_proof, 2),
+        f(fl.serial_gpu_ms_per_partition, 0),
+        fl.serial_gpu_source.as_deref().unwrap_or("—"),
+        f(fl.partitions_per_proof, 0),
+        fl.gpus
+    );
+    let _ = writeln!(
+        o,
+        "| synthesis | {} | {} ms/partition × {} partitions ÷ {} workers |",
+        f(fl.synthesis_floor_s_per_proof, 2),
+        f(fl.synthesis_ms_per_partition, 0),
+        f(fl.partitions_per_proof, 0),
+        opt(fl.synthesis_workers)
+    );
+    if fl.cpu_floor_s_per_proof.is_some() {
+        let _ = writeln!(
+            o,
+            "| CPU in GPU workers | {} | {} ms/partition (prep_msm + b_g2_msm + finalize) × {} partitions ÷ ({} GPU × {} workers) |",
+            f(fl.cpu_floor_s_per_proof, 2),
+            f(fl.cpu_side_ms_per_partition, 0),
+            f(fl.partitions_per_proof, 0),
+            fl.gpus,
+            opt(fl.gpu_workers_per_device)
+        );
+    } else {
+        let _ = writeln!(o, "| CPU in GPU workers | — | no prep_msm / b_g2_msm / finalize spans in this log |");
+    }
+    let _ = writeln!(
+        o,
+        "| **measured** | **{}** | {} |\n",
+        f(v.measured_s_per_proof, 2),
+        v.measured_basis.as_deref().unwrap_or("—")
+    );
+    chart(&mut o, charts, "waterfall");
+
+    // Throughput.
+    let t = &s.throughput;
+    let _ = writeln!(o, "## Throughput\n");
+    let _ = writeln!(o, "| | |\n|---|---:|");
+    let _ = writeln!(o, "| proofs completed | {} of {} jobs |", t.proofs_completed, t.jobs_seen);
+    let _ = writeln!(o, "| total s/proof (run start → last completion) | {} |", f(t.total_s_per_proof, 2));
+    let _ = writeln!(o, "| steady-state s/proof (first → last completion) | {} |", f(t.steady_state_s_per_proof, 2));
+    let _ = writeln!(o, "| proofs per hour | {} |", f(t.proofs_per_hour, 1));
+    let _ = writeln!(o, "| latency mean / p50 / max (s) | {} / {} / {} |\n", f(t.latency_mean_s, 1), f(t.latency_p50_s, 1), f(t.latency_max_s, 1));
+    if !s.jobs.is_empty() {
+        let _ = writeln!(o, "| job | partitions | first synth start (s) | first GPU start (s) | completed (s) | latency (s) |\n|---|---:|---:|---:|---:|---:|");
+        for j in s.jobs.iter().take(MAX_ROWS) {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} |",
+                cell(&j.job),
+                j.partitions,
+                f(j.first_synth_start_ms.map(|v| v / 1e3), 2),
+                f(j.first_gpu_start_ms.map(|v| v / 1e3), 2),
+                f(j.completed_ms.map(|v| v / 1e3), 2),
+                f(j.latency_s, 2)
+            );
+        }
+        more(&mut o, s.jobs.len(), MAX_ROWS, "jobs.parquet / summary.json");
+        o.push('\n');
+    }
+
+    // Utilisation.
+    let _ = writeln!(o, "## GPU utilisation\n");
+    let _ = writeln!(
+        o,
+        "Busy = the union over all workers of a device (two overlapping workers are 100 %, not 200 %), over the window from its first GPU start to its last GPU end. Kernel level = union of kernel and copy spans, where the producer reports them.\n"
+    );
+    let _ = writeln!(o, "| device | workers | window (s) | busy (s) | utilisation | kernel util | sum of worker spans (s) | NVML mean |\n|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for d in &s.utilization.devices {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {:.2} | {:.2} | {} | {} | {:.2} | {} |",
+            d.device,
+            d.workers,
+            d.window_ms / 1e3,
+            d.gpu_busy_ms / 1e3,
+            pct(Some(d.gpu_utilization)),
+            pct(d.kernel_utilization),
+            d.gpu_span_sum_ms / 1e3,
+            d.nvml_gpu_util_mean_pct.map_or("—".into(), |v| format!("{v:.1} %"))
+        );
+    }
+    o.push('\n');
+    chart(&mut o, charts, "utilization");
+
+    // Gaps.
+    let g = &s.idle_gap_totals;
+    let _ = writeln!(o, "## Idle gaps by cause\n");
+    let _ = writeln!(
+        o,
+        "{} gaps of ≥ {} ms, {:.2} s in all ({:.2} s between each device's first and last work); {} shorter gaps ({:.1} ms) not listed.\n",
+        s.idle_gaps.len(),
+        g.min_gap_ms,
+        g.idle_total_ms / 1e3,
+        g.idle_in_window_ms / 1e3,
+        g.below_threshold_count,
+        g.below_threshold_ms
+    );
+    let _ = writeln!(o, "| cause | meaning | gaps | idle (s) | share |\n|---|---|---:|---:|---:|");
+    for c in &g.by_cause {
+        let _ = writeln!(o, "| {} | {} | {} | {:.2} | {} |", c.cause, c.cause.describe(), c.count, c.total_ms / 1e3, pct(Some(c.share_of_idle)));
+    }
+    if !s.idle_gaps.is_empty() {
+        let mut longest: Vec<_> = s.idle_gaps.iter().collect();
+        longest.sort_by(|a, b| b.duration_ms.total_cmp(&a.duration_ms));
+        let _ = writeln!(o, "\nLongest gaps:\n\n| device | start (s) | duration (ms) | cause | before (ended at its start) | after (started at its end) |\n|---:|---:|---:|---|---|---|");
+        for x in longest.iter().take(15) {
+            let part = |j: &Option<String>, p: Option<u32>| match j {
+                Some(j) => format!("{} p{}", cell(&short(j)), opt(p)),
+                None => "—".into(),
+            };
+            let _ = writeln!(
+                o,
+                "| {} | {:.3} | {:.1} | {} | {} | {} |",
+                x.device,
+                x.start_ms / 1e3,
+                x.duration_ms,
+                x.cause,
+                part(&x.before_job, x.before_partition),
+                part(&x.after_job, x.after_partition)
+            );
+        }
+    }
+    o.push('\n');
+    chart(&mut o, charts, "gaps");
+
+    // Transitions.
+    let _ = writeln!(o, "## Cross-proof transitions\n");
+    if s.cross_job_transitions.is_empty() {
+        let _ = writeln!(o, "Fewer than two proofs reached a GPU: no transition.\n");
+    } else {
+        let _ = writeln!(
+            o,
+            "Job N's second-to-last GPU end → job N+1's first GPU start (negative: N+1 started first), and how long N+1's first partition overlapped N's last.\n"
+        );
+        let _ = writeln!(o, "| device | from | to | N 2nd-to-last end (s) | N+1 first start (s) | gap (ms) | overlap (ms) | cause |\n|---:|---|---|---:|---:|---:|---:|---|");
+        for x in s.cross_job_transitions.iter().take(MAX_ROWS) {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {:.3} | {:.0} | {:.0} | {} |",
+                x.device,
+                cell(&short(&x.from_job)),
+                cell(&short(&x.to_job)),
+                f(x.from_second_to_last_gpu_end_ms.map(|v| v / 1e3), 3),
+                x.to_first_gpu_start_ms / 1e3,
+                x.gap_ms,
+                x.overlap_ms,
+                x.cause.map_or("—".to_string(), |c| c.to_string())
+            );
+        }
+        more(&mut o, s.cross_job_transitions.len(), MAX_ROWS, "summary.json");
+        o.push('\n');
+    }
+
+    // Phases.
+    let _ = writeln!(o, "## Phase statistics\n");
+    let _ = writeln!(
+        o,
+        "Durations in ms. Share of wall = total ÷ run wall time ({:.1} s; above 100 % when spans of the kind run concurrently); busy = fraction of the wall with at least one span of the kind running.\n",
+        s.phases.wall_ms / 1e3
+    );
+    let header = "| kind | device | count | open | mean | p50 | p95 | p99 | max | total (s) | share of wall | busy |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+    let _ = writeln!(o, "{header}");
+    for r in s.phases.by_kind.iter().chain(s.phases.by_kind_device.iter().filter(|_| s.run.devices.len() > 1)) {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} |",
+            cell(&r.kind),
+            r.device.map_or("all".into(), |d| d.to_string()),
+            r.count,
+            r.open,
+            r.mean_ms,
+            r.p50_ms,
+            r.p95_ms,
+            r.p99_ms,
+            r.max_ms,
+            r.total_ms / 1e3,
+            pct(Some(r.share_of_wall)),
+            pct(Some(r.busy_share_of_wall))
+        );
+    }
+    o.push('\n');
+    chart(&mut o, charts, "phases");
+
+    // Reader warnings.
+    let d = &s.diagnostics;
+    let _ = writeln!(o, "## Reader warnings\n");
+    let _ = writeln!(
+        o,
+        "{} lines read: {} event lines, {} ordinary lines ignored, **{} rejected**, **{} open spans** (started, never ended: shown, never counted busy).\n",
+        d.lines_total, d.event_lines, d.lines_ignored, d.lines_rejected, d.open_spans
+    );
+    if d.warnings.is_empty() {
+        let _ = writeln!(o, "No warnings.");
+    } else {
+        for w in d.warnings.iter().take(20) {
+            let _ = writeln!(o, "- line {}: {}", w.line, w.message.replace('\n', " "));
+        }
+        let extra = (d.lines_rejected + d.open_spans).saturating_sub(d.warnings.len().min(20) as u64);
+        if extra > 0 {
+            let _ = writeln!(o, "- … and {extra} more");
+        }
+    }
+    o
+}
+
+/// Shorten a UUID-like job id for tables (first 8 characters).
+fn short(job: &str) -> String {
+    if job.len() > 12 && job.is_char_boundary(8) {
+        format!("{}…", &job[..8])
+    } else {
+        job.to_string()
+    }
+}

@@ -1,0 +1,540 @@
+//! The analyses on constructed logs whose answers are computed by hand, and on the shared
+//! `cuzk-sample.log` (expected values derived from its lines, independently of this code:
+//! see the comments by each number).
+
+use timeline::analysis::gaps::GapCause;
+use timeline::analysis::{self, summarize, AnalyzeOptions};
+use timeline::event::{Run, RunMeta, Span, SpanKind};
+use timeline::read::{read_str, Format};
+
+const MS: u64 = 1_000_000;
+const SAMPLE: &str = include_str!("data/cuzk-sample.log");
+
+fn close(a: f64, b: f64) {
+    assert!((a - b).abs() < 1e-6 * b.abs().max(1.0), "{a} != {b}");
+}
+
+fn run_of(spans: Vec<Span>) -> Run {
+    let mut r = Run::new(RunMeta::new("test"));
+    r.spans = spans;
+    r.normalize();
+    r
+}
+
+fn gpu(job: &str, p: u32, w: u32, s: u64, e: u64) -> Span {
+    Span::new(SpanKind::Gpu, s * MS, e * MS).job(job).partition(p).worker(w).device(0)
+}
+
+fn queue(job: &str, p: u32, s: u64, e: u64) -> Span {
+    Span::new(SpanKind::GpuQueue, s * MS, e * MS).job(job).partition(p)
+}
+
+#[test]
+fn two_seamless_workers_are_fully_busy() {
+    let run = run_of(vec![queue("a", 0, 0, 0), queue("a", 1, 0, 10), gpu("a", 0, 0, 0, 10), gpu("a", 1, 1, 10, 20)]);
+    let u = analysis::utilization::analyze(&run);
+    assert_eq!(u.devices.len(), 1);
+    let d = &u.devices[0];
+    assert_eq!((d.window_ms, d.gpu_busy_ms, d.gpu_utilization), (20.0, 20.0, 1.0));
+    assert_eq!(u.gpu_utilization, Some(1.0));
+    let g = analysis::gaps::analyze(&run, &AnalyzeOptions { min_gap_ms: 0.0, ..Default::default() });
+    assert!(g.gaps.is_empty(), "{:?}", g.gaps);
+    assert_eq!(g.totals.idle_in_window_ms, 0.0);
+}
+
+#[test]
+fn overlapping_workers_are_100_not_200_percent() {
+    let run = run_of(vec![gpu("a", 0, 0, 0, 10), gpu("a", 1, 1, 5, 15)]);
+    let d = &analysis::utilization::analyze(&run).devices[0];
+    assert_eq!(d.gpu_busy_ms, 15.0);
+    assert_eq!(d.gpu_utilization, 1.0);
+    assert_eq!(d.gpu_span_sum_ms, 20.0);
+    assert_eq!(d.workers, 2);
+}
+
+/// One synthesis worker at 100 ms per partition feeding a GPU that needs 10 ms: the GPU
+/// waits for synthesis after each partition.
+const STARVED: &str = "\
+TIMELINE,0,SYNTH_START,a,partition=0
+TIMELINE,100,SYNTH_END,a,partition=0,synth_ms=100
+TIMELINE,100,GPU_QUEUE,a,partition=0
+TIMELINE,100,SYNTH_START,a,partition=1
+TIMELINE,100,GPU_PICKUP,a,worker=0,partition=0
+TIMELINE,100,GPU_START,a,worker=0,partition=0
+TIMELINE,110,GPU_END,a,worker=0,partition=0,gpu_ms=10
+TIMELINE,200,SYNTH_END,a,partition=1,synth_ms=100
+TIMELINE,200,GPU_QUEUE,a,partition=1
+TIMELINE,200,SYNTH_START,a,partition=2
+TIMELINE,200,GPU_PICKUP,a,worker=0,partition=1
+TIMELINE,200,GPU_START,a,worker=0,partition=1
+TIMELINE,210,GPU_END,a,worker=0,partition=1,gpu_ms=10
+TIMELINE,300,SYNTH_END,a,partition=2,synth_ms=100
+TIMELINE,300,GPU_QUEUE,a,partition=2
+TIMELINE,300,GPU_PICKUP,a,worker=0,partition=2
+TIMELINE,300,GPU_START,a,worker=0,partition=2
+TIMELINE,310,GPU_END,a,worker=0,partition=2,gpu_ms=10
+";
+
+#[test]
+fn starved_pipeline_gaps_are_synthesis_and_cold_start() {
+    let run = read_str(STARVED, Some(Format::Cuzk));
+    assert_eq!(run.diagnostics.lines_rejected, 0);
+    let g = analysis::gaps::analyze(&run, &AnalyzeOptions::default());
+    let got: Vec<(f64, f64, GapCause, Option<u32>, Option<u32>)> =
+        g.gaps.iter().map(|x| (x.start_ms, x.duration_ms, x.cause, x.before_partition, x.after_partition)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (0.0, 100.0, GapCause::ColdStart, None, Some(0)),
+            (110.0, 90.0, GapCause::SynthesisStarved, Some(0), Some(1)),
+            (210.0, 90.0, GapCause::SynthesisStarved, Some(1), Some(2)),
+        ]
+    );
+    assert_eq!(g.totals.total_ms(GapCause::SynthesisStarved), 180.0);
+    assert_eq!(g.totals.total_ms(GapCause::ColdStart), 100.0);
+    assert_eq!(g.totals.idle_in_window_ms, 180.0);
+    assert_eq!(g.totals.devices[0].leading_idle_ms, 100.0);
+    let u = analysis::utilization::analyze(&run);
+    close(u.devices[0].gpu_utilization, 30.0 / 210.0);
+    // The verdict: synthesis floor 3 × 100 ms ÷ 1 worker = 0.3 s/proof vs GPU floor
+    // 3 × 10 ms = 0.03 s; one proof took 0.31 s overall.
+    let s = summarize(&run, &AnalyzeOptions::default());
+    assert_eq!(s.binding_resource, "synthesis", "{}", s.verdict.headline);
+    close(s.verdict.floors.synthesis_floor_s_per_proof.unwrap(), 0.3);
+    close(s.verdict.floors.gpu_floor_s_per_proof.unwrap(), 0.03);
+    assert_eq!(s.verdict.floors.serial_gpu_source.as_deref(), Some("gpu_span_median"));
+    close(s.total_s_per_proof.unwrap(), 0.31);
+    assert_eq!(s.steady_state_s_per_proof, None);
+}
+
+#[test]
+fn threshold_hides_short_gaps_but_counts_them() {
+    let run = read_str(STARVED, Some(Format::Cuzk));
+    let g = analysis::gaps::analyze(&run, &AnalyzeOptions { min_gap_ms: 95.0, ..Default::default() });
+    assert_eq!(g.gaps.len(), 1);
+    assert_eq!(g.gaps[0].cause, GapCause::ColdStart);
+    assert_eq!(g.totals.below_threshold_count, 2);
+    assert_eq!(g.totals.below_threshold_ms, 180.0);
+    assert_eq!(g.totals.idle_in_window_ms, 0.0);
+    assert_eq!(g.totals.devices[0].idle_in_window_ms, 180.0);
+}
+
+#[test]
+fn cold_start_only_when_nothing_was_queued() {
+    // p0 is queued at 0 but the GPU starts only at 50: that wait is dispatch, not a cold
+    // start. p1 is queued at 55 (while p0 runs) and picked up at 90 after p0 ended at 60.
+    let run = run_of(vec![
+        Span::new(SpanKind::Synthesis, 0, 0).job("a").partition(0),
+        queue("a", 0, 0, 50),
+        gpu("a", 0, 0, 50, 60),
+        queue("a", 1, 55, 90),
+        gpu("a", 1, 0, 90, 100),
+    ]);
+    let g = analysis::gaps::analyze(&run, &AnalyzeOptions::default());
+    let causes: Vec<_> = g.gaps.iter().map(|x| (x.start_ms, x.duration_ms, x.cause)).collect();
+    assert_eq!(causes, vec![(0.0, 50.0, GapCause::Dispatch), (60.0, 30.0, GapCause::Dispatch)]);
+
+    // Queued only at 20: [0, 20) had nothing queued. The leading gap starts at the run's
+    // first event (the synthesis start at 0) and is a cold start.
+    let run = run_of(vec![
+        Span::new(SpanKind::Synthesis, 0, 20 * MS).job("a").partition(0),
+        queue("a", 0, 20, 20),
+        gpu("a", 0, 0, 20, 30),
+    ]);
+    let g = analysis::gaps::analyze(&run, &AnalyzeOptions::default());
+    assert_eq!(g.gaps.len(), 1);
+    assert_eq!((g.gaps[0].start_ms, g.gaps[0].duration_ms, g.gaps[0].cause), (0.0, 20.0, GapCause::ColdStart));
+    assert!(g.gaps[0].leading);
+}
+
+fn k(kind: SpanKind, job_p: u32, w: u32, s: u64, e: u64) -> Span {
+    Span::new(kind, s * MS, e * MS).job("a").partition(job_p).worker(w).device(0)
+}
+
+#[test]
+fn kernel_level_gaps_blame_lock_and_cpu_prep() {
+    // Three partitions on two workers of one GPU, with kernel spans (hand-made):
+    //   p0 (w0): gpu 0-100, prep 0-20, lock_hold 20-70, msm_h 20-60, finalize 60-100
+    //   p1 (w1): gpu 5-160, prep 5-25, lock_wait 25-70, lock_hold 70-120, ntt 70-110,
+    //            b_g2_msm 110-130
+    //   p2 (w0): gpu 100-200, prep 100-140, ntt 140-180
+    // All queued at 0; p0 picked at 0, p1 at 5, p2 at 100.
+    // Kernel busy: 20-60, 70-110, 140-180 → gaps 0-20 (prep of p0: cpu_prep),
+    // 60-70 (w1 waits for the lock w0 holds: lock; finalize ties, lock wins), 110-140
+    // (lock 110-120 = 10 ms vs CPU 110-140 = 30 ms: cpu_prep).
+    let run = run_of(vec![
+        queue("a", 0, 0, 0),
+        queue("a", 1, 0, 5),
+        queue("a", 2, 0, 100),
+        k(SpanKind::Gpu, 0, 0, 0, 100),
+        k(SpanKind::PrepMsm, 0, 0, 0, 20),
+        k(SpanKind::LockHold, 0, 0, 20, 70),
+        k(SpanKind::MsmH, 0, 0, 20, 60),
+        k(SpanKind::Finalize, 0, 0, 60, 100),
+        k(SpanKind::Gpu, 1, 1, 5, 160),
+        k(SpanKind::PrepMsm, 1, 1, 5, 25),
+        k(SpanKind::LockWait, 1, 1, 25, 70),
+        k(SpanKind::LockHold, 1, 1, 70, 120),
+        k(SpanKind::Ntt, 1, 1, 70, 110),
+        k(SpanKind::BG2Msm, 1, 1, 110, 130),
+        k(SpanKind::Gpu, 2, 0, 100, 200),
+        k(SpanKind::PrepMsm, 2, 0, 100, 140),
+        k(SpanKind::Ntt, 2, 0, 140, 180),
+    ]);
+    let g = analysis::gaps::analyze(&run, &AnalyzeOptions::default());
+    assert_eq!(g.totals.devices[0].level, "kernel");
+    let got: Vec<_> = g.gaps.iter().map(|x| (x.start_ms, x.duration_ms, x.cause)).collect();
+    assert_eq!(got, vec![(0.0, 20.0, GapCause::CpuPrep), (60.0, 10.0, GapCause::Lock), (110.0, 30.0, GapCause::CpuPrep)]);
+    let u = analysis::utilization::analyze(&run);
+    assert_eq!(u.devices[0].gpu_utilization, 1.0);
+    close(u.devices[0].kernel_utilization.unwrap(), 120.0 / 200.0);
+    let t = analysis::tables::analyze(&run);
+    let kern: Vec<_> = t.partitions.iter().map(|r| r.kernel_ms).collect();
+    assert_eq!(kern, vec![Some(40.0), Some(40.0), Some(40.0)]);
+    assert_eq!(t.partitions[1].lock_wait_ms, Some(45.0));
+    // Serial GPU time from the kernel spans: 40 ms per partition.
+    let s = summarize(&run, &AnalyzeOptions::default());
+    assert_eq!(s.verdict.floors.serial_gpu_source.as_deref(), Some("kernel_spans"));
+    close(s.verdict.floors.serial_gpu_ms_per_partition.unwrap(), 40.0);
+    // CPU side per partition: (20 + 40 + 20 + 20 + 40) ms / 3 partitions.
+    close(s.verdict.floors.cpu_side_ms_per_partition.unwrap(), 140.0 / 3.0);
+}
+
+#[test]
+fn transition_table_by_hand() {
+    // A: A0 w0 0-100, A1 w1 50-150, A2 w0 100-200; B: B0 w1 160-260 (queued 155),
+    // B1 w0 200-300; C: C0 w1 240-340.
+    let run = run_of(vec![
+        gpu("A", 0, 0, 0, 100),
+        gpu("A", 1, 1, 50, 150),
+        gpu("A", 2, 0, 100, 200),
+        queue("B", 0, 155, 160),
+        gpu("B", 0, 1, 160, 260),
+        gpu("B", 1, 0, 200, 300),
+        queue("C", 0, 230, 240),
+        gpu("C", 0, 1, 240, 340),
+    ]);
+    let t = analysis::transitions::analyze(&run);
+    let got: Vec<_> = t
+        .iter()
+        .map(|x| (x.from_job.as_str(), x.to_job.as_str(), x.from_second_to_last_gpu_end_ms, x.to_first_gpu_start_ms, x.gap_ms, x.overlap_ms, x.cause))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            // A's ends 100, 150, 200: second-to-last 150 → B0 at 160: +10 ms; A2 (100-200)
+            // and B0 (160-260) overlap 40 ms; B0 was queued at 155 > 150: starved.
+            ("A", "B", Some(150.0), 160.0, 10.0, 40.0, Some(GapCause::SynthesisStarved)),
+            // B's ends 260, 300: second-to-last 260 → C0 at 240: −20 ms (early);
+            // B1 (200-300) and C0 (240-340) overlap 60 ms.
+            ("B", "C", Some(260.0), 240.0, -20.0, 60.0, None),
+        ]
+    );
+}
+
+#[test]
+fn open_spans_are_reported_not_busy_and_jobs_stay_incomplete() {
+    let log = "\
+TIMELINE,0,SYNTH_START,a,partition=0
+TIMELINE,10,SYNTH_END,a,partition=0
+TIMELINE,10,GPU_QUEUE,a,partition=0
+TIMELINE,10,GPU_PICKUP,a,worker=0,partition=0
+TIMELINE,10,GPU_START,a,worker=0,partition=0
+TIMELINE,20,GPU_END,a,worker=0,partition=0
+TIMELINE,20,SYNTH_START,b,partition=0
+TIMELINE,30,SYNTH_END,b,partition=0
+TIMELINE,30,GPU_QUEUE,b,partition=0
+TIMELINE,30,GPU_PICKUP,b,worker=0,partition=0
+TIMELINE,30,GPU_START,b,worker=0,partition=0
+";
+    let run = read_str(log, None);
+    assert_eq!(run.diagnostics.open_spans, 1);
+    let s = summarize(&run, &AnalyzeOptions::default());
+    assert_eq!(s.utilization.devices[0].open_gpu_spans, 1);
+    assert_eq!(s.utilization.devices[0].gpu_busy_ms, 10.0);
+    assert_eq!(s.proofs_completed, 1);
+    assert_eq!(s.throughput.incomplete_jobs, 1);
+    assert!(!s.jobs[1].complete);
+    assert_eq!(s.jobs[1].completed_ms, None);
+    assert!(s.partitions[1].open);
+    assert_eq!(s.partitions[1].gpu_wall_ms, None);
+    assert_eq!(s.run.open_spans, 1);
+}
+
+#[test]
+fn empty_and_garbage_runs_summarize() {
+    for text in ["", "\n\n", "hello\nworld\n", "TIMELINE,x,y,z\n", "{\"type\":\"span\"}\n"] {
+        let run = read_str(text, None);
+        let s = summarize(&run, &AnalyzeOptions::default());
+        assert_eq!(s.proofs_completed, 0);
+        assert_eq!(s.binding_resource, "unknown");
+        assert!(s.idle_gaps.is_empty());
+        let md = timeline::report::render(&s, &[]);
+        assert!(md.contains("## Verdict"));
+        let json = serde_json::to_string(&s).unwrap();
+        let back: analysis::Summary = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.binding_resource, "unknown");
+    }
+}
+
+// ---- The shared sample log -------------------------------------------------------------
+// Expected values derived by reading the log's 180 TIMELINE lines (an independent Python
+// pass over the lines, not this crate): 3 jobs × 10 partitions, 2 GPU workers, 1 device.
+
+fn sample() -> analysis::Summary {
+    let run = read_str(SAMPLE, None);
+    summarize(&run, &AnalyzeOptions::default())
+}
+
+#[test]
+fn sample_reader_counts() {
+    let s = sample();
+    let d = &s.diagnostics;
+    assert_eq!(d.format, "cuzk");
+    assert_eq!((d.lines_total, d.event_lines, d.lines_ignored, d.lines_rejected, d.open_spans), (238, 180, 58, 0, 0));
+    // 30 partitions × 4 spans (synthesis, gpu_queue, gpu_pickup, gpu).
+    assert_eq!(s.run.spans, 120);
+    assert_eq!(s.run.jobs, 3);
+    assert_eq!(s.run.devices, vec![0]);
+}
+
+#[test]
+fn sample_throughput() {
+    let s = sample();
+    // Last GPU_END of each job: 74643, 129249, 169928 ms; first SYNTH_START: 0, 30578, 88346.
+    assert_eq!(s.proofs_completed, 3);
+    close(s.total_s_per_proof.unwrap(), 169.928 / 3.0);
+    close(s.steady_state_s_per_proof.unwrap(), (169.928 - 74.643) / 2.0);
+    let lat: Vec<f64> = s.jobs.iter().map(|j| j.latency_s.unwrap()).collect();
+    close(lat[0], 74.643);
+    close(lat[1], 98.671);
+    close(lat[2], 81.582);
+    assert_eq!(s.jobs[0].job, "e88b7591-31db-6e32-d8dc-b35f94c662cd");
+    assert!(s.jobs.iter().all(|j| j.complete && j.partitions == 10 && j.gpu_partitions == 10));
+}
+
+#[test]
+fn sample_utilization_is_the_union() {
+    let s = sample();
+    let d = &s.utilization.devices[0];
+    // First GPU_START 29152, last GPU_END 169928; union of the 30 GPU calls 120998 ms;
+    // their plain sum 216883 ms (two workers overlap).
+    assert_eq!(d.window_start_ms, 29152.0);
+    assert_eq!(d.window_end_ms, 169928.0);
+    assert_eq!(d.gpu_busy_ms, 120998.0);
+    assert_eq!(d.gpu_span_sum_ms, 216883.0);
+    close(d.gpu_utilization, 120998.0 / 140776.0);
+    assert_eq!(d.workers, 2);
+    assert_eq!(d.kernel_utilization, None);
+}
+
+#[test]
+fn sample_gaps_are_a_cold_start_then_synthesis_starvation() {
+    let s = sample();
+    let got: Vec<(f64, f64, GapCause)> = s.idle_gaps.iter().map(|g| (g.start_ms, g.end_ms, g.cause)).collect();
+    // Holes in the union of GPU calls; the partition after each was queued at 57850,
+    // 87329, 116162 and 145801 ms — after each gap began.
+    assert_eq!(
+        got,
+        vec![
+            (0.0, 29152.0, GapCause::ColdStart),
+            (53349.0, 57862.0, GapCause::SynthesisStarved),
+            (82041.0, 87349.0, GapCause::SynthesisStarved),
+            (111582.0, 116170.0, GapCause::SynthesisStarved),
+            (140447.0, 145816.0, GapCause::SynthesisStarved),
+        ]
+    );
+    assert_eq!(s.idle_gaps[1].after_partition, Some(6));
+    assert_eq!(s.idle_gaps[1].before_partition, Some(5));
+    assert_eq!(s.idle_gaps[1].after_queued_ms, Some(57850.0));
+    close(s.idle_gap_totals.idle_in_window_ms, 4513.0 + 5308.0 + 4588.0 + 5369.0);
+    close(s.idle_gap_totals.idle_in_window_ms, 140776.0 - 120998.0);
+}
+
+#[test]
+fn sample_transitions() {
+    let s = sample();
+    let t = &s.cross_job_transitions;
+    assert_eq!(t.len(), 2);
+    // Job 1 ends …70988, 74643; job 2 starts 71007 (p0, 71007-78380); job 1's last
+    // partition p9 ran 67257-74643.
+    assert_eq!(t[0].from_second_to_last_gpu_end_ms, Some(70988.0));
+    assert_eq!((t[0].to_first_gpu_start_ms, t[0].gap_ms, t[0].overlap_ms), (71007.0, 19.0, 74643.0 - 71007.0));
+    // Job 2 ends …121824, 129249; job 3 starts 118912 (p0, 118912-125502): early by
+    // 2912 ms; job 2's last partition p9 ran 121831-129249.
+    assert_eq!(t[1].from_second_to_last_gpu_end_ms, Some(121824.0));
+    assert_eq!((t[1].to_first_gpu_start_ms, t[1].gap_ms, t[1].overlap_ms), (118912.0, -2912.0, 125502.0 - 121831.0));
+    assert_eq!(t[1].cause, None);
+}
+
+#[test]
+fn sample_phases() {
+    let s = sample();
+    let g = s.phases.kind("gpu").unwrap();
+    // 30 GPU calls: min 5642, max 9342, median (7380 + 7385) / 2, total 216883 ms.
+    assert_eq!((g.count, g.min_ms, g.max_ms, g.total_ms), (30, 5642.0, 9342.0, 216883.0));
+    assert_eq!(g.p50_ms, 7383.5);
+    close(g.mean_ms, 216883.0 / 30.0);
+    let sy = s.phases.kind("synthesis").unwrap();
+    // 30 syntheses totalling 893318 ms (mean 29777.27), median 29698.
+    assert_eq!(sy.count, 30);
+    close(sy.total_ms, 893318.0);
+    assert_eq!(sy.p50_ms, 29698.0);
+    close(s.phases.wall_ms, 169928.0);
+    close(sy.share_of_wall, 893318.0 / 169928.0);
+}
+
+#[test]
+fn sample_verdict_is_synthesis_bound() {
+    let s = sample();
+    let f = &s.verdict.floors;
+    // Six syntheses run at once (p0-p5 of job 1 all start at 0).
+    assert_eq!(f.synthesis_workers, Some(6));
+    assert_eq!(f.partitions_per_proof, Some(10.0));
+    assert_eq!(f.gpus, 1);
+    assert_eq!(f.gpu_workers_per_device, Some(2));
+    // 25 back-to-back GPU_END intervals, median 3718 ms (the lock-serialised kernels).
+    assert_eq!(f.serial_gpu_source.as_deref(), Some("gpu_end_cadence"));
+    assert_eq!(f.serial_gpu_ms_per_partition, Some(3718.0));
+    close(f.gpu_floor_s_per_proof.unwrap(), 37.18);
+    close(f.synthesis_floor_s_per_proof.unwrap(), 893318.0 / 30.0 * 10.0 / 6.0 / 1e3);
+    assert_eq!(f.cpu_floor_s_per_proof, None);
+    // Steady state 47.64 s/proof is within 10 % of the 49.6 s synthesis floor.
+    assert_eq!(s.binding_resource, "synthesis", "{}", s.verdict.headline);
+    assert!(s.verdict.headline.starts_with("synthesis-bound"), "{}", s.verdict.headline);
+}
+
+#[test]
+fn summary_json_has_units_in_names_and_round_trips() {
+    let s = sample();
+    let v = serde_json::to_value(&s).unwrap();
+    for key in ["schema_version", "steady_state_s_per_proof", "total_s_per_proof", "gpu_utilization", "idle_gaps", "cross_job_transitions", "verdict", "phases", "partitions", "jobs"] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    let gap = &v["idle_gaps"][1];
+    for key in ["start_ms", "duration_ms", "cause"] {
+        assert!(gap.get(key).is_some(), "gap lacks {key}");
+    }
+    assert_eq!(gap["cause"], "synthesis_starved");
+    let tr = &v["cross_job_transitions"][0];
+    assert!(tr.get("gap_ms").is_some() && tr.get("overlap_ms").is_some());
+    let back: analysis::Summary = serde_json::from_value(v).unwrap();
+    assert_eq!(back, s);
+}
+
+#[test]
+fn report_sections_come_in_order() {
+    let mut s = sample();
+    s.input = Some("cuzk-sample.log".into());
+    let charts: Vec<_> = timeline::report::STANDARD_CHARTS.iter().map(|(a, b, c)| timeline::report::ChartRef::new(a, b, c)).collect();
+    let md = timeline::report::render(&s, &charts);
+    let pos = |needle: &str| md.find(needle).unwrap_or_else(|| panic!("report lacks {needle}:\n{md}"));
+    let order = [
+        "# proofscope report — cuzk-sample.log",
+        "## Verdict: synthesis",
+        "(waterfall.svg)",
+        "## Throughput",
+        "## GPU utilisation",
+        "(utilization.svg)",
+        "## Idle gaps by cause",
+        "(gaps.svg)",
+        "## Cross-proof transitions",
+        "## Phase statistics",
+        "(phases.svg)",
+        "## Reader warnings",
+    ];
+    for w in order.windows(2) {
+        assert!(pos(w[0]) < pos(w[1]), "{} should come before {}", w[0], w[1]);
+    }
+    assert!(md.contains("| synthesis_starved |"));
+}
+
+#[test]
+fn compare_two_runs() {
+    let base = sample();
+    let mut faster = base.clone();
+    faster.steady_state_s_per_proof = Some(base.steady_state_s_per_proof.unwrap() / 2.0);
+    let c = analysis::compare::compare(&[("base".into(), base.clone()), ("2x".into(), faster), ("same".into(), base)]);
+    assert_eq!(c.rows.len(), 3);
+    assert_eq!(c.rows[0].speedup_vs_baseline, Some(1.0));
+    assert_eq!(c.rows[0].speedup_vs_previous, None);
+    close(c.rows[1].speedup_vs_baseline.unwrap(), 2.0);
+    close(c.rows[2].speedup_vs_previous.unwrap(), 0.5);
+    assert!(c.phase_kinds.contains(&"gpu".to_string()));
+    let md = c.to_markdown();
+    assert!(md.contains("| 2x | 3 | 23.82 |"), "{md}");
+    assert!(md.contains("2.00×"));
+}
+
+#[cfg(feature = "analysis")]
+#[test]
+fn partition_and_job_tables_round_trip_through_parquet() {
+    use polars::prelude::*;
+    let s = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let [pp, jp] = timeline::export::tables::write_tables(&s.partitions, &s.jobs, dir.path()).unwrap();
+    let read = |p: &std::path::Path| ParquetReader::new(std::fs::File::open(p).unwrap()).finish().unwrap();
+    let df = read(&pp);
+    assert_eq!(df.height(), 30);
+    let job = df.column("job").unwrap().str().unwrap();
+    let part = df.column("partition").unwrap().u32().unwrap();
+    let gpu_start = df.column("gpu_start_ms").unwrap().f64().unwrap();
+    let wall = df.column("gpu_wall_ms").unwrap().f64().unwrap();
+    let kernel = df.column("kernel_ms").unwrap().f64().unwrap();
+    for (i, r) in s.partitions.iter().enumerate() {
+        assert_eq!(job.get(i), Some(r.job.as_str()));
+        assert_eq!(part.get(i), r.partition);
+        assert_eq!(gpu_start.get(i), r.gpu_start_ms);
+        assert_eq!(wall.get(i), r.gpu_wall_ms);
+    }
+    assert_eq!(kernel.null_count(), 30);
+    let df = read(&jp);
+    assert_eq!(df.height(), 3);
+    let lat = df.column("latency_s").unwrap().f64().unwrap();
+    close(lat.get(1).unwrap(), 98.671);
+    assert!(df.column("complete").unwrap().bool().unwrap().all());
+}
+
+#[test]
+fn back_to_back_gpu_is_gpu_bound() {
+    // One worker, GPU calls of 10 ms back to back, synthesis long done: 2 jobs × 4
+    // partitions, completions at 50 and 90 ms → 40 ms/proof = 4 × 10 ms ÷ 1 GPU.
+    let mut spans = Vec::new();
+    for (j, job) in ["a", "b"].iter().enumerate() {
+        for p in 0..4u32 {
+            let start = 10 + (j as u64 * 4 + p as u64) * 10;
+            spans.push(Span::new(SpanKind::Synthesis, 0, 5 * MS).job(*job).partition(p));
+            spans.push(queue(job, p, 5, start));
+            spans.push(gpu(job, p, 0, start, start + 10));
+        }
+    }
+    let s = summarize(&run_of(spans), &AnalyzeOptions::default());
+    close(s.steady_state_s_per_proof.unwrap(), 0.040);
+    assert_eq!(s.verdict.floors.serial_gpu_source.as_deref(), Some("gpu_span_median"));
+    close(s.verdict.floors.gpu_floor_s_per_proof.unwrap(), 0.040);
+    assert_eq!(s.binding_resource, "gpu", "{}", s.verdict.headline);
+    assert!(s.verdict.headline.starts_with("GPU-bound"), "{}", s.verdict.headline);
+}
+
+#[test]
+fn late_pickups_make_it_dispatch_limited() {
+    // Everything is queued at 1 ms, but each GPU call starts 20 ms after the previous one
+    // ended: 2 jobs × 2 partitions of 10 ms at 10, 40, 70, 100 ms. Completions 50, 110 →
+    // 60 ms/proof against a GPU floor of 2 × 10 ms: the 20 ms gaps are dispatch (the
+    // first 10 ms are a cold start: nothing was queued at 0).
+    let mut spans = Vec::new();
+    for (i, (job, p)) in [("a", 0u32), ("a", 1), ("b", 0), ("b", 1)].into_iter().enumerate() {
+        let start = 10 + 30 * i as u64;
+        spans.push(Span::new(SpanKind::Synthesis, 0, MS).job(job).partition(p));
+        spans.push(queue(job, p, 1, start));
+        spans.push(gpu(job, p, 0, start, start + 10));
+    }
+    let s = summarize(&run_of(spans), &AnalyzeOptions::default());
+    close(s.steady_state_s_per_proof.unwrap(), 0.060);
+    let causes: Vec<_> = s.idle_gaps.iter().map(|g| (g.start_ms, g.cause)).collect();
+    assert_eq!(
+        causes,
+        vec![(0.0, GapCause::ColdStart), (20.0, GapCause::Dispatch), (50.0, GapCause::Dispatch), (80.0, GapCause::Dispatch)]
+    );
+    assert_eq!(s.binding_resource, "dispatch/lock", "{}", s.verdict.headline);
+}
