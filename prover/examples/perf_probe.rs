@@ -15,7 +15,39 @@ fn to_bp(p: &Parameters) -> bp::Parameters<Bls12> {
     }
 }
 
+fn msm_probe() {
+    use ff::Field;
+    use group::{Curve, Group};
+    use prover::{msm, msm_affine, G1Affine, G1Projective, Scalar};
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(9);
+    for log in [12u32, 14, 16] {
+        let n = 1usize << log;
+        let p = G1Projective::random(&mut rng);
+        let mut acc = p;
+        let proj: Vec<G1Projective> = (0..n).map(|_| { acc += p; acc }).collect();
+        let mut bases = vec![G1Affine::default(); n];
+        G1Projective::batch_normalize(&proj, &mut bases);
+        let limbs: Vec<msm::Limbs> = (0..n).map(|_| msm::to_limbs(&Scalar::random(&mut rng))).collect();
+        let scalars: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        let t = Instant::now();
+        let a = msm::pippenger::<G1Projective>(&bases, None, &limbs);
+        let t1 = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let b = msm_affine::pippenger_g1(&bases, None, &limbs);
+        let t2 = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let _ = G1Projective::multi_exp(&proj, &scalars);
+        let t3 = t.elapsed().as_secs_f64();
+        assert_eq!(a, b);
+        eprintln!("msm 2^{log}: projective {t1:.3}s batch-affine {t2:.3}s blst {t3:.3}s");
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("msm") {
+        msm_probe();
+        return;
+    }
     let log: u32 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(14);
     let c = PorepLike::new(1 << log, 3);
     let t = Instant::now();

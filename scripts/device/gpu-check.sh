@@ -17,11 +17,11 @@ chmod +x "$BIN" 2>/dev/null || true
 "$BIN" gpu info 2>&1 | tee "$OUT/info.txt"
 rc=0
 if [ -z "${SKIP_CHECK:-}" ]; then
-  "$BIN" gpu check ${CHECK_ARGS:-} --json "$OUT/check.json" 2>&1 | tee "$OUT/check.txt"
+  timeout "${CHECK_TIMEOUT:-240}" "$BIN" gpu check ${CHECK_ARGS:-} --json "$OUT/check.json" 2>&1 | tee "$OUT/check.txt"
   rc=${PIPESTATUS[0]}
 fi
 if [ -z "${SKIP_BENCH:-}" ]; then
-  "$BIN" gpu bench --msm "${MSM:-16..26:2}" --ntt "${NTT:-16..26:2}" --runs "${RUNS:-5}" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
+  timeout "${BENCH_TIMEOUT:-300}" "$BIN" gpu bench --msm "${MSM:-16..26:2}" --ntt "${NTT:-16..26:2}" --runs "${RUNS:-5}" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 fi
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv 2>&1 | tee -a "$OUT/machine.txt"

@@ -143,7 +143,8 @@ pub mod plot {
         let font = timeline::chart::FAMILY;
         let vals: Vec<f64> = p.metrics.iter().flat_map(|m| [m.measured, m.predicted]).filter(|v| *v > 0.0 && v.is_finite()).collect();
         let lo = vals.iter().copied().fold(f64::INFINITY, f64::min).min(1.0) * 0.7;
-        let hi = vals.iter().copied().fold(0.0, f64::max).max(lo * 10.0) * 1.4;
+        // Room on the right for the labels.
+        let hi = vals.iter().copied().fold(0.0, f64::max).max(lo * 10.0) * 3.0;
         let root = SVGBackend::new(path, (800, 760)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut chart = ChartBuilder::on(&root)

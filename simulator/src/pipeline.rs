@@ -1043,7 +1043,7 @@ impl<'c> Sim<'c> {
             makespan_s: secs(makespan),
             total_s_per_proof: secs(makespan) / completed.max(1) as f64,
             steady_s_per_proof: steady,
-            latency_mean_s: lat.iter().sum::<f64>() / lat.len().max(1) as f64,
+            latency_mean_s: if lat.is_empty() { 0.0 } else { lat.iter().sum::<f64>() / lat.len() as f64 },
             latency_max_s: lat.iter().copied().fold(0.0, f64::max),
             peak_vram_gib: gpus.iter().map(|g| g.peak_vram_gib).fold(0.0, f64::max),
             gpus,

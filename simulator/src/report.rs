@@ -105,8 +105,12 @@ impl SimResult {
             }
         }
         let _ = writeln!(s, "proofs          {} of {} completed in {:.1} s", self.proofs_completed, self.proofs, self.makespan_s);
-        let _ = writeln!(s, "s/proof         {:.2} steady state, {:.2} total", self.steady_s_per_proof, self.total_s_per_proof);
-        let _ = writeln!(s, "latency         {:.1} s mean, {:.1} s max", self.latency_mean_s, self.latency_max_s);
+        if self.proofs_completed > 0 {
+            let _ = writeln!(s, "s/proof         {:.2} steady state, {:.2} total", self.steady_s_per_proof, self.total_s_per_proof);
+            let _ = writeln!(s, "latency         {:.1} s mean, {:.1} s max", self.latency_mean_s, self.latency_max_s);
+        } else {
+            let _ = writeln!(s, "s/proof         n/a (no proof completed)");
+        }
         for g in &self.gpus {
             let _ = writeln!(
                 s,

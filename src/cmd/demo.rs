@@ -1,7 +1,10 @@
-//! `proofscope demo [--sample] [-o DIR]`: analyse the cuzk sample log compiled into the
-//! binary (3 proofs × 10 partitions of a Phase-8-like engine) and write a full report
-//! with pictures to `./proofscope-demo/`. Until the prover can run a demo proof batch,
-//! `--sample` is also what runs without it; it stays as the way to get the sample report.
+//! `proofscope demo`: the README's main command. Runs a real small pipeline end to end —
+//! TEST-ONLY setup on the fly for the embedded default (a PoRep-like circuit of 2^14
+//! constraints), 3 proofs × 4 partitions through the engine (GPU if the build and the
+//! machine have one, else CPU), every proof verified — then analyses its own timeline and
+//! writes the report (the same outputs as `proofscope analyze`) to `./proofscope-demo/`.
+//! `demo --sample` instead analyses the cuzk sample log compiled into the binary
+//! (3 proofs × 10 partitions of a Phase-8-like engine).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +17,7 @@ pub const SAMPLE_LOG: &str = include_str!("../../timeline/tests/data/cuzk-sample
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Analyse the embedded cuzk sample log (the default until the prover's demo run exists).
+    /// Analyse the embedded cuzk sample log instead of running the prover.
     #[arg(long)]
     pub sample: bool,
     /// Output directory.
@@ -23,11 +26,84 @@ pub struct Args {
     /// Print summary.json on stdout instead of the human summary.
     #[arg(long)]
     pub json: bool,
+    /// Constraints per partition of the demo circuit.
+    #[arg(long, default_value_t = 1 << 14, value_parser = super::circuit::parse_size)]
+    pub constraints: u64,
+    #[arg(long, default_value_t = 3)]
+    pub proofs: u32,
+    #[arg(long, default_value_t = 4)]
+    pub partitions: u32,
+    /// cpu, cuda or auto.
+    #[arg(long, default_value = "auto")]
+    pub backend: String,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let _ = a.sample;
-    sample(&a.out, a.json)
+    if a.sample {
+        sample(&a.out, a.json)
+    } else {
+        pipeline(&a)
+    }
+}
+
+/// The real demo: setup, prove through the engine, verify, analyse the own timeline.
+pub fn pipeline(a: &Args) -> anyhow::Result<ExitCode> {
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use anyhow::Context;
+    use prover::circuit::PorepLike;
+
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let circuit = PorepLike::new(a.constraints, 0);
+    circuit.layout().map_err(anyhow::Error::msg)?;
+    eprintln!("demo: TEST-ONLY setup for {} …", circuit.id());
+    let t0 = Instant::now();
+    let params = prover::setup::generate_test_params(circuit.clone(), &circuit.id(), 1).context("setup")?;
+    let setup_time = t0.elapsed();
+    let args = super::prove::Args {
+        params: a.out.join("params.bin"),
+        proofs: a.proofs,
+        partitions: a.partitions,
+        pw: Some(2),
+        gw: Some(2),
+        lock: Some(prover::engine::LockMode::Kernels),
+        backend: Some(a.backend.clone()),
+        verify: true,
+        timeline: a.out.join("run.jsonl"),
+        cuzk_log: Some(a.out.join("run.cuzk.log")),
+        output: a.out.join("proofs"),
+        witness_seed: 7,
+        quiet: a.json,
+        ..Default::default()
+    };
+    eprintln!("demo: setup {:.2} s; proving {} proofs × {} partitions …", setup_time.as_secs_f64(), a.proofs, a.partitions);
+    let outcome = super::prove::run_engine(&args, Arc::new(params), setup_time)?;
+    super::prove::write_proofs(&args.output, &outcome.results)?;
+    if outcome.interrupted {
+        return Ok(ExitCode::from(130));
+    }
+    let run = super::analyze::read_log(&args.timeline, None)?;
+    let mut s = summarize(&run, &AnalyzeOptions::default());
+    s.input = Some(format!("proofscope demo: {} proofs × {} partitions of {} on {}", a.proofs, a.partitions, circuit.id(), outcome.backend));
+    let written = super::analyze::write_outputs(&run, &s, &a.out, true)?;
+    super::analyze::print_warnings(&s);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+    } else {
+        println!(
+            "proved      {} of {} proofs ({} verified), {:.2} s/proof on {} (setup {:.2} s, TEST-ONLY)",
+            outcome.results.len() - outcome.failed,
+            outcome.results.len(),
+            outcome.results.len() - outcome.failed,
+            outcome.seconds_per_proof(),
+            outcome.backend,
+            outcome.params_load.as_secs_f64()
+        );
+        super::analyze::print_human(&s, &a.out, &written);
+        println!("open        {}/report.md", a.out.display());
+    }
+    Ok(if outcome.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// The sample-log demo: analyse the embedded log and write the report directory.
@@ -62,5 +138,22 @@ mod tests {
             assert!(out.join(f).exists(), "{f} missing");
             assert!(md.contains(f) || !f.ends_with(".svg"), "{f} not embedded");
         }
+    }
+
+    #[test]
+    fn demo_pipeline_proves_and_analyses_its_own_timeline() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("demo");
+        let a = Args { sample: false, out: out.clone(), json: true, constraints: 1 << 8, proofs: 1, partitions: 2, backend: "cpu".into() };
+        assert_eq!(pipeline(&a).unwrap(), ExitCode::SUCCESS);
+        assert!(out.join("report.md").exists());
+        assert!(out.join("proofs/proof-0000.proof").exists());
+        let run = timeline::read::read_path(&out.join("run.jsonl"), None).unwrap();
+        assert!(!run.diagnostics.has_warnings(), "{:?}", run.diagnostics);
+        let s = summarize(&run, &AnalyzeOptions::default());
+        assert!(!s.diagnostics.has_warnings());
+        let cuzk = timeline::read::read_path(&out.join("run.cuzk.log"), None).unwrap();
+        assert!(!cuzk.diagnostics.has_warnings(), "{:?}", cuzk.diagnostics);
+        assert_eq!(cuzk.spans_of(&timeline::SpanKind::Gpu).count(), 2);
     }
 }

@@ -106,7 +106,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let gpu = Gpu::open(device)?;
             println!("gpu check on {}", gpu.describe());
             println!("seed {seed}{}", if quick { " (quick)" } else { "" });
-            let outcomes = check::run_all(&gpu, check::CheckOptions { seed, quick });
+            let mut outcomes = check::run_all(&gpu, check::CheckOptions { seed, quick });
+            for log_n in if quick { vec![10] } else { vec![10, 14] } {
+                outcomes.push(check::check_full_proof(device, log_n, seed));
+            }
             print!("{}", check::format_outcomes(&outcomes));
             if let Some(p) = json {
                 std::fs::write(&p, serde_json::to_string_pretty(&outcomes)?).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;

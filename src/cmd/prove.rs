@@ -227,7 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         outcome.backend,
         outcome.results.len() - outcome.failed,
         outcome.failed,
-        if args.verify { " (all verified)" } else { "" },
+        if args.verify && outcome.failed == 0 { " (all verified)" } else { "" },
         outcome.seconds_per_proof(),
         outcome.wall.as_secs_f64(),
         args.output.display(),

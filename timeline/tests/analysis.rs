@@ -80,7 +80,8 @@ fn starved_pipeline_gaps_are_synthesis_and_cold_start() {
     let run = read_str(STARVED, Some(Format::Cuzk));
     assert_eq!(run.diagnostics.lines_rejected, 0);
     let g = analysis::gaps::analyze(&run, &AnalyzeOptions::default());
-    let got: Vec<(f64, f64, GapCause, Option<u32>, Option<u32>)> =
+    type Row = (f64, f64, GapCause, Option<u32>, Option<u32>);
+    let got: Vec<Row> =
         g.gaps.iter().map(|x| (x.start_ms, x.duration_ms, x.cause, x.before_partition, x.after_partition)).collect();
     assert_eq!(
         got,

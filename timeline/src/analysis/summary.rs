@@ -83,14 +83,44 @@ impl Summary {
 
 /// Run every analysis.
 pub fn summarize(run: &Run, opts: &AnalyzeOptions) -> Summary {
-    let ix = tables::Index::build(run);
-    let t = tables::from_index(&ix);
-    let util = utilization::analyze(run);
-    let g = gaps::analyze_with(run, &ix, opts);
-    let tr = transitions::analyze_with(run, &ix);
-    let tp = throughput::analyze_with(run, &ix);
-    let ph = phases::analyze(run);
-    let v = verdict::decide(run, &ix, &tp, &util, &g.gaps, &g.totals, &tr, opts);
+    // Two independent halves on two threads (the target machine has two cores); small
+    // runs stay on one thread.
+    let side = || (utilization::analyze(run), phases::analyze(run), run.devices());
+    let main = || {
+        let ix = tables::Index::build(run);
+        let t = tables::from_index(&ix);
+        let g = gaps::analyze_with(run, &ix, opts);
+        let tr = transitions::analyze_with(run, &ix);
+        let tp = throughput::analyze_with(run, &ix);
+        (ix, t, g, tr, tp)
+    };
+    std::thread::scope(|sc| {
+        let ((ix, t, g, tr, tp), (util, ph, devices)) = if run.spans.len() >= 50_000 {
+            let h = sc.spawn(side);
+            let m = main();
+            (m, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        } else {
+            (main(), side())
+        };
+        let v = verdict::decide(run, &ix, &tp, &util, &g.gaps, &g.totals, &tr, opts);
+        assemble(run, opts, ix.jobs.len(), devices, t, util, g, tr, tp, ph, v)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    run: &Run,
+    opts: &AnalyzeOptions,
+    jobs: usize,
+    devices: Vec<u32>,
+    t: tables::Tables,
+    util: Utilization,
+    g: gaps::GapAnalysis,
+    tr: Vec<Transition>,
+    tp: Throughput,
+    ph: Phases,
+    v: Verdict,
+) -> Summary {
     let start = run.spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
     let end = run.end_ns().max(start);
     Summary {
@@ -105,8 +135,8 @@ pub fn summarize(run: &Run, opts: &AnalyzeOptions) -> Summary {
             producer: run.meta.source.clone(),
             spans: run.spans.len() as u64,
             counters: run.counters.len() as u64,
-            jobs: ix.jobs.len() as u64,
-            devices: run.devices(),
+            jobs: jobs as u64,
+            devices,
             open_spans: run.spans.iter().filter(|s| s.is_open()).count() as u64,
             start_ms: ms(start),
             end_ms: ms(end),

@@ -82,7 +82,7 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>) -> Vec<Transition> {
             let reference = second.unwrap_or(le);
             let overlap = fe.min(le).saturating_sub(fs.max(ls));
             let queued = ix.part_of_span[fi].and_then(|p| ix.parts[p as usize].available());
-            let cause = (fs > reference).then(|| match queued {
+            let cause = (fs > reference).then_some(match queued {
                 Some(q) if q > reference => GapCause::SynthesisStarved,
                 Some(_) => GapCause::Dispatch,
                 None => GapCause::Other,

@@ -123,13 +123,6 @@ struct DevAcc {
     open_gpu: u64,
 }
 
-/// Busy intervals per device: `(device, merged gpu intervals, merged device-work intervals)`.
-pub fn device_busy(run: &Run) -> BTreeMap<u32, (Vec<(u64, u64)>, Vec<(u64, u64)>)> {
-    let mut acc: BTreeMap<u32, DevAcc> = BTreeMap::new();
-    collect(run, &mut acc);
-    acc.into_iter().map(|(d, a)| (d, (merge_intervals(a.gpu), merge_intervals(a.work)))).collect()
-}
-
 fn collect(run: &Run, acc: &mut BTreeMap<u32, DevAcc>) {
     for s in &run.spans {
         let is_gpu = s.kind == SpanKind::Gpu;

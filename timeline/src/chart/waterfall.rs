@@ -398,17 +398,3 @@ mod tests {
         assert!(err.to_string().contains("/nonexistent/dir/w.png"), "{err}");
     }
 }
-#[cfg(test)]
-mod tmp_perf {
-    #[test]
-    fn tmp_big() {
-        let run = crate::export::fixtures::synthetic(2000, 10, 2, true);
-        let t = std::time::Instant::now();
-        let v = crate::export::trace::trace_json(&run);
-        eprintln!("json {:?}", t.elapsed());
-        drop(v);
-        let t = std::time::Instant::now();
-        crate::export::trace::write_trace(&run, std::path::Path::new("/tmp/B-big.json")).unwrap();
-        eprintln!("write {:?}", t.elapsed());
-    }
-}

@@ -79,11 +79,11 @@ fn meta_event(name: &str, pid: u64, tid: u64, args: Value) -> Value {
     obj([("ph", "M".into()), ("name", name.into()), ("pid", pid.into()), ("tid", tid.into()), ("args", args)])
 }
 
-/// The whole trace as a JSON value (`{"traceEvents": [...], ...}`).
-pub fn trace_json(run: &Run) -> Value {
+/// Produce every event of the trace of `run`, in file order, into `ev` (a `Vec` or a
+/// streaming sink).
+fn events(run: &Run, ev: &mut impl Extend<Value>) {
     let run_end = run.end_ns();
     let lanes = lanes::assign(run);
-    let mut ev: Vec<Value> = Vec::new();
 
     // Processes: the host always (it carries synthesis and host counters), then every device
     // that has a lane, a queue wait or a counter.
@@ -98,15 +98,15 @@ pub fn trace_json(run: &Run) -> Value {
         .collect();
     devices.sort_unstable();
     devices.dedup();
-    ev.push(meta_event("process_name", HOST_PID, 0, json!({"name": "Host (synthesis)"})));
-    ev.push(meta_event("process_sort_index", HOST_PID, 0, json!({"sort_index": 0})));
+    push(ev, meta_event("process_name", HOST_PID, 0, json!({"name": "Host (synthesis)"})));
+    push(ev, meta_event("process_sort_index", HOST_PID, 0, json!({"sort_index": 0})));
     for &d in &devices {
         let name = match run.meta.gpus.get(d as usize) {
             Some(g) => format!("GPU {d}: {g}"),
             None => format!("GPU {d}"),
         };
-        ev.push(meta_event("process_name", device_pid(d), 0, json!({"name": name})));
-        ev.push(meta_event("process_sort_index", device_pid(d), 0, json!({"sort_index": 1 + d as u64})));
+        push(ev, meta_event("process_name", device_pid(d), 0, json!({"name": name})));
+        push(ev, meta_event("process_sort_index", device_pid(d), 0, json!({"sort_index": 1 + d as u64})));
     }
 
     // Threads: one per lane, numbered from 1 within their process.
@@ -123,8 +123,8 @@ pub fn trace_json(run: &Run) -> Value {
             *t += 1;
             *t
         };
-        ev.push(meta_event("thread_name", pid, tid, json!({"name": lane.name()})));
-        ev.push(meta_event("thread_sort_index", pid, tid, json!({"sort_index": tid})));
+        push(ev, meta_event("thread_name", pid, tid, json!({"name": lane.name()})));
+        push(ev, meta_event("thread_sort_index", pid, tid, json!({"sort_index": tid})));
         for p in &lane.spans {
             let s = &run.spans[p.index];
             let mut args = span_args(s);
@@ -136,7 +136,7 @@ pub fn trace_json(run: &Run) -> Value {
             if p.clamped {
                 args.insert("end_ns_before_clamp".into(), json!(s.end_ns));
             }
-            ev.push(obj([
+            push(ev, obj([
                 ("ph", "X".into()),
                 ("name", name.into()),
                 ("cat", category(&s.kind).into()),
@@ -160,8 +160,8 @@ pub fn trace_json(run: &Run) -> Value {
             [("ph", ph.into()), ("name", name.into()), ("cat", "queue".into()), ("id", id.clone().into()), ("pid", pid.into()), ("tid", 0.into()), ("ts", us(ts).into())]
         };
         let [a, b, c, d, e, f, g] = ev_at("b", s.start_ns);
-        ev.push(obj([a, b, c, d, e, f, g, ("args", Value::Object(span_args(s)))]));
-        ev.push(obj(ev_at("e", end)));
+        push(ev, obj([a, b, c, d, e, f, g, ("args", Value::Object(span_args(s)))]));
+        push(ev, obj(ev_at("e", end)));
     }
 
     // Counters, on their device's process (host counters on the host).
@@ -170,7 +170,7 @@ pub fn trace_json(run: &Run) -> Value {
             continue;
         }
         let pid = c.device.map_or(HOST_PID, device_pid);
-        ev.push(obj([
+        push(ev, obj([
             ("ph", "C".into()),
             ("name", c.name.as_str().into()),
             ("pid", pid.into()),
@@ -201,25 +201,90 @@ pub fn trace_json(run: &Run) -> Value {
         let flow = |ph: &str, pid: u64, tid: u64, ts: u64| {
             [("ph", ph.into()), ("name", "synthesis→gpu".into()), ("cat", "flow".into()), ("id", flow_id.into()), ("pid", pid.into()), ("tid", tid.into()), ("ts", us(ts).into())]
         };
-        ev.push(obj(flow("s", spid, stid, mid)));
+        push(ev, obj(flow("s", spid, stid, mid)));
         let [a, b, c, d, e, f, g] = flow("f", gpid, gtid, gs);
-        ev.push(obj([a, b, c, d, e, f, g, ("bp", "e".into())]));
+        push(ev, obj([a, b, c, d, e, f, g, ("bp", "e".into())]));
     }
+}
 
+fn push(ev: &mut impl Extend<Value>, e: Value) {
+    ev.extend(std::iter::once(e));
+}
+
+/// `otherData`: what the run was (shown by Perfetto under "Info and stats").
+fn other_data(run: &Run) -> Value {
     let mut other = Map::new();
     other.insert("source".into(), json!(run.meta.source));
     other.insert("tool_version".into(), json!(run.meta.tool_version));
     if let Ok(cfg) = serde_json::to_value(&run.meta.config) {
         other.insert("config".into(), cfg);
     }
-    obj([("traceEvents", Value::Array(ev)), ("displayTimeUnit", "ms".into()), ("otherData", Value::Object(other))])
+    Value::Object(other)
 }
 
-/// Write `trace.json` for `run` at `path`.
+/// The whole trace as a JSON value (`{"traceEvents": [...], ...}`).
+pub fn trace_json(run: &Run) -> Value {
+    let mut ev: Vec<Value> = Vec::new();
+    events(run, &mut ev);
+    obj([("traceEvents", Value::Array(ev)), ("displayTimeUnit", "ms".into()), ("otherData", other_data(run))])
+}
+
+/// Streams events to the writer as they are produced, keeping the first error.
+struct EventSink<W: Write> {
+    out: W,
+    first: bool,
+    err: Option<io::Error>,
+}
+
+impl<W: Write> Extend<Value> for EventSink<W> {
+    fn extend<I: IntoIterator<Item = Value>>(&mut self, iter: I) {
+        for e in iter {
+            if self.err.is_some() {
+                return;
+            }
+            let sep: &[u8] = if self.first { b"\n" } else { b",\n" };
+            self.first = false;
+            let r = self.out.write_all(sep).and_then(|_| serde_json::to_writer(&mut self.out, &e).map_err(io::Error::from));
+            if let Err(e) = r {
+                self.err = Some(e);
+            }
+        }
+    }
+}
+
+/// Write `trace.json` for `run` at `path`, streaming (one event per line; the trace is
+/// never held in memory as a whole).
 pub fn write_trace(run: &Run, path: &Path) -> io::Result<()> {
-    let f = File::create(path).map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display())))?;
-    let mut w = BufWriter::new(f);
-    serde_json::to_writer(&mut w, &trace_json(run))?;
-    w.write_all(b"\n")?;
-    w.flush()
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()));
+    let f = File::create(path).map_err(named)?;
+    let mut sink = EventSink { out: BufWriter::new(f), first: true, err: None };
+    sink.out.write_all(b"{\"traceEvents\":[").map_err(named)?;
+    events(run, &mut sink);
+    if let Some(e) = sink.err {
+        return Err(named(e));
+    }
+    let mut w = sink.out;
+    write!(w, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":").map_err(named)?;
+    serde_json::to_writer(&mut w, &other_data(run)).map_err(|e| named(e.into()))?;
+    w.write_all(b"}\n").map_err(named)?;
+    w.flush().map_err(named)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::fixtures::{sample_run, synthetic};
+
+    #[test]
+    fn streamed_file_equals_the_value() {
+        let dir = tempfile::tempdir().unwrap();
+        for run in [sample_run(), synthetic(3, 4, 2, true), Run::default()] {
+            let p = dir.path().join("trace.json");
+            write_trace(&run, &p).unwrap();
+            let back: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            assert_eq!(back, trace_json(&run));
+        }
+        let err = write_trace(&sample_run(), Path::new("/nonexistent/dir/trace.json")).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/dir/trace.json"), "{err}");
+    }
 }

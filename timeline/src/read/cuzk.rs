@@ -24,16 +24,35 @@ struct Entry<'a> {
     args: Args,
 }
 
+/// The text up to the next comma (or the end), advancing `rest` past it; `None` once the
+/// input is used up (`rest` is `None`). Exactly `split(',')`, without the pattern
+/// machinery: this runs on every field of every line.
+fn next_field<'a>(rest: &mut Option<&'a str>) -> Option<&'a str> {
+    let s = rest.take()?;
+    match s.as_bytes().iter().position(|&b| b == b',') {
+        Some(i) => {
+            *rest = Some(&s[i + 1..]);
+            Some(&s[..i])
+        }
+        None => Some(s),
+    }
+}
+
 /// Parse one TIMELINE line (from the `TIMELINE,` marker on). `Ok(None)`: not a TIMELINE line.
 fn parse_entry(line_no: u64, line: &str) -> Result<Option<Entry<'_>>, String> {
-    let Some(pos) = line.find("TIMELINE,") else { return Ok(None) };
-    let rest = &line[pos + "TIMELINE,".len()..];
-    let mut parts = rest.splitn(4, ',');
-    let offset = parts.next().unwrap_or("").trim();
-    let event = parts.next().ok_or("missing event field")?.trim();
-    let job = parts.next().ok_or("missing job_id field")?.trim();
-    let detail = parts.next().unwrap_or("").trim();
-    let t_ms: f64 = offset.parse().map_err(|_| format!("offset_ms `{offset}` is not a number"))?;
+    let pos = if line.starts_with("TIMELINE,") { Some(0) } else { line.find("TIMELINE,") };
+    let Some(pos) = pos else { return Ok(None) };
+    let mut rest = Some(&line[pos + "TIMELINE,".len()..]);
+    // The first three fields, then the detail (which has commas of its own).
+    let offset = next_field(&mut rest).unwrap_or("").trim();
+    let event = next_field(&mut rest).ok_or("missing event field")?.trim();
+    let job = next_field(&mut rest).ok_or("missing job_id field")?.trim();
+    let detail = rest.unwrap_or("").trim();
+    // Integer milliseconds (the format's) parse fast; anything else as a float.
+    let t_ms: f64 = match offset.parse::<u64>() {
+        Ok(v) => v as f64,
+        Err(_) => offset.parse().map_err(|_| format!("offset_ms `{offset}` is not a number"))?,
+    };
     if !t_ms.is_finite() || t_ms < 0.0 || t_ms > 1.0e13 {
         return Err(format!("offset_ms `{offset}` is out of range"));
     }
@@ -51,7 +70,12 @@ fn parse_entry(line_no: u64, line: &str) -> Result<Option<Entry<'_>>, String> {
         device: None,
         args: Args::new(),
     };
-    for tok in detail.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+    let mut detail = Some(detail);
+    while let Some(tok) = next_field(&mut detail) {
+        let tok = tok.trim();
+        if tok.is_empty() {
+            continue;
+        }
         match tok.split_once('=') {
             None => {
                 e.args.insert(tok.to_string(), serde_json::Value::Bool(true));
@@ -141,7 +165,9 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
     let mut queued: FxHashMap<Key, u32> = FxHashMap::default();
     let mut picked: FxHashMap<Key, u32> = FxHashMap::default();
     let mut started: FxHashMap<Key, u32> = FxHashMap::default();
-    let mut last: Option<(u64, CuzkEvent, u32, Option<u32>, Option<u32>)> = None;
+    // (offset, event, job, partition, worker) of the previous event: duplicates are rejected.
+    type Sig = (u64, CuzkEvent, u32, Option<u32>, Option<u32>);
+    let mut last: Option<Sig> = None;
     run.spans.reserve(evs.len() * 2 / 3);
 
     // `end_args`: the end event's args, moved out when it is their last use.

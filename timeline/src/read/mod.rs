@@ -96,12 +96,50 @@ pub fn read_from<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Re
             }
         },
     };
-    let mut all = pending.into_iter().map(Ok).chain(std::iter::from_fn(|| lines.next_line().transpose()));
-    let run = match fmt {
-        Format::Jsonl => jsonl::parse_lines(&mut all)?,
-        Format::Cuzk => cuzk::parse_lines(&mut all)?,
+    // Two stages on two threads: this one reads and decodes lines in batches, a scoped
+    // thread parses them. A read error stops the reading; the parser sees the end of the
+    // input and the error is returned after it.
+    let parse = move |all: &mut Lines<'_>| match fmt {
+        Format::Jsonl => jsonl::parse_lines(all),
+        Format::Cuzk => cuzk::parse_lines(all),
     };
-    Ok(run)
+    const BATCH: usize = 4096;
+    std::thread::scope(|sc| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, String)>>(8);
+        let parser = sc.spawn(move || {
+            let mut all = rx.into_iter().flatten().map(Ok);
+            parse(&mut all)
+        });
+        let mut failed: Option<ReadError> = None;
+        let mut batch = pending;
+        loop {
+            match lines.next_line() {
+                Ok(Some(l)) => {
+                    batch.push(l);
+                    if batch.len() < BATCH {
+                        continue;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            if tx.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH))).is_err() {
+                break;
+            }
+        }
+        if !batch.is_empty() {
+            let _ = tx.send(batch);
+        }
+        drop(tx);
+        let run = parser.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        match failed {
+            Some(e) => Err(e),
+            None => run,
+        }
+    })
 }
 
 /// Lines with their 1-based numbers; invalid UTF-8 is replaced, never fatal.
@@ -128,7 +166,10 @@ impl<R: BufRead> LineSource<'_, R> {
             self.buf.pop();
         }
         // One exact-size allocation per line; the buffer keeps its capacity.
-        let s = String::from_utf8_lossy(&self.buf).into_owned();
+        let s = match std::str::from_utf8(&self.buf) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(&self.buf).into_owned(),
+        };
         Ok(Some((self.line_no, s)))
     }
 }
