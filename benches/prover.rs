@@ -51,9 +51,13 @@ fn prove(c: &mut Criterion) {
         let circuit = PorepLike::new(n, 3);
         let params = setup::generate_test_params(circuit.clone(), &circuit.id(), 1).expect("setup");
         let bp_params = to_bellperson(&params);
-        let cpu = CpuBackend::new(0);
+        let cpu = CpuBackend::with_msm(0, msm::CpuMsm::Blst);
+        let own = CpuBackend::with_msm(0, msm::CpuMsm::Proofscope);
         g.bench_with_input(BenchmarkId::new("proofscope_cpu", format!("2^{log}")), &n, |b, _| {
             b.iter(|| prover::prover::prove(circuit.clone(), &params, &cpu, &mut rng).expect("prove"))
+        });
+        g.bench_with_input(BenchmarkId::new("proofscope_cpu_own_msm", format!("2^{log}")), &n, |b, _| {
+            b.iter(|| prover::prover::prove(circuit.clone(), &params, &own, &mut rng).expect("prove"))
         });
         g.bench_with_input(BenchmarkId::new("bellperson_cpu", format!("2^{log}")), &n, |b, _| {
             b.iter(|| bp::create_random_proof(circuit.clone(), &bp_params, &mut rng).expect("bellperson prove"))
@@ -83,6 +87,9 @@ fn msm_vs_blst(c: &mut Criterion) {
         let limbs: Vec<msm::Limbs> = scalars.iter().map(msm::to_limbs).collect();
         g.bench_with_input(BenchmarkId::new("proofscope_pippenger", format!("2^{log}")), &n, |b, _| {
             b.iter(|| msm::pippenger::<G1Projective>(&bases, None, &limbs))
+        });
+        g.bench_with_input(BenchmarkId::new("proofscope_batch_affine", format!("2^{log}")), &n, |b, _| {
+            b.iter(|| prover::msm_affine::pippenger_g1(&bases, None, &limbs))
         });
         g.bench_with_input(BenchmarkId::new("blst_multi_exp", format!("2^{log}")), &n, |b, _| b.iter(|| G1Projective::multi_exp(&proj, &scalars)));
         assert_eq!(msm::pippenger::<G1Projective>(&bases, None, &limbs), G1Projective::multi_exp(&proj, &scalars));

@@ -74,7 +74,7 @@ fn simpy_ratio() {
         best = best.min(t.elapsed().as_secs_f64());
     }
     let events: u64 = sweep::run_points(&points, &|| {}).iter().map(|r| r.result.events).sum();
-    println!("ours: 1000-config sweep {:.2} ms (best of 10, {} threads), {events} events", best * 1e3, rayon::current_num_threads());
+    println!("ours: 1000-config sweep {:.2} ms (best of 10, rayon over {} threads), {events} events", best * 1e3, std::thread::available_parallelism().map_or(1, |n| n.get()));
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/simulator/baseline/simpy_pipeline.py");
     match Command::new("python3").args([script, "sweep"]).output() {
         Ok(o) if o.status.success() => {

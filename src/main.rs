@@ -37,6 +37,8 @@ enum Command {
     Calibrate(cmd::calibrate::Args),
     /// Calibrate from logs, check parity with the first, and predict other configurations.
     Predict(cmd::predict::Args),
+    /// Check a Chrome trace JSON (e.g. analyze's trace.json) for what Perfetto needs; exit 1 listing the problems.
+    ValidateTrace(cmd::validate_trace::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -57,6 +59,7 @@ fn main() -> std::process::ExitCode {
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(a),
         Command::Predict(a) => cmd::predict::run(a),
+        Command::ValidateTrace(a) => cmd::validate_trace::run(a),
     };
     match result {
         Ok(code) => code,

@@ -84,8 +84,10 @@ struct FrParams {
 };
 
 // ---- the field element ------------------------------------------------------------------------
+// 16-byte aligned so that loads and stores of elements, points and buckets are 128-bit
+// vector accesses (LDG/STG/LDS.128) instead of 32-bit ones.
 template <class P>
-struct Fe {
+struct alignas(16) Fe {
     static constexpr int N = P::N;
     uint32_t v[N];
 

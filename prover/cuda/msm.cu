@@ -31,7 +31,8 @@ FI int32_t window_digit(const uint32_t s[8], uint32_t w, uint32_t c, uint32_t& c
 extern "C" __global__ void fr_from_mont(const Fr* __restrict__ in, Fr* __restrict__ out, uint64_t n) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    out[i] = Fr::from_mont(in[i]);
+    const Fr x = in[i];
+    out[i] = Fr::from_mont(x);
 }
 
 extern "C" __global__ void msm_digits_count(const Fr* __restrict__ scalars, uint32_t n, uint32_t c,
@@ -97,18 +98,29 @@ extern "C" __global__ void exclusive_scan(const uint32_t* __restrict__ counts, u
 }
 
 // Bucket b (over all windows) = sum of the points listed in entries[offsets[b]..offsets[b+1]).
-extern "C" __global__ void msm_bucket_acc(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
-                                          const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) {
+FI void bucket_acc(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
+                   const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) {
     uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= nbuckets) return;
     G1Xyzz acc = G1Xyzz::inf();
     const uint32_t end = offsets[b + 1];
     for (uint32_t k = offsets[b]; k < end; k++) {
-        uint32_t e = entries[k];
-        g1_add_affine_point(acc, points[e & 0x7fffffffu], (e >> 31) != 0);
+        const uint32_t e = entries[k];
+        const G1Affine p = points[e & 0x7fffffffu];
+        g1_add_affine_point(acc, p, (e >> 31) != 0);
     }
     buckets[b] = acc;
 }
+
+// Variants by register budget (blocks of 128 threads, at least N blocks per SM): more
+// resident warps hide the serial carry chains better, fewer registers may spill. The
+// host picks one (PROOFSCOPE_MSM_ACC=b4|b5|b6, default b4); `gpu bench` times them all.
+extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
+    const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) { bucket_acc(points, entries, offsets, nbuckets, buckets); }
+extern "C" __global__ void __launch_bounds__(128, 5) msm_bucket_acc_b5(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
+    const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) { bucket_acc(points, entries, offsets, nbuckets, buckets); }
+extern "C" __global__ void __launch_bounds__(128, 6) msm_bucket_acc_b6(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
+    const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) { bucket_acc(points, entries, offsets, nbuckets, buckets); }
 
 // For window w and segment g of `seg` buckets (bucket index i stands for digit i+1):
 // partial = sum_{i in segment} (i+1) * B_i, from a running sum plus start * (sum of B_i).
@@ -121,7 +133,8 @@ extern "C" __global__ void msm_bucket_reduce(const G1Xyzz* __restrict__ buckets,
     const G1Xyzz* B = buckets + (uint64_t)w * nb + (uint64_t)g * seg;
     G1Xyzz running = G1Xyzz::inf(), total = G1Xyzz::inf();
     for (int i = (int)seg - 1; i >= 0; i--) {
-        g1_add(running, B[i]);
+        const G1Xyzz q = B[i];
+        g1_add(running, q);
         g1_add(total, running);
     }
     // total = sum (i - start + 1) B_i; add start * running (running = sum of B_i).
@@ -142,7 +155,10 @@ extern "C" __global__ void g1_sum_chunks(const G1Xyzz* __restrict__ in, uint32_t
     if (lo >= count) return;
     uint32_t hi = min(lo + chunk, count);
     G1Xyzz acc = G1Xyzz::inf();
-    for (uint32_t i = lo; i < hi; i++) g1_add(acc, in[i]);
+    for (uint32_t i = lo; i < hi; i++) {
+        const G1Xyzz q = in[i];
+        g1_add(acc, q);
+    }
     out[k] = acc;
 }
 
@@ -155,6 +171,9 @@ extern "C" __global__ void g1_sum_affine_chunks(const G1Affine* __restrict__ poi
     if (lo >= count) return;
     uint32_t hi = min(lo + chunk, count);
     G1Xyzz acc = G1Xyzz::inf();
-    for (uint32_t i = lo; i < hi; i++) g1_add_affine_point(acc, points[idx ? idx[i] : i], false);
+    for (uint32_t i = lo; i < hi; i++) {
+        const G1Affine p = points[idx ? idx[i] : i];
+        g1_add_affine_point(acc, p, false);
+    }
     out[k] = acc;
 }

@@ -39,8 +39,8 @@ extern "C" __global__ void ntt_dif_pass(Fr* data, const Fr* __restrict__ tw, uin
         const uint32_t e1 = e0 + hl;
         const uint64_t j = low0 + lane + ((uint64_t)(e0 & (hl - 1)) << log_s);
         const Fr w = tw[j << (log_n - 1 - lam)];
-        Fr x = sh[(e0 << log_g) | lane];
-        Fr y = sh[(e1 << log_g) | lane];
+        const Fr x = sh[(e0 << log_g) | lane];
+        const Fr y = sh[(e1 << log_g) | lane];
         sh[(e0 << log_g) | lane] = Fr::add(x, y);
         sh[(e1 << log_g) | lane] = Fr::mul(Fr::sub(x, y), w);
         __syncthreads();
@@ -58,7 +58,10 @@ extern "C" __global__ void ntt_bitrev_scale(const Fr* __restrict__ in, Fr* __res
     if (i >= (1ull << log_n)) return;
     uint32_t j = log_n == 0 ? 0 : (__brev((uint32_t)i) >> (32 - log_n));
     Fr x = in[i];
-    if (scaled) x = Fr::mul(x, Fr::mul(hi[j >> 12], lo[j & 4095]));
+    if (scaled) {
+        const Fr h = hi[j >> 12], l = lo[j & 4095];
+        x = Fr::mul(x, Fr::mul(h, l));
+    }
     out[j] = x;
 }
 
@@ -66,7 +69,8 @@ extern "C" __global__ void ntt_bitrev_scale(const Fr* __restrict__ in, Fr* __res
 extern "C" __global__ void fr_powers(Fr* out, uint64_t count, const Fr* __restrict__ hi, const Fr* __restrict__ lo) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= count) return;
-    out[i] = Fr::mul(hi[i >> 12], lo[i & 4095]);
+    const Fr h = hi[i >> 12], l = lo[i & 4095];
+    out[i] = Fr::mul(h, l);
 }
 
 // a[i] = (a[i] * b[i] - c[i]) * zinv: the quotient by Z = x^n - 1 on the coset.
@@ -74,12 +78,14 @@ extern "C" __global__ void fr_abc_div_z(Fr* a, const Fr* __restrict__ b, const F
                                         const Fr* __restrict__ zinv, uint64_t n) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    a[i] = Fr::mul(Fr::sub(Fr::mul(a[i], b[i]), c[i]), zinv[0]);
+    const Fr x = a[i], y = b[i], z = c[i], zi = zinv[0];
+    a[i] = Fr::mul(Fr::sub(Fr::mul(x, y), z), zi);
 }
 
 // data[i] *= hi[i >> 12] * lo[i & 4095]: input-side coset scaling.
 extern "C" __global__ void fr_scale_powers(Fr* data, uint64_t n, const Fr* __restrict__ hi, const Fr* __restrict__ lo) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    data[i] = Fr::mul(data[i], Fr::mul(hi[i >> 12], lo[i & 4095]));
+    const Fr x = data[i], h = hi[i >> 12], l = lo[i & 4095];
+    data[i] = Fr::mul(x, Fr::mul(h, l));
 }

@@ -4,6 +4,7 @@
 //! match bit for bit.
 
 use crate::backend::{Backend, Blinding, Gate, Pending, ProveError};
+use crate::msm::CpuMsm;
 use crate::params::Parameters;
 use crate::prover;
 use crate::synthesis::ProvingAssignment;
@@ -12,11 +13,16 @@ use crate::synthesis::ProvingAssignment;
 #[derive(Clone, Debug, Default)]
 pub struct CpuBackend {
     pub device: u32,
+    /// Bucket method of the tail MSMs (blst's by default; ours for comparison).
+    pub msm: CpuMsm,
 }
 
 impl CpuBackend {
     pub fn new(device: u32) -> Self {
-        CpuBackend { device }
+        CpuBackend { device, msm: CpuMsm::default() }
+    }
+    pub fn with_msm(device: u32, msm: CpuMsm) -> Self {
+        CpuBackend { device, msm }
     }
 }
 
@@ -37,11 +43,14 @@ impl Backend for CpuBackend {
         let ProvingAssignment { a, b, c, .. } = asg;
         let _compute = gate.compute();
         let h = prover::ntt_h(a, b, c, params)?;
-        let h_acc = prover::msm_h(&h, params);
+        let h_acc = prover::msm_h_with(&h, params, self.msm);
         drop(h);
-        let l = prover::msm_split_g1("msm_l", &params.l, &plan.l);
-        let a = prover::msm_split_g1("msm_a", &params.a, &plan.a);
-        let b_g1 = prover::msm_split_g1("msm_b_g1", &params.b_g1, &plan.b);
+        let l = prover::msm_split_g1_with("msm_l", &params.l, &plan.l, self.msm);
+        let a = prover::msm_split_g1_with("msm_a", &params.a, &plan.a, self.msm);
+        let b_g1 = prover::msm_split_g1_with("msm_b_g1", &params.b_g1, &plan.b, self.msm);
         Ok(Pending { a, b_g1, h: h_acc, l, b_split: plan.b, blinding, public_inputs })
+    }
+    fn prove_finish(&self, pending: Pending, params: &Parameters) -> Result<crate::proof::Proof, ProveError> {
+        prover::finish_with(pending, params, self.msm)
     }
 }

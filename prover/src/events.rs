@@ -207,6 +207,11 @@ pub fn rss_bytes() -> Option<u64> {
 }
 
 fn page_size() -> u64 {
+    static PAGE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(read_page_size)
+}
+
+fn read_page_size() -> u64 {
     // KernelPageSize of the first mapping; 4 KiB when it cannot be read.
     std::fs::read_to_string("/proc/self/smaps")
         .ok()

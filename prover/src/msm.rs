@@ -6,7 +6,7 @@
 
 use blstrs::Scalar;
 use ff::PrimeField;
-use group::Curve;
+use group::{Curve, Group};
 use rayon::prelude::*;
 
 /// A scalar in canonical form, little-endian 64-bit limbs.
@@ -186,6 +186,88 @@ pub fn tail_msm_g1(bases: &[blstrs::G1Affine], split: &Split) -> blstrs::G1Proje
     crate::msm_affine::pippenger_g1(bases, Some(&split.tail_idx), &split.tail)
 }
 
+/// Which bucket method the CPU backend uses for its tail MSMs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpuMsm {
+    /// blst's multi-threaded Pippenger (C/assembly, over affine points): the fastest here.
+    #[default]
+    Blst,
+    /// Our own Pippenger (rayon; batch-affine buckets in G1).
+    Proofscope,
+}
+
+impl std::str::FromStr for CpuMsm {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "blst" => Ok(CpuMsm::Blst),
+            "proofscope" | "ours" => Ok(CpuMsm::Proofscope),
+            o => Err(format!("unknown CPU MSM `{o}` (expected blst or proofscope)")),
+        }
+    }
+}
+
+fn scalar_bytes(scalars: &[Limbs]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(scalars.len() * 32);
+    for l in scalars {
+        for w in l {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+fn gather<'a, T: Copy>(bases: &'a [T], idx: Option<&[u32]>, n: usize) -> std::borrow::Cow<'a, [T]> {
+    match idx {
+        Some(ix) => std::borrow::Cow::Owned(ix.iter().map(|&i| bases[i as usize]).collect()),
+        None => std::borrow::Cow::Borrowed(&bases[..n]),
+    }
+}
+
+/// blst's Pippenger in G1 over `scalars[i]·bases[idx[i]]` (or `bases[i]`).
+pub fn blst_g1(bases: &[blstrs::G1Affine], idx: Option<&[u32]>, scalars: &[Limbs]) -> blstrs::G1Projective {
+    use blst::MultiPoint;
+    if scalars.is_empty() {
+        return blstrs::G1Projective::identity();
+    }
+    let pts = gather(bases, idx, scalars.len());
+    // SAFETY: blstrs 0.7 declares G1Affine `#[repr(transparent)]` over blst_p1_affine and
+    // G1Projective over blst_p1, so these reinterpretations are layout-identical.
+    let raw: &[blst::blst_p1_affine] = unsafe { std::slice::from_raw_parts(pts.as_ptr() as *const blst::blst_p1_affine, pts.len()) };
+    let r = raw.mult(&scalar_bytes(scalars), 255);
+    unsafe { std::mem::transmute::<blst::blst_p1, blstrs::G1Projective>(r) }
+}
+
+/// blst's Pippenger in G2.
+pub fn blst_g2(bases: &[blstrs::G2Affine], idx: Option<&[u32]>, scalars: &[Limbs]) -> blstrs::G2Projective {
+    use blst::MultiPoint;
+    if scalars.is_empty() {
+        return blstrs::G2Projective::identity();
+    }
+    let pts = gather(bases, idx, scalars.len());
+    // SAFETY: as in `blst_g1`, for G2Affine / blst_p2_affine and G2Projective / blst_p2.
+    let raw: &[blst::blst_p2_affine] = unsafe { std::slice::from_raw_parts(pts.as_ptr() as *const blst::blst_p2_affine, pts.len()) };
+    let r = raw.mult(&scalar_bytes(scalars), 255);
+    unsafe { std::mem::transmute::<blst::blst_p2, blstrs::G2Projective>(r) }
+}
+
+/// The G1 tail of a split with the chosen bucket method.
+pub fn tail_g1(bases: &[blstrs::G1Affine], split: &Split, m: CpuMsm) -> blstrs::G1Projective {
+    match m {
+        CpuMsm::Blst => blst_g1(bases, Some(&split.tail_idx), &split.tail),
+        CpuMsm::Proofscope => tail_msm_g1(bases, split),
+    }
+}
+
+/// The G2 tail of a split with the chosen bucket method.
+pub fn tail_g2(bases: &[blstrs::G2Affine], split: &Split, m: CpuMsm) -> blstrs::G2Projective {
+    match m {
+        CpuMsm::Blst => blst_g2(bases, Some(&split.tail_idx), &split.tail),
+        CpuMsm::Proofscope => tail_msm::<blstrs::G2Projective>(bases, split),
+    }
+}
+
 /// A whole MSM with the density split: `Σ scalars[i]·bases[i]`.
 pub fn msm<P>(bases: &[P::AffineRepr], scalars: &[Scalar]) -> P
 where
@@ -244,6 +326,19 @@ mod tests {
         let bases: Vec<G2Affine> = (0..40).map(|_| G2Projective::random(&mut rng).to_affine()).collect();
         let s = scalars(&mut rng, 40);
         assert_eq!(msm::<G2Projective>(&bases, &s), naive::<G2Projective>(&bases, &s));
+    }
+
+    #[test]
+    fn blst_tails_match_ours() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let b1: Vec<G1Affine> = (0..300).map(|_| G1Projective::random(&mut rng).to_affine()).collect();
+        let b2: Vec<G2Affine> = (0..50).map(|_| G2Projective::random(&mut rng).to_affine()).collect();
+        let s = scalars(&mut rng, 300);
+        let sp = Split::classify_par(&s);
+        assert_eq!(tail_g1(&b1, &sp, CpuMsm::Blst), tail_g1(&b1, &sp, CpuMsm::Proofscope));
+        let sp2 = Split::classify_par(&s[..50]);
+        assert_eq!(tail_g2(&b2, &sp2, CpuMsm::Blst), tail_g2(&b2, &sp2, CpuMsm::Proofscope));
+        assert_eq!(blst_g1(&b1, None, &[]), G1Projective::identity());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use tracing::info_span;
 
 use crate::backend::{Backend, Blinding, NoGate, Pending, ProveError};
 use crate::domain::Domain;
-use crate::msm::{self, Split};
+use crate::msm::{self, CpuMsm, Split};
 use crate::ntt;
 use crate::params::Parameters;
 use crate::proof::Proof;
@@ -88,17 +88,30 @@ pub fn ntt_h(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>, params: &Parameters
 
 /// The H MSM (span `msm_h`): dense, random scalars, straight to the bucket method.
 pub fn msm_h(h: &[Scalar], params: &Parameters) -> G1Projective {
+    msm_h_with(h, params, CpuMsm::default())
+}
+
+/// [`msm_h`] with a chosen bucket method.
+pub fn msm_h_with(h: &[Scalar], params: &Parameters, m: CpuMsm) -> G1Projective {
     let span = info_span!("msm_h", points = h.len() as u64);
     let _e = span.enter();
     let limbs: Vec<msm::Limbs> = {
         use rayon::prelude::*;
         h.par_iter().map(msm::to_limbs).collect()
     };
-    crate::msm_affine::pippenger_g1(&params.h, None, &limbs)
+    match m {
+        CpuMsm::Blst => msm::blst_g1(&params.h, None, &limbs),
+        CpuMsm::Proofscope => crate::msm_affine::pippenger_g1(&params.h, None, &limbs),
+    }
 }
 
 /// One split MSM in G1 as a span `name` with `batch_add` and `tail_msm` nested in it.
 pub fn msm_split_g1(name: &'static str, bases: &[G1Affine], split: &Split) -> G1Projective {
+    msm_split_g1_with(name, bases, split, CpuMsm::default())
+}
+
+/// [`msm_split_g1`] with a chosen bucket method for the tail.
+pub fn msm_split_g1_with(name: &'static str, bases: &[G1Affine], split: &Split, m: CpuMsm) -> G1Projective {
     let span = match name {
         "msm_l" => info_span!("msm_l", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
         "msm_a" => info_span!("msm_a", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
@@ -113,16 +126,21 @@ pub fn msm_split_g1(name: &'static str, bases: &[G1Affine], split: &Split) -> G1
     let tail = {
         let s = info_span!("tail_msm", query = name, points = split.tail.len() as u64);
         let _e = s.enter();
-        msm::tail_msm_g1(bases, split)
+        msm::tail_g1(bases, split, m)
     };
     ones + tail
 }
 
 /// The G2 MSM of the B query (span `b_g2_msm`), on the CPU.
 pub fn b_g2_msm(bases: &[G2Affine], split: &Split) -> G2Projective {
+    b_g2_msm_with(bases, split, CpuMsm::default())
+}
+
+/// [`b_g2_msm`] with a chosen bucket method for the tail.
+pub fn b_g2_msm_with(bases: &[G2Affine], split: &Split, m: CpuMsm) -> G2Projective {
     let span = info_span!("b_g2_msm", points = split.len as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64);
     let _e = span.enter();
-    msm::batch_add::<G2Projective>(bases, &split.ones) + msm::tail_msm::<G2Projective>(bases, split)
+    msm::batch_add::<G2Projective>(bases, &split.ones) + msm::tail_g2(bases, split, m)
 }
 
 /// Blinding and assembly of the three proof elements (span `finalize`).
@@ -142,7 +160,12 @@ pub fn assemble(p: &Pending, b_g2: G2Projective, params: &Parameters) -> Proof {
 
 /// The CPU finish every backend may use: b_g2_msm then finalize.
 pub fn finish(p: Pending, params: &Parameters) -> Result<Proof, ProveError> {
-    let b_g2 = b_g2_msm(&params.b_g2, &p.b_split);
+    finish_with(p, params, CpuMsm::default())
+}
+
+/// [`finish`] with a chosen bucket method for the G2 MSM.
+pub fn finish_with(p: Pending, params: &Parameters, m: CpuMsm) -> Result<Proof, ProveError> {
+    let b_g2 = b_g2_msm_with(&params.b_g2, &p.b_split, m);
     Ok(assemble(&p, b_g2, params))
 }
 

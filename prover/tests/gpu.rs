@@ -18,7 +18,8 @@ fn gpu_kernels_match_the_cpu_path_or_skip() {
             return;
         }
     };
-    let outcomes = check::run_all(&gpu, check::CheckOptions { seed: 12345, quick: true });
+    let mut outcomes = check::run_all(&gpu, check::CheckOptions { seed: 12345, quick: true });
+    outcomes.push(check::check_full_proof(0, 10, 12345));
     let report = check::format_outcomes(&outcomes);
     assert!(outcomes.iter().all(|o| o.ok), "GPU checks failed:\n{report}");
 }

@@ -14,10 +14,10 @@ chmod +x "$BIN" 2>/dev/null || true
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,memory.used --format=csv 2>&1
   nproc
 } | tee "$OUT/machine.txt"
-"$BIN" gpu info 2>&1 | tee "$OUT/info.txt"
+"$BIN" gpu info 2>&1 | tee -a "$OUT/machine.txt"
 rc=0
 if [ -z "${SKIP_CHECK:-}" ]; then
-  timeout "${CHECK_TIMEOUT:-240}" "$BIN" gpu check ${CHECK_ARGS:-} --json "$OUT/check.json" 2>&1 | tee "$OUT/check.txt"
+  timeout "${CHECK_TIMEOUT:-240}" "$BIN" gpu check ${CHECK_ARGS:-} 2>&1 | tee "$OUT/check.txt"
   rc=${PIPESTATUS[0]}
 fi
 if [ -z "${SKIP_BENCH:-}" ]; then

@@ -12,8 +12,8 @@ use crate::costs::Dist;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    #[error("cannot read {path}: {err}")]
+    Read { path: String, err: std::io::Error },
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
     #[error("{field}: {reason}")]
@@ -103,19 +103,14 @@ pub enum RamPolicy {
     Fail,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
 pub enum Arrival {
     /// Every proof request is there at t = 0.
+    #[default]
     AllAtOnce,
     /// One proof request every `period_s` seconds, the first at t = 0.
     Periodic { period_s: f64 },
-}
-
-impl Default for Arrival {
-    fn default() -> Self {
-        Arrival::AllAtOnce
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -242,6 +237,10 @@ pub struct CpuDemands {
     pub finalize_cores: f64,
     #[serde(default)]
     pub finalize_bw_gbs: f64,
+    /// Uploads (h2d) read host memory at `machine.pcie_gbs` and share the bandwidth with
+    /// the CPU phases (the Phase 9 inflation under load); off: a fixed-time copy.
+    #[serde(default)]
+    pub uploads_use_host_bandwidth: bool,
 }
 
 fn one() -> f64 {
@@ -250,7 +249,15 @@ fn one() -> f64 {
 
 impl Default for CpuDemands {
     fn default() -> Self {
-        CpuDemands { synth_cores: 1.0, synth_bw_gbs: 0.0, prep_cores: 1.0, prep_bw_gbs: 0.0, finalize_cores: 1.0, finalize_bw_gbs: 0.0 }
+        CpuDemands {
+            synth_cores: 1.0,
+            synth_bw_gbs: 0.0,
+            prep_cores: 1.0,
+            prep_bw_gbs: 0.0,
+            finalize_cores: 1.0,
+            finalize_bw_gbs: 0.0,
+            uploads_use_host_bandwidth: false,
+        }
     }
 }
 
@@ -276,13 +283,13 @@ impl Contention {
 impl Config {
     pub fn from_toml_str(text: &str, path: &str) -> Result<Config, ConfigError> {
         let c: Config = toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_string(), message: e.to_string() })?;
-        c.validate()?;
+        c.validate().map_err(|e| ConfigError::Parse { path: path.to_string(), message: e.to_string() })?;
         Ok(c)
     }
 
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: name.clone(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|err| ConfigError::Read { path: name.clone(), err })?;
         Config::from_toml_str(&text, &name)
     }
 

@@ -90,7 +90,10 @@ pub fn compute(cfg: &Config) -> Floors {
     push("pcie", parts * m.upload / gpus, true);
     let core_s = m.synth * d.synth_cores + m.prep * d.prep_cores + fin * d.finalize_cores;
     push("cpu cores", parts * core_s / cfg.machine.cpu_cores, true);
-    let bw_gb = m.synth * d.synth_bw_gbs + m.prep * d.prep_bw_gbs + fin * d.finalize_bw_gbs;
+    let mut bw_gb = m.synth * d.synth_bw_gbs + m.prep * d.prep_bw_gbs + fin * d.finalize_bw_gbs;
+    if d.uploads_use_host_bandwidth {
+        bw_gb += m.upload * cfg.machine.pcie_gbs;
+    }
     push("memory bandwidth", parts * bw_gb / cfg.machine.mem_bandwidth_gbs, true);
 
     // What the configuration imposes.

@@ -543,6 +543,7 @@ impl<'c> Sim<'c> {
                 Owner::Synth(pi) => self.synth_done(pi),
                 Owner::Worker(w) => self.worker_cpu_done(w),
                 Owner::Finalizer(pi, stage) => self.finalizer_done(pi, stage),
+                Owner::Copy(w) => self.copy_done(w),
             }
         }
         self.reschedule_pool();
@@ -596,7 +597,15 @@ impl<'c> Sim<'c> {
         let d = &mut self.devices[dev];
         d.copies_running += 1;
         d.copy_since = now;
-        self.agenda.after(self.upload_ns, Ev::CopyDone(w));
+        if self.cfg.cpu.uploads_use_host_bandwidth {
+            // The DMA engine reads host memory at the link's rate: the upload draws that
+            // bandwidth from the shared pool and stretches when it is oversubscribed.
+            let bw = self.cfg.machine.pcie_gbs;
+            self.pool.start(now, self.upload_ns, 0.0, bw, false, Owner::Copy(w));
+            self.reschedule_pool();
+        } else {
+            self.agenda.after(self.upload_ns, Ev::CopyDone(w));
+        }
     }
 
     fn copy_done(&mut self, w: u32) {
@@ -605,8 +614,8 @@ impl<'c> Sim<'c> {
             let wk = &self.workers[w as usize];
             (wk.device, wk.index, wk.part)
         };
-        let upload = self.upload_ns;
-        self.span(SpanKind::H2d, now - upload, now, pi, Some(idx), Some(dev));
+        let since = self.devices[dev as usize].copy_since;
+        self.span(SpanKind::H2d, since, now, pi, Some(idx), Some(dev));
         let d = &mut self.devices[dev as usize];
         d.copies_running -= 1;
         d.pcie_busy += now - d.copy_since;

@@ -22,6 +22,8 @@ pub enum Owner {
     Worker(u32),
     /// Split finalisation of a partition, stage 0 (G2 MSM) or 1 (epilogue).
     Finalizer(u32, u8),
+    /// A GPU worker's upload, when uploads draw host memory bandwidth.
+    Copy(u32),
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -18,6 +18,9 @@ use crate::report::SimResult;
 /// RAM budgets of the recommendation table, GiB.
 pub const RAM_BUDGETS_GIB: [f64; 5] = [128.0, 256.0, 384.0, 512.0, 768.0];
 
+/// Most combinations one sweep may have.
+pub const MAX_POINTS: usize = 2_000_000;
+
 /// One `--vary key=values` axis.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Vary {
@@ -71,6 +74,16 @@ pub struct Point {
 /// All combinations (the last axis varies fastest). Every combination is validated; an
 /// impossible one is an error naming the combination and the field.
 pub fn expand(base: &Config, axes: &[Vary]) -> Result<Vec<Point>, ConfigError> {
+    let total = axes.iter().try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()));
+    match total {
+        Some(n) if n <= MAX_POINTS => {}
+        _ => {
+            return Err(ConfigError::Invalid {
+                field: "--vary".into(),
+                reason: format!("the axes make more than {MAX_POINTS} combinations; narrow them or use a step (pw=1..64:4)"),
+            })
+        }
+    }
     let mut points = vec![Point { params: Vec::new(), config: base.clone() }];
     for ax in axes {
         let mut next = Vec::with_capacity(points.len() * ax.values.len());

@@ -8,8 +8,7 @@ use std::path::PathBuf;
 use simulator::calibrate::{calibrate, default_base};
 use simulator::parity;
 use simulator::{simulate, Config, Options};
-use timeline::write::cuzk::{format_line, CuzkEvent};
-use timeline::{Run, SpanKind};
+use timeline::Run;
 
 fn config(name: &str) -> Config {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs").join(format!("{name}.toml"));
@@ -22,30 +21,8 @@ fn recorded(c: &Config) -> Run {
     out.run.unwrap()
 }
 
-/// Re-render a run as a cuzk daemon log (what cuzk would have printed).
 fn as_cuzk_log(run: &Run) -> String {
-    let mut lines: Vec<(u64, String)> = Vec::new();
-    let ms = |ns: u64| ns / 1_000_000;
-    for s in &run.spans {
-        let (Some(job), Some(p), Some(end)) = (&s.job, s.partition, s.end_ns) else { continue };
-        let part = ("partition", p.to_string());
-        match s.kind {
-            SpanKind::Synthesis => {
-                lines.push((s.start_ns, format_line(ms(s.start_ns), CuzkEvent::SynthStart, job, &[part.clone()])));
-                lines.push((end, format_line(ms(end), CuzkEvent::SynthEnd, job, &[part, ("synth_ms", ms(end - s.start_ns).to_string())])));
-            }
-            SpanKind::GpuQueue => lines.push((s.start_ns, format_line(ms(s.start_ns), CuzkEvent::GpuQueue, job, &[part]))),
-            SpanKind::Gpu => {
-                let w = ("worker", s.worker.unwrap_or(0).to_string());
-                lines.push((s.start_ns, format_line(ms(s.start_ns), CuzkEvent::GpuPickup, job, &[w.clone(), part.clone()])));
-                lines.push((s.start_ns, format_line(ms(s.start_ns), CuzkEvent::GpuStart, job, &[w.clone(), part.clone()])));
-                lines.push((end, format_line(ms(end), CuzkEvent::GpuEnd, job, &[w, part, ("gpu_ms", ms(end - s.start_ns).to_string())])));
-            }
-            _ => {}
-        }
-    }
-    lines.sort_by_key(|l| l.0);
-    lines.into_iter().map(|l| l.1 + "\n").collect()
+    simulator::cuzk_log::render(run)
 }
 
 #[test]
@@ -112,12 +89,9 @@ fn several_runs_give_the_contention_curve() {
 
 #[test]
 fn calibrated_from_the_cuzk_sample_it_predicts_the_sample() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/cuzk-sample.log");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("skipped: {} not found", path.display());
-        return;
-    };
-    let measured = timeline::read::read_str(&text, None);
+    // The reference fixture, kept in the repo by the timeline crate.
+    let measured = timeline::read::read_str(include_str!("../../timeline/assets/cuzk-sample.log"), None);
+    assert_eq!(measured.diagnostics.lines_rejected, 0);
     let cal = calibrate(&[("cuzk-sample.log".into(), measured.clone())], &default_base()).unwrap();
     let p = &cal.config.pipeline;
     assert_eq!((p.proofs, p.partitions, p.gw), (3, 10, 2));

@@ -138,7 +138,11 @@ fn periodic_arrivals_and_multi_gpu() {
 fn err_of(text: &str) -> String {
     match Config::from_toml_str(text, "bad.toml") {
         Ok(_) => panic!("accepted:\n{text}"),
-        Err(e) => e.to_string(),
+        Err(e) => {
+            let e = e.to_string();
+            assert!(e.contains("bad.toml"), "error does not name the file: {e}");
+            e
+        }
     }
 }
 
@@ -206,4 +210,60 @@ fn the_analyzer_agrees_with_the_simulator() {
         close(s.gpu_utilization, r.gpus[0].union_util, "GPU union utilisation");
         close(s.kernel_utilization, r.gpus[0].kernel_util, "kernel utilisation");
     }
+}
+
+/// The bottleneck law: no simulated run beats its floors (total s/proof ≥ practical floor
+/// ≥ theoretical floor), over a sweep of every lock mode, worker count and option.
+#[test]
+fn no_run_beats_its_floors() {
+    let mut base = config("phase9");
+    base.pipeline.proofs = 4;
+    base.machine.vram_gib = 80.0;
+    // With contention the partition-worker floor assumes pw syntheses always run; a run
+    // with fewer at a time is faster than that. Without it the floors are strict.
+    base.contention.synth_slope = 0.0;
+    let axes: Vec<simulator::sweep::Vary> = ["pw=1,3,8,16,30", "gw=1,2,3", "lock=whole,kernels,two_lock", "split=false,true", "j=1,4", "cores=16,96"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let points = simulator::sweep::expand(&base, &axes).unwrap();
+    let rows = simulator::sweep::run_points(&points, &|| {});
+    let mut checked = 0;
+    for r in &rows {
+        let x = &r.result;
+        assert!(x.feasible, "{:?}: {:?}", r.params, x.failure);
+        assert!(x.floors.practical_s_per_proof >= x.floors.theoretical_s_per_proof);
+        assert!(x.total_s_per_proof >= x.floors.practical_s_per_proof * (1.0 - 1e-9), "{:?}: total {} < practical floor {} ({})", r.params, x.total_s_per_proof, x.floors.practical_s_per_proof, x.floors.practical_binding);
+        checked += 1;
+    }
+    assert_eq!(checked, 5 * 3 * 3 * 2 * 2 * 2);
+}
+
+/// Uploads that read host memory share its bandwidth with the syntheses: under load both
+/// stretch (the reference's Phase 9 inflation), and the bandwidth floor counts the uploads.
+#[test]
+fn uploads_can_share_host_bandwidth() {
+    let mut c = config("phase9");
+    c.pipeline.proofs = 3;
+    c.set("bandwidth", "120").unwrap();
+    c.cpu.synth_bw_gbs = 12.0; // 10 syntheses draw 120 GB/s: the link's 25 GB/s oversubscribes it
+    let off = simulate(&c, Options { record: true });
+    c.cpu.uploads_use_host_bandwidth = true;
+    let on = simulate(&c, Options { record: true });
+    let upload_s = simulator::floors::upload_s(&c);
+    let h2d = |o: &simulator::Outcome| {
+        let run = o.run.as_ref().unwrap();
+        let v: Vec<f64> = run.spans_of(&SpanKind::H2d).map(|s| s.duration_ns() as f64 / 1e9).collect();
+        (v.iter().sum::<f64>() / v.len() as f64, v.iter().copied().fold(0.0, f64::max))
+    };
+    let (off_mean, off_max) = h2d(&off);
+    assert!((off_mean - upload_s).abs() < 1e-6 && (off_max - upload_s).abs() < 1e-6);
+    let (on_mean, on_max) = h2d(&on);
+    assert!(on_max > upload_s * 1.05, "some upload ran while syntheses saturated the bus: {on_max} vs {upload_s}");
+    assert!(on_mean >= upload_s);
+    assert!(on.result.synth_mean_s > off.result.synth_mean_s, "syntheses lose bandwidth to the uploads");
+    let bw = |r: &simulator::SimResult| r.floors.resources.iter().find(|x| x.name == "memory bandwidth").unwrap().s_per_proof;
+    let expect = 10.0 * upload_s * c.machine.pcie_gbs / c.machine.mem_bandwidth_gbs;
+    assert!((bw(&on.result) - bw(&off.result) - expect).abs() < 1e-9);
+    assert!(on.result.bandwidth_util > off.result.bandwidth_util);
 }

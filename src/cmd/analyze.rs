@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use timeline::analysis::verdict::num;
 use timeline::analysis::{summarize, AnalyzeOptions, Summary};
 use timeline::read::Format;
 use timeline::report::ChartRef;
@@ -200,7 +201,7 @@ pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
     }
     let g = &s.idle_gap_totals;
     let causes: Vec<String> =
-        g.by_cause.iter().filter(|c| c.count > 0).map(|c| format!("{} {:.1} s ({}×)", c.cause, c.total_ms / 1e3, c.count)).collect();
+        g.by_cause.iter().filter(|c| c.count > 0).map(|c| format!("{} {} s ({}×)", c.cause, num(c.total_ms / 1e3), c.count)).collect();
     if !causes.is_empty() {
         println!("idle        {}", causes.join(", "));
     }

@@ -10,3 +10,4 @@ pub mod simulate;
 pub mod sweep;
 pub mod calibrate;
 pub mod predict;
+pub mod validate_trace;

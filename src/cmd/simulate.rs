@@ -1,4 +1,4 @@
-//! `proofscope simulate CONFIG [--json] [--timeline out.jsonl] [--seed N] [--set k=v]...
+//! `proofscope simulate CONFIG [--json] [--timeline out.jsonl] [--cuzk-log out.log] [--seed N] [--set k=v]...
 //! [--compare-to LOG [-o DIR]]`: run the discrete-event model of the proving pipeline
 //! once and print throughput, utilisations, memory peaks, floors and the verdict; write
 //! the simulated timeline (same schema as the prover's, so `analyze` reads it); with
@@ -22,6 +22,9 @@ pub struct Args {
     /// Write the simulated timeline as JSON lines.
     #[arg(long)]
     pub timeline: Option<PathBuf>,
+    /// Also write it as a cuzk daemon TIMELINE log (for tools that read cuzk logs).
+    #[arg(long)]
+    pub cuzk_log: Option<PathBuf>,
     /// Override the config's seed.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -52,7 +55,7 @@ pub fn load_config(path: &std::path::Path, seed: Option<u64>, sets: &[String]) -
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let cfg = load_config(&a.config, a.seed, &a.set)?;
-    let record = a.timeline.is_some() || a.compare_to.is_some();
+    let record = a.timeline.is_some() || a.cuzk_log.is_some() || a.compare_to.is_some();
     let out = simulate(&cfg, Options { record });
     if a.json {
         let mut o = std::io::stdout().lock();
@@ -65,6 +68,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
         timeline::write::jsonl::write_run(BufWriter::new(f), run).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("timeline: {} ({} spans, {} counters)", path.display(), run.spans.len(), run.counters.len());
+    }
+    if let (Some(path), Some(run)) = (&a.cuzk_log, &out.run) {
+        fs::write(path, simulator::cuzk_log::render(run)).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("cuzk log: {}", path.display());
     }
     if let (Some(log), Some(sim_run)) = (&a.compare_to, &out.run) {
         let measured = timeline::read::read_path(log, None)?;

@@ -187,3 +187,16 @@ fn killed_run_reports_open_spans() {
     assert_eq!(s.proofs_completed, 1);
     assert!(s.diagnostics.warnings.iter().any(|w| w.message.contains("open span")));
 }
+
+#[test]
+fn long_error_messages_are_cut_at_a_character_boundary() {
+    // Regression (found by the `read_jsonl` fuzz target): serde's message quotes the
+    // unknown variant; a multi-byte character across byte 200 of it used to panic.
+    for pad in 0..8 {
+        let tag = format!("{}{}", "x".repeat(170 + pad), "é".repeat(40));
+        let line = format!("{{\"type\":\"{tag}\"}}\n");
+        let run = read_str(&line, Some(Format::Jsonl));
+        assert_eq!(run.diagnostics.lines_rejected, 1);
+        assert!(run.diagnostics.warnings[0].message.len() <= 250);
+    }
+}

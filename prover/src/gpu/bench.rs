@@ -76,7 +76,12 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
     let ds = gpu.upload_scalar_words(&scalars)?;
     drop(points);
     let mut rows = Vec::new();
-    for &l in logs {
+    let variants: Vec<&str> = match std::env::var("PROOFSCOPE_MSM_VARIANTS") {
+        Ok(v) => v.split(',').map(|s| s.trim()).filter(|s| !s.is_empty()).map(|s| -> &'static str { Box::leak(s.to_string().into_boxed_str()) }).collect(),
+        Err(_) => vec!["b4"],
+    };
+    for (&l, variant) in logs.iter().flat_map(|l| variants.iter().map(move |v| (l, *v))) {
+        gpu.set_msm_variant(variant)?;
         let m = 1usize << l;
         gpu.msm_device(&dp, &ds, m)?; // warm-up
         let mut totals = Vec::new();
@@ -89,7 +94,7 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
         let (med, min, max) = stats(totals.clone());
         let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
         let row = BenchRow {
-            what: "msm_g1".into(),
+            what: if variant == "b4" { "msm_g1".into() } else { format!("msm_{variant}") },
             log_n: l,
             median_ms: med,
             min_ms: min,
@@ -102,6 +107,7 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
         log(&format_row(&row));
         rows.push(row);
     }
+    gpu.set_msm_variant("b4")?;
     Ok(rows)
 }
 
@@ -119,7 +125,7 @@ pub fn bench_ntt(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
             runs: times.len(),
             floor_ms: ntt_floor_ms(l),
             sppark_ms: sppark_ntt_ms(l),
-            phases: Vec::new(),
+            phases: gpu.ntt_phases(l, seed)?,
         };
         log(&format_row(&row));
         rows.push(row);

@@ -58,6 +58,8 @@ pub struct Gpu {
     /// Whether the sm_90 cubins were loaded (else the PTX was JIT-compiled by the driver).
     pub native_cubin: bool,
     pub(crate) ntt_domains: Mutex<HashMap<u32, Arc<crate::gpu::ntt::Domain>>>,
+    /// Bucket-accumulation kernel variant (register budget), see `msm.cu`.
+    pub(crate) msm_acc: Mutex<&'static str>,
 }
 
 impl Gpu {
@@ -114,7 +116,24 @@ impl Gpu {
             sm_count,
             native_cubin,
             ntt_domains: Mutex::new(HashMap::new()),
+            msm_acc: Mutex::new(match std::env::var("PROOFSCOPE_MSM_ACC").as_deref() {
+                Ok("b5") => "msm_bucket_acc_b5",
+                Ok("b6") => "msm_bucket_acc_b6",
+                _ => "msm_bucket_acc",
+            }),
         })
+    }
+
+    /// Selects the bucket-accumulation variant: "b4" (128 registers, default), "b5", "b6".
+    pub fn set_msm_variant(&self, v: &str) -> Result<(), GpuError> {
+        let name = match v {
+            "b4" => "msm_bucket_acc",
+            "b5" => "msm_bucket_acc_b5",
+            "b6" => "msm_bucket_acc_b6",
+            other => return Err(GpuError::Other(format!("unknown MSM variant {other:?} (b4, b5, b6)"))),
+        };
+        *self.msm_acc.lock().map_err(|_| GpuError::Other("poisoned".into()))? = name;
+        Ok(())
     }
 
     pub(crate) fn func(&self, name: &str) -> Result<&CudaFunction, GpuError> {

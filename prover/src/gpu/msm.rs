@@ -105,7 +105,8 @@ impl Gpu {
         }
         let t1 = self.timer()?;
         let mut buckets = self.stream.alloc_zeros::<u32>(nbk as usize * XYZZ_WORDS).ctx("alloc buckets")?;
-        launch!(self, "msm_bucket_acc", cfg_1d(nbk as u64, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets);
+        let acc_kernel: &str = *self.msm_acc.lock().map_err(|_| GpuError::Other("poisoned".into()))?;
+        launch!(self, acc_kernel, cfg_1d(nbk as u64, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets);
         let t2 = self.timer()?;
         let seg = 16u32.min(nb);
         let nseg = nb / seg;

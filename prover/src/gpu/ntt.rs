@@ -266,6 +266,35 @@ impl Gpu {
         Ok((out, times))
     }
 
+    /// Device time of each DIF pass and of the bit reversal of one forward NTT (for the
+    /// bench's phase column), labelled `p<lam0>x<k>` and `bitrev`.
+    pub fn ntt_phases(&self, log_n: u32, seed: u64) -> Result<Vec<(String, f64)>, GpuError> {
+        let n = 1usize << log_n;
+        let values = super::reference::random_scalars(n, seed);
+        let mut data = self.upload_scalars(&values)?;
+        let mut scratch = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
+        let d = self.domain(log_n)?;
+        let mut out = Vec::new();
+        for (lam0, k, log_g) in pass_plan(log_n) {
+            let elems = 1u64 << (k + log_g);
+            let cfg = LaunchConfig {
+                grid_dim: (((n as u64) / elems) as u32, 1, 1),
+                block_dim: ((elems / 2) as u32, 1, 1),
+                shared_mem_bytes: (elems * 32) as u32,
+            };
+            let t0 = self.timer()?;
+            launch!(self, "ntt_dif_pass", cfg, &mut data, &d.tw_fwd, &log_n, &lam0, &k, &log_g);
+            let t1 = self.timer()?;
+            out.push((format!("p{lam0}x{k}"), t0.ms_to(&t1)?));
+        }
+        let zero = 0u32;
+        let t0 = self.timer()?;
+        launch!(self, "ntt_bitrev_scale", cfg_1d(n as u64, 256), &data, &mut scratch, &log_n, &d.tw_fwd, &d.tw_fwd, &zero);
+        let t1 = self.timer()?;
+        out.push(("bitrev".into(), t0.ms_to(&t1)?));
+        Ok(out)
+    }
+
     /// Device time of one forward NTT of 2^log_n random values already on the device
     /// (median of `runs` after one warm-up), for the bench.
     pub fn time_ntt(&self, log_n: u32, runs: usize, seed: u64) -> Result<Vec<f64>, GpuError> {

@@ -114,8 +114,23 @@ fn serial_gpu(run: &Run, ix: &Index<'_>) -> Option<(f64, &'static str)> {
     median(durations).map(|m| (m, "gpu_span_median"))
 }
 
+/// A number of seconds with precision to match its size (37.4, 2.78, 0.0312).
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        let digits = (2 - a.log10().floor() as i32).clamp(3, 9) as usize;
+        format!("{v:.digits$}")
+    }
+}
+
 fn fmt_s(v: f64) -> String {
-    format!("{v:.1} s")
+    format!("{} s", num(v))
 }
 
 /// The verdict from the other analyses' results.
@@ -231,17 +246,17 @@ pub fn decide(
             .by_cause
             .iter()
             .filter(|t| t.count > 0)
-            .map(|t| format!("{} {:.1} s ({}×)", t.cause, t.total_ms / 1e3, t.count))
+            .map(|t| format!("{} {} s ({}×)", t.cause, num(t.total_ms / 1e3), t.count))
             .collect();
         if parts.is_empty() {
             parts.push("none".into());
         }
         ev.push(format!(
-            "GPU idle {:.1} s in {} gaps of ≥ {} ms ({:.1} s between first and last GPU work): {}",
-            totals.idle_total_ms / 1e3,
+            "GPU idle {} s in {} gaps of ≥ {} ms ({} s between first and last GPU work): {}",
+            num(totals.idle_total_ms / 1e3),
             gaps.len(),
             totals.min_gap_ms,
-            idle_window / 1e3,
+            num(idle_window / 1e3),
             parts.join(", ")
         ));
     }
@@ -286,7 +301,7 @@ pub fn decide(
         }
         (Some(m), None) => {
             v.binding = "unknown".into();
-            v.headline = format!("{m:.2} s/proof {basis_txt}; the log has too little to derive any floor.");
+            v.headline = format!("{} s/proof {basis_txt}; the log has too little to derive any floor.", num(m));
         }
         (Some(m), Some((name, floor))) if m <= floor * opts.binding_tolerance => {
             v.binding = name.into();
@@ -296,9 +311,11 @@ pub fn decide(
                 .map(|(n, fv)| format!("{} floor {}", label(n), fmt_s(fv.unwrap_or(0.0))))
                 .collect();
             v.headline = format!(
-                "{}-bound: {m:.1} s/proof {basis_txt} against a {} floor of {floor:.1} s/proof ({:+.0} %){}.",
+                "{}-bound: {} s/proof {basis_txt} against a {} floor of {} s/proof ({:+.0} %){}.",
                 label(name),
+                num(m),
                 label(name),
+                num(floor),
                 (m / floor - 1.0) * 100.0,
                 if others.is_empty() { String::new() } else { format!("; {}", others.join(", ")) }
             );
@@ -315,19 +332,23 @@ pub fn decide(
             if top_ms <= 0.0 || (window_ms > 0.0 && idle_window / window_ms < 0.05) {
                 v.binding = "gpu".into();
                 v.headline = format!(
-                    "GPU-bound but slow: {m:.1} s/proof {basis_txt} is {:.0} % above the best floor ({} {floor:.1} s/proof) while the GPU is rarely idle — the time per partition on the GPU is inflated (contention, or CPU work inside the GPU calls).",
+                    "GPU-bound but slow: {} s/proof {basis_txt} is {:.0} % above the best floor ({} {} s/proof) while the GPU is rarely idle — the time per partition on the GPU is inflated (contention, or CPU work inside the GPU calls).",
+                    num(m),
                     (m / floor - 1.0) * 100.0,
-                    label(name)
+                    label(name),
+                    num(floor)
                 );
             } else {
                 v.binding = top.into();
                 v.headline = format!(
-                    "{}-limited: {m:.1} s/proof {basis_txt} is {:.0} % above the best floor ({} {floor:.1} s/proof); the GPU idles {:.1} s between its first and last work, of which {:.1} s is due to {}.",
+                    "{}-limited: {} s/proof {basis_txt} is {:.0} % above the best floor ({} {} s/proof); the GPU idles {} s between its first and last work, of which {} s is due to {}.",
                     label(top),
+                    num(m),
                     (m / floor - 1.0) * 100.0,
                     label(name),
-                    idle_window / 1e3,
-                    top_ms / 1e3,
+                    num(floor),
+                    num(idle_window / 1e3),
+                    num(top_ms / 1e3),
                     top
                 );
             }

@@ -97,3 +97,24 @@ where
     root.draw(&Text::new(what.to_string(), (w as i32 / 2, h as i32 / 2), style))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::fixtures::extreme_run;
+
+    #[test]
+    fn hostile_runs_draw_without_panicking() {
+        let run = extreme_run();
+        let gaps = [GapMark { device: 7, start_ns: u64::MAX - 5, end_ns: 3, cause: "".into() }];
+        let dir = tempfile::tempdir().unwrap();
+        let p = |f: &str| dir.path().join(f);
+        waterfall_svg(&run, &gaps, &p("w.svg")).unwrap();
+        waterfall_png(&run, &gaps, &p("w.png")).unwrap();
+        utilization_svg(&run, &p("u.svg")).unwrap();
+        gaps_svg(&gaps, &p("g.svg")).unwrap();
+        phases_svg(&run, &p("p.svg")).unwrap();
+        lines_svg("t", "x", "y", &[("inf".into(), vec![(f64::INFINITY, 1.0), (1.0, f64::NAN), (2.0, 3.0)])], &p("l.svg")).unwrap();
+        bar_chart_svg("t", "y", &[("nan".into(), f64::NAN), ("neg".into(), -2.0)], &p("b.svg")).unwrap();
+    }
+}

@@ -26,7 +26,7 @@ fn windowed(busy: &[(u64, u64)], w: u64, n: usize) -> Vec<f64> {
     for &(a, b) in busy {
         let (k0, k1) = ((a / w) as usize, ((b.saturating_sub(1)) / w) as usize);
         for (k, slot) in out.iter_mut().enumerate().take(k1.min(n - 1) + 1).skip(k0) {
-            let (ws, we) = (k as u64 * w, (k as u64 + 1) * w);
+            let (ws, we) = ((k as u64).saturating_mul(w), (k as u64 + 1).saturating_mul(w));
             *slot += (b.min(we) - a.max(ws)) as f64 / w as f64;
         }
     }
@@ -57,7 +57,7 @@ pub fn utilization_svg(run: &Run, path: &Path) -> Result<(), ChartError> {
     gpu_ns.sort_unstable();
     let w = end.div_ceil(WINDOWS as u64).max(2 * gpu_ns.get(gpu_ns.len() / 2).copied().unwrap_or(0)).max(1);
     let nw = end.div_ceil(w) as usize;
-    let t_end = (w * nw as u64) as f64 / 1e9;
+    let t_end = w as f64 * nw as f64 / 1e9;
     // Each window as a flat step from its start to its end.
     let steps = |v: Vec<f64>| -> Vec<(f64, f64)> {
         v.iter()

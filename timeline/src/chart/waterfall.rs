@@ -230,7 +230,7 @@ where
         }
     }
 
-    // Spans, parents before children so that kernels are drawn on top.
+    // Spans, depth by depth so that kernels are drawn on top of their call.
     let jobs: HashMap<String, usize> = run.jobs().into_iter().enumerate().map(|(i, j)| (j, i)).collect();
     let (x_px0, _) = chart.backend_coord(&(0.0, 0.0));
     let (x_px1, _) = chart.backend_coord(&(l.t_end_s, 0.0));
@@ -239,45 +239,21 @@ where
     let mut labels = Vec::new();
     for (i, row) in l.rows.iter().enumerate() {
         let RowKind::Lane(li) = row.kind else { continue };
-        let lane = &l.lanes[li];
-        let mut rects = Vec::with_capacity(lane.spans.len());
-        for p in &lane.spans {
-            let s = &run.spans[p.index];
-            let inset = [0.08, 0.26, 0.36, 0.42][(p.depth as usize).min(3)];
-            let mut c = kind_color(&s.kind);
-            let job = s.job.as_ref().and_then(|j| jobs.get(j)).copied();
-            if job.is_some_and(|j| j % 2 == 1) {
-                c = lighten(c, 0.35);
-            }
-            let (x0, x1) = (t(p.start_ns), t(p.end_ns));
-            let (y0, y1) = (base(i) + inset, base(i) + 1.0 - inset);
-            if p.open {
-                rects.push(Rectangle::new([(x0, y0), (x1, y1)], c.mix(0.3).filled()));
-                rects.push(Rectangle::new([(x0, y0), (x1, y1)], c.stroke_width(1)));
-            } else {
-                rects.push(Rectangle::new([(x0, y0), (x1, y1)], c.filled()));
-                if p.depth == 0 && (x1 - x0) * px_per_s >= 4.0 {
+        let (by_depth, mut row_labels) = lane_bars(run, &l.lanes[li], &jobs, base(i), px_per_s, label_size, l.row_px >= 16);
+        labels.append(&mut row_labels);
+        for bars in by_depth {
+            chart.draw_series(bars.iter().flat_map(|b| {
+                let r = [(b.x0, b.y0), (b.x1, b.y1)];
+                let first = if b.open { Rectangle::new(r, b.color.mix(0.3).filled()) } else { Rectangle::new(r, b.color.filled()) };
+                let outline = match (b.open, b.hairline) {
+                    (true, _) => Some(Rectangle::new(r, b.color.stroke_width(1))),
                     // A hairline so that back-to-back bars of one job stay distinct.
-                    rects.push(Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)));
-                }
-            }
-            if p.depth == 0 && l.row_px >= 16 && matches!(s.kind, SpanKind::Gpu | SpanKind::Synthesis) {
-                let mut label = match (job, s.partition) {
-                    (Some(j), Some(pn)) => format!("J{j} p{pn}"),
-                    (None, Some(pn)) => format!("p{pn}"),
-                    (Some(j), None) => format!("J{j}"),
-                    (None, None) => String::new(),
+                    (false, true) => Some(Rectangle::new(r, WHITE.stroke_width(1))),
+                    (false, false) => None,
                 };
-                if p.open {
-                    label.push_str(" (open)");
-                }
-                let need = label.chars().count() as f64 * label_size * 0.62 + 6.0;
-                if !label.is_empty() && (x1 - x0) * px_per_s >= need {
-                    labels.push((label, x0, base(i) + 0.5));
-                }
-            }
+                std::iter::once(first).chain(outline)
+            }))?;
         }
-        chart.draw_series(rects)?;
     }
     let label_style = text(label_size).pos(Pos::new(HPos::Left, VPos::Center));
     chart.draw_series(labels.into_iter().map(|(s, x, y)| Text::new(s, (x, y), label_style.clone())))?;
@@ -316,6 +292,84 @@ where
         x += w;
     }
     Ok(())
+}
+
+/// One rectangle of the waterfall, in chart coordinates (seconds, row units).
+#[derive(Debug, Clone, PartialEq)]
+struct Bar {
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+    color: RGBColor,
+    open: bool,
+    hairline: bool,
+}
+
+/// Bars narrower than this many pixels merge with a same-coloured neighbour less than a
+/// pixel away: a picture of a million spans stays a picture, not a 100 MB SVG.
+const MERGE_BELOW_PX: f64 = 1.5;
+
+/// The bars of one lane, by depth (draw depth 0 first), and the labels of wide bars.
+fn lane_bars(
+    run: &Run,
+    lane: &Lane,
+    jobs: &HashMap<String, usize>,
+    y_base: f64,
+    px_per_s: f64,
+    label_size: f64,
+    with_labels: bool,
+) -> (Vec<Vec<Bar>>, Vec<(String, f64, f64)>) {
+    let t = |ns: u64| ns as f64 / 1e9;
+    let mut by_depth: Vec<Vec<Bar>> = Vec::new();
+    let mut labels = Vec::new();
+    for p in &lane.spans {
+        let s = &run.spans[p.index];
+        let d = p.depth as usize;
+        let inset = [0.08, 0.26, 0.36, 0.42][d.min(3)];
+        let job = s.job.as_ref().and_then(|j| jobs.get(j)).copied();
+        let mut color = kind_color(&s.kind);
+        if job.is_some_and(|j| j % 2 == 1) {
+            color = lighten(color, 0.35);
+        }
+        let (x0, x1) = (t(p.start_ns), t(p.end_ns));
+        let w_px = (x1 - x0) * px_per_s;
+        if by_depth.len() <= d {
+            by_depth.resize_with(d + 1, Vec::new);
+        }
+        let list = &mut by_depth[d];
+        let thin = w_px < MERGE_BELOW_PX && !p.open;
+        match list.last_mut() {
+            Some(last) if thin && !last.open && last.color == color && (x0 - last.x1) * px_per_s < 1.0 && (last.x1 - last.x0) * px_per_s < MERGE_BELOW_PX => {
+                last.x1 = last.x1.max(x1);
+            }
+            _ => list.push(Bar {
+                x0,
+                x1,
+                y0: y_base + inset,
+                y1: y_base + 1.0 - inset,
+                color,
+                open: p.open,
+                hairline: d == 0 && w_px >= 4.0,
+            }),
+        }
+        if with_labels && d == 0 && matches!(s.kind, SpanKind::Gpu | SpanKind::Synthesis) {
+            let mut label = match (job, s.partition) {
+                (Some(j), Some(pn)) => format!("J{j} p{pn}"),
+                (None, Some(pn)) => format!("p{pn}"),
+                (Some(j), None) => format!("J{j}"),
+                (None, None) => String::new(),
+            };
+            if p.open {
+                label.push_str(" (open)");
+            }
+            let need = label.chars().count() as f64 * label_size * 0.62 + 6.0;
+            if !label.is_empty() && w_px >= need {
+                labels.push((label, x0, y_base + 0.5));
+            }
+        }
+    }
+    (by_depth, labels)
 }
 
 #[cfg(test)]
@@ -388,6 +442,28 @@ mod tests {
         if let Ok(dir) = std::env::var("PROOFSCOPE_CHART_DIR") {
             waterfall_png(&run, &gaps, &Path::new(&dir).join("waterfall-50x10.png")).unwrap();
         }
+    }
+
+    #[test]
+    fn sub_pixel_bars_merge_but_visible_ones_do_not() {
+        let mut run = Run::default();
+        // 10 000 back-to-back 1 ms kernels inside one long call, then a wide call.
+        run.spans.push(crate::event::Span::new(SpanKind::Gpu, 0, 10_000_000_000).worker(0).job("a"));
+        for k in 0..10_000u64 {
+            run.spans.push(crate::event::Span::new(SpanKind::Ntt, k * 1_000_000, (k + 1) * 1_000_000).worker(0).job("a"));
+        }
+        run.normalize();
+        let lanes = crate::lanes::assign(&run);
+        let jobs: HashMap<String, usize> = [("a".to_string(), 0)].into();
+        // 10 s over 1000 px: each kernel is 0.1 px and they merge; the call does not.
+        let (bars, _) = lane_bars(&run, &lanes[0], &jobs, 0.0, 100.0, 12.0, true);
+        assert_eq!(bars[0].len(), 1);
+        assert!(bars[1].len() <= 10 * 1000 / 15 + 1, "{} kernel bars", bars[1].len());
+        let covered: f64 = bars[1].iter().map(|b| b.x1 - b.x0).sum();
+        assert!((covered - 10.0).abs() < 1e-6, "merged bars cover the kernels: {covered}");
+        // Zoomed in (1 ms = 10 px), every kernel is its own bar.
+        let (bars, _) = lane_bars(&run, &lanes[0], &jobs, 0.0, 10_000.0, 12.0, true);
+        assert_eq!(bars[1].len(), 10_000);
     }
 
     #[test]

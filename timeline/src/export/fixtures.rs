@@ -50,3 +50,22 @@ pub(crate) fn synthetic(proofs: u32, parts: u32, devices: u32, kernels: bool) ->
     r.normalize();
     r
 }
+
+/// A run a hostile or buggy producer could send: times near `u64::MAX`, an end before its
+/// start, open spans, unknown kinds, non-finite and far-future counters, an empty job id.
+pub(crate) fn extreme_run() -> Run {
+    let mut r = Run::new(RunMeta::new("extreme"));
+    let big = u64::MAX - 10;
+    r.spans.push(Span::new(SpanKind::Gpu, big, u64::MAX).worker(0).device(7).job("").partition(u32::MAX));
+    r.spans.push(Span::new(SpanKind::Ntt, big + 1, u64::MAX).worker(0).device(7));
+    r.spans.push(Span::new(SpanKind::Synthesis, 500, 100).job("backwards").partition(0));
+    let mut open = Span::new(SpanKind::Other("warp drive".into()), 0, 0).worker(3);
+    open.end_ns = None;
+    r.spans.push(open);
+    r.spans.push(Span::new(SpanKind::GpuQueue, 0, 0).arg("note", "zero length"));
+    r.counters.push(Counter { name: "gpu_util_pct".into(), t_ns: u64::MAX, value: f64::NAN, device: Some(7) });
+    r.counters.push(Counter { name: "gpu_power_w".into(), t_ns: u64::MAX, value: f64::INFINITY, device: Some(7) });
+    r.counters.push(Counter { name: "rss_bytes".into(), t_ns: 3, value: -1.0, device: None });
+    r.normalize();
+    r
+}

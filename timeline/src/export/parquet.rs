@@ -153,6 +153,11 @@ mod tests {
         assert_eq!(read(&sp).height(), run.spans.len());
         let [sp, cp] = write_events(&Run::default(), dir.path()).unwrap();
         assert_eq!((read(&sp).height(), read(&cp).height()), (0, 0));
+        let run = crate::export::fixtures::extreme_run();
+        let [sp, cp] = write_events(&run, dir.path()).unwrap();
+        let df = read(&sp);
+        assert_eq!(df.column("duration_ns").unwrap().u64().unwrap().get(0), Some(0), "an end before its start lasts 0 ns");
+        assert_eq!((df.height(), read(&cp).height()), (run.spans.len(), run.counters.len()));
     }
 
     #[test]

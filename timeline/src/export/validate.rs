@@ -151,7 +151,7 @@ pub fn validate_trace(trace: &Value) -> Result<TraceStats, Vec<TraceIssue>> {
                     bad(Some(i), "slice without a name".into());
                 }
                 threads_used.entry((pid, tid)).or_insert(i);
-                slices.entry((pid, tid)).or_default().push(Slice { idx: i, start: ts, end: ts + dur });
+                slices.entry((pid, tid)).or_default().push(Slice { idx: i, start: ts, end: ts.saturating_add(dur) });
                 stats.slices += 1;
             }
             "b" | "e" => {
@@ -329,6 +329,8 @@ mod tests {
         assert!(v["traceEvents"].as_array().unwrap().iter().any(|e| e["name"] == "gpu (open)" && e["args"]["open"] == true));
         let st = valid(&Run::default());
         assert_eq!((st.slices, st.processes), (0, 0));
+        let st = valid(&crate::export::fixtures::extreme_run());
+        assert_eq!((st.slices, st.async_pairs, st.counter_samples), (4, 1, 1), "non-finite counters are left out");
     }
 
     fn base() -> Vec<Value> {

@@ -62,7 +62,13 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
             }
             Err(e) => {
                 let mut msg = e.to_string();
-                msg.truncate(200);
+                // Cut at a character boundary: the message may quote the input (found by
+                // the `read_jsonl` fuzz target: a multi-byte character at byte 200 panicked).
+                let mut cut = msg.len().min(200);
+                while !msg.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                msg.truncate(cut);
                 run.diagnostics.reject(n, format!("not a valid record: {msg}"));
             }
         }

@@ -1,0 +1,74 @@
+//! The sweep's outputs: the recommendation per RAM budget is consistent (each pick fits its
+//! budget, bigger budgets never pick slower points, the largest picks the global best), the
+//! Markdown table has one row per point, and the Parquet table and charts are written.
+
+use std::path::PathBuf;
+
+use simulator::sweep::{self, Vary, RAM_BUDGETS_GIB};
+use simulator::Config;
+
+fn sweep_rows() -> (Vec<Vary>, Vec<sweep::Row>) {
+    let base = Config::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/phase8.toml")).unwrap();
+    let axes: Vec<Vary> = ["pw=2..12:2", "gw=1,2", "lock=whole,kernels"].iter().map(|s| s.parse().unwrap()).collect();
+    let points = sweep::expand(&base, &axes).unwrap();
+    assert_eq!(points.len(), 6 * 2 * 2);
+    let ticks = std::sync::atomic::AtomicUsize::new(0);
+    let rows = sweep::run_points(&points, &|| {
+        ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert_eq!(ticks.into_inner(), points.len());
+    (axes, rows)
+}
+
+#[test]
+fn recommendations_are_consistent() {
+    let (axes, rows) = sweep_rows();
+    let recs = sweep::recommend(&rows);
+    assert_eq!(recs.len(), RAM_BUDGETS_GIB.len());
+    let mut last: Option<f64> = None;
+    for r in &recs {
+        if let Some(i) = r.row {
+            let x = &rows[i].result;
+            assert!(x.feasible && x.peak_ram_gib <= r.ram_budget_gib);
+            if let Some(prev) = last {
+                assert!(x.total_s_per_proof <= prev * 1.01);
+            }
+            last = Some(x.total_s_per_proof);
+        } else {
+            assert!(last.is_none(), "a bigger budget found nothing after a smaller one did");
+        }
+    }
+    let all: Vec<_> = rows.iter().map(|r| r.result.clone()).collect();
+    assert_eq!(recs.last().unwrap().row, sweep::best_index(&all));
+    assert!(recs.iter().any(|r| r.row.is_some()));
+    // A small budget forces fewer workers than the overall best.
+    let first_fit = recs.iter().find(|r| r.row.is_some()).unwrap();
+    let best = &rows[recs.last().unwrap().row.unwrap()];
+    assert!(rows[first_fit.row.unwrap()].result.peak_ram_gib <= best.result.peak_ram_gib);
+    let md = sweep::markdown(&rows, &axes);
+    assert_eq!(md.lines().filter(|l| l.starts_with("| ") && l.contains(" yes |")).count(), rows.len());
+    assert!(md.contains("Recommendation per RAM budget"));
+}
+
+#[cfg(feature = "analysis")]
+#[test]
+fn parquet_and_charts_are_written() {
+    use polars::prelude::*;
+    let (axes, rows) = sweep_rows();
+    let dir = std::env::temp_dir().join(format!("simulator-sweep-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pq = dir.join("sweep.parquet");
+    sweep::outputs::write_parquet(&rows, &axes, &pq).unwrap();
+    let df = ParquetReader::new(std::fs::File::open(&pq).unwrap()).finish().unwrap();
+    assert_eq!(df.height(), rows.len());
+    for col in ["pw", "gw", "lock", "total_s_per_proof", "peak_ram_gib", "binding"] {
+        assert!(df.column(col).is_ok(), "{col}");
+    }
+    let charts = sweep::outputs::write_charts(&rows, &axes, &dir).unwrap();
+    assert_eq!(charts.len(), 3);
+    for c in &charts {
+        let svg = std::fs::read_to_string(c).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("gw=2"), "{}", c.display());
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

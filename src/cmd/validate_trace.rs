@@ -1,0 +1,122 @@
+//! `proofscope validate-trace FILE`: check a Chrome trace-event JSON (the `trace.json`
+//! that `analyze` writes, or any trace meant for Perfetto) with
+//! `timeline::export::validate::validate_trace`, so that a user with a suspicious trace
+//! gets the list of problems (slices partially overlapping on a thread, unmatched async
+//! pairs, dangling flows, unnamed threads...) instead of a silently wrong picture.
+//! Exit 0 when valid (counts printed), 1 with the problems on stderr, 2 when the file
+//! cannot be read.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use timeline::export::validate::{validate_trace_str, TraceIssue, TraceStats};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace file (Chrome trace-event JSON: an array, or an object with `traceEvents`).
+    pub file: PathBuf,
+    /// List at most this many problems (0 = all).
+    #[arg(long, default_value_t = 50)]
+    pub max_problems: usize,
+}
+
+/// Read and validate the file; `Err` only when it cannot be read.
+pub fn check(a: &Args) -> anyhow::Result<Result<TraceStats, Vec<TraceIssue>>> {
+    let text = std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
+    Ok(validate_trace_str(&text))
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    match check(&a)? {
+        Ok(s) => {
+            println!(
+                "{}: valid trace: {} events, {} slices (max depth {}), {} async pairs, {} flows, {} counter samples, {} processes, {} threads",
+                a.file.display(),
+                s.events,
+                s.slices,
+                s.max_depth,
+                s.async_pairs,
+                s.flows,
+                s.counter_samples,
+                s.processes,
+                s.threads
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(issues) => {
+            let shown = if a.max_problems == 0 { issues.len() } else { issues.len().min(a.max_problems) };
+            eprintln!("{}: invalid trace: {} problem(s)", a.file.display(), issues.len());
+            for i in &issues[..shown] {
+                eprintln!("  {i}");
+            }
+            if shown < issues.len() {
+                eprintln!("  … and {} more (--max-problems 0 lists all)", issues.len() - shown);
+            }
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(file: PathBuf) -> Args {
+        Args { file, max_problems: 50 }
+    }
+
+    fn code(c: ExitCode) -> String {
+        format!("{c:?}")
+    }
+
+    #[test]
+    fn the_trace_written_by_analyze_validates() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("sample.log");
+        std::fs::write(&log, include_str!("../../timeline/tests/data/cuzk-sample.log")).unwrap();
+        let out = dir.path().join("report");
+        let a = super::super::analyze::Args {
+            log,
+            out: Some(out.clone()),
+            json: false,
+            strict: true,
+            min_gap_ms: 1.0,
+            format: None,
+            no_charts: false,
+        };
+        super::super::analyze::run(a).unwrap();
+        let trace = out.join("trace.json");
+        let stats = check(&args(trace.clone())).unwrap().expect("analyze's trace.json must validate");
+        // The sample has 3 proofs × 10 partitions: 30 synthesis and 30 gpu slices at least,
+        // and one synthesis→gpu flow per partition.
+        assert!(stats.slices >= 60, "{stats:?}");
+        assert_eq!(stats.flows, 30, "{stats:?}");
+        assert!(stats.processes >= 2, "{stats:?}");
+        assert_eq!(code(run(args(trace)).unwrap()), code(ExitCode::SUCCESS));
+    }
+
+    #[test]
+    fn a_broken_trace_exits_1_and_a_missing_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two slices on one thread that overlap partially, and a thread without a name.
+        let bad = r#"{"traceEvents":[
+            {"ph":"M","name":"process_name","pid":1,"tid":0,"args":{"name":"p"}},
+            {"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":10},
+            {"ph":"X","name":"b","pid":1,"tid":1,"ts":5,"dur":10}
+        ]}"#;
+        let f = dir.path().join("bad.json");
+        std::fs::write(&f, bad).unwrap();
+        let issues = check(&args(f.clone())).unwrap().unwrap_err();
+        assert!(issues.iter().any(|i| i.message.contains("overlap")), "{issues:?}");
+        assert!(issues.iter().any(|i| i.message.contains("thread_name")), "{issues:?}");
+        assert_eq!(code(run(args(f)).unwrap()), code(ExitCode::from(1)));
+
+        let nj = dir.path().join("notjson.json");
+        std::fs::write(&nj, "{ nope").unwrap();
+        assert_eq!(code(run(args(nj)).unwrap()), code(ExitCode::from(1)));
+
+        let err = run(args(dir.path().join("missing.json"))).unwrap_err();
+        assert!(format!("{err:#}").contains("missing.json"));
+    }
+}
