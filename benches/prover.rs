@@ -89,7 +89,7 @@ fn msm_vs_blst(c: &mut Criterion) {
             b.iter(|| msm::pippenger::<G1Projective>(&bases, None, &limbs))
         });
         g.bench_with_input(BenchmarkId::new("proofscope_batch_affine", format!("2^{log}")), &n, |b, _| {
-            b.iter(|| prover::msm_affine::pippenger_g1(&bases, None, &limbs))
+            b.iter(|| prover::msm_affine::batch_affine(&bases, None, &limbs))
         });
         g.bench_with_input(BenchmarkId::new("blst_multi_exp", format!("2^{log}")), &n, |b, _| b.iter(|| G1Projective::multi_exp(&proj, &scalars)));
         assert_eq!(msm::pippenger::<G1Projective>(&bases, None, &limbs), G1Projective::multi_exp(&proj, &scalars));

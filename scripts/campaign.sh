@@ -8,8 +8,8 @@
 #
 # Everything goes under OUTDIR (default: campaign-out): machine.txt, campaign.env,
 # grid.txt, campaign.log, runs/<cfg>.jsonl.gz and .cuzk.log.gz (the timelines),
-# runs/<cfg>.out (what prove printed), runs/<cfg>.status. The parameter file (hundreds
-# of MB at 2^18) is a cache kept OUTSIDE it, in PARAMS_DIR (default
+# runs/<cfg>.out (what prove printed), runs/<cfg>.status. The parameter file (348 MiB
+# at 2^20) is a cache kept OUTSIDE it, in PARAMS_DIR (default
 # ${TMPDIR:-/tmp}/proofscope-campaign-params), so that a killed run never leaves it in
 # the folder that is shipped back.
 # Idempotent: a configuration whose status says `ok` is not run again; delete its
@@ -22,7 +22,9 @@
 # BUDGET_S (status `skipped`), and each run is stopped (SIGINT: the prover flushes its
 # timeline, open spans marked) after RUN_TIMEOUT_S. Knobs (environment):
 #   PROOFSCOPE   binary (default dist/proofscope, else target/release/proofscope)
-#   SIZE         constraints per partition (default 2^18; `proofscope circuit --constraints SIZE` shows the shape)
+#   SIZE         constraints per partition (default 2^20: on the H200 host a partition is ~0.7 s of
+#                synthesis, ~0.3 s of device call and ~0.7 s of CPU G2 MSM, and setup takes ~46 s
+#                (reports/gpu/2026-11-30-partition-2e20.md); `proofscope circuit --constraints SIZE`)
 #   PROOFS       proofs per run (default 5)
 #   PARTITIONS   partitions per proof (default: from the probe, 2..16)
 #   TARGET_PROOF_S  serial seconds per proof the probe sizes PARTITIONS for (default 8)
@@ -49,7 +51,7 @@ PS=${PROOFSCOPE:-dist/proofscope}
 chmod +x "$PS" 2>/dev/null || true
 [ -x "$PS" ] || { echo "campaign: no binary at $PS (bash scripts/build-gpu-binary.sh, or set PROOFSCOPE)" >&2; exit 2; }
 
-SIZE=${SIZE:-2^18}
+SIZE=${SIZE:-2^20}
 PROOFS=${PROOFS:-5}
 TARGET_PROOF_S=${TARGET_PROOF_S:-8}
 BUDGET_S=${BUDGET_S:-440}
@@ -147,11 +149,22 @@ if ! grep -q '^ok' "$OUTDIR/runs/probe.status" 2>/dev/null; then
   log "probe: 1 proof x 2 partitions at $SIZE, pw=1 gw=1 whole lock, verified"
   run_one probe 1 1 whole false 1 2 --verify || { log "probe failed: see $OUTDIR/runs/probe.out"; exit 1; }
 fi
-probe_s=$(sed -n 's/^ok wall_s=\([0-9.]*\).*/\1/p' "$OUTDIR/runs/probe.status")
+# The engine's own wall time (parameter loading and process start excluded), else the script's.
+probe_s=$(sed -n 's/.*(\([0-9.]*\) s wall).*/\1/p' "$OUTDIR/runs/probe.out" | head -n 1)
+[ -n "$probe_s" ] || probe_s=$(sed -n 's/^ok wall_s=\([0-9.]*\).*/\1/p' "$OUTDIR/runs/probe.status")
 if [ -z "${PARTITIONS:-}" ]; then
-  # Serial seconds per partition (params loading included: an over-estimate).
+  # Serial seconds per partition (pw=1 gw=1 whole lock: nothing overlaps).
   PARTITIONS=$(awk -v t="$TARGET_PROOF_S" -v p="$probe_s" 'BEGIN { n = int(t / (p / 2)); if (n < 2) n = 2; if (n > 16) n = 16; print n }')
   log "probe: ${probe_s}s for 2 partitions -> PARTITIONS=$PARTITIONS (about ${TARGET_PROOF_S}s of serial work per proof)"
+fi
+# A rerun must measure the same workload as the runs already there.
+if [ -f "$OUTDIR/campaign.env" ]; then
+  for kv in "SIZE=$SIZE" "PROOFS=$PROOFS" "PARTITIONS=$PARTITIONS" "BACKEND=$BACKEND"; do
+    if ! grep -qxF "$kv" "$OUTDIR/campaign.env"; then
+      log "$OUTDIR holds runs of another workload ($(grep "^${kv%%=*}=" "$OUTDIR/campaign.env"), now $kv): use a new folder"
+      exit 2
+    fi
+  done
 fi
 cat > "$OUTDIR/campaign.env" <<EOF
 SIZE=$SIZE

@@ -24,6 +24,7 @@ if [ -z "${PROOFSCOPE:-}" ] && [ -z "${INDEX_ONLY:-}" ]; then
   echo "make-reports: building the CLI (cargo build -p proofscope, target $CARGO_TARGET_DIR)" >&2
   cargo build -q -p proofscope
   PROOFSCOPE="$CARGO_TARGET_DIR/debug/proofscope"
+  BUILT=" (debug build of this tree)"
 fi
 PS=${PROOFSCOPE:-proofscope}
 [ -n "${INDEX_ONLY:-}" ] || [ -x "$PS" ] || { echo "make-reports: $PS is not an executable" >&2; exit 2; }
@@ -51,7 +52,7 @@ write_readme() {
     echo "|---|---|"
     echo "| date (UTC) | $DATE |"
     echo "| commit | $COMMIT |"
-    echo "| tool | $VERSION (debug build) |"
+    echo "| tool | $VERSION${BUILT:-, $PS} |"
     echo "| host CPU | $CPU, $NCPU cores |"
     echo "| GPU | none (CPU only) |"
     echo

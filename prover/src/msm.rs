@@ -193,7 +193,8 @@ pub enum CpuMsm {
     /// blst's multi-threaded Pippenger (C/assembly, over affine points): the fastest here.
     #[default]
     Blst,
-    /// Our own Pippenger (rayon; batch-affine buckets in G1).
+    /// Our own Pippenger (rayon; in G1 batch-affine buckets from 2^15 points, where they
+    /// measured faster than projective buckets, projective below).
     Proofscope,
 }
 

@@ -48,9 +48,15 @@ pub fn load(path: &Path, opts: &AnalyzeOptions) -> anyhow::Result<Summary> {
     Ok(s)
 }
 
+/// A report directory's name, or a file's stem (the directory of a `summary.json`).
 fn label_of(path: &Path) -> String {
-    let p = if path.file_name().is_some_and(|n| n == "summary.json") { path.parent().unwrap_or(path) } else { path };
-    p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
+    let (p, dir) = if path.file_name().is_some_and(|n| n == "summary.json") {
+        (path.parent().unwrap_or(path), true)
+    } else {
+        (path, path.is_dir())
+    };
+    let name = if dir { p.file_name() } else { p.file_stem() };
+    name.map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {

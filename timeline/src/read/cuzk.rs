@@ -10,6 +10,7 @@
 use super::{Lines, ReadError};
 use crate::event::{Args, Run, RunMeta, Span, SpanKind};
 use crate::fxhash::FxHashMap;
+use std::collections::hash_map::Entry;
 use crate::write::cuzk::CuzkEvent;
 
 #[derive(Debug)]
@@ -53,7 +54,7 @@ fn parse_entry(line_no: u64, line: &str) -> Result<Option<Entry<'_>>, String> {
         Ok(v) => v as f64,
         Err(_) => offset.parse().map_err(|_| format!("offset_ms `{offset}` is not a number"))?,
     };
-    if !t_ms.is_finite() || t_ms < 0.0 || t_ms > 1.0e13 {
+    if !(0.0..=1.0e13).contains(&t_ms) {
         return Err(format!("offset_ms `{offset}` is out of range"));
     }
     let event: CuzkEvent = event.parse().map_err(|_| format!("unknown event `{event}`"))?;
@@ -105,7 +106,7 @@ fn parse_entry(line_no: u64, line: &str) -> Result<Option<Entry<'_>>, String> {
 
 /// An entry once its job id is interned: (job index, partition) keys are cheap to hash.
 #[derive(Debug)]
-struct Ev {
+pub(crate) struct Ev {
     t_ns: u64,
     line: u64,
     event: CuzkEvent,
@@ -118,29 +119,38 @@ struct Ev {
 
 type Key = (u32, Option<u32>);
 
-pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
-    let mut run = Run::new(RunMeta::new("cuzk-log"));
-    run.diagnostics.format = "cuzk".into();
-    let mut jobs: Vec<String> = Vec::new();
-    let mut job_ids: FxHashMap<String, u32> = FxHashMap::default();
-    let mut evs: Vec<Ev> = Vec::new();
-    for item in lines {
-        let (n, line) = item?;
-        run.diagnostics.lines_total += 1;
-        match parse_entry(n, &line) {
-            Ok(None) => run.diagnostics.lines_ignored += 1,
+/// One decoded line (stage 1, on the reading thread).
+pub(crate) enum Item {
+    /// An ordinary log line.
+    Ignored,
+    /// A TIMELINE line that cannot be used, with the reason.
+    Bad(String),
+    /// An event; `new_job` carries the job id the first time it is seen (ids are dense, in
+    /// order of first appearance, so the assembler can rebuild the table).
+    Event { ev: Ev, new_job: Option<String> },
+}
+
+/// Stage 1: line → [`Item`], interning job ids as it goes.
+#[derive(Default)]
+pub(crate) struct Decoder {
+    job_ids: FxHashMap<String, u32>,
+}
+
+impl Decoder {
+    pub(crate) fn decode(&mut self, n: u64, line: &str) -> Item {
+        match parse_entry(n, line) {
+            Ok(None) => Item::Ignored,
+            Err(msg) => Item::Bad(msg),
             Ok(Some(e)) => {
-                run.diagnostics.event_lines += 1;
-                let job = match job_ids.get(e.job) {
-                    Some(&j) => j,
+                let (job, new_job) = match self.job_ids.get(e.job) {
+                    Some(&j) => (j, None),
                     None => {
-                        let j = jobs.len() as u32;
-                        jobs.push(e.job.to_string());
-                        job_ids.insert(e.job.to_string(), j);
-                        j
+                        let j = self.job_ids.len() as u32;
+                        self.job_ids.insert(e.job.to_string(), j);
+                        (j, Some(e.job.to_string()))
                     }
                 };
-                evs.push(Ev {
+                let ev = Ev {
                     t_ns: e.t_ns,
                     line: e.line,
                     event: e.event,
@@ -149,11 +159,54 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
                     worker: e.worker,
                     device: e.device,
                     args: e.args,
-                });
+                };
+                Item::Event { ev, new_job }
             }
-            Err(msg) => {
+        }
+    }
+}
+
+/// Read a cuzk log from numbered lines (single-threaded; [`crate::read::read_from`] runs the
+/// same two stages on two threads).
+pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
+    let mut dec = Decoder::default();
+    let mut failed = None;
+    let run = {
+        let mut items = lines.map_while(|r| match r {
+            Ok((n, l)) => Some((n, dec.decode(n, &l))),
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
+        });
+        assemble(&mut items)
+    };
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(run),
+    }
+}
+
+/// Stage 2: count, sort by offset and pair the events into spans.
+pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
+    let mut run = Run::new(RunMeta::new("cuzk-log"));
+    run.diagnostics.format = "cuzk".into();
+    let mut jobs: Vec<String> = Vec::new();
+    let mut evs: Vec<Ev> = Vec::new();
+    for (n, item) in items {
+        run.diagnostics.lines_total += 1;
+        match item {
+            Item::Ignored => run.diagnostics.lines_ignored += 1,
+            Item::Bad(msg) => {
                 run.diagnostics.event_lines += 1;
                 run.diagnostics.reject(n, msg);
+            }
+            Item::Event { ev, new_job } => {
+                run.diagnostics.event_lines += 1;
+                if let Some(j) = new_job {
+                    jobs.push(j);
+                }
+                evs.push(ev);
             }
         }
     }
@@ -207,10 +260,11 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
         let key: Key = (e.job, e.partition);
         match e.event {
             CuzkEvent::SynthStart => {
-                if synth.contains_key(&key) {
-                    run.diagnostics.reject(e.line, format!("SYNTH_START for job {} partition {:?} while one is already open", job_name(e), e.partition));
-                } else {
-                    synth.insert(key, i);
+                match synth.entry(key) {
+                    Entry::Occupied(_) => run.diagnostics.reject(e.line, format!("SYNTH_START for job {} partition {:?} while one is already open", job_name(e), e.partition)),
+                    Entry::Vacant(v) => {
+                        v.insert(i);
+                    }
                 }
             }
             CuzkEvent::SynthEnd => match synth.remove(&key) {
@@ -218,30 +272,33 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
                 None => run.diagnostics.reject(e.line, format!("SYNTH_END without SYNTH_START (job {} partition {:?})", job_name(e), e.partition)),
             },
             CuzkEvent::GpuQueue => {
-                if queued.contains_key(&key) {
-                    run.diagnostics.reject(e.line, format!("GPU_QUEUE for job {} partition {:?} while it is already queued", job_name(e), e.partition));
-                } else {
-                    queued.insert(key, i);
+                match queued.entry(key) {
+                    Entry::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_QUEUE for job {} partition {:?} while it is already queued", job_name(e), e.partition)),
+                    Entry::Vacant(v) => {
+                        v.insert(i);
+                    }
                 }
             }
             CuzkEvent::GpuPickup => {
                 if let Some(q) = queued.remove(&key) {
                     run.spans.push(span_from(SpanKind::GpuQueue, &evs[q as usize], Some(e), None));
                 }
-                if picked.contains_key(&key) {
-                    run.diagnostics.reject(e.line, format!("GPU_PICKUP for job {} partition {:?} while one is already open", job_name(e), e.partition));
-                } else {
-                    picked.insert(key, i);
+                match picked.entry(key) {
+                    Entry::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_PICKUP for job {} partition {:?} while one is already open", job_name(e), e.partition)),
+                    Entry::Vacant(v) => {
+                        v.insert(i);
+                    }
                 }
             }
             CuzkEvent::GpuStart => {
                 if let Some(p) = picked.remove(&key) {
                     run.spans.push(span_from(SpanKind::GpuPickup, &evs[p as usize], Some(e), None));
                 }
-                if started.contains_key(&key) {
-                    run.diagnostics.reject(e.line, format!("GPU_START for job {} partition {:?} while one is already open", job_name(e), e.partition));
-                } else {
-                    started.insert(key, i);
+                match started.entry(key) {
+                    Entry::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_START for job {} partition {:?} while one is already open", job_name(e), e.partition)),
+                    Entry::Vacant(v) => {
+                        v.insert(i);
+                    }
                 }
             }
             CuzkEvent::GpuEnd => match started.remove(&key) {
@@ -269,7 +326,7 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
         run.spans.push(span_from(kind, e, None, None));
     }
     run.normalize();
-    Ok(run)
+    run
 }
 
 #[cfg(test)]

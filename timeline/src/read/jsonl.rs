@@ -20,21 +20,80 @@ fn parse_record(t: &str) -> Result<Record, serde_json::Error> {
     serde_json::from_str::<Record>(t)
 }
 
+/// One decoded line (stage 1, on the reading thread). Not boxed: an allocation per line
+/// would cost more than moving the (rare, large) `meta` variant.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Item {
+    Blank,
+    Record(Record),
+    /// Not a valid record, with serde's reason (cut to 200 bytes).
+    Bad(String),
+}
+
+/// Stage 1: line → [`Item`] (the JSON decoding, the expensive part).
+pub(crate) fn decode(line: &str) -> Item {
+    let t = line.trim();
+    if t.is_empty() {
+        return Item::Blank;
+    }
+    match parse_record(t) {
+        Ok(r) => Item::Record(r),
+        Err(e) => {
+            let mut msg = e.to_string();
+            // Cut at a character boundary: the message may quote the input (found by the
+            // `read_jsonl` fuzz target: a multi-byte character at byte 200 panicked).
+            let mut cut = msg.len().min(200);
+            while !msg.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            msg.truncate(cut);
+            Item::Bad(msg)
+        }
+    }
+}
+
+/// Read JSON lines (single-threaded; [`crate::read::read_from`] runs the same two stages on
+/// two threads).
 pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
+    let mut failed = None;
+    let run = {
+        let mut items = lines.map_while(|r| match r {
+            Ok((n, l)) => Some((n, decode(&l))),
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
+        });
+        assemble(&mut items)
+    };
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(run),
+    }
+}
+
+/// Stage 2: check and collect the records.
+pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
     let mut run = Run::default();
     run.diagnostics.format = "jsonl".into();
     let mut meta_seen = false;
-    for item in lines {
-        let (n, line) = item?;
+    for (n, item) in items {
         run.diagnostics.lines_total += 1;
-        let t = line.trim();
-        if t.is_empty() {
-            run.diagnostics.lines_ignored += 1;
-            continue;
-        }
+        let rec = match item {
+            Item::Blank => {
+                run.diagnostics.lines_ignored += 1;
+                continue;
+            }
+            Item::Bad(msg) => {
+                run.diagnostics.event_lines += 1;
+                run.diagnostics.reject(n, format!("not a valid record: {msg}"));
+                continue;
+            }
+            Item::Record(r) => r,
+        };
         run.diagnostics.event_lines += 1;
-        match parse_record(t) {
-            Ok(Record::Meta(m)) => {
+        match rec {
+            Record::Meta(m) => {
                 if meta_seen {
                     run.diagnostics.reject(n, "second `meta` record ignored");
                 } else {
@@ -42,7 +101,7 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
                     meta_seen = true;
                 }
             }
-            Ok(Record::Span(s)) => {
+            Record::Span(s) => {
                 if let Some(e) = s.end_ns {
                     if e < s.start_ns {
                         run.diagnostics.reject(n, format!("span `{}` ends before it starts ({} < {})", s.kind, e, s.start_ns));
@@ -53,23 +112,12 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
                 }
                 run.spans.push(s);
             }
-            Ok(Record::Counter(c)) => {
+            Record::Counter(c) => {
                 if c.value.is_finite() {
                     run.counters.push(c);
                 } else {
                     run.diagnostics.reject(n, format!("counter `{}` has a non-finite value", c.name));
                 }
-            }
-            Err(e) => {
-                let mut msg = e.to_string();
-                // Cut at a character boundary: the message may quote the input (found by
-                // the `read_jsonl` fuzz target: a multi-byte character at byte 200 panicked).
-                let mut cut = msg.len().min(200);
-                while !msg.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                msg.truncate(cut);
-                run.diagnostics.reject(n, format!("not a valid record: {msg}"));
             }
         }
     }
@@ -77,5 +125,5 @@ pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
         run.meta.source = "jsonl".into();
     }
     run.normalize();
-    Ok(run)
+    run
 }

@@ -96,26 +96,43 @@ pub fn read_from<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Re
             }
         },
     };
-    // Two stages on two threads: this one reads and decodes lines in batches, a scoped
-    // thread parses them. A read error stops the reading; the parser sees the end of the
-    // input and the error is returned after it.
-    let parse = move |all: &mut Lines<'_>| match fmt {
-        Format::Jsonl => jsonl::parse_lines(all),
-        Format::Cuzk => cuzk::parse_lines(all),
-    };
-    const BATCH: usize = 4096;
+    match fmt {
+        Format::Jsonl => pipeline(&mut lines, pending, |_, l| jsonl::decode(&l), jsonl::assemble),
+        Format::Cuzk => {
+            let mut dec = cuzk::Decoder::default();
+            pipeline(&mut lines, pending, move |n, l| dec.decode(n, &l), cuzk::assemble)
+        }
+    }
+}
+
+/// Lines decoded per batch sent from the reading thread to the assembling one.
+const BATCH: usize = 4096;
+
+/// Two stages on two threads (the target machine has two cores): this thread reads lines
+/// and decodes each into a format item (`decode`: the parsing proper); a scoped thread
+/// `assemble`s the items into a [`Run`] (counting, pairing, sorting). A read error stops
+/// the reading; the assembler sees the end of the input and the error is returned.
+fn pipeline<R: BufRead, I: Send>(
+    lines: &mut LineSource<'_, R>,
+    pending: Vec<(u64, String)>,
+    mut decode: impl FnMut(u64, String) -> I,
+    assemble: impl FnOnce(&mut dyn Iterator<Item = (u64, I)>) -> Run + Send,
+) -> Result<Run, ReadError> {
     std::thread::scope(|sc| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, String)>>(8);
-        let parser = sc.spawn(move || {
-            let mut all = rx.into_iter().flatten().map(Ok);
-            parse(&mut all)
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, I)>>(8);
+        let assembler = sc.spawn(move || {
+            let mut items = rx.into_iter().flatten();
+            assemble(&mut items)
         });
         let mut failed: Option<ReadError> = None;
-        let mut batch = pending;
+        let mut batch: Vec<(u64, I)> = Vec::with_capacity(BATCH);
+        for (n, l) in pending {
+            batch.push((n, decode(n, l)));
+        }
         loop {
             match lines.next_line() {
-                Ok(Some(l)) => {
-                    batch.push(l);
+                Ok(Some((n, l))) => {
+                    batch.push((n, decode(n, l)));
                     if batch.len() < BATCH {
                         continue;
                     }
@@ -134,10 +151,10 @@ pub fn read_from<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Re
             let _ = tx.send(batch);
         }
         drop(tx);
-        let run = parser.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        let run = assembler.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         match failed {
             Some(e) => Err(e),
-            None => run,
+            None => Ok(run),
         }
     })
 }

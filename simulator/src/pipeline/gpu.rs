@@ -1,0 +1,504 @@
+//! The GPU workers of the pipeline: the prove call as a small program of steps whose
+//! shape depends on the lock mode, split finalisation and pre-staging ([`program`]), and
+//! the interpreter that runs it ([`Sim::run_worker`]) against the device's locks, copy
+//! engine, kernels, device-global syncs and VRAM, plus split finalisation off the worker.
+
+use timeline::{Span, SpanKind};
+
+use super::{job_name, Ev, Sim};
+use crate::config::{Config, LockMode};
+use crate::resources::Owner;
+
+/// Steps of a GPU worker's prove call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    Pickup,
+    /// Start of GPU_START..GPU_END.
+    BeginCall,
+    Prep,
+    /// Prep on the CPU and the upload into the worker's staging buffer, concurrently.
+    PrepUpload,
+    /// Upload into the worker's staging buffer, alone (whole lock + prestage).
+    UploadOnly,
+    Acquire(u8),
+    Release(u8),
+    Alloc,
+    VramAlloc,
+    Upload,
+    Kernels,
+    VramFree,
+    Sync,
+    BG2,
+    Epilogue,
+    EndCall,
+}
+
+pub(super) fn program(cfg: &Config) -> Vec<Step> {
+    use Step::*;
+    let p = &cfg.pipeline;
+    let mut v = vec![Pickup, BeginCall];
+    let fin = |v: &mut Vec<Step>| {
+        if !p.split_finalize {
+            v.push(BG2);
+            v.push(Epilogue);
+        }
+    };
+    let upload_in_lock = |v: &mut Vec<Step>| {
+        if !p.prestage {
+            v.push(VramAlloc);
+            v.push(Upload);
+        }
+    };
+    let free = |v: &mut Vec<Step>| {
+        if !p.prestage {
+            v.push(VramFree);
+        }
+    };
+    match p.lock {
+        LockMode::Whole => {
+            if p.prestage {
+                v.push(UploadOnly);
+            }
+            v.push(Acquire(0));
+            upload_in_lock(&mut v);
+            v.push(Prep);
+            v.push(Kernels);
+            free(&mut v);
+            fin(&mut v);
+            v.push(Release(0));
+        }
+        LockMode::Kernels => {
+            v.push(if p.prestage { PrepUpload } else { Prep });
+            v.push(Acquire(0));
+            upload_in_lock(&mut v);
+            v.push(Kernels);
+            free(&mut v);
+            v.push(Release(0));
+            fin(&mut v);
+        }
+        LockMode::TwoLock => {
+            // The VRAM lock covers allocation and upload (into the worker's pre-staged
+            // buffer when `prestage`, else into a per-call allocation); the device-global
+            // syncs of the allocation path (cudaDeviceSynchronize, cudaMemPoolTrimTo) come
+            // before the upload and wait for every stream, i.e. for the running kernels;
+            // the compute path's sync after the kernels waits for in-flight uploads.
+            let gsync = p.device_global_sync.unwrap_or(true);
+            v.push(Prep);
+            v.push(Acquire(0));
+            v.push(Alloc);
+            if !p.prestage {
+                v.push(VramAlloc);
+            }
+            if gsync {
+                v.push(Sync);
+            }
+            v.push(Upload);
+            v.push(Release(0));
+            v.push(Acquire(1));
+            v.push(Kernels);
+            if gsync {
+                v.push(Sync);
+            }
+            free(&mut v);
+            v.push(Release(1));
+            fin(&mut v);
+        }
+    }
+    v.push(EndCall);
+    v
+}
+
+impl Sim<'_> {
+    // ---- GPU workers ----------------------------------------------------------------
+
+    pub(super) fn worker_cpu_done(&mut self, w: u32) {
+        let now = self.agenda.now();
+        let wk = &self.workers[w as usize];
+        let step = self.prog[wk.pc];
+        let (start, pi, dev, idx) = (wk.step_start, wk.part, wk.device, wk.index);
+        match step {
+            Step::Prep | Step::PrepUpload => self.span(SpanKind::PrepMsm, start, now, pi, Some(idx), Some(dev)),
+            Step::BG2 => self.span(SpanKind::BG2Msm, start, now, pi, Some(idx), Some(dev)),
+            Step::Epilogue => self.span(SpanKind::Finalize, start, now, pi, Some(idx), Some(dev)),
+            _ => {}
+        }
+        self.step_part_done(w);
+    }
+
+    /// One of the step's parallel parts finished; advance when all are.
+    pub(super) fn step_part_done(&mut self, w: u32) {
+        let wk = &mut self.workers[w as usize];
+        wk.pending = wk.pending.saturating_sub(1);
+        if wk.pending == 0 {
+            wk.pc += 1;
+            self.run_worker(w);
+        }
+    }
+
+    pub(super) fn start_cpu(&mut self, w: u32, work: u64, cores: f64, bw: f64) {
+        let now = self.now();
+        self.pool.start(now, work, cores, bw, false, Owner::Worker(w));
+        self.reschedule_pool();
+    }
+
+    pub(super) fn request_copy(&mut self, w: u32) {
+        let dev = self.workers[w as usize].device as usize;
+        let d = &mut self.devices[dev];
+        if d.copies_running == 0 {
+            self.start_copy(w);
+        } else {
+            d.copy_queue.push_back(w);
+        }
+    }
+
+    pub(super) fn start_copy(&mut self, w: u32) {
+        let now = self.now();
+        let dev = self.workers[w as usize].device as usize;
+        let d = &mut self.devices[dev];
+        d.copies_running += 1;
+        d.copy_since = now;
+        if self.cfg.cpu.uploads_use_host_bandwidth {
+            // The DMA engine reads host memory at the link's rate: the upload draws that
+            // bandwidth from the shared pool and stretches when it is oversubscribed.
+            let bw = self.cfg.machine.pcie_gbs;
+            self.pool.start(now, self.upload_ns, 0.0, bw, false, Owner::Copy(w));
+            self.reschedule_pool();
+        } else {
+            self.agenda.after(self.upload_ns, Ev::CopyDone(w));
+        }
+    }
+
+    pub(super) fn copy_done(&mut self, w: u32) {
+        let now = self.now();
+        let (dev, idx, pi) = {
+            let wk = &self.workers[w as usize];
+            (wk.device, wk.index, wk.part)
+        };
+        let since = self.devices[dev as usize].copy_since;
+        self.span(SpanKind::H2d, since, now, pi, Some(idx), Some(dev));
+        let d = &mut self.devices[dev as usize];
+        d.copies_running -= 1;
+        d.pcie_busy += now - d.copy_since;
+        if let Some(next) = d.copy_queue.pop_front() {
+            self.start_copy(next);
+        }
+        self.wake_syncs(dev);
+        self.step_part_done(w);
+    }
+
+    pub(super) fn wake_syncs(&mut self, dev: u32) {
+        let d = &mut self.devices[dev as usize];
+        if d.kernels_running == 0 && d.copies_running == 0 && !d.sync_waiters.is_empty() {
+            let waiters = std::mem::take(&mut d.sync_waiters);
+            let now = self.agenda.now();
+            for w in waiters {
+                self.agenda.at(now, Ev::Resume(w));
+            }
+        }
+    }
+
+    pub(super) fn kernels_done(&mut self, w: u32) {
+        let dev = self.workers[w as usize].device;
+        let d = &mut self.devices[dev as usize];
+        d.kernels_running -= 1;
+        self.wake_syncs(dev);
+        self.workers[w as usize].pc += 1;
+        self.run_worker(w);
+    }
+
+    pub(super) fn release_lock(&mut self, w: u32, l: usize) {
+        let now = self.now();
+        let (dev, idx, pi, acquired) = {
+            let wk = &self.workers[w as usize];
+            (wk.device, wk.index, wk.part, wk.lock_acquired[l])
+        };
+        let counted = l == if self.cfg.pipeline.lock == LockMode::TwoLock { 1 } else { 0 };
+        if self.record {
+            let mut s = Span::new(SpanKind::LockHold, acquired, now).worker(idx).device(dev).arg("lock", lock_name(self.cfg.pipeline.lock, l));
+            if let Some(pi) = pi {
+                let pt = &self.parts[pi as usize];
+                s = s.job(job_name(pt.proof)).partition(pt.index);
+            }
+            self.spans.push(s);
+        }
+        let d = &mut self.devices[dev as usize];
+        if counted {
+            d.lock_busy += now - acquired;
+        }
+        d.locks[l] = None;
+        if let Some(next) = d.lock_waiters[l].pop_front() {
+            d.locks[l] = Some(next);
+            self.agenda.at(now, Ev::Resume(next));
+            self.lock_wait_sum += now - self.workers[next as usize].lock_acquired[l];
+            self.lock_queued -= 1;
+            self.lock_queue.set(now, self.lock_queued as f64);
+        }
+    }
+
+    /// Run a worker's program until it blocks (CPU work, copy, kernels, a lock, a sync).
+    pub(super) fn run_worker(&mut self, w: u32) {
+        loop {
+            if self.failure.is_some() {
+                return;
+            }
+            let now = self.now();
+            let pc = self.workers[w as usize].pc;
+            let Some(pi) = self.workers[w as usize].part else { return };
+            let step = self.prog[pc];
+            let (dev, idx) = (self.workers[w as usize].device, self.workers[w as usize].index);
+            self.workers[w as usize].step_start = now;
+            let part = self.parts[pi as usize];
+            let cfg = self.cfg;
+            let d = &cfg.cpu;
+            match step {
+                Step::Pickup => {
+                    // Resumed with pc still 0 after the pickup delay has passed?
+                    if part.pickup > 0 && self.workers[w as usize].pending == 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.agenda.after(part.pickup, Ev::Resume(w));
+                        return;
+                    }
+                    self.workers[w as usize].pending = 0;
+                    self.span(SpanKind::GpuPickup, now - part.pickup, now, Some(pi), Some(idx), Some(dev));
+                }
+                Step::BeginCall => {
+                    self.workers[w as usize].call_start = now;
+                    let dv = &mut self.devices[dev as usize];
+                    if dv.active_calls == 0 {
+                        dv.union_since = now;
+                    }
+                    dv.active_calls += 1;
+                    dv.first_call.get_or_insert(now);
+                    if self.cfg.memory.early_release {
+                        let abc = self.cfg.memory.abc_gib;
+                        self.parts[pi as usize].footprint_gib -= abc;
+                        self.ram_change(-abc);
+                        self.start_syntheses();
+                    }
+                }
+                Step::Prep => {
+                    if part.prep > 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.start_cpu(w, part.prep, d.prep_cores, d.prep_bw_gbs);
+                        return;
+                    }
+                }
+                Step::PrepUpload => {
+                    let mut n = 0;
+                    if self.upload_ns > 0 {
+                        n += 1;
+                    }
+                    if part.prep > 0 {
+                        n += 1;
+                    }
+                    if n > 0 {
+                        self.workers[w as usize].pending = n;
+                        if part.prep > 0 {
+                            self.start_cpu(w, part.prep, d.prep_cores, d.prep_bw_gbs);
+                        }
+                        if self.upload_ns > 0 {
+                            self.request_copy(w);
+                        }
+                        return;
+                    }
+                }
+                Step::UploadOnly | Step::Upload => {
+                    if self.upload_ns > 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.request_copy(w);
+                        return;
+                    }
+                }
+                Step::Acquire(l) => {
+                    let l = l as usize;
+                    let dv = &mut self.devices[dev as usize];
+                    match dv.locks[l] {
+                        None => {
+                            dv.locks[l] = Some(w);
+                        }
+                        Some(holder) if holder == w => {
+                            // Granted by the releasing worker while we waited.
+                            let since = self.workers[w as usize].lock_acquired[l];
+                            if self.record {
+                                let s = Span::new(SpanKind::LockWait, since, now)
+                                    .worker(idx)
+                                    .device(dev)
+                                    .arg("lock", lock_name(self.cfg.pipeline.lock, l))
+                                    .job(job_name(part.proof))
+                                    .partition(part.index);
+                                self.spans.push(s);
+                            }
+                        }
+                        Some(_) => {
+                            dv.lock_waiters[l].push_back(w);
+                            // Remember when the wait began (overwritten on grant).
+                            self.workers[w as usize].lock_acquired[l] = now;
+                            self.lock_queued += 1;
+                            self.lock_waits += 1;
+                            self.lock_queue.set(now, self.lock_queued as f64);
+                            return;
+                        }
+                    }
+                    self.workers[w as usize].lock_acquired[l] = now;
+                }
+                Step::Release(l) => self.release_lock(w, l as usize),
+                Step::Alloc => {
+                    if part.alloc > 0 && self.workers[w as usize].pending == 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.agenda.after(part.alloc, Ev::Resume(w));
+                        return;
+                    }
+                    self.workers[w as usize].pending = 0;
+                }
+                Step::VramAlloc => {
+                    let need = self.cfg.memory.call_vram_gib;
+                    let cap = self.cfg.machine.vram_gib;
+                    let dv = &mut self.devices[dev as usize];
+                    if dv.vram_used + need > cap + 1e-9 {
+                        let used = dv.vram_used;
+                        self.fail("vram_oom", format!("GPU {dev} worker {idx}: a call needs {need} GiB with {used:.1} of {cap} GiB in use"));
+                        return;
+                    }
+                    dv.vram_used += need;
+                    dv.vram_peak = dv.vram_peak.max(dv.vram_used);
+                }
+                Step::VramFree => {
+                    let dv = &mut self.devices[dev as usize];
+                    dv.vram_used -= self.cfg.memory.call_vram_gib;
+                }
+                Step::Kernels => {
+                    let total = part.k_ntt_h + part.k_batch + part.k_tail + part.k_rest;
+                    let dv = &mut self.devices[dev as usize];
+                    dv.kernels_running += 1;
+                    dv.kernel_busy += total;
+                    if self.record {
+                        let mut t = now;
+                        for (kind, dur, note) in [
+                            (SpanKind::MsmH, part.k_ntt_h, Some("includes the NTTs")),
+                            (SpanKind::BatchAdd, part.k_batch, None),
+                            (SpanKind::TailMsm, part.k_tail, None),
+                            (SpanKind::MsmL, part.k_rest, Some("L, A and B_G1 MSMs")),
+                        ] {
+                            if dur == 0 {
+                                continue;
+                            }
+                            let mut s = Span::new(kind, t, t + dur).worker(idx).device(dev).job(job_name(part.proof)).partition(part.index);
+                            if let Some(n) = note {
+                                s = s.arg("covers", n);
+                            }
+                            self.spans.push(s);
+                            t += dur;
+                        }
+                    }
+                    self.agenda.after(total, Ev::KernelsDone(w));
+                    return;
+                }
+                Step::Sync => {
+                    let dv = &mut self.devices[dev as usize];
+                    if dv.kernels_running > 0 || dv.copies_running > 0 {
+                        dv.sync_waiters.push(w);
+                        return;
+                    }
+                }
+                Step::BG2 => {
+                    if part.b_g2 > 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.start_cpu(w, part.b_g2, d.finalize_cores, d.finalize_bw_gbs);
+                        return;
+                    }
+                }
+                Step::Epilogue => {
+                    if part.epilogue > 0 {
+                        self.workers[w as usize].pending = 1;
+                        self.start_cpu(w, part.epilogue, d.finalize_cores, d.finalize_bw_gbs);
+                        return;
+                    }
+                }
+                Step::EndCall => {
+                    self.end_call(w, pi);
+                    return;
+                }
+            }
+            self.workers[w as usize].pc += 1;
+        }
+    }
+
+    pub(super) fn end_call(&mut self, w: u32, pi: u32) {
+        let now = self.now();
+        let (dev, idx, start) = {
+            let wk = &self.workers[w as usize];
+            (wk.device, wk.index, wk.call_start)
+        };
+        self.call_sum += now - start;
+        self.call_n += 1;
+        if self.record {
+            let pt = &self.parts[pi as usize];
+            let s = Span::new(SpanKind::Gpu, start, now)
+                .job(job_name(pt.proof))
+                .partition(pt.index)
+                .worker(idx)
+                .device(dev)
+                .arg("gpu_ms", ((now - start) as f64 / 1e6).round() as u64);
+            self.spans.push(s);
+        }
+        let dv = &mut self.devices[dev as usize];
+        dv.active_calls -= 1;
+        if dv.active_calls == 0 {
+            dv.union_busy += now - dv.union_since;
+        }
+        dv.last_call_end = now;
+        let wk = &mut self.workers[w as usize];
+        wk.part = None;
+        wk.pc = 0;
+        self.idle.push_back(w);
+        let busy = (self.workers.len() - self.idle.len()) as f64;
+        self.gw_busy.set(now, busy);
+        if self.cfg.pipeline.split_finalize {
+            self.finalizer_step(pi, 0);
+        } else {
+            self.partition_done(pi);
+        }
+        self.dispatch();
+    }
+
+    /// Split finalisation: b_g2_msm (stage 0), then the epilogue (stage 1), off the worker
+    /// on the shared CPU pool; stage 2 means finished.
+    pub(super) fn finalizer_step(&mut self, pi: u32, stage: u8) {
+        let cfg = self.cfg;
+        let part = self.parts[pi as usize];
+        let work = match stage {
+            0 => part.b_g2,
+            1 => part.epilogue,
+            _ => {
+                self.partition_done(pi);
+                return;
+            }
+        };
+        if work == 0 {
+            self.finalizer_step(pi, stage + 1);
+            return;
+        }
+        let now = self.now();
+        self.parts[pi as usize].fin_start = now;
+        let d = &cfg.cpu;
+        self.pool.start(now, work, d.finalize_cores, d.finalize_bw_gbs, false, Owner::Finalizer(pi, stage));
+        self.reschedule_pool();
+    }
+
+    pub(super) fn finalizer_done(&mut self, pi: u32, stage: u8) {
+        let now = self.now();
+        let start = self.parts[pi as usize].fin_start;
+        let kind = if stage == 0 { SpanKind::BG2Msm } else { SpanKind::Finalize };
+        self.span(kind, start, now, Some(pi), None, None);
+        self.finalizer_step(pi, stage + 1);
+    }
+
+}
+
+pub(super) fn lock_name(mode: LockMode, l: usize) -> &'static str {
+    match (mode, l) {
+        (LockMode::TwoLock, 0) => "vram",
+        (LockMode::TwoLock, _) => "compute",
+        _ => "gpu",
+    }
+}
