@@ -90,10 +90,13 @@ pub struct SinkStats {
     pub cuzk_lines: u64,
 }
 
+/// What the writer thread returns.
+type WriterResult = io::Result<(SinkStats, Run)>;
+
 /// Owner of the writer thread and the RSS sampler.
 pub struct EventSink {
     shared: Arc<Shared>,
-    writer: Mutex<Option<JoinHandle<io::Result<(SinkStats, Run)>>>>,
+    writer: Mutex<Option<JoinHandle<WriterResult>>>,
     sampler: Mutex<Option<(Arc<AtomicBool>, JoinHandle<()>)>>,
 }
 

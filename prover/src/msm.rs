@@ -139,10 +139,10 @@ where
     let window_sum = |w: usize, lo: usize, hi: usize| -> P {
         let mut buckets = vec![P::identity(); (1 << c) - 1];
         let off = w * c;
-        for i in lo..hi {
-            let d = digit(&scalars[i], off, c);
+        for (i, s) in scalars[lo..hi].iter().enumerate() {
+            let d = digit(s, off, c);
             if d != 0 {
-                buckets[d - 1] += base_of(i);
+                buckets[d - 1] += base_of(lo + i);
             }
         }
         let mut running = P::identity();
@@ -287,9 +287,9 @@ mod tests {
     use group::Group;
     use rand::{Rng, SeedableRng};
 
-    fn naive<P: Curve>(bases: &[P::AffineRepr], scalars: &[Scalar]) -> P
+    fn naive<P>(bases: &[P::AffineRepr], scalars: &[Scalar]) -> P
     where
-        P: From<P::AffineRepr> + std::ops::Mul<Scalar, Output = P>,
+        P: Curve + From<P::AffineRepr> + std::ops::Mul<Scalar, Output = P>,
         P::AffineRepr: Copy,
     {
         bases.iter().zip(scalars).fold(P::identity(), |acc, (b, s)| acc + P::from(*b) * *s)

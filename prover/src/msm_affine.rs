@@ -152,10 +152,10 @@ pub fn batch_affine(bases: &[G1Affine], idx: Option<&[u32]>, scalars: &[Limbs]) 
     let window_sum = |w: usize, lo: usize, hi: usize| -> G1Projective {
         let mut bk = Buckets::new((1 << c) - 1);
         let off = w * c;
-        for i in lo..hi {
-            let d = digit(&scalars[i], off, c);
+        for (i, s) in scalars[lo..hi].iter().enumerate() {
+            let d = digit(s, off, c);
             if d != 0 {
-                bk.add(d - 1, base_of(i));
+                bk.add(d - 1, base_of(lo + i));
             }
         }
         bk.finish();

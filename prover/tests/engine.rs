@@ -224,3 +224,21 @@ fn abort_flushes_the_timeline_and_marks_open_spans() {
     assert_eq!(run.diagnostics.lines_rejected, 0, "every line intact: {:?}", run.diagnostics);
     assert!(run.spans.iter().any(|s| s.is_open() && s.kind == SpanKind::Gpu));
 }
+
+#[test]
+fn two_lock_takes_both_locks_and_still_serialises_compute() {
+    let out = run_engine(cfg(2, 2, LockMode::TwoLock), vec![slow(0, 10, 20, false)], engine::porep_jobs(1, 4, N, 6));
+    assert!(out.results[0].proofs.is_ok());
+    let spans = &out.jsonl.spans;
+    let holds = |lock: &str| spans.iter().filter(|s| s.kind == SpanKind::LockHold && s.args.get("lock").and_then(|v| v.as_str()) == Some(lock)).count();
+    assert_eq!(holds("alloc"), 4, "one allocation-lock hold per partition");
+    assert_eq!(holds("compute"), 4, "one compute-lock hold per partition");
+    let compute: Vec<&Span> = spans.iter().filter(|s| is_compute(s)).collect();
+    for a in &compute {
+        for b in &compute {
+            if a.worker != b.worker {
+                assert!(!overlaps(a, b), "compute of two workers overlaps under two_lock: {a:?} {b:?}");
+            }
+        }
+    }
+}

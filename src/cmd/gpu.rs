@@ -126,9 +126,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("gpu bench on {}", gpu.describe());
             println!("CUDA-event times, data resident on the device, 1 warm-up + median of {runs}; floor at {:.3e} multiply-adds/s", bench::H200_MADS_PER_S);
             println!("{}", bench::header());
+            // NVML every 50 ms during the bench: the card's clock and power next to the times.
+            let sampler = prover::gpu::nvml::NvmlSampler::start(vec![device as u32], std::time::Duration::from_millis(50), std::time::Instant::now());
             let mut log = |s: &str| println!("{s}");
             let mut rows = bench::bench_ntt(&gpu, &ntt, runs, seed, &mut log)?;
             rows.extend(bench::bench_msm(&gpu, &msm, runs, seed, &mut log)?);
+            let nvml_error = sampler.error.lock().ok().and_then(|g| g.clone());
+            let samples = sampler.stop();
+            match nvml_error {
+                Some(e) => println!("\n{e}"),
+                None => println!("\nNVML during the bench: {}", summarize_counters(&samples)),
+            }
             println!("\nsummary");
             println!("{}", bench::header());
             for r in &rows {
@@ -140,6 +148,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// "name: min/mean/max" of each counter, for one line of output.
+#[cfg(feature = "cuda")]
+fn summarize_counters(samples: &[timeline::Counter]) -> String {
+    let mut names: Vec<&str> = samples.iter().map(|c| c.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        return "no samples".into();
+    }
+    names
+        .iter()
+        .map(|n| {
+            let v: Vec<f64> = samples.iter().filter(|c| c.name == *n).map(|c| c.value).collect();
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            let min = v.iter().cloned().fold(f64::INFINITY, f64::min);
+            let max = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            format!("{n} {min:.0}/{mean:.0}/{max:.0}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+        + " (min/mean/max)"
 }
 
 #[cfg(test)]

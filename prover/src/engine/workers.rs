@@ -85,8 +85,8 @@ fn blinding_for(seed: Option<u64>, job: &str, partition: u32) -> Blinding {
 }
 
 enum Outcome {
-    Started(Pending),
-    Done(Proof),
+    Started(Box<Pending>),
+    Done(Box<Proof>),
 }
 
 fn next_task(sh: &Shared, d: usize, rx: &Receiver<GpuTask>) -> Option<GpuTask> {
@@ -142,9 +142,9 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
                 let run = || -> Result<Outcome, ProveError> {
                     let finish = |p: Pending| -> Result<Outcome, ProveError> {
                         if split {
-                            Ok(Outcome::Started(p))
+                            Ok(Outcome::Started(Box::new(p)))
                         } else {
-                            Ok(Outcome::Done(backend.prove_finish(p, params)?))
+                            Ok(Outcome::Done(Box::new(backend.prove_finish(p, params)?)))
                         }
                     };
                     match sh.cfg.lock {
@@ -162,7 +162,7 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
             };
             match outcome {
                 Ok(Outcome::Started(pending)) => {
-                    let t = FinishTask { job, partition, worker: w, device, backend: backend.clone(), pending };
+                    let t = FinishTask { job, partition, worker: w, device, backend: backend.clone(), pending: *pending };
                     if let Err(e) = fin.send(t) {
                         let t = e.into_inner();
                         sh.finish_partition(&t.job, t.partition, Err("engine stopped before finalisation".into()));
@@ -170,7 +170,7 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
                     sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
                 }
                 Ok(Outcome::Done(proof)) => {
-                    let r = check(&sh, proof, public_inputs, device);
+                    let r = check(&sh, *proof, public_inputs, device);
                     sh.finish_partition(&job, partition, r);
                     sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
                 }

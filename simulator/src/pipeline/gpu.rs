@@ -138,7 +138,6 @@ impl Sim<'_> {
     pub(super) fn start_cpu(&mut self, w: u32, work: u64, cores: f64, bw: f64) {
         let now = self.now();
         self.pool.start(now, work, cores, bw, false, Owner::Worker(w));
-        self.reschedule_pool();
     }
 
     pub(super) fn request_copy(&mut self, w: u32) {
@@ -162,7 +161,6 @@ impl Sim<'_> {
             // bandwidth from the shared pool and stretches when it is oversubscribed.
             let bw = self.cfg.machine.pcie_gbs;
             self.pool.start(now, self.upload_ns, 0.0, bw, false, Owner::Copy(w));
-            self.reschedule_pool();
         } else {
             self.agenda.after(self.upload_ns, Ev::CopyDone(w));
         }
@@ -482,7 +480,6 @@ impl Sim<'_> {
         self.parts[pi as usize].fin_start = now;
         let d = &cfg.cpu;
         self.pool.start(now, work, d.finalize_cores, d.finalize_bw_gbs, false, Owner::Finalizer(pi, stage));
-        self.reschedule_pool();
     }
 
     pub(super) fn finalizer_done(&mut self, pi: u32, stage: u8) {

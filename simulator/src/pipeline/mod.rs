@@ -139,6 +139,8 @@ struct Sim<'c> {
     devices: Vec<Device>,
     ram_used: f64,
     ram_peak: f64,
+    /// Pool version the pending wake-up was scheduled for.
+    wake_version: u64,
     failure: Option<Failure>,
     // Metrics.
     pw_busy: Tally,
@@ -208,6 +210,7 @@ impl<'c> Sim<'c> {
             devices: vec![Device::default(); gpus as usize],
             ram_used: cfg.memory.baseline_gib,
             ram_peak: cfg.memory.baseline_gib,
+            wake_version: u64::MAX,
             failure: None,
             pw_busy: Tally::default(),
             gw_busy: Tally::default(),
@@ -351,7 +354,6 @@ impl<'c> Sim<'c> {
             let (cores, bw) = (d.synth_cores, d.synth_bw_gbs);
             let work = self.parts[pi as usize].synth;
             self.pool.start(now, work, cores, bw, true, Owner::Synth(pi));
-            self.reschedule_pool();
         }
     }
 
@@ -431,10 +433,16 @@ impl<'c> Sim<'c> {
 
     // ---- the CPU pool ---------------------------------------------------------------
 
-    fn reschedule_pool(&mut self) {
-        let now = self.now();
-        if let Some((t, version)) = self.pool.next_wake(now) {
-            self.agenda.at(t, Ev::PoolWake(version));
+    /// After each event: if the pool changed, schedule one wake-up for its next
+    /// completion (changes within one event coalesce; older wake-ups go stale).
+    fn sync_pool_wake(&mut self) {
+        let v = self.pool.version();
+        if v != self.wake_version {
+            self.wake_version = v;
+            let now = self.now();
+            if let Some((t, version)) = self.pool.next_wake(now) {
+                self.agenda.at(t, Ev::PoolWake(version));
+            }
         }
     }
 
@@ -444,6 +452,10 @@ impl<'c> Sim<'c> {
         }
         let now = self.now();
         let done = self.pool.complete_due(now);
+        if done.is_empty() {
+            // Woken a nanosecond early by rounding: the same version needs a new wake-up.
+            self.wake_version = u64::MAX;
+        }
         for owner in done {
             match owner {
                 Owner::Synth(pi) => self.synth_done(pi),
@@ -452,7 +464,6 @@ impl<'c> Sim<'c> {
                 Owner::Copy(w) => self.copy_done(w),
             }
         }
-        self.reschedule_pool();
     }
 
     fn partition_done(&mut self, pi: u32) {
@@ -521,6 +532,7 @@ impl<'c> Sim<'c> {
                 Ev::KernelsDone(w) => self.kernels_done(w),
                 Ev::Resume(w) => self.run_worker(w),
             }
+            self.sync_pool_wake();
         }
         self.finish()
     }

@@ -10,7 +10,7 @@
 use super::{Lines, ReadError};
 use crate::event::{Args, Run, RunMeta, Span, SpanKind};
 use crate::fxhash::FxHashMap;
-use std::collections::hash_map::Entry;
+use std::collections::hash_map::Entry as Slot;
 use crate::write::cuzk::CuzkEvent;
 
 #[derive(Debug)]
@@ -261,8 +261,8 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
         match e.event {
             CuzkEvent::SynthStart => {
                 match synth.entry(key) {
-                    Entry::Occupied(_) => run.diagnostics.reject(e.line, format!("SYNTH_START for job {} partition {:?} while one is already open", job_name(e), e.partition)),
-                    Entry::Vacant(v) => {
+                    Slot::Occupied(_) => run.diagnostics.reject(e.line, format!("SYNTH_START for job {} partition {:?} while one is already open", job_name(e), e.partition)),
+                    Slot::Vacant(v) => {
                         v.insert(i);
                     }
                 }
@@ -273,8 +273,8 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
             },
             CuzkEvent::GpuQueue => {
                 match queued.entry(key) {
-                    Entry::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_QUEUE for job {} partition {:?} while it is already queued", job_name(e), e.partition)),
-                    Entry::Vacant(v) => {
+                    Slot::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_QUEUE for job {} partition {:?} while it is already queued", job_name(e), e.partition)),
+                    Slot::Vacant(v) => {
                         v.insert(i);
                     }
                 }
@@ -284,8 +284,8 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
                     run.spans.push(span_from(SpanKind::GpuQueue, &evs[q as usize], Some(e), None));
                 }
                 match picked.entry(key) {
-                    Entry::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_PICKUP for job {} partition {:?} while one is already open", job_name(e), e.partition)),
-                    Entry::Vacant(v) => {
+                    Slot::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_PICKUP for job {} partition {:?} while one is already open", job_name(e), e.partition)),
+                    Slot::Vacant(v) => {
                         v.insert(i);
                     }
                 }
@@ -295,8 +295,8 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
                     run.spans.push(span_from(SpanKind::GpuPickup, &evs[p as usize], Some(e), None));
                 }
                 match started.entry(key) {
-                    Entry::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_START for job {} partition {:?} while one is already open", job_name(e), e.partition)),
-                    Entry::Vacant(v) => {
+                    Slot::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_START for job {} partition {:?} while one is already open", job_name(e), e.partition)),
+                    Slot::Vacant(v) => {
                         v.insert(i);
                     }
                 }
