@@ -82,8 +82,8 @@ pub struct Parameters {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ParamsError {
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}: not a proofscope parameter file (bad magic {found:?}, expected {MAGIC:?})")]
     BadMagic { path: String, found: Vec<u8> },
     #[error("{path}: format version {found} is not supported (this build reads version {VERSION})")]
@@ -160,7 +160,7 @@ impl Parameters {
     /// Write the parameter file (see the module docs for the layout).
     pub fn write_file(&self, path: &Path) -> Result<u64, ParamsError> {
         let name = path.display().to_string();
-        let io = |source| ParamsError::Io { path: name.clone(), source };
+        let io = |error| ParamsError::Io { path: name.clone(), error };
         let vk = &self.vk;
         let mut vk_bytes = Vec::with_capacity(VK_BYTES);
         for p in [&vk.alpha_g1, &vk.beta_g1, &vk.delta_g1] {
@@ -221,7 +221,7 @@ impl Parameters {
         let mut bytes = Vec::new();
         File::open(path)
             .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map_err(|source| ParamsError::Io { path: name.clone(), source })?;
+            .map_err(|error| ParamsError::Io { path: name.clone(), error })?;
         let params = Self::from_bytes(&bytes, &name)?;
         Ok((params, LoadReport { bytes: bytes.len() as u64, elapsed: t0.elapsed() }))
     }

@@ -124,3 +124,91 @@ fn measure_of_a_simulated_run_matches_its_result() {
     assert_eq!(same.within_5pct, same.metrics.len());
 }
 
+
+/// A timeline shaped like the prover's (CUDA backend): per partition a `gpu` call with
+/// `prep_msm`, then under the compute lock `ntt`, `msm_h`, and `msm_l`/`msm_a`/`msm_b_g1`
+/// with `batch_add` and `tail_msm` NESTED inside each (arg `query`), and the tail's
+/// `h2d` nested inside `tail_msm`; `b_g2_msm`/`finalize` split off the worker. One GPU
+/// worker, calls back to back: no lock waits.
+fn prover_shaped_run() -> Run {
+    use timeline::{Span, SpanKind as K};
+    const MS: u64 = 1_000_000;
+    let mut run = Run::default();
+    run.meta.source = "prover".into();
+    run.meta.config.pw = Some(1);
+    run.meta.config.gw = Some(1);
+    run.meta.config.lock = Some("kernels".into());
+    run.meta.config.gpus = Some(1);
+    run.meta.config.partitions = Some(3);
+    run.meta.config.proofs = Some(1);
+    run.meta.config.split_finalize = Some(true);
+    let job = "proof-0000";
+    let sp = |k: K, a: u64, b: u64, p: u32| Span::new(k, a * MS, b * MS).job(job).partition(p).worker(0).device(0);
+    for p in 0..3u32 {
+        let t = 10 * p as u64;
+        run.spans.push(Span::new(K::Synthesis, t, t + 10 * MS).job(job).partition(p).worker(0));
+        // Call p starts at 100 + 300p ms: prep 40, then 250 ms of device work.
+        let c = 100 + 300 * p as u64;
+        run.spans.push(sp(K::Gpu, c, c + 290, p).arg("lock", "kernels"));
+        run.spans.push(sp(K::PrepMsm, c, c + 40, p));
+        run.spans.push(sp(K::LockHold, c + 40, c + 290, p).arg("lock", "compute"));
+        run.spans.push(sp(K::Ntt, c + 40, c + 60, p));
+        run.spans.push(sp(K::MsmH, c + 60, c + 90, p));
+        // (query, start, end, batch_add ms, tail ms): the rest of the query is host work.
+        for (q, a, b, ba, tail) in [("msm_l", 90, 190, 10, 85), ("msm_a", 190, 250, 8, 50), ("msm_b_g1", 250, 290, 5, 33)] {
+            let (a, b) = (c + a, c + b);
+            let kind = match q {
+                "msm_l" => K::MsmL,
+                "msm_a" => K::MsmA,
+                _ => K::MsmBG1,
+            };
+            run.spans.push(sp(kind, a, b, p));
+            run.spans.push(sp(K::BatchAdd, a + 1, a + 1 + ba, p).arg("query", q));
+            let ts = a + 1 + ba;
+            run.spans.push(sp(K::TailMsm, ts, ts + tail, p).arg("query", q));
+            run.spans.push(sp(K::H2d, ts, ts + tail / 3, p).arg("what", q));
+        }
+        run.spans.push(sp(K::BG2Msm, c + 290, c + 390, p));
+        run.spans.push(sp(K::Finalize, c + 390, c + 391, p));
+    }
+    run.normalize();
+    run
+}
+
+#[test]
+fn nested_prover_spans_are_not_counted_twice() {
+    let measured = prover_shaped_run();
+    let cal = calibrate(&[("prover-shaped".into(), measured.clone())], &default_base()).unwrap();
+    let k = &cal.config.costs;
+    let close = |got: f64, want: f64, what: &str| assert!((got - want).abs() <= 0.01 * want.max(1.0), "{what}: {got} vs {want}\n{}", cal.to_toml());
+    // Union of the device-work spans per partition: 20 + 30 + 100 + 60 + 40 = 250 ms.
+    close(cal.report.device_time_per_partition_ms, 250.0, "device time per partition");
+    close(k.ntt_msm_h.mean_ms(), 50.0, "ntt_msm_h");
+    close(k.batch_add.mean_ms(), 23.0, "batch_add");
+    close(k.tail_msm.mean_ms(), 168.0, "tail_msm");
+    // The L/A/B_G1 MSMs less the batch_add and tail_msm nested in them.
+    close(k.msm_rest.mean_ms(), 200.0 - 23.0 - 168.0, "msm_rest");
+    // The h2d lies inside tail_msm: already in the kernel time, no separate upload.
+    assert_eq!(k.upload_gib, 0.0, "{}", cal.to_toml());
+    close(k.prep_msm.mean_ms(), 40.0, "prep_msm");
+    // The calibrated model predicts the measured call: prep 40 + 250 ms of device work.
+    let sim = simulate(&cal.config, Options { record: true });
+    assert!(sim.result.feasible, "{:?}", sim.result.failure);
+    let par = parity::compare(&measured, sim.run.as_ref().unwrap());
+    let call = par.metrics.iter().find(|m| m.metric == "GPU call (mean)").unwrap();
+    assert!(call.error_pct.abs() < 2.0, "{}", par.markdown());
+}
+
+#[test]
+fn uploads_outside_the_kernels_stay_the_upload() {
+    // The same run plus a parameter upload before the first call (outside every
+    // kernel span): it is transfer time of its own, spread over the three partitions.
+    let mut run = prover_shaped_run();
+    run.spans.push(timeline::Span::new(timeline::SpanKind::H2d, 40_000_000, 100_000_000).job("proof-0000").partition(0).worker(0).device(0));
+    run.normalize();
+    let base = default_base();
+    let cal = calibrate(&[("prover-shaped".into(), run)], &base).unwrap();
+    let want_gib = 0.020 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64;
+    assert!((cal.config.costs.upload_gib - want_gib).abs() < 0.002, "{} vs {want_gib}", cal.config.costs.upload_gib);
+    assert!((cal.report.device_time_per_partition_ms - 250.0).abs() < 2.5, "{}", cal.report.device_time_per_partition_ms);
+}

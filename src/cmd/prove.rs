@@ -44,6 +44,9 @@ pub struct Args {
     /// Devices to use (CPU backend: independent CPU "devices", each with its own lock).
     #[arg(long)]
     pub devices: Option<u32>,
+    /// CPU tail-MSM bucket method: blst or proofscope.
+    #[arg(long)]
+    pub cpu_msm: Option<prover::msm::CpuMsm>,
     /// Split finalisation on (true) or off (false).
     #[arg(long)]
     pub split_finalize: Option<bool>,
@@ -107,6 +110,9 @@ pub fn engine_config(args: &Args) -> anyhow::Result<EngineConfig> {
     if let Some(v) = args.devices {
         cfg.devices = v;
     }
+    if let Some(v) = args.cpu_msm {
+        cfg.cpu_msm = v;
+    }
     if let Some(v) = args.split_finalize {
         cfg.split_finalize = v;
     }
@@ -128,7 +134,7 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     let cfg = engine_config(args)?;
     let constraints = PorepLike::constraints_from_id(&params.info.circuit_id)
         .with_context(|| format!("parameter file is for circuit `{}`, not a PoRep-like circuit this command can build", params.info.circuit_id))?;
-    let backends = engine::backends_for(&cfg.backend, cfg.devices).map_err(anyhow::Error::msg)?;
+    let backends = engine::backends_for_config(&cfg).map_err(anyhow::Error::msg)?;
     let backend = backends[0].name().to_string();
     let mut meta = engine::run_meta(&cfg, &backends);
     meta.config.proofs = Some(args.proofs);

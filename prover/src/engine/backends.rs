@@ -18,6 +18,16 @@ pub fn backends_for(kind: &str, devices: u32) -> Result<Vec<Arc<dyn Backend>>, S
     }
 }
 
+/// Backends for a config: its `backend`, `devices` and, for the CPU, `cpu_msm`.
+pub fn backends_for_config(cfg: &super::EngineConfig) -> Result<Vec<Arc<dyn Backend>>, String> {
+    let cpu = || (0..cfg.devices.max(1)).map(|d| Arc::new(CpuBackend::with_msm(d, cfg.cpu_msm)) as Arc<dyn Backend>).collect::<Vec<_>>();
+    match cfg.backend.as_str() {
+        "cpu" => Ok(cpu()),
+        "auto" => Ok(cuda_backends(cfg.devices).unwrap_or_else(|_| cpu())),
+        other => backends_for(other, cfg.devices),
+    }
+}
+
 #[cfg(feature = "cuda")]
 fn cuda_backends(devices: u32) -> Result<Vec<Arc<dyn Backend>>, String> {
     let mut all = crate::gpu::backends()?;

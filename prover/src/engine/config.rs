@@ -69,6 +69,8 @@ pub struct EngineConfig {
     pub rss_sample_ms: u64,
     /// Seed of the blinding randomness (reproducible proofs); none = OS entropy.
     pub seed: Option<u64>,
+    /// Bucket method of the CPU backend's tail MSMs: `blst` or `proofscope` (ours).
+    pub cpu_msm: crate::msm::CpuMsm,
 }
 
 impl Default for EngineConfig {
@@ -87,14 +89,15 @@ impl Default for EngineConfig {
             events: true,
             rss_sample_ms: 50,
             seed: None,
+            cpu_msm: crate::msm::CpuMsm::Blst,
         }
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("cannot read {path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
     #[error("config field `{field}`: {reason}")]
@@ -110,7 +113,7 @@ impl EngineConfig {
 
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: name.clone(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Io { path: name.clone(), error })?;
         Self::from_toml_str(&text, &name)
     }
 

@@ -24,7 +24,7 @@ use blstrs::Scalar;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use timeline::event::{Run, RunConfig, RunMeta};
 
-pub use backends::backends_for;
+pub use backends::{backends_for, backends_for_config};
 pub use config::{ConfigError, EngineConfig, LockMode};
 pub use jobs::{interrupt_flag, job_id, porep_jobs};
 
