@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use bellpepper::gadgets::sha256::sha256_compression_function;
 use bellpepper::gadgets::uint32::UInt32;
 use bellpepper_core::boolean::{AllocatedBit, Boolean};
-use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use rand::RngCore;
 
@@ -39,9 +39,9 @@ pub fn cost(blocks: usize) -> usize {
     static COSTS: OnceLock<(usize, usize)> = OnceLock::new();
     let (first, chained) = *COSTS.get_or_init(|| {
         let count = |k: usize| {
-            let mut cs = Counter::default();
+            let mut cs = super::shape::ShapeCs::default();
             let mut rng = rand_chacha::ChaCha8Rng::from_seed_u64(0);
-            synthesize(&mut cs, k, &mut rng).map(|_| cs.constraints)
+            synthesize(&mut cs, k, &mut rng).map(|_| cs.constraints as usize)
         };
         match (count(1), count(2)) {
             (Ok(one), Ok(two)) => (one, two - one),
@@ -74,50 +74,3 @@ impl FromSeedU64 for rand_chacha::ChaCha8Rng {
     }
 }
 
-/// A constraint system that only counts (used to size the SHA section).
-#[derive(Default)]
-struct Counter {
-    constraints: usize,
-    aux: usize,
-}
-
-impl ConstraintSystem<Scalar> for Counter {
-    type Root = Self;
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.aux += 1;
-        Ok(Variable::new_unchecked(Index::Aux(self.aux - 1)))
-    }
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        Ok(Variable::new_unchecked(Index::Input(1)))
-    }
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        self.constraints += 1;
-    }
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-    fn pop_namespace(&mut self) {}
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
-}

@@ -35,9 +35,11 @@ impl Shape {
     }
 }
 
+/// A constraint system that only counts (shape measurement here; the SHA section sizes
+/// itself with it too).
 #[derive(Default)]
-struct ShapeCs {
-    constraints: u64,
+pub(crate) struct ShapeCs {
+    pub(crate) constraints: u64,
     inputs: usize,
     aux: usize,
     nnz: [u64; 3],
