@@ -66,8 +66,21 @@ pub fn read_path(path: &Path, format: Option<Format>) -> Result<Run, ReadError> 
         return read_from(stdin.lock(), &name, format);
     }
     let f = File::open(path).map_err(|source| ReadError::Open { path: name.clone(), source })?;
-    read_from(BufReader::with_capacity(1 << 20, f), &name, format)
+    let mut r = BufReader::with_capacity(1 << 20, f);
+    // Timelines are often kept gzipped (reports/ does): read them as they are.
+    let gzipped = r
+        .fill_buf()
+        .map_err(|source| ReadError::Io { path: name.clone(), line: 1, source })?
+        .starts_with(&GZIP_MAGIC);
+    if gzipped {
+        let gz = flate2::read::MultiGzDecoder::new(r);
+        return read_from(BufReader::with_capacity(1 << 20, gz), &name, format);
+    }
+    read_from(r, &name, format)
 }
+
+/// The first two bytes of every gzip member.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Read a whole log held in memory.
 pub fn read_str(text: &str, format: Option<Format>) -> Run {
