@@ -65,34 +65,7 @@ pub struct Machine {
     pub pcie_gbs: f64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LockMode {
-    /// One lock around the whole GPU call, CPU prep and epilogue included.
-    Whole,
-    /// One lock around the CUDA region only (upload + kernels); prep and epilogue outside.
-    Kernels,
-    /// A VRAM-allocation lock (allocation + upload) and a compute lock (kernels).
-    TwoLock,
-}
-
-impl LockMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LockMode::Whole => "whole",
-            LockMode::Kernels => "kernels",
-            LockMode::TwoLock => "two_lock",
-        }
-    }
-    pub fn parse(s: &str) -> Option<LockMode> {
-        match s {
-            "whole" => Some(LockMode::Whole),
-            "kernels" => Some(LockMode::Kernels),
-            "two_lock" => Some(LockMode::TwoLock),
-            _ => None,
-        }
-    }
-}
+pub use timeline::event::LockMode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -255,6 +255,52 @@ pub struct Counter {
     pub device: Option<u32>,
 }
 
+/// What the device lock of a GPU worker covers: the engine's knob and the simulator's,
+/// defined once here because both write it into [`RunConfig::lock`] and calibration reads
+/// it back from there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockMode {
+    /// One lock around the whole prove call (CPU prep, kernels, epilogue).
+    Whole,
+    /// A lock around the device compute only (uploads + kernels); prep before, epilogue after.
+    Kernels,
+    /// Separate VRAM-allocation (allocation + upload) and compute (kernels) locks.
+    TwoLock,
+}
+
+impl LockMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockMode::Whole => "whole",
+            LockMode::Kernels => "kernels",
+            LockMode::TwoLock => "two_lock",
+        }
+    }
+    /// `None` for anything that is not a lock mode.
+    pub fn parse(s: &str) -> Option<LockMode> {
+        s.parse().ok()
+    }
+}
+
+impl fmt::Display for LockMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for LockMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "whole" => Ok(LockMode::Whole),
+            "kernels" => Ok(LockMode::Kernels),
+            "two_lock" | "two-lock" => Ok(LockMode::TwoLock),
+            other => Err(format!("unknown lock mode `{other}` (expected whole, kernels or two_lock)")),
+        }
+    }
+}
+
 /// The pipeline configuration a run was made with. All optional: a cuzk log says none of it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunConfig {

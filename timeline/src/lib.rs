@@ -17,4 +17,4 @@ pub mod read;
 pub mod report;
 pub mod write;
 
-pub use event::{Counter, Diagnostics, Record, Run, RunConfig, RunMeta, Span, SpanKind, SCHEMA_VERSION};
+pub use event::{Counter, Diagnostics, LockMode, Record, Run, RunConfig, RunMeta, Span, SpanKind, SCHEMA_VERSION};

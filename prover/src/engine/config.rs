@@ -6,39 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-/// What the device lock covers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LockMode {
-    /// One lock around the whole prove call (CPU prep, kernels, epilogue).
-    Whole,
-    /// A lock around the device compute only; prep before it, epilogue after it.
-    Kernels,
-    /// Separate allocation and compute locks.
-    TwoLock,
-}
-
-impl LockMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LockMode::Whole => "whole",
-            LockMode::Kernels => "kernels",
-            LockMode::TwoLock => "two_lock",
-        }
-    }
-}
-
-impl std::str::FromStr for LockMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "whole" => Ok(LockMode::Whole),
-            "kernels" => Ok(LockMode::Kernels),
-            "two_lock" | "two-lock" => Ok(LockMode::TwoLock),
-            other => Err(format!("unknown lock mode `{other}` (expected whole, kernels or two_lock)")),
-        }
-    }
-}
+pub use timeline::event::LockMode;
 
 /// Engine configuration. Defaults are a small machine's sensible values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
