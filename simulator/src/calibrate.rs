@@ -27,6 +27,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 use timeline::{Run, Span, SpanKind};
+use timeline::analysis::utilization::max_concurrency;
 
 use crate::config::{Config, Contention, LockMode};
 use crate::costs::{fit, Dist};
@@ -225,22 +226,6 @@ fn quantile(v: &[f64], q: f64) -> f64 {
     s[i]
 }
 
-/// Max number of intervals open at once.
-fn max_concurrency(iv: &[(u64, u64)]) -> u32 {
-    let mut ev: Vec<(u64, i32)> = Vec::with_capacity(iv.len() * 2);
-    for &(s, e) in iv {
-        ev.push((s, 1));
-        ev.push((e, -1));
-    }
-    ev.sort();
-    let (mut cur, mut best) = (0i32, 0i32);
-    for (_, d) in ev {
-        cur += d;
-        best = best.max(cur);
-    }
-    best.max(0) as u32
-}
-
 /// Least-squares fit of t = t0 · (1 + slope · max(0, n − knee)) over candidate knees.
 pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention) {
     let t_mean = mean(&samples.iter().map(|x| x.1).collect::<Vec<_>>());
@@ -286,7 +271,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
             v.sort_unstable();
             v
         };
-        pw_seen = pw_seen.max(max_concurrency(&iv));
+        pw_seen = pw_seen.max(max_concurrency(iv.iter().copied()));
         for &(a, b) in &iv {
             let n = mean_concurrency(a, b, &iv);
             let t = (b - a) as f64 / 1e6;
@@ -346,7 +331,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         }
     }
     let jiv: Vec<(u64, u64)> = job_iv.into_values().collect();
-    cfg.pipeline.in_flight = max_concurrency(&jiv).max(1);
+    cfg.pipeline.in_flight = max_concurrency(jiv.iter().copied()).max(1);
     if let Some(l) = first.meta.config.lock.as_deref().and_then(LockMode::parse) {
         cfg.pipeline.lock = l;
         if l != LockMode::TwoLock {

@@ -38,6 +38,23 @@ pub fn busy_intervals<'a>(spans: impl IntoIterator<Item = &'a Span>) -> Vec<(u64
     merge_intervals(spans.into_iter().filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect())
 }
 
+/// Largest number of intervals open at once (a sweep line; an interval ending where
+/// another starts does not overlap it).
+pub fn max_concurrency(intervals: impl IntoIterator<Item = (u64, u64)>) -> u32 {
+    let mut ev: Vec<(u64, i32)> = Vec::new();
+    for (s, e) in intervals {
+        ev.push((s, 1));
+        ev.push((e, -1));
+    }
+    ev.sort_unstable();
+    let (mut cur, mut best) = (0i32, 0i32);
+    for (_, d) in ev {
+        cur += d;
+        best = best.max(cur);
+    }
+    best.max(0) as u32
+}
+
 /// Total length of disjoint intervals, ns.
 pub fn total_ns(merged: &[(u64, u64)]) -> u64 {
     merged.iter().map(|&(s, e)| e - s).sum()

@@ -67,21 +67,16 @@ pub struct Verdict {
     pub evidence: Vec<String>,
 }
 
-/// Largest number of simultaneously running spans of a kind (ends before starts at ties).
+/// Largest number of simultaneously running spans of a kind (ends before starts at ties;
+/// an open span runs to the end of the run).
 fn max_concurrency(run: &Run, kind: &SpanKind) -> u32 {
-    let mut ev: Vec<(u64, i32)> = Vec::new();
     let end = run.end_ns();
-    for s in run.spans.iter().filter(|s| &s.kind == kind) {
-        ev.push((s.start_ns, 1));
-        ev.push((s.end_ns.unwrap_or(end.max(s.start_ns + 1)), -1));
-    }
-    ev.sort_unstable();
-    let (mut cur, mut best) = (0i32, 0i32);
-    for (_, d) in ev {
-        cur += d;
-        best = best.max(cur);
-    }
-    best.max(0) as u32
+    super::utilization::max_concurrency(
+        run.spans
+            .iter()
+            .filter(|s| &s.kind == kind)
+            .map(|s| (s.start_ns, s.end_ns.unwrap_or(end.max(s.start_ns + 1)))),
+    )
 }
 
 /// Serial GPU time per partition, ms, and where it comes from.
