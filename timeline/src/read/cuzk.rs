@@ -7,7 +7,6 @@
 //! GPU_QUEUE..GPU_PICKUP → `gpu_queue`, GPU_PICKUP..GPU_START → `gpu_pickup`,
 //! GPU_START..GPU_END → `gpu`. A start without its end becomes an open span.
 
-use super::{Lines, ReadError};
 use crate::event::{Args, Run, RunMeta, Span, SpanKind};
 use crate::fxhash::FxHashMap;
 use std::collections::hash_map::Entry as Slot;
@@ -163,27 +162,6 @@ impl Decoder {
                 Item::Event { ev, new_job }
             }
         }
-    }
-}
-
-/// Read a cuzk log from numbered lines (single-threaded; [`crate::read::read_from`] runs the
-/// same two stages on two threads).
-pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
-    let mut dec = Decoder::default();
-    let mut failed = None;
-    let run = {
-        let mut items = lines.map_while(|r| match r {
-            Ok((n, l)) => Some((n, dec.decode(n, &l))),
-            Err(e) => {
-                failed = Some(e);
-                None
-            }
-        });
-        assemble(&mut items)
-    };
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(run),
     }
 }
 

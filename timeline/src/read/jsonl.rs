@@ -2,7 +2,6 @@
 //! types, bad JSON and bad fields are rejected line by line with the line number; the
 //! rest of the file still loads.
 
-use super::{Lines, ReadError};
 use crate::event::{Counter, Record, Run, Span};
 
 /// Decode one record. Our writer puts the tag first (`{"type":"span",…`): such lines are
@@ -49,26 +48,6 @@ pub(crate) fn decode(line: &str) -> Item {
             msg.truncate(cut);
             Item::Bad(msg)
         }
-    }
-}
-
-/// Read JSON lines (single-threaded; [`crate::read::read_from`] runs the same two stages on
-/// two threads).
-pub fn parse_lines(lines: &mut Lines<'_>) -> Result<Run, ReadError> {
-    let mut failed = None;
-    let run = {
-        let mut items = lines.map_while(|r| match r {
-            Ok((n, l)) => Some((n, decode(&l))),
-            Err(e) => {
-                failed = Some(e);
-                None
-            }
-        });
-        assemble(&mut items)
-    };
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(run),
     }
 }
 

@@ -209,5 +209,3 @@ pub fn read_any<R: Read>(r: R, name: &str, format: Option<Format>) -> Result<Run
     read_from(BufReader::new(r), name, format)
 }
 
-/// The iterator type the format parsers consume.
-pub type Lines<'a> = dyn Iterator<Item = Result<(u64, String), ReadError>> + 'a;
