@@ -17,10 +17,15 @@
 //!   that CPU part into prep / G2 MSM / epilogue, and of the device time into kernels,
 //!   follows the base config's proportions (the log cannot tell them apart).
 //!
+//! CPU demands and isolated costs ([`crate::cpu_demand`]): when a run carries the
+//! prover's `cpu_busy_cores` counter, the cores each CPU phase draws (synthesis, prep, G2 MSM
+//! + epilogue) are fitted from it; otherwise the base config's are kept. Every CPU span's
+//! duration is then divided by the pool's slowdown while it ran (all CPU phases beside it,
+//! cores and bandwidth, as the simulator shares them), so the costs are isolated ones.
+//!
 //! Contention: for each synthesis, the time-average number of syntheses running during
-//! it (n̄). The part of its duration that the CPU pool's core/bandwidth sharing already
-//! explains (n̄ × demand / capacity, from the base config) is divided out; the rest is
-//! fitted by least squares over candidate knees. One run at one pw rarely shows enough
+//! it (n̄). What the pool's sharing does not explain is fitted by least squares over
+//! candidate knees of `1 + slope · max(0, n − knee)`. One run at one pw rarely shows enough
 //! spread in n̄: pass several runs (e.g. pw = 10, 20, 30) to identify the slope.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -31,6 +36,7 @@ use timeline::analysis::utilization::max_concurrency;
 
 use crate::config::{Config, Contention, LockMode};
 use crate::costs::{fit, Dist};
+use crate::cpu_demand::{self, Sharing};
 
 /// The default base: the reference box of the cuzk campaign, Phase 8 settings.
 pub const DEFAULT_BASE: &str = include_str!("../configs/phase8.toml");
@@ -55,6 +61,9 @@ pub struct FitReport {
     pub gpu_source: String,
     pub device_time_per_partition_ms: f64,
     pub cpu_part_of_call_ms: f64,
+    /// The CPU sections' core demands come from the run's busy-cores counter.
+    #[serde(default)]
+    pub cpu_demands_fitted: bool,
     pub notes: Vec<String>,
 }
 
@@ -83,7 +92,11 @@ impl Calibration {
         for n in &self.report.notes {
             s.push_str(&format!("# {n}\n"));
         }
-        s.push_str("# Machine, memory and CPU-demand sections come from the base config.\n\n");
+        if self.report.cpu_demands_fitted {
+            s.push_str("# Machine and memory sections come from the base config; CPU demands were fitted (above).\n\n");
+        } else {
+            s.push_str("# Machine, memory and CPU-demand sections come from the base config.\n\n");
+        }
         s.push_str(&self.config.to_toml());
         s
     }
@@ -201,12 +214,14 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
         .collect()
 }
 
-/// Per-partition sums of one kind's durations (a partition may have several spans).
-fn per_partition(run: &Run, kinds: &[SpanKind]) -> Vec<f64> {
+/// Per-partition sums of isolated durations ([`cpu_demand::derate`]) of `kinds` (a
+/// partition may have several spans).
+fn per_partition_derated(run: &Run, kinds: &[SpanKind], sharing: Sharing) -> Vec<f64> {
     let mut m: BTreeMap<(String, u32), f64> = BTreeMap::new();
-    for s in run.spans.iter().filter(|s| kinds.contains(&s.kind)) {
-        if let (Some(d), Some(j), Some(p)) = (dur_ms(s), &s.job, s.partition) {
-            *m.entry((j.clone(), p)).or_default() += d;
+    for (i, ms) in cpu_demand::derate(run, kinds, sharing) {
+        let s = &run.spans[i];
+        if let (Some(j), Some(p)) = (&s.job, s.partition) {
+            *m.entry((j.clone(), p)).or_default() += ms;
         }
     }
     m.into_values().collect()
@@ -262,6 +277,41 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     let mut rep = FitReport { inputs: runs.iter().map(|(n, _)| n.clone()).collect(), ..Default::default() };
     let names = rep.inputs.join(", ");
 
+    // ---- CPU demands: fitted from the busy-cores counter when a run has one ----
+    if let Some((name, f)) = runs.iter().find_map(|(n, r)| cpu_demand::fit(r, base.machine.cpu_cores).map(|f| (n, f))) {
+        let show = |v: Option<f64>| v.map_or("not identified (base value kept)".to_string(), |d| format!("{d:.2}"));
+        rep.notes.push(format!(
+            "CPU demands fitted from cpu_busy_cores of {name} ({} of {} sample periods unsaturated, R² {:.2}): synth {} cores, prep {}, finalize {}; a thread waiting for kernels {}; baseline {:.2}",
+            f.used,
+            f.samples,
+            f.r2,
+            show(f.synth),
+            show(f.prep),
+            show(f.finalize),
+            f.device_wait.map_or("-".into(), |d| format!("{d:.2}")),
+            f.baseline
+        ));
+        let round = |v: f64| (v * 100.0).round() / 100.0;
+        if let Some(d) = f.synth {
+            cfg.cpu.synth_cores = round(d);
+        }
+        if let Some(d) = f.prep {
+            cfg.cpu.prep_cores = round(d);
+        }
+        if let Some(d) = f.finalize {
+            cfg.cpu.finalize_cores = round(d);
+        }
+        rep.cpu_demands_fitted = true;
+    } else {
+        rep.notes.push("CPU demands: no cpu_busy_cores counter in the input: the base config's synth/prep/finalize cores are used".into());
+    }
+    let sharing = Sharing {
+        cores: [cfg.cpu.synth_cores, cfg.cpu.prep_cores, cfg.cpu.finalize_cores],
+        bw: [cfg.cpu.synth_bw_gbs, cfg.cpu.prep_bw_gbs, cfg.cpu.finalize_bw_gbs],
+        machine_cores: cfg.machine.cpu_cores,
+        machine_bw: cfg.machine.mem_bandwidth_gbs,
+    };
+
     // ---- synthesis and contention ----
     let mut contention_samples: Vec<(f64, f64)> = Vec::new();
     let mut pw_seen = 0u32;
@@ -272,12 +322,12 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
             v
         };
         pw_seen = pw_seen.max(max_concurrency(iv.iter().copied()));
-        for &(a, b) in &iv {
-            let n = mean_concurrency(a, b, &iv);
-            let t = (b - a) as f64 / 1e6;
-            // Divide out what the CPU pool's sharing explains.
-            let share = (n * base.cpu.synth_cores / base.machine.cpu_cores).max(n * base.cpu.synth_bw_gbs / base.machine.mem_bandwidth_gbs).max(1.0);
-            contention_samples.push((n, t / share));
+        // Divide out what the CPU pool's sharing explains (every CPU phase running beside
+        // it); the contention fit explains the rest.
+        for (i, ms) in cpu_demand::derate(run, &[SpanKind::Synthesis], sharing) {
+            let s = &run.spans[i];
+            let n = mean_concurrency(s.start_ns, s.end_ns.unwrap_or(s.start_ns), &iv);
+            contention_samples.push((n, ms));
         }
     }
     if contention_samples.is_empty() {
@@ -341,9 +391,22 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     if let Some(sf) = first.meta.config.split_finalize {
         cfg.pipeline.split_finalize = sf;
     }
+    // Finalisers: as recorded, else as many as G2 MSMs ever ran at once in a split run
+    // (a lower bound that is exact when the finalisers were the limit).
+    if cfg.pipeline.split_finalize {
+        let g2: Vec<(u64, u64)> = first.spans_of(&SpanKind::BG2Msm).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+        match first.meta.config.finalizers {
+            Some(f) => cfg.pipeline.finalizers = Some(f),
+            None if !g2.is_empty() => {
+                let f = max_concurrency(g2.iter().copied()).max(1);
+                cfg.pipeline.finalizers = Some(f);
+                rep.notes.push(format!("finalizers: not recorded in the run's meta; {f} = the most G2 MSMs that ran at once"));
+            }
+            None => {}
+        }
+    }
 
     // ---- GPU side ----
-    let kernels_of = |k: &[SpanKind]| -> Vec<f64> { runs.iter().flat_map(|(_, r)| per_partition(r, k)).collect() };
     let split: Vec<DeviceSplit> = runs.iter().flat_map(|(_, r)| device_split(r)).collect();
     let calls: Vec<f64> = runs.iter().flat_map(|(_, r)| r.spans_of(&SpanKind::Gpu).filter_map(dur_ms).collect::<Vec<_>>()).collect();
     rep.gpu_calls = calls.len();
@@ -359,9 +422,11 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         set(&mut cfg.costs.batch_add, col(|d| d.batch_add));
         set(&mut cfg.costs.tail_msm, col(|d| d.tail_msm));
         cfg.costs.msm_rest = fit(&col(|d| d.msm_rest), false).unwrap_or(Dist::Fixed(0.0));
-        set(&mut cfg.costs.prep_msm, kernels_of(&[SpanKind::PrepMsm]));
-        set(&mut cfg.costs.b_g2_msm, kernels_of(&[SpanKind::BG2Msm]));
-        let fin = kernels_of(&[SpanKind::Finalize]);
+        // CPU phases: isolated durations (the pool's slowdown divided out).
+        let cpu_of = |k: &[SpanKind]| -> Vec<f64> { runs.iter().flat_map(|(_, r)| per_partition_derated(r, k, sharing)).collect() };
+        set(&mut cfg.costs.prep_msm, cpu_of(&[SpanKind::PrepMsm]));
+        set(&mut cfg.costs.b_g2_msm, cpu_of(&[SpanKind::BG2Msm]));
+        let fin = cpu_of(&[SpanKind::Finalize]);
         cfg.costs.epilogue = fit(&fin, false).unwrap_or(Dist::Fixed(0.0));
         // Transfers outside the kernel spans, averaged over every partition (a one-off
         // upload, e.g. of the parameters, is spread over the run's calls).

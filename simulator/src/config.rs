@@ -110,6 +110,11 @@ pub struct Pipeline {
     /// G2 MSM and proof assembly run off the GPU worker (split async API).
     #[serde(default)]
     pub split_finalize: bool,
+    /// With split finalisation: finaliser threads, each running one partition's G2 MSM and
+    /// epilogue at a time (the prover's `finalizers`); absent = unlimited (every finished
+    /// call finalises at once, as a spawn-per-partition API does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finalizers: Option<u32>,
     /// Each GPU worker owns a pre-allocated VRAM staging buffer (reserved at start). With
     /// `whole`/`kernels` the upload into it runs outside the lock (pinned, overlapped with
     /// compute, Phase 9); with `two_lock` it stays under the VRAM lock (Phase 10).
@@ -288,6 +293,9 @@ impl Config {
         atleast1("pipeline.partitions", p.partitions)?;
         atleast1("pipeline.pw", p.pw)?;
         atleast1("pipeline.gw", p.gw)?;
+        if p.finalizers == Some(0) {
+            return Err(invalid("pipeline.finalizers", "must be at least 1, or absent for unlimited finalisers"));
+        }
         if p.queue_capacity == Some(0) {
             return Err(invalid("pipeline.queue_capacity", "must be at least 1, or absent for an unbounded queue (0 would deadlock: nothing could ever be sent)"));
         }
@@ -350,7 +358,7 @@ impl Config {
     }
 
     /// Apply one `key=value` override (sweep's `--vary`). Short keys: pw, gw, lock, gpus,
-    /// c/proofs, j/in_flight, partitions, queue/queue_capacity, split/split_finalize,
+    /// c/proofs, j/in_flight, partitions, queue/queue_capacity, split/split_finalize, finalizers,
     /// prestage, permit_until_send, ram/ram_gib, vram/vram_gib, cores/cpu_cores,
     /// bandwidth/mem_bandwidth_gbs, pcie/pcie_gbs, device_global_sync, slope, knee, seed;
     /// the long `section.field` form works too. The result is validated by the caller.
@@ -382,6 +390,9 @@ impl Config {
                 self.pipeline.queue_capacity = if v == "unbounded" || v == "none" { None } else { Some(u32v()?) }
             }
             "pipeline.split_finalize" => self.pipeline.split_finalize = boolv()?,
+            "pipeline.finalizers" => {
+                self.pipeline.finalizers = if v == "unlimited" || v == "none" { None } else { Some(u32v()?) }
+            }
             "pipeline.prestage" => self.pipeline.prestage = boolv()?,
             "pipeline.permit_until_send" => self.pipeline.permit_until_send = boolv()?,
             "pipeline.device_global_sync" => self.pipeline.device_global_sync = Some(boolv()?),
@@ -401,7 +412,7 @@ impl Config {
 
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
-    "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "prestage", "permit_until_send",
+    "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send",
     "device_global_sync", "ram", "vram", "cores", "bandwidth", "pcie", "slope", "knee", "seed",
 ];
 
@@ -417,6 +428,7 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "partitions" | "pipeline.partitions" => "pipeline.partitions",
         "queue" | "queue_capacity" | "pipeline.queue_capacity" => "pipeline.queue_capacity",
         "split" | "split_finalize" | "pipeline.split_finalize" => "pipeline.split_finalize",
+        "finalizers" | "pipeline.finalizers" => "pipeline.finalizers",
         "prestage" | "pipeline.prestage" => "pipeline.prestage",
         "permit_until_send" | "pipeline.permit_until_send" => "pipeline.permit_until_send",
         "device_global_sync" | "pipeline.device_global_sync" => "pipeline.device_global_sync",

@@ -6,7 +6,8 @@
 //!   CPU cores, host memory bandwidth. No software knob can beat it.
 //! - **practical**: adds what the configuration imposes: the GPU lock's hold time
 //!   (`whole` holds it through prep and epilogue), the partition and GPU worker pools
-//!   (synthesis time at the pool's own concurrency, contention included). The
+//!   (synthesis time at the pool's own concurrency, contention included) and, with split
+//!   finalisation and a limited number of finalisers, their G2 MSM + epilogue time. The
 //!   simulation can never beat it.
 //! - **CPU floor** (`host_lane_s_per_proof`): the CPU phases of the GPU calls
 //!   (prep_msm + b_g2_msm + epilogue) serialised on one lane per device beside the kernels:
@@ -118,6 +119,12 @@ pub fn compute(cfg: &Config) -> Floors {
     push("partition workers", parts * m.synth * cfg.contention.factor(n) / n, false);
     let call = m.prep + m.upload + m.alloc + m.kernels + if p.split_finalize { 0.0 } else { fin };
     push("gpu workers", parts * call / (p.gw as f64 * gpus), false);
+    if let (true, Some(f)) = (p.split_finalize, p.finalizers) {
+        // Each finaliser runs one partition's G2 MSM + epilogue at a time, at best at its
+        // isolated speed (or at the CPU's, if its core demand exceeds the machine).
+        let speed = (cfg.machine.cpu_cores / (d.finalize_cores * f as f64)).min(1.0);
+        push("finalizers", parts * fin / (f as f64 * speed), false);
+    }
 
     let argmax = |only_physical: bool| {
         r.iter()

@@ -8,6 +8,7 @@
 pub mod calibrate;
 pub mod config;
 pub mod costs;
+pub mod cpu_demand;
 pub mod cuzk_log;
 pub mod des;
 pub mod floors;

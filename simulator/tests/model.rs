@@ -267,3 +267,34 @@ fn uploads_can_share_host_bandwidth() {
     assert!((bw(&on.result) - bw(&off.result) - expect).abs() < 1e-9);
     assert!(on.result.bandwidth_util > off.result.bandwidth_util);
 }
+
+#[test]
+fn limited_finalizers_run_one_g2_msm_at_a_time_and_bind() {
+    // Phase 12 splits finalisation; make the G2 MSM the longest stage so that one
+    // finaliser is the bottleneck: the b_g2 spans must never overlap, and throughput is
+    // bounded by partitions × (G2 MSM + epilogue) per proof.
+    let mut c = config("phase12");
+    c.pipeline.split_finalize = true;
+    c.pipeline.proofs = 4;
+    c.set("finalizers", "1").unwrap();
+    c.costs.b_g2_msm = simulator::costs::Dist::Fixed(6000.0);
+    c.validate().unwrap();
+    let one = simulate(&c, Options { record: true });
+    let run = one.run.unwrap();
+    let mut g2: Vec<(u64, u64)> = run.spans_of(&SpanKind::BG2Msm).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+    g2.sort_unstable();
+    assert_eq!(g2.len() as u32, c.pipeline.proofs * c.pipeline.partitions);
+    assert!(g2.windows(2).all(|w| w[1].0 >= w[0].1), "G2 MSMs overlapped with one finaliser");
+    let fin_s = c.pipeline.partitions as f64 * (c.costs.b_g2_msm.mean_ms() + c.costs.epilogue.mean_ms()) / 1e3;
+    assert!(one.result.steady_s_per_proof >= fin_s * 0.999, "{} < {fin_s}", one.result.steady_s_per_proof);
+    assert_eq!(one.result.floors.practical_binding, "finalizers");
+    assert_eq!(run.meta.config.finalizers, Some(1));
+    // Unlimited finalisers: faster, and the G2 MSMs do overlap.
+    c.set("finalizers", "unlimited").unwrap();
+    let many = simulate(&c, Options::default()).result;
+    assert!(many.steady_s_per_proof < 0.8 * one.result.steady_s_per_proof, "{} vs {}", many.steady_s_per_proof, one.result.steady_s_per_proof);
+    // Zero is rejected, naming the field.
+    c.pipeline.finalizers = Some(0);
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.contains("pipeline.finalizers"), "{e}");
+}

@@ -243,6 +243,10 @@ pub mod counters {
     pub const QUEUE_DEPTH: &str = "queue_depth";
     /// Resident set size of the process, bytes.
     pub const RSS_BYTES: &str = "rss_bytes";
+    /// Host CPU cores the process kept busy over the last sample period (user + system
+    /// CPU time ÷ wall time, from /proc/self/stat): what calibration fits each CPU phase's
+    /// core demand from.
+    pub const CPU_BUSY_CORES: &str = "cpu_busy_cores";
 }
 
 /// One sample of a time series.
@@ -323,6 +327,9 @@ pub struct RunConfig {
     pub constraints: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split_finalize: Option<bool>,
+    /// Finaliser threads (with split finalisation; absent = not recorded or unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finalizers: Option<u32>,
     /// `cpu`, `cuda`, `sim`, ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<String>,

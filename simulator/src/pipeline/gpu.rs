@@ -452,15 +452,28 @@ impl Sim<'_> {
         let busy = (self.workers.len() - self.idle.len()) as f64;
         self.gw_busy.set(now, busy);
         if self.cfg.pipeline.split_finalize {
-            self.finalizer_step(pi, 0);
+            self.finalize_enqueue(pi);
         } else {
             self.partition_done(pi);
         }
         self.dispatch();
     }
 
+    /// Split finalisation: a finished call waits for a free finaliser (FIFO) when their
+    /// number is limited, then runs [`Self::finalizer_step`].
+    fn finalize_enqueue(&mut self, pi: u32) {
+        match self.cfg.pipeline.finalizers {
+            Some(n) if self.fin_busy >= n => self.fin_queue.push_back(pi),
+            _ => {
+                self.fin_busy += 1;
+                self.finalizer_step(pi, 0);
+            }
+        }
+    }
+
     /// Split finalisation: b_g2_msm (stage 0), then the epilogue (stage 1), off the worker
-    /// on the shared CPU pool; stage 2 means finished.
+    /// on the shared CPU pool; stage 2 means finished, and the finaliser takes the next
+    /// partition waiting for one.
     pub(super) fn finalizer_step(&mut self, pi: u32, stage: u8) {
         let cfg = self.cfg;
         let part = self.parts[pi as usize];
@@ -469,6 +482,11 @@ impl Sim<'_> {
             1 => part.epilogue,
             _ => {
                 self.partition_done(pi);
+                self.fin_busy = self.fin_busy.saturating_sub(1);
+                if let Some(next) = self.fin_queue.pop_front() {
+                    self.fin_busy += 1;
+                    self.finalizer_step(next, 0);
+                }
                 return;
             }
         };

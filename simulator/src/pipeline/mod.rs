@@ -139,6 +139,9 @@ struct Sim<'c> {
     devices: Vec<Device>,
     ram_used: f64,
     ram_peak: f64,
+    /// Split finalisation: finalisers busy, and partitions waiting for one.
+    fin_busy: u32,
+    fin_queue: VecDeque<u32>,
     /// Pool version the pending wake-up was scheduled for.
     wake_version: u64,
     failure: Option<Failure>,
@@ -210,6 +213,8 @@ impl<'c> Sim<'c> {
             devices: vec![Device::default(); gpus as usize],
             ram_used: cfg.memory.baseline_gib,
             ram_peak: cfg.memory.baseline_gib,
+            fin_busy: 0,
+            fin_queue: VecDeque::new(),
             wake_version: u64::MAX,
             failure: None,
             pw_busy: Tally::default(),
@@ -618,6 +623,7 @@ impl<'c> Sim<'c> {
                 proofs: Some(p.proofs),
                 constraints: None,
                 split_finalize: Some(p.split_finalize),
+                finalizers: if p.split_finalize { p.finalizers } else { None },
                 backend: Some("sim".into()),
             };
             meta.extra.insert("scenario".into(), cfg.name.clone().into());
