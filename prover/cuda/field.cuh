@@ -31,6 +31,10 @@ FI uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm vola
 FI uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 FI uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 FI uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+FI uint32_t madc_lo(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("madc.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+FI uint32_t madc_hi(uint32_t a, uint32_t b, uint32_t c) { uint32_t r; asm volatile("madc.hi.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+FI uint32_t mul_lo(uint32_t a, uint32_t b) { uint32_t r; asm("mul.lo.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
+FI uint32_t mul_hi(uint32_t a, uint32_t b) { uint32_t r; asm("mul.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
 #else
 // Host emulation: one carry flag, exactly the PTX semantics.
 static thread_local uint32_t emu_cc = 0;
@@ -44,6 +48,10 @@ inline uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return add_cc((u
 inline uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return addc_cc((uint32_t)((uint64_t)a * b), c); }
 inline uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return add_cc((uint32_t)(((uint64_t)a * b) >> 32), c); }
 inline uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return addc_cc((uint32_t)(((uint64_t)a * b) >> 32), c); }
+inline uint32_t madc_lo(uint32_t a, uint32_t b, uint32_t c) { return addc((uint32_t)((uint64_t)a * b), c); }
+inline uint32_t madc_hi(uint32_t a, uint32_t b, uint32_t c) { return addc((uint32_t)(((uint64_t)a * b) >> 32), c); }
+inline uint32_t mul_lo(uint32_t a, uint32_t b) { return (uint32_t)((uint64_t)a * b); }
+inline uint32_t mul_hi(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a * b) >> 32); }
 #endif
 
 // ---- moduli ---------------------------------------------------------------------------------
@@ -179,6 +187,87 @@ struct alignas(16) Fe {
     }
 
     FI static Fe sqr(const Fe& a) { return mul(a, a); }
+
+    // ---- even/odd Montgomery product (the layout of sppark's mont_t) ----------------------
+    // Same result as mul(), bit for bit (checked on the host by cuda/test): a*b*R^-1 mod p for
+    // a, b < p. The running sum T is kept as two arrays: `even` holds the products of a's
+    // even limbs (position k in even[k]), `odd` those of a's odd limbs (position k+1 in
+    // odd[k]). Each row then has two independent carry chains (one per array), which ptxas
+    // can interleave (it maps PTX carries onto predicate registers), where mul() has one
+    // chain per row half that depends on the previous one. After each row's reduction the
+    // lowest limb is zero and dropped, so the arrays swap roles (the caller alternates them);
+    // the array that becomes "odd" is realigned by two limbs inside the next row's
+    // multiply-add (madc_n_rshift). No carry is lost: T < 2p + 2^33 p < 2^(32(N+1)) at every
+    // point of a row, each array holds part of T, so neither array's chain can carry out of
+    // position N (the top carries of the `even` chains go into odd[N-1], position N).
+    // Requires N even (12 for Fp, 8 for Fr).
+    FI static void eo_mul_n(uint32_t* acc, const uint32_t* a, uint32_t bi) {
+        _Pragma("unroll") for (int j = 0; j < N; j += 2) { acc[j] = mul_lo(a[j], bi); acc[j + 1] = mul_hi(a[j], bi); }
+    }
+    FI static void eo_cmad_n(uint32_t* acc, const uint32_t* a, uint32_t bi) {
+        acc[0] = mad_lo_cc(a[0], bi, acc[0]);
+        acc[1] = madc_hi_cc(a[0], bi, acc[1]);
+        _Pragma("unroll") for (int j = 2; j < N; j += 2) { acc[j] = madc_lo_cc(a[j], bi, acc[j]); acc[j + 1] = madc_hi_cc(a[j], bi, acc[j + 1]); }
+    }
+    // odd[j] = odd[j+2] + a[j]*bi (two-limb shift), continuing the incoming carry.
+    FI static void eo_madc_n_rshift(uint32_t* odd, const uint32_t* a, uint32_t bi) {
+        _Pragma("unroll") for (int j = 0; j < N - 2; j += 2) { odd[j] = madc_lo_cc(a[j], bi, odd[j + 2]); odd[j + 1] = madc_hi_cc(a[j], bi, odd[j + 3]); }
+        odd[N - 2] = madc_lo_cc(a[N - 2], bi, 0);
+        odd[N - 1] = madc_hi(a[N - 2], bi, 0);
+    }
+    // One row: T += a*bi, then T += m*p with m making limb 0 zero (a_odd = a + 1, p_odd = p + 1).
+    FI static void eo_row(uint32_t* even, uint32_t* odd, const uint32_t* a, const uint32_t* a_odd, uint32_t bi,
+                          const uint32_t* pm, const uint32_t* pm_odd, bool first) {
+        if (first) {
+            eo_mul_n(odd, a_odd, bi);
+            eo_mul_n(even, a, bi);
+        } else {
+            even[0] = add_cc(even[0], odd[1]);
+            eo_madc_n_rshift(odd, a_odd, bi);
+            eo_cmad_n(even, a, bi);
+            odd[N - 1] = addc(odd[N - 1], 0);
+        }
+        const uint32_t m = even[0] * P::INV;
+        eo_cmad_n(odd, pm_odd, m);
+        eo_cmad_n(even, pm, m);
+        odd[N - 1] = addc(odd[N - 1], 0);
+    }
+    FI static Fe mul_eo(const Fe& a, const Fe& b) {
+        static_assert(N % 2 == 0, "even/odd product needs an even limb count");
+        uint32_t pm[N + 1], even[N], odd[N];
+        _Pragma("unroll") for (int i = 0; i < N; i++) pm[i] = P::p(i);
+        pm[N] = 0;
+        uint32_t av[N + 1];
+        _Pragma("unroll") for (int i = 0; i < N; i++) av[i] = a.v[i];
+        av[N] = 0;
+        _Pragma("unroll") for (int i = 0; i < N; i += 2) {
+            eo_row(even, odd, av, av + 1, b.v[i], pm, pm + 1, i == 0);
+            eo_row(odd, even, av, av + 1, b.v[i + 1], pm, pm + 1, false);
+        }
+        // T = even + odd shifted one limb (even[k] at position k, odd[k] at position k+1 after
+        // the last row's shift); T < 2p < 2^(32N).
+        uint32_t t[N];
+        t[0] = add_cc(even[0], odd[1]);
+        _Pragma("unroll") for (int k = 1; k < N - 1; k++) t[k] = addc_cc(even[k], odd[k + 1]);
+        t[N - 1] = addc(even[N - 1], 0);
+        Fe s, r;
+        s.v[0] = sub_cc(t[0], P::p(0));
+        _Pragma("unroll") for (int i = 1; i < N; i++) s.v[i] = subc_cc(t[i], P::p(i));
+        uint32_t borrow = subc(0, 0);
+        _Pragma("unroll") for (int i = 0; i < N; i++) r.v[i] = borrow ? t[i] : s.v[i];
+        return r;
+    }
+    FI static Fe sqr_eo(const Fe& a) { return mul_eo(a, a); }
+
+    // -a without a branch (0 stays 0), for straight-line curve formulas.
+    FI static Fe neg_ct(const Fe& a) {
+        Fe r;
+        r.v[0] = sub_cc(P::p(0), a.v[0]);
+        _Pragma("unroll") for (int i = 1; i < N; i++) r.v[i] = subc_cc(P::p(i), a.v[i]);
+        const bool z = a.is_zero();
+        _Pragma("unroll") for (int i = 0; i < N; i++) r.v[i] = z ? 0u : r.v[i];
+        return r;
+    }
 
     // Montgomery form -> canonical integer (a * R^-1).
     FI static Fe from_mont(const Fe& a) {

@@ -1,31 +1,18 @@
-// G1 multi-scalar multiplication (Pippenger with signed c-bit windows) and the batch
-// additions of the density split.
+// G1 multi-scalar multiplication (Pippenger with signed windows) and the batch additions
+// of the density split.
 //
 // Pipeline (one launch each, all on one stream):
 //   msm_digits_count   signed digits of every scalar, histogram of (window, bucket)
-//   exclusive_scan     bucket offsets (single block)
+//   exclusive_scan     bucket offsets (single block; scan_tiles + scan_add_tiles above 2^20)
 //   msm_digits_scatter point indices (sign in bit 31) sorted by bucket: a counting sort
-//   msm_bucket_acc     one thread per bucket sums its points (mixed XYZZ additions)
+//   msm_bucket_acc*    bucket sums (mixed XYZZ additions); several variants, see below
 //   msm_bucket_reduce  per window segment: running sums give sum_b (b+1) * B_b
 //   g1_sum_chunks      tree sum of segment partials into one point per window
-// The host combines the windows (Horner with c doublings per window, about 16 points).
+// The host combines the windows (Horner, width_w doublings per window, about 16 points).
+// Window layout (c -> nwin windows of nearly equal widths, scalars folded below r/2):
+// msm_digits.cuh.
 #include "g1.cuh"
-
-// Signed digit of window w (c bits) of a canonical scalar, with the carry of the windows
-// below it; returns the digit in [-2^(c-1), 2^(c-1)] and updates the carry.
-FI int32_t window_digit(const uint32_t s[8], uint32_t w, uint32_t c, uint32_t& carry) {
-    uint32_t bit = w * c;
-    uint32_t word = bit >> 5, off = bit & 31;
-    uint32_t v = 0;
-    if (word < 8) {
-        v = s[word] >> off;
-        if (off + c > 32 && word + 1 < 8) v |= s[word + 1] << (32 - off);
-    }
-    v = (v & ((1u << c) - 1)) + carry;
-    if (v > (1u << (c - 1))) { carry = 1; return (int32_t)v - (int32_t)(1u << c); }
-    carry = 0;
-    return (int32_t)v;
-}
+#include "msm_digits.cuh"
 
 // Montgomery scalars -> canonical integers.
 extern "C" __global__ void fr_from_mont(const Fr* __restrict__ in, Fr* __restrict__ out, uint64_t n) {
@@ -35,42 +22,48 @@ extern "C" __global__ void fr_from_mont(const Fr* __restrict__ in, Fr* __restric
     out[i] = Fr::from_mont(x);
 }
 
-extern "C" __global__ void msm_digits_count(const Fr* __restrict__ scalars, uint32_t n, uint32_t c,
-                                            uint32_t nwin, uint32_t* counts) {
+// Buckets per window for window size c: 2^(widest window - 1) (the host computes the same).
+FI uint32_t msm_buckets_per_window(const MsmLayout& l) { return 1u << (l.base + (l.extra ? 1u : 0u) - 1); }
+
+extern "C" __global__ void msm_digits_count(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t* counts) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t s[8];
     Fr x = scalars[i];
     #pragma unroll
     for (int k = 0; k < 8; k++) s[k] = x.v[k];
-    const uint32_t nb = 1u << (c - 1);
+    (void)msm_fold_scalar(s);
+    const MsmLayout l = msm_layout(c);
+    const uint32_t nb = msm_buckets_per_window(l);
     uint32_t carry = 0;
-    for (uint32_t w = 0; w < nwin; w++) {
-        int32_t d = window_digit(s, w, c, carry);
+    for (uint32_t w = 0; w < l.nwin; w++) {
+        int32_t d = msm_window_digit(s, l, w, carry);
         if (d != 0) atomicAdd(&counts[w * nb + (uint32_t)(d < 0 ? -d : d) - 1], 1u);
     }
 }
 
 // entries get the point index of term i: idx[i] when an index list is given (the tail of a
-// density split), else i; bit 31 holds the digit's sign.
+// density split), else i; bit 31 holds the sign (digit sign xor the scalar's fold).
 extern "C" __global__ void msm_digits_scatter(const Fr* __restrict__ scalars, uint32_t n, uint32_t c,
-                                              uint32_t nwin, const uint32_t* __restrict__ offsets,
-                                              uint32_t* cursor, uint32_t* entries, const uint32_t* __restrict__ idx) {
+                                              const uint32_t* __restrict__ offsets, uint32_t* cursor,
+                                              uint32_t* entries, const uint32_t* __restrict__ idx) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t s[8];
     Fr x = scalars[i];
     #pragma unroll
     for (int k = 0; k < 8; k++) s[k] = x.v[k];
-    const uint32_t nb = 1u << (c - 1);
+    const bool folded = msm_fold_scalar(s);
+    const MsmLayout l = msm_layout(c);
+    const uint32_t nb = msm_buckets_per_window(l);
     const uint32_t point = idx ? idx[i] : i;
     uint32_t carry = 0;
-    for (uint32_t w = 0; w < nwin; w++) {
-        int32_t d = window_digit(s, w, c, carry);
+    for (uint32_t w = 0; w < l.nwin; w++) {
+        int32_t d = msm_window_digit(s, l, w, carry);
         if (d != 0) {
             uint32_t key = w * nb + (uint32_t)(d < 0 ? -d : d) - 1;
             uint32_t pos = offsets[key] + atomicAdd(&cursor[key], 1u);
-            entries[pos] = point | (d < 0 ? 0x80000000u : 0u);
+            entries[pos] = point | (((d < 0) != folded) ? 0x80000000u : 0u);
         }
     }
 }
@@ -97,7 +90,34 @@ extern "C" __global__ void exclusive_scan(const uint32_t* __restrict__ counts, u
     if (t == 1023) offsets[len] = sums[1023];
 }
 
+// Multi-block form for long count arrays (large c: 13 * 2^19 counts at c = 20, where the
+// single block above walks 6 656 strided counts per thread on one SM): scan_tiles gives each
+// count its offset within its tile of 1024 and each tile's total; exclusive_scan (above)
+// turns the tile totals into tile offsets; scan_add_tiles adds them and writes offsets[len].
+extern "C" __global__ void scan_tiles(const uint32_t* __restrict__ counts, uint32_t* offsets, uint32_t len, uint32_t* tile_sums) {
+    __shared__ uint32_t sums[1024];
+    const uint32_t t = threadIdx.x, i = blockIdx.x * 1024 + t;
+    const uint32_t v = i < len ? counts[i] : 0;
+    sums[t] = v;
+    __syncthreads();
+    for (uint32_t d = 1; d < 1024; d <<= 1) {  // Hillis-Steele inclusive scan
+        uint32_t x = t >= d ? sums[t - d] : 0;
+        __syncthreads();
+        sums[t] += x;
+        __syncthreads();
+    }
+    if (i < len) offsets[i] = sums[t] - v;
+    if (t == 1023) tile_sums[blockIdx.x] = sums[1023];
+}
+
+extern "C" __global__ void scan_add_tiles(uint32_t* offsets, uint32_t len, const uint32_t* __restrict__ tile_offsets, uint32_t ntiles) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < len) offsets[i] += tile_offsets[i / 1024];
+    else if (i == len) offsets[len] = tile_offsets[ntiles];
+}
+
 // Bucket b (over all windows) = sum of the points listed in entries[offsets[b]..offsets[b+1]).
+template <class A>
 FI void bucket_acc(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
                    const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) {
     uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
@@ -107,20 +127,107 @@ FI void bucket_acc(const G1Affine* __restrict__ points, const uint32_t* __restri
     for (uint32_t k = offsets[b]; k < end; k++) {
         const uint32_t e = entries[k];
         const G1Affine p = points[e & 0x7fffffffu];
-        g1_add_affine_point(acc, p, (e >> 31) != 0);
+        g1_add_affine_point<A>(acc, p, (e >> 31) != 0);
     }
     buckets[b] = acc;
 }
 
-// Variants by register budget (blocks of 128 threads, at least N blocks per SM): more
-// resident warps hide the serial carry chains better, fewer registers may spill. The
-// host picks one (PROOFSCOPE_MSM_ACC=b4|b5|b6, default b4); `gpu bench` times them all.
-extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
-    const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) { bucket_acc(points, entries, offsets, nbuckets, buckets); }
-extern "C" __global__ void __launch_bounds__(128, 5) msm_bucket_acc_b5(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
-    const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) { bucket_acc(points, entries, offsets, nbuckets, buckets); }
-extern "C" __global__ void __launch_bounds__(128, 6) msm_bucket_acc_b6(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
-    const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) { bucket_acc(points, entries, offsets, nbuckets, buckets); }
+// An affine point read again in a slow path: through ld.global.cg (an asm load the compiler
+// does not merge with the first read), so the first read's 24 registers need not stay live
+// across the common path only to serve the rare special case.
+FI G1Affine reload_affine(const G1Affine* __restrict__ points, uint32_t i) {
+    const uint4* src = reinterpret_cast<const uint4*>(points + i);
+    G1Affine p;
+    uint4* dst = reinterpret_cast<uint4*>(&p);
+    #pragma unroll
+    for (int k = 0; k < 6; k++) dst[k] = __ldcg(src + k);
+    return p;
+}
+
+// Same sums with a straight-line common path: when the accumulator and the point are not
+// the identity and P != 0 (all but a few steps), madd_prep, one test and madd_generic run
+// as one basic block; any special case falls back to the general formula for that step.
+template <class A>
+FI void bucket_acc_1(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
+                     const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) {
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nbuckets) return;
+    G1Xyzz acc = G1Xyzz::inf();
+    const uint32_t end = offsets[b + 1];
+    for (uint32_t k = offsets[b]; k < end; k++) {
+        const uint32_t e = entries[k];
+        const G1Affine p = points[e & 0x7fffffffu];
+        const bool neg = (e >> 31) != 0;
+        const MaddPR t = madd_prep<A>(acc, p.x, cond_neg(p.y, neg));
+        if (!(acc.is_inf() | p.is_inf() | t.P.is_zero())) madd_generic<A>(acc, t);
+        else g1_add_affine_point<A>(acc, reload_affine(points, e & 0x7fffffffu), neg);
+    }
+    buckets[b] = acc;
+}
+
+// Two accumulators per thread, each walking one half of the bucket's list (the odd entry
+// out goes to the first), summed at the end: the two additions of a step are independent
+// and, in the common case, one basic block, so their instructions interleave. Written with
+// named variables, not arrays: arrays of points here ended up in local memory (784-byte
+// stack frame in ptxas -v).
+template <class A>
+FI void bucket_acc_2(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
+                     const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) {
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nbuckets) return;
+    const uint32_t start = offsets[b], end = offsets[b + 1];
+    const uint32_t q = (end - start) / 2;
+    G1Xyzz acc0 = G1Xyzz::inf(), acc1 = G1Xyzz::inf();
+    for (uint32_t k = start; k < start + q; k++) {
+        const uint32_t e0 = entries[k], e1 = entries[k + q];
+        const G1Affine p0 = points[e0 & 0x7fffffffu];
+        const G1Affine p1 = points[e1 & 0x7fffffffu];
+        const bool n0 = (e0 >> 31) != 0, n1 = (e1 >> 31) != 0;
+        const MaddPR t0 = madd_prep<A>(acc0, p0.x, cond_neg(p0.y, n0));
+        const MaddPR t1 = madd_prep<A>(acc1, p1.x, cond_neg(p1.y, n1));
+        const bool special = acc0.is_inf() | p0.is_inf() | t0.P.is_zero() | acc1.is_inf() | p1.is_inf() | t1.P.is_zero();
+        if (!special) {
+            madd_generic<A>(acc0, t0);
+            madd_generic<A>(acc1, t1);
+        } else {
+            g1_add_affine_point<A>(acc0, reload_affine(points, e0 & 0x7fffffffu), n0);
+            g1_add_affine_point<A>(acc1, reload_affine(points, e1 & 0x7fffffffu), n1);
+        }
+    }
+    if ((end - start) & 1) {
+        const uint32_t e = entries[end - 1];
+        const G1Affine p = points[e & 0x7fffffffu];
+        g1_add_affine_point<A>(acc0, p, (e >> 31) != 0);
+    }
+    g1_add<A>(acc0, acc1);
+    buckets[b] = acc0;
+}
+
+// Variants (the host picks one by name, see prover/src/gpu/msm.rs; `gpu bench` times them):
+// blocks of 128 threads, at least N blocks per SM (N = 4: 128 registers, 2: 255).
+// ptxas -v (nvcc 13.0): b4, f1, i2 no spills; eo 16 bytes, f1eo 84, i2eo 360 (the even/odd
+// product keeps ~10 more registers live); two accumulators with N = 3 (168 registers)
+// spilled 1.4-1.8 KB and were dropped.
+//   b4      the original loop, CIOS product                         (N = 4, the default)
+//   b5, b6  the same with fewer registers (spills; slower on the H200, runs 1-2)
+//   eo      the original loop, even/odd product (field.cuh mul_eo)  (N = 4)
+//   f1      one accumulator, straight-line common path, CIOS        (N = 4)
+//   f1eo    the same, even/odd product                              (N = 4)
+//   f1eo3   the same with 168 registers                             (N = 3)
+//   i2      two accumulators (halves of the list), CIOS             (N = 2)
+//   i2eo    two accumulators, even/odd product                      (N = 2)
+#define ACC_ARGS const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries, \
+    const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets
+#define ACC_PASS points, entries, offsets, nbuckets, buckets
+extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc(ACC_ARGS) { bucket_acc<FpStd>(ACC_PASS); }
+extern "C" __global__ void __launch_bounds__(128, 5) msm_bucket_acc_b5(ACC_ARGS) { bucket_acc<FpStd>(ACC_PASS); }
+extern "C" __global__ void __launch_bounds__(128, 6) msm_bucket_acc_b6(ACC_ARGS) { bucket_acc<FpStd>(ACC_PASS); }
+extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc_eo(ACC_ARGS) { bucket_acc<FpEo>(ACC_PASS); }
+extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc_f1(ACC_ARGS) { bucket_acc_1<FpStd>(ACC_PASS); }
+extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc_f1eo(ACC_ARGS) { bucket_acc_1<FpEo>(ACC_PASS); }
+extern "C" __global__ void __launch_bounds__(128, 3) msm_bucket_acc_f1eo3(ACC_ARGS) { bucket_acc_1<FpEo>(ACC_PASS); }
+extern "C" __global__ void __launch_bounds__(128, 2) msm_bucket_acc_i2(ACC_ARGS) { bucket_acc_2<FpStd>(ACC_PASS); }
+extern "C" __global__ void __launch_bounds__(128, 2) msm_bucket_acc_i2eo(ACC_ARGS) { bucket_acc_2<FpEo>(ACC_PASS); }
 
 // For window w and segment g of `seg` buckets (bucket index i stands for digit i+1):
 // partial = sum_{i in segment} (i+1) * B_i, from a running sum plus start * (sum of B_i).

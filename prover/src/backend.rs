@@ -96,8 +96,26 @@ pub enum ProveError {
     Domain(#[from] crate::domain::DomainError),
     #[error("device error: {0}")]
     Device(String),
+    /// The device ran out of memory (an allocation or upload failed with
+    /// CUDA_ERROR_OUT_OF_MEMORY): the engine proves the partition on its CPU fallback.
+    #[error("device out of memory: {0}")]
+    DeviceOutOfMemory(String),
     #[error("proof did not verify")]
     Unverified,
+}
+
+/// A failed [`Backend::prove_start_or_return`]: the error and, when the backend still
+/// has it, the partition's assignment, so the engine can prove it elsewhere (another
+/// device, the CPU fallback) without having kept a copy.
+pub struct StartFailure {
+    pub error: ProveError,
+    pub assignment: Option<Box<ProvingAssignment>>,
+}
+
+impl From<ProveError> for StartFailure {
+    fn from(error: ProveError) -> Self {
+        StartFailure { error, assignment: None }
+    }
 }
 
 /// One proving device. Implementations: [`crate::cpu::CpuBackend`] and, with the `cuda`
@@ -118,8 +136,24 @@ pub trait Backend: Send + Sync {
         blinding: Blinding,
         gate: &dyn Gate,
     ) -> Result<Pending, ProveError>;
+    /// [`Backend::prove_start`] that hands the assignment back on failure when it can
+    /// (the engine calls this one). The default hands nothing back.
+    fn prove_start_or_return(
+        &self,
+        assignment: ProvingAssignment,
+        params: &Parameters,
+        blinding: Blinding,
+        gate: &dyn Gate,
+    ) -> Result<Pending, StartFailure> {
+        self.prove_start(assignment, params, blinding, gate).map_err(StartFailure::from)
+    }
     /// The G2 MSM (b_g2_msm) and assembly (finalize). CPU by default.
     fn prove_finish(&self, pending: Pending, params: &Parameters) -> Result<Proof, ProveError> {
         crate::prover::finish(pending, params)
+    }
+    /// Whether [`Backend::prove_finish`] verifies every proof it returns (the engine then
+    /// skips its own `verify` of that backend's proofs).
+    fn verifies_proofs(&self) -> bool {
+        false
     }
 }

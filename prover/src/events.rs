@@ -114,14 +114,21 @@ impl EventSink {
             let stop = Arc::new(AtomicBool::new(false));
             let (s2, sh) = (stop.clone(), sink.shared.clone());
             let h = std::thread::Builder::new().name("rss-sampler".into()).spawn(move || {
+                let mut last: Option<(u64, f64)> = None;
                 while !s2.load(Ordering::Relaxed) {
+                    let t_ns = sh.now_ns();
                     if let Some(rss) = rss_bytes() {
-                        let _ = sh.tx.send(Msg::Counter(Counter {
-                            name: timeline::event::counters::RSS_BYTES.into(),
-                            t_ns: sh.now_ns(),
-                            value: rss as f64,
-                            device: None,
-                        }));
+                        let _ = sh.tx.send(Msg::Counter(Counter { name: timeline::event::counters::RSS_BYTES.into(), t_ns, value: rss as f64, device: None }));
+                    }
+                    // Cores busy since the previous sample, stamped at this sample's time.
+                    if let Some(cpu) = process_cpu_seconds() {
+                        if let Some((t0, c0)) = last {
+                            if t_ns > t0 {
+                                let busy = ((cpu - c0) / ((t_ns - t0) as f64 * 1e-9)).max(0.0);
+                                let _ = sh.tx.send(Msg::Counter(Counter { name: timeline::event::counters::CPU_BUSY_CORES.into(), t_ns, value: busy, device: None }));
+                            }
+                        }
+                        last = Some((t_ns, cpu));
                     }
                     std::thread::sleep(period);
                 }
@@ -152,6 +159,11 @@ impl EventSink {
 
     pub fn counter(&self, name: &str, value: f64, device: Option<u32>) {
         let _ = self.shared.tx.send(Msg::Counter(Counter { name: name.into(), t_ns: self.now_ns(), value, device }));
+    }
+
+    /// A handle that adds counters to this sink from another thread (the NVML sampler).
+    pub fn counters(&self) -> CounterHandle {
+        CounterHandle { shared: self.shared.clone() }
     }
 
     /// Block until everything sent so far is written and flushed.
@@ -202,7 +214,36 @@ impl Drop for EventSink {
     }
 }
 
+/// Sends counters to an [`EventSink`] from any thread; samples sent after the sink
+/// finished are dropped.
+#[derive(Clone)]
+pub struct CounterHandle {
+    shared: Arc<Shared>,
+}
+
+impl CounterHandle {
+    /// Nanoseconds since the sink's epoch.
+    pub fn now_ns(&self) -> u64 {
+        self.shared.now_ns()
+    }
+    /// One sample stamped `t_ns` (from [`CounterHandle::now_ns`]).
+    pub fn counter_at(&self, name: &str, t_ns: u64, value: f64, device: Option<u32>) {
+        let _ = self.shared.tx.send(Msg::Counter(Counter { name: name.into(), t_ns, value, device }));
+    }
+}
+
 /// Resident set size of this process, from /proc/self/statm (pages × page size).
+/// User + system CPU time of the whole process (every thread), seconds.
+pub fn process_cpu_seconds() -> Option<f64> {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return None;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Some(tv(ru.ru_utime) + tv(ru.ru_stime))
+}
+
 pub fn rss_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;

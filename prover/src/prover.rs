@@ -163,6 +163,22 @@ pub fn finish(p: Pending, params: &Parameters) -> Result<Proof, ProveError> {
     finish_with(p, params, CpuMsm::default())
 }
 
+/// [`finish`], then the proof is verified against the pending's public inputs (span
+/// `verify`, ~3 pairings' worth: one 4-pair multi-Miller loop and a final
+/// exponentiation) before it is returned; [`ProveError::Unverified`] when it fails. What a
+/// device backend whose results are not trusted blindly (the CUDA one) returns.
+pub fn finish_verified(p: Pending, params: &Parameters) -> Result<Proof, ProveError> {
+    let inputs = p.public_inputs.clone();
+    let proof = finish(p, params)?;
+    let span = info_span!("verify");
+    let _e = span.enter();
+    match crate::verifier::verify(&params.vk, &proof, &inputs) {
+        Ok(true) => Ok(proof),
+        Ok(false) => Err(ProveError::Unverified),
+        Err(e) => Err(ProveError::Device(format!("verifying the proof: {e}"))),
+    }
+}
+
 /// [`finish`] with a chosen bucket method for the G2 MSM.
 pub fn finish_with(p: Pending, params: &Parameters, m: CpuMsm) -> Result<Proof, ProveError> {
     let b_g2 = b_g2_msm_with(&params.b_g2, &p.b_split, m);

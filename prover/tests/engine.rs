@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use prover::backend::{Backend, Blinding, Gate, GateGuard, Pending, ProveError};
+use prover::backend::{Backend, Blinding, Gate, GateGuard, Pending, ProveError, StartFailure};
 use prover::circuit::PorepLike;
 use prover::cpu::CpuBackend;
 use prover::engine::{self, Engine, EngineConfig, Job, LockMode};
@@ -241,4 +241,132 @@ fn two_lock_takes_both_locks_and_still_serialises_compute() {
             }
         }
     }
+}
+
+/// A device that runs out of memory on every partition, the way the CUDA backend reports
+/// it: `DeviceOutOfMemory`, with the assignment handed back (`hand_back`) or not.
+struct OutOfMemory {
+    device: u32,
+    hand_back: bool,
+}
+
+impl Backend for OutOfMemory {
+    fn name(&self) -> &str {
+        "cuda"
+    }
+    fn device(&self) -> u32 {
+        self.device
+    }
+    fn prove_start(&self, a: ProvingAssignment, p: &Parameters, b: Blinding, g: &dyn Gate) -> Result<Pending, ProveError> {
+        self.prove_start_or_return(a, p, b, g).map_err(|f| f.error)
+    }
+    fn prove_start_or_return(&self, a: ProvingAssignment, _: &Parameters, _: Blinding, _: &dyn Gate) -> Result<Pending, StartFailure> {
+        let error = ProveError::DeviceOutOfMemory("CUDA driver error in alloc H buffer: CUDA_ERROR_OUT_OF_MEMORY".into());
+        Err(StartFailure { error, assignment: self.hand_back.then(|| Box::new(a)) })
+    }
+}
+
+#[test]
+fn out_of_device_memory_falls_back_to_the_cpu_and_every_proof_verifies() {
+    for split in [true, false] {
+        let c = EngineConfig { split_finalize: split, ..cfg(1, 2, LockMode::Kernels) };
+        let backends = vec![Arc::new(OutOfMemory { device: 0, hand_back: true }) as Arc<dyn Backend>];
+        let out = run_engine(c, backends, engine::porep_jobs(2, 2, N, 11));
+        let p = params();
+        for r in &out.results {
+            let proofs = r.proofs.as_ref().unwrap_or_else(|e| panic!("split={split}: the CPU fallback proves {}: {e}", r.id));
+            assert_eq!(proofs.len(), 2);
+            for pp in proofs {
+                assert!(prover::verifier::verify(&p.vk, &pp.proof, &pp.public_inputs).unwrap());
+            }
+        }
+        let fallbacks: Vec<&Span> = out.jsonl.spans.iter().filter(|s| s.kind.as_str() == "fallback").collect();
+        assert_eq!(fallbacks.len(), 4, "one fallback span per partition (split={split})");
+        for f in &fallbacks {
+            assert_eq!(f.args.get("fallback").and_then(|v| v.as_str()), Some("cpu"));
+            assert!(f.args.get("reason").and_then(|v| v.as_str()).is_some_and(|r| r.contains("OUT_OF_MEMORY")));
+            // The CPU stages ran inside the fallback span.
+            let inside = |k: SpanKind| out.jsonl.spans.iter().any(|s| s.kind == k && s.job == f.job && s.partition == f.partition && s.start_ns >= f.start_ns && s.end_ns <= f.end_ns);
+            assert!(inside(SpanKind::MsmH) && inside(SpanKind::Ntt));
+        }
+        assert!(!out.jsonl.diagnostics.has_warnings(), "{:?}", out.jsonl.diagnostics);
+    }
+}
+
+#[test]
+fn out_of_device_memory_without_the_fallback_fails_that_job_only_as_before() {
+    // Fallback off, one device: nowhere to go, the job fails and names the cause.
+    let c = EngineConfig { cpu_fallback: false, ..cfg(1, 1, LockMode::Kernels) };
+    let out = run_engine(c, vec![Arc::new(OutOfMemory { device: 0, hand_back: true }) as Arc<dyn Backend>], engine::porep_jobs(1, 1, N, 12));
+    let err = out.results[0].proofs.as_ref().unwrap_err();
+    assert!(err.contains("out of memory"), "{err}");
+    // Fallback off, two devices: retried on the other device like any device error.
+    let c = EngineConfig { cpu_fallback: false, ..cfg(1, 1, LockMode::Kernels) };
+    let backends = vec![Arc::new(OutOfMemory { device: 0, hand_back: false }) as Arc<dyn Backend>, Arc::new(CpuBackend::new(1)) as Arc<dyn Backend>];
+    let out = run_engine(c, backends, engine::porep_jobs(1, 2, N, 13));
+    assert!(out.results[0].proofs.as_ref().expect("retried on device 1").iter().all(|p| p.device == 1));
+}
+
+/// A device whose proofs are wrong (H off by the generator) and that verifies in its
+/// finish, as the CUDA backend does (`prover::finish_verified`).
+struct WrongProofs {
+    inner: CpuBackend,
+}
+
+impl Backend for WrongProofs {
+    fn name(&self) -> &str {
+        "cuda"
+    }
+    fn device(&self) -> u32 {
+        self.inner.device()
+    }
+    fn prove_start(&self, a: ProvingAssignment, p: &Parameters, b: Blinding, g: &dyn Gate) -> Result<Pending, ProveError> {
+        let mut pending = self.inner.prove_start(a, p, b, g)?;
+        pending.h += <prover::G1Projective as group::Group>::generator();
+        Ok(pending)
+    }
+    fn prove_finish(&self, pending: Pending, params: &Parameters) -> Result<prover::Proof, ProveError> {
+        prover::prover::finish_verified(pending, params)
+    }
+    fn verifies_proofs(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_proof_that_does_not_verify_is_retried_on_another_device() {
+    for split in [true, false] {
+        let c = EngineConfig { split_finalize: split, verify: false, ..cfg(1, 1, LockMode::Kernels) };
+        // Device 1 is slowed so that device 0 picks up partitions first.
+        let backends = vec![Arc::new(WrongProofs { inner: CpuBackend::new(0) }) as Arc<dyn Backend>, slow(1, 30, 0, false)];
+        let out = run_engine(c, backends, engine::porep_jobs(1, 4, N, 14));
+        let proofs = out.results[0].proofs.as_ref().unwrap_or_else(|e| panic!("split={split}: {e}"));
+        assert!(proofs.iter().all(|p| p.device == 1), "split={split}");
+        let on0 = |k: &str| out.jsonl.spans.iter().filter(|s| s.kind.as_str() == k && s.device == Some(0)).count();
+        assert!(on0("verify") >= 1, "device 0 proved something (split={split})");
+        assert_eq!(on0("verify"), on0("gpu"), "each proof of device 0 was verified and rejected (split={split})");
+    }
+    // One device: the wrong proof is never returned, the job fails.
+    let c = EngineConfig { verify: false, ..cfg(1, 1, LockMode::Kernels) };
+    let out = run_engine(c, vec![Arc::new(WrongProofs { inner: CpuBackend::new(0) }) as Arc<dyn Backend>], engine::porep_jobs(1, 1, N, 15));
+    assert!(out.results[0].proofs.as_ref().unwrap_err().contains("did not verify"));
+}
+
+#[test]
+fn verifying_a_proof_costs_a_few_pairings() {
+    // The price of `finish_verified` (the CUDA backend's check on every proof): one
+    // 4-pair multi-Miller loop and a final exponentiation, independent of the circuit.
+    let p = params();
+    let mut rng = rand::rngs::OsRng;
+    let (proof, inputs) = prover::prover::prove(PorepLike::new(N, 3), &p, &CpuBackend::new(0), &mut rng).unwrap();
+    let runs = 20;
+    let t = std::time::Instant::now();
+    for _ in 0..runs {
+        assert!(prover::verifier::verify(&p.vk, &proof, &inputs).unwrap());
+    }
+    let ms = t.elapsed().as_secs_f64() * 1e3 / runs as f64;
+    eprintln!("verify: {ms:.2} ms per proof ({} public inputs)", inputs.len());
+    let mut bad = proof;
+    bad.c = <prover::G1Affine as group::prime::PrimeCurveAffine>::generator();
+    assert!(!prover::verifier::verify(&p.vk, &bad, &inputs).unwrap());
 }

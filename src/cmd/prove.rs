@@ -71,6 +71,46 @@ pub struct Args {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// With the cuda backend: NVML sampling period in ms (GPU utilisation, memory used,
+    /// power, SM clock as timeline counters of each device in use); 0 = off. Default 50.
+    #[arg(long)]
+    pub nvml_ms: Option<u64>,
+}
+
+/// NVML sampling of the devices in use (cuda backend), feeding the run's timeline.
+#[cfg(feature = "cuda")]
+struct GpuCounters {
+    source: Option<Box<dyn prover::gpu::nvml::Source>>,
+    devices: Vec<u32>,
+    period: Duration,
+}
+
+#[cfg(feature = "cuda")]
+impl GpuCounters {
+    /// Open NVML when the backend is cuda and sampling is on; say once why not otherwise.
+    fn open(args: &Args, backends: &[Arc<dyn prover::Backend>], meta: &mut timeline::event::RunMeta) -> Option<GpuCounters> {
+        let ms = args.nvml_ms.unwrap_or(50);
+        if ms == 0 || backends.first().map(|b| b.name()) != Some("cuda") {
+            return None;
+        }
+        let devices: Vec<u32> = backends.iter().map(|b| b.device()).collect();
+        match prover::gpu::nvml::open_nvml(&devices) {
+            Ok(source) => {
+                meta.extra.insert("nvml_sample_ms".into(), ms.into());
+                Some(GpuCounters { source: Some(source), devices, period: Duration::from_millis(ms) })
+            }
+            Err(why) => {
+                eprintln!("no GPU counters in the timeline: {why}");
+                meta.extra.insert("nvml_error".into(), why.into());
+                None
+            }
+        }
+    }
+
+    fn start(&mut self, sink: &EventSink) -> Option<prover::gpu::nvml::NvmlSampler> {
+        let source = self.source.take()?;
+        Some(prover::gpu::nvml::NvmlSampler::start_with(source, self.devices.clone(), self.period, sink.counters()))
+    }
 }
 
 /// What a run produced.
@@ -143,6 +183,10 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     meta.extra.insert("circuit".into(), params.info.circuit_id.clone().into());
     meta.extra.insert("params_load_ms".into(), (params_load.as_secs_f64() * 1e3).into());
     meta.extra.insert("test_only_params".into(), params.info.test_only.into());
+    #[cfg(feature = "cuda")]
+    let mut gpu_counters = GpuCounters::open(args, &backends, &mut meta);
+    #[cfg(not(feature = "cuda"))]
+    let _ = args.nvml_ms;
     let mut sink_cfg = SinkConfig { meta, rss_every: (cfg.rss_sample_ms > 0).then(|| Duration::from_millis(cfg.rss_sample_ms)), ..Default::default() };
     sink_cfg = sink_cfg.jsonl_file(&args.timeline).with_context(|| format!("creating {}", args.timeline.display()))?;
     if let Some(p) = &args.cuzk_log {
@@ -150,6 +194,8 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     }
     let sink = EventSink::start(sink_cfg).context("starting the timeline writer")?;
     let stop = engine::interrupt_flag().context("installing the Ctrl-C handler")?;
+    #[cfg(feature = "cuda")]
+    let sampler = gpu_counters.as_mut().and_then(|g| g.start(&sink));
     let engine = Engine::start(cfg, params, backends, sink)?;
     let t0 = Instant::now();
     for job in engine::porep_jobs(args.proofs, args.partitions, constraints, args.witness_seed) {
@@ -179,6 +225,10 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     }
     let wall = t0.elapsed();
     bar.finish_and_clear();
+    #[cfg(feature = "cuda")]
+    if let Some(s) = sampler {
+        s.stop();
+    }
     let (stats, _) = if interrupted { engine.abort_and_flush()? } else { engine.shutdown()? };
     if interrupted {
         eprintln!("interrupted: timeline flushed to {} ({} spans, {} left open)", args.timeline.display(), stats.spans, stats.open_spans);

@@ -39,6 +39,9 @@ pub struct EngineConfig {
     pub seed: Option<u64>,
     /// Bucket method of the CPU backend's tail MSMs: `blst` or `proofscope` (ours).
     pub cpu_msm: crate::msm::CpuMsm,
+    /// Prove a partition on the CPU when its device runs out of memory (else the
+    /// out-of-memory error is retried on another device like any device error).
+    pub cpu_fallback: bool,
 }
 
 impl Default for EngineConfig {
@@ -58,6 +61,7 @@ impl Default for EngineConfig {
             rss_sample_ms: 50,
             seed: None,
             cpu_msm: crate::msm::CpuMsm::Blst,
+            cpu_fallback: true,
         }
     }
 }

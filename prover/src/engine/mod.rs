@@ -3,8 +3,10 @@
 //! holding its partition (the permit) until the bounded GPU queue accepts it; `gw` GPU
 //! workers per device, over one or more devices (the CPU backend counts as one); lock
 //! modes `whole` / `kernels` / `two_lock`; optional split finalisation on finaliser
-//! threads; a partition failing on a device is retried on another one, and a job whose
-//! partition fails for good fails alone while the engine keeps serving the others.
+//! threads; a partition failing on a device (or whose proof does not verify) is retried
+//! on another one, a partition whose device ran out of memory is proven on the CPU
+//! fallback (`cpu_fallback`, span `fallback`), and a job whose partition fails for good
+//! fails alone while the engine keeps serving the others.
 //! Every stage is a span (see [`crate::events`]).
 
 pub mod backends;
@@ -120,6 +122,16 @@ pub(crate) struct FinishTask {
     device: u32,
     backend: Arc<dyn Backend>,
     pending: crate::backend::Pending,
+    /// Where the partition goes if its finish fails (a proof that does not verify).
+    retry: Option<Retry>,
+}
+
+/// A partition's second chance: its assignment and the device to try next.
+pub(crate) struct Retry {
+    assignment: ProvingAssignment,
+    attempts: u32,
+    tried: Vec<u32>,
+    target: usize,
 }
 
 /// State shared by all engine threads.
@@ -127,6 +139,11 @@ pub(crate) struct Shared {
     cfg: EngineConfig,
     params: Arc<Parameters>,
     backends: Vec<Arc<dyn Backend>>,
+    /// Where a partition goes when its device runs out of memory (`cpu_fallback`).
+    fallback: Option<Arc<dyn Backend>>,
+    /// The dispatcher of the thread that started the engine (its log), for warnings: the
+    /// engine threads' own dispatch only feeds the timeline.
+    log: tracing::Dispatch,
     locks: Vec<locks::DeviceLocks>,
     /// Retried partitions waiting for a worker of a given device (index in `backends`).
     retry: Vec<Mutex<VecDeque<GpuTask>>>,
@@ -142,6 +159,24 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// A warning on the starting thread's log (stderr for the CLI).
+    fn warn(&self, message: &str) {
+        tracing::dispatcher::with_default(&self.log, || tracing::warn!("{message}"));
+    }
+
+    /// Send a partition to device `target`'s retry queue (it stays in the GPU stage).
+    fn requeue(&self, job: Arc<JobState>, partition: u32, assignment: ProvingAssignment, attempts: u32, tried: Vec<u32>, target: usize) {
+        let queue_span = tracing::info_span!(parent: None, "gpu_queue", job = job.id.as_str(), partition = partition, retry = true);
+        let t = GpuTask { job, partition, assignment, queue_span, attempts, tried };
+        match self.retry.get(target).map(|q| q.lock()) {
+            Some(Ok(mut q)) => q.push_back(t),
+            _ => {
+                self.finish_partition(&t.job, partition, Err(format!("no retry queue for device {target}")));
+                self.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+
     fn finish_partition(&self, job: &Arc<JobState>, partition: u32, outcome: Result<PartitionProof, String>) {
         let done = {
             let Ok(mut s) = job.inner.lock() else { return };
@@ -203,6 +238,7 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
         lock: Some(cfg.lock.as_str().into()),
         gpus: Some(backends.len() as u32),
         split_finalize: Some(cfg.split_finalize),
+        finalizers: cfg.split_finalize.then_some(cfg.finalizers),
         backend: backends.first().map(|b| b.name().to_string()),
         ..Default::default()
     };
@@ -221,7 +257,11 @@ impl Engine {
         let (gpu_tx, gpu_rx) = bounded::<GpuTask>(cfg.queue_capacity as usize);
         let (fin_tx, fin_rx) = unbounded::<FinishTask>();
         let dispatch = if cfg.events { Some(sink.dispatch()) } else { None };
+        let fallback = cfg.cpu_fallback.then(|| Arc::new(crate::cpu::CpuBackend::with_msm(0, cfg.cpu_msm)) as Arc<dyn Backend>);
+        let log = tracing::dispatcher::get_default(|d| d.clone());
         let shared = Arc::new(Shared {
+            fallback,
+            log,
             locks: backends.iter().map(|_| locks::DeviceLocks::default()).collect(),
             retry: backends.iter().map(|_| Mutex::new(VecDeque::new())).collect(),
             backends,

@@ -15,8 +15,8 @@ use timeline::event::counters::QUEUE_DEPTH;
 use tracing::info_span;
 
 use super::locks::{acquire, EngineGate};
-use super::{FinishTask, GpuTask, LockMode, PartitionProof, Shared, SynthTask};
-use crate::backend::{Blinding, NoGate, Pending, ProveError};
+use super::{FinishTask, GpuTask, LockMode, PartitionProof, Retry, Shared, SynthTask};
+use crate::backend::{Backend, Blinding, NoGate, Pending, ProveError, StartFailure};
 use crate::proof::Proof;
 
 fn with_dispatch<T>(sh: &Shared, f: impl FnOnce() -> T) -> T {
@@ -117,6 +117,19 @@ fn next_task(sh: &Shared, d: usize, rx: &Receiver<GpuTask>) -> Option<GpuTask> {
     }
 }
 
+/// Where a partition goes after a failure on device `d`: another device not yet tried,
+/// while attempts remain.
+fn retry_target(sh: &Shared, attempts: u32, tried: &[u32]) -> Option<usize> {
+    let target = (0..sh.backends.len()).find(|i| !tried.contains(&(*i as u32)))?;
+    (attempts + 1 < sh.cfg.max_attempts).then_some(target)
+}
+
+/// Errors worth another device: device faults, out-of-memory without a fallback, and
+/// proofs that did not verify.
+fn retryable(e: &ProveError) -> bool {
+    matches!(e, ProveError::Device(_) | ProveError::DeviceOutOfMemory(_) | ProveError::Unverified)
+}
+
 pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask>, fin: Sender<FinishTask>) {
     with_dispatch(&sh.clone(), || {
         let backend = sh.backends[d].clone();
@@ -129,73 +142,96 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
             let pickup = info_span!("gpu_pickup");
             let blinding = blinding_for(sh.rng_seed, &job.id, partition);
             tried.push(d as u32);
-            let retry_on = (0..sh.backends.len()).find(|i| !tried.contains(&(*i as u32)));
-            let can_retry = attempts + 1 < sh.cfg.max_attempts && retry_on.is_some();
-            let backup = can_retry.then(|| assignment.clone());
+            let retry_on = retry_target(&sh, attempts, &tried);
+            // A copy for a retry after the device part succeeded (a proof that does not
+            // verify); failures of the device part hand the assignment back when they can.
+            let mut backup = retry_on.is_some().then(|| assignment.clone());
             let public_inputs = assignment.public_inputs().to_vec();
             drop(pickup);
+            let params = &sh.params;
+            let split = sh.cfg.split_finalize;
+            let finish = |b: &dyn Backend, p: Pending| -> Result<Outcome, ProveError> {
+                if split {
+                    Ok(Outcome::Started(Box::new(p)))
+                } else {
+                    Ok(Outcome::Done(Box::new(b.prove_finish(p, params)?)))
+                }
+            };
             let outcome = {
                 let gpu = info_span!("gpu", lock = sh.cfg.lock.as_str(), attempt = attempts as u64 + 1);
                 let _g = gpu.enter();
-                let params = &sh.params;
-                let split = sh.cfg.split_finalize;
-                let run = || -> Result<Outcome, ProveError> {
-                    let finish = |p: Pending| -> Result<Outcome, ProveError> {
-                        if split {
-                            Ok(Outcome::Started(Box::new(p)))
-                        } else {
-                            Ok(Outcome::Done(Box::new(backend.prove_finish(p, params)?)))
-                        }
-                    };
-                    match sh.cfg.lock {
+                let run = || -> Result<Outcome, StartFailure> {
+                    let pending = match sh.cfg.lock {
                         LockMode::Whole => {
                             let _lock = acquire(&sh.locks[d].compute, "whole");
-                            finish(backend.prove_start(assignment, params, blinding, &NoGate)?)
+                            backend.prove_start_or_return(assignment, params, blinding, &NoGate)?
                         }
                         mode => {
                             let gate = EngineGate { mode, locks: &sh.locks[d] };
-                            finish(backend.prove_start(assignment, params, blinding, &gate)?)
+                            backend.prove_start_or_return(assignment, params, blinding, &gate)?
                         }
-                    }
+                    };
+                    Ok(finish(backend.as_ref(), pending)?)
                 };
-                catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|p| Err(ProveError::Device(format!("backend panicked: {}", panic_message(p)))))
+                catch_unwind(AssertUnwindSafe(run))
+                    .unwrap_or_else(|p| Err(ProveError::Device(format!("backend panicked: {}", panic_message(p))).into()))
+            };
+            // Out of device memory: the partition runs on the CPU fallback instead.
+            let mut used = backend.clone();
+            let outcome = match (outcome, sh.fallback.clone()) {
+                (Err(StartFailure { error: ProveError::DeviceOutOfMemory(why), assignment }), Some(fb)) if assignment.is_some() || backup.is_some() => {
+                    let asg = match assignment {
+                        Some(a) => *a,
+                        None => backup.take().unwrap_or_default(),
+                    };
+                    sh.warn(&format!("{} partition {partition}: device {device} out of memory ({why}); proving it on the {} fallback", job.id, fb.name()));
+                    let span = info_span!("fallback", fallback = fb.name(), reason = why.as_str());
+                    let _f = span.enter();
+                    used = fb.clone();
+                    let run = || -> Result<Outcome, StartFailure> { Ok(finish(fb.as_ref(), fb.prove_start(asg, params, blinding, &NoGate)?)?) };
+                    catch_unwind(AssertUnwindSafe(run))
+                        .unwrap_or_else(|p| Err(ProveError::Device(format!("CPU fallback panicked: {}", panic_message(p))).into()))
+                }
+                (o, _) => o,
             };
             match outcome {
                 Ok(Outcome::Started(pending)) => {
-                    let t = FinishTask { job, partition, worker: w, device, backend: backend.clone(), pending: *pending };
+                    let retry = match (retry_on, backup) {
+                        (Some(target), Some(assignment)) => Some(Retry { assignment, attempts, tried, target }),
+                        _ => None,
+                    };
+                    let t = FinishTask { job, partition, worker: w, device, backend: used, pending: *pending, retry };
                     if let Err(e) = fin.send(t) {
                         let t = e.into_inner();
                         sh.finish_partition(&t.job, t.partition, Err("engine stopped before finalisation".into()));
+                        sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
                     }
-                    sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
+                    // The finaliser leaves the GPU stage (it may send the partition back).
                 }
                 Ok(Outcome::Done(proof)) => {
-                    let r = check(&sh, *proof, public_inputs, device);
+                    let r = check(&sh, *proof, public_inputs, device, used.verifies_proofs());
                     sh.finish_partition(&job, partition, r);
                     sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
                 }
-                Err(e @ ProveError::Device(_)) if can_retry => {
-                    tracing::warn!(job = job.id.as_str(), partition, device, "partition failed on this device, retrying elsewhere: {e}");
-                    let target = retry_on.unwrap_or(0);
-                    let queue_span = info_span!(parent: None, "gpu_queue", job = job.id.as_str(), partition = partition, retry = true);
-                    let assignment = backup.unwrap_or_default();
-                    let t = GpuTask { job, partition, assignment, queue_span, attempts: attempts + 1, tried };
-                    if let Ok(mut q) = sh.retry[target].lock() {
-                        q.push_back(t);
+                Err(StartFailure { error, assignment }) => match (retry_on, assignment.map(|a| *a).or(backup)) {
+                    (Some(target), Some(assignment)) if retryable(&error) => {
+                        sh.warn(&format!("{} partition {partition} failed on device {device}, retrying on device {target}: {error}", job.id));
+                        sh.requeue(job, partition, assignment, attempts + 1, tried, target);
                     }
-                }
-                Err(e) => {
-                    sh.finish_partition(&job, partition, Err(e.to_string()));
-                    sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
-                }
+                    _ => {
+                        sh.finish_partition(&job, partition, Err(error.to_string()));
+                        sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
+                    }
+                },
             }
         }
     })
 }
 
-/// Optional verification of a partition proof (span `verify`).
-fn check(sh: &Shared, proof: Proof, public_inputs: Vec<crate::Scalar>, device: u32) -> Result<PartitionProof, String> {
-    if sh.cfg.verify {
+/// Verification of a partition proof (span `verify`) when the config asks for it and
+/// the backend has not already verified it.
+fn check(sh: &Shared, proof: Proof, public_inputs: Vec<crate::Scalar>, device: u32, verified: bool) -> Result<PartitionProof, String> {
+    if sh.cfg.verify && !verified {
         let span = info_span!("verify");
         let _e = span.enter();
         match crate::verifier::verify(&sh.params.vk, &proof, &public_inputs) {
@@ -213,14 +249,23 @@ pub(super) fn finalizer(sh: Arc<Shared>, f: u32, rx: Receiver<FinishTask>) {
             if sh.abort.load(Ordering::Relaxed) {
                 break;
             }
-            let FinishTask { job, partition, worker, device, backend, pending } = t;
+            let FinishTask { job, partition, worker, device, backend, pending, retry } = t;
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = worker, device = device, finalizer = f);
             let _e = ctx.enter();
             let public_inputs = pending.public_inputs.clone();
             let proof = catch_unwind(AssertUnwindSafe(|| backend.prove_finish(pending, &sh.params)))
                 .unwrap_or_else(|p| Err(ProveError::Device(format!("finaliser panicked: {}", panic_message(p)))));
-            let r = proof.map_err(|e| e.to_string()).and_then(|p| check(&sh, p, public_inputs, device));
-            sh.finish_partition(&job, partition, r);
+            match (proof, retry) {
+                (Err(error), Some(Retry { assignment, attempts, tried, target })) if retryable(&error) => {
+                    sh.warn(&format!("{} partition {partition}: the proof of device {device} failed ({error}); retrying on device {target}", job.id));
+                    sh.requeue(job, partition, assignment, attempts + 1, tried, target);
+                }
+                (proof, _) => {
+                    let r = proof.map_err(|e| e.to_string()).and_then(|p| check(&sh, p, public_inputs, device, backend.verifies_proofs()));
+                    sh.finish_partition(&job, partition, r);
+                    sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
         }
     })
 }

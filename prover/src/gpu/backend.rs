@@ -4,11 +4,20 @@
 //!
 //! Per partition: `prep_msm` (CPU density split, under the allocation gate, with the
 //! upload of the query points the first time a parameter set is seen: they then stay
-//! resident), then under the compute gate the NTTs of H, `msm_h`, and the split MSMs
+//! resident) and every per-partition upload (a/b/c, then the ones and tail data of L, A
+//! and B: `h2d` spans, pinned staging on the copy stream, see `Gpu::upload_words`), then
+//! under the compute gate the NTTs of H, `msm_h`, and the split MSMs
 //! `msm_l`, `msm_a`, `msm_b_g1` (each with nested `batch_add` and `tail_msm`). Every span
 //! carries `gpu_ns`, the CUDA-event time of its device work; `h2d`/`d2h` spans the copies.
-//! The G2 MSM and assembly stay on the CPU (`prove_finish` default), overlapped by the
-//! engine's finaliser.
+//! The G2 MSM and assembly stay on the CPU, overlapped by the engine's finaliser, and
+//! every proof is verified (span `verify`, one multi-Miller loop of 4 pairs and a final
+//! exponentiation) before it is returned: a wrong GPU result is
+//! [`ProveError::Unverified`], which the engine retries on another device, never a
+//! silently bad proof.
+//!
+//! A device allocation or upload failing with CUDA_ERROR_OUT_OF_MEMORY is
+//! [`ProveError::DeviceOutOfMemory`], and `prove_start_or_return` hands the assignment
+//! back with it so the engine can prove that partition on its CPU fallback.
 
 use std::sync::{Arc, Mutex};
 
@@ -16,9 +25,11 @@ use blstrs::G1Projective;
 use group::Group;
 use tracing::{field::Empty, info_span};
 
-use super::device::{Ctx, Gpu, GpuError};
+use cudarc::driver::CudaSlice;
+
+use super::device::{par_copy, Gpu, GpuError};
 use super::msm::DevicePoints;
-use crate::backend::{Backend, Blinding, Gate, Pending, ProveError};
+use crate::backend::{Backend, Blinding, Gate, Pending, ProveError, StartFailure};
 use crate::domain::Domain;
 use crate::msm::Split;
 use crate::params::Parameters;
@@ -34,6 +45,12 @@ struct ResidentParams {
     b_g1: DevicePoints,
 }
 
+/// The uploads of one split MSM, staged before the compute gate.
+struct StagedSplit {
+    ones: Option<CudaSlice<u32>>,
+    tail: Option<(CudaSlice<u32>, CudaSlice<u32>)>,
+}
+
 /// One GPU as a proving device.
 pub struct CudaBackend {
     gpu: Gpu,
@@ -41,8 +58,19 @@ pub struct CudaBackend {
     resident: Mutex<Option<Arc<ResidentParams>>>,
 }
 
+/// A device error as the engine sees it: out-of-memory (CPU fallback) or other (retry).
 fn dev_err(e: GpuError) -> ProveError {
-    ProveError::Device(e.to_string())
+    if is_out_of_memory(&e) {
+        ProveError::DeviceOutOfMemory(e.to_string())
+    } else {
+        ProveError::Device(e.to_string())
+    }
+}
+
+/// Whether `e` is the driver's CUDA_ERROR_OUT_OF_MEMORY (a failed `cuMemAlloc`, async
+/// allocation or pinned host allocation).
+pub(crate) fn is_out_of_memory(e: &GpuError) -> bool {
+    matches!(e, GpuError::Driver { err, .. } if err.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY)
 }
 
 fn ns(ms: f64) -> u64 {
@@ -86,71 +114,118 @@ impl CudaBackend {
         Ok(r)
     }
 
-    /// batch_add + tail_msm of one split MSM on the device, spans nested in `name`.
-    fn split_msm(&self, name: &'static str, bases: &DevicePoints, split: &Split) -> Result<G1Projective, GpuError> {
+    /// Upload what one split MSM needs (ones indices, tail indices, tail scalars), each
+    /// through pinned staging in an `h2d` span whose `gpu_ns` is the copy's CUDA-event
+    /// time. The tail scalars are converted from canonical limbs straight into the
+    /// staging buffer (8 little-endian u32 words per scalar), no intermediate Vec.
+    fn stage_split(&self, name: &'static str, bases: &DevicePoints, split: &Split) -> Result<StagedSplit, GpuError> {
         if let Some(bad) = split.ones.iter().chain(&split.tail_idx).find(|&&i| i as usize >= bases.len) {
             return Err(GpuError::Other(format!("{name}: point index {bad} out of {} query points", bases.len)));
         }
+        let upload = |what: &str, words: usize, fill: &dyn Fn(&mut [u32])| -> Result<CudaSlice<u32>, GpuError> {
+            let h = info_span!("h2d", what = what, bytes = (words * 4) as u64, gpu_ns = Empty, pinned = Empty);
+            let _e = h.enter();
+            let up = self.gpu.upload_words(words, words, fill)?;
+            h.record("pinned", up.pinned);
+            let (buf, ms) = up.finish(&self.gpu)?;
+            h.record("gpu_ns", ns(ms));
+            Ok(buf)
+        };
+        let ones = if split.ones.is_empty() {
+            None
+        } else {
+            Some(upload(&format!("{name} ones"), split.ones.len(), &|d| par_copy(d, &split.ones))?)
+        };
+        let tail = if split.tail.is_empty() {
+            None
+        } else {
+            let idx = upload(&format!("{name} tail indices"), split.tail_idx.len(), &|d| par_copy(d, &split.tail_idx))?;
+            let scalars = upload(&format!("{name} tail scalars"), split.tail.len() * 8, &|d| {
+                use rayon::prelude::*;
+                d.par_chunks_mut(8 * 4096).zip(split.tail.par_chunks(4096)).for_each(|(d, t)| {
+                    for (w, l) in d.chunks_exact_mut(8).zip(t) {
+                        for k in 0..4 {
+                            w[2 * k] = l[k] as u32;
+                            w[2 * k + 1] = (l[k] >> 32) as u32;
+                        }
+                    }
+                });
+            })?;
+            Some((idx, scalars))
+        };
+        Ok(StagedSplit { ones, tail })
+    }
+
+    /// batch_add + tail_msm of one split MSM on the device from its staged uploads, spans
+    /// nested in `name`.
+    fn split_msm(&self, name: &'static str, bases: &DevicePoints, split: &Split, staged: StagedSplit) -> Result<G1Projective, GpuError> {
         let ones = {
             let s = info_span!("batch_add", query = name, points = split.ones.len() as u64, gpu_ns = Empty);
             let _e = s.enter();
-            if split.ones.is_empty() {
-                G1Projective::identity()
-            } else {
-                let idx = self.gpu.stream.clone_htod(&split.ones).ctx("upload ones")?;
-                let (p, ms) = self.gpu.sum_indexed(bases, Some(&idx.as_view()), split.ones.len())?;
-                s.record("gpu_ns", ns(ms));
-                p
+            match &staged.ones {
+                None => G1Projective::identity(),
+                Some(idx) => {
+                    let (p, ms) = self.gpu.sum_indexed(bases, Some(&idx.as_view()), split.ones.len())?;
+                    s.record("gpu_ns", ns(ms));
+                    p
+                }
             }
         };
         let tail = {
             let s = info_span!("tail_msm", query = name, points = split.tail.len() as u64, gpu_ns = Empty);
             let _e = s.enter();
-            if split.tail.is_empty() {
-                G1Projective::identity()
-            } else {
-                let (idx, scalars) = {
-                    let h = info_span!("h2d", what = name, bytes = (split.tail.len() * 36) as u64, gpu_ns = Empty);
-                    let _e = h.enter();
-                    let t0 = self.gpu.timer()?;
-                    let idx = self.gpu.stream.clone_htod(&split.tail_idx).ctx("upload tail indices")?;
-                    // Canonical little-endian u64 limbs = 8 little-endian u32 words.
-                    let words: Vec<u32> = split.tail.iter().flat_map(|l| l.iter().flat_map(|x| [*x as u32, (x >> 32) as u32])).collect();
-                    let scalars = self.gpu.stream.clone_htod(&words).ctx("upload tail scalars")?;
-                    let t1 = self.gpu.timer()?;
-                    h.record("gpu_ns", ns(t0.ms_to(&t1)?));
-                    (idx, scalars)
-                };
-                let (p, t) = self.gpu.msm_device_ex(bases, &scalars, split.tail.len(), Some(&idx), false)?;
-                s.record("gpu_ns", ns(t.total_ms));
-                p
+            match &staged.tail {
+                None => G1Projective::identity(),
+                Some((idx, scalars)) => {
+                    let (p, t) = self.gpu.msm_device_ex(bases, scalars, split.tail.len(), Some(idx), false)?;
+                    s.record("gpu_ns", ns(t.total_ms));
+                    p
+                }
             }
         };
         Ok(ones + tail)
     }
 
-    fn device_part(&self, asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
-        let (plan, res) = {
-            let _alloc = gate.alloc();
-            let plan = prover::prep_msm(&asg, params)?;
-            (plan, self.resident(params).map_err(dev_err)?)
-        };
-        let public_inputs = asg.public_inputs().to_vec();
-        let ProvingAssignment { a, b, c, .. } = asg;
-        let _compute = gate.compute();
-        let d = Domain::new(a.len())?;
+    /// The device part on a borrowed assignment (so a failure can hand it back: its
+    /// a/b/c are only read, and stay on the host until the MSMs end).
+    ///
+    /// Under the allocation gate: prep, the resident points, then every per-partition
+    /// upload (a/b/c, then the ones/tail data of L, A, B) through pinned staging on the
+    /// copy stream; under the compute gate only device compute. With `kernels` locking the
+    /// uploads of one worker thus overlap the kernels of another.
+    fn device_part(&self, asg: &ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
+        let d = Domain::new(asg.a.len())?;
         if d.n as u64 != params.info.domain_size {
             return Err(ProveError::ParamsMismatch(format!("domain of {} points, the parameters have {}", d.n, params.info.domain_size)));
         }
+        let (plan, res, abc, abc_ms, staged) = {
+            let _alloc = gate.alloc();
+            let plan = prover::prep_msm(asg, params)?;
+            let res = self.resident(params).map_err(dev_err)?;
+            let (abc, abc_ms) = {
+                let span = info_span!("h2d", what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, gpu_ns = Empty);
+                let _e = span.enter();
+                let (bufs, ms) = self.gpu.upload_abc(&asg.a, &asg.b, &asg.c, d.log_n).map_err(dev_err)?;
+                span.record("gpu_ns", ns(ms));
+                (bufs, ms)
+            };
+            let staged = [("msm_l", &res.l, &plan.l), ("msm_a", &res.a, &plan.a), ("msm_b_g1", &res.b_g1, &plan.b)]
+                .into_iter()
+                .map(|(name, bases, split)| self.stage_split(name, bases, split))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(dev_err)?;
+            (plan, res, abc, abc_ms, staged)
+        };
+        let public_inputs = asg.public_inputs().to_vec();
+        let _compute = gate.compute();
         let (hbuf, h_len) = {
             let span = info_span!("ntt", n = d.n as u64, gpu_ns = Empty, h2d_ns = Empty);
             let _e = span.enter();
-            let (buf, t) = self.gpu.h_quotient_device(&a, &b, &c, d.log_n).map_err(dev_err)?;
+            let (buf, t) = self.gpu.h_quotient_uploaded(abc, d.log_n, abc_ms).map_err(dev_err)?;
             span.record("gpu_ns", ns(t.ntt_ms));
             span.record("h2d_ns", ns(t.h2d_ms));
             (buf, d.n - 1)
         };
-        drop((a, b, c));
         let h = {
             let n = h_len.min(res.h.len);
             let span = info_span!("msm_h", points = n as u64, gpu_ns = Empty);
@@ -160,14 +235,16 @@ impl CudaBackend {
             p
         };
         drop(hbuf);
-        let run = |name: &'static str, bases: &DevicePoints, split: &Split| -> Result<G1Projective, ProveError> {
+        let mut staged = staged.into_iter();
+        let mut run = |name: &'static str, bases: &DevicePoints, split: &Split| -> Result<G1Projective, ProveError> {
+            let pre = staged.next().ok_or_else(|| ProveError::Device(format!("{name}: nothing staged")))?;
             let span = match name {
                 "msm_l" => info_span!("msm_l", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
                 "msm_a" => info_span!("msm_a", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
                 _ => info_span!("msm_b_g1", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
             };
             let _e = span.enter();
-            self.split_msm(name, bases, split).map_err(dev_err)
+            self.split_msm(name, bases, split, pre).map_err(dev_err)
         };
         let l = run("msm_l", &res.l, &plan.l)?;
         let a = run("msm_a", &res.a, &plan.a)?;
@@ -184,7 +261,17 @@ impl Backend for CudaBackend {
         self.device
     }
     fn prove_start(&self, asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
-        self.device_part(asg, params, blinding, gate)
+        self.device_part(&asg, params, blinding, gate)
+    }
+    fn prove_start_or_return(&self, asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, StartFailure> {
+        self.device_part(&asg, params, blinding, gate).map_err(|error| StartFailure { error, assignment: Some(Box::new(asg)) })
+    }
+    /// CPU finish (b_g2_msm, finalize), then the proof is verified before it is returned.
+    fn prove_finish(&self, pending: Pending, params: &Parameters) -> Result<crate::proof::Proof, ProveError> {
+        prover::finish_verified(pending, params)
+    }
+    fn verifies_proofs(&self) -> bool {
+        true
     }
 }
 
@@ -199,3 +286,21 @@ pub fn backends() -> Result<Vec<Arc<dyn Backend>>, String> {
         .collect()
 }
 
+
+#[cfg(test)]
+mod tests {
+    use cudarc::driver::{sys::CUresult, DriverError};
+
+    use super::*;
+
+    #[test]
+    fn out_of_memory_is_told_apart_from_other_device_errors() {
+        // (Only the classification: formatting a DriverError needs libcuda.)
+        let oom = GpuError::Driver { what: "alloc H buffer".into(), err: DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY) };
+        assert!(is_out_of_memory(&oom));
+        let launch = GpuError::Driver { what: "launching msm".into(), err: DriverError(CUresult::CUDA_ERROR_LAUNCH_FAILED) };
+        assert!(!is_out_of_memory(&launch));
+        assert!(!is_out_of_memory(&GpuError::Other("out of memory".into())));
+        assert!(matches!(dev_err(GpuError::Other("bad index".into())), ProveError::Device(_)));
+    }
+}

@@ -1,10 +1,13 @@
 //! `gpu bench`: device times (CUDA events, data resident on the device, one warm-up then
 //! the median of `runs`) of the G1 MSM and the Fr NTT at several sizes, each set against
-//! the card's arithmetic floor and the sppark figures measured on the same H200.
+//! the card's arithmetic floor and the sppark figures measured on the same H200. The MSM is
+//! timed for every variant of `PROOFSCOPE_MSM_VARIANTS` (kernel, window size, reduction
+//! segment; see `msm.rs`), size by size, with the fastest named per size.
 
 use std::time::Instant;
 
 use super::device::{Gpu, GpuError};
+use super::msm::MsmConfig;
 use super::reference::{random_points, random_scalars};
 
 /// 32-bit multiply-adds per second of an H200 (the floor's rate, from the issue).
@@ -76,39 +79,61 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
     let ds = gpu.upload_scalar_words(&scalars)?;
     drop(points);
     let mut rows = Vec::new();
-    let variants: Vec<&str> = match std::env::var("PROOFSCOPE_MSM_VARIANTS") {
-        Ok(v) => v.split(',').map(|s| s.trim()).filter(|s| !s.is_empty()).map(|s| -> &'static str { Box::leak(s.to_string().into_boxed_str()) }).collect(),
-        Err(_) => vec!["b4"],
-    };
-    for (&l, variant) in logs.iter().flat_map(|l| variants.iter().map(move |v| (l, *v))) {
-        gpu.set_msm_variant(variant)?;
+    let variants = msm_variants_from_env()?;
+    for &l in logs {
         let m = 1usize << l;
-        gpu.msm_device(&dp, &ds, m)?; // warm-up
-        let mut totals = Vec::new();
-        let mut all = Vec::new();
-        for _ in 0..runs.max(1) {
-            let (_, t) = gpu.msm_device(&dp, &ds, m)?;
-            totals.push(t.total_ms);
-            all.push(t);
+        let mut best: Option<(String, f64)> = None;
+        for cfg in &variants {
+            gpu.msm_device_cfg(&dp, &ds, m, None, true, cfg)?; // warm-up
+            let mut totals = Vec::new();
+            let mut all = Vec::new();
+            for _ in 0..runs.max(1) {
+                let (_, t) = gpu.msm_device_cfg(&dp, &ds, m, None, true, cfg)?;
+                totals.push(t.total_ms);
+                all.push(t);
+            }
+            let (med, min, max) = stats(totals.clone());
+            let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
+            let spec = cfg.spec();
+            let row = BenchRow {
+                what: if spec == "b4" { "msm_g1".into() } else { format!("msm_{spec}") },
+                log_n: l,
+                median_ms: med,
+                min_ms: min,
+                max_ms: max,
+                runs: totals.len(),
+                floor_ms: msm_floor_ms(l),
+                sppark_ms: sppark_msm_ms(l),
+                phases: vec![
+                    ("c".into(), cfg.window_bits(m) as f64),
+                    ("sort".into(), mid.sort_ms),
+                    ("bucket_acc".into(), mid.bucket_acc_ms),
+                    ("reduce".into(), mid.reduce_ms),
+                ],
+            };
+            log(&format_row(&row));
+            if best.as_ref().is_none_or(|b| med < b.1) {
+                best = Some((spec, med));
+            }
+            rows.push(row);
         }
-        let (med, min, max) = stats(totals.clone());
-        let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
-        let row = BenchRow {
-            what: if variant == "b4" { "msm_g1".into() } else { format!("msm_{variant}") },
-            log_n: l,
-            median_ms: med,
-            min_ms: min,
-            max_ms: max,
-            runs: totals.len(),
-            floor_ms: msm_floor_ms(l),
-            sppark_ms: sppark_msm_ms(l),
-            phases: vec![("sort".into(), mid.sort_ms), ("bucket_acc".into(), mid.bucket_acc_ms), ("reduce".into(), mid.reduce_ms)],
-        };
-        log(&format_row(&row));
-        rows.push(row);
+        if let (Some((spec, ms)), true) = (best, variants.len() > 1) {
+            log(&format!("fastest MSM variant at 2^{l}: {spec} ({ms:.3} ms)"));
+        }
     }
-    gpu.set_msm_variant("b4")?;
     Ok(rows)
+}
+
+/// The MSM variants to time and check: `PROOFSCOPE_MSM_VARIANTS`, comma-separated
+/// `KERNEL[:C[:SEG]]` specs (see [`MsmConfig::parse`]); default: the engine's config only.
+pub fn msm_variants_from_env() -> Result<Vec<MsmConfig>, GpuError> {
+    match std::env::var("PROOFSCOPE_MSM_VARIANTS") {
+        Ok(v) if !v.trim().is_empty() => {
+            let specs: Vec<&str> = v.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+            specs.iter().map(|s| MsmConfig::parse(s).map_err(|e| GpuError::Other(format!("PROOFSCOPE_MSM_VARIANTS: {e}")))).collect()
+        }
+        _ => Ok(vec![MsmConfig::default()]),
+    }
 }
 
 pub fn bench_ntt(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
@@ -134,14 +159,14 @@ pub fn bench_ntt(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
 }
 
 pub fn header() -> String {
-    format!("{:<7} {:>5} {:>11} {:>11} {:>11} {:>10} {:>10} {:>10} {:>8}  phases", "what", "log n", "median ms", "min ms", "max ms", "floor ms", "x floor", "sppark ms", "x sppark")
+    format!("{:<16} {:>5} {:>11} {:>11} {:>11} {:>10} {:>10} {:>10} {:>8}  phases", "what", "log n", "median ms", "min ms", "max ms", "floor ms", "x floor", "sppark ms", "x sppark")
 }
 
 pub fn format_row(r: &BenchRow) -> String {
     let sp = r.sppark_ms.map(|s| format!("{s:>10.2} {:>8.2}", r.median_ms / s)).unwrap_or_else(|| format!("{:>10} {:>8}", "-", "-"));
-    let phases: Vec<String> = r.phases.iter().map(|(k, v)| format!("{k} {v:.2}")).collect();
+    let phases: Vec<String> = r.phases.iter().map(|(k, v)| if k == "c" { format!("c {v}") } else { format!("{k} {v:.2}") }).collect();
     format!(
-        "{:<7} {:>5} {:>11.3} {:>11.3} {:>11.3} {:>10.3} {:>10.2} {}  {}",
+        "{:<16} {:>5} {:>11.3} {:>11.3} {:>11.3} {:>10.3} {:>10.2} {}  {}",
         r.what,
         r.log_n,
         r.median_ms,

@@ -1,7 +1,8 @@
 //! `gpu check`: every kernel against the CPU path (blstrs, the CPU NTT) on fresh random
 //! inputs, including zero and one scalars, -1, the identity point, duplicate and opposite
-//! points and sizes that are not powers of two. Used by the CLI on a GPU machine and by
-//! the crate's tests (which skip when no GPU is present).
+//! points and sizes that are not powers of two, for every MSM variant (kernel, window size,
+//! segment) that `gpu bench` may time. Used by the CLI on a GPU machine and by the crate's
+//! tests (which skip when no GPU is present).
 
 use std::time::Instant;
 
@@ -13,6 +14,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::convert::{affine_words, fp_from_words, fp_words, RawFp, scalar_words, scalars_from_words, xyzz_to_projective};
 use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
+use super::msm::{MsmConfig, ACC_KERNELS};
 use super::ntt::NttDirection;
 use super::reference::{h_ref, msm_ref, ntt_ref, random_points, random_scalars, sum_ref};
 
@@ -71,6 +73,21 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
     }
     let t = Instant::now();
     out.push(outcome("msm all scalars zero / all points identity".into(), t, check_msm_degenerate(gpu, &mut rng)));
+    // Every MSM variant (kernel, window size, segment) against the CPU, as check_msm does.
+    match msm_check_variants() {
+        Err(e) => out.push(outcome("msm variants (PROOFSCOPE_MSM_VARIANTS)".into(), Instant::now(), Err(e))),
+        Ok(variants) => {
+            let sizes: &[usize] = if opt.quick { &[100, 4097] } else { &[1, 100, 4097, 65_537] };
+            for cfg in &variants {
+                for &n in sizes {
+                    let t = Instant::now();
+                    out.push(outcome(format!("msm variant {} {n} terms (random + specials)", cfg.spec()), t, check_msm_cfg(gpu, &mut rng, n, Some(cfg))));
+                }
+                let t = Instant::now();
+                out.push(outcome(format!("msm variant {}: 3000 one scalars, 3000 copies of one point", cfg.spec()), t, check_msm_long_buckets(gpu, &mut rng, cfg)));
+            }
+        }
+    }
     for &n in if opt.quick { &[1usize, 1000][..] } else { &[1usize, 1000, 100_003][..] } {
         let t = Instant::now();
         out.push(outcome(format!("batch add of {n} selected points (density split ones)"), t, check_batch_add(gpu, &mut rng, n)));
@@ -186,7 +203,46 @@ fn check_h(gpu: &Gpu, rng: &mut ChaCha8Rng, log_n: u32) -> Result<Option<String>
     Ok(None)
 }
 
+/// Variants checked: those of `PROOFSCOPE_MSM_VARIANTS` (the ones the bench will time) when
+/// set, else every accumulation kernel at the default window size and the default kernel at
+/// c = 15, 17, 18, 19, 20 (the window sizes of issue 5's sweep) with a short and a long
+/// reduction segment.
+fn msm_check_variants() -> Result<Vec<MsmConfig>, GpuError> {
+    if std::env::var("PROOFSCOPE_MSM_VARIANTS").is_ok_and(|v| !v.trim().is_empty()) {
+        return super::bench::msm_variants_from_env();
+    }
+    let mut v: Vec<MsmConfig> = ACC_KERNELS.iter().map(|k| MsmConfig { acc: k.0, ..MsmConfig::default() }).collect();
+    for c in [15, 17, 18, 19, 20] {
+        v.push(MsmConfig { c: Some(c), ..MsmConfig::default() });
+    }
+    v.push(MsmConfig { c: Some(16), seg: Some(4), ..MsmConfig::default() });
+    v.push(MsmConfig { acc: "f1eo", c: Some(20), seg: Some(32) });
+    Ok(v)
+}
+
+/// Long bucket lists: 3000 scalars equal to one (one bucket gets them all) and 3000 copies of
+/// one point with random scalars (each bucket sums copies: doublings P + P inside the lists).
+fn check_msm_long_buckets(gpu: &Gpu, rng: &mut ChaCha8Rng, cfg: &MsmConfig) -> Result<Option<String>, GpuError> {
+    let points = random_points(3000, rng.gen());
+    let ones = vec![Scalar::ONE; 3000];
+    if gpu.msm_with(&points, &ones, cfg)? != sum_ref(&points) {
+        return Ok(Some("all-one scalars did not give the sum of the points".into()));
+    }
+    let same = vec![points[0]; 3000];
+    let scalars = random_scalars(3000, rng.gen());
+    let total: Scalar = scalars.iter().sum();
+    if gpu.msm_with(&same, &scalars, cfg)? != G1Projective::from(points[0]) * total {
+        return Ok(Some("copies of one point did not give (sum of scalars) * P".into()));
+    }
+    Ok(None)
+}
+
 fn check_msm(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize) -> Result<Option<String>, GpuError> {
+    check_msm_cfg(gpu, rng, n, None)
+}
+
+/// check_msm with an explicit MSM config (None: the engine's default).
+fn check_msm_cfg(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize, cfg: Option<&MsmConfig>) -> Result<Option<String>, GpuError> {
     let mut points = random_points(n, rng.gen());
     let mut scalars = random_scalars(n, rng.gen());
     // Specials (where they fit): zero, one, -1 scalars; identity, duplicate and opposite points.
@@ -204,7 +260,10 @@ fn check_msm(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize) -> Result<Option<String>
         scalars[6] = scalars[5];
         points[n - 1] = points[0];
     }
-    let got = gpu.msm(&points, &scalars)?;
+    let got = match cfg {
+        Some(c) => gpu.msm_with(&points, &scalars, c)?,
+        None => gpu.msm(&points, &scalars)?,
+    };
     let want = if n <= 64 {
         points.iter().zip(&scalars).fold(G1Projective::identity(), |acc, (p, s)| acc + G1Projective::from(p) * s)
     } else {

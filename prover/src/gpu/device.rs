@@ -1,9 +1,13 @@
-//! Opening a GPU: driver presence check, context, stream, and the embedded kernel modules.
+//! Opening a GPU: driver presence check, context, stream, and the embedded kernel modules;
+//! and the upload path of per-partition data ([`Gpu::upload_words`]): page-locked staging
+//! buffers reused across partitions and a copy stream of its own, because pageable
+//! `clone_htod` on the compute stream ran at ~0.6 GB/s and queued behind other workers'
+//! kernels.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaStream, DriverError};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DriverError, PinnedHostSlice};
 use cudarc::nvrtc::Ptx;
 
 mod kernels {
@@ -60,6 +64,78 @@ pub struct Gpu {
     pub(crate) ntt_domains: Mutex<HashMap<u32, Arc<crate::gpu::ntt::Domain>>>,
     /// Bucket-accumulation kernel variant (register budget), see `msm.cu`.
     pub(crate) msm_acc: Mutex<&'static str>,
+    /// Pinned staging buffers and the copy stream of [`Gpu::upload_words`].
+    staging: Staging,
+}
+
+/// Reusable page-locked host buffers (grown on demand, kept for the next partition) and
+/// the copy stream uploads run on.
+struct Staging {
+    copy: Arc<CudaStream>,
+    pool: Mutex<Vec<StagingBuf>>,
+}
+
+/// Most staging buffers kept per GPU (a, b, c in flight at once, plus slack).
+const STAGING_BUFFERS: usize = 6;
+
+struct StagingBuf {
+    host: PinnedHostSlice<u32>,
+    /// Recorded after the last copy out of `host`: it must complete before `host` is
+    /// written again or freed.
+    busy: Option<CudaEvent>,
+}
+
+impl StagingBuf {
+    fn idle(&self) -> bool {
+        self.busy.as_ref().is_none_or(|e| e.is_complete())
+    }
+    fn wait(&mut self) -> Result<(), GpuError> {
+        match self.busy.take() {
+            Some(e) => e.synchronize().ctx("waiting for a staging buffer's copy"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for StagingBuf {
+    fn drop(&mut self) {
+        let _ = self.wait();
+    }
+}
+
+/// An upload issued on the copy stream; [`Upload::finish`] hands the buffer to the
+/// compute stream with the copy's device time.
+pub(crate) struct Upload {
+    buf: CudaSlice<u32>,
+    start: CudaEvent,
+    end: CudaEvent,
+    /// Whether it went through pinned staging (else a pageable copy: pinned memory could
+    /// not be allocated).
+    pub pinned: bool,
+}
+
+impl Upload {
+    /// Wait for the copy, make the compute stream wait for it too, and move the buffer to
+    /// the compute stream (where it is used and freed). Returns the copy's CUDA-event time
+    /// in ms: the copy itself, nothing else on that stream.
+    pub(crate) fn finish(self, gpu: &Gpu) -> Result<(CudaSlice<u32>, f64), GpuError> {
+        let ms = self.start.elapsed_ms(&self.end).ctx("timing an upload")? as f64;
+        gpu.stream.wait(&self.end).ctx("cuStreamWaitEvent (upload)")?;
+        let len = self.buf.len();
+        let ptr = self.buf.leak();
+        // SAFETY: `ptr` is a live allocation of `len` u32 (leaked above); the copy and the
+        // allocation on the copy stream are complete (event synchronised), so the compute
+        // stream may use it and frees it in its own order when the slice drops.
+        let buf = unsafe { gpu.stream.upgrade_device_ptr::<u32>(ptr, len) };
+        Ok((buf, ms))
+    }
+}
+
+/// `dst.copy_from_slice(src)` over all cores (into write-combined pinned memory).
+pub(crate) fn par_copy(dst: &mut [u32], src: &[u32]) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
 }
 
 impl Gpu {
@@ -91,6 +167,7 @@ impl Gpu {
         // cudarc's cross-stream event tracking (an event record per argument) is not needed.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().ctx("cuStreamCreate")?;
+        let copy = ctx.new_stream().ctx("cuStreamCreate (copy stream)")?;
         let name = ctx.name().ctx("cuDeviceGetName")?;
         let compute_capability = ctx.compute_capability().ctx("compute capability")?;
         let sm_count = ctx
@@ -121,6 +198,7 @@ impl Gpu {
                 Ok("b6") => "msm_bucket_acc_b6",
                 _ => "msm_bucket_acc",
             }),
+            staging: Staging { copy, pool: Mutex::new(Vec::new()) },
         })
     }
 
@@ -138,6 +216,82 @@ impl Gpu {
 
     pub(crate) fn func(&self, name: &str) -> Result<&CudaFunction, GpuError> {
         self.funcs.get(name).ok_or_else(|| GpuError::Other(format!("kernel {name} missing from the embedded modules")))
+    }
+
+    /// A staging buffer of at least `len` words: an idle one that fits, else a new one
+    /// (pool not full), else a busy one that fits (after its copy), else the smallest one
+    /// regrown. `None` when pinned memory cannot be allocated.
+    fn take_staging(&self, len: usize) -> Result<Option<StagingBuf>, GpuError> {
+        let mut pool = self.staging.pool.lock().map_err(|_| GpuError::Other("poisoned staging pool".into()))?;
+        let fits = |b: &StagingBuf| b.host.len() >= len;
+        let pick = |pool: &Vec<StagingBuf>, want_idle: bool| {
+            pool.iter().enumerate().filter(|(_, b)| fits(b) && (!want_idle || b.idle())).min_by_key(|(_, b)| b.host.len()).map(|(i, _)| i)
+        };
+        if let Some(i) = pick(&pool, true) {
+            return Ok(Some(pool.swap_remove(i)));
+        }
+        if pool.len() >= STAGING_BUFFERS {
+            if let Some(i) = pick(&pool, false) {
+                let mut b = pool.swap_remove(i);
+                drop(pool);
+                b.wait()?;
+                return Ok(Some(b));
+            }
+            // Free the smallest to make room for a bigger one.
+            if let Some(i) = pool.iter().enumerate().min_by_key(|(_, b)| b.host.len()).map(|(i, _)| i) {
+                pool.swap_remove(i);
+            }
+        }
+        drop(pool);
+        let cap = len.next_power_of_two().max(1 << 16);
+        // SAFETY: the memory is written by `upload_words` before any copy reads it.
+        match unsafe { self.ctx.alloc_pinned::<u32>(cap) } {
+            Ok(host) => Ok(Some(StagingBuf { host, busy: None })),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Upload `len` words written by `fill` into a new device buffer of `dev_len` words
+    /// (the rest zero): `fill` writes straight into a reusable pinned staging buffer, the
+    /// copy runs on the copy stream at full PCIe speed; [`Upload::finish`] completes it.
+    /// Falls back to a pageable copy (same stream, same result) when pinned memory cannot
+    /// be allocated.
+    pub(crate) fn upload_words(&self, len: usize, dev_len: usize, fill: impl FnOnce(&mut [u32])) -> Result<Upload, GpuError> {
+        let dev_len = dev_len.max(len).max(1);
+        let copy = &self.staging.copy;
+        let mut buf = if dev_len > len {
+            copy.alloc_zeros::<u32>(dev_len)
+        } else {
+            // SAFETY: every word is written by the copy below.
+            unsafe { copy.alloc::<u32>(dev_len) }
+        }
+        .ctx("allocating an upload buffer")?;
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let Some(mut staging) = self.take_staging(len)? else {
+            let mut v = vec![0u32; len];
+            fill(&mut v);
+            let start = copy.record_event(timing).ctx("cuEventRecord")?;
+            if len > 0 {
+                copy.memcpy_htod(&v, &mut buf.slice_mut(0..len)).ctx("cuMemcpyHtoDAsync (pageable)")?;
+            }
+            let end = copy.record_event(timing).ctx("cuEventRecord")?;
+            return Ok(Upload { buf, start, end, pinned: false });
+        };
+        let host = staging.host.as_mut_slice().ctx("staging buffer")?;
+        fill(&mut host[..len]);
+        let start = copy.record_event(timing).ctx("cuEventRecord")?;
+        if len > 0 {
+            let (dst, _record) = buf.device_ptr_mut(copy);
+            // SAFETY: `host[..len]` is page-locked and stays untouched until `busy`
+            // (recorded below) completes; `dst` holds `dev_len >= len` words.
+            unsafe { cudarc::driver::result::memcpy_htod_async(dst, &host[..len], copy.cu_stream()) }.ctx("cuMemcpyHtoDAsync (pinned)")?;
+        }
+        let end = copy.record_event(timing).ctx("cuEventRecord")?;
+        staging.busy = Some(copy.record_event(None).ctx("cuEventRecord")?);
+        if let Ok(mut pool) = self.staging.pool.lock() {
+            pool.push(staging);
+        }
+        Ok(Upload { buf, start, end, pinned: true })
     }
 
     /// Free and total device memory in bytes.

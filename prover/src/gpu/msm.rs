@@ -1,6 +1,15 @@
 //! G1 MSM on the GPU (Pippenger, signed windows, counting-sort of points into buckets) and
 //! the batch additions of the density split. The host only picks the window size and
-//! combines the ~16 window sums (Horner, c doublings per window).
+//! combines the ~16 window sums (Horner, one doubling per bit of each window).
+//!
+//! Tuning knobs (issue 5): the bucket-accumulation kernel, the window size c and the
+//! reduction's segment length form an [`MsmConfig`], written `KERNEL[:C[:SEG]]` (e.g.
+//! `i2eo:17`). The engine uses the default config: `PROOFSCOPE_MSM_ACC` (a spec),
+//! `PROOFSCOPE_MSM_C` and `PROOFSCOPE_MSM_SEG` override the built-in choice (kernel `b4`, c
+//! from [`msm_window_bits`], segments of 16); `gpu check` and `gpu bench` run explicit
+//! configs (`PROOFSCOPE_MSM_VARIANTS`, see bench.rs and check.rs).
+
+use std::sync::OnceLock;
 
 use blstrs::{G1Affine, G1Projective, Scalar};
 use cudarc::driver::{CudaSlice, CudaView};
@@ -17,6 +26,148 @@ pub fn msm_window_bits(n: usize) -> u32 {
         0..=4095 => 9,
         4096..=0x3_ffff => 13,
         _ => 16,
+    }
+}
+
+/// Bucket counts up to this are scanned by one block (the original path, c <= 18); beyond,
+/// by tiles (scan_tiles / exclusive_scan / scan_add_tiles).
+const SINGLE_BLOCK_SCAN_MAX: u32 = 1 << 20;
+
+/// Smallest and largest window size accepted (c = 22 already needs 25M buckets).
+pub const MSM_C_RANGE: std::ops::RangeInclusive<u32> = 4..=22;
+
+/// Bucket-accumulation kernels of `msm.cu`: (short name, kernel). See the comment above
+/// the kernels for what each one is.
+pub const ACC_KERNELS: &[(&str, &str)] = &[
+    ("b4", "msm_bucket_acc"),
+    ("b5", "msm_bucket_acc_b5"),
+    ("b6", "msm_bucket_acc_b6"),
+    ("eo", "msm_bucket_acc_eo"),
+    ("f1", "msm_bucket_acc_f1"),
+    ("f1eo", "msm_bucket_acc_f1eo"),
+    ("f1eo3", "msm_bucket_acc_f1eo3"),
+    ("i2", "msm_bucket_acc_i2"),
+    ("i2eo", "msm_bucket_acc_i2eo"),
+];
+
+/// The window layout of `msm_digits.cuh` (mirrored here for the bucket count and Horner):
+/// nwin = ceil(255 / c) windows, the top `extra` of width base + 1, the others base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowLayout {
+    pub nwin: u32,
+    pub base: u32,
+    pub extra: u32,
+}
+
+impl WindowLayout {
+    pub fn new(c: u32) -> WindowLayout {
+        let nwin = 255u32.div_ceil(c);
+        WindowLayout { nwin, base: 255 / nwin, extra: 255 % nwin }
+    }
+    pub fn width(&self, w: u32) -> u32 {
+        self.base + u32::from(w >= self.nwin - self.extra)
+    }
+    /// Buckets per window: 2^(widest window - 1).
+    pub fn buckets_per_window(&self) -> u32 {
+        1 << (self.base + u32::from(self.extra > 0) - 1)
+    }
+}
+
+/// One way of running the MSM: accumulation kernel, window size (None: by size) and
+/// reduction segment length (None: 16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsmConfig {
+    /// Short name of the accumulation kernel (a key of [`ACC_KERNELS`]).
+    pub acc: &'static str,
+    pub c: Option<u32>,
+    pub seg: Option<u32>,
+}
+
+impl Default for MsmConfig {
+    fn default() -> Self {
+        MsmConfig { acc: "b4", c: None, seg: None }
+    }
+}
+
+impl MsmConfig {
+    /// Parses `KERNEL[:C[:SEG]]`, e.g. `b4`, `i2eo:17`, `f1eo:16:4` (C or SEG may be empty).
+    pub fn parse(spec: &str) -> Result<MsmConfig, GpuError> {
+        let bad = |why: String| GpuError::Other(format!("MSM variant {spec:?}: {why} (expected KERNEL[:C[:SEG]], kernels {})", ACC_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")));
+        let mut parts = spec.trim().split(':');
+        let name = parts.next().unwrap_or("").trim();
+        let acc = ACC_KERNELS.iter().find(|k| k.0 == name).map(|k| k.0).ok_or_else(|| bad(format!("unknown kernel {name:?}")))?;
+        let num = |p: Option<&str>, what: &str| -> Result<Option<u32>, GpuError> {
+            match p.map(str::trim) {
+                None | Some("") => Ok(None),
+                Some(v) => v.parse::<u32>().map(Some).map_err(|_| bad(format!("{what} {v:?} is not a number"))),
+            }
+        };
+        let c = num(parts.next(), "window size")?;
+        let seg = num(parts.next(), "segment length")?;
+        if parts.next().is_some() {
+            return Err(bad("too many fields".into()));
+        }
+        let cfg = MsmConfig { acc, c, seg };
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    fn check(&self) -> Result<(), GpuError> {
+        if let Some(c) = self.c {
+            if !MSM_C_RANGE.contains(&c) {
+                return Err(GpuError::Other(format!("MSM window size {c} outside {}..={}", MSM_C_RANGE.start(), MSM_C_RANGE.end())));
+            }
+        }
+        if let Some(s) = self.seg {
+            if !(1..=256).contains(&s) || !s.is_power_of_two() {
+                return Err(GpuError::Other(format!("MSM reduction segment length {s} is not a power of two in 1..=256")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The spec string (`KERNEL[:C[:SEG]]`).
+    pub fn spec(&self) -> String {
+        match (self.c, self.seg) {
+            (None, None) => self.acc.to_string(),
+            (Some(c), None) => format!("{}:{c}", self.acc),
+            (c, Some(s)) => format!("{}:{}:{s}", self.acc, c.map(|c| c.to_string()).unwrap_or_default()),
+        }
+    }
+
+    pub fn kernel(&self) -> &'static str {
+        ACC_KERNELS.iter().find(|k| k.0 == self.acc).map(|k| k.1).unwrap_or("msm_bucket_acc")
+    }
+
+    pub fn window_bits(&self, n: usize) -> u32 {
+        self.c.unwrap_or_else(|| msm_window_bits(n))
+    }
+
+    /// The default config from the environment (read once): `PROOFSCOPE_MSM_ACC` (a spec),
+    /// `PROOFSCOPE_MSM_C`, `PROOFSCOPE_MSM_SEG`; None when unset.
+    fn from_env() -> Result<Option<MsmConfig>, GpuError> {
+        static ENV: OnceLock<Result<Option<MsmConfig>, String>> = OnceLock::new();
+        ENV.get_or_init(|| {
+            let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+            let (acc, c, seg) = (var("PROOFSCOPE_MSM_ACC"), var("PROOFSCOPE_MSM_C"), var("PROOFSCOPE_MSM_SEG"));
+            if acc.is_none() && c.is_none() && seg.is_none() {
+                return Ok(None);
+            }
+            let mut cfg = match &acc {
+                Some(a) => MsmConfig::parse(a).map_err(|e| format!("PROOFSCOPE_MSM_ACC: {e}"))?,
+                None => MsmConfig::default(),
+            };
+            if let Some(c) = c {
+                cfg.c = Some(c.trim().parse().map_err(|_| format!("PROOFSCOPE_MSM_C={c:?} is not a number"))?);
+            }
+            if let Some(s) = seg {
+                cfg.seg = Some(s.trim().parse().map_err(|_| format!("PROOFSCOPE_MSM_SEG={s:?} is not a number"))?);
+            }
+            cfg.check().map_err(|e| e.to_string())?;
+            Ok(Some(cfg))
+        })
+        .clone()
+        .map_err(GpuError::Other)
     }
 }
 
@@ -69,15 +220,42 @@ impl Gpu {
         idx: Option<&CudaSlice<u32>>,
         montgomery: bool,
     ) -> Result<(G1Projective, MsmTimes), GpuError> {
+        let cfg = self.msm_default_config()?;
+        self.msm_device_cfg(points, scalars, n, idx, montgomery, &cfg)
+    }
+
+    /// The config the engine uses: the environment's (see the module doc), else kernel `b4`
+    /// (or the b5/b6 choice of `PROOFSCOPE_MSM_ACC` made when the device was opened).
+    pub fn msm_default_config(&self) -> Result<MsmConfig, GpuError> {
+        if let Some(cfg) = MsmConfig::from_env()? {
+            return Ok(cfg);
+        }
+        let kernel: &str = *self.msm_acc.lock().map_err(|_| GpuError::Other("poisoned".into()))?;
+        let acc = ACC_KERNELS.iter().find(|k| k.1 == kernel).map(|k| k.0).unwrap_or("b4");
+        Ok(MsmConfig { acc, ..MsmConfig::default() })
+    }
+
+    /// [`Gpu::msm_device_ex`] with an explicit config (checks and benches of the variants).
+    pub fn msm_device_cfg(
+        &self,
+        points: &DevicePoints,
+        scalars: &CudaSlice<u32>,
+        n: usize,
+        idx: Option<&CudaSlice<u32>>,
+        montgomery: bool,
+        cfg: &MsmConfig,
+    ) -> Result<(G1Projective, MsmTimes), GpuError> {
         if n == 0 {
             return Ok((G1Projective::identity(), MsmTimes::default()));
         }
         if idx.is_some_and(|i| i.len() < n) || (idx.is_none() && n > points.len) || scalars.len() < n * 8 || n >= (1 << 31) {
             return Err(GpuError::Other(format!("MSM of {n} terms over {} points / {} scalars", points.len, scalars.len() / 8)));
         }
-        let c = msm_window_bits(n);
-        let nwin = 255 / c + 1;
-        let nb = 1u32 << (c - 1);
+        cfg.check()?;
+        let c = cfg.window_bits(n);
+        let layout = WindowLayout::new(c);
+        let nwin = layout.nwin;
+        let nb = layout.buckets_per_window();
         let nbk = nwin * nb;
         let nn = n as u64;
         let n32 = n as u32;
@@ -94,21 +272,31 @@ impl Gpu {
         };
         let null = 0u64;
         let mut counts = self.stream.alloc_zeros::<u32>(nbk as usize).ctx("alloc counts")?;
-        launch!(self, "msm_digits_count", cfg_1d(nn, 256), canon, &n32, &c, &nwin, &mut counts);
+        launch!(self, "msm_digits_count", cfg_1d(nn, 256), canon, &n32, &c, &mut counts);
         let mut offsets = self.stream.alloc_zeros::<u32>(nbk as usize + 1).ctx("alloc offsets")?;
-        launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &counts, &mut offsets, &nbk);
+        if nbk <= SINGLE_BLOCK_SCAN_MAX {
+            launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &counts, &mut offsets, &nbk);
+        } else {
+            // Tiles of 1024 counts: in-tile offsets, then the tile totals scanned, then added.
+            let ntiles = nbk.div_ceil(1024);
+            let mut tile_sums = self.stream.alloc_zeros::<u32>(ntiles as usize).ctx("alloc tile sums")?;
+            let mut tile_offsets = self.stream.alloc_zeros::<u32>(ntiles as usize + 1).ctx("alloc tile offsets")?;
+            launch!(self, "scan_tiles", cfg_1d(ntiles as u64 * 1024, 1024), &counts, &mut offsets, &nbk, &mut tile_sums);
+            launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &tile_sums, &mut tile_offsets, &ntiles);
+            launch!(self, "scan_add_tiles", cfg_1d(nbk as u64 + 1, 1024), &mut offsets, &nbk, &tile_offsets, &ntiles);
+        }
         self.stream.memset_zeros(&mut counts).ctx("clear cursors")?;
         let mut entries = self.stream.alloc_zeros::<u32>(n * nwin as usize).ctx("alloc entries")?;
         match idx {
-            Some(ix) => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &nwin, &offsets, &mut counts, &mut entries, ix),
-            None => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &nwin, &offsets, &mut counts, &mut entries, &null),
+            Some(ix) => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, ix),
+            None => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, &null),
         }
+        drop(counts);
         let t1 = self.timer()?;
         let mut buckets = self.stream.alloc_zeros::<u32>(nbk as usize * XYZZ_WORDS).ctx("alloc buckets")?;
-        let acc_kernel: &str = *self.msm_acc.lock().map_err(|_| GpuError::Other("poisoned".into()))?;
-        launch!(self, acc_kernel, cfg_1d(nbk as u64, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets);
+        launch!(self, cfg.kernel(), cfg_1d(nbk as u64, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets);
         let t2 = self.timer()?;
-        let seg = 16u32.min(nb);
+        let seg = cfg.seg.unwrap_or(16).min(nb);
         let nseg = nb / seg;
         let mut partials = self.stream.alloc_zeros::<u32>((nwin * nseg) as usize * XYZZ_WORDS).ctx("alloc partials")?;
         launch!(self, "msm_bucket_reduce", cfg_1d((nwin * nseg) as u64, 128), &buckets, &nwin, &nb, &seg, &mut partials);
@@ -116,13 +304,13 @@ impl Gpu {
         let t3 = self.timer()?;
         let sums = self.download_points(&windows, nwin as usize)?;
         let times = MsmTimes { sort_ms: t0.ms_to(&t1)?, bucket_acc_ms: t1.ms_to(&t2)?, reduce_ms: t2.ms_to(&t3)?, total_ms: t0.ms_to(&t3)? };
-        // Horner over windows: acc = sum_w 2^(c w) W_w.
+        // Horner over windows: acc = sum_w 2^(offset of w) W_w, offsets growing by each width.
         let mut acc = G1Projective::identity();
-        for w in sums.iter().rev() {
-            for _ in 0..c {
+        for (w, sum) in sums.iter().enumerate().rev() {
+            for _ in 0..layout.width(w as u32) {
                 acc = acc.double();
             }
-            acc += w;
+            acc += sum;
         }
         Ok((acc, times))
     }
@@ -149,6 +337,16 @@ impl Gpu {
         let p = self.upload_points(points)?;
         let s = self.upload_scalar_words(scalars)?;
         Ok(self.msm_device(&p, &s, points.len())?.0)
+    }
+
+    /// [`Gpu::msm`] with an explicit config.
+    pub fn msm_with(&self, points: &[G1Affine], scalars: &[Scalar], cfg: &MsmConfig) -> Result<G1Projective, GpuError> {
+        if points.len() != scalars.len() {
+            return Err(GpuError::Other(format!("{} points but {} scalars", points.len(), scalars.len())));
+        }
+        let p = self.upload_points(points)?;
+        let s = self.upload_scalar_words(scalars)?;
+        Ok(self.msm_device_cfg(&p, &s, points.len(), None, true, cfg)?.0)
     }
 
     /// Batch addition of the density split: sum of `points[idx[i]]` (device-resident points,
@@ -186,5 +384,41 @@ impl Gpu {
         }
         let d = self.stream.clone_htod(idx).ctx("upload indices")?;
         Ok(self.sum_indexed(points, Some(&d.as_view()), idx.len())?.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_layouts_tile_255_bits_with_widths_at_most_c() {
+        for c in 2..=24 {
+            let l = WindowLayout::new(c);
+            let widths: Vec<u32> = (0..l.nwin).map(|w| l.width(w)).collect();
+            assert_eq!(widths.iter().sum::<u32>(), 255, "c = {c}");
+            assert!(widths.iter().all(|&w| w <= c && w >= 1), "c = {c}: {widths:?}");
+            assert!(widths.windows(2).all(|p| p[0] <= p[1]), "c = {c}: wider windows on top");
+            assert_eq!(l.buckets_per_window(), 1 << (widths.iter().max().unwrap() - 1));
+        }
+        // c = 16: 15 windows of 16 bits under one of 15, as the old layout's 16 windows.
+        assert_eq!(WindowLayout::new(16), WindowLayout { nwin: 16, base: 15, extra: 15 });
+        assert_eq!(WindowLayout::new(17).nwin, 15);
+        assert_eq!(WindowLayout::new(20).nwin, 13);
+    }
+
+    #[test]
+    fn variant_specs_parse_and_reject_bad_input() {
+        assert_eq!(MsmConfig::parse("b4").unwrap(), MsmConfig::default());
+        let c = MsmConfig::parse("i2eo:17").unwrap();
+        assert_eq!((c.acc, c.c, c.seg), ("i2eo", Some(17), None));
+        assert_eq!(c.kernel(), "msm_bucket_acc_i2eo");
+        let c = MsmConfig::parse("f1eo::4").unwrap();
+        assert_eq!((c.c, c.seg), (None, Some(4)));
+        assert_eq!(c.spec(), "f1eo::4");
+        assert_eq!(MsmConfig::parse("eo:20:8").unwrap().spec(), "eo:20:8");
+        for bad in ["", "b7", "b4:x", "b4:3", "b4:23", "b4:16:3", "b4:16:4:1", "i4eo"] {
+            assert!(MsmConfig::parse(bad).is_err(), "{bad:?} accepted");
+        }
     }
 }

@@ -223,11 +223,41 @@ impl Gpu {
     /// [`Gpu::h_quotient`] leaving the 2^log_n coefficients (Montgomery words) on the device,
     /// ready for the H MSM.
     pub fn h_quotient_device(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
+        let (bufs, h2d_ms) = self.upload_abc(a, b, c, log_n)?;
+        self.h_quotient_uploaded(bufs, log_n, h2d_ms)
+    }
+
+    /// a, b, c (Montgomery words) in three zero-padded 2^log_n buffers, through pinned
+    /// staging on the copy stream (the three copies in flight together); returns them with
+    /// the copies' summed CUDA-event time in ms.
+    pub fn upload_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(Vec<CudaSlice<u32>>, f64), GpuError> {
         let n = 1usize << log_n;
         for (name, v) in [("a", a), ("b", b), ("c", c)] {
             if v.len() > n {
                 return Err(GpuError::Other(format!("{name} has {} values, over the domain 2^{log_n}", v.len())));
             }
+        }
+        let mut ups = Vec::with_capacity(3);
+        for v in [a, b, c] {
+            let words = scalar_words(v);
+            ups.push(self.upload_words(words.len(), n * 8, |dst| super::device::par_copy(dst, words))?);
+        }
+        let mut ms = 0.0;
+        let mut bufs = Vec::with_capacity(3);
+        for u in ups {
+            let (buf, t) = u.finish(self)?;
+            ms += t;
+            bufs.push(buf);
+        }
+        Ok((bufs, ms))
+    }
+
+    /// [`Gpu::h_quotient_device`] on a, b, c already uploaded by [`Gpu::upload_abc`]
+    /// (consumed; the first becomes H). `h2d_ms` is reported as the times' `h2d_ms`.
+    pub fn h_quotient_uploaded(&self, bufs: Vec<CudaSlice<u32>>, log_n: u32, h2d_ms: f64) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
+        let n = 1usize << log_n;
+        if bufs.len() != 3 || bufs.iter().any(|b| b.len() != n * 8) {
+            return Err(GpuError::Other(format!("H needs three buffers of 2^{log_n} scalars")));
         }
         let g = Scalar::MULTIPLICATIVE_GENERATOR;
         let ginv = Option::<Scalar>::from(g.invert()).ok_or_else(|| GpuError::Other("g not invertible".into()))?;
@@ -238,17 +268,7 @@ impl Gpu {
         let to_coset = self.scale(ninv, g, n as u64)?;
         let from_coset = self.scale(ninv, ginv, n as u64)?;
         let zinv_d = self.upload_scalars(&[zinv])?;
-        let t0 = self.timer()?;
-        let mut bufs = Vec::with_capacity(3);
-        for v in [a, b, c] {
-            let mut buf = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc H buffer")?;
-            let words = scalar_words(v);
-            if !words.is_empty() {
-                let mut view = buf.slice_mut(0..words.len());
-                self.stream.memcpy_htod(words, &mut view).ctx("upload a/b/c")?;
-            }
-            bufs.push(buf);
-        }
+        let mut bufs = bufs;
         let mut scratch = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
         let t1 = self.timer()?;
         for buf in bufs.iter_mut() {
@@ -260,7 +280,7 @@ impl Gpu {
         launch!(self, "fr_abc_div_z", cfg_1d(nn, 256), &mut ab[0], &rest[0], &rest[1], &zinv_d, &nn);
         self.ntt_device(&mut ab[0], &mut scratch, log_n, NttDirection::Inverse, Some(&from_coset))?;
         let t2 = self.timer()?;
-        let times = NttTimes { h2d_ms: t0.ms_to(&t1)?, ntt_ms: t1.ms_to(&t2)?, d2h_ms: 0.0 };
+        let times = NttTimes { h2d_ms, ntt_ms: t1.ms_to(&t2)?, d2h_ms: 0.0 };
         let mut bufs = bufs.into_iter();
         let out = bufs.next().ok_or_else(|| GpuError::Other("no H buffer".into()))?;
         Ok((out, times))

@@ -1,0 +1,192 @@
+// Host run of the MSM kernels of msm.cu (each thread of each launch called in a loop, the
+// CUDA built-ins shimmed), through the pipeline of prover/src/gpu/msm.rs: digits, counting
+// sort, every bucket-accumulation variant, segmented reduction, per-window sums and the
+// Horner combination over the window widths. The result must equal (sum s_i k_i) * G for
+// points k_i * G, with random and special scalars and identity points, for several window
+// sizes and segment lengths; and the bucket-offset scans (threads of a block as OS threads
+// at a barrier). Catches indexing, layout and sign mistakes without a GPU.
+// Build and run: scripts/host-field-test.sh
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include <barrier>
+#include <thread>
+
+#define __global__
+#define __launch_bounds__(a, b)
+#define __shared__ static
+struct Dim3 { uint32_t x = 0, y = 1, z = 1; };
+static Dim3 blockIdx, blockDim;
+static thread_local Dim3 threadIdx;
+// __syncthreads for launch_sync (one OS thread per CUDA thread of a block); a no-op otherwise.
+static std::barrier<>* block_barrier = nullptr;
+static inline void __syncthreads() { if (block_barrier) block_barrier->arrive_and_wait(); }
+static inline uint32_t atomicAdd(uint32_t* p, uint32_t v) { uint32_t o = *p; *p += v; return o; }
+struct uint4 { uint32_t x, y, z, w; };
+static inline uint4 __ldcg(const uint4* p) { return *p; }
+static inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }
+#include "../msm.cu"
+
+// One launch: every (block, thread) in order (no kernel used here synchronizes threads).
+static void launch(uint64_t threads, uint32_t block, const std::function<void()>& body) {
+    blockDim.x = block;
+    uint32_t grid = (uint32_t)((threads + block - 1) / block);
+    for (uint32_t b = 0; b < grid; b++)
+        for (uint32_t t = 0; t < block; t++) { blockIdx.x = b; threadIdx.x = t; body(); }
+}
+
+// A launch of a kernel that synchronizes its threads: each block runs as `block` OS threads
+// meeting at a barrier (the shared arrays are statics: one block at a time).
+static void launch_sync(uint32_t grid, uint32_t block, const std::function<void()>& body) {
+    blockDim.x = block;
+    for (uint32_t b = 0; b < grid; b++) {
+        blockIdx.x = b;
+        std::barrier<> bar((std::ptrdiff_t)block);
+        block_barrier = &bar;
+        std::vector<std::thread> ts;
+        for (uint32_t t = 0; t < block; t++) ts.emplace_back([&, t] { threadIdx.x = t; body(); });
+        for (auto& th : ts) th.join();
+        block_barrier = nullptr;
+    }
+}
+
+// The bucket-offset scans of msm.rs: single block (exclusive_scan) and tiled (scan_tiles,
+// exclusive_scan of the tile totals, scan_add_tiles), against a host prefix sum.
+static int check_scans(std::mt19937_64& g) {
+    int bad = 0;
+    for (uint32_t len : {1u, 5u, 1023u, 1024u, 1025u, 3072u, 5000u}) {
+        std::vector<uint32_t> counts(len), want(len + 1, 0);
+        for (uint32_t i = 0; i < len; i++) counts[i] = (uint32_t)(g() % 700);
+        for (uint32_t i = 0; i < len; i++) want[i + 1] = want[i] + counts[i];
+        std::vector<uint32_t> single(len + 1, 0);
+        launch_sync(1, 1024, [&] { exclusive_scan(counts.data(), single.data(), len); });
+        if (single != want) { printf("host msm: exclusive_scan wrong for %u counts\n", len); bad++; }
+        const uint32_t ntiles = (len + 1023) / 1024;
+        std::vector<uint32_t> offsets(len + 1, 0), tile_sums(ntiles, 0), tile_offsets(ntiles + 1, 0);
+        launch_sync(ntiles, 1024, [&] { scan_tiles(counts.data(), offsets.data(), len, tile_sums.data()); });
+        launch_sync(1, 1024, [&] { exclusive_scan(tile_sums.data(), tile_offsets.data(), ntiles); });
+        launch(len + 1, 1024, [&] { scan_add_tiles(offsets.data(), len, tile_offsets.data(), ntiles); });
+        if (offsets != want) { printf("host msm: tiled scan wrong for %u counts\n", len); bad++; }
+    }
+    return bad;
+}
+
+static bool same(const G1Xyzz& a, const G1Xyzz& b) {
+    if (a.is_inf() || b.is_inf()) return a.is_inf() && b.is_inf();
+    return Fp::mul(a.X, b.ZZ) == Fp::mul(b.X, a.ZZ) && Fp::mul(a.Y, b.ZZZ) == Fp::mul(b.Y, a.ZZZ);
+}
+
+static Fp inv(const Fp& a) {  // a^(p-2)
+    Fp r = Fp::one();
+    for (int i = 11; i >= 0; i--) {
+        uint32_t e = FpParams::p(i) - (i == 0 ? 2u : 0u);
+        for (int b = 31; b >= 0; b--) {
+            r = Fp::sqr(r);
+            if ((e >> b) & 1) r = Fp::mul(r, a);
+        }
+    }
+    return r;
+}
+
+typedef void (*AccKernel)(const G1Affine*, const uint32_t*, const uint32_t*, uint32_t, G1Xyzz*);
+
+// The pipeline of Gpu::msm_device_cfg for canonical scalars.
+static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, uint32_t c, uint32_t seg, AccKernel acc) {
+    const uint32_t n = (uint32_t)pts.size();
+    const MsmLayout l = msm_layout(c);
+    const uint32_t nb = msm_buckets_per_window(l), nbk = l.nwin * nb;
+    std::vector<uint32_t> counts(nbk, 0), offsets(nbk + 1, 0), entries((size_t)n * l.nwin, 0);
+    launch(n, 256, [&] { msm_digits_count(sc.data(), n, c, counts.data()); });
+    for (uint32_t i = 0; i < nbk; i++) offsets[i + 1] = offsets[i] + counts[i];  // exclusive_scan
+    std::fill(counts.begin(), counts.end(), 0);
+    launch(n, 256, [&] { msm_digits_scatter(sc.data(), n, c, offsets.data(), counts.data(), entries.data(), nullptr); });
+    std::vector<G1Xyzz> buckets(nbk);
+    launch(nbk, 128, [&] { acc(pts.data(), entries.data(), offsets.data(), nbk, buckets.data()); });
+    seg = seg < nb ? seg : nb;
+    const uint32_t nseg = nb / seg;
+    std::vector<G1Xyzz> partials((size_t)l.nwin * nseg);
+    launch((uint64_t)l.nwin * nseg, 128, [&] { msm_bucket_reduce(buckets.data(), l.nwin, nb, seg, partials.data()); });
+    G1Xyzz total = G1Xyzz::inf();
+    for (int w = (int)l.nwin - 1; w >= 0; w--) {
+        for (uint32_t k = 0; k < msm_win_width(l, (uint32_t)w); k++) g1_dbl(total);
+        G1Xyzz win = G1Xyzz::inf();
+        for (uint32_t g = 0; g < nseg; g++) g1_add(win, partials[(size_t)w * nseg + g]);
+        g1_add(total, win);
+    }
+    return total;
+}
+
+int main() {
+    int bad = 0;
+    const uint64_t gx[6] = {0x5cb38790fd530c16, 0x7817fc679976fff5, 0x154f95c7143ba1c1,
+                            0xf0ae6acdf3d0e747, 0xedce6ecc21dbf440, 0x120177419e0bfb75};
+    const uint64_t gy[6] = {0xbaac93d50ce72271, 0x8c22631a7918fd8e, 0xdd595f13570725ce,
+                            0x51ac582950405194, 0x0e1c8c3fad0059c0, 0x0bbc3efc5008a26a};
+    G1Affine G;
+    for (int i = 0; i < 6; i++) {
+        G.x.v[2 * i] = (uint32_t)gx[i]; G.x.v[2 * i + 1] = (uint32_t)(gx[i] >> 32);
+        G.y.v[2 * i] = (uint32_t)gy[i]; G.y.v[2 * i + 1] = (uint32_t)(gy[i] >> 32);
+    }
+    // Affine k*G for k = 1..12.
+    std::vector<G1Affine> mult;
+    G1Xyzz q = G1Xyzz::from_affine(G);
+    for (int k = 1; k <= 12; k++) {
+        if (k > 1) g1_add_affine_point(q, G, false);
+        G1Affine a; a.x = Fp::mul(q.X, inv(q.ZZ)); a.y = Fp::mul(q.Y, inv(q.ZZZ));
+        mult.push_back(a);
+    }
+    std::mt19937_64 g(7);
+    bad += check_scans(g);
+    const uint32_t n = 600;
+    std::vector<G1Affine> pts(n);
+    std::vector<Fr> sc(n);
+    std::vector<int> ks(n);  // point i = ks[i] * G (0: the identity)
+    Fr one_int = Fr::zero(); one_int.v[0] = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        int k = (int)(g() % 13);
+        Fr s;
+        for (int j = 0; j < 8; j++) s.v[j] = (uint32_t)g();
+        s.v[7] %= FrParams::p(7);
+        if (i % 50 == 1) s = Fr::zero();
+        if (i % 50 == 2) s = one_int;
+        if (i % 50 == 3) s = Fr::sub(Fr::zero(), one_int);  // r - 1
+        if (i % 50 == 4) { s = Fr::zero(); s.v[0] = 0x80000000u; s.v[1] = 0x7fffffffu; }  // low bits only
+        sc[i] = s;
+        ks[i] = k;
+    }
+    // Duplicate and opposite points with equal scalars (doubling / cancellation in buckets).
+    ks[10] = ks[11] = 5; sc[11] = sc[10];
+    ks[12] = -5; sc[12] = sc[10];
+    Fr want_s = Fr::zero();  // sum s_i k_i mod r (canonical integers; add/sub are representation-free)
+    for (uint32_t i = 0; i < n; i++) {
+        if (ks[i] == 0) { memset(&pts[i], 0, sizeof(G1Affine)); continue; }
+        pts[i] = mult[(ks[i] < 0 ? -ks[i] : ks[i]) - 1];
+        if (ks[i] < 0) pts[i].y = Fp::neg(pts[i].y);
+        for (int m = 0; m < (ks[i] < 0 ? -ks[i] : ks[i]); m++) want_s = ks[i] < 0 ? Fr::sub(want_s, sc[i]) : Fr::add(want_s, sc[i]);
+    }
+    G1Xyzz want = G1Xyzz::inf();  // want_s * G, double-and-add
+    for (int i = 7; i >= 0; i--)
+        for (int b = 31; b >= 0; b--) {
+            g1_dbl(want);
+            if ((want_s.v[i] >> b) & 1) g1_add_affine_point(want, G, false);
+        }
+    struct { const char* name; AccKernel k; } kernels[] = {
+        {"b4", msm_bucket_acc}, {"eo", msm_bucket_acc_eo}, {"f1", msm_bucket_acc_f1},
+        {"f1eo", msm_bucket_acc_f1eo}, {"f1eo3", msm_bucket_acc_f1eo3}, {"i2", msm_bucket_acc_i2}, {"i2eo", msm_bucket_acc_i2eo},
+    };
+    struct { uint32_t c, seg; } configs[] = {{5, 16}, {9, 16}, {13, 4}, {16, 16}, {16, 1}};
+    for (auto& cf : configs)
+        for (auto& k : kernels) {
+            G1Xyzz got = msm(pts, sc, cf.c, cf.seg, k.k);
+            if (!same(got, want)) { printf("host msm: %s c=%u seg=%u differs from the expected sum\n", k.name, cf.c, cf.seg); bad++; }
+        }
+    for (uint32_t c : {15u, 17u}) {
+        G1Xyzz got = msm(pts, sc, c, 16, msm_bucket_acc_f1);
+        if (!same(got, want)) { printf("host msm: f1 c=%u differs from the expected sum\n", c); bad++; }
+    }
+    printf(bad ? "host msm test: %d FAILURES\n" : "host msm test: ok (%d failures)\n", bad);
+    return bad != 0;
+}
