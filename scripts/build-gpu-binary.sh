@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Builds the small prove-only binary with the CUDA backend for the GPU machine (no polars,
-# no plotters) into dist/proofscope. Needs nvcc: $NVCC, PATH, or scripts/install-nvcc.sh.
+# no plotters) into dist/proofscope.gz (gzipped; scripts/device/unpack.sh restores it there). Needs nvcc: $NVCC, PATH, or scripts/install-nvcc.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NVCC=${NVCC:-$(bash scripts/install-nvcc.sh)}
 cargo build --release -p proofscope --no-default-features --features cuda
 mkdir -p dist
 target=${CARGO_TARGET_DIR:-target}
-cp "$target/release/proofscope" dist/proofscope
-ls -la dist/proofscope
+# Shipped gzipped: the embedded PTX is text and compresses ~10x, and what a device call
+# carries is limited (64 MiB). On the GPU machine, scripts/device/unpack.sh restores
+# dist/proofscope (the device scripts call it).
+rm -f dist/proofscope
+gzip -9 -c "$target/release/proofscope" > dist/proofscope.gz
+ls -la dist/proofscope.gz

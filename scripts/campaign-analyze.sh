@@ -111,7 +111,7 @@ cp "$CAMP"/runs/*.status "$CAMP"/runs/*.out "$OUT/runs/" 2>/dev/null || true
 cp "$CAMP"/runs/*.gz "$OUT/runs/"
 
 CONFIGS=()
-while read -r name pw gw lock split; do
+while read -r name pw gw lock split _; do
   [ -n "$name" ] || continue
   if ok "$name"; then CONFIGS+=("$name"); else echo "campaign-analyze: $name: not analysed ($(cat "$CAMP/runs/$name.status" 2>/dev/null || echo 'never ran'))" >&2; fi
 done < "$CAMP/grid.txt"
@@ -127,8 +127,8 @@ write_base "$CAMP/machine.txt" "$TMP/$CAL.jsonl" "$OUT/base.toml"
 
 "$PS" calibrate "$TMP/$CAL.jsonl" --base "$OUT/base.toml" -o "$OUT/model.toml" > "$OUT/calibrate.txt"
 for c in "${CONFIGS[@]}"; do
-  read -r _ pw gw lock split <<< "$(grep "^$c " "$CAMP/grid.txt")"
-  sets=(--set "pw=$pw" --set "gw=$gw" --set "lock=$lock" --set "split=$split" --set "c=$PROOFS" --set "partitions=$PARTITIONS")
+  read -r _ pw gw lock split fin <<< "$(grep "^$c " "$CAMP/grid.txt")"
+  sets=(--set "pw=$pw" --set "gw=$gw" --set "lock=$lock" --set "split=$split" --set "finalizers=${fin:-1}" --set "c=$PROOFS" --set "partitions=$PARTITIONS")
   mkdir -p "$OUT/$c/parity"
   "$PS" simulate "$OUT/model.toml" "${sets[@]}" --compare-to "$TMP/$c.jsonl" -o "$OUT/$c/parity" > "$OUT/$c/parity/simulate.txt"
   "$PS" simulate "$OUT/model.toml" "${sets[@]}" --json > "$OUT/$c/parity/prediction.json"

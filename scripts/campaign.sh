@@ -43,6 +43,7 @@ cd "$(dirname "$0")/.."
 START=$(date +%s)
 
 if [ -z "${PROOFSCOPE:-}" ]; then
+  [ -f dist/proofscope.gz ] && bash scripts/device/unpack.sh
   for b in dist/proofscope target/release/proofscope; do
     if [ -x "$b" ]; then PROOFSCOPE=$b; break; fi
   done
@@ -62,8 +63,10 @@ BACKEND=${BACKEND:-cuda}
 CAL=${CAL:-pw4-gw2-kernels-split}
 
 # The grid, in "evolution" order (the first is the baseline of the compare table):
-# name pw gw lock split. At least 8 configurations over pw {1,2,4,8}, gw {1,2},
-# lock {whole,kernels}, split finalisation {off,on}.
+# name pw gw lock split [finalizers, default 1]. At least 8 configurations over pw {1,2,4,8},
+# gw {1,2}, lock {whole,kernels}, split finalisation {off,on}; the last one changes a knob
+# no other run varies (two finaliser threads), so its prediction is of a configuration the
+# calibration has never seen in any form.
 GRID="
 pw1-gw1-whole-nosplit 1 1 whole false
 pw2-gw1-whole-nosplit 2 1 whole false
@@ -75,10 +78,11 @@ pw4-gw2-kernels-split 4 2 kernels true
 pw8-gw2-kernels-split 8 2 kernels true
 pw8-gw1-whole-split 8 1 whole true
 pw8-gw2-whole-nosplit 8 2 whole false
+pw8-gw2-kernels-split-f2 8 2 kernels true 2
 "
 # Run order: the calibration configuration first, then a spread, so that a deadline cut
 # still leaves something to predict.
-ORDER="$CAL pw1-gw1-whole-nosplit pw2-gw2-kernels-nosplit pw8-gw2-kernels-split pw2-gw2-whole-nosplit pw4-gw1-kernels-split pw2-gw1-whole-nosplit pw4-gw2-kernels-nosplit pw8-gw1-whole-split pw8-gw2-whole-nosplit"
+ORDER="$CAL pw1-gw1-whole-nosplit pw2-gw2-kernels-nosplit pw8-gw2-kernels-split pw2-gw2-whole-nosplit pw4-gw1-kernels-split pw2-gw1-whole-nosplit pw4-gw2-kernels-nosplit pw8-gw1-whole-split pw8-gw2-whole-nosplit pw8-gw2-kernels-split-f2"
 [ -n "${CONFIGS:-}" ] && ORDER=$CONFIGS
 
 log() { echo "campaign [$(( $(date +%s) - START ))s]: $*" | tee -a "$OUTDIR/campaign.log" >&2; }
@@ -192,9 +196,10 @@ for name in $ORDER; do
     log "$name: skipped (elapsed ${elapsed}s + about ${last_s}s > budget ${BUDGET_S}s)"
     continue
   fi
-  read -r _ pw gw lock split <<< "$(grid_line "$name")"
-  log "$name: pw=$pw gw=$gw lock=$lock split_finalize=$split, $PROOFS proofs x $PARTITIONS partitions"
-  run_one "$name" "$pw" "$gw" "$lock" "$split" "$PROOFS" "$PARTITIONS" || failures=$((failures + 1))
+  read -r _ pw gw lock split fin <<< "$(grid_line "$name")"
+  fin=${fin:-1}
+  log "$name: pw=$pw gw=$gw lock=$lock split_finalize=$split finalizers=$fin, $PROOFS proofs x $PARTITIONS partitions"
+  run_one "$name" "$pw" "$gw" "$lock" "$split" "$PROOFS" "$PARTITIONS" --finalizers "$fin" || failures=$((failures + 1))
   last_s=$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' "$r.status")
 done
 

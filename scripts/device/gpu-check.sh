@@ -5,6 +5,7 @@
 # Then on the GPU machine (carry dist):  bash scripts/device/gpu-check.sh
 # Knobs: BIN, CHECK_ARGS (e.g. --quick), MSM, NTT, RUNS, SKIP_CHECK=1, SKIP_BENCH=1.
 set -uo pipefail
+[ -n "${BIN:-}" ] || bash "$(dirname "$0")/unpack.sh" || exit 2
 BIN=${BIN:-dist/proofscope}
 OUT=${OUT:-/tmp/proofscope-gpu-out}
 mkdir -p "$OUT"

@@ -6,6 +6,7 @@
 # Usage (after scripts/build-gpu-binary.sh, carry dist):
 #   LOGS="20" CONFIGS="2:2:3:1" bash scripts/device/partition.sh
 set -uo pipefail
+[ -n "${BIN:-}" ] || bash "$(dirname "$0")/unpack.sh" || exit 2
 BIN=${BIN:-dist/proofscope}
 OUT=${OUT:-/tmp/proofscope-gpu-out}
 mkdir -p "$OUT"

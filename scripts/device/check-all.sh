@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One device call that checks and times everything the CUDA backend has: the kernels
+# (`gpu check` against the CPU path, every MSM variant in PROOFSCOPE_MSM_VARIANTS), their
+# timings (`gpu bench`), then whole partitions through the engine at 2^LOG constraints
+# (TEST-ONLY setup made there), verified, with the timeline kept: once with the default MSM
+# kernel and once with the fastest variant the bench found at the largest MSM size.
+# Build first, here: bash scripts/build-gpu-binary.sh   (carry dist)
+# Knobs: everything gpu-check.sh takes (MSM, NTT, RUNS, CHECK_ARGS, PROOFSCOPE_MSM_VARIANTS),
+#        LOG (default 20), ENGINE ("pw:gw:proofs:partitions", default 2:2:2:4), SKIP_ENGINE=1.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+[ -n "${BIN:-}" ] || bash "$(dirname "$0")/unpack.sh" || exit 2
+BIN=${BIN:-dist/proofscope}
+export OUT=${OUT:-/tmp/proofscope-gpu-out}
+mkdir -p "$OUT"
+t0=$(date +%s)
+bash scripts/device/gpu-check.sh
+rc=$?
+echo "check-all: kernels done in $(( $(date +%s) - t0 )) s (rc $rc)" | tee -a "$OUT/engine.txt"
+[ -n "${SKIP_ENGINE:-}" ] && exit $rc
+log=${LOG:-20}
+p=/tmp/params-$log.bin
+{ timeout "${SETUP_TIMEOUT:-200}" "$BIN" setup --constraints $((1 << log)) -o "$p" 2>&1 | tail -1; } | tee -a "$OUT/engine.txt"
+[ -f "$p" ] || { echo "check-all: setup 2^$log did not finish" | tee -a "$OUT/engine.txt"; exit 1; }
+IFS=: read -r pw gw proofs parts <<<"${ENGINE:-2:2:2:4}"
+fastest=$(sed -n 's/^fastest MSM variant at 2^[0-9]*: \([^ ]*\).*/\1/p' "$OUT/bench.txt" 2>/dev/null | tail -n 1)
+for acc in default ${fastest:+$fastest}; do
+  echo "== 2^$log cuda pw=$pw gw=$gw proofs=$proofs partitions=$parts msm=$acc" | tee -a "$OUT/engine.txt"
+  env $([ "$acc" = default ] || echo "PROOFSCOPE_MSM_ACC=$acc") timeout "${PROVE_TIMEOUT:-150}" "$BIN" prove --params "$p" --backend cuda \
+      --pw "$pw" --gw "$gw" --proofs "$proofs" --partitions "$parts" --verify --seed 1 --quiet \
+      --timeline "$OUT/engine-$log-$acc.jsonl" -o "/tmp/proofs-$log-$acc" 2>&1 | tail -3 | tee -a "$OUT/engine.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+done
+# The same proofs from both kernels (same seed): byte-identical proof files.
+if [ -n "$fastest" ] && [ "$fastest" != default ]; then
+  if diff -r -q "/tmp/proofs-$log-default" "/tmp/proofs-$log-$fastest" >/dev/null 2>&1; then
+    echo "check-all: proofs identical with msm=default and msm=$fastest" | tee -a "$OUT/engine.txt"
+  else
+    echo "check-all: PROOFS DIFFER between msm=default and msm=$fastest" | tee -a "$OUT/engine.txt"; rc=1
+  fi
+fi
+gzip -f "$OUT"/engine-*.jsonl
+echo "check-all: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a "$OUT/engine.txt"
+exit $rc
