@@ -85,7 +85,8 @@ pub struct MsmConfig {
 
 impl Default for MsmConfig {
     fn default() -> Self {
-        MsmConfig { acc: "b4", c: None, seg: None }
+        // f1eo3: fastest on the H200 at 2^22 and 2^24 (reports/gpu/2026-11-30-msm-variants.md).
+        MsmConfig { acc: "f1eo3", c: None, seg: None }
     }
 }
 
@@ -409,7 +410,7 @@ mod tests {
 
     #[test]
     fn variant_specs_parse_and_reject_bad_input() {
-        assert_eq!(MsmConfig::parse("b4").unwrap(), MsmConfig::default());
+        assert_eq!(MsmConfig::parse("f1eo3").unwrap(), MsmConfig::default());
         let c = MsmConfig::parse("i2eo:17").unwrap();
         assert_eq!((c.acc, c.c, c.seg), ("i2eo", Some(17), None));
         assert_eq!(c.kernel(), "msm_bucket_acc_i2eo");
