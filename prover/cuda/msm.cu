@@ -5,7 +5,7 @@
 //   msm_digits_count   signed digits of every scalar, histogram of (window, bucket)
 //   exclusive_scan     bucket offsets (single block; scan_tiles + scan_add_tiles above 2^20)
 //   msm_digits_scatter point indices (sign in bit 31) sorted by bucket: a counting sort
-//   msm_bucket_acc*    bucket sums (mixed XYZZ additions); several variants, see below
+//   msm_bucket_acc*    bucket sums (mixed XYZZ additions); three variants, see below
 //   msm_bucket_reduce  per window segment: running sums give sum_b (b+1) * B_b
 //   g1_sum_chunks      tree sum of segment partials into one point per window
 // The host combines the windows (Horner, width_w doublings per window, about 16 points).
@@ -165,69 +165,20 @@ FI void bucket_acc_1(const G1Affine* __restrict__ points, const uint32_t* __rest
     buckets[b] = acc;
 }
 
-// Two accumulators per thread, each walking one half of the bucket's list (the odd entry
-// out goes to the first), summed at the end: the two additions of a step are independent
-// and, in the common case, one basic block, so their instructions interleave. Written with
-// named variables, not arrays: arrays of points here ended up in local memory (784-byte
-// stack frame in ptxas -v).
-template <class A>
-FI void bucket_acc_2(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
-                     const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) {
-    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nbuckets) return;
-    const uint32_t start = offsets[b], end = offsets[b + 1];
-    const uint32_t q = (end - start) / 2;
-    G1Xyzz acc0 = G1Xyzz::inf(), acc1 = G1Xyzz::inf();
-    for (uint32_t k = start; k < start + q; k++) {
-        const uint32_t e0 = entries[k], e1 = entries[k + q];
-        const G1Affine p0 = points[e0 & 0x7fffffffu];
-        const G1Affine p1 = points[e1 & 0x7fffffffu];
-        const bool n0 = (e0 >> 31) != 0, n1 = (e1 >> 31) != 0;
-        const MaddPR t0 = madd_prep<A>(acc0, p0.x, cond_neg(p0.y, n0));
-        const MaddPR t1 = madd_prep<A>(acc1, p1.x, cond_neg(p1.y, n1));
-        const bool special = acc0.is_inf() | p0.is_inf() | t0.P.is_zero() | acc1.is_inf() | p1.is_inf() | t1.P.is_zero();
-        if (!special) {
-            madd_generic<A>(acc0, t0);
-            madd_generic<A>(acc1, t1);
-        } else {
-            g1_add_affine_point<A>(acc0, reload_affine(points, e0 & 0x7fffffffu), n0);
-            g1_add_affine_point<A>(acc1, reload_affine(points, e1 & 0x7fffffffu), n1);
-        }
-    }
-    if ((end - start) & 1) {
-        const uint32_t e = entries[end - 1];
-        const G1Affine p = points[e & 0x7fffffffu];
-        g1_add_affine_point<A>(acc0, p, (e >> 31) != 0);
-    }
-    g1_add<A>(acc0, acc1);
-    buckets[b] = acc0;
-}
-
 // Variants (the host picks one by name, see prover/src/gpu/msm.rs; `gpu bench` times them):
-// blocks of 128 threads, at least N blocks per SM (N = 4: 128 registers, 2: 255).
-// ptxas -v (nvcc 13.0): b4, f1, i2 no spills; eo 16 bytes, f1eo 84, i2eo 360 (the even/odd
-// product keeps ~10 more registers live); two accumulators with N = 3 (168 registers)
-// spilled 1.4-1.8 KB and were dropped.
-//   b4      the original loop, CIOS product                         (N = 4, the default)
-//   b5, b6  the same with fewer registers (spills; slower on the H200, runs 1-2)
+// blocks of 128 threads, at least N blocks per SM (N = 4: 128 registers, 3: 168).
+// ptxas -v (nvcc 13.0): b4 no spills, eo 16 bytes. H200, 2^24 points (run 2026-11-30):
+// b4 235 ms, eo 142 ms, f1eo3 140.6 ms; b5/b6 (fewer registers), f1/f1eo (straight-line,
+// 128 registers) and i2/i2eo (two accumulators per thread) were slower and were removed.
+//   b4      the original loop, CIOS product                         (N = 4, the baseline)
 //   eo      the original loop, even/odd product (field.cuh mul_eo)  (N = 4)
-//   f1      one accumulator, straight-line common path, CIOS        (N = 4)
-//   f1eo    the same, even/odd product                              (N = 4)
-//   f1eo3   the same with 168 registers                             (N = 3)
-//   i2      two accumulators (halves of the list), CIOS             (N = 2)
-//   i2eo    two accumulators, even/odd product                      (N = 2)
+//   f1eo3   one accumulator, straight-line common path, even/odd    (N = 3, the default)
 #define ACC_ARGS const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries, \
     const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets
 #define ACC_PASS points, entries, offsets, nbuckets, buckets
 extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc(ACC_ARGS) { bucket_acc<FpStd>(ACC_PASS); }
-extern "C" __global__ void __launch_bounds__(128, 5) msm_bucket_acc_b5(ACC_ARGS) { bucket_acc<FpStd>(ACC_PASS); }
-extern "C" __global__ void __launch_bounds__(128, 6) msm_bucket_acc_b6(ACC_ARGS) { bucket_acc<FpStd>(ACC_PASS); }
 extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc_eo(ACC_ARGS) { bucket_acc<FpEo>(ACC_PASS); }
-extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc_f1(ACC_ARGS) { bucket_acc_1<FpStd>(ACC_PASS); }
-extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc_f1eo(ACC_ARGS) { bucket_acc_1<FpEo>(ACC_PASS); }
 extern "C" __global__ void __launch_bounds__(128, 3) msm_bucket_acc_f1eo3(ACC_ARGS) { bucket_acc_1<FpEo>(ACC_PASS); }
-extern "C" __global__ void __launch_bounds__(128, 2) msm_bucket_acc_i2(ACC_ARGS) { bucket_acc_2<FpStd>(ACC_PASS); }
-extern "C" __global__ void __launch_bounds__(128, 2) msm_bucket_acc_i2eo(ACC_ARGS) { bucket_acc_2<FpEo>(ACC_PASS); }
 
 // For window w and segment g of `seg` buckets (bucket index i stands for digit i+1):
 // partial = sum_{i in segment} (i+1) * B_i, from a running sum plus start * (sum of B_i).

@@ -166,19 +166,27 @@ fn kernels_lock_serialises_compute_and_lets_prep_overlap_it() {
 
 #[test]
 fn whole_lock_lets_nothing_overlap() {
-    let out = run_engine(cfg(2, 2, LockMode::Whole), vec![slow(0, 20, 20, false)], engine::porep_jobs(1, 4, N, 2));
-    assert!(out.results[0].proofs.is_ok());
-    let gpu_side: Vec<&Span> = out
-        .jsonl
-        .spans
-        .iter()
-        .filter(|s| s.kind.is_device_work() || s.kind == SpanKind::PrepMsm || s.kind == SpanKind::LockHold)
-        .collect();
-    assert!(gpu_side.len() > 8);
-    for a in &gpu_side {
-        for b in &gpu_side {
-            if a.worker != b.worker {
-                assert!(!overlaps(a, b), "`whole` lets two workers overlap: {a:?} {b:?}");
+    // Without split finalisation the lock also covers the G2 MSM and the assembly.
+    for split in [true, false] {
+        let c = EngineConfig { split_finalize: split, ..cfg(2, 2, LockMode::Whole) };
+        let out = run_engine(c, vec![slow(0, 20, 20, false)], engine::porep_jobs(1, 4, N, 2));
+        assert!(out.results[0].proofs.is_ok());
+        let in_call = |k: &SpanKind| !split && matches!(k, SpanKind::BG2Msm | SpanKind::Finalize);
+        let gpu_side: Vec<&Span> = out
+            .jsonl
+            .spans
+            .iter()
+            .filter(|s| s.kind.is_device_work() || s.kind == SpanKind::PrepMsm || s.kind == SpanKind::LockHold || in_call(&s.kind))
+            .collect();
+        assert!(gpu_side.len() > 8);
+        if !split {
+            assert!(gpu_side.iter().any(|s| s.kind == SpanKind::BG2Msm));
+        }
+        for a in &gpu_side {
+            for b in &gpu_side {
+                if a.worker != b.worker {
+                    assert!(!overlaps(a, b), "`whole` (split {split}) lets two workers overlap: {a:?} {b:?}");
+                }
             }
         }
     }

@@ -10,7 +10,10 @@
 //! - [`fit`]: the prover samples the process's busy cores (`cpu_busy_cores`: user + system
 //!   CPU time ÷ wall time over each sample period). Over the periods when the CPU was not
 //!   saturated, busy ≈ baseline + Σ_phase demand × (how many spans of that phase ran, time
-//!   averaged over the period): a non-negative least-squares fit gives each demand.
+//!   averaged over the period): a non-negative least-squares fit gives a first estimate;
+//!   then a censored fit over every period (busy = min(cap, Σ …)) raises a demand as far as
+//!   the saturated periods require — a phase that mostly runs when the CPU is full (a G2
+//!   MSM on every core) would otherwise be judged by its rare, unrepresentative quiet moments.
 //! - [`derate`]: with those demands, the model's own slowdown `min(1, cores / Σ demand)`
 //!   over a span's lifetime, integrated, turns its measured duration into isolated work
 //!   (what the simulator consumes), so simulating the calibration run reproduces it.
@@ -41,10 +44,10 @@ pub struct DemandFit {
     pub device_wait: Option<f64>,
     /// Cores busy with none of the above (writer, samplers, the engine's own threads).
     pub baseline: f64,
-    /// Sample periods used (unsaturated) and available.
+    /// Unsaturated sample periods (the first, linear pass) and all of them (the censored fit).
     pub used: usize,
     pub samples: usize,
-    /// Coefficient of determination of the fit over the periods used.
+    /// Coefficient of determination of the censored fit over every period.
     pub r2: f64,
 }
 
@@ -108,19 +111,21 @@ pub fn fit(run: &Run, cores: f64) -> Option<DemandFit> {
     }
     let ivs: Vec<Vec<(u64, u64)>> = PHASES.iter().map(|(_, k)| intervals(run, k)).chain(std::iter::once(intervals(run, DEVICE_WAIT))).collect();
     // Columns: synth, prep, finalize, device wait, intercept.
-    let (mut rows, mut y) = (Vec::new(), Vec::new());
+    let (mut all_rows, mut all_y) = (Vec::new(), Vec::new());
     for w in samples.windows(2) {
         let ((a, _), (b, busy)) = (w[0], w[1]);
-        // Saturated periods only bound the demands from below: leave them out.
-        if b <= a || busy >= 0.85 * cores {
+        if b <= a {
             continue;
         }
         let mut r: Vec<f64> = ivs.iter().map(|iv| overlap(iv, a, b)).collect();
         r.push(1.0);
-        rows.push(r);
-        y.push(busy);
+        all_rows.push(r);
+        all_y.push(busy);
     }
-    let mut fit = DemandFit { samples: samples.len() - 1, used: rows.len(), ..Default::default() };
+    // First pass on the unsaturated periods only (a saturated one only bounds the demands
+    // from below), then a censored fit on all of them.
+    let (rows, y): (Vec<Vec<f64>>, Vec<f64>) = all_rows.iter().cloned().zip(all_y.iter().copied()).filter(|(_, b)| *b < 0.85 * cores).unzip();
+    let mut fit = DemandFit { samples: all_rows.len(), used: rows.len(), ..Default::default() };
     if rows.len() < 8 {
         return Some(fit);
     }
@@ -141,11 +146,56 @@ pub fn fit(run: &Run, cores: f64) -> Option<DemandFit> {
     for (i, &c) in active.iter().enumerate() {
         coef[c] = Some(x[i].max(0.0));
     }
-    let pred = |r: &Vec<f64>| (0..5).map(|c| coef[c].unwrap_or(0.0) * r[c]).sum::<f64>();
-    let my = y.iter().sum::<f64>() / y.len() as f64;
-    let ss_tot: f64 = y.iter().map(|v| (v - my).powi(2)).sum();
-    let ss_res: f64 = rows.iter().zip(&y).map(|(r, v)| (v - pred(r)).powi(2)).sum();
-    fit.r2 = if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 0.0 };
+    // Censored refinement over every period: busy = min(cap, Σ demand × running), with cap
+    // the busiest the process ever got (sampling jitter can exceed the core count a bit).
+    // Coordinate descent from the unsaturated estimate: a demand only grows as far as the
+    // saturated periods need it to (their lower bound), and a phase seen only in saturated
+    // periods gets identified that way.
+    let cap = {
+        let mut v = all_y.clone();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[((v.len() - 1) as f64 * 0.99).round() as usize].max(0.85 * cores)
+    };
+    for c in 0..4 {
+        if coef[c].is_none() && all_rows.iter().map(|r| r[c]).sum::<f64>() >= 2.0 {
+            coef[c] = Some(0.0);
+        }
+    }
+    let sse = |coef: &[Option<f64>; 5]| -> f64 {
+        all_rows.iter().zip(&all_y).map(|(r, v)| (v - (0..5).map(|c| coef[c].unwrap_or(0.0) * r[c]).sum::<f64>().min(cap)).powi(2)).sum()
+    };
+    let mut best = sse(&coef);
+    for _sweep in 0..6 {
+        for c in 0..5 {
+            let Some(cur) = coef[c] else { continue };
+            let mut step = cores / 8.0;
+            let mut x = cur;
+            while step > 0.005 {
+                let mut moved = false;
+                for cand in [x + step, x - step] {
+                    if !(0.0..=cores).contains(&cand) {
+                        continue;
+                    }
+                    let mut t = coef;
+                    t[c] = Some(cand);
+                    let e = sse(&t);
+                    if e < best - 1e-12 {
+                        best = e;
+                        x = cand;
+                        coef = t;
+                        moved = true;
+                        break;
+                    }
+                }
+                if !moved {
+                    step /= 2.0;
+                }
+            }
+        }
+    }
+    let my = all_y.iter().sum::<f64>() / all_y.len() as f64;
+    let ss_tot: f64 = all_y.iter().map(|v| (v - my).powi(2)).sum();
+    fit.r2 = if ss_tot > 0.0 { 1.0 - best / ss_tot } else { 0.0 };
     let clamp = |v: Option<f64>| v.map(|d| d.clamp(0.05, cores));
     fit.synth = clamp(coef[0]);
     fit.prep = clamp(coef[1]);
@@ -258,11 +308,19 @@ mod tests {
     }
 
     #[test]
-    fn saturated_periods_are_left_out_and_no_counter_means_no_fit() {
-        let run = synthetic();
-        // On 8 cores the G2 periods (>= 12.5 busy) are all saturated: finalize unidentified.
+    fn saturated_periods_bound_the_demand_and_no_counter_means_no_fit() {
+        // On 8 cores the counter saturates whenever a G2 MSM runs: its demand is only known
+        // from below (8 minus what ran beside it), and the censored fit must reach that
+        // bound instead of judging the phase by unsaturated periods alone.
+        let mut run = synthetic();
+        for c in run.counters.iter_mut() {
+            c.value = c.value.min(8.0);
+        }
         let f = fit(&run, 8.0).unwrap();
-        assert!(f.finalize.is_none(), "{f:?}");
+        assert!(f.used < f.samples, "{f:?}");
+        let d = f.finalize.expect("identified through the censored fit");
+        assert!((5.5..=8.0).contains(&d), "{f:?}");
+        assert!((f.synth.unwrap() - 1.0).abs() < 0.15, "{f:?}");
         let mut bare = run.clone();
         bare.counters.clear();
         assert!(fit(&bare, 8.0).is_none());

@@ -50,6 +50,9 @@ pub struct Args {
     /// Split finalisation on (true) or off (false).
     #[arg(long)]
     pub split_finalize: Option<bool>,
+    /// Finaliser threads with split finalisation (each runs one G2 MSM + assembly at a time).
+    #[arg(long)]
+    pub finalizers: Option<u32>,
     /// Verify every proof (exit 1 if any fails).
     #[arg(long)]
     pub verify: bool,
@@ -152,6 +155,9 @@ pub fn engine_config(args: &Args) -> anyhow::Result<EngineConfig> {
     }
     if let Some(v) = args.cpu_msm {
         cfg.cpu_msm = v;
+    }
+    if let Some(v) = args.finalizers {
+        cfg.finalizers = v;
     }
     if let Some(v) = args.split_finalize {
         cfg.split_finalize = v;

@@ -161,17 +161,20 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
                 let gpu = info_span!("gpu", lock = sh.cfg.lock.as_str(), attempt = attempts as u64 + 1);
                 let _g = gpu.enter();
                 let run = || -> Result<Outcome, StartFailure> {
-                    let pending = match sh.cfg.lock {
+                    match sh.cfg.lock {
+                        // `whole`: the lock covers the whole call, the G2 MSM and assembly
+                        // included when they run here (no split finalisation).
                         LockMode::Whole => {
                             let _lock = acquire(&sh.locks[d].compute, "whole");
-                            backend.prove_start_or_return(assignment, params, blinding, &NoGate)?
+                            let pending = backend.prove_start_or_return(assignment, params, blinding, &NoGate)?;
+                            Ok(finish(backend.as_ref(), pending)?)
                         }
                         mode => {
                             let gate = EngineGate { mode, locks: &sh.locks[d] };
-                            backend.prove_start_or_return(assignment, params, blinding, &gate)?
+                            let pending = backend.prove_start_or_return(assignment, params, blinding, &gate)?;
+                            Ok(finish(backend.as_ref(), pending)?)
                         }
-                    };
-                    Ok(finish(backend.as_ref(), pending)?)
+                    }
                 };
                 catch_unwind(AssertUnwindSafe(run))
                     .unwrap_or_else(|p| Err(ProveError::Device(format!("backend panicked: {}", panic_message(p))).into()))

@@ -2,12 +2,15 @@
 //! the median of `runs`) of the G1 MSM and the Fr NTT at several sizes, each set against
 //! the card's arithmetic floor and the sppark figures measured on the same H200. The MSM is
 //! timed for every variant of `PROOFSCOPE_MSM_VARIANTS` (kernel, window size, reduction
-//! segment; see `msm.rs`), size by size, with the fastest named per size.
+//! segment; see `msm.rs`), size by size, with the fastest named per size; the row of the
+//! default config is `msm_g1`, the others `msm_SPEC` (`msm_b4`: the kernel before issue 5).
+//! The NTT is timed with both Fr products: `ntt_fr` (CIOS, the default) and `ntt_fr_eo`.
 
 use std::time::Instant;
 
 use super::device::{Gpu, GpuError};
 use super::msm::MsmConfig;
+use super::ntt::NttMul;
 use super::reference::{random_points, random_scalars};
 
 /// 32-bit multiply-adds per second of an H200 (the floor's rate, from the issue).
@@ -96,7 +99,7 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
             let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
             let spec = cfg.spec();
             let row = BenchRow {
-                what: if spec == "b4" { "msm_g1".into() } else { format!("msm_{spec}") },
+                what: if *cfg == MsmConfig::default() { "msm_g1".into() } else { format!("msm_{spec}") },
                 log_n: l,
                 median_ms: med,
                 min_ms: min,
@@ -125,35 +128,58 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
 }
 
 /// The MSM variants to time and check: `PROOFSCOPE_MSM_VARIANTS`, comma-separated
-/// `KERNEL[:C[:SEG]]` specs (see [`MsmConfig::parse`]); default: the engine's config only.
+/// `KERNEL[:C[:SEG]]` specs (see [`MsmConfig::parse`]); default: the engine's config
+/// (`msm_g1`) and the baseline kernel b4 (`msm_b4`, the default before issue 5).
 pub fn msm_variants_from_env() -> Result<Vec<MsmConfig>, GpuError> {
     match std::env::var("PROOFSCOPE_MSM_VARIANTS") {
         Ok(v) if !v.trim().is_empty() => {
             let specs: Vec<&str> = v.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
             specs.iter().map(|s| MsmConfig::parse(s).map_err(|e| GpuError::Other(format!("PROOFSCOPE_MSM_VARIANTS: {e}")))).collect()
         }
-        _ => Ok(vec![MsmConfig::default()]),
+        _ => Ok(vec![MsmConfig::default(), MsmConfig { acc: "b4", c: None, seg: None }]),
     }
 }
 
+/// Forward NTT timings for each size in `logs`, once per Fr product (rows `ntt_fr`: CIOS,
+/// `ntt_fr_eo`: even/odd), the faster named per size; the device's product choice is restored.
 pub fn bench_ntt(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+    let chosen = gpu.ntt_mul();
+    let r = bench_ntt_both(gpu, logs, runs, seed, log);
+    gpu.set_ntt_mul(chosen)?;
+    r
+}
+
+fn bench_ntt_both(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
     let mut rows = Vec::new();
     for &l in logs {
-        let times = gpu.time_ntt(l, runs.max(1), seed ^ l as u64)?;
-        let (med, min, max) = stats(times.clone());
-        let row = BenchRow {
-            what: "ntt_fr".into(),
-            log_n: l,
-            median_ms: med,
-            min_ms: min,
-            max_ms: max,
-            runs: times.len(),
-            floor_ms: ntt_floor_ms(l),
-            sppark_ms: sppark_ntt_ms(l),
-            phases: gpu.ntt_phases(l, seed)?,
-        };
-        log(&format_row(&row));
-        rows.push(row);
+        let mut best: Option<(NttMul, f64)> = None;
+        for mul in NttMul::ALL {
+            gpu.set_ntt_mul(mul)?;
+            let times = gpu.time_ntt(l, runs.max(1), seed ^ l as u64)?;
+            let (med, min, max) = stats(times.clone());
+            let row = BenchRow {
+                what: match mul {
+                    NttMul::Cios => "ntt_fr".into(),
+                    m => format!("ntt_fr_{}", m.name()),
+                },
+                log_n: l,
+                median_ms: med,
+                min_ms: min,
+                max_ms: max,
+                runs: times.len(),
+                floor_ms: ntt_floor_ms(l),
+                sppark_ms: sppark_ntt_ms(l),
+                phases: gpu.ntt_phases(l, seed)?,
+            };
+            log(&format_row(&row));
+            if best.is_none_or(|b| med < b.1) {
+                best = Some((mul, med));
+            }
+            rows.push(row);
+        }
+        if let Some((mul, ms)) = best {
+            log(&format!("fastest NTT product at 2^{l}: {} ({ms:.3} ms)", mul.name()));
+        }
     }
     Ok(rows)
 }

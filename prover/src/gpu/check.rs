@@ -15,7 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use super::convert::{affine_words, fp_from_words, fp_words, RawFp, scalar_words, scalars_from_words, xyzz_to_projective};
 use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
 use super::msm::{MsmConfig, ACC_KERNELS};
-use super::ntt::NttDirection;
+use super::ntt::{NttDirection, NttMul};
 use super::reference::{h_ref, msm_ref, ntt_ref, random_points, random_scalars, sum_ref};
 
 /// Outcome of one check.
@@ -53,18 +53,31 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
     out.push(outcome("fp arithmetic (mul/add/sub/neg, 4099 values)".into(), t, check_fp(gpu, &mut rng)));
     let t = Instant::now();
     out.push(outcome("g1 add/double/mixed/sub (XYZZ)".into(), t, check_g1(gpu, &mut rng)));
+    // The NTT items with each Fr product (CIOS and even/odd kernels), then the device's own
+    // choice (PROOFSCOPE_NTT_MUL) back for the items that follow.
     let ntt_sizes: &[u32] = if opt.quick { &[1, 2, 5, 10, 11] } else { &[1, 2, 5, 10, 11, 12, 13, 16, 17] };
-    for &log_n in ntt_sizes {
-        for (dir, coset) in [(NttDirection::Forward, false), (NttDirection::Inverse, false), (NttDirection::Forward, true), (NttDirection::Inverse, true)] {
+    let chosen = gpu.ntt_mul();
+    for mul in NttMul::ALL {
+        let tag = if mul == NttMul::Cios { String::new() } else { format!(" [{}]", mul.name()) };
+        if let Err(e) = gpu.set_ntt_mul(mul) {
+            out.push(outcome(format!("ntt product {}", mul.name()), Instant::now(), Err(e)));
+            continue;
+        }
+        for &log_n in ntt_sizes {
+            for (dir, coset) in [(NttDirection::Forward, false), (NttDirection::Inverse, false), (NttDirection::Forward, true), (NttDirection::Inverse, true)] {
+                let t = Instant::now();
+                // Not a power of two: fill 3/4 of the domain (zero padding on both sides).
+                let len = ((1usize << log_n) * 3 / 4).max(1);
+                out.push(outcome(format!("ntt{tag} 2^{log_n} {dir:?}{} ({len} values)", if coset { " coset" } else { "" }), t, check_ntt(gpu, &mut rng, log_n, len, dir, coset)));
+            }
+        }
+        for &log_n in if opt.quick { &[4u32, 10][..] } else { &[4u32, 10, 14][..] } {
             let t = Instant::now();
-            // Not a power of two: fill 3/4 of the domain (zero padding on both sides).
-            let len = ((1usize << log_n) * 3 / 4).max(1);
-            out.push(outcome(format!("ntt 2^{log_n} {dir:?}{} ({len} values)", if coset { " coset" } else { "" }), t, check_ntt(gpu, &mut rng, log_n, len, dir, coset)));
+            out.push(outcome(format!("h quotient{tag} (a*b-c)/Z 2^{log_n}"), t, check_h(gpu, &mut rng, log_n)));
         }
     }
-    for &log_n in if opt.quick { &[4u32, 10][..] } else { &[4u32, 10, 14][..] } {
-        let t = Instant::now();
-        out.push(outcome(format!("h quotient (a*b-c)/Z 2^{log_n}"), t, check_h(gpu, &mut rng, log_n)));
+    if let Err(e) = gpu.set_ntt_mul(chosen) {
+        out.push(outcome("ntt product (PROOFSCOPE_NTT_MUL) restored".into(), Instant::now(), Err(e)));
     }
     let msm_sizes: &[usize] = if opt.quick { &[1, 2, 3, 100, 1000, 4097] } else { &[1, 2, 3, 100, 1000, 4097, 65_536, 300_001] };
     for &n in msm_sizes {
@@ -204,19 +217,20 @@ fn check_h(gpu: &Gpu, rng: &mut ChaCha8Rng, log_n: u32) -> Result<Option<String>
 }
 
 /// Variants checked: those of `PROOFSCOPE_MSM_VARIANTS` (the ones the bench will time) when
-/// set, else every accumulation kernel at the default window size and the default kernel at
-/// c = 15, 17, 18, 19, 20 (the window sizes of issue 5's sweep) with a short and a long
-/// reduction segment.
+/// set, else every accumulation kernel at the window size by size (9 and 13 at the checked
+/// sizes) and at c = 16 (the engine's above 2^18 points), the default kernel with a short
+/// reduction segment, and c = 19 with a long one (over 2^20 buckets: the tiled scan).
 fn msm_check_variants() -> Result<Vec<MsmConfig>, GpuError> {
     if std::env::var("PROOFSCOPE_MSM_VARIANTS").is_ok_and(|v| !v.trim().is_empty()) {
         return super::bench::msm_variants_from_env();
     }
-    let mut v: Vec<MsmConfig> = ACC_KERNELS.iter().map(|k| MsmConfig { acc: k.0, ..MsmConfig::default() }).collect();
-    for c in [15, 17, 18, 19, 20] {
-        v.push(MsmConfig { c: Some(c), ..MsmConfig::default() });
+    let mut v: Vec<MsmConfig> = Vec::new();
+    for (acc, _) in ACC_KERNELS {
+        v.push(MsmConfig { acc, c: None, seg: None });
+        v.push(MsmConfig { acc, c: Some(16), seg: None });
     }
     v.push(MsmConfig { c: Some(16), seg: Some(4), ..MsmConfig::default() });
-    v.push(MsmConfig { acc: "f1eo", c: Some(20), seg: Some(32) });
+    v.push(MsmConfig { c: Some(19), seg: Some(32), ..MsmConfig::default() });
     Ok(v)
 }
 

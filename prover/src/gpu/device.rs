@@ -62,8 +62,8 @@ pub struct Gpu {
     /// Whether the sm_90 cubins were loaded (else the PTX was JIT-compiled by the driver).
     pub native_cubin: bool,
     pub(crate) ntt_domains: Mutex<HashMap<u32, Arc<crate::gpu::ntt::Domain>>>,
-    /// Bucket-accumulation kernel variant (register budget), see `msm.cu`.
-    pub(crate) msm_acc: Mutex<&'static str>,
+    /// Fr product of the NTT kernels (`PROOFSCOPE_NTT_MUL`, [`Gpu::set_ntt_mul`]).
+    pub(crate) ntt_eo: std::sync::atomic::AtomicBool,
     /// Pinned staging buffers and the copy stream of [`Gpu::upload_words`].
     staging: Staging,
 }
@@ -193,25 +193,9 @@ impl Gpu {
             sm_count,
             native_cubin,
             ntt_domains: Mutex::new(HashMap::new()),
-            msm_acc: Mutex::new(match std::env::var("PROOFSCOPE_MSM_ACC").as_deref() {
-                Ok("b5") => "msm_bucket_acc_b5",
-                Ok("b6") => "msm_bucket_acc_b6",
-                _ => "msm_bucket_acc",
-            }),
+            ntt_eo: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttMul::from_env()? == crate::gpu::ntt::NttMul::Eo),
             staging: Staging { copy, pool: Mutex::new(Vec::new()) },
         })
-    }
-
-    /// Selects the bucket-accumulation variant: "b4" (128 registers, default), "b5", "b6".
-    pub fn set_msm_variant(&self, v: &str) -> Result<(), GpuError> {
-        let name = match v {
-            "b4" => "msm_bucket_acc",
-            "b5" => "msm_bucket_acc_b5",
-            "b6" => "msm_bucket_acc_b6",
-            other => return Err(GpuError::Other(format!("unknown MSM variant {other:?} (b4, b5, b6)"))),
-        };
-        *self.msm_acc.lock().map_err(|_| GpuError::Other("poisoned".into()))? = name;
-        Ok(())
     }
 
     pub(crate) fn func(&self, name: &str) -> Result<&CudaFunction, GpuError> {

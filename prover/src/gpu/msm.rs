@@ -4,8 +4,8 @@
 //!
 //! Tuning knobs (issue 5): the bucket-accumulation kernel, the window size c and the
 //! reduction's segment length form an [`MsmConfig`], written `KERNEL[:C[:SEG]]` (e.g.
-//! `i2eo:17`). The engine uses the default config: `PROOFSCOPE_MSM_ACC` (a spec),
-//! `PROOFSCOPE_MSM_C` and `PROOFSCOPE_MSM_SEG` override the built-in choice (kernel `b4`, c
+//! `eo:17`). The engine uses the default config: `PROOFSCOPE_MSM_ACC` (a spec),
+//! `PROOFSCOPE_MSM_C` and `PROOFSCOPE_MSM_SEG` override the built-in choice (kernel `f1eo3`, c
 //! from [`msm_window_bits`], segments of 16); `gpu check` and `gpu bench` run explicit
 //! configs (`PROOFSCOPE_MSM_VARIANTS`, see bench.rs and check.rs).
 
@@ -40,14 +40,8 @@ pub const MSM_C_RANGE: std::ops::RangeInclusive<u32> = 4..=22;
 /// the kernels for what each one is.
 pub const ACC_KERNELS: &[(&str, &str)] = &[
     ("b4", "msm_bucket_acc"),
-    ("b5", "msm_bucket_acc_b5"),
-    ("b6", "msm_bucket_acc_b6"),
     ("eo", "msm_bucket_acc_eo"),
-    ("f1", "msm_bucket_acc_f1"),
-    ("f1eo", "msm_bucket_acc_f1eo"),
     ("f1eo3", "msm_bucket_acc_f1eo3"),
-    ("i2", "msm_bucket_acc_i2"),
-    ("i2eo", "msm_bucket_acc_i2eo"),
 ];
 
 /// The window layout of `msm_digits.cuh` (mirrored here for the bucket count and Horner):
@@ -91,7 +85,7 @@ impl Default for MsmConfig {
 }
 
 impl MsmConfig {
-    /// Parses `KERNEL[:C[:SEG]]`, e.g. `b4`, `i2eo:17`, `f1eo:16:4` (C or SEG may be empty).
+    /// Parses `KERNEL[:C[:SEG]]`, e.g. `b4`, `eo:17`, `f1eo3:16:4` (C or SEG may be empty).
     pub fn parse(spec: &str) -> Result<MsmConfig, GpuError> {
         let bad = |why: String| GpuError::Other(format!("MSM variant {spec:?}: {why} (expected KERNEL[:C[:SEG]], kernels {})", ACC_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")));
         let mut parts = spec.trim().split(':');
@@ -225,15 +219,10 @@ impl Gpu {
         self.msm_device_cfg(points, scalars, n, idx, montgomery, &cfg)
     }
 
-    /// The config the engine uses: the environment's (see the module doc), else kernel `b4`
-    /// (or the b5/b6 choice of `PROOFSCOPE_MSM_ACC` made when the device was opened).
+    /// The config the engine uses: the environment's (see the module doc), else
+    /// [`MsmConfig::default`].
     pub fn msm_default_config(&self) -> Result<MsmConfig, GpuError> {
-        if let Some(cfg) = MsmConfig::from_env()? {
-            return Ok(cfg);
-        }
-        let kernel: &str = *self.msm_acc.lock().map_err(|_| GpuError::Other("poisoned".into()))?;
-        let acc = ACC_KERNELS.iter().find(|k| k.1 == kernel).map(|k| k.0).unwrap_or("b4");
-        Ok(MsmConfig { acc, ..MsmConfig::default() })
+        Ok(MsmConfig::from_env()?.unwrap_or_default())
     }
 
     /// [`Gpu::msm_device_ex`] with an explicit config (checks and benches of the variants).
@@ -411,14 +400,20 @@ mod tests {
     #[test]
     fn variant_specs_parse_and_reject_bad_input() {
         assert_eq!(MsmConfig::parse("f1eo3").unwrap(), MsmConfig::default());
-        let c = MsmConfig::parse("i2eo:17").unwrap();
-        assert_eq!((c.acc, c.c, c.seg), ("i2eo", Some(17), None));
-        assert_eq!(c.kernel(), "msm_bucket_acc_i2eo");
-        let c = MsmConfig::parse("f1eo::4").unwrap();
+        let c = MsmConfig::parse("eo:17").unwrap();
+        assert_eq!((c.acc, c.c, c.seg), ("eo", Some(17), None));
+        assert_eq!(c.kernel(), "msm_bucket_acc_eo");
+        assert_eq!(MsmConfig::parse("b4").unwrap().kernel(), "msm_bucket_acc");
+        let src = include_str!("../../cuda/msm.cu");
+        for (name, kernel) in ACC_KERNELS {
+            assert!(src.contains(&format!(" {kernel}(ACC_ARGS)")), "{name}: {kernel} not in msm.cu");
+        }
+        let c = MsmConfig::parse("f1eo3::4").unwrap();
         assert_eq!((c.c, c.seg), (None, Some(4)));
-        assert_eq!(c.spec(), "f1eo::4");
+        assert_eq!(c.spec(), "f1eo3::4");
         assert_eq!(MsmConfig::parse("eo:20:8").unwrap().spec(), "eo:20:8");
-        for bad in ["", "b7", "b4:x", "b4:3", "b4:23", "b4:16:3", "b4:16:4:1", "i4eo"] {
+        // Removed after the H200 run of 2026-11-30 (slower): b5, b6, f1, f1eo, i2, i2eo.
+        for bad in ["", "b7", "b4:x", "b4:3", "b4:23", "b4:16:3", "b4:16:4:1", "i4eo", "b5", "f1", "f1eo", "i2eo"] {
             assert!(MsmConfig::parse(bad).is_err(), "{bad:?} accepted");
         }
     }

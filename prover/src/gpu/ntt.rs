@@ -1,7 +1,14 @@
 //! Fr NTTs on the GPU: domains (twiddle tables resident on the device, one per size), the
 //! pass plan of the DIF kernel, forward/inverse/coset transforms and the quotient
 //! H = (A*B - C) / Z of Groth16, all natural order in and out like the CPU path.
+//!
+//! Every NTT kernel exists with two Fr products (issue 5): the CIOS `Fr::mul` and the
+//! even/odd `Fr::mul_eo` (`_eo` kernels, identical results; it made the MSM's bucket sums
+//! 1.8x faster). [`NttMul`] picks the set: `PROOFSCOPE_NTT_MUL=cios|eo` when the device is
+//! opened (default cios until measured), or [`Gpu::set_ntt_mul`] (`gpu check` and `gpu bench`
+//! run both).
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use blstrs::Scalar;
@@ -27,6 +34,57 @@ pub(crate) struct Domain {
 pub enum NttDirection {
     Forward,
     Inverse,
+}
+
+/// The Fr product of the NTT kernels (see the module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NttMul {
+    /// `Fr::mul` (CIOS), the plain kernel names.
+    #[default]
+    Cios,
+    /// `Fr::mul_eo` (even/odd), the `_eo` kernels.
+    Eo,
+}
+
+impl NttMul {
+    pub const ALL: [NttMul; 2] = [NttMul::Cios, NttMul::Eo];
+
+    pub fn parse(v: &str) -> Result<NttMul, GpuError> {
+        match v.trim() {
+            "cios" => Ok(NttMul::Cios),
+            "eo" => Ok(NttMul::Eo),
+            other => Err(GpuError::Other(format!("unknown NTT product {other:?} (expected cios or eo)"))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NttMul::Cios => "cios",
+            NttMul::Eo => "eo",
+        }
+    }
+
+    /// `PROOFSCOPE_NTT_MUL` (unset or empty: cios); a bad value is an error naming the variable.
+    pub(crate) fn from_env() -> Result<NttMul, GpuError> {
+        match std::env::var("PROOFSCOPE_NTT_MUL") {
+            Ok(v) if !v.trim().is_empty() => NttMul::parse(&v).map_err(|e| GpuError::Other(format!("PROOFSCOPE_NTT_MUL: {e}"))),
+            _ => Ok(NttMul::Cios),
+        }
+    }
+
+    /// The kernel of `ntt.cu` named `base` for this product.
+    fn kernel(self, base: &'static str) -> &'static str {
+        match (self, base) {
+            (NttMul::Cios, _) => base,
+            (NttMul::Eo, "ntt_dif_pass") => "ntt_dif_pass_eo",
+            (NttMul::Eo, "ntt_bitrev_scale") => "ntt_bitrev_scale_eo",
+            (NttMul::Eo, "fr_powers") => "fr_powers_eo",
+            (NttMul::Eo, "fr_abc_div_z") => "fr_abc_div_z_eo",
+            (NttMul::Eo, "fr_scale_powers") => "fr_scale_powers_eo",
+            // Not an NTT kernel: func() reports it missing under this name.
+            (NttMul::Eo, other) => other,
+        }
+    }
 }
 
 /// Device times (CUDA events) of the last H computation.
@@ -91,6 +149,26 @@ pub fn omega(log_n: u32) -> Scalar {
 }
 
 impl Gpu {
+    /// Selects the Fr product of the NTT kernels for the following calls. A change drops the
+    /// cached twiddle tables, so that the next domain is built by the new `fr_powers` too.
+    pub fn set_ntt_mul(&self, m: NttMul) -> Result<(), GpuError> {
+        let mut domains = self.ntt_domains.lock().map_err(|_| GpuError::Other("poisoned domain cache".into()))?;
+        if self.ntt_mul() != m {
+            domains.clear();
+            self.ntt_eo.store(m == NttMul::Eo, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    pub fn ntt_mul(&self) -> NttMul {
+        if self.ntt_eo.load(Ordering::Relaxed) { NttMul::Eo } else { NttMul::Cios }
+    }
+
+    /// Kernel `base` of `ntt.cu` with the selected product.
+    fn nk(&self, base: &'static str) -> &'static str {
+        self.ntt_mul().kernel(base)
+    }
+
     fn upload_scalars(&self, s: &[Scalar]) -> Result<CudaSlice<u32>, GpuError> {
         self.stream.clone_htod(scalar_words(s)).ctx("upload scalars")
     }
@@ -99,7 +177,7 @@ impl Gpu {
     fn powers(&self, c: Scalar, base: Scalar, count: u64) -> Result<CudaSlice<u32>, GpuError> {
         let Scale { hi: hi_d, lo: lo_d } = self.scale(c, base, count)?;
         let mut out = self.stream.alloc_zeros::<u32>((count.max(1) * 8) as usize).ctx("alloc powers")?;
-        launch!(self, "fr_powers", cfg_1d(count, 256), &mut out, &count, &hi_d, &lo_d);
+        launch!(self, self.nk("fr_powers"), cfg_1d(count, 256), &mut out, &count, &hi_d, &lo_d);
         Ok(out)
     }
 
@@ -156,14 +234,14 @@ impl Gpu {
                 block_dim: ((elems / 2) as u32, 1, 1),
                 shared_mem_bytes: (elems * 32) as u32,
             };
-            launch!(self, "ntt_dif_pass", cfg, &mut *data, tw, &log_n, &lam0, &k, &log_g);
+            launch!(self, self.nk("ntt_dif_pass"), cfg, &mut *data, tw, &log_n, &lam0, &k, &log_g);
         }
         // Unscaled: the twiddle table stands in for the (unread) scale tables.
         let (hi, lo, scaled) = match scale {
             Some(s) => (&s.hi, &s.lo, 1u32),
             None => (tw, tw, 0u32),
         };
-        launch!(self, "ntt_bitrev_scale", cfg_1d(n, 256), &*data, &mut *scratch, &log_n, hi, lo, &scaled);
+        launch!(self, self.nk("ntt_bitrev_scale"), cfg_1d(n, 256), &*data, &mut *scratch, &log_n, hi, lo, &scaled);
         std::mem::swap(data, scratch);
         Ok(())
     }
@@ -190,7 +268,7 @@ impl Gpu {
                 // Scale the input by g^i (a pass of its own here; fused in the H pipeline).
                 let s = self.scale(Scalar::ONE, g, n as u64)?;
                 let nn = n as u64;
-                launch!(self, "fr_scale_powers", cfg_1d(nn, 256), &mut data, &nn, &s.hi, &s.lo);
+                launch!(self, self.nk("fr_scale_powers"), cfg_1d(nn, 256), &mut data, &nn, &s.hi, &s.lo);
                 self.ntt_device(&mut data, &mut scratch, log_n, dir, None)?
             }
             (NttDirection::Inverse, true) => {
@@ -277,7 +355,7 @@ impl Gpu {
         }
         let nn = n as u64;
         let (ab, rest) = bufs.split_at_mut(1);
-        launch!(self, "fr_abc_div_z", cfg_1d(nn, 256), &mut ab[0], &rest[0], &rest[1], &zinv_d, &nn);
+        launch!(self, self.nk("fr_abc_div_z"), cfg_1d(nn, 256), &mut ab[0], &rest[0], &rest[1], &zinv_d, &nn);
         self.ntt_device(&mut ab[0], &mut scratch, log_n, NttDirection::Inverse, Some(&from_coset))?;
         let t2 = self.timer()?;
         let times = NttTimes { h2d_ms, ntt_ms: t1.ms_to(&t2)?, d2h_ms: 0.0 };
@@ -303,13 +381,13 @@ impl Gpu {
                 shared_mem_bytes: (elems * 32) as u32,
             };
             let t0 = self.timer()?;
-            launch!(self, "ntt_dif_pass", cfg, &mut data, &d.tw_fwd, &log_n, &lam0, &k, &log_g);
+            launch!(self, self.nk("ntt_dif_pass"), cfg, &mut data, &d.tw_fwd, &log_n, &lam0, &k, &log_g);
             let t1 = self.timer()?;
             out.push((format!("p{lam0}x{k}"), t0.ms_to(&t1)?));
         }
         let zero = 0u32;
         let t0 = self.timer()?;
-        launch!(self, "ntt_bitrev_scale", cfg_1d(n as u64, 256), &data, &mut scratch, &log_n, &d.tw_fwd, &d.tw_fwd, &zero);
+        launch!(self, self.nk("ntt_bitrev_scale"), cfg_1d(n as u64, 256), &data, &mut scratch, &log_n, &d.tw_fwd, &d.tw_fwd, &zero);
         let t1 = self.timer()?;
         out.push(("bitrev".into(), t0.ms_to(&t1)?));
         Ok(out)
@@ -337,7 +415,23 @@ impl Gpu {
 
 #[cfg(test)]
 mod tests {
-    use super::pass_plan;
+    use super::{pass_plan, NttMul};
+
+    #[test]
+    fn ntt_mul_names_map_every_kernel_and_parse() {
+        assert_eq!(NttMul::parse("eo").unwrap(), NttMul::Eo);
+        assert_eq!(NttMul::parse(" cios ").unwrap(), NttMul::Cios);
+        assert!(NttMul::parse("mont").is_err());
+        assert!(NttMul::parse("").is_err());
+        for k in ["ntt_dif_pass", "ntt_bitrev_scale", "fr_powers", "fr_abc_div_z", "fr_scale_powers"] {
+            assert_eq!(NttMul::Cios.kernel(k), k);
+            assert_eq!(NttMul::Eo.kernel(k), format!("{k}_eo"));
+            // Each name comes from a template of ntt.cu instantiated for both products.
+            let src = include_str!("../../cuda/ntt.cu");
+            assert!(src.contains(&format!("void {k}_t(")), "{k}: no template in ntt.cu");
+        }
+        assert!(include_str!("../../cuda/ntt.cu").contains("NTT_ENTRIES(_eo, FrEo)"));
+    }
 
     #[test]
     fn pass_plan_covers_every_stage_once_with_valid_lanes() {
