@@ -4,7 +4,7 @@
 //! timed for every variant of `PROOFSCOPE_MSM_VARIANTS` (kernel, window size, reduction
 //! segment; see `msm.rs`), size by size, with the fastest named per size; the row of the
 //! default config is `msm_g1`, the others `msm_SPEC` (`msm_b4`: the kernel before issue 5).
-//! The NTT is timed with both Fr products: `ntt_fr` (CIOS, the default) and `ntt_fr_eo`.
+//! The NTT is timed with both Fr products: `ntt_fr` (CIOS) and `ntt_fr_eo` (even/odd, the default since run 4).
 
 use std::time::Instant;
 

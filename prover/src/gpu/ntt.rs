@@ -5,7 +5,7 @@
 //! Every NTT kernel exists with two Fr products (issue 5): the CIOS `Fr::mul` and the
 //! even/odd `Fr::mul_eo` (`_eo` kernels, identical results; it made the MSM's bucket sums
 //! 1.8x faster). [`NttMul`] picks the set: `PROOFSCOPE_NTT_MUL=cios|eo` when the device is
-//! opened (default cios until measured), or [`Gpu::set_ntt_mul`] (`gpu check` and `gpu bench`
+//! opened (default eo: measured faster on the H200, bit-identical), or [`Gpu::set_ntt_mul`] (`gpu check` and `gpu bench`
 //! run both).
 
 use std::sync::atomic::Ordering;
@@ -68,7 +68,8 @@ impl NttMul {
     pub(crate) fn from_env() -> Result<NttMul, GpuError> {
         match std::env::var("PROOFSCOPE_NTT_MUL") {
             Ok(v) if !v.trim().is_empty() => NttMul::parse(&v).map_err(|e| GpuError::Other(format!("PROOFSCOPE_NTT_MUL: {e}"))),
-            _ => Ok(NttMul::Cios),
+            // eo: 6.27 ms vs 7.66 ms at 2^24 on the H200, bit-identical (reports/gpu/2026-11-30-run4-even-odd.md).
+            _ => Ok(NttMul::Eo),
         }
     }
 
