@@ -10,6 +10,8 @@
 // CIOS `Fr::mul`, the `_eo` name the even/odd `Fr::mul_eo` (same result bit for bit; the
 // even/odd product made the MSM's bucket sums 1.8x faster on the H200). The host picks the
 // set with PROOFSCOPE_NTT_MUL=cios|eo (prover/src/gpu/ntt.rs); `gpu bench` times both.
+// The DIF pass also exists two stages per step (`ntt_dif_pass_r4`, `_r4_eo`, same output bit for
+// bit), picked with PROOFSCOPE_NTT_RADIX=2|4; `gpu check` and `gpu bench` run both.
 #include "field.cuh"
 
 struct FrCios {
@@ -56,6 +58,96 @@ FI void ntt_dif_pass_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
         const Fr y = sh[(e1 << log_g) | lane];
         sh[(e0 << log_g) | lane] = Fr::add(x, y);
         sh[(e1 << log_g) | lane] = M::mul(Fr::sub(x, y), w);
+        __syncthreads();
+    }
+    for (uint32_t idx = tid; idx < E; idx += T) {
+        uint32_t e = idx >> log_g, l = idx & (G - 1);
+        data[base + ((uint64_t)e << log_s) + l] = sh[idx];
+    }
+}
+
+// The same DIF pass two stages per step (radix 4, PROOFSCOPE_NTT_RADIX=4): blockDim.x =
+// max(E/4, 1). Each thread of a step owns the 4 elements e0, e0+h/2, e0+h, e0+3h/2 of one
+// lane (h = the first stage's half-length), keeps them in registers through both stages
+// (the first stage's butterflies (e0, e0+h) and (e0+h/2, e0+3h/2), then the second's
+// (e0, e0+h/2) and (e0+h, e0+3h/2), same twiddles, same add/sub/mul per butterfly as
+// ntt_dif_pass_t, so the output is identical bit for bit) and syncs once per two stages.
+// An odd stage count ends with one radix-2 step (each thread 2 butterflies, 1 when k = 1).
+template <class M>
+FI void ntt_dif_pass_r4_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
+                          uint32_t lam0, uint32_t k, uint32_t log_g) {
+    extern __shared__ Fr sh[];
+    const uint32_t G = 1u << log_g;
+    const uint32_t E = (1u << k) << log_g;
+    const uint32_t T = blockDim.x;
+    const uint32_t log_s = lam0 + 1 - k;
+    const uint64_t s = 1ull << log_s;
+    const uint64_t q0 = (uint64_t)blockIdx.x << log_g;  // first group of this block
+    const uint64_t low0 = q0 & (s - 1);
+    const uint64_t high = q0 >> log_s;
+    const uint64_t base = (high << (log_s + k)) + low0;
+    const uint32_t tid = threadIdx.x;
+
+    for (uint32_t idx = tid; idx < E; idx += T) {
+        uint32_t e = idx >> log_g, lane = idx & (G - 1);
+        sh[idx] = data[base + ((uint64_t)e << log_s) + lane];
+    }
+    __syncthreads();
+    uint32_t t = 0;
+    // Radix-4 steps: E/4 = T groups of 4 (k >= 2 here, so one group per thread).
+    for (; t + 2 <= k; t += 2) {
+        const uint32_t lane = tid & (G - 1);
+        const uint32_t g = tid >> log_g;
+        const uint32_t log_hl = k - 1 - t;  // >= 1
+        const uint32_t h = 1u << log_hl;
+        const uint32_t qh = h >> 1;
+        const uint32_t lam = lam0 - t;
+        const uint32_t r = g & (qh - 1);
+        const uint32_t e0 = ((g >> (log_hl - 1)) << (log_hl + 1)) | r;
+        const uint64_t j0 = low0 + lane + ((uint64_t)r << log_s);
+        const uint64_t j1 = low0 + lane + ((uint64_t)(r + qh) << log_s);
+        const Fr wa = tw[j0 << (log_n - 1 - lam)];
+        const Fr wb = tw[j1 << (log_n - 1 - lam)];
+        const Fr w2 = tw[j0 << (log_n - lam)];
+        const uint32_t i0 = (e0 << log_g) | lane;
+        const uint32_t i1 = ((e0 + qh) << log_g) | lane;
+        const uint32_t i2 = ((e0 + h) << log_g) | lane;
+        const uint32_t i3 = ((e0 + h + qh) << log_g) | lane;
+        Fr x0 = sh[i0], x1 = sh[i1], x2 = sh[i2], x3 = sh[i3];
+        // Stage t: (e0, e0+h) and (e0+h/2, e0+3h/2).
+        Fr y = Fr::sub(x0, x2);
+        x0 = Fr::add(x0, x2);
+        x2 = M::mul(y, wa);
+        y = Fr::sub(x1, x3);
+        x1 = Fr::add(x1, x3);
+        x3 = M::mul(y, wb);
+        // Stage t+1: (e0, e0+h/2) and (e0+h, e0+3h/2), both with twiddle index r.
+        y = Fr::sub(x0, x1);
+        x0 = Fr::add(x0, x1);
+        x1 = M::mul(y, w2);
+        y = Fr::sub(x2, x3);
+        x2 = Fr::add(x2, x3);
+        x3 = M::mul(y, w2);
+        sh[i0] = x0;
+        sh[i1] = x1;
+        sh[i2] = x2;
+        sh[i3] = x3;
+        __syncthreads();
+    }
+    if (t < k) {  // the last stage (half-length 1) as one radix-2 step
+        const uint32_t lam = lam0 - t;
+        for (uint32_t b = tid; b < (E >> 1); b += T) {
+            const uint32_t lane = b & (G - 1);
+            const uint32_t e0 = (b >> log_g) << 1;
+            const uint64_t j = low0 + lane;
+            const Fr w = tw[j << (log_n - 1 - lam)];
+            const uint32_t i0 = (e0 << log_g) | lane;
+            const uint32_t i1 = ((e0 + 1) << log_g) | lane;
+            const Fr x = sh[i0];
+            const Fr y = sh[i1];
+            sh[i0] = Fr::add(x, y);
+            sh[i1] = M::mul(Fr::sub(x, y), w);
+        }
         __syncthreads();
     }
     for (uint32_t idx = tid; idx < E; idx += T) {
@@ -112,6 +204,10 @@ FI void fr_scale_powers_t(Fr* data, uint64_t n, const Fr* __restrict__ hi, const
     extern "C" __global__ void ntt_dif_pass##SUF(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,                 \
                                                  uint32_t lam0, uint32_t k, uint32_t log_g) {                         \
         ntt_dif_pass_t<M>(data, tw, log_n, lam0, k, log_g);                                                            \
+    }                                                                                                                  \
+    extern "C" __global__ void ntt_dif_pass_r4##SUF(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,              \
+                                                    uint32_t lam0, uint32_t k, uint32_t log_g) {                      \
+        ntt_dif_pass_r4_t<M>(data, tw, log_n, lam0, k, log_g);                                                         \
     }                                                                                                                  \
     extern "C" __global__ void ntt_bitrev_scale##SUF(const Fr* __restrict__ in, Fr* __restrict__ out, uint32_t log_n, \
                                                      const Fr* __restrict__ hi, const Fr* __restrict__ lo,            \

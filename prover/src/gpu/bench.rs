@@ -4,13 +4,14 @@
 //! timed for every variant of `PROOFSCOPE_MSM_VARIANTS` (kernel, window size, reduction
 //! segment; see `msm.rs`), size by size, with the fastest named per size; the row of the
 //! default config is `msm_g1`, the others `msm_SPEC` (`msm_b4`: the kernel before issue 5).
-//! The NTT is timed with both Fr products: `ntt_fr` (CIOS) and `ntt_fr_eo` (even/odd, the default since run 4).
+//! The NTT is timed with both Fr products: `ntt_fr` (CIOS) and `ntt_fr_eo` (even/odd, the default since run 4),
+//! with the radix-2 DIF pass, and with the radix-4 pass (`ntt_fr_r4`, `ntt_fr_eo_r4`).
 
 use std::time::Instant;
 
 use super::device::{Gpu, GpuError};
 use super::msm::MsmConfig;
-use super::ntt::NttMul;
+use super::ntt::{NttMul, NttRadix};
 use super::reference::{random_points, random_scalars};
 
 /// 32-bit multiply-adds per second of an H200 (the floor's rate, from the issue).
@@ -140,11 +141,14 @@ pub fn msm_variants_from_env() -> Result<Vec<MsmConfig>, GpuError> {
     }
 }
 
-/// Forward NTT timings for each size in `logs`, once per Fr product (rows `ntt_fr`: CIOS,
-/// `ntt_fr_eo`: even/odd), the faster named per size; the device's product choice is restored.
+/// Forward NTT timings for each size in `logs`, once per Fr product and DIF pass shape
+/// (rows `ntt_fr`: CIOS, `ntt_fr_eo`: even/odd, `_r4` suffix: radix-4 pass), the fastest
+/// named per size; the device's product and radix choices are restored.
 pub fn bench_ntt(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
     let chosen = gpu.ntt_mul();
+    let chosen_radix = gpu.ntt_radix();
     let r = bench_ntt_both(gpu, logs, runs, seed, log);
+    gpu.set_ntt_radix(chosen_radix);
     gpu.set_ntt_mul(chosen)?;
     r
 }
@@ -152,15 +156,18 @@ pub fn bench_ntt(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
 fn bench_ntt_both(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
     let mut rows = Vec::new();
     for &l in logs {
-        let mut best: Option<(NttMul, f64)> = None;
-        for mul in NttMul::ALL {
+        let mut best: Option<(NttMul, NttRadix, f64)> = None;
+        for (radix, mul) in NttRadix::ALL.into_iter().flat_map(|r| NttMul::ALL.map(|m| (r, m))) {
+            gpu.set_ntt_radix(radix);
             gpu.set_ntt_mul(mul)?;
             let times = gpu.time_ntt(l, runs.max(1), seed ^ l as u64)?;
             let (med, min, max) = stats(times.clone());
             let row = BenchRow {
-                what: match mul {
-                    NttMul::Cios => "ntt_fr".into(),
-                    m => format!("ntt_fr_{}", m.name()),
+                what: match (mul, radix) {
+                    (NttMul::Cios, NttRadix::R2) => "ntt_fr".into(),
+                    (m, NttRadix::R2) => format!("ntt_fr_{}", m.name()),
+                    (NttMul::Cios, r) => format!("ntt_fr_{}", r.name()),
+                    (m, r) => format!("ntt_fr_{}_{}", m.name(), r.name()),
                 },
                 log_n: l,
                 median_ms: med,
@@ -172,13 +179,13 @@ fn bench_ntt_both(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn
                 phases: gpu.ntt_phases(l, seed)?,
             };
             log(&format_row(&row));
-            if best.is_none_or(|b| med < b.1) {
-                best = Some((mul, med));
+            if best.is_none_or(|b| med < b.2) {
+                best = Some((mul, radix, med));
             }
             rows.push(row);
         }
-        if let Some((mul, ms)) = best {
-            log(&format!("fastest NTT product at 2^{l}: {} ({ms:.3} ms)", mul.name()));
+        if let Some((mul, radix, ms)) = best {
+            log(&format!("fastest NTT product at 2^{l}: {} {} ({ms:.3} ms)", mul.name(), radix.name()));
         }
     }
     Ok(rows)

@@ -1,7 +1,8 @@
 //! `gpu check`: every kernel against the CPU path (blstrs, the CPU NTT) on fresh random
 //! inputs, including zero and one scalars, -1, the identity point, duplicate and opposite
 //! points and sizes that are not powers of two, for every MSM variant (kernel, window size,
-//! segment) that `gpu bench` may time. Used by the CLI on a GPU machine and by the crate's
+//! segment) that `gpu bench` may time, and for both Fr products and both DIF pass shapes of
+//! the NTT (radix 2 and 4). Used by the CLI on a GPU machine and by the crate's
 //! tests (which skip when no GPU is present).
 
 use std::time::Instant;
@@ -15,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use super::convert::{affine_words, fp_from_words, fp_words, RawFp, scalar_words, scalars_from_words, xyzz_to_projective};
 use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
 use super::msm::{MsmConfig, ACC_KERNELS};
-use super::ntt::{NttDirection, NttMul};
+use super::ntt::{NttDirection, NttMul, NttRadix};
 use super::reference::{h_ref, msm_ref, ntt_ref, random_points, random_scalars, sum_ref};
 
 /// Outcome of one check.
@@ -53,12 +54,19 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
     out.push(outcome("fp arithmetic (mul/add/sub/neg, 4099 values)".into(), t, check_fp(gpu, &mut rng)));
     let t = Instant::now();
     out.push(outcome("g1 add/double/mixed/sub (XYZZ)".into(), t, check_g1(gpu, &mut rng)));
-    // The NTT items with each Fr product (CIOS and even/odd kernels), then the device's own
-    // choice (PROOFSCOPE_NTT_MUL) back for the items that follow.
+    // The NTT items with each Fr product (CIOS and even/odd kernels) and each DIF pass shape
+    // (radix 2 and 4), then the device's own choice (PROOFSCOPE_NTT_MUL, PROOFSCOPE_NTT_RADIX)
+    // back for the items that follow.
     let ntt_sizes: &[u32] = if opt.quick { &[1, 2, 5, 10, 11] } else { &[1, 2, 5, 10, 11, 12, 13, 16, 17] };
     let chosen = gpu.ntt_mul();
-    for mul in NttMul::ALL {
-        let tag = if mul == NttMul::Cios { String::new() } else { format!(" [{}]", mul.name()) };
+    let chosen_radix = gpu.ntt_radix();
+    for (radix, mul) in NttRadix::ALL.into_iter().flat_map(|r| NttMul::ALL.map(|m| (r, m))) {
+        gpu.set_ntt_radix(radix);
+        let tag = match (radix, mul) {
+            (NttRadix::R2, NttMul::Cios) => String::new(),
+            (NttRadix::R2, m) => format!(" [{}]", m.name()),
+            (r, m) => format!(" [{} {}]", m.name(), r.name()),
+        };
         if let Err(e) = gpu.set_ntt_mul(mul) {
             out.push(outcome(format!("ntt product {}", mul.name()), Instant::now(), Err(e)));
             continue;
@@ -76,6 +84,7 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
             out.push(outcome(format!("h quotient{tag} (a*b-c)/Z 2^{log_n}"), t, check_h(gpu, &mut rng, log_n)));
         }
     }
+    gpu.set_ntt_radix(chosen_radix);
     if let Err(e) = gpu.set_ntt_mul(chosen) {
         out.push(outcome("ntt product (PROOFSCOPE_NTT_MUL) restored".into(), Instant::now(), Err(e)));
     }

@@ -64,6 +64,8 @@ pub struct Gpu {
     pub(crate) ntt_domains: Mutex<HashMap<u32, Arc<crate::gpu::ntt::Domain>>>,
     /// Fr product of the NTT kernels (`PROOFSCOPE_NTT_MUL`, [`Gpu::set_ntt_mul`]).
     pub(crate) ntt_eo: std::sync::atomic::AtomicBool,
+    /// DIF pass two stages per step (`PROOFSCOPE_NTT_RADIX=4`, [`Gpu::set_ntt_radix`]).
+    pub(crate) ntt_r4: std::sync::atomic::AtomicBool,
     /// Pinned staging buffers and the copy stream of [`Gpu::upload_words`].
     staging: Staging,
 }
@@ -194,6 +196,7 @@ impl Gpu {
             native_cubin,
             ntt_domains: Mutex::new(HashMap::new()),
             ntt_eo: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttMul::from_env()? == crate::gpu::ntt::NttMul::Eo),
+            ntt_r4: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttRadix::from_env()? == crate::gpu::ntt::NttRadix::R4),
             staging: Staging { copy, pool: Mutex::new(Vec::new()) },
         })
     }

@@ -24,4 +24,4 @@ pub use backend::{backends, CudaBackend};
 pub use convert::{affine_words, scalar_words, xyzz_to_projective};
 pub use device::{kernels_built, Gpu, GpuError, KernelTimer};
 pub use msm::{msm_window_bits, MsmTimes};
-pub use ntt::{NttDirection, NttMul, NttTimes};
+pub use ntt::{NttDirection, NttMul, NttRadix, NttTimes};

@@ -7,6 +7,12 @@
 //! 1.8x faster). [`NttMul`] picks the set: `PROOFSCOPE_NTT_MUL=cios|eo` when the device is
 //! opened (default eo: measured faster on the H200, bit-identical), or [`Gpu::set_ntt_mul`] (`gpu check` and `gpu bench`
 //! run both).
+//!
+//! The DIF pass exists in two shapes: one radix-2 stage per shared-memory step
+//! (`ntt_dif_pass`, a barrier per stage) and two stages per step (`ntt_dif_pass_r4`: each
+//! thread keeps 4 elements in registers across both stages, one barrier per two stages;
+//! same butterflies, identical output). [`NttRadix`] picks it: `PROOFSCOPE_NTT_RADIX=2|4`
+//! when the device is opened (default 2 until measured), or [`Gpu::set_ntt_radix`].
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -88,6 +94,66 @@ impl NttMul {
     }
 }
 
+/// The DIF pass kernel shape (see the module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NttRadix {
+    /// One radix-2 stage per step (`ntt_dif_pass`), blockDim = elements / 2.
+    #[default]
+    R2,
+    /// Two stages per step (`ntt_dif_pass_r4`), blockDim = max(elements / 4, 1).
+    R4,
+}
+
+impl NttRadix {
+    pub const ALL: [NttRadix; 2] = [NttRadix::R2, NttRadix::R4];
+
+    pub fn parse(v: &str) -> Result<NttRadix, GpuError> {
+        match v.trim() {
+            "2" => Ok(NttRadix::R2),
+            "4" => Ok(NttRadix::R4),
+            other => Err(GpuError::Other(format!("unknown NTT radix {other:?} (expected 2 or 4)"))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NttRadix::R2 => "r2",
+            NttRadix::R4 => "r4",
+        }
+    }
+
+    /// `PROOFSCOPE_NTT_RADIX` (unset or empty: 2); a bad value is an error naming the variable.
+    pub(crate) fn from_env() -> Result<NttRadix, GpuError> {
+        match std::env::var("PROOFSCOPE_NTT_RADIX") {
+            Ok(v) if !v.trim().is_empty() => NttRadix::parse(&v).map_err(|e| GpuError::Other(format!("PROOFSCOPE_NTT_RADIX: {e}"))),
+            _ => Ok(NttRadix::R2),
+        }
+    }
+
+    /// The DIF pass kernel for this shape and product `mul`.
+    fn dif_kernel(self, mul: NttMul) -> &'static str {
+        match (self, mul) {
+            (NttRadix::R2, m) => m.kernel("ntt_dif_pass"),
+            (NttRadix::R4, NttMul::Cios) => "ntt_dif_pass_r4",
+            (NttRadix::R4, NttMul::Eo) => "ntt_dif_pass_r4_eo",
+        }
+    }
+
+    /// Launch geometry of one DIF pass of (k, log_g) over 2^log_n elements.
+    fn pass_cfg(self, log_n: u32, k: u32, log_g: u32) -> LaunchConfig {
+        let elems = 1u64 << (k + log_g);
+        let threads = match self {
+            NttRadix::R2 => elems / 2,
+            NttRadix::R4 => (elems / 4).max(1),
+        };
+        LaunchConfig {
+            grid_dim: (((1u64 << log_n) / elems) as u32, 1, 1),
+            block_dim: (threads as u32, 1, 1),
+            shared_mem_bytes: (elems * 32) as u32,
+        }
+    }
+}
+
 /// Device times (CUDA events) of the last H computation.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NttTimes {
@@ -165,6 +231,15 @@ impl Gpu {
         if self.ntt_eo.load(Ordering::Relaxed) { NttMul::Eo } else { NttMul::Cios }
     }
 
+    /// Selects the DIF pass shape for the following calls (results are identical).
+    pub fn set_ntt_radix(&self, r: NttRadix) {
+        self.ntt_r4.store(r == NttRadix::R4, Ordering::Relaxed);
+    }
+
+    pub fn ntt_radix(&self) -> NttRadix {
+        if self.ntt_r4.load(Ordering::Relaxed) { NttRadix::R4 } else { NttRadix::R2 }
+    }
+
     /// Kernel `base` of `ntt.cu` with the selected product.
     fn nk(&self, base: &'static str) -> &'static str {
         self.ntt_mul().kernel(base)
@@ -228,14 +303,10 @@ impl Gpu {
             NttDirection::Inverse => &d.tw_inv,
         };
         let n = 1u64 << log_n;
+        let radix = self.ntt_radix();
+        let pass = radix.dif_kernel(self.ntt_mul());
         for (lam0, k, log_g) in pass_plan(log_n) {
-            let elems = 1u64 << (k + log_g);
-            let cfg = LaunchConfig {
-                grid_dim: ((n / elems) as u32, 1, 1),
-                block_dim: ((elems / 2) as u32, 1, 1),
-                shared_mem_bytes: (elems * 32) as u32,
-            };
-            launch!(self, self.nk("ntt_dif_pass"), cfg, &mut *data, tw, &log_n, &lam0, &k, &log_g);
+            launch!(self, pass, radix.pass_cfg(log_n, k, log_g), &mut *data, tw, &log_n, &lam0, &k, &log_g);
         }
         // Unscaled: the twiddle table stands in for the (unread) scale tables.
         let (hi, lo, scaled) = match scale {
@@ -374,15 +445,12 @@ impl Gpu {
         let mut scratch = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
         let d = self.domain(log_n)?;
         let mut out = Vec::new();
+        let radix = self.ntt_radix();
+        let pass = radix.dif_kernel(self.ntt_mul());
         for (lam0, k, log_g) in pass_plan(log_n) {
-            let elems = 1u64 << (k + log_g);
-            let cfg = LaunchConfig {
-                grid_dim: (((n as u64) / elems) as u32, 1, 1),
-                block_dim: ((elems / 2) as u32, 1, 1),
-                shared_mem_bytes: (elems * 32) as u32,
-            };
+            let cfg = radix.pass_cfg(log_n, k, log_g);
             let t0 = self.timer()?;
-            launch!(self, self.nk("ntt_dif_pass"), cfg, &mut data, &d.tw_fwd, &log_n, &lam0, &k, &log_g);
+            launch!(self, pass, cfg, &mut data, &d.tw_fwd, &log_n, &lam0, &k, &log_g);
             let t1 = self.timer()?;
             out.push((format!("p{lam0}x{k}"), t0.ms_to(&t1)?));
         }
@@ -416,7 +484,134 @@ impl Gpu {
 
 #[cfg(test)]
 mod tests {
-    use super::{pass_plan, NttMul};
+    use super::{pass_plan, NttMul, NttRadix};
+
+    /// Host model of one DIF pass over `data` (one Fr as a u64, wrapping ops), block by block
+    /// and step by step as the CUDA kernels index it: `r4` = ntt_dif_pass_r4_t, else
+    /// ntt_dif_pass_t. Panics when a step touches a shared slot twice or leaves one out.
+    fn model_pass(data: &mut [u64], tw: &[u64], log_n: u32, lam0: u32, k: u32, log_g: u32, r4: bool) {
+        let g = 1usize << log_g;
+        let e_count = (1usize << k) << log_g;
+        let log_s = lam0 + 1 - k;
+        let s = 1u64 << log_s;
+        let threads = if r4 { (e_count / 4).max(1) } else { e_count / 2 };
+        let cfg = if r4 { NttRadix::R4 } else { NttRadix::R2 }.pass_cfg(log_n, k, log_g);
+        assert_eq!(cfg.block_dim.0 as usize, threads);
+        assert_eq!(cfg.shared_mem_bytes as usize, e_count * 32);
+        for block in 0..cfg.grid_dim.0 as u64 {
+            let q0 = block << log_g;
+            let low0 = q0 & (s - 1);
+            let base = ((q0 >> log_s) << (log_s + k)) + low0;
+            let at = |idx: usize| (base + (((idx >> log_g) as u64) << log_s) + (idx & (g - 1)) as u64) as usize;
+            let mut sh: Vec<u64> = (0..e_count).map(|i| data[at(i)]).collect();
+            let bfly = |sh: &mut Vec<u64>, touched: &mut Vec<u32>, i0: usize, i1: usize, w: u64| {
+                let (x, y) = (sh[i0], sh[i1]);
+                sh[i0] = x.wrapping_add(y);
+                sh[i1] = x.wrapping_sub(y).wrapping_mul(w);
+                touched[i0] += 1;
+                touched[i1] += 1;
+            };
+            let twi = |j: u64, lam: u32| tw[(j << (log_n - 1 - lam)) as usize];
+            let mut t = 0u32;
+            if r4 {
+                while t + 2 <= k {
+                    let mut touched = vec![0u32; e_count];
+                    for tid in 0..threads {
+                        let lane = tid & (g - 1);
+                        let gi = tid >> log_g;
+                        let log_hl = k - 1 - t;
+                        let h = 1usize << log_hl;
+                        let qh = h >> 1;
+                        let lam = lam0 - t;
+                        let r = gi & (qh - 1);
+                        let e0 = ((gi >> (log_hl - 1)) << (log_hl + 1)) | r;
+                        let j0 = low0 + lane as u64 + ((r as u64) << log_s);
+                        let j1 = low0 + lane as u64 + (((r + qh) as u64) << log_s);
+                        let i = |e: usize| (e << log_g) | lane;
+                        // Stage t, then t+1 (one butterfly counts 2 touches per slot per stage).
+                        bfly(&mut sh, &mut touched, i(e0), i(e0 + h), twi(j0, lam));
+                        bfly(&mut sh, &mut touched, i(e0 + qh), i(e0 + h + qh), twi(j1, lam));
+                        bfly(&mut sh, &mut touched, i(e0), i(e0 + qh), twi(j0, lam - 1));
+                        bfly(&mut sh, &mut touched, i(e0 + h), i(e0 + h + qh), twi(j0, lam - 1));
+                    }
+                    assert!(touched.iter().all(|&c| c == 2), "r4 step {t} of (k {k}, log_g {log_g}): slots not owned once");
+                    t += 2;
+                }
+            }
+            while t < k {
+                let mut touched = vec![0u32; e_count];
+                let log_hl = k - 1 - t;
+                let hl = 1usize << log_hl;
+                let lam = lam0 - t;
+                for b in 0..e_count / 2 {
+                    let (lane, bf) = (b & (g - 1), b >> log_g);
+                    let e0 = ((bf >> log_hl) << (log_hl + 1)) | (bf & (hl - 1));
+                    let j = low0 + lane as u64 + (((e0 & (hl - 1)) as u64) << log_s);
+                    bfly(&mut sh, &mut touched, (e0 << log_g) | lane, ((e0 + hl) << log_g) | lane, twi(j, lam));
+                }
+                assert!(touched.iter().all(|&c| c == 1), "r2 stage {t} of (k {k}, log_g {log_g}): slots not covered once");
+                t += 1;
+            }
+            for (i, v) in sh.into_iter().enumerate() {
+                data[at(i)] = v;
+            }
+        }
+    }
+
+    #[test]
+    fn radix4_pass_model_matches_radix2_for_every_planned_pass() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for log_n in 1..=16u32 {
+            let n = 1usize << log_n;
+            let tw: Vec<u64> = (0..n / 2).map(|_| next()).collect();
+            let input: Vec<u64> = (0..n).map(|_| next()).collect();
+            let (mut a, mut b) = (input.clone(), input.clone());
+            for (lam0, k, log_g) in pass_plan(log_n) {
+                model_pass(&mut a, &tw, log_n, lam0, k, log_g, false);
+                model_pass(&mut b, &tw, log_n, lam0, k, log_g, true);
+                assert_eq!(a, b, "2^{log_n}: pass (lam0 {lam0}, k {k}) differs between radix 2 and 4");
+            }
+            assert_ne!(a, input, "2^{log_n}: the model changed nothing");
+        }
+        // Every (k, log_g) shape a pass can have, odd k included, on one larger size.
+        let log_n = 12u32;
+        let n = 1usize << log_n;
+        let tw: Vec<u64> = (0..n / 2).map(|_| next()).collect();
+        for k in 1..=10u32 {
+            for log_g in 0..=(10 - k) {
+                let lam0 = log_n - 1;
+                if log_g > lam0 + 1 - k {
+                    continue;
+                }
+                let input: Vec<u64> = (0..n).map(|_| next()).collect();
+                let (mut a, mut b) = (input.clone(), input.clone());
+                model_pass(&mut a, &tw, log_n, lam0, k, log_g, false);
+                model_pass(&mut b, &tw, log_n, lam0, k, log_g, true);
+                assert_eq!(a, b, "k {k}, log_g {log_g}: radix 2 and 4 differ");
+            }
+        }
+    }
+
+    #[test]
+    fn ntt_radix_parses_and_names_kernels_of_ntt_cu() {
+        assert_eq!(NttRadix::parse(" 4 ").unwrap(), NttRadix::R4);
+        assert_eq!(NttRadix::parse("2").unwrap(), NttRadix::R2);
+        assert!(NttRadix::parse("8").is_err());
+        assert!(NttRadix::parse("").is_err());
+        let src = include_str!("../../cuda/ntt.cu");
+        assert!(src.contains("void ntt_dif_pass_r4_t("));
+        assert!(src.contains("void ntt_dif_pass_r4##SUF("));
+        assert_eq!(NttRadix::R4.dif_kernel(NttMul::Cios), "ntt_dif_pass_r4");
+        assert_eq!(NttRadix::R4.dif_kernel(NttMul::Eo), "ntt_dif_pass_r4_eo");
+        assert_eq!(NttRadix::R2.dif_kernel(NttMul::Eo), "ntt_dif_pass_eo");
+        assert_eq!(NttRadix::R2.dif_kernel(NttMul::Cios), "ntt_dif_pass");
+    }
 
     #[test]
     fn ntt_mul_names_map_every_kernel_and_parse() {
