@@ -4,8 +4,9 @@
 //! timed for every variant of `PROOFSCOPE_MSM_VARIANTS` (kernel, window size, reduction
 //! segment; see `msm.rs`), size by size, with the fastest named per size; the row of the
 //! default config is `msm_g1`, the others `msm_SPEC` (`msm_b4`: the kernel before issue 5).
-//! The NTT is timed with both Fr products: `ntt_fr` (CIOS) and `ntt_fr_eo` (even/odd, the default since run 4),
-//! with the radix-2 DIF pass, and with the radix-4 pass (`ntt_fr_r4`, `ntt_fr_eo_r4`).
+//! The NTT is timed with both Fr products and both passes: `ntt_fr` (CIOS, radix 2),
+//! `ntt_fr_eo` (even/odd, radix 2), `ntt_fr_r4`, `ntt_fr_eo_r4` (even/odd, radix 4: the default
+//! since run 8).
 
 use std::time::Instant;
 

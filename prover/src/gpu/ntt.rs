@@ -12,7 +12,7 @@
 //! (`ntt_dif_pass`, a barrier per stage) and two stages per step (`ntt_dif_pass_r4`: each
 //! thread keeps 4 elements in registers across both stages, one barrier per two stages;
 //! same butterflies, identical output). [`NttRadix`] picks it: `PROOFSCOPE_NTT_RADIX=2|4`
-//! when the device is opened (default 2 until measured), or [`Gpu::set_ntt_radix`].
+//! when the device is opened (default 4: measured faster on the H200, bit-identical), or [`Gpu::set_ntt_radix`].
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -122,11 +122,13 @@ impl NttRadix {
         }
     }
 
-    /// `PROOFSCOPE_NTT_RADIX` (unset or empty: 2); a bad value is an error naming the variable.
+    /// `PROOFSCOPE_NTT_RADIX` (unset or empty: 4); a bad value is an error naming the variable.
     pub(crate) fn from_env() -> Result<NttRadix, GpuError> {
         match std::env::var("PROOFSCOPE_NTT_RADIX") {
             Ok(v) if !v.trim().is_empty() => NttRadix::parse(&v).map_err(|e| GpuError::Other(format!("PROOFSCOPE_NTT_RADIX: {e}"))),
-            _ => Ok(NttRadix::R2),
+            // r4: 5.33 ms vs 6.25 ms at 2^24 on the H200 with the even/odd product, bit-identical
+            // (reports/gpu/2026-11-30-run4-even-odd.md, run 8).
+            _ => Ok(NttRadix::R4),
         }
     }
 
