@@ -21,6 +21,31 @@ struct FrEo {
     FI static Fr mul(const Fr& a, const Fr& b) { return Fr::mul_eo(a, b); }
 };
 
+// Where a DIF pass block's tile lives: G groups of 2^k elements with stride s = 2^log_s
+// starting at `base`; shared slot idx holds element idx >> log_g of lane idx & (G - 1).
+// Both pass kernels (radix 2 and 4) load and store their tile through it.
+struct PassTile {
+    uint32_t G, E, log_g, log_s;
+    uint64_t low0, base;
+    FI PassTile(uint32_t lam0, uint32_t k, uint32_t lg) {
+        log_g = lg;
+        G = 1u << lg;
+        E = (1u << k) << lg;
+        log_s = lam0 + 1 - k;
+        const uint64_t s = 1ull << log_s;
+        const uint64_t q0 = (uint64_t)blockIdx.x << lg;  // first group of this block
+        low0 = q0 & (s - 1);
+        base = ((q0 >> log_s) << (log_s + k)) + low0;
+    }
+    FI uint64_t at(uint32_t idx) const { return base + ((uint64_t)(idx >> log_g) << log_s) + (idx & (G - 1)); }
+    FI void load(Fr* sh, const Fr* data, uint32_t tid, uint32_t T) const {
+        for (uint32_t idx = tid; idx < E; idx += T) sh[idx] = data[at(idx)];
+    }
+    FI void store(Fr* data, const Fr* sh, uint32_t tid, uint32_t T) const {
+        for (uint32_t idx = tid; idx < E; idx += T) data[at(idx)] = sh[idx];
+    }
+};
+
 // DIF pass over `data` (n = 2^log_n elements): stages of half-size 2^lam0 .. 2^(lam0-k+1).
 // Each block owns G groups of 2^k elements with stride s = 2^(lam0-k+1) (G <= s), so that
 // G consecutive lanes read consecutive addresses. tw[j] = w^j for j < n/2.
@@ -28,21 +53,12 @@ template <class M>
 FI void ntt_dif_pass_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
                        uint32_t lam0, uint32_t k, uint32_t log_g) {
     extern __shared__ Fr sh[];
-    const uint32_t G = 1u << log_g;
-    const uint32_t E = (1u << k) << log_g;
-    const uint32_t T = E >> 1;
-    const uint32_t log_s = lam0 + 1 - k;
-    const uint64_t s = 1ull << log_s;
-    const uint64_t q0 = (uint64_t)blockIdx.x << log_g;  // first group of this block
-    const uint64_t low0 = q0 & (s - 1);
-    const uint64_t high = q0 >> log_s;
-    const uint64_t base = (high << (log_s + k)) + low0;
+    const PassTile tile(lam0, k, log_g);
+    const uint32_t G = tile.G, log_s = tile.log_s;
+    const uint64_t low0 = tile.low0;
+    const uint32_t T = tile.E >> 1;
     const uint32_t tid = threadIdx.x;
-
-    for (uint32_t idx = tid; idx < E; idx += T) {
-        uint32_t e = idx >> log_g, lane = idx & (G - 1);
-        sh[idx] = data[base + ((uint64_t)e << log_s) + lane];
-    }
+    tile.load(sh, data, tid, T);
     __syncthreads();
     const uint32_t lane = tid & (G - 1);
     const uint32_t bf = tid >> log_g;
@@ -60,10 +76,7 @@ FI void ntt_dif_pass_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
         sh[(e1 << log_g) | lane] = M::mul(Fr::sub(x, y), w);
         __syncthreads();
     }
-    for (uint32_t idx = tid; idx < E; idx += T) {
-        uint32_t e = idx >> log_g, l = idx & (G - 1);
-        data[base + ((uint64_t)e << log_s) + l] = sh[idx];
-    }
+    tile.store(data, sh, tid, T);
 }
 
 // The same DIF pass two stages per step (radix 4, PROOFSCOPE_NTT_RADIX=4): blockDim.x =
@@ -77,21 +90,12 @@ template <class M>
 FI void ntt_dif_pass_r4_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
                           uint32_t lam0, uint32_t k, uint32_t log_g) {
     extern __shared__ Fr sh[];
-    const uint32_t G = 1u << log_g;
-    const uint32_t E = (1u << k) << log_g;
-    const uint32_t T = blockDim.x;
-    const uint32_t log_s = lam0 + 1 - k;
-    const uint64_t s = 1ull << log_s;
-    const uint64_t q0 = (uint64_t)blockIdx.x << log_g;  // first group of this block
-    const uint64_t low0 = q0 & (s - 1);
-    const uint64_t high = q0 >> log_s;
-    const uint64_t base = (high << (log_s + k)) + low0;
+    const PassTile tile(lam0, k, log_g);
+    const uint32_t G = tile.G, log_s = tile.log_s;
+    const uint64_t low0 = tile.low0;
+    const uint32_t T = blockDim.x, E = tile.E;
     const uint32_t tid = threadIdx.x;
-
-    for (uint32_t idx = tid; idx < E; idx += T) {
-        uint32_t e = idx >> log_g, lane = idx & (G - 1);
-        sh[idx] = data[base + ((uint64_t)e << log_s) + lane];
-    }
+    tile.load(sh, data, tid, T);
     __syncthreads();
     uint32_t t = 0;
     // Radix-4 steps: E/4 = T groups of 4 (k >= 2 here, so one group per thread).
@@ -150,10 +154,7 @@ FI void ntt_dif_pass_r4_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
         }
         __syncthreads();
     }
-    for (uint32_t idx = tid; idx < E; idx += T) {
-        uint32_t e = idx >> log_g, l = idx & (G - 1);
-        data[base + ((uint64_t)e << log_s) + l] = sh[idx];
-    }
+    tile.store(data, sh, tid, T);
 }
 
 // out[rev(i)] = in[i] * scale(rev(i)), scale(j) = hi[j >> 12] * lo[j & 4095] when `scaled`.

@@ -98,6 +98,7 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &Path, charts: bool) -> 
     let json = serde_json::to_vec_pretty(summary)?;
     fs::write(dir.join("summary.json"), json).with_context(|| format!("cannot write {}", dir.join("summary.json").display()))?;
     written.push("summary.json".to_string());
+    #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
     let mut chart_refs: Vec<ChartRef> = Vec::new();
     if charts {
         if let Err(e) = timeline::export::trace::write_trace(run, &dir.join("trace.json")) {
