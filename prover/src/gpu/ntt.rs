@@ -42,13 +42,23 @@ pub enum NttDirection {
     Inverse,
 }
 
+/// A run-time choice read from the environment variable `name`: unset or empty gives the
+/// type's default, a bad value an error naming the variable.
+fn env_choice<T: Default>(name: &str, parse: fn(&str) -> Result<T, GpuError>) -> Result<T, GpuError> {
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => parse(&v).map_err(|e| GpuError::Other(format!("{name}: {e}"))),
+        _ => Ok(T::default()),
+    }
+}
+
 /// The Fr product of the NTT kernels (see the module doc).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NttMul {
     /// `Fr::mul` (CIOS), the plain kernel names.
-    #[default]
     Cios,
-    /// `Fr::mul_eo` (even/odd), the `_eo` kernels.
+    /// `Fr::mul_eo` (even/odd), the `_eo` kernels. The default: 6.27 ms vs 7.66 ms at 2^24
+    /// on the H200, bit-identical (reports/gpu/2026-11-30-run4-even-odd.md).
+    #[default]
     Eo,
 }
 
@@ -70,13 +80,9 @@ impl NttMul {
         }
     }
 
-    /// `PROOFSCOPE_NTT_MUL` (unset or empty: cios); a bad value is an error naming the variable.
+    /// `PROOFSCOPE_NTT_MUL` (unset or empty: the default, eo).
     pub(crate) fn from_env() -> Result<NttMul, GpuError> {
-        match std::env::var("PROOFSCOPE_NTT_MUL") {
-            Ok(v) if !v.trim().is_empty() => NttMul::parse(&v).map_err(|e| GpuError::Other(format!("PROOFSCOPE_NTT_MUL: {e}"))),
-            // eo: 6.27 ms vs 7.66 ms at 2^24 on the H200, bit-identical (reports/gpu/2026-11-30-run4-even-odd.md).
-            _ => Ok(NttMul::Eo),
-        }
+        env_choice("PROOFSCOPE_NTT_MUL", NttMul::parse)
     }
 
     /// The kernel of `ntt.cu` named `base` for this product.
@@ -98,9 +104,11 @@ impl NttMul {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NttRadix {
     /// One radix-2 stage per step (`ntt_dif_pass`), blockDim = elements / 2.
-    #[default]
     R2,
-    /// Two stages per step (`ntt_dif_pass_r4`), blockDim = max(elements / 4, 1).
+    /// Two stages per step (`ntt_dif_pass_r4`), blockDim = max(elements / 4, 1). The
+    /// default: 5.33 ms vs 6.25 ms at 2^24 on the H200 with the even/odd product,
+    /// bit-identical (reports/gpu/2026-11-30-run4-even-odd.md, run 8).
+    #[default]
     R4,
 }
 
@@ -122,14 +130,9 @@ impl NttRadix {
         }
     }
 
-    /// `PROOFSCOPE_NTT_RADIX` (unset or empty: 4); a bad value is an error naming the variable.
+    /// `PROOFSCOPE_NTT_RADIX` (unset or empty: the default, 4).
     pub(crate) fn from_env() -> Result<NttRadix, GpuError> {
-        match std::env::var("PROOFSCOPE_NTT_RADIX") {
-            Ok(v) if !v.trim().is_empty() => NttRadix::parse(&v).map_err(|e| GpuError::Other(format!("PROOFSCOPE_NTT_RADIX: {e}"))),
-            // r4: 5.33 ms vs 6.25 ms at 2^24 on the H200 with the even/odd product, bit-identical
-            // (reports/gpu/2026-11-30-run4-even-odd.md, run 8).
-            _ => Ok(NttRadix::R4),
-        }
+        env_choice("PROOFSCOPE_NTT_RADIX", NttRadix::parse)
     }
 
     /// The DIF pass kernel for this shape and product `mul`.
@@ -603,6 +606,8 @@ mod tests {
     #[test]
     fn ntt_radix_parses_and_names_kernels_of_ntt_cu() {
         assert_eq!(NttRadix::parse(" 4 ").unwrap(), NttRadix::R4);
+        // The defaults (unset environment) are the measured winners.
+        assert_eq!((NttMul::default(), NttRadix::default()), (NttMul::Eo, NttRadix::R4));
         assert_eq!(NttRadix::parse("2").unwrap(), NttRadix::R2);
         assert!(NttRadix::parse("8").is_err());
         assert!(NttRadix::parse("").is_err());
