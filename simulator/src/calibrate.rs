@@ -214,13 +214,13 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
         .collect()
 }
 
-/// Per-partition sums of isolated durations ([`cpu_demand::derate`]) of `kinds` (a
-/// partition may have several spans).
-fn per_partition_derated(run: &Run, kinds: &[SpanKind], sharing: Sharing) -> Vec<f64> {
+/// Per-partition sums of the isolated durations `iso` (index in `run.spans`, ms; from
+/// [`cpu_demand::derate`]) of the spans of `kinds` (a partition may have several spans).
+fn per_partition_derated(run: &Run, iso: &[(usize, f64)], kinds: &[SpanKind]) -> Vec<f64> {
     let mut m: BTreeMap<(String, u32), f64> = BTreeMap::new();
-    for (i, ms) in cpu_demand::derate(run, kinds, sharing) {
+    for &(i, ms) in iso {
         let s = &run.spans[i];
-        if let (Some(j), Some(p)) = (&s.job, s.partition) {
+        if let (true, Some(j), Some(p)) = (kinds.contains(&s.kind), &s.job, s.partition) {
             *m.entry((j.clone(), p)).or_default() += ms;
         }
     }
@@ -312,10 +312,14 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         machine_bw: cfg.machine.mem_bandwidth_gbs,
     };
 
+    // Isolated durations of every CPU-phase span of every run, computed once.
+    let cpu_kinds: Vec<SpanKind> = cpu_demand::PHASES.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
+    let isolated: Vec<Vec<(usize, f64)>> = runs.iter().map(|(_, r)| cpu_demand::derate(r, &cpu_kinds, sharing)).collect();
+
     // ---- synthesis and contention ----
     let mut contention_samples: Vec<(f64, f64)> = Vec::new();
     let mut pw_seen = 0u32;
-    for (_, run) in runs {
+    for ((_, run), iso) in runs.iter().zip(&isolated) {
         let iv: Vec<(u64, u64)> = {
             let mut v: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
             v.sort_unstable();
@@ -324,7 +328,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         pw_seen = pw_seen.max(max_concurrency(iv.iter().copied()));
         // Divide out what the CPU pool's sharing explains (every CPU phase running beside
         // it); the contention fit explains the rest.
-        for (i, ms) in cpu_demand::derate(run, &[SpanKind::Synthesis], sharing) {
+        for &(i, ms) in iso.iter().filter(|(i, _)| run.spans[*i].kind == SpanKind::Synthesis) {
             let s = &run.spans[i];
             let n = mean_concurrency(s.start_ns, s.end_ns.unwrap_or(s.start_ns), &iv);
             contention_samples.push((n, ms));
@@ -423,7 +427,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         set(&mut cfg.costs.tail_msm, col(|d| d.tail_msm));
         cfg.costs.msm_rest = fit(&col(|d| d.msm_rest), false).unwrap_or(Dist::Fixed(0.0));
         // CPU phases: isolated durations (the pool's slowdown divided out).
-        let cpu_of = |k: &[SpanKind]| -> Vec<f64> { runs.iter().flat_map(|(_, r)| per_partition_derated(r, k, sharing)).collect() };
+        let cpu_of = |k: &[SpanKind]| -> Vec<f64> { runs.iter().zip(&isolated).flat_map(|((_, r), iso)| per_partition_derated(r, iso, k)).collect() };
         set(&mut cfg.costs.prep_msm, cpu_of(&[SpanKind::PrepMsm]));
         set(&mut cfg.costs.b_g2_msm, cpu_of(&[SpanKind::BG2Msm]));
         let fin = cpu_of(&[SpanKind::Finalize]);
