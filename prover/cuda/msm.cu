@@ -10,8 +10,10 @@
 //   g1_sum_chunks      tree sum of segment partials into one point per window
 // The host combines the windows (Horner, width_w doublings per window, about 16 points).
 // Window layout (c -> nwin windows of nearly equal widths, scalars folded below r/2):
-// msm_digits.cuh.
-#include "g1.cuh"
+// msm_digits.cuh. The bucket loops, reduction and chunked sums are curve-generic
+// (msm_buckets.cuh); this file instantiates them for G1, msm_g2.cu for G2, and the digit
+// and sort kernels here serve both.
+#include "msm_buckets.cuh"
 #include "msm_digits.cuh"
 
 // Montgomery scalars -> canonical integers.
@@ -116,55 +118,6 @@ extern "C" __global__ void scan_add_tiles(uint32_t* offsets, uint32_t len, const
     else if (i == len) offsets[len] = tile_offsets[ntiles];
 }
 
-// Bucket b (over all windows) = sum of the points listed in entries[offsets[b]..offsets[b+1]).
-template <class A>
-FI void bucket_acc(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
-                   const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) {
-    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nbuckets) return;
-    G1Xyzz acc = G1Xyzz::inf();
-    const uint32_t end = offsets[b + 1];
-    for (uint32_t k = offsets[b]; k < end; k++) {
-        const uint32_t e = entries[k];
-        const G1Affine p = points[e & 0x7fffffffu];
-        g1_add_affine_point<A>(acc, p, (e >> 31) != 0);
-    }
-    buckets[b] = acc;
-}
-
-// An affine point read again in a slow path: through ld.global.cg (an asm load the compiler
-// does not merge with the first read), so the first read's 24 registers need not stay live
-// across the common path only to serve the rare special case.
-FI G1Affine reload_affine(const G1Affine* __restrict__ points, uint32_t i) {
-    const uint4* src = reinterpret_cast<const uint4*>(points + i);
-    G1Affine p;
-    uint4* dst = reinterpret_cast<uint4*>(&p);
-    #pragma unroll
-    for (int k = 0; k < 6; k++) dst[k] = __ldcg(src + k);
-    return p;
-}
-
-// Same sums with a straight-line common path: when the accumulator and the point are not
-// the identity and P != 0 (all but a few steps), madd_prep, one test and madd_generic run
-// as one basic block; any special case falls back to the general formula for that step.
-template <class A>
-FI void bucket_acc_1(const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries,
-                     const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets) {
-    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nbuckets) return;
-    G1Xyzz acc = G1Xyzz::inf();
-    const uint32_t end = offsets[b + 1];
-    for (uint32_t k = offsets[b]; k < end; k++) {
-        const uint32_t e = entries[k];
-        const G1Affine p = points[e & 0x7fffffffu];
-        const bool neg = (e >> 31) != 0;
-        const MaddPR t = madd_prep<A>(acc, p.x, cond_neg(p.y, neg));
-        if (!(acc.is_inf() | p.is_inf() | t.P.is_zero())) madd_generic<A>(acc, t);
-        else g1_add_affine_point<A>(acc, reload_affine(points, e & 0x7fffffffu), neg);
-    }
-    buckets[b] = acc;
-}
-
 // Variants (the host picks one by name, see prover/src/gpu/msm.rs; `gpu bench` times them):
 // blocks of 128 threads, at least N blocks per SM (N = 4: 128 registers, 3: 168).
 // ptxas -v (nvcc 13.0): b4 no spills, eo 16 bytes. H200, 2^24 points (run 2026-11-30):
@@ -180,58 +133,18 @@ extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc(ACC_ARGS) { 
 extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc_eo(ACC_ARGS) { bucket_acc<FpEo>(ACC_PASS); }
 extern "C" __global__ void __launch_bounds__(128, 3) msm_bucket_acc_f1eo3(ACC_ARGS) { bucket_acc_1<FpEo>(ACC_PASS); }
 
-// For window w and segment g of `seg` buckets (bucket index i stands for digit i+1):
-// partial = sum_{i in segment} (i+1) * B_i, from a running sum plus start * (sum of B_i).
-extern "C" __global__ void msm_bucket_reduce(const G1Xyzz* __restrict__ buckets, uint32_t nwin, uint32_t nb,
-                                             uint32_t seg, G1Xyzz* partials) {
-    uint32_t nseg = nb / seg;
-    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
-    if (id >= nwin * nseg) return;
-    uint32_t w = id / nseg, g = id % nseg;
-    const G1Xyzz* B = buckets + (uint64_t)w * nb + (uint64_t)g * seg;
-    G1Xyzz running = G1Xyzz::inf(), total = G1Xyzz::inf();
-    for (int i = (int)seg - 1; i >= 0; i--) {
-        const G1Xyzz q = B[i];
-        g1_add(running, q);
-        g1_add(total, running);
-    }
-    // total = sum (i - start + 1) B_i; add start * running (running = sum of B_i).
-    uint32_t start = g * seg;
-    G1Xyzz mult = G1Xyzz::inf();
-    for (int bit = 31; bit >= 0; bit--) {
-        g1_dbl(mult);
-        if ((start >> bit) & 1) g1_add(mult, running);
-    }
-    g1_add(total, mult);
-    partials[id] = total;
-}
 
+// The reduction and chunked sums of G1 (CIOS product: a few percent of the MSM's time).
+extern "C" __global__ void msm_bucket_reduce(const G1Xyzz* __restrict__ buckets, uint32_t nwin, uint32_t nb, uint32_t seg, G1Xyzz* partials) {
+    bucket_reduce<FpStd>(buckets, nwin, nb, seg, partials);
+}
 // out[k] = sum of in[k*chunk .. min((k+1)*chunk, count)).
 extern "C" __global__ void g1_sum_chunks(const G1Xyzz* __restrict__ in, uint32_t count, uint32_t chunk, G1Xyzz* out) {
-    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t lo = k * chunk;
-    if (lo >= count) return;
-    uint32_t hi = min(lo + chunk, count);
-    G1Xyzz acc = G1Xyzz::inf();
-    for (uint32_t i = lo; i < hi; i++) {
-        const G1Xyzz q = in[i];
-        g1_add(acc, q);
-    }
-    out[k] = acc;
+    sum_chunks<FpStd>(in, count, chunk, out);
 }
-
 // Batch addition of the density split (scalars equal to one): out[k] = sum of the affine
 // points idx[k*chunk ..) (or points[k*chunk ..) when idx is null).
 extern "C" __global__ void g1_sum_affine_chunks(const G1Affine* __restrict__ points, const uint32_t* __restrict__ idx,
                                                 uint32_t count, uint32_t chunk, G1Xyzz* out) {
-    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t lo = k * chunk;
-    if (lo >= count) return;
-    uint32_t hi = min(lo + chunk, count);
-    G1Xyzz acc = G1Xyzz::inf();
-    for (uint32_t i = lo; i < hi; i++) {
-        const G1Affine p = points[idx ? idx[i] : i];
-        g1_add_affine_point(acc, p, false);
-    }
-    out[k] = acc;
+    sum_affine_chunks<FpStd>(points, idx, count, chunk, out);
 }

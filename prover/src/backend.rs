@@ -7,7 +7,7 @@
 //! ([`Gate::compute`]); the engine decides what those calls lock. See
 //! `.notes/prover-seams.md`.
 
-use blstrs::{G1Projective, Scalar};
+use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::Field;
 use rand::RngCore;
 
@@ -43,6 +43,9 @@ pub struct Pending {
     pub l: G1Projective,
     /// The density split of the B scalars, reused by the G2 MSM.
     pub b_split: Split,
+    /// Σ b_i·B_i over the B query in G2 when the device part computed it (the CUDA
+    /// backend's `msm_b_g2`); `None`: the finisher runs the CPU G2 MSM (`b_g2_msm`).
+    pub b_g2: Option<G2Projective>,
     pub blinding: Blinding,
     pub public_inputs: Vec<Scalar>,
 }
@@ -147,7 +150,7 @@ pub trait Backend: Send + Sync {
     ) -> Result<Pending, StartFailure> {
         self.prove_start(assignment, params, blinding, gate).map_err(StartFailure::from)
     }
-    /// The G2 MSM (b_g2_msm) and assembly (finalize). CPU by default.
+    /// The G2 MSM (b_g2_msm, unless the device part did it) and assembly (finalize). CPU by default.
     fn prove_finish(&self, pending: Pending, params: &Parameters) -> Result<Proof, ProveError> {
         crate::prover::finish(pending, params)
     }

@@ -48,7 +48,7 @@ impl Backend for CpuBackend {
         let l = prover::msm_split_g1_with("msm_l", &params.l, &plan.l, self.msm);
         let a = prover::msm_split_g1_with("msm_a", &params.a, &plan.a, self.msm);
         let b_g1 = prover::msm_split_g1_with("msm_b_g1", &params.b_g1, &plan.b, self.msm);
-        Ok(Pending { a, b_g1, h: h_acc, l, b_split: plan.b, blinding, public_inputs })
+        Ok(Pending { a, b_g1, h: h_acc, l, b_split: plan.b, b_g2: None, blinding, public_inputs })
     }
     fn prove_finish(&self, pending: Pending, params: &Parameters) -> Result<crate::proof::Proof, ProveError> {
         prover::finish_with(pending, params, self.msm)

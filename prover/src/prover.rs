@@ -158,7 +158,7 @@ pub fn assemble(p: &Pending, b_g2: G2Projective, params: &Parameters) -> Proof {
     Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() }
 }
 
-/// The CPU finish every backend may use: b_g2_msm then finalize.
+/// The CPU finish every backend may use: b_g2_msm (unless done on the device) then finalize.
 pub fn finish(p: Pending, params: &Parameters) -> Result<Proof, ProveError> {
     finish_with(p, params, CpuMsm::default())
 }
@@ -179,9 +179,13 @@ pub fn finish_verified(p: Pending, params: &Parameters) -> Result<Proof, ProveEr
     }
 }
 
-/// [`finish`] with a chosen bucket method for the G2 MSM.
+/// [`finish`] with a chosen bucket method for the G2 MSM (skipped when the device part
+/// already computed it: `Pending::b_g2`).
 pub fn finish_with(p: Pending, params: &Parameters, m: CpuMsm) -> Result<Proof, ProveError> {
-    let b_g2 = b_g2_msm_with(&params.b_g2, &p.b_split, m);
+    let b_g2 = match p.b_g2 {
+        Some(b) => b,
+        None => b_g2_msm_with(&params.b_g2, &p.b_split, m),
+    };
     Ok(assemble(&p, b_g2, params))
 }
 

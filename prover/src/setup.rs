@@ -12,9 +12,9 @@
 //! parameters made by bellperson (tested).
 
 use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::Field;
-use group::{prime::PrimeCurveAffine, Curve, Group, Wnaf};
+use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
@@ -142,24 +142,79 @@ pub fn generate_test_params<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, se
     generate_with(circuit, circuit_id, ToxicWaste::from_seed(seed))
 }
 
-fn g1_muls(table: &Wnaf<usize, &[G1Projective], &mut Vec<i64>>, scalars: &[Scalar]) -> Vec<G1Affine> {
-    let proj: Vec<G1Projective> = scalars.par_chunks(256).flat_map_iter(|c| {
-        let mut t = table.shared();
-        c.iter().map(move |s| t.scalar(s)).collect::<Vec<_>>()
-    }).collect();
-    let mut out = vec![G1Affine::identity(); proj.len()];
-    G1Projective::batch_normalize(&proj, &mut out);
-    out
+/// Fixed-base multiplication k·G for many k by a comb of w-bit windows: `table[i·2^w + d]`
+/// = d·2^(w·i)·G (affine), so k·G = Σ_i table[i·2^w + digit_i(k)]: ⌈255/w⌉ mixed additions
+/// and no doubling, where a wNAF table still costs ~255 doublings per scalar. With w = 16
+/// (2^24 scalars) a G1 table holds 16 × 2^16 points (96 MiB), and setups of 2^24-constraint
+/// circuits fit in minutes instead of the better part of an hour.
+struct Comb<P: Curve> {
+    w: usize,
+    windows: usize,
+    table: Vec<P::AffineRepr>,
 }
 
-fn g2_muls(table: &Wnaf<usize, &[G2Projective], &mut Vec<i64>>, scalars: &[Scalar]) -> Vec<G2Affine> {
-    let proj: Vec<G2Projective> = scalars.par_chunks(256).flat_map_iter(|c| {
-        let mut t = table.shared();
-        c.iter().map(move |s| t.scalar(s)).collect::<Vec<_>>()
-    }).collect();
-    let mut out = vec![G2Affine::identity(); proj.len()];
-    G2Projective::batch_normalize(&proj, &mut out);
-    out
+impl<P> Comb<P>
+where
+    P: Curve + Send + Sync,
+    P::AffineRepr: PrimeCurveAffine + Send + Sync + Copy,
+{
+    /// Window width for `count` scalars: the table (⌈255/w⌉·2^w additions) stays below
+    /// about 1/16 of the per-scalar work (count·⌈255/w⌉).
+    fn width_for(count: usize) -> usize {
+        let log = usize::BITS as usize - count.max(1).leading_zeros() as usize;
+        log.saturating_sub(4).clamp(4, 16)
+    }
+
+    fn new(base: P, count: usize) -> Self {
+        let w = Self::width_for(count);
+        let windows = 255usize.div_ceil(w);
+        // Row bases 2^(w·i)·G, then each row's multiples 0..2^w by additions, in parallel.
+        let mut bases = Vec::with_capacity(windows);
+        let mut b = base;
+        for _ in 0..windows {
+            bases.push(b);
+            for _ in 0..w {
+                b = b.double();
+            }
+        }
+        let proj: Vec<P> = bases
+            .par_iter()
+            .flat_map_iter(|rb| {
+                let mut row = Vec::with_capacity(1 << w);
+                let mut acc = P::identity();
+                for _ in 0..(1usize << w) {
+                    row.push(acc);
+                    acc += rb;
+                }
+                row
+            })
+            .collect();
+        let mut table = vec![P::AffineRepr::identity(); proj.len()];
+        P::batch_normalize(&proj, &mut table);
+        Comb { w, windows, table }
+    }
+
+    fn mul(&self, s: &Scalar) -> P {
+        let l = crate::msm::to_limbs(s);
+        let mut acc = P::identity();
+        for i in 0..self.windows {
+            let d = crate::msm::digit(&l, i * self.w, self.w);
+            if d != 0 {
+                acc += self.table[(i << self.w) + d];
+            }
+        }
+        acc
+    }
+
+    /// k·G for every k, affine (one batch normalisation per chunk).
+    fn muls(&self, scalars: &[Scalar]) -> Vec<P::AffineRepr> {
+        let mut out = vec![P::AffineRepr::identity(); scalars.len()];
+        out.par_chunks_mut(1024).zip(scalars.par_chunks(1024)).for_each(|(o, s)| {
+            let proj: Vec<P> = s.iter().map(|k| self.mul(k)).collect();
+            P::batch_normalize(&proj, o);
+        });
+        out
+    }
 }
 
 /// Setup from explicit toxic waste.
@@ -199,10 +254,8 @@ pub fn generate_with<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, w: ToxicW
     }
 
     let total_g1 = h_scalars.len() + 3 * (inputs.len() + aux.len());
-    let mut w1 = Wnaf::new();
-    let t1 = w1.base(G1Projective::generator(), total_g1.max(1));
-    let mut w2 = Wnaf::new();
-    let t2 = w2.base(G2Projective::generator(), (inputs.len() + aux.len()).max(1));
+    let t1 = Comb::<G1Projective>::new(G1Projective::generator(), total_g1);
+    let t2 = Comb::<G2Projective>::new(G2Projective::generator(), inputs.len() + aux.len());
 
     let all = || inputs.iter().chain(aux.iter());
     let a_scalars: Vec<Scalar> = all().map(|v| v.0).filter(|s| !bool::from(s.is_zero())).collect();
@@ -219,15 +272,15 @@ pub fn generate_with<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, w: ToxicW
         gamma_g2: (g2 * w.gamma).to_affine(),
         delta_g1: (g1 * w.delta).to_affine(),
         delta_g2: (g2 * w.delta).to_affine(),
-        ic: g1_muls(&t1, &ic_scalars),
+        ic: t1.muls(&ic_scalars),
     };
     Ok(Parameters {
         vk,
-        h: g1_muls(&t1, &h_scalars),
-        l: g1_muls(&t1, &l_scalars),
-        a: g1_muls(&t1, &a_scalars),
-        b_g1: g1_muls(&t1, &b_scalars),
-        b_g2: g2_muls(&t2, &b_scalars),
+        h: t1.muls(&h_scalars),
+        l: t1.muls(&l_scalars),
+        a: t1.muls(&a_scalars),
+        b_g1: t1.muls(&b_scalars),
+        b_g2: t2.muls(&b_scalars),
         info: ParamsInfo {
             circuit_id: circuit_id.to_string(),
             num_inputs: cs.num_inputs as u64,
@@ -237,4 +290,33 @@ pub fn generate_with<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, w: ToxicW
             test_only: true,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use blstrs::{G1Affine, G2Affine};
+    use rand::SeedableRng;
+
+    fn scalars(n: usize) -> Vec<Scalar> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut v: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        v.extend([Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::from(1u64 << 40), -Scalar::from(2u64)]);
+        v
+    }
+
+    #[test]
+    fn comb_multiples_equal_scalar_multiplication_in_both_groups() {
+        for count in [1usize, 200, 5000] {
+            let s = scalars(count.min(300));
+            let c1 = Comb::<G1Projective>::new(G1Projective::generator(), count);
+            let want1: Vec<G1Affine> = s.iter().map(|k| (G1Projective::generator() * k).to_affine()).collect();
+            assert_eq!(c1.muls(&s), want1, "G1, width {}", c1.w);
+            let c2 = Comb::<G2Projective>::new(G2Projective::generator(), count);
+            let want2: Vec<G2Affine> = s.iter().map(|k| (G2Projective::generator() * k).to_affine()).collect();
+            assert_eq!(c2.muls(&s), want2, "G2, width {}", c2.w);
+        }
+        assert_eq!(Comb::<G1Projective>::width_for(1 << 24), 16);
+        assert_eq!(Comb::<G1Projective>::width_for(1), 4);
+    }
 }

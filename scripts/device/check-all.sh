@@ -2,8 +2,9 @@
 # One device call that checks and times everything the CUDA backend has: the kernels
 # (`gpu check` against the CPU path, every MSM variant in PROOFSCOPE_MSM_VARIANTS), their
 # timings (`gpu bench`), then whole partitions through the engine at 2^LOG constraints
-# (TEST-ONLY setup made there), verified, with the timeline kept: once with the default MSM
-# kernel and once with the fastest variant the bench found at the largest MSM size.
+# (TEST-ONLY setup made there), verified, with the timeline kept: with the defaults, with the
+# fastest G1 MSM variant the bench found at the largest MSM size, and with the G2 MSM on the
+# CPU (--g2-msm cpu) instead of the GPU; the three must give byte-identical proofs.
 # Build first, here: bash scripts/build-gpu-binary.sh   (carry dist)
 # Knobs: everything gpu-check.sh takes (MSM, NTT, RUNS, CHECK_ARGS, PROOFSCOPE_MSM_VARIANTS),
 #        LOG (default 20), ENGINE ("pw:gw:proofs:partitions", default 2:2:2:4), SKIP_ENGINE=1.
@@ -24,21 +25,28 @@ p=/tmp/params-$log.bin
 [ -f "$p" ] || { echo "check-all: setup 2^$log did not finish" | tee -a "$OUT/engine.txt"; exit 1; }
 IFS=: read -r pw gw proofs parts <<<"${ENGINE:-2:2:2:4}"
 fastest=$(sed -n 's/^fastest MSM variant at 2^[0-9]*: \([^ ]*\).*/\1/p' "$OUT/bench.txt" 2>/dev/null | tail -n 1)
-for acc in default ${fastest:+$fastest}; do
-  echo "== 2^$log cuda pw=$pw gw=$gw proofs=$proofs partitions=$parts msm=$acc" | tee -a "$OUT/engine.txt"
-  env $([ "$acc" = default ] || echo "PROOFSCOPE_MSM_ACC=$acc") timeout "${PROVE_TIMEOUT:-150}" "$BIN" prove --params "$p" --backend cuda \
+variants="default ${fastest:+msm-$fastest} g2-cpu"
+for v in $variants; do
+  case $v in
+    default) envs=(); args=() ;;
+    msm-*) envs=("PROOFSCOPE_MSM_ACC=${v#msm-}"); args=() ;;
+    g2-cpu) envs=(); args=(--g2-msm cpu) ;;
+  esac
+  echo "== 2^$log cuda pw=$pw gw=$gw proofs=$proofs partitions=$parts variant=$v" | tee -a "$OUT/engine.txt"
+  env "${envs[@]}" timeout "${PROVE_TIMEOUT:-150}" "$BIN" prove --params "$p" --backend cuda "${args[@]}" \
       --pw "$pw" --gw "$gw" --proofs "$proofs" --partitions "$parts" --verify --seed 1 --quiet \
-      --timeline "$OUT/engine-$log-$acc.jsonl" -o "/tmp/proofs-$log-$acc" 2>&1 | tail -3 | tee -a "$OUT/engine.txt"
+      --timeline "$OUT/engine-$log-$v.jsonl" -o "/tmp/proofs-$log-$v" 2>&1 | tail -3 | tee -a "$OUT/engine.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 done
-# The same proofs from both kernels (same seed): byte-identical proof files.
-if [ -n "$fastest" ] && [ "$fastest" != default ]; then
-  if diff -r -q "/tmp/proofs-$log-default" "/tmp/proofs-$log-$fastest" >/dev/null 2>&1; then
-    echo "check-all: proofs identical with msm=default and msm=$fastest" | tee -a "$OUT/engine.txt"
+# The same proofs from every variant (same seed): byte-identical proof files.
+for v in $variants; do
+  [ "$v" = default ] && continue
+  if diff -r -q "/tmp/proofs-$log-default" "/tmp/proofs-$log-$v" >/dev/null 2>&1; then
+    echo "check-all: proofs identical with default and $v" | tee -a "$OUT/engine.txt"
   else
-    echo "check-all: PROOFS DIFFER between msm=default and msm=$fastest" | tee -a "$OUT/engine.txt"; rc=1
+    echo "check-all: PROOFS DIFFER between default and $v" | tee -a "$OUT/engine.txt"; rc=1
   fi
-fi
+done
 gzip -f "$OUT"/engine-*.jsonl
 echo "check-all: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a "$OUT/engine.txt"
 exit $rc

@@ -3,7 +3,8 @@
 # several sizes; every log goes under $OUT (what the device tool brings back).
 # Build first, here:  bash scripts/build-gpu-binary.sh   (puts dist/proofscope)
 # Then on the GPU machine (carry dist):  bash scripts/device/gpu-check.sh
-# Knobs: BIN, CHECK_ARGS (e.g. --quick), MSM, NTT, RUNS, SKIP_CHECK=1, SKIP_BENCH=1.
+# Knobs: BIN, CHECK_ARGS (e.g. --quick), MSM, NTT, MSM_G2 (sizes; "" skips a family), RUNS,
+#        SKIP_CHECK=1, SKIP_BENCH=1.
 set -uo pipefail
 [ -n "${BIN:-}" ] || bash "$(dirname "$0")/unpack.sh" || exit 2
 BIN=${BIN:-dist/proofscope}
@@ -22,7 +23,7 @@ if [ -z "${SKIP_CHECK:-}" ]; then
   rc=${PIPESTATUS[0]}
 fi
 if [ -z "${SKIP_BENCH:-}" ]; then
-  timeout "${BENCH_TIMEOUT:-300}" "$BIN" gpu bench --msm "${MSM:-16..26:2}" --ntt "${NTT:-16..26:2}" --runs "${RUNS:-5}" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
+  timeout "${BENCH_TIMEOUT:-300}" "$BIN" gpu bench --msm "${MSM-16..26:2}" --ntt "${NTT-16..26:2}" --msm-g2 "${MSM_G2-16..22:2}" --runs "${RUNS:-5}" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 fi
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv 2>&1 | tee -a "$OUT/machine.txt"

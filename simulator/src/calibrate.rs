@@ -144,11 +144,11 @@ fn union_ns(iv: &mut [(u64, u64)]) -> u64 {
 
 /// The device work of one partition as the simulator's Kernels and Upload steps consume
 /// it (ms). The prover nests `batch_add` and `tail_msm` inside `msm_l`/`msm_a`/`msm_b_g1`
-/// and, on CUDA, the tail's `h2d` inside `tail_msm`; the simulator runs `ntt_msm_h`,
+/// (and `msm_b_g2` when the G2 MSM runs on the device) and, on CUDA, the tail's `h2d` inside `tail_msm`; the simulator runs `ntt_msm_h`,
 /// `batch_add`, `tail_msm`, `msm_rest` and the upload one after the other. So each instant
 /// of the union of the partition's device-work spans is attributed to exactly one cost,
 /// the most specific kind covering it, in this order: NTT/H MSM, batch_add, tail_msm,
-/// the L/A/B_G1 MSMs (what of them no nested span covers), then h2d (transfers inside a
+/// the L/A/B_G1/B_G2 MSMs (what of them no nested span covers), then h2d (transfers inside a
 /// kernel span count in that kernel, as the base config's kernel times include their
 /// transfers). The five add up to the union: nothing is counted twice.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -174,7 +174,7 @@ const DEVICE_GROUPS: [&[SpanKind]; 5] = [
     &[SpanKind::Ntt, SpanKind::MsmH],
     &[SpanKind::BatchAdd],
     &[SpanKind::TailMsm],
-    &[SpanKind::MsmL, SpanKind::MsmA, SpanKind::MsmBG1],
+    &[SpanKind::MsmL, SpanKind::MsmA, SpanKind::MsmBG1, SpanKind::MsmBG2],
     &[SpanKind::H2d],
 ];
 
@@ -430,6 +430,12 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         let cpu_of = |k: &[SpanKind]| -> Vec<f64> { runs.iter().zip(&isolated).flat_map(|((_, r), iso)| per_partition_derated(r, iso, k)).collect() };
         set(&mut cfg.costs.prep_msm, cpu_of(&[SpanKind::PrepMsm]));
         set(&mut cfg.costs.b_g2_msm, cpu_of(&[SpanKind::BG2Msm]));
+        // The G2 MSM on the device (`g2_msm = device`, spans `msm_b_g2`): part of the
+        // kernels (msm_rest), nothing of it left for the finisher.
+        if first.meta.config.g2_msm.as_deref() == Some("device") || (first.spans_of(&SpanKind::MsmBG2).next().is_some() && first.spans_of(&SpanKind::BG2Msm).next().is_none()) {
+            cfg.costs.b_g2_msm = Dist::Fixed(0.0);
+            rep.notes.push("b_g2_msm: the G2 MSM ran on the device (msm_b_g2 spans, in msm_rest); the finisher only assembles".into());
+        }
         let fin = cpu_of(&[SpanKind::Finalize]);
         cfg.costs.epilogue = fit(&fin, false).unwrap_or(Dist::Fixed(0.0));
         // Transfers outside the kernel spans, averaged over every partition (a one-off
@@ -444,7 +450,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         }
         let union_ms = mean(&split.iter().map(|d| d.kernels() + d.upload).collect::<Vec<_>>());
         rep.notes.push(format!(
-            "device work per partition: union of its device-work spans {union_ms:.1} ms = ntt_msm_h {:.1} + batch_add {:.1} + tail_msm {:.1} + msm_rest {:.1} (L/A/B_G1 MSMs less the batch_add/tail_msm/h2d nested in them) + upload {upload_ms:.1}",
+            "device work per partition: union of its device-work spans {union_ms:.1} ms = ntt_msm_h {:.1} + batch_add {:.1} + tail_msm {:.1} + msm_rest {:.1} (L/A/B_G1(/B_G2) MSMs less the batch_add/tail_msm/h2d nested in them) + upload {upload_ms:.1}",
             mean(&col(|d| d.ntt_msm_h)),
             mean(&col(|d| d.batch_add)),
             mean(&col(|d| d.tail_msm)),

@@ -31,7 +31,7 @@ pub const PHASES: [(&str, &[SpanKind]); 3] = [
 
 /// Top-level device-work spans: the host thread that launched them waits (and, with the
 /// CUDA driver's default spin-then-yield synchronisation, may burn a core) meanwhile.
-const DEVICE_WAIT: &[SpanKind] = &[SpanKind::Ntt, SpanKind::MsmH, SpanKind::MsmL, SpanKind::MsmA, SpanKind::MsmBG1];
+const DEVICE_WAIT: &[SpanKind] = &[SpanKind::Ntt, SpanKind::MsmH, SpanKind::MsmL, SpanKind::MsmA, SpanKind::MsmBG1, SpanKind::MsmBG2];
 
 /// Fitted core demands (cores while one span of the phase runs), `None` where the run does
 /// not identify it (the phase never ran in an unsaturated period, or too little).

@@ -212,3 +212,32 @@ fn uploads_outside_the_kernels_stay_the_upload() {
     assert!((cal.config.costs.upload_gib - want_gib).abs() < 0.002, "{} vs {want_gib}", cal.config.costs.upload_gib);
     assert!((cal.report.device_time_per_partition_ms - 250.0).abs() < 2.5, "{}", cal.report.device_time_per_partition_ms);
 }
+
+#[test]
+fn a_g2_msm_on_the_device_is_kernel_time_not_finisher_time() {
+    // The prover-shaped run with g2_msm = device: each partition's B MSM in G2 is an
+    // `msm_b_g2` span (with nested batch_add/tail_msm) after msm_b_g1 under the compute
+    // lock, and the finisher only assembles (no b_g2_msm span).
+    use timeline::{Span, SpanKind as K};
+    const MS: u64 = 1_000_000;
+    let mut run = prover_shaped_run();
+    run.spans.retain(|s| s.kind != K::BG2Msm);
+    run.meta.config.g2_msm = Some("device".into());
+    for p in 0..3u32 {
+        let c = 100 + 300 * p as u64;
+        let sp = |k: K, a: u64, b: u64| Span::new(k, a * MS, b * MS).job("proof-0000").partition(p).worker(0).device(0);
+        run.spans.push(sp(K::MsmBG2, c + 290, c + 350));
+        run.spans.push(sp(K::BatchAdd, c + 291, c + 301).arg("query", "msm_b_g2"));
+        run.spans.push(sp(K::TailMsm, c + 301, c + 349).arg("query", "msm_b_g2"));
+    }
+    run.normalize();
+    let cal = calibrate(&[("g2-on-device".into(), run)], &default_base()).unwrap();
+    let k = &cal.config.costs;
+    let close = |got: f64, want: f64, what: &str| assert!((got - want).abs() <= 0.01 * want.max(1.0), "{what}: {got} vs {want}\n{}", cal.to_toml());
+    close(cal.report.device_time_per_partition_ms, 310.0, "device time per partition");
+    close(k.batch_add.mean_ms(), 33.0, "batch_add");
+    close(k.tail_msm.mean_ms(), 216.0, "tail_msm");
+    close(k.msm_rest.mean_ms(), 260.0 - 33.0 - 216.0, "msm_rest");
+    assert_eq!(k.b_g2_msm.mean_ms(), 0.0, "{}", cal.to_toml());
+    assert!(cal.report.notes.iter().any(|n| n.contains("G2 MSM ran on the device")), "{:?}", cal.report.notes);
+}

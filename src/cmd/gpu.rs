@@ -3,8 +3,9 @@
 //! - `gpu info`: what the binary carries (kernels, nvcc) and which devices it sees.
 //! - `gpu check`: every kernel against the CPU path on fresh random inputs (exit 1 on any
 //!   difference).
-//! - `gpu bench --msm 16..26 --ntt 16..26`: CUDA-event times (warm-up, median of `--runs`)
-//!   against the card's floor and the sppark figures.
+//! - `gpu bench --msm 16..26 --ntt 16..26 --msm-g2 16..22`: CUDA-event times (warm-up,
+//!   median of `--runs`) against the card's floor and the sppark figures; the G2 MSM also
+//!   against blst's CPU G2 MSM timed in the same run.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,7 +34,7 @@ enum Action {
         #[arg(long)]
         json: Option<PathBuf>,
     },
-    /// Device times of the G1 MSM and the Fr NTT at several sizes.
+    /// Device times of the G1 and G2 MSMs and the Fr NTT at several sizes.
     Bench {
         /// log2 sizes of the MSM: `16..26` (every size), `16..26:2` (step) or `20,22,24`.
         #[arg(long, default_value = "")]
@@ -41,6 +42,12 @@ enum Action {
         /// log2 sizes of the NTT, same syntax.
         #[arg(long, default_value = "")]
         ntt: String,
+        /// log2 sizes of the G2 MSM (every G2 kernel, then blst's CPU G2 MSM as the baseline).
+        #[arg(long, default_value = "")]
+        msm_g2: String,
+        /// Timed runs of the CPU G2 baseline per size (0: skip it).
+        #[arg(long, default_value_t = 3)]
+        cpu_runs: usize,
         /// Timed runs per size after one warm-up (the median is reported).
         #[arg(long, default_value_t = 5)]
         runs: usize,
@@ -116,11 +123,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(if outcomes.iter().all(|o| o.ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Action::Bench { msm, ntt, runs, seed, device, json } => {
+        Action::Bench { msm, ntt, msm_g2, cpu_runs, runs, seed, device, json } => {
             let msm = parse_sizes(&msm, "msm")?;
             let ntt = parse_sizes(&ntt, "ntt")?;
-            if msm.is_empty() && ntt.is_empty() {
-                anyhow::bail!("nothing to time: give --msm and/or --ntt sizes");
+            let msm_g2 = parse_sizes(&msm_g2, "msm-g2")?;
+            if msm.is_empty() && ntt.is_empty() && msm_g2.is_empty() {
+                anyhow::bail!("nothing to time: give --msm, --ntt and/or --msm-g2 sizes");
             }
             let gpu = Gpu::open(device)?;
             println!("gpu bench on {}", gpu.describe());
@@ -131,6 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let mut log = |s: &str| println!("{s}");
             let mut rows = bench::bench_ntt(&gpu, &ntt, runs, seed, &mut log)?;
             rows.extend(bench::bench_msm(&gpu, &msm, runs, seed, &mut log)?);
+            rows.extend(bench::bench_msm_g2(&gpu, &msm_g2, runs, cpu_runs, seed, &mut log)?);
             let nvml_error = sampler.error.lock().ok().and_then(|g| g.clone());
             let samples = sampler.stop();
             match nvml_error {

@@ -53,6 +53,9 @@ pub struct Args {
     /// Finaliser threads with split finalisation (each runs one G2 MSM + assembly at a time).
     #[arg(long)]
     pub finalizers: Option<u32>,
+    /// Where the CUDA backend computes the G2 MSM: device (GPU) or cpu (the finisher).
+    #[arg(long)]
+    pub g2_msm: Option<prover::engine::G2Msm>,
     /// Verify every proof (exit 1 if any fails).
     #[arg(long)]
     pub verify: bool,
@@ -158,6 +161,9 @@ pub fn engine_config(args: &Args) -> anyhow::Result<EngineConfig> {
     }
     if let Some(v) = args.finalizers {
         cfg.finalizers = v;
+    }
+    if let Some(v) = args.g2_msm {
+        cfg.g2_msm = v;
     }
     if let Some(v) = args.split_finalize {
         cfg.split_finalize = v;

@@ -36,6 +36,8 @@ pub enum SpanKind {
     MsmL,
     MsmA,
     MsmBG1,
+    /// The B query's MSM in G2 on the device (`g2_msm = device`); `b_g2_msm` is the CPU one.
+    MsmBG2,
     /// Bitmap-selected additions of the scalar-one terms.
     BatchAdd,
     /// The MSM over the remaining (neither zero nor one) scalars.
@@ -55,7 +57,7 @@ pub enum SpanKind {
 
 impl SpanKind {
     /// Every known kind, in pipeline order (used for legends and stable table order).
-    pub const KNOWN: [SpanKind; 18] = [
+    pub const KNOWN: [SpanKind; 19] = [
         SpanKind::Synthesis,
         SpanKind::GpuQueue,
         SpanKind::GpuPickup,
@@ -66,6 +68,7 @@ impl SpanKind {
         SpanKind::MsmL,
         SpanKind::MsmA,
         SpanKind::MsmBG1,
+        SpanKind::MsmBG2,
         SpanKind::BatchAdd,
         SpanKind::TailMsm,
         SpanKind::BG2Msm,
@@ -88,6 +91,7 @@ impl SpanKind {
             SpanKind::MsmL => "msm_l",
             SpanKind::MsmA => "msm_a",
             SpanKind::MsmBG1 => "msm_b_g1",
+            SpanKind::MsmBG2 => "msm_b_g2",
             SpanKind::BatchAdd => "batch_add",
             SpanKind::TailMsm => "tail_msm",
             SpanKind::BG2Msm => "b_g2_msm",
@@ -110,6 +114,7 @@ impl SpanKind {
                 | SpanKind::MsmL
                 | SpanKind::MsmA
                 | SpanKind::MsmBG1
+                | SpanKind::MsmBG2
                 | SpanKind::BatchAdd
                 | SpanKind::TailMsm
                 | SpanKind::H2d
@@ -333,6 +338,10 @@ pub struct RunConfig {
     /// `cpu`, `cuda`, `sim`, ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<String>,
+    /// Where a GPU backend computed the G2 MSM: `device` (span `msm_b_g2`) or `cpu`
+    /// (span `b_g2_msm`); absent = not recorded (the CPU, as before this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub g2_msm: Option<String>,
 }
 
 /// What was run, where, by which tool.

@@ -1,7 +1,7 @@
-// Host build of field.cuh/g1.cuh with emulated PTX carry chains: algebraic identities on
+// Host build of field.cuh/fp2.cuh/curve.cuh with emulated PTX carry chains: algebraic identities on
 // random inputs, so carry-chain mistakes show up on a machine without a GPU.
 // Build and run: scripts/host-field-test.sh
-#include "../g1.cuh"
+#include "../curve.cuh"
 #include "../msm_digits.cuh"
 #include <cstdio>
 #include <random>
@@ -141,99 +141,157 @@ static int check_msm_digits(std::mt19937_64& g, int iters) {
     return bad;
 }
 
+static Fp fp_limbs(const uint64_t w[6]) {
+    Fp r;
+    for (int i = 0; i < 6; i++) { r.v[2 * i] = (uint32_t)w[i]; r.v[2 * i + 1] = (uint32_t)(w[i] >> 32); }
+    return r;
+}
+
+static Fp inv(const Fp& a) {  // a^(p-2)
+    Fp r = Fp::one();
+    for (int i = 11; i >= 0; i--) {
+        uint32_t e = FpParams::p(i) - (i == 0 ? 2u : 0u);
+        for (int b = 31; b >= 0; b--) {
+            r = Fp::sqr(r);
+            if ((e >> b) & 1) r = Fp::mul(r, a);
+        }
+    }
+    return r;
+}
+static Fp2 inv(const Fp2& a) {  // (a0 - a1 u) / (a0^2 + a1^2)
+    const Fp d = inv(Fp::add(Fp::sqr(a.c0), Fp::sqr(a.c1)));
+    Fp2 r;
+    r.c0 = Fp::mul(a.c0, d);
+    r.c1 = Fp::neg(Fp::mul(a.c1, d));
+    return r;
+}
+
+// Fp2: Karatsuba product and complex square against the schoolbook formulas, both Fp
+// products inside (CIOS and even/odd) bit for bit, u^2 = -1, ring identities.
+static int check_fp2(std::mt19937_64& g, int iters) {
+    int bad = 0;
+    Fp2 u = Fp2::zero(); u.c1 = Fp::one();
+    Fp2 minus_one = Fp2::zero(); minus_one.c0 = Fp::neg(Fp::one());
+    if (!(Fp2::mul<FpStd>(u, u) == minus_one) || !(Fp2::sqr<FpEo>(u) == minus_one)) { printf("Fp2: u^2 != -1\n"); bad++; }
+    for (int it = 0; it < iters; it++) {
+        Fp2 a, b, c;
+        a.c0 = rnd<Fp>(g); a.c1 = rnd<Fp>(g); b.c0 = rnd<Fp>(g); b.c1 = rnd<Fp>(g); c.c0 = rnd<Fp>(g); c.c1 = rnd<Fp>(g);
+        if (it % 7 == 0) a.c1 = Fp::zero();
+        if (it % 11 == 0) b = Fp2::zero();
+        Fp2 school;
+        school.c0 = Fp::sub(Fp::mul(a.c0, b.c0), Fp::mul(a.c1, b.c1));
+        school.c1 = Fp::add(Fp::mul(a.c0, b.c1), Fp::mul(a.c1, b.c0));
+        const Fp2 k = Fp2::mul<FpStd>(a, b), k_eo = Fp2::mul<FpEo>(a, b);
+        const Fp2 sq = Fp2::sqr<FpStd>(a), sq_eo = Fp2::sqr<FpEo>(a);
+        const bool ok = k == school && k_eo == school && sq == Fp2::mul<FpStd>(a, a) && sq_eo == sq &&
+                        Fp2::mul<FpStd>(Fp2::mul<FpStd>(a, b), c) == Fp2::mul<FpStd>(a, Fp2::mul<FpStd>(b, c)) &&
+                        Fp2::mul<FpStd>(a, Fp2::add(b, c)) == Fp2::add(k, Fp2::mul<FpStd>(a, c)) &&
+                        Fp2::add(Fp2::neg(a), a).is_zero() && Fp2::neg_ct(a) == Fp2::neg(a) &&
+                        (a.is_zero() || Fp2::mul<FpStd>(a, inv(a)) == Fp2::one());
+        if (!ok) { bad++; if (bad < 4) printf("Fp2: identity failed at iteration %d\n", it); }
+    }
+    return bad;
+}
+
+// One curve's XYZZ formulas (A: CIOS policy, AE: even/odd policy) from its generator P
+// (checked on y^2 = x^3 + b): P + P == 2P three ways, (2P + P) - P == 2P, P - P == O, 3P
+// three ways, then for k*P (k = 1..m, accumulators with ZZ != 1) +- j*P: the mixed
+// addition against repeated additions, both products bit for bit, and the bucket loops'
+// straight-line madd (madd_prep + madd_generic, cond_neg) bit for bit.
+template <class A, class AE>
+static int check_curve(const char* name, const Affine<typename A::F>& P, const typename A::F& b, int m) {
+    typedef typename A::F F;
+    typedef Xyzz<F> X;
+    int bad = 0;
+    auto on_curve = [&](const Affine<F>& a) { return A::sqr(a.y) == F::add(A::mul(A::sqr(a.x), a.x), b); };
+    if (!on_curve(P)) { printf("%s: generator not on curve (constants or field wrong)\n", name); bad++; }
+    auto same = [](const X& a, const X& c) {  // X1*ZZ2 == X2*ZZ1 and Y1*ZZZ2 == Y2*ZZZ1
+        if (a.is_inf() || c.is_inf()) return a.is_inf() && c.is_inf();
+        return A::mul(a.X, c.ZZ) == A::mul(c.X, a.ZZ) && A::mul(a.Y, c.ZZZ) == A::mul(c.Y, a.ZZZ);
+    };
+    X d = X::from_affine(P); xyzz_dbl<A>(d);
+    X mm = X::from_affine(P); xyzz_add_affine_point<A>(mm, P, false);
+    X a2 = X::from_affine(P); xyzz_add<A>(a2, X::from_affine(P));
+    if (!same(d, mm) || !same(d, a2)) { printf("%s: P+P != 2P\n", name); bad++; }
+    X t = d; xyzz_add_affine_point<A>(t, P, false); xyzz_add_affine_point<A>(t, P, true);
+    if (!same(t, d)) { printf("%s: (2P+P)-P != 2P\n", name); bad++; }
+    X z = X::from_affine(P); xyzz_add_affine_point<A>(z, P, true);
+    if (!z.is_inf()) { printf("%s: P-P != O\n", name); bad++; }
+    X t3 = d; xyzz_add<A>(t3, X::from_affine(P));
+    X u3 = X::from_affine(P); xyzz_add<A>(u3, d);
+    X v3 = d; xyzz_add_affine_point<A>(v3, P, false);
+    if (!same(t3, u3) || !same(t3, v3)) { printf("%s: 3P mismatch\n", name); bad++; }
+    std::vector<X> mult;          // k*P for k = 1..m, built by additions (ZZ != 1)
+    std::vector<Affine<F>> aff;   // the same, affine
+    X q = X::from_affine(P);
+    for (int k = 1; k <= m; k++) {
+        if (k > 1) xyzz_add_affine_point<A>(q, P, false);
+        mult.push_back(q);
+        Affine<F> a; a.x = A::mul(q.X, inv(q.ZZ)); a.y = A::mul(q.Y, inv(q.ZZZ));
+        if (!on_curve(a)) { printf("%s: affine %d*P off the curve\n", name, k); bad++; }
+        aff.push_back(a);
+    }
+    auto bits_equal = [](const X& a, const X& c) { return a.X == c.X && a.Y == c.Y && a.ZZ == c.ZZ && a.ZZZ == c.ZZZ; };
+    int fast = 0;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            for (int neg = 0; neg < 2; neg++) {
+                X ref = mult[i];
+                xyzz_add_affine_point<A>(ref, aff[j], neg != 0);
+                X ref_eo = mult[i];
+                xyzz_add_affine_point<AE>(ref_eo, aff[j], neg != 0);
+                if (!bits_equal(ref, ref_eo)) { printf("%s: even/odd curve formula differs (%d, %d)\n", name, i, j); bad++; }
+                int k = neg ? (i + 1) - (j + 1) : (i + 1) + (j + 1);  // (i+1) +- (j+1) times P
+                X want = X::inf();
+                if (k != 0) {
+                    want = X::from_affine(P);
+                    for (int r = 1; r < (k < 0 ? -k : k); r++) xyzz_add_affine_point<A>(want, P, false);
+                    if (k < 0) want.Y = F::neg(want.Y);
+                }
+                if (!same(ref, want)) { printf("%s: mixed add (%d, %d, %d) wrong\n", name, i, j, neg); bad++; }
+                X acc = mult[i];
+                MaddPR<F> tp = madd_prep<A>(acc, aff[j].x, cond_neg(aff[j].y, neg != 0));
+                MaddPR<F> tp_eo = madd_prep<AE>(acc, aff[j].x, cond_neg(aff[j].y, neg != 0));
+                if (acc.is_inf() || aff[j].is_inf() || tp.P.is_zero()) continue;  // the general path's cases
+                fast++;
+                X acc_eo = acc;
+                madd_generic<A>(acc, tp);
+                madd_generic<AE>(acc_eo, tp_eo);
+                if (!bits_equal(acc, ref) || !bits_equal(acc_eo, ref)) { printf("%s: straight-line madd differs (%d, %d, %d)\n", name, i, j, neg); bad++; }
+            }
+    if (fast < m * m) { printf("%s: straight-line madd exercised only %d times\n", name, fast); bad++; }
+    return bad;
+}
+
 int main() {
     std::mt19937_64 g(42);
     int bad = check_field<Fr>("Fr", g, 20000) + check_field<Fp>("Fp", g, 20000);
     bad += check_mul_eo<Fr>("Fr", g, 50000) + check_mul_eo<Fp>("Fp", g, 50000);
     bad += check_msm_digits(g, 3000);
-    // Curve: a point on y^2 = x^3 + 4 from the generator's coordinates, checked through
-    // (P + P) == 2P and (2P + P) - P == 2P in XYZZ, compared projectively.
-    // Generator x, y in Montgomery form (blst's BLS12_381_G1 constants).
-    const uint64_t gx[6] = {0x5cb38790fd530c16, 0x7817fc679976fff5, 0x154f95c7143ba1c1,
-                            0xf0ae6acdf3d0e747, 0xedce6ecc21dbf440, 0x120177419e0bfb75};
-    const uint64_t gy[6] = {0xbaac93d50ce72271, 0x8c22631a7918fd8e, 0xdd595f13570725ce,
-                            0x51ac582950405194, 0x0e1c8c3fad0059c0, 0x0bbc3efc5008a26a};
-    G1Affine P;
-    for (int i = 0; i < 6; i++) {
-        P.x.v[2 * i] = (uint32_t)gx[i]; P.x.v[2 * i + 1] = (uint32_t)(gx[i] >> 32);
-        P.y.v[2 * i] = (uint32_t)gy[i]; P.y.v[2 * i + 1] = (uint32_t)(gy[i] >> 32);
-    }
-    Fp four = Fp::add(Fp::add(Fp::one(), Fp::one()), Fp::add(Fp::one(), Fp::one()));
-    Fp lhs = Fp::sqr(P.y), rhs = Fp::add(Fp::mul(Fp::sqr(P.x), P.x), four);
-    if (!(lhs == rhs)) { printf("generator not on curve (constants or field wrong)\n"); bad++; }
-    auto same = [](const G1Xyzz& a, const G1Xyzz& b) {  // X1*ZZ2 == X2*ZZ1 and Y1*ZZZ2 == Y2*ZZZ1
-        if (a.is_inf() || b.is_inf()) return a.is_inf() && b.is_inf();
-        return Fp::mul(a.X, b.ZZ) == Fp::mul(b.X, a.ZZ) && Fp::mul(a.Y, b.ZZZ) == Fp::mul(b.Y, a.ZZZ);
-    };
-    G1Xyzz d = G1Xyzz::from_affine(P); g1_dbl(d);
-    G1Xyzz m = G1Xyzz::from_affine(P); g1_add_affine_point(m, P, false);
-    G1Xyzz a2 = G1Xyzz::from_affine(P); g1_add(a2, G1Xyzz::from_affine(P));
-    if (!same(d, m) || !same(d, a2)) { printf("P+P != 2P\n"); bad++; }
-    G1Xyzz t = d; g1_add_affine_point(t, P, false); g1_add_affine_point(t, P, true);
-    if (!same(t, d)) { printf("(2P+P)-P != 2P\n"); bad++; }
-    G1Xyzz z = G1Xyzz::from_affine(P); g1_add_affine_point(z, P, true);
-    if (!z.is_inf()) { printf("P-P != O\n"); bad++; }
-    G1Xyzz t3 = d; g1_add(t3, G1Xyzz::from_affine(P));  // 3P two ways
-    G1Xyzz u3 = G1Xyzz::from_affine(P); g1_add(u3, d);
-    G1Xyzz v3 = d; g1_add_affine_point(v3, P, false);
-    if (!same(t3, u3) || !same(t3, v3)) { printf("3P mismatch\n"); bad++; }
-    // The bucket loops' straight-line mixed addition (madd_prep + madd_generic, cond_neg) and
-    // the even/odd product inside the curve formulas: bit-identical to g1_add_affine_point
-    // on affine multiples k*G added to XYZZ accumulators with ZZ != 1.
-    {
-        auto inv = [](const Fp& a) {  // a^(p-2)
-            Fp r = Fp::one();
-            for (int i = 11; i >= 0; i--) {
-                uint32_t e = FpParams::p(i) - (i == 0 ? 2u : 0u);
-                for (int b = 31; b >= 0; b--) {
-                    r = Fp::sqr(r);
-                    if ((e >> b) & 1) r = Fp::mul(r, a);
-                }
-            }
-            return r;
-        };
-        std::vector<G1Xyzz> mult;   // k*G for k = 1..24, built by additions (ZZ != 1)
-        std::vector<G1Affine> aff;  // the same, affine
-        G1Xyzz q = G1Xyzz::from_affine(P);
-        for (int k = 1; k <= 24; k++) {
-            if (k > 1) g1_add_affine_point(q, P, false);
-            mult.push_back(q);
-            Fp zzi = inv(q.ZZ), zzzi = inv(q.ZZZ);
-            G1Affine a; a.x = Fp::mul(q.X, zzi); a.y = Fp::mul(q.Y, zzzi);
-            if (!(Fp::sqr(a.y) == Fp::add(Fp::mul(Fp::sqr(a.x), a.x), four))) { printf("affine %d*G off the curve\n", k); bad++; }
-            aff.push_back(a);
-        }
-        auto bits_equal = [](const G1Xyzz& a, const G1Xyzz& b) { return a.X == b.X && a.Y == b.Y && a.ZZ == b.ZZ && a.ZZZ == b.ZZZ; };
-        int fast = 0;
-        for (int i = 0; i < 24; i++)
-            for (int j = 0; j < 24; j++)
-                for (int neg = 0; neg < 2; neg++) {
-                    G1Xyzz ref = mult[i];
-                    g1_add_affine_point<FpStd>(ref, aff[j], neg != 0);
-                    G1Xyzz ref_eo = mult[i];
-                    g1_add_affine_point<FpEo>(ref_eo, aff[j], neg != 0);
-                    if (!bits_equal(ref, ref_eo)) { printf("FpEo curve formula differs (%d, %d)\n", i, j); bad++; }
-                    // (i+1) +- (j+1) times G
-                    int k = neg ? (i + 1) - (j + 1) : (i + 1) + (j + 1);
-                    G1Xyzz want = G1Xyzz::inf();
-                    if (k != 0) {
-                        want = G1Xyzz::from_affine(P);
-                        for (int m = 1; m < (k < 0 ? -k : k); m++) g1_add_affine_point(want, P, false);
-                        if (k < 0) want.Y = Fp::neg(want.Y);
-                    }
-                    if (!same(ref, want)) { printf("mixed add (%d, %d, %d) wrong\n", i, j, neg); bad++; }
-                    G1Xyzz acc = mult[i];
-                    MaddPR t = madd_prep<FpStd>(acc, aff[j].x, cond_neg(aff[j].y, neg != 0));
-                    MaddPR t_eo = madd_prep<FpEo>(acc, aff[j].x, cond_neg(aff[j].y, neg != 0));
-                    if (acc.is_inf() || aff[j].is_inf() || t.P.is_zero()) continue;  // the general path's cases
-                    fast++;
-                    G1Xyzz acc_eo = acc;
-                    madd_generic<FpStd>(acc, t);
-                    madd_generic<FpEo>(acc_eo, t_eo);
-                    if (!bits_equal(acc, ref) || !bits_equal(acc_eo, ref)) { printf("straight-line madd differs (%d, %d, %d)\n", i, j, neg); bad++; }
-                }
-        if (fast < 1000) { printf("straight-line madd exercised only %d times\n", fast); bad++; }
-    }
+    bad += check_fp2(g, 20000);
+    // Curves: the generators of G1 (y^2 = x^3 + 4) and G2 (y^2 = x^3 + 4(1 + u)) in
+    // Montgomery form (blst's BLS12_381_G1 / BLS12_381_G2 constants).
+    const uint64_t g1x[6] = {0x5cb38790fd530c16, 0x7817fc679976fff5, 0x154f95c7143ba1c1,
+                             0xf0ae6acdf3d0e747, 0xedce6ecc21dbf440, 0x120177419e0bfb75};
+    const uint64_t g1y[6] = {0xbaac93d50ce72271, 0x8c22631a7918fd8e, 0xdd595f13570725ce,
+                             0x51ac582950405194, 0x0e1c8c3fad0059c0, 0x0bbc3efc5008a26a};
+    const uint64_t g2x0[6] = {0xf5f28fa202940a10, 0xb3f5fb2687b4961a, 0xa1a893b53e2ae580,
+                              0x9894999d1a3caee9, 0x6f67b7631863366b, 0x058191924350bcd7};
+    const uint64_t g2x1[6] = {0xa5a9c0759e23f606, 0xaaa0c59dbccd60c3, 0x3bb17e18e2867806,
+                              0x1b1ab6cc8541b367, 0xc2b6ed0ef2158547, 0x11922a097360edf3};
+    const uint64_t g2y0[6] = {0x4c730af860494c4a, 0x597cfa1f5e369c5a, 0xe7e6856caa0a635a,
+                              0xbbefb5e96e0d495f, 0x07d3a975f0ef25a2, 0x0083fd8e7e80dae5};
+    const uint64_t g2y1[6] = {0xadc0fc92df64b05d, 0x18aa270a2b1461dc, 0x86adac6a3be4eba0,
+                              0x79495c4ec93da33a, 0xe7175850a43ccaed, 0x0b2bc2a163de1bf2};
+    const Fp four = Fp::add(Fp::add(Fp::one(), Fp::one()), Fp::add(Fp::one(), Fp::one()));
+    G1Affine P1;
+    P1.x = fp_limbs(g1x); P1.y = fp_limbs(g1y);
+    bad += check_curve<FpStd, FpEo>("G1", P1, four, 24);
+    G2Affine P2;
+    P2.x.c0 = fp_limbs(g2x0); P2.x.c1 = fp_limbs(g2x1);
+    P2.y.c0 = fp_limbs(g2y0); P2.y.c1 = fp_limbs(g2y1);
+    Fp2 b2; b2.c0 = four; b2.c1 = four;  // 4(1 + u)
+    bad += check_curve<Fp2Std, Fp2Eo>("G2", P2, b2, 12);
     printf(bad ? "host field test: %d FAILURES\n" : "host field test: ok (%d failures)\n", bad);
     return bad != 0;
 }

@@ -111,10 +111,10 @@ static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, u
     launch((uint64_t)l.nwin * nseg, 128, [&] { msm_bucket_reduce(buckets.data(), l.nwin, nb, seg, partials.data()); });
     G1Xyzz total = G1Xyzz::inf();
     for (int w = (int)l.nwin - 1; w >= 0; w--) {
-        for (uint32_t k = 0; k < msm_win_width(l, (uint32_t)w); k++) g1_dbl(total);
+        for (uint32_t k = 0; k < msm_win_width(l, (uint32_t)w); k++) xyzz_dbl(total);
         G1Xyzz win = G1Xyzz::inf();
-        for (uint32_t g = 0; g < nseg; g++) g1_add(win, partials[(size_t)w * nseg + g]);
-        g1_add(total, win);
+        for (uint32_t g = 0; g < nseg; g++) xyzz_add(win, partials[(size_t)w * nseg + g]);
+        xyzz_add(total, win);
     }
     return total;
 }
@@ -134,7 +134,7 @@ int main() {
     std::vector<G1Affine> mult;
     G1Xyzz q = G1Xyzz::from_affine(G);
     for (int k = 1; k <= 12; k++) {
-        if (k > 1) g1_add_affine_point(q, G, false);
+        if (k > 1) xyzz_add_affine_point(q, G, false);
         G1Affine a; a.x = Fp::mul(q.X, inv(q.ZZ)); a.y = Fp::mul(q.Y, inv(q.ZZZ));
         mult.push_back(a);
     }
@@ -170,8 +170,8 @@ int main() {
     G1Xyzz want = G1Xyzz::inf();  // want_s * G, double-and-add
     for (int i = 7; i >= 0; i--)
         for (int b = 31; b >= 0; b--) {
-            g1_dbl(want);
-            if ((want_s.v[i] >> b) & 1) g1_add_affine_point(want, G, false);
+            xyzz_dbl(want);
+            if ((want_s.v[i] >> b) & 1) xyzz_add_affine_point(want, G, false);
         }
     struct { const char* name; AccKernel k; } kernels[] = {
         {"b4", msm_bucket_acc}, {"eo", msm_bucket_acc_eo}, {"f1eo3", msm_bucket_acc_f1eo3},

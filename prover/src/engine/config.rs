@@ -42,6 +42,41 @@ pub struct EngineConfig {
     /// Prove a partition on the CPU when its device runs out of memory (else the
     /// out-of-memory error is retried on another device like any device error).
     pub cpu_fallback: bool,
+    /// Where a CUDA device's partitions get their G2 MSM (the B query in G2): `device`
+    /// (span `msm_b_g2`, under the compute lock, beside the G1 MSMs) or `cpu` (span
+    /// `b_g2_msm` in the finisher, as supraseal does). The CPU backend ignores it.
+    pub g2_msm: G2Msm,
+}
+
+/// Where the CUDA backend computes the G2 MSM ([`EngineConfig::g2_msm`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum G2Msm {
+    /// On the GPU, in the device part (kernels of `msm_g2.cu`).
+    #[default]
+    Device,
+    /// On the CPU, in the finisher (blst).
+    Cpu,
+}
+
+impl G2Msm {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            G2Msm::Device => "device",
+            G2Msm::Cpu => "cpu",
+        }
+    }
+}
+
+impl std::str::FromStr for G2Msm {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "device" | "gpu" => Ok(G2Msm::Device),
+            "cpu" => Ok(G2Msm::Cpu),
+            o => Err(format!("unknown G2 MSM placement `{o}` (expected device or cpu)")),
+        }
+    }
 }
 
 impl Default for EngineConfig {
@@ -62,6 +97,7 @@ impl Default for EngineConfig {
             seed: None,
             cpu_msm: crate::msm::CpuMsm::Blst,
             cpu_fallback: true,
+            g2_msm: G2Msm::Device,
         }
     }
 }

@@ -27,7 +27,7 @@ use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use timeline::event::{Run, RunConfig, RunMeta};
 
 pub use backends::{backends_for, backends_for_config};
-pub use config::{ConfigError, EngineConfig, LockMode};
+pub use config::{ConfigError, EngineConfig, G2Msm, LockMode};
 pub use jobs::{interrupt_flag, job_id, porep_jobs};
 
 use crate::backend::{Backend, ProveError};
@@ -240,6 +240,7 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
         split_finalize: Some(cfg.split_finalize),
         finalizers: cfg.split_finalize.then_some(cfg.finalizers),
         backend: backends.first().map(|b| b.name().to_string()),
+        g2_msm: backends.first().filter(|b| b.name() == "cuda").map(|_| cfg.g2_msm.as_str().to_string()),
         ..Default::default()
     };
     m

@@ -7,10 +7,11 @@
 //! resident) and every per-partition upload (a/b/c, then the ones and tail data of L, A
 //! and B: `h2d` spans, pinned staging on the copy stream, see `Gpu::upload_words`), then
 //! under the compute gate the NTTs of H, `msm_h`, and the split MSMs
-//! `msm_l`, `msm_a`, `msm_b_g1` (each with nested `batch_add` and `tail_msm`). Every span
-//! carries `gpu_ns`, the CUDA-event time of its device work; `h2d`/`d2h` spans the copies.
-//! The G2 MSM and assembly stay on the CPU, overlapped by the engine's finaliser, and
-//! every proof is verified (span `verify`, one multi-Miller loop of 4 pairs and a final
+//! `msm_l`, `msm_a`, `msm_b_g1` and, with `g2_msm = device` (the default), `msm_b_g2`
+//! (each with nested `batch_add` and `tail_msm`; the G2 MSM reuses the B query's staged
+//! split). Every span carries `gpu_ns`, the CUDA-event time of its device work; `h2d`/`d2h`
+//! spans the copies. Assembly (and with `g2_msm = cpu` the G2 MSM, as supraseal does) stays
+//! on the CPU, overlapped by the engine's finaliser, and every proof is verified (span `verify`, one multi-Miller loop of 4 pairs and a final
 //! exponentiation) before it is returned: a wrong GPU result is
 //! [`ProveError::Unverified`], which the engine retries on another device, never a
 //! silently bad proof.
@@ -21,14 +22,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use blstrs::G1Projective;
+use blstrs::{G1Projective, G2Projective};
 use group::Group;
 use tracing::{field::Empty, info_span};
 
 use cudarc::driver::CudaSlice;
 
 use super::device::{par_copy, Gpu, GpuError};
-use super::msm::DevicePoints;
+use super::msm::{DevicePoints, GpuCurve, G2};
 use crate::backend::{Backend, Blinding, Gate, Pending, ProveError, StartFailure};
 use crate::domain::Domain;
 use crate::msm::Split;
@@ -43,6 +44,8 @@ struct ResidentParams {
     l: DevicePoints,
     a: DevicePoints,
     b_g1: DevicePoints,
+    /// The B query in G2, when the G2 MSM runs on the device.
+    b_g2: Option<DevicePoints<G2>>,
 }
 
 /// The uploads of one split MSM, staged before the compute gate.
@@ -56,6 +59,8 @@ pub struct CudaBackend {
     gpu: Gpu,
     device: u32,
     resident: Mutex<Option<Arc<ResidentParams>>>,
+    /// The G2 MSM on the device (`msm_b_g2`) rather than in the CPU finisher.
+    g2_on_device: bool,
 }
 
 /// A device error as the engine sees it: out-of-memory (CPU fallback) or other (retry).
@@ -78,27 +83,38 @@ fn ns(ms: f64) -> u64 {
 }
 
 impl CudaBackend {
+    /// A backend on `gpu`; the G2 MSM runs on the device.
     pub fn new(gpu: Gpu, device: u32) -> Self {
-        CudaBackend { gpu, device, resident: Mutex::new(None) }
+        Self::with_g2(gpu, device, true)
+    }
+
+    /// `g2_on_device`: the G2 MSM on the GPU (true) or in the CPU finisher (false).
+    pub fn with_g2(gpu: Gpu, device: u32, g2_on_device: bool) -> Self {
+        CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device }
     }
 
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
     }
 
-    fn params_key(params: &Parameters) -> (String, usize, usize, usize, usize, usize) {
+    fn params_key(&self, params: &Parameters) -> (String, usize, usize, usize, usize, usize) {
         (params.info.circuit_id.clone(), params.h.as_ptr() as usize, params.h.len(), params.l.len(), params.a.len(), params.b_g1.len())
     }
 
-    /// The device copy of `params`' G1 queries (uploaded on first use; span `h2d`).
+    /// The device copy of `params`' G1 queries and, with the G2 MSM on the device, of the
+    /// B query in G2 (uploaded on first use; span `h2d`).
     fn resident(&self, params: &Parameters) -> Result<Arc<ResidentParams>, GpuError> {
-        let key = Self::params_key(params);
+        let key = self.params_key(params);
         let mut slot = self.resident.lock().map_err(|_| GpuError::Other("poisoned parameter cache".into()))?;
         if let Some(r) = slot.as_ref().filter(|r| r.key == key) {
             return Ok(r.clone());
         }
         *slot = None; // free the previous set first
-        let span = info_span!("h2d", what = "params", bytes = ((params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) * 96) as u64, gpu_ns = Empty);
+        if self.g2_on_device && params.b_g2.len() != params.b_g1.len() {
+            return Err(GpuError::Other(format!("B query: {} points in G1 but {} in G2", params.b_g1.len(), params.b_g2.len())));
+        }
+        let g2_bytes = if self.g2_on_device { params.b_g2.len() * 192 } else { 0 };
+        let span = info_span!("h2d", what = "params", bytes = ((params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) * 96 + g2_bytes) as u64, gpu_ns = Empty);
         let _e = span.enter();
         let t0 = self.gpu.timer()?;
         let r = Arc::new(ResidentParams {
@@ -107,6 +123,7 @@ impl CudaBackend {
             l: self.gpu.upload_points(&params.l)?,
             a: self.gpu.upload_points(&params.a)?,
             b_g1: self.gpu.upload_points(&params.b_g1)?,
+            b_g2: if self.g2_on_device { Some(self.gpu.upload_points_of::<G2>(&params.b_g2)?) } else { None },
         });
         let t1 = self.gpu.timer()?;
         span.record("gpu_ns", ns(t0.ms_to(&t1)?));
@@ -118,7 +135,7 @@ impl CudaBackend {
     /// through pinned staging in an `h2d` span whose `gpu_ns` is the copy's CUDA-event
     /// time. The tail scalars are converted from canonical limbs straight into the
     /// staging buffer (8 little-endian u32 words per scalar), no intermediate Vec.
-    fn stage_split(&self, name: &'static str, bases: &DevicePoints, split: &Split) -> Result<StagedSplit, GpuError> {
+    fn stage_split<C: GpuCurve>(&self, name: &'static str, bases: &DevicePoints<C>, split: &Split) -> Result<StagedSplit, GpuError> {
         if let Some(bad) = split.ones.iter().chain(&split.tail_idx).find(|&&i| i as usize >= bases.len) {
             return Err(GpuError::Other(format!("{name}: point index {bad} out of {} query points", bases.len)));
         }
@@ -157,13 +174,13 @@ impl CudaBackend {
     }
 
     /// batch_add + tail_msm of one split MSM on the device from its staged uploads, spans
-    /// nested in `name`.
-    fn split_msm(&self, name: &'static str, bases: &DevicePoints, split: &Split, staged: StagedSplit) -> Result<G1Projective, GpuError> {
+    /// nested in `name` (any group: the G2 MSM reuses the B query's staged split).
+    fn split_msm<C: GpuCurve>(&self, name: &'static str, bases: &DevicePoints<C>, split: &Split, staged: &StagedSplit) -> Result<C::Proj, GpuError> {
         let ones = {
             let s = info_span!("batch_add", query = name, points = split.ones.len() as u64, gpu_ns = Empty);
             let _e = s.enter();
             match &staged.ones {
-                None => G1Projective::identity(),
+                None => C::Proj::identity(),
                 Some(idx) => {
                     let (p, ms) = self.gpu.sum_indexed(bases, Some(&idx.as_view()), split.ones.len())?;
                     s.record("gpu_ns", ns(ms));
@@ -175,7 +192,7 @@ impl CudaBackend {
             let s = info_span!("tail_msm", query = name, points = split.tail.len() as u64, gpu_ns = Empty);
             let _e = s.enter();
             match &staged.tail {
-                None => G1Projective::identity(),
+                None => C::Proj::identity(),
                 Some((idx, scalars)) => {
                     let (p, t) = self.gpu.msm_device_ex(bases, scalars, split.tail.len(), Some(idx), false)?;
                     s.record("gpu_ns", ns(t.total_ms));
@@ -235,9 +252,9 @@ impl CudaBackend {
             p
         };
         drop(hbuf);
-        let mut staged = staged.into_iter();
-        let mut run = |name: &'static str, bases: &DevicePoints, split: &Split| -> Result<G1Projective, ProveError> {
-            let pre = staged.next().ok_or_else(|| ProveError::Device(format!("{name}: nothing staged")))?;
+        let [staged_l, staged_a, staged_b]: [StagedSplit; 3] =
+            staged.try_into().map_err(|_| ProveError::Device("the three split MSMs were not all staged".into()))?;
+        let run = |name: &'static str, bases: &DevicePoints, split: &Split, pre: &StagedSplit| -> Result<G1Projective, ProveError> {
             let span = match name {
                 "msm_l" => info_span!("msm_l", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
                 "msm_a" => info_span!("msm_a", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
@@ -246,10 +263,22 @@ impl CudaBackend {
             let _e = span.enter();
             self.split_msm(name, bases, split, pre).map_err(dev_err)
         };
-        let l = run("msm_l", &res.l, &plan.l)?;
-        let a = run("msm_a", &res.a, &plan.a)?;
-        let b_g1 = run("msm_b_g1", &res.b_g1, &plan.b)?;
-        Ok(Pending { a, b_g1, h, l, b_split: plan.b, blinding, public_inputs })
+        let l = run("msm_l", &res.l, &plan.l, &staged_l)?;
+        drop(staged_l);
+        let a = run("msm_a", &res.a, &plan.a, &staged_a)?;
+        drop(staged_a);
+        let b_g1 = run("msm_b_g1", &res.b_g1, &plan.b, &staged_b)?;
+        let b_g2: Option<G2Projective> = match &res.b_g2 {
+            None => None,
+            Some(bases) => {
+                let split = &plan.b;
+                let span = info_span!("msm_b_g2", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64);
+                let _e = span.enter();
+                Some(self.split_msm("msm_b_g2", bases, split, &staged_b).map_err(dev_err)?)
+            }
+        };
+        drop(staged_b);
+        Ok(Pending { a, b_g1, h, l, b_split: plan.b, b_g2, blinding, public_inputs })
     }
 }
 
@@ -275,14 +304,15 @@ impl Backend for CudaBackend {
     }
 }
 
-/// One backend per CUDA device (the engine's `--backend cuda`), or why there are none.
-pub fn backends() -> Result<Vec<Arc<dyn Backend>>, String> {
+/// One backend per CUDA device (the engine's `--backend cuda`), or why there are none;
+/// `g2_on_device`: where the G2 MSM runs (the engine's `g2_msm`).
+pub fn backends(g2_on_device: bool) -> Result<Vec<Arc<dyn Backend>>, String> {
     let n = Gpu::device_count().map_err(|e| e.to_string())?;
     if n == 0 {
         return Err("no CUDA device found".into());
     }
     (0..n)
-        .map(|d| Gpu::open(d).map(|g| Arc::new(CudaBackend::new(g, d as u32)) as Arc<dyn Backend>).map_err(|e| e.to_string()))
+        .map(|d| Gpu::open(d).map(|g| Arc::new(CudaBackend::with_g2(g, d as u32, g2_on_device)) as Arc<dyn Backend>).map_err(|e| e.to_string()))
         .collect()
 }
 

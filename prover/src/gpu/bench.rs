@@ -7,13 +7,17 @@
 //! The NTT is timed with both Fr products and both passes: `ntt_fr` (CIOS, radix 2),
 //! `ntt_fr_eo` (even/odd, radix 2), `ntt_fr_r4`, `ntt_fr_eo_r4` (even/odd, radix 4: the default
 //! since run 8).
+//! The G2 MSM (`--msm-g2`) is timed for every G2 kernel (`msm_g2_SPEC`, the default's row
+//! `msm_g2`) next to blst's multi-threaded CPU G2 MSM on the same terms (`cpu_blst_g2`, wall
+//! time, all cores): the placement the engine's `g2_msm` chooses between. Its floor is the G1
+//! floor times 3 (a Karatsuba Fp2 product is three Fp products; additions not counted).
 
 use std::time::Instant;
 
 use super::device::{Gpu, GpuError};
-use super::msm::MsmConfig;
+use super::msm::{MsmConfig, G2, G2_ACC_KERNELS};
 use super::ntt::{NttMul, NttRadix};
-use super::reference::{random_points, random_scalars};
+use super::reference::{random_points, random_points_in, random_scalars};
 
 /// 32-bit multiply-adds per second of an H200 (the floor's rate, from the issue).
 pub const H200_MADS_PER_S: f64 = 1.66e13;
@@ -124,6 +128,77 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
         }
         if let (Some((spec, ms)), true) = (best, variants.len() > 1) {
             log(&format!("fastest MSM variant at 2^{l}: {spec} ({ms:.3} ms)"));
+        }
+    }
+    Ok(rows)
+}
+
+/// G2 MSM timings for each size in `logs`: every G2 kernel (or `PROOFSCOPE_MSM_G2_VARIANTS`,
+/// comma-separated specs) on device-resident data, then blst's CPU G2 MSM on the same
+/// points and scalars (`cpu_runs` timed runs after a warm-up; 0: skipped) as the baseline.
+pub fn bench_msm_g2(gpu: &Gpu, logs: &[u32], runs: usize, cpu_runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+    let Some(&max) = logs.iter().max() else { return Ok(Vec::new()) };
+    let n = 1usize << max;
+    let t = Instant::now();
+    let points = random_points_in::<blstrs::G2Projective>(n, seed ^ 0x2);
+    let scalars = random_scalars(n, seed ^ 3);
+    log(&format!("generated {n} random G2 points and scalars in {:.1} s", t.elapsed().as_secs_f64()));
+    let dp = gpu.upload_points_of::<G2>(&points)?;
+    let ds = gpu.upload_scalar_words(&scalars)?;
+    let variants: Vec<MsmConfig> = match std::env::var("PROOFSCOPE_MSM_G2_VARIANTS") {
+        Ok(v) if !v.trim().is_empty() => v
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| MsmConfig::parse_for::<G2>(s).map_err(|e| GpuError::Other(format!("PROOFSCOPE_MSM_G2_VARIANTS: {e}"))))
+            .collect::<Result<_, _>>()?,
+        _ => G2_ACC_KERNELS.iter().map(|(acc, _)| MsmConfig { acc, c: None, seg: None }).collect(),
+    };
+    let default = gpu.msm_default_config_for::<G2>()?;
+    let mut rows = Vec::new();
+    for &l in logs {
+        let m = 1usize << l;
+        for cfg in &variants {
+            gpu.msm_device_cfg(&dp, &ds, m, None, true, cfg)?; // warm-up
+            let mut all = Vec::new();
+            for _ in 0..runs.max(1) {
+                all.push(gpu.msm_device_cfg(&dp, &ds, m, None, true, cfg)?.1);
+            }
+            let (med, min, max) = stats(all.iter().map(|t| t.total_ms).collect());
+            let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
+            let row = BenchRow {
+                what: if *cfg == default { "msm_g2".into() } else { format!("msm_g2_{}", cfg.spec()) },
+                log_n: l,
+                median_ms: med,
+                min_ms: min,
+                max_ms: max,
+                runs: all.len(),
+                floor_ms: 3.0 * msm_floor_ms(l),
+                sppark_ms: None,
+                phases: vec![
+                    ("c".into(), cfg.window_bits(m) as f64),
+                    ("sort".into(), mid.sort_ms),
+                    ("bucket_acc".into(), mid.bucket_acc_ms),
+                    ("reduce".into(), mid.reduce_ms),
+                ],
+            };
+            log(&format_row(&row));
+            rows.push(row);
+        }
+        if cpu_runs > 0 {
+            let limbs: Vec<crate::msm::Limbs> = scalars[..m].iter().map(crate::msm::to_limbs).collect();
+            let _ = crate::msm::blst_g2(&points[..m], None, &limbs);
+            let mut times = Vec::new();
+            for _ in 0..cpu_runs {
+                let t = Instant::now();
+                let r = crate::msm::blst_g2(&points[..m], None, &limbs);
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                std::hint::black_box(r);
+            }
+            let (med, min, max) = stats(times.clone());
+            let row = BenchRow { what: "cpu_blst_g2".into(), log_n: l, median_ms: med, min_ms: min, max_ms: max, runs: times.len(), floor_ms: 3.0 * msm_floor_ms(l), sppark_ms: None, phases: vec![("threads".into(), rayon::current_num_threads() as f64)] };
+            log(&format_row(&row));
+            rows.push(row);
         }
     }
     Ok(rows)

@@ -7,17 +7,17 @@
 
 use std::time::Instant;
 
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::convert::{affine_words, fp_from_words, fp_words, RawFp, scalar_words, scalars_from_words, xyzz_to_projective};
+use super::convert::{affine_words, affine_words_g2, fp_from_words, fp_words, RawFp, scalar_words, scalars_from_words, xyzz_to_projective, xyzz_to_projective_g2};
 use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
-use super::msm::{MsmConfig, ACC_KERNELS};
+use super::msm::{GpuCurve, MsmConfig, ACC_KERNELS, G1, G2, G2_ACC_KERNELS};
 use super::ntt::{NttDirection, NttMul, NttRadix};
-use super::reference::{h_ref, msm_ref, ntt_ref, random_points, random_scalars, sum_ref};
+use super::reference::{h_ref, ntt_ref, random_points, random_points_in, random_scalars, sum_ref};
 
 /// Outcome of one check.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -114,6 +114,33 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
         let t = Instant::now();
         out.push(outcome(format!("batch add of {n} selected points (density split ones)"), t, check_batch_add(gpu, &mut rng, n)));
     }
+    // G2: the Fp2 curve formulas, then the G2 MSM (the engine's config and every G2
+    // kernel) and batch addition, as for G1.
+    let t = Instant::now();
+    out.push(outcome("g2 add/double/mixed/sub (XYZZ over Fp2)".into(), t, check_g2(gpu, &mut rng)));
+    let g2_default = gpu.msm_default_config_for::<G2>();
+    for &n in if opt.quick { &[1usize, 2, 3, 100, 4097][..] } else { &[1usize, 2, 3, 100, 1000, 4097, 65_536][..] } {
+        let t = Instant::now();
+        let r = match &g2_default {
+            Ok(cfg) => check_msm_of::<G2>(gpu, &mut rng, n, cfg),
+            Err(e) => Err(GpuError::Other(e.to_string())),
+        };
+        out.push(outcome(format!("g2 msm {n} terms (random + 0/1/-1 scalars, identity/duplicate/opposite points)"), t, r));
+    }
+    for (acc, _) in G2_ACC_KERNELS {
+        for (c, n) in [(None, 4097usize), (Some(16), 4097), (None, 100)] {
+            let cfg = MsmConfig { acc, c, seg: None };
+            let t = Instant::now();
+            out.push(outcome(format!("g2 msm variant {} {n} terms (random + specials)", cfg.spec()), t, check_msm_of::<G2>(gpu, &mut rng, n, &cfg)));
+        }
+        let cfg = MsmConfig { acc, c: None, seg: None };
+        let t = Instant::now();
+        out.push(outcome(format!("g2 msm variant {}: 3000 one scalars, 3000 copies of one point", cfg.spec()), t, check_long_buckets_of::<G2>(gpu, &mut rng, &cfg)));
+    }
+    for &n in if opt.quick { &[1usize, 1000][..] } else { &[1usize, 1000, 100_003][..] } {
+        let t = Instant::now();
+        out.push(outcome(format!("g2 batch add of {n} selected points"), t, check_batch_add_of::<G2>(gpu, &mut rng, n)));
+    }
     out
 }
 
@@ -197,6 +224,32 @@ fn check_g1(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError>
     Ok(None)
 }
 
+fn check_g2(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError> {
+    let mut p = random_points_in::<G2Projective>(1000, rng.gen());
+    let mut q = random_points_in::<G2Projective>(1000, rng.gen());
+    let id = G2Affine::identity();
+    let (x, y) = (p[0], p[1]);
+    p.extend([x, x, id, y, id]);
+    q.extend([x, -x, y, id, id]);
+    let n = p.len() as u32;
+    let pd = gpu.stream.clone_htod(affine_words_g2(&p)).ctx("upload")?;
+    let qd = gpu.stream.clone_htod(affine_words_g2(&q)).ctx("upload")?;
+    let mut od = gpu.stream.alloc_zeros::<u32>(p.len() * 4 * 96).ctx("alloc")?;
+    launch!(gpu, "g2_selftest", cfg_1d(n as u64, 64), &pd, &qd, &mut od, &n);
+    let o = gpu.stream.clone_dtoh(&od).ctx("download")?;
+    for i in 0..p.len() {
+        let (a, b) = (G2Projective::from(p[i]), G2Projective::from(q[i]));
+        let want = [a + b, a.double(), a + b, a - b];
+        for (k, op) in ["mixed add", "double", "xyzz add", "mixed sub"].iter().enumerate() {
+            let got = xyzz_to_projective_g2(&o[(4 * i + k) * 96..(4 * i + k + 1) * 96]);
+            if got != Some(want[k]) {
+                return Ok(Some(format!("G2 {op} differs at index {i}")));
+            }
+        }
+    }
+    Ok(None)
+}
+
 fn check_ntt(gpu: &Gpu, rng: &mut ChaCha8Rng, log_n: u32, len: usize, dir: NttDirection, coset: bool) -> Result<Option<String>, GpuError> {
     let mut v = random_scalars(len, rng.gen());
     v[0] = Scalar::ONE;
@@ -246,15 +299,20 @@ fn msm_check_variants() -> Result<Vec<MsmConfig>, GpuError> {
 /// Long bucket lists: 3000 scalars equal to one (one bucket gets them all) and 3000 copies of
 /// one point with random scalars (each bucket sums copies: doublings P + P inside the lists).
 fn check_msm_long_buckets(gpu: &Gpu, rng: &mut ChaCha8Rng, cfg: &MsmConfig) -> Result<Option<String>, GpuError> {
-    let points = random_points(3000, rng.gen());
+    check_long_buckets_of::<G1>(gpu, rng, cfg)
+}
+
+fn check_long_buckets_of<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, cfg: &MsmConfig) -> Result<Option<String>, GpuError> {
+    let points = random_points_in::<C::Proj>(3000, rng.gen());
     let ones = vec![Scalar::ONE; 3000];
-    if gpu.msm_with(&points, &ones, cfg)? != sum_ref(&points) {
+    let sum = points.iter().fold(C::Proj::identity(), |acc, p| acc + C::Proj::from(*p));
+    if gpu.msm_of::<C>(&points, &ones, cfg)? != sum {
         return Ok(Some("all-one scalars did not give the sum of the points".into()));
     }
     let same = vec![points[0]; 3000];
     let scalars = random_scalars(3000, rng.gen());
     let total: Scalar = scalars.iter().sum();
-    if gpu.msm_with(&same, &scalars, cfg)? != G1Projective::from(points[0]) * total {
+    if gpu.msm_of::<C>(&same, &scalars, cfg)? != C::Proj::from(points[0]) * total {
         return Ok(Some("copies of one point did not give (sum of scalars) * P".into()));
     }
     Ok(None)
@@ -266,9 +324,18 @@ fn check_msm(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize) -> Result<Option<String>
 
 /// check_msm with an explicit MSM config (None: the engine's default).
 fn check_msm_cfg(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize, cfg: Option<&MsmConfig>) -> Result<Option<String>, GpuError> {
-    let mut points = random_points(n, rng.gen());
+    let cfg = match cfg {
+        Some(c) => *c,
+        None => gpu.msm_default_config()?,
+    };
+    check_msm_of::<G1>(gpu, rng, n, &cfg)
+}
+
+/// One MSM of group `C` with `cfg` against the CPU on `n` random terms with specials
+/// (where they fit): zero, one, -1, 2, -2 scalars; identity, duplicate and opposite points.
+fn check_msm_of<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize, cfg: &MsmConfig) -> Result<Option<String>, GpuError> {
+    let mut points = random_points_in::<C::Proj>(n, rng.gen());
     let mut scalars = random_scalars(n, rng.gen());
-    // Specials (where they fit): zero, one, -1 scalars; identity, duplicate and opposite points.
     let sp = special_scalars();
     for (i, s) in sp.iter().enumerate() {
         if 2 * i + 1 < n {
@@ -276,23 +343,20 @@ fn check_msm_cfg(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize, cfg: Option<&MsmConf
         }
     }
     if n > 12 {
-        points[3] = G1Affine::identity();
+        points[3] = C::Affine::identity();
         points[5] = points[4];
         points[6] = points[4];
         points[7] = -points[4];
         scalars[6] = scalars[5];
         points[n - 1] = points[0];
     }
-    let got = match cfg {
-        Some(c) => gpu.msm_with(&points, &scalars, c)?,
-        None => gpu.msm(&points, &scalars)?,
-    };
-    let want = if n <= 64 {
-        points.iter().zip(&scalars).fold(G1Projective::identity(), |acc, (p, s)| acc + G1Projective::from(p) * s)
+    let got = gpu.msm_of::<C>(&points, &scalars, cfg)?;
+    let want: C::Proj = if n <= 64 {
+        points.iter().zip(&scalars).fold(C::Proj::identity(), |acc, (p, s)| acc + C::Proj::from(*p) * *s)
     } else {
-        msm_ref(&points, &scalars)
+        crate::msm::msm::<C::Proj>(&points, &scalars)
     };
-    Ok((got != want).then(|| "differs from the CPU MSM".to_string()))
+    Ok((got != want).then(|| format!("differs from the CPU {} MSM", C::NAME)))
 }
 
 fn check_msm_degenerate(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError> {
@@ -314,18 +378,23 @@ fn check_msm_degenerate(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String
 }
 
 fn check_batch_add(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize) -> Result<Option<String>, GpuError> {
+    check_batch_add_of::<G1>(gpu, rng, n)
+}
+
+fn check_batch_add_of<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize) -> Result<Option<String>, GpuError> {
     let total = n * 2 + 7;
-    let mut points = random_points(total, rng.gen());
-    points[1] = G1Affine::identity();
+    let mut points = random_points_in::<C::Proj>(total, rng.gen());
+    points[1] = C::Affine::identity();
     let idx: Vec<u32> = (0..total as u32).filter(|i| i % 2 == 1).take(n).collect();
-    let dev = gpu.upload_points(&points)?;
+    let dev = gpu.upload_points_of::<C>(&points)?;
     let got = gpu.sum_selected(&dev, &idx)?;
-    let want = idx.iter().fold(G1Projective::identity(), |acc, &i| acc + points[i as usize]);
+    let want = idx.iter().fold(C::Proj::identity(), |acc, &i| acc + C::Proj::from(points[i as usize]));
     if got != want {
         return Ok(Some("indexed sum differs from the CPU sum".into()));
     }
     let (all, _) = gpu.sum_indexed(&dev, None, total)?;
-    Ok((all != sum_ref(&points)).then(|| "sum of all points differs from the CPU sum".to_string()))
+    let sum = points.iter().fold(C::Proj::identity(), |acc, p| acc + C::Proj::from(*p));
+    Ok((all != sum).then(|| "sum of all points differs from the CPU sum".to_string()))
 }
 
 /// A short fixed-width table of outcomes.

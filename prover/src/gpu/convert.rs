@@ -5,12 +5,13 @@
 //! `blst_p1_affine` (`#[repr(C)]` arrays of little-endian `u64` Montgomery limbs), so on a
 //! little-endian host their memory is exactly 8 (resp. 24) little-endian `u32` limbs.
 
-use blst::{blst_fp, blst_p1_affine};
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blst::{blst_fp, blst_fp2, blst_p1_affine, blst_p2_affine};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
 
 const _: () = assert!(std::mem::size_of::<Scalar>() == 32);
 const _: () = assert!(std::mem::size_of::<G1Affine>() == 96);
+const _: () = assert!(std::mem::size_of::<G2Affine>() == 192);
 #[cfg(not(target_endian = "little"))]
 compile_error!("the CUDA backend assumes a little-endian host");
 
@@ -25,6 +26,14 @@ pub fn scalar_words(scalars: &[Scalar]) -> &[u32] {
 pub fn affine_words(points: &[G1Affine]) -> &[u32] {
     // SAFETY: G1Affine is repr(transparent) over blst_p1_affine = repr(C) { x: [u64;6], y: [u64;6] }.
     unsafe { std::slice::from_raw_parts(points.as_ptr() as *const u32, points.len() * 24) }
+}
+
+/// The affine coordinates of G2 points (x.c0, x.c1, y.c0, y.c1, Montgomery), 48 words each;
+/// the identity is all zeros.
+pub fn affine_words_g2(points: &[G2Affine]) -> &[u32] {
+    // SAFETY: G2Affine is repr(transparent) over blst_p2_affine = repr(C) { x: blst_fp2, y: blst_fp2 },
+    // blst_fp2 = repr(C) { fp: [blst_fp; 2] }.
+    unsafe { std::slice::from_raw_parts(points.as_ptr() as *const u32, points.len() * 48) }
 }
 
 pub(crate) fn scalar_from_words(w: &[u32]) -> Scalar {
@@ -134,4 +143,41 @@ pub fn xyzz_to_projective(w: &[u32]) -> Option<G1Projective> {
     // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine.
     let p: G1Affine = unsafe { std::mem::transmute::<blst_p1_affine, G1Affine>(raw) };
     Some(G1Projective::from(p))
+}
+
+fn fp2_from_words(w: &[u32]) -> blst_fp2 {
+    blst_fp2 { fp: [fp_from_words(&w[0..12]).0, fp_from_words(&w[12..24]).0] }
+}
+
+fn fp2_is_zero(a: &blst_fp2) -> bool {
+    a.fp.iter().all(|f| f.l.iter().all(|&x| x == 0))
+}
+
+/// A G2 XYZZ point of the kernels (X, Y, ZZ, ZZZ over Fp2: 96 words) as a blstrs point;
+/// `None` when the words are not a point of the curve.
+pub fn xyzz_to_projective_g2(w: &[u32]) -> Option<G2Projective> {
+    let zz = fp2_from_words(&w[48..72]);
+    if fp2_is_zero(&zz) {
+        return Some(G2Projective::identity());
+    }
+    let zzz = fp2_from_words(&w[72..96]);
+    if fp2_is_zero(&zzz) {
+        return None;
+    }
+    let (x, y) = (fp2_from_words(&w[0..24]), fp2_from_words(&w[24..48]));
+    let mut raw = blst_p2_affine::default();
+    let (mut zzi, mut zzzi) = (blst_fp2::default(), blst_fp2::default());
+    // SAFETY: blst reads and writes whole fp2 elements; zz and zzz are non-zero.
+    unsafe {
+        blst::blst_fp2_inverse(&mut zzi, &zz);
+        blst::blst_fp2_inverse(&mut zzzi, &zzz);
+        blst::blst_fp2_mul(&mut raw.x, &x, &zzi);
+        blst::blst_fp2_mul(&mut raw.y, &y, &zzzi);
+        if !blst::blst_p2_affine_on_curve(&raw) {
+            return None;
+        }
+    }
+    // SAFETY: G2Affine is #[repr(transparent)] over blst_p2_affine.
+    let p: G2Affine = unsafe { std::mem::transmute::<blst_p2_affine, G2Affine>(raw) };
+    Some(G2Projective::from(p))
 }

@@ -1,4 +1,4 @@
-//! The CUDA backend: our own BLS12-381 kernels (Fr NTT, G1 MSM, batch additions) driven
+//! The CUDA backend: our own BLS12-381 kernels (Fr NTT, G1 and G2 MSMs, batch additions) driven
 //! from Rust through cudarc.
 //!
 //! The CUDA driver is loaded at run time (cudarc's `dynamic-loading`), so the same binary
@@ -21,7 +21,7 @@ pub mod nvml;
 pub mod reference;
 
 pub use backend::{backends, CudaBackend};
-pub use convert::{affine_words, scalar_words, xyzz_to_projective};
+pub use convert::{affine_words, affine_words_g2, scalar_words, xyzz_to_projective, xyzz_to_projective_g2};
 pub use device::{kernels_built, Gpu, GpuError, KernelTimer};
-pub use msm::{msm_window_bits, MsmTimes};
+pub use msm::{msm_window_bits, GpuCurve, MsmConfig, MsmTimes, G1, G2};
 pub use ntt::{NttDirection, NttMul, NttRadix, NttTimes};

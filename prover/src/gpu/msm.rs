@@ -1,24 +1,111 @@
-//! G1 MSM on the GPU (Pippenger, signed windows, counting-sort of points into buckets) and
-//! the batch additions of the density split. The host only picks the window size and
-//! combines the ~16 window sums (Horner, one doubling per bit of each window).
+//! G1 and G2 MSMs on the GPU (Pippenger, signed windows, counting-sort of points into
+//! buckets) and the batch additions of the density split. The host only picks the window
+//! size and combines the ~16 window sums (Horner, one doubling per bit of each window).
+//! One code path serves both groups: [`GpuCurve`] says what differs (point sizes, the
+//! kernels of `msm.cu` / `msm_g2.cu`, the conversion back to blstrs); the digit and sort
+//! kernels are shared.
 //!
 //! Tuning knobs (issue 5): the bucket-accumulation kernel, the window size c and the
 //! reduction's segment length form an [`MsmConfig`], written `KERNEL[:C[:SEG]]` (e.g.
 //! `eo:17`). The engine uses the default config: `PROOFSCOPE_MSM_ACC` (a spec),
 //! `PROOFSCOPE_MSM_C` and `PROOFSCOPE_MSM_SEG` override the built-in choice (kernel `f1eo3`, c
 //! from [`msm_window_bits`], segments of 16); `gpu check` and `gpu bench` run explicit
-//! configs (`PROOFSCOPE_MSM_VARIANTS`, see bench.rs and check.rs).
+//! configs (`PROOFSCOPE_MSM_VARIANTS`, see bench.rs and check.rs). The G2 MSM has its own
+//! kernels ([`G2_ACC_KERNELS`]) and its own default (`PROOFSCOPE_MSM_G2_ACC`, a spec).
 
 use std::sync::OnceLock;
 
-use blstrs::{G1Affine, G1Projective, Scalar};
+use std::marker::PhantomData;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cudarc::driver::{CudaSlice, CudaView};
 use group::Group;
 
-use super::convert::{affine_words, scalar_words, xyzz_to_projective};
+use super::convert::{affine_words, affine_words_g2, scalar_words, xyzz_to_projective, xyzz_to_projective_g2};
 use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
 
-const XYZZ_WORDS: usize = 48;
+/// What the MSM code needs to know about a group: the layouts of its points on the device,
+/// its kernels and the conversion of the kernels' XYZZ results back to blstrs.
+pub trait GpuCurve: 'static {
+    type Affine: group::prime::PrimeCurveAffine + std::ops::Neg<Output = Self::Affine> + Copy + Send + Sync;
+    type Proj: group::Curve<AffineRepr = Self::Affine>
+        + From<Self::Affine>
+        + std::ops::Mul<Scalar, Output = Self::Proj>
+        + std::fmt::Debug
+        + Send
+        + Sync;
+    /// "G1" or "G2" (messages).
+    const NAME: &'static str;
+    /// u32 words per affine point (blst layout) and per XYZZ point.
+    const AFFINE_WORDS: usize;
+    const XYZZ_WORDS: usize;
+    /// Bucket-accumulation kernels (short name, kernel) and the default one.
+    const ACC_KERNELS: &'static [(&'static str, &'static str)];
+    const DEFAULT_ACC: &'static str;
+    /// Environment variable holding this group's default MSM spec (`KERNEL[:C[:SEG]]`).
+    const ACC_ENV: &'static str;
+    const REDUCE: &'static str;
+    const SUM_CHUNKS: &'static str;
+    const SUM_AFFINE_CHUNKS: &'static str;
+    fn words(points: &[Self::Affine]) -> &[u32];
+    /// `None` when the words are not a point of the curve (a kernel bug).
+    fn from_xyzz(w: &[u32]) -> Option<Self::Proj>;
+    /// The cached environment default (one cell per group).
+    fn env_cell() -> &'static OnceLock<Result<Option<MsmConfig>, String>>;
+}
+
+/// BLS12-381 G1 (the H, L, A and B-in-G1 queries).
+pub struct G1;
+/// BLS12-381 G2 (the B query in G2).
+pub struct G2;
+
+impl GpuCurve for G1 {
+    type Affine = G1Affine;
+    type Proj = G1Projective;
+    const NAME: &'static str = "G1";
+    const AFFINE_WORDS: usize = 24;
+    const XYZZ_WORDS: usize = 48;
+    const ACC_KERNELS: &'static [(&'static str, &'static str)] = ACC_KERNELS;
+    const DEFAULT_ACC: &'static str = "f1eo3";
+    const ACC_ENV: &'static str = "PROOFSCOPE_MSM_ACC";
+    const REDUCE: &'static str = "msm_bucket_reduce";
+    const SUM_CHUNKS: &'static str = "g1_sum_chunks";
+    const SUM_AFFINE_CHUNKS: &'static str = "g1_sum_affine_chunks";
+    fn words(points: &[G1Affine]) -> &[u32] {
+        affine_words(points)
+    }
+    fn from_xyzz(w: &[u32]) -> Option<G1Projective> {
+        xyzz_to_projective(w)
+    }
+    fn env_cell() -> &'static OnceLock<Result<Option<MsmConfig>, String>> {
+        static CELL: OnceLock<Result<Option<MsmConfig>, String>> = OnceLock::new();
+        &CELL
+    }
+}
+
+impl GpuCurve for G2 {
+    type Affine = G2Affine;
+    type Proj = G2Projective;
+    const NAME: &'static str = "G2";
+    const AFFINE_WORDS: usize = 48;
+    const XYZZ_WORDS: usize = 96;
+    const ACC_KERNELS: &'static [(&'static str, &'static str)] = G2_ACC_KERNELS;
+    const DEFAULT_ACC: &'static str = "g2eo";
+    const ACC_ENV: &'static str = "PROOFSCOPE_MSM_G2_ACC";
+    const REDUCE: &'static str = "g2_bucket_reduce";
+    const SUM_CHUNKS: &'static str = "g2_sum_chunks";
+    const SUM_AFFINE_CHUNKS: &'static str = "g2_sum_affine_chunks";
+    fn words(points: &[G2Affine]) -> &[u32] {
+        affine_words_g2(points)
+    }
+    fn from_xyzz(w: &[u32]) -> Option<G2Projective> {
+        xyzz_to_projective_g2(w)
+    }
+    fn env_cell() -> &'static OnceLock<Result<Option<MsmConfig>, String>> {
+        static CELL: OnceLock<Result<Option<MsmConfig>, String>> = OnceLock::new();
+        &CELL
+    }
+}
 
 /// Window size c (bits) for an MSM of n points: enough buckets to fill the GPU, at most 16.
 pub fn msm_window_bits(n: usize) -> u32 {
@@ -42,6 +129,13 @@ pub const ACC_KERNELS: &[(&str, &str)] = &[
     ("b4", "msm_bucket_acc"),
     ("eo", "msm_bucket_acc_eo"),
     ("f1eo3", "msm_bucket_acc_f1eo3"),
+];
+
+/// The G2 bucket-accumulation kernels of `msm_g2.cu`.
+pub const G2_ACC_KERNELS: &[(&str, &str)] = &[
+    ("g2", "g2_bucket_acc"),
+    ("g2eo", "g2_bucket_acc_eo"),
+    ("g2f1eo", "g2_bucket_acc_f1eo"),
 ];
 
 /// The window layout of `msm_digits.cuh` (mirrored here for the bucket count and Horner):
@@ -85,12 +179,22 @@ impl Default for MsmConfig {
 }
 
 impl MsmConfig {
-    /// Parses `KERNEL[:C[:SEG]]`, e.g. `b4`, `eo:17`, `f1eo3:16:4` (C or SEG may be empty).
+    /// The built-in default of group `C`.
+    pub fn default_for<C: GpuCurve>() -> MsmConfig {
+        MsmConfig { acc: C::DEFAULT_ACC, c: None, seg: None }
+    }
+
+    /// Parses a G1 spec `KERNEL[:C[:SEG]]`, e.g. `b4`, `eo:17`, `f1eo3:16:4` (C or SEG may be empty).
     pub fn parse(spec: &str) -> Result<MsmConfig, GpuError> {
-        let bad = |why: String| GpuError::Other(format!("MSM variant {spec:?}: {why} (expected KERNEL[:C[:SEG]], kernels {})", ACC_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")));
+        Self::parse_for::<G1>(spec)
+    }
+
+    /// Parses a spec whose kernel is one of group `C`'s (e.g. `g2eo:15` for G2).
+    pub fn parse_for<C: GpuCurve>(spec: &str) -> Result<MsmConfig, GpuError> {
+        let bad = |why: String| GpuError::Other(format!("{} MSM variant {spec:?}: {why} (expected KERNEL[:C[:SEG]], kernels {})", C::NAME, C::ACC_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")));
         let mut parts = spec.trim().split(':');
         let name = parts.next().unwrap_or("").trim();
-        let acc = ACC_KERNELS.iter().find(|k| k.0 == name).map(|k| k.0).ok_or_else(|| bad(format!("unknown kernel {name:?}")))?;
+        let acc = C::ACC_KERNELS.iter().find(|k| k.0 == name).map(|k| k.0).ok_or_else(|| bad(format!("unknown kernel {name:?}")))?;
         let num = |p: Option<&str>, what: &str| -> Result<Option<u32>, GpuError> {
             match p.map(str::trim) {
                 None | Some("") => Ok(None),
@@ -130,39 +234,52 @@ impl MsmConfig {
         }
     }
 
+    /// The G1 kernel of this config (tests and messages).
     pub fn kernel(&self) -> &'static str {
         ACC_KERNELS.iter().find(|k| k.0 == self.acc).map(|k| k.1).unwrap_or("msm_bucket_acc")
+    }
+
+    /// The kernel of this config for group `C`; an error when the config names another
+    /// group's kernel (launching it on these buffers would read out of bounds).
+    pub fn kernel_for<C: GpuCurve>(&self) -> Result<&'static str, GpuError> {
+        C::ACC_KERNELS
+            .iter()
+            .find(|k| k.0 == self.acc)
+            .map(|k| k.1)
+            .ok_or_else(|| GpuError::Other(format!("MSM kernel {:?} is not a {} kernel", self.acc, C::NAME)))
     }
 
     pub fn window_bits(&self, n: usize) -> u32 {
         self.c.unwrap_or_else(|| msm_window_bits(n))
     }
 
-    /// The default config from the environment (read once): `PROOFSCOPE_MSM_ACC` (a spec),
+    /// Group `C`'s default config from the environment (read once): `C::ACC_ENV` (a spec;
+    /// `PROOFSCOPE_MSM_ACC` for G1, `PROOFSCOPE_MSM_G2_ACC` for G2), and for G1 also
     /// `PROOFSCOPE_MSM_C`, `PROOFSCOPE_MSM_SEG`; None when unset.
-    fn from_env() -> Result<Option<MsmConfig>, GpuError> {
-        static ENV: OnceLock<Result<Option<MsmConfig>, String>> = OnceLock::new();
-        ENV.get_or_init(|| {
-            let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-            let (acc, c, seg) = (var("PROOFSCOPE_MSM_ACC"), var("PROOFSCOPE_MSM_C"), var("PROOFSCOPE_MSM_SEG"));
-            if acc.is_none() && c.is_none() && seg.is_none() {
-                return Ok(None);
-            }
-            let mut cfg = match &acc {
-                Some(a) => MsmConfig::parse(a).map_err(|e| format!("PROOFSCOPE_MSM_ACC: {e}"))?,
-                None => MsmConfig::default(),
-            };
-            if let Some(c) = c {
-                cfg.c = Some(c.trim().parse().map_err(|_| format!("PROOFSCOPE_MSM_C={c:?} is not a number"))?);
-            }
-            if let Some(s) = seg {
-                cfg.seg = Some(s.trim().parse().map_err(|_| format!("PROOFSCOPE_MSM_SEG={s:?} is not a number"))?);
-            }
-            cfg.check().map_err(|e| e.to_string())?;
-            Ok(Some(cfg))
-        })
-        .clone()
-        .map_err(GpuError::Other)
+    fn from_env<C: GpuCurve>() -> Result<Option<MsmConfig>, GpuError> {
+        C::env_cell()
+            .get_or_init(|| {
+                let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+                let acc = var(C::ACC_ENV);
+                let (c, seg) = if C::NAME == "G1" { (var("PROOFSCOPE_MSM_C"), var("PROOFSCOPE_MSM_SEG")) } else { (None, None) };
+                if acc.is_none() && c.is_none() && seg.is_none() {
+                    return Ok(None);
+                }
+                let mut cfg = match &acc {
+                    Some(a) => MsmConfig::parse_for::<C>(a).map_err(|e| format!("{}: {e}", C::ACC_ENV))?,
+                    None => MsmConfig::default_for::<C>(),
+                };
+                if let Some(c) = c {
+                    cfg.c = Some(c.trim().parse().map_err(|_| format!("PROOFSCOPE_MSM_C={c:?} is not a number"))?);
+                }
+                if let Some(s) = seg {
+                    cfg.seg = Some(s.trim().parse().map_err(|_| format!("PROOFSCOPE_MSM_SEG={s:?} is not a number"))?);
+                }
+                cfg.check().map_err(|e| e.to_string())?;
+                Ok(Some(cfg))
+            })
+            .clone()
+            .map_err(GpuError::Other)
     }
 }
 
@@ -176,26 +293,33 @@ pub struct MsmTimes {
     pub total_ms: f64,
 }
 
-/// Points resident on the device (affine, blst layout).
-pub struct DevicePoints {
+/// Points of group `C` resident on the device (affine, blst layout).
+pub struct DevicePoints<C: GpuCurve = G1> {
     pub(crate) buf: CudaSlice<u32>,
     pub len: usize,
+    _curve: PhantomData<C>,
 }
 
 impl Gpu {
     pub fn upload_points(&self, points: &[G1Affine]) -> Result<DevicePoints, GpuError> {
-        Ok(DevicePoints { buf: self.stream.clone_htod(affine_words(points)).ctx("upload points")?, len: points.len() })
+        self.upload_points_of::<G1>(points)
+    }
+
+    /// Uploads the affine points of any group (G2: the B query in G2).
+    pub fn upload_points_of<C: GpuCurve>(&self, points: &[C::Affine]) -> Result<DevicePoints<C>, GpuError> {
+        let what = format!("upload {} points", C::NAME);
+        Ok(DevicePoints { buf: self.stream.clone_htod(C::words(points)).ctx(&what)?, len: points.len(), _curve: PhantomData })
     }
 
     pub fn upload_scalar_words(&self, scalars: &[Scalar]) -> Result<CudaSlice<u32>, GpuError> {
         self.stream.clone_htod(scalar_words(scalars)).ctx("upload scalars")
     }
 
-    fn download_points(&self, buf: &CudaSlice<u32>, count: usize) -> Result<Vec<G1Projective>, GpuError> {
-        let words = self.stream.clone_dtoh(&buf.slice(0..count * XYZZ_WORDS)).ctx("download points")?;
+    fn download_points<C: GpuCurve>(&self, buf: &CudaSlice<u32>, count: usize) -> Result<Vec<C::Proj>, GpuError> {
+        let words = self.stream.clone_dtoh(&buf.slice(0..count * C::XYZZ_WORDS)).ctx("download points")?;
         words
-            .chunks_exact(XYZZ_WORDS)
-            .map(|w| xyzz_to_projective(w).ok_or_else(|| GpuError::Other("kernel returned a point off the curve".into())))
+            .chunks_exact(C::XYZZ_WORDS)
+            .map(|w| C::from_xyzz(w).ok_or_else(|| GpuError::Other(format!("kernel returned a point off the {} curve", C::NAME))))
             .collect()
     }
 
@@ -207,41 +331,48 @@ impl Gpu {
 
     /// General form: `idx` (device) maps term i to point idx[i] (else i); `montgomery` says
     /// whether the scalar words are Montgomery (blstrs memory) or canonical integers.
-    pub fn msm_device_ex(
+    /// Any group; the config is the group's default ([`Gpu::msm_default_config_for`]).
+    pub fn msm_device_ex<C: GpuCurve>(
         &self,
-        points: &DevicePoints,
+        points: &DevicePoints<C>,
         scalars: &CudaSlice<u32>,
         n: usize,
         idx: Option<&CudaSlice<u32>>,
         montgomery: bool,
-    ) -> Result<(G1Projective, MsmTimes), GpuError> {
-        let cfg = self.msm_default_config()?;
+    ) -> Result<(C::Proj, MsmTimes), GpuError> {
+        let cfg = self.msm_default_config_for::<C>()?;
         self.msm_device_cfg(points, scalars, n, idx, montgomery, &cfg)
     }
 
-    /// The config the engine uses: the environment's (see the module doc), else
+    /// The G1 config the engine uses: the environment's (see the module doc), else
     /// [`MsmConfig::default`].
     pub fn msm_default_config(&self) -> Result<MsmConfig, GpuError> {
-        Ok(MsmConfig::from_env()?.unwrap_or_default())
+        self.msm_default_config_for::<G1>()
+    }
+
+    /// Group `C`'s config: the environment's, else the built-in default.
+    pub fn msm_default_config_for<C: GpuCurve>(&self) -> Result<MsmConfig, GpuError> {
+        Ok(MsmConfig::from_env::<C>()?.unwrap_or_else(MsmConfig::default_for::<C>))
     }
 
     /// [`Gpu::msm_device_ex`] with an explicit config (checks and benches of the variants).
-    pub fn msm_device_cfg(
+    pub fn msm_device_cfg<C: GpuCurve>(
         &self,
-        points: &DevicePoints,
+        points: &DevicePoints<C>,
         scalars: &CudaSlice<u32>,
         n: usize,
         idx: Option<&CudaSlice<u32>>,
         montgomery: bool,
         cfg: &MsmConfig,
-    ) -> Result<(G1Projective, MsmTimes), GpuError> {
+    ) -> Result<(C::Proj, MsmTimes), GpuError> {
         if n == 0 {
-            return Ok((G1Projective::identity(), MsmTimes::default()));
+            return Ok((C::Proj::identity(), MsmTimes::default()));
         }
         if idx.is_some_and(|i| i.len() < n) || (idx.is_none() && n > points.len) || scalars.len() < n * 8 || n >= (1 << 31) {
-            return Err(GpuError::Other(format!("MSM of {n} terms over {} points / {} scalars", points.len, scalars.len() / 8)));
+            return Err(GpuError::Other(format!("{} MSM of {n} terms over {} points / {} scalars", C::NAME, points.len, scalars.len() / 8)));
         }
         cfg.check()?;
+        let acc_kernel = cfg.kernel_for::<C>()?;
         let c = cfg.window_bits(n);
         let layout = WindowLayout::new(c);
         let nwin = layout.nwin;
@@ -283,19 +414,19 @@ impl Gpu {
         }
         drop(counts);
         let t1 = self.timer()?;
-        let mut buckets = self.stream.alloc_zeros::<u32>(nbk as usize * XYZZ_WORDS).ctx("alloc buckets")?;
-        launch!(self, cfg.kernel(), cfg_1d(nbk as u64, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets);
+        let mut buckets = self.stream.alloc_zeros::<u32>(nbk as usize * C::XYZZ_WORDS).ctx("alloc buckets")?;
+        launch!(self, acc_kernel, cfg_1d(nbk as u64, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets);
         let t2 = self.timer()?;
         let seg = cfg.seg.unwrap_or(16).min(nb);
         let nseg = nb / seg;
-        let mut partials = self.stream.alloc_zeros::<u32>((nwin * nseg) as usize * XYZZ_WORDS).ctx("alloc partials")?;
-        launch!(self, "msm_bucket_reduce", cfg_1d((nwin * nseg) as u64, 128), &buckets, &nwin, &nb, &seg, &mut partials);
-        let windows = self.sum_per_group(partials, nwin, nseg)?;
+        let mut partials = self.stream.alloc_zeros::<u32>((nwin * nseg) as usize * C::XYZZ_WORDS).ctx("alloc partials")?;
+        launch!(self, C::REDUCE, cfg_1d((nwin * nseg) as u64, 128), &buckets, &nwin, &nb, &seg, &mut partials);
+        let windows = self.sum_per_group::<C>(partials, nwin, nseg)?;
         let t3 = self.timer()?;
-        let sums = self.download_points(&windows, nwin as usize)?;
+        let sums = self.download_points::<C>(&windows, nwin as usize)?;
         let times = MsmTimes { sort_ms: t0.ms_to(&t1)?, bucket_acc_ms: t1.ms_to(&t2)?, reduce_ms: t2.ms_to(&t3)?, total_ms: t0.ms_to(&t3)? };
         // Horner over windows: acc = sum_w 2^(offset of w) W_w, offsets growing by each width.
-        let mut acc = G1Projective::identity();
+        let mut acc = C::Proj::identity();
         for (w, sum) in sums.iter().enumerate().rev() {
             for _ in 0..layout.width(w as u32) {
                 acc = acc.double();
@@ -306,13 +437,13 @@ impl Gpu {
     }
 
     /// Sums `per` consecutive XYZZ points for each of `groups` groups (tree of chunked sums).
-    fn sum_per_group(&self, mut buf: CudaSlice<u32>, groups: u32, mut per: u32) -> Result<CudaSlice<u32>, GpuError> {
+    fn sum_per_group<C: GpuCurve>(&self, mut buf: CudaSlice<u32>, groups: u32, mut per: u32) -> Result<CudaSlice<u32>, GpuError> {
         while per > 1 {
             let chunk = per.min(16);
             let count = groups * per;
             let outs = count.div_ceil(chunk);
-            let mut out = self.stream.alloc_zeros::<u32>(outs as usize * XYZZ_WORDS).ctx("alloc sums")?;
-            launch!(self, "g1_sum_chunks", cfg_1d(outs as u64, 64), &buf, &count, &chunk, &mut out);
+            let mut out = self.stream.alloc_zeros::<u32>(outs as usize * C::XYZZ_WORDS).ctx("alloc sums")?;
+            launch!(self, C::SUM_CHUNKS, cfg_1d(outs as u64, 64), &buf, &count, &chunk, &mut out);
             buf = out;
             per = per.div_ceil(chunk);
         }
@@ -321,20 +452,21 @@ impl Gpu {
 
     /// MSM with host inputs: uploads, runs [`Gpu::msm_device`], returns the point.
     pub fn msm(&self, points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, GpuError> {
-        if points.len() != scalars.len() {
-            return Err(GpuError::Other(format!("{} points but {} scalars", points.len(), scalars.len())));
-        }
-        let p = self.upload_points(points)?;
-        let s = self.upload_scalar_words(scalars)?;
-        Ok(self.msm_device(&p, &s, points.len())?.0)
+        let cfg = self.msm_default_config()?;
+        self.msm_with(points, scalars, &cfg)
     }
 
     /// [`Gpu::msm`] with an explicit config.
     pub fn msm_with(&self, points: &[G1Affine], scalars: &[Scalar], cfg: &MsmConfig) -> Result<G1Projective, GpuError> {
+        self.msm_of::<G1>(points, scalars, cfg)
+    }
+
+    /// Host-input MSM of any group with an explicit config.
+    pub fn msm_of<C: GpuCurve>(&self, points: &[C::Affine], scalars: &[Scalar], cfg: &MsmConfig) -> Result<C::Proj, GpuError> {
         if points.len() != scalars.len() {
             return Err(GpuError::Other(format!("{} points but {} scalars", points.len(), scalars.len())));
         }
-        let p = self.upload_points(points)?;
+        let p = self.upload_points_of::<C>(points)?;
         let s = self.upload_scalar_words(scalars)?;
         Ok(self.msm_device_cfg(&p, &s, points.len(), None, true, cfg)?.0)
     }
@@ -342,35 +474,35 @@ impl Gpu {
     /// Batch addition of the density split: sum of `points[idx[i]]` (device-resident points,
     /// indices on the device), e.g. the bases whose scalar is one. Returns the sum and the
     /// device time in ms.
-    pub fn sum_indexed(&self, points: &DevicePoints, idx: Option<&CudaView<'_, u32>>, count: usize) -> Result<(G1Projective, f64), GpuError> {
+    pub fn sum_indexed<C: GpuCurve>(&self, points: &DevicePoints<C>, idx: Option<&CudaView<'_, u32>>, count: usize) -> Result<(C::Proj, f64), GpuError> {
         if count == 0 {
-            return Ok((G1Projective::identity(), 0.0));
+            return Ok((C::Proj::identity(), 0.0));
         }
         let t0 = self.timer()?;
         let chunk = 64u32;
         let count32 = count as u32;
         let outs = count32.div_ceil(chunk);
-        let mut out = self.stream.alloc_zeros::<u32>(outs as usize * XYZZ_WORDS).ctx("alloc sums")?;
+        let mut out = self.stream.alloc_zeros::<u32>(outs as usize * C::XYZZ_WORDS).ctx("alloc sums")?;
         match idx {
-            Some(ix) => launch!(self, "g1_sum_affine_chunks", cfg_1d(outs as u64, 64), &points.buf, ix, &count32, &chunk, &mut out),
+            Some(ix) => launch!(self, C::SUM_AFFINE_CHUNKS, cfg_1d(outs as u64, 64), &points.buf, ix, &count32, &chunk, &mut out),
             None => {
                 let null = 0u64;
-                launch!(self, "g1_sum_affine_chunks", cfg_1d(outs as u64, 64), &points.buf, &null, &count32, &chunk, &mut out)
+                launch!(self, C::SUM_AFFINE_CHUNKS, cfg_1d(outs as u64, 64), &points.buf, &null, &count32, &chunk, &mut out)
             }
         }
-        let total = self.sum_per_group(out, 1, outs)?;
+        let total = self.sum_per_group::<C>(out, 1, outs)?;
         let t1 = self.timer()?;
-        let p = self.download_points(&total, 1)?;
+        let p = self.download_points::<C>(&total, 1)?;
         Ok((p[0], t0.ms_to(&t1)?))
     }
 
     /// Batch addition with host indices (uploads them first).
-    pub fn sum_selected(&self, points: &DevicePoints, idx: &[u32]) -> Result<G1Projective, GpuError> {
+    pub fn sum_selected<C: GpuCurve>(&self, points: &DevicePoints<C>, idx: &[u32]) -> Result<C::Proj, GpuError> {
         if let Some(bad) = idx.iter().find(|&&i| i as usize >= points.len) {
             return Err(GpuError::Other(format!("index {bad} out of {} points", points.len)));
         }
         if idx.is_empty() {
-            return Ok(G1Projective::identity());
+            return Ok(C::Proj::identity());
         }
         let d = self.stream.clone_htod(idx).ctx("upload indices")?;
         Ok(self.sum_indexed(points, Some(&d.as_view()), idx.len())?.0)

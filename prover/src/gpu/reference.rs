@@ -97,18 +97,27 @@ pub fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
 /// `n` random-looking distinct points, cheaply: each chunk walks P, P+Q, P+2Q, ... from a
 /// random P with a random step Q (one addition per point), then one batch normalisation.
 pub fn random_points(n: usize, seed: u64) -> Vec<G1Affine> {
+    random_points_in::<G1Projective>(n, seed)
+}
+
+/// [`random_points`] in any group (G2 for the G2 MSM).
+pub fn random_points_in<P>(n: usize, seed: u64) -> Vec<P::AffineRepr>
+where
+    P: Curve + Send + Sync,
+    P::AffineRepr: PrimeCurveAffine + Send + Sync,
+{
     const CHUNK: usize = 1 << 14;
-    let mut out = vec![G1Affine::identity(); n];
+    let mut out = vec![P::AffineRepr::identity(); n];
     out.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| {
         let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_add(0x5851_f42d_4c95_7f2d) ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let step = G1Projective::random(&mut rng);
-        let mut p = G1Projective::random(&mut rng);
+        let step = P::random(&mut rng);
+        let mut p = P::random(&mut rng);
         let mut proj = Vec::with_capacity(chunk.len());
         for _ in 0..chunk.len() {
             proj.push(p);
             p += step;
         }
-        G1Projective::batch_normalize(&proj, chunk);
+        P::batch_normalize(&proj, chunk);
     });
     out
 }

@@ -625,6 +625,7 @@ impl<'c> Sim<'c> {
                 split_finalize: Some(p.split_finalize),
                 finalizers: if p.split_finalize { p.finalizers } else { None },
                 backend: Some("sim".into()),
+                g2_msm: None,
             };
             meta.extra.insert("scenario".into(), cfg.name.clone().into());
             meta.extra.insert("seed".into(), cfg.seed.into());

@@ -18,6 +18,7 @@ pub fn kind_color(kind: &SpanKind) -> RGBColor {
         SpanKind::MsmL => RGBColor(0, 150, 136),
         SpanKind::MsmA => RGBColor(102, 187, 106),
         SpanKind::MsmBG1 => RGBColor(0, 105, 92),
+        SpanKind::MsmBG2 => RGBColor(0, 77, 64),
         SpanKind::BatchAdd => RGBColor(214, 39, 40),
         SpanKind::TailMsm => RGBColor(255, 112, 67),
         SpanKind::BG2Msm => RGBColor(140, 86, 75),
