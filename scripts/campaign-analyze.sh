@@ -18,7 +18,8 @@
 # simulator/configs/phase8.toml, machine.txt and the calibration run's RSS counter; its
 # header says which values are guesses. The report folder is rewritten from scratch
 # (idempotent); the reports/README.md index is then regenerated.
-# Knobs: PROOFSCOPE (binary; default: cargo build -p proofscope), CAL (override).
+# Knobs: PROOFSCOPE (binary; default: cargo build -p proofscope), CAL (override), REPEAT (the
+# campaign.log of another run of the same grid: writes noise.md, the run-to-run spread).
 set -euo pipefail
 CALLER=$PWD
 abs() { case $1 in /*) echo "$1" ;; *) echo "$CALLER/$1" ;; esac; }
@@ -300,6 +301,14 @@ GPU=$(sed -n 's/^gpu: //p' "$OUT/machine.txt" | head -n 1)
   echo
   for c in "${CONFIGS[@]}"; do echo "- [$c/]($c/report.md): $(grep -m1 '^verdict' "$OUT/$c/analyze.txt" | sed 's/^verdict *//')"; done
 } > "$OUT/README.md"
+
+# The same grid measured twice (REPEAT = another run's campaign.log): the run-to-run noise,
+# the floor under any MAPE (noise.md, scripts/campaign-noise.sh).
+if [ -n "${REPEAT:-}" ]; then
+  cp "$(abs "$REPEAT")" "$OUT/repeat-a.campaign.log"
+  (cd "$OUT" && bash "$ROOT/scripts/campaign-noise.sh" repeat-a.campaign.log campaign.log noise.md)
+  echo "- Run-to-run noise (the same grid measured twice): [noise.md](noise.md)" >> "$OUT/README.md"
+fi
 
 INDEX_ONLY=1 PROOFSCOPE="$PS" bash scripts/make-reports.sh
 big=$(find "$OUT" -type f -size +2M)

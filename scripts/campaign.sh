@@ -22,9 +22,9 @@
 # BUDGET_S (status `skipped`), and each run is stopped (SIGINT: the prover flushes its
 # timeline, open spans marked) after RUN_TIMEOUT_S. Knobs (environment):
 #   PROOFSCOPE   binary (default dist/proofscope, else target/release/proofscope)
-#   SIZE         constraints per partition (default 2^20: on the H200 host a partition is ~0.7 s of
-#                synthesis, ~0.3 s of device call and ~0.7 s of CPU G2 MSM, and setup takes ~46 s
-#                (reports/gpu/2026-11-30-partition-2e20.md); `proofscope circuit --constraints SIZE`)
+#   SIZE         constraints per partition (default 2^20: on the H200 host a partition is ~0.55-1.1 s
+#                of synthesis and ~0.15-0.2 s of device call with the G2 MSM on the GPU, and setup
+#                takes ~20 s (reports/gpu/2026-11-30-run10-g2.md); `proofscope circuit --constraints SIZE`)
 #   PROOFS       proofs per run (default 5)
 #   PARTITIONS   partitions per proof (default: from the probe, 2..16)
 #   TARGET_PROOF_S  serial seconds per proof the probe sizes PARTITIONS for (default 8)
