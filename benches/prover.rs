@@ -127,5 +127,28 @@ fn engine_events(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, prove, msm_vs_blst, engine_events);
+/// The density split of prep_msm: classifying the density-selected scalars serially (the
+/// path before, still `Split::classify` over a filtered iterator) against in parallel
+/// (`Split::classify_selected_par`), 2^20 scalars, half of them selected, a third of the
+/// selected ones 0 or 1 (a PoRep-like mix).
+fn prep_split(c: &mut Criterion) {
+    let mut g = c.benchmark_group("prep_split");
+    g.sample_size(10).measurement_time(Duration::from_secs(8)).warm_up_time(Duration::from_secs(1));
+    let n = 1usize << 20;
+    let mut rng = ChaCha20Rng::seed_from_u64(3);
+    let scalars: Vec<Scalar> = (0..n)
+        .map(|i| match i % 3 {
+            0 => Scalar::from((i % 2) as u64),
+            _ => Scalar::random(&mut rng),
+        })
+        .collect();
+    let keep: Vec<bool> = (0..n).map(|i| (i * 2654435761usize) % 7 < 4).collect();
+    let serial = || msm::Split::classify(scalars.iter().enumerate().filter(|(i, _)| keep[*i]).map(|(_, s)| s));
+    assert_eq!(msm::Split::classify_selected_par(&scalars, |i| keep[i]), serial());
+    g.bench_function(BenchmarkId::new("serial", "2^20"), |b| b.iter(serial));
+    g.bench_function(BenchmarkId::new("parallel", "2^20"), |b| b.iter(|| msm::Split::classify_selected_par(&scalars, |i| keep[i])));
+    g.finish();
+}
+
+criterion_group!(benches, prove, msm_vs_blst, engine_events, prep_split);
 criterion_main!(benches);

@@ -60,18 +60,40 @@ impl Split {
 
     /// Classify a dense slice in parallel.
     pub fn classify_par(scalars: &[Scalar]) -> Split {
+        Self::classify_selected_par(scalars, |_| true)
+    }
+
+    /// Classify, in parallel, the scalars `scalars[i]` with `keep(i)` (a density filter):
+    /// the k-th kept scalar belongs to point k, exactly as [`Split::classify`] over the
+    /// filtered sequence (tested equal). Chunks are classified independently and their
+    /// indices shifted by the number of kept scalars before them.
+    pub fn classify_selected_par(scalars: &[Scalar], keep: impl Fn(usize) -> bool + Sync) -> Split {
         const C: usize = 1 << 14;
-        let parts: Vec<Split> = scalars.par_chunks(C).map(|c| Split::classify(c.iter())).collect();
-        let mut out = Split::default();
-        for (k, p) in parts.into_iter().enumerate() {
-            let off = (k * C) as u32;
-            out.zeros += p.zeros;
-            out.ones.extend(p.ones.into_iter().map(|i| i + off));
-            out.tail_idx.extend(p.tail_idx.into_iter().map(|i| i + off));
-            out.tail.extend(p.tail);
+        let parts: Vec<Split> = scalars
+            .par_chunks(C)
+            .enumerate()
+            .map(|(k, c)| Split::classify(c.iter().enumerate().filter(|(j, _)| keep(k * C + j)).map(|(_, s)| s)))
+            .collect();
+        let mut out = Split {
+            ones: Vec::with_capacity(parts.iter().map(|p| p.ones.len()).sum()),
+            tail_idx: Vec::with_capacity(parts.iter().map(|p| p.tail.len()).sum()),
+            tail: Vec::with_capacity(parts.iter().map(|p| p.tail.len()).sum()),
+            ..Split::default()
+        };
+        for p in parts {
+            out.append(p);
         }
-        out.len = scalars.len();
         out
+    }
+
+    /// `self` followed by `next` (whose point indices start after this split's points).
+    pub fn append(&mut self, next: Split) {
+        let off = self.len as u32;
+        self.zeros += next.zeros;
+        self.ones.extend(next.ones.into_iter().map(|i| i + off));
+        self.tail_idx.extend(next.tail_idx.into_iter().map(|i| i + off));
+        self.tail.extend(next.tail);
+        self.len += next.len;
     }
 }
 
@@ -340,6 +362,26 @@ mod tests {
         let sp2 = Split::classify_par(&s[..50]);
         assert_eq!(tail_g2(&b2, &sp2, CpuMsm::Blst), tail_g2(&b2, &sp2, CpuMsm::Proofscope));
         assert_eq!(blst_g1(&b1, None, &[]), G1Projective::identity());
+    }
+
+    #[test]
+    fn parallel_selected_classification_equals_the_serial_one() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        // Sizes around the chunk length (2^14), densities from none to all.
+        for (n, density) in [(0usize, 0.5f64), (1, 1.0), (100, 0.0), (16_384, 0.3), (16_385, 0.9), (40_000, 0.5), (50_001, 1.0)] {
+            let v = scalars(&mut rng, n);
+            let keep: Vec<bool> = (0..n).map(|_| rng.gen_bool(density)).collect();
+            let serial = Split::classify(v.iter().enumerate().filter(|(i, _)| keep[*i]).map(|(_, s)| s));
+            let par = Split::classify_selected_par(&v, |i| keep[i]);
+            assert_eq!(par, serial, "n = {n}, density {density}");
+            assert_eq!(Split::classify_par(&v), Split::classify(v.iter()), "n = {n}, dense");
+            // Concatenation: inputs then selected aux, as prep_msm builds the A query.
+            let head = scalars(&mut rng, 3);
+            let mut cat = Split::classify(head.iter());
+            cat.append(par.clone());
+            let whole = Split::classify(head.iter().chain(v.iter().enumerate().filter(|(i, _)| keep[*i]).map(|(_, s)| s)));
+            assert_eq!(cat, whole, "n = {n}: append");
+        }
     }
 
     #[test]

@@ -44,18 +44,20 @@ pub fn prep_msm(asg: &ProvingAssignment, params: &Parameters) -> Result<MsmPlan,
         .check_fits(asg.input_assignment.len(), asg.aux_assignment.len(), asg.num_constraints())
         .map_err(ProveError::ParamsMismatch)?;
     let (inp, aux) = (&asg.input_assignment, &asg.aux_assignment);
+    // Every classification in parallel (the A and B ones over the density-selected aux
+    // scalars too: serial, they were 0.78 s of a 2^24 partition's 1.72 s prove call on the H200).
     let (a, (b, l)) = rayon::join(
-        || Split::classify(inp.iter().chain(aux.iter().enumerate().filter(|(i, _)| asg.a_aux_density.get(*i)).map(|(_, s)| s))),
+        || {
+            let mut a = Split::classify(inp.iter());
+            a.append(Split::classify_selected_par(aux, |i| asg.a_aux_density.get(i)));
+            a
+        },
         || {
             rayon::join(
                 || {
-                    Split::classify(
-                        inp.iter()
-                            .enumerate()
-                            .filter(|(i, _)| asg.b_input_density.get(*i))
-                            .map(|(_, s)| s)
-                            .chain(aux.iter().enumerate().filter(|(i, _)| asg.b_aux_density.get(*i)).map(|(_, s)| s)),
-                    )
+                    let mut b = Split::classify_selected_par(inp, |i| asg.b_input_density.get(i));
+                    b.append(Split::classify_selected_par(aux, |i| asg.b_aux_density.get(i)));
+                    b
                 },
                 || Split::classify_par(aux),
             )

@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use super::device::{Gpu, GpuError};
-use super::msm::{MsmConfig, G2, G2_ACC_KERNELS};
+use super::msm::{DevicePoints, GpuCurve, MsmConfig, G2, G2_ACC_KERNELS};
 use super::ntt::{NttMul, NttRadix};
 use super::reference::{random_points, random_points_in, random_scalars};
 
@@ -93,33 +93,10 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
         let m = 1usize << l;
         let mut best: Option<(String, f64)> = None;
         for cfg in &variants {
-            gpu.msm_device_cfg(&dp, &ds, m, None, true, cfg)?; // warm-up
-            let mut totals = Vec::new();
-            let mut all = Vec::new();
-            for _ in 0..runs.max(1) {
-                let (_, t) = gpu.msm_device_cfg(&dp, &ds, m, None, true, cfg)?;
-                totals.push(t.total_ms);
-                all.push(t);
-            }
-            let (med, min, max) = stats(totals.clone());
-            let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
             let spec = cfg.spec();
-            let row = BenchRow {
-                what: if *cfg == MsmConfig::default() { "msm_g1".into() } else { format!("msm_{spec}") },
-                log_n: l,
-                median_ms: med,
-                min_ms: min,
-                max_ms: max,
-                runs: totals.len(),
-                floor_ms: msm_floor_ms(l),
-                sppark_ms: sppark_msm_ms(l),
-                phases: vec![
-                    ("c".into(), cfg.window_bits(m) as f64),
-                    ("sort".into(), mid.sort_ms),
-                    ("bucket_acc".into(), mid.bucket_acc_ms),
-                    ("reduce".into(), mid.reduce_ms),
-                ],
-            };
+            let what = if *cfg == MsmConfig::default() { "msm_g1".into() } else { format!("msm_{spec}") };
+            let row = time_msm_row(gpu, &dp, &ds, m, l, runs, cfg, what, msm_floor_ms(l), sppark_msm_ms(l))?;
+            let med = row.median_ms;
             log(&format_row(&row));
             if best.as_ref().is_none_or(|b| med < b.1) {
                 best = Some((spec, med));
@@ -131,6 +108,46 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
         }
     }
     Ok(rows)
+}
+
+/// One MSM row: a warm-up, then the median of `runs` CUDA-event times of `cfg` over the first
+/// `m` resident points of group `C`, with the phase split of the run nearest the median.
+#[allow(clippy::too_many_arguments)]
+fn time_msm_row<C: GpuCurve>(
+    gpu: &Gpu,
+    dp: &DevicePoints<C>,
+    ds: &cudarc::driver::CudaSlice<u32>,
+    m: usize,
+    l: u32,
+    runs: usize,
+    cfg: &MsmConfig,
+    what: String,
+    floor_ms: f64,
+    sppark_ms: Option<f64>,
+) -> Result<BenchRow, GpuError> {
+    gpu.msm_device_cfg(dp, ds, m, None, true, cfg)?; // warm-up
+    let mut all = Vec::new();
+    for _ in 0..runs.max(1) {
+        all.push(gpu.msm_device_cfg(dp, ds, m, None, true, cfg)?.1);
+    }
+    let (med, min, max) = stats(all.iter().map(|t| t.total_ms).collect());
+    let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
+    Ok(BenchRow {
+        what,
+        log_n: l,
+        median_ms: med,
+        min_ms: min,
+        max_ms: max,
+        runs: all.len(),
+        floor_ms,
+        sppark_ms,
+        phases: vec![
+            ("c".into(), cfg.window_bits(m) as f64),
+            ("sort".into(), mid.sort_ms),
+            ("bucket_acc".into(), mid.bucket_acc_ms),
+            ("reduce".into(), mid.reduce_ms),
+        ],
+    })
 }
 
 /// G2 MSM timings for each size in `logs`: every G2 kernel (or `PROOFSCOPE_MSM_G2_VARIANTS`,
@@ -159,29 +176,8 @@ pub fn bench_msm_g2(gpu: &Gpu, logs: &[u32], runs: usize, cpu_runs: usize, seed:
     for &l in logs {
         let m = 1usize << l;
         for cfg in &variants {
-            gpu.msm_device_cfg(&dp, &ds, m, None, true, cfg)?; // warm-up
-            let mut all = Vec::new();
-            for _ in 0..runs.max(1) {
-                all.push(gpu.msm_device_cfg(&dp, &ds, m, None, true, cfg)?.1);
-            }
-            let (med, min, max) = stats(all.iter().map(|t| t.total_ms).collect());
-            let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
-            let row = BenchRow {
-                what: if *cfg == default { "msm_g2".into() } else { format!("msm_g2_{}", cfg.spec()) },
-                log_n: l,
-                median_ms: med,
-                min_ms: min,
-                max_ms: max,
-                runs: all.len(),
-                floor_ms: 3.0 * msm_floor_ms(l),
-                sppark_ms: None,
-                phases: vec![
-                    ("c".into(), cfg.window_bits(m) as f64),
-                    ("sort".into(), mid.sort_ms),
-                    ("bucket_acc".into(), mid.bucket_acc_ms),
-                    ("reduce".into(), mid.reduce_ms),
-                ],
-            };
+            let what = if *cfg == default { "msm_g2".into() } else { format!("msm_g2_{}", cfg.spec()) };
+            let row = time_msm_row(gpu, &dp, &ds, m, l, runs, cfg, what, 3.0 * msm_floor_ms(l), None)?;
             log(&format_row(&row));
             rows.push(row);
         }

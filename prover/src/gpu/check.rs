@@ -7,13 +7,13 @@
 
 use std::time::Instant;
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, Scalar};
 use ff::Field;
-use group::{prime::PrimeCurveAffine, Curve, Group};
+use group::{prime::PrimeCurveAffine, Group};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::convert::{affine_words, affine_words_g2, fp_from_words, fp_words, RawFp, scalar_words, scalars_from_words, xyzz_to_projective, xyzz_to_projective_g2};
+use super::convert::{fp_from_words, fp_words, RawFp, scalar_words, scalars_from_words};
 use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
 use super::msm::{GpuCurve, MsmConfig, ACC_KERNELS, G1, G2, G2_ACC_KERNELS};
 use super::ntt::{NttDirection, NttMul, NttRadix};
@@ -53,7 +53,7 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
     let t = Instant::now();
     out.push(outcome("fp arithmetic (mul/add/sub/neg, 4099 values)".into(), t, check_fp(gpu, &mut rng)));
     let t = Instant::now();
-    out.push(outcome("g1 add/double/mixed/sub (XYZZ)".into(), t, check_g1(gpu, &mut rng)));
+    out.push(outcome("g1 add/double/mixed/sub (XYZZ)".into(), t, check_curve_ops::<G1>(gpu, &mut rng, "g1_selftest")));
     // The NTT items with each Fr product (CIOS and even/odd kernels) and each DIF pass shape
     // (radix 2 and 4), then the device's own choice (PROOFSCOPE_NTT_MUL, PROOFSCOPE_NTT_RADIX)
     // back for the items that follow.
@@ -117,7 +117,7 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
     // G2: the Fp2 curve formulas, then the G2 MSM (the engine's config and every G2
     // kernel) and batch addition, as for G1.
     let t = Instant::now();
-    out.push(outcome("g2 add/double/mixed/sub (XYZZ over Fp2)".into(), t, check_g2(gpu, &mut rng)));
+    out.push(outcome("g2 add/double/mixed/sub (XYZZ over Fp2)".into(), t, check_curve_ops::<G2>(gpu, &mut rng, "g2_selftest")));
     let g2_default = gpu.msm_default_config_for::<G2>();
     for &n in if opt.quick { &[1usize, 2, 3, 100, 4097][..] } else { &[1usize, 2, 3, 100, 1000, 4097, 65_536][..] } {
         let t = Instant::now();
@@ -197,53 +197,30 @@ fn check_fp(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError>
     Ok(None)
 }
 
-fn check_g1(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError> {
-    let mut p = random_points(1000, rng.gen());
-    let mut q = random_points(1000, rng.gen());
-    // Edge cases: q = p (doubling inside the addition), q = -p, identities.
-    let id = G1Affine::identity();
+/// The curve formulas of group `C` through its self-test kernel (`g1_selftest` /
+/// `g2_selftest`): mixed add, double, XYZZ add and mixed sub of 1005 pairs against blstrs,
+/// with q = p (doubling inside the addition), q = -p and identities on either side.
+fn check_curve_ops<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, kernel: &str) -> Result<Option<String>, GpuError> {
+    let mut p = random_points_in::<C::Proj>(1000, rng.gen());
+    let mut q = random_points_in::<C::Proj>(1000, rng.gen());
+    let id = C::Affine::identity();
     let (x, y) = (p[0], p[1]);
     p.extend([x, x, id, y, id]);
     q.extend([x, -x, y, id, id]);
     let n = p.len() as u32;
-    let pd = gpu.stream.clone_htod(affine_words(&p)).ctx("upload")?;
-    let qd = gpu.stream.clone_htod(affine_words(&q)).ctx("upload")?;
-    let mut od = gpu.stream.alloc_zeros::<u32>(p.len() * 4 * 48).ctx("alloc")?;
-    launch!(gpu, "g1_selftest", cfg_1d(n as u64, 64), &pd, &qd, &mut od, &n);
+    let pd = gpu.stream.clone_htod(C::words(&p)).ctx("upload")?;
+    let qd = gpu.stream.clone_htod(C::words(&q)).ctx("upload")?;
+    let w = C::XYZZ_WORDS;
+    let mut od = gpu.stream.alloc_zeros::<u32>(p.len() * 4 * w).ctx("alloc")?;
+    launch!(gpu, kernel, cfg_1d(n as u64, 64), &pd, &qd, &mut od, &n);
     let o = gpu.stream.clone_dtoh(&od).ctx("download")?;
     for i in 0..p.len() {
-        let (a, b) = (G1Projective::from(p[i]), G1Projective::from(q[i]));
+        let (a, b) = (C::Proj::from(p[i]), C::Proj::from(q[i]));
         let want = [a + b, a.double(), a + b, a - b];
         for (k, op) in ["mixed add", "double", "xyzz add", "mixed sub"].iter().enumerate() {
-            let got = xyzz_to_projective(&o[(4 * i + k) * 48..(4 * i + k + 1) * 48]);
+            let got = C::from_xyzz(&o[(4 * i + k) * w..(4 * i + k + 1) * w]);
             if got != Some(want[k]) {
-                return Ok(Some(format!("{op} differs at index {i} (got {:?}, want {:?})", got.map(|g| g.to_affine()), want[k].to_affine())));
-            }
-        }
-    }
-    Ok(None)
-}
-
-fn check_g2(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError> {
-    let mut p = random_points_in::<G2Projective>(1000, rng.gen());
-    let mut q = random_points_in::<G2Projective>(1000, rng.gen());
-    let id = G2Affine::identity();
-    let (x, y) = (p[0], p[1]);
-    p.extend([x, x, id, y, id]);
-    q.extend([x, -x, y, id, id]);
-    let n = p.len() as u32;
-    let pd = gpu.stream.clone_htod(affine_words_g2(&p)).ctx("upload")?;
-    let qd = gpu.stream.clone_htod(affine_words_g2(&q)).ctx("upload")?;
-    let mut od = gpu.stream.alloc_zeros::<u32>(p.len() * 4 * 96).ctx("alloc")?;
-    launch!(gpu, "g2_selftest", cfg_1d(n as u64, 64), &pd, &qd, &mut od, &n);
-    let o = gpu.stream.clone_dtoh(&od).ctx("download")?;
-    for i in 0..p.len() {
-        let (a, b) = (G2Projective::from(p[i]), G2Projective::from(q[i]));
-        let want = [a + b, a.double(), a + b, a - b];
-        for (k, op) in ["mixed add", "double", "xyzz add", "mixed sub"].iter().enumerate() {
-            let got = xyzz_to_projective_g2(&o[(4 * i + k) * 96..(4 * i + k + 1) * 96]);
-            if got != Some(want[k]) {
-                return Ok(Some(format!("G2 {op} differs at index {i}")));
+                return Ok(Some(format!("{} {op} differs at index {i} (got {got:?}, want {:?})", C::NAME, want[k])));
             }
         }
     }
