@@ -122,6 +122,9 @@ for c in "${CONFIGS[@]}"; do
   gunzip -c "$CAMP/runs/$c.jsonl.gz" > "$TMP/$c.jsonl"
   mkdir -p "$OUT/$c"
   "$PS" analyze "$TMP/$c.jsonl" -o "$OUT/$c" > "$OUT/$c/analyze.txt"
+  # The Perfetto trace gzipped (ui.perfetto.dev opens .json.gz): 11 configurations of ~0.8 MB
+  # each made a campaign folder too heavy to travel with the tree to a device machine.
+  gzip -9 -f "$OUT/$c/trace.json"
 done
 
 write_base "$CAMP/machine.txt" "$TMP/$CAL.jsonl" "$OUT/base.toml"
