@@ -133,6 +133,9 @@ write_base "$CAMP/machine.txt" "$TMP/$CAL.jsonl" "$OUT/base.toml"
 for c in "${CONFIGS[@]}"; do
   read -r _ pw gw lock split fin <<< "$(grep "^$c " "$CAMP/grid.txt")"
   sets=(--set "pw=$pw" --set "gw=$gw" --set "lock=$lock" --set "split=$split" --set "finalizers=${fin:-1}" --set "c=$PROOFS" --set "partitions=$PARTITIONS")
+  # The CUDA backend's uploads: before the compute lock with `kernels` (pre-staged), inside
+  # the lock with `whole` (see calibrate's prestage note).
+  if [ "$BACKEND" = cuda ]; then sets+=(--set "prestage=$([ "$lock" = kernels ] && echo true || echo false)"); fi
   mkdir -p "$OUT/$c/parity"
   "$PS" simulate "$OUT/model.toml" "${sets[@]}" --compare-to "$TMP/$c.jsonl" -o "$OUT/$c/parity" > "$OUT/$c/parity/simulate.txt"
   "$PS" simulate "$OUT/model.toml" "${sets[@]}" --json > "$OUT/$c/parity/prediction.json"

@@ -426,6 +426,9 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         set(&mut cfg.costs.batch_add, col(|d| d.batch_add));
         set(&mut cfg.costs.tail_msm, col(|d| d.tail_msm));
         cfg.costs.msm_rest = fit(&col(|d| d.msm_rest), false).unwrap_or(Dist::Fixed(0.0));
+        // A G2 MSM on the device is in the kernel costs above (its msm_b_g2 span nests
+        // batch_add/tail_msm like the G1 ones): nothing of the base's msm_b_g2 stays.
+        cfg.costs.msm_b_g2 = Dist::Fixed(0.0);
         // CPU phases: isolated durations (the pool's slowdown divided out).
         let cpu_of = |k: &[SpanKind]| -> Vec<f64> { runs.iter().zip(&isolated).flat_map(|((_, r), iso)| per_partition_derated(r, iso, k)).collect() };
         set(&mut cfg.costs.prep_msm, cpu_of(&[SpanKind::PrepMsm]));
@@ -442,6 +445,14 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         // upload, e.g. of the parameters, is spread over the run's calls).
         let upload_ms = mean(&col(|d| d.upload));
         cfg.costs.upload_gib = (upload_ms / 1e3 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64 * 1e3).round() / 1e3;
+        // The CUDA backend uploads between prep and the compute gate (pinned staging on a
+        // copy stream): with `kernels` locking that is the model's pre-staged upload (beside
+        // prep, outside the GPU lock); with `whole` it is inside the lock, as without prestage.
+        if first.meta.source == "prover" && first.meta.config.backend.as_deref() == Some("cuda") && cfg.pipeline.lock == LockMode::Kernels {
+            cfg.pipeline.prestage = true;
+            cfg.memory.prestage_vram_gib = cfg.costs.upload_gib.max(0.01);
+            rep.notes.push("prestage: the CUDA backend uploads before the compute lock (with `kernels`), i.e. pre-staged; the staging buffer is sized to one partition's upload".into());
+        }
         let nested_h2d = mean(&col(|d| d.nested_h2d));
         if nested_h2d > 0.0 {
             rep.notes.push(format!(

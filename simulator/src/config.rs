@@ -176,8 +176,13 @@ pub struct Costs {
     /// GPU: the remaining kernels (L, A, B_G1 MSMs), if the measurement lists them apart.
     #[serde(default = "zero")]
     pub msm_rest: Dist,
-    /// CPU: G2 MSM.
+    /// CPU: G2 MSM (in the finisher).
     pub b_g2_msm: Dist,
+    /// GPU: the G2 MSM when it runs on the device (after the other kernels, under the same
+    /// lock). The what-if "move the G2 MSM to the GPU" is `--set msm_b_g2=X --set b_g2_msm=0`.
+    /// A calibrated run whose G2 MSM ran on the device counts it in the kernels above instead.
+    #[serde(default = "zero")]
+    pub msm_b_g2: Dist,
     /// CPU: proof assembly and the rest of the epilogue (b_g2_msm excluded).
     #[serde(default = "zero")]
     pub epilogue: Dist,
@@ -332,7 +337,7 @@ impl Config {
         }
         let c = &self.costs;
         nonneg("costs.upload_gib", c.upload_gib)?;
-        if c.ntt_msm_h.mean_ms() + c.batch_add.mean_ms() + c.tail_msm.mean_ms() + c.msm_rest.mean_ms() <= 0.0 {
+        if c.ntt_msm_h.mean_ms() + c.batch_add.mean_ms() + c.tail_msm.mean_ms() + c.msm_rest.mean_ms() + c.msm_b_g2.mean_ms() <= 0.0 {
             return Err(invalid("costs", "the GPU kernels (ntt_msm_h, batch_add, tail_msm, msm_rest) add up to 0 ms"));
         }
         if c.synth.mean_ms() <= 0.0 {
@@ -368,6 +373,7 @@ impl Config {
         let field = canonical_key(k).ok_or_else(|| invalid(k, format!("unknown key for --vary (known: {})", VARY_KEYS.join(", "))))?;
         let u32v = || v.parse::<u32>().map_err(|_| invalid(field, format!("`{v}` is not a non-negative integer")));
         let f64v = || v.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| invalid(field, format!("`{v}` is not a number")));
+        let nonneg_ms = || f64v().and_then(|x| if x >= 0.0 { Ok(x) } else { Err(invalid(field, format!("`{v}` ms is negative"))) });
         let boolv = || match v {
             "true" | "on" | "yes" | "1" => Ok(true),
             "false" | "off" | "no" | "0" => Ok(false),
@@ -393,7 +399,16 @@ impl Config {
             "pipeline.finalizers" => {
                 self.pipeline.finalizers = if v == "unlimited" || v == "none" { None } else { Some(u32v()?) }
             }
-            "pipeline.prestage" => self.pipeline.prestage = boolv()?,
+            "pipeline.prestage" => {
+                // The staging buffer goes with the switch: none without prestage, one
+                // partition's upload (at least 10 MiB) when turned on without a size.
+                self.pipeline.prestage = boolv()?;
+                if !self.pipeline.prestage {
+                    self.memory.prestage_vram_gib = 0.0;
+                } else if self.memory.prestage_vram_gib == 0.0 {
+                    self.memory.prestage_vram_gib = self.costs.upload_gib.max(0.01);
+                }
+            }
             "pipeline.permit_until_send" => self.pipeline.permit_until_send = boolv()?,
             "pipeline.device_global_sync" => self.pipeline.device_global_sync = Some(boolv()?),
             "machine.ram_gib" => self.machine.ram_gib = f64v()?,
@@ -403,6 +418,8 @@ impl Config {
             "machine.pcie_gbs" => self.machine.pcie_gbs = f64v()?,
             "contention.synth_slope" => self.contention.synth_slope = f64v()?,
             "contention.synth_knee" => self.contention.synth_knee = f64v()?,
+            "costs.b_g2_msm" => self.costs.b_g2_msm = Dist::Fixed(nonneg_ms()?),
+            "costs.msm_b_g2" => self.costs.msm_b_g2 = Dist::Fixed(nonneg_ms()?),
             "seed" => self.seed = v.parse::<u64>().map_err(|_| invalid(field, format!("`{v}` is not a non-negative integer")))?,
             _ => return Err(invalid(k, "unknown key for --vary")),
         }
@@ -413,7 +430,7 @@ impl Config {
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
     "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send",
-    "device_global_sync", "ram", "vram", "cores", "bandwidth", "pcie", "slope", "knee", "seed",
+    "device_global_sync", "ram", "vram", "cores", "bandwidth", "pcie", "slope", "knee", "b_g2_msm", "msm_b_g2", "seed",
 ];
 
 /// Map a short or long key to its `section.field` name.
@@ -439,6 +456,8 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "pcie" | "pcie_gbs" | "machine.pcie_gbs" => "machine.pcie_gbs",
         "slope" | "synth_slope" | "contention.synth_slope" => "contention.synth_slope",
         "knee" | "synth_knee" | "contention.synth_knee" => "contention.synth_knee",
+        "b_g2_msm" | "costs.b_g2_msm" => "costs.b_g2_msm",
+        "msm_b_g2" | "costs.msm_b_g2" => "costs.msm_b_g2",
         "seed" => "seed",
         _ => return None,
     })

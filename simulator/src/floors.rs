@@ -62,7 +62,7 @@ impl MeanCosts {
         MeanCosts {
             synth: c.synth.mean_ms() / 1e3,
             prep: c.prep_msm.mean_ms() / 1e3,
-            kernels: (c.ntt_msm_h.mean_ms() + c.batch_add.mean_ms() + c.tail_msm.mean_ms() + c.msm_rest.mean_ms()) / 1e3,
+            kernels: (c.ntt_msm_h.mean_ms() + c.batch_add.mean_ms() + c.tail_msm.mean_ms() + c.msm_rest.mean_ms() + c.msm_b_g2.mean_ms()) / 1e3,
             b_g2: c.b_g2_msm.mean_ms() / 1e3,
             epilogue: c.epilogue.mean_ms() / 1e3,
             upload: upload_s(cfg),

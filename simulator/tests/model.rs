@@ -298,3 +298,26 @@ fn limited_finalizers_run_one_g2_msm_at_a_time_and_bind() {
     let e = c.validate().unwrap_err().to_string();
     assert!(e.contains("pipeline.finalizers"), "{e}");
 }
+
+#[test]
+fn moving_the_g2_msm_to_the_device_is_a_what_if() {
+    // Phase 8 as given (CPU G2 MSM in the finisher), then "on the GPU": the G2 MSM leaves
+    // the finisher (b_g2_msm = 0) and joins the kernels (msm_b_g2 = 200 ms).
+    let cpu = config("phase8");
+    let mut gpu = cpu.clone();
+    gpu.set("msm_b_g2", "200").unwrap();
+    gpu.set("b_g2_msm", "0").unwrap();
+    assert!(gpu.set("msm_b_g2", "-1").unwrap_err().to_string().contains("msm_b_g2"));
+    let a = simulate(&cpu, Options { record: true });
+    let b = simulate(&gpu, Options { record: true });
+    let (ra, rb) = (a.run.unwrap(), b.run.unwrap());
+    assert!(ra.spans_of(&SpanKind::BG2Msm).count() > 0 && ra.spans_of(&SpanKind::MsmBG2).count() == 0);
+    assert_eq!(rb.spans_of(&SpanKind::BG2Msm).count(), 0);
+    let g2: Vec<u64> = rb.spans_of(&SpanKind::MsmBG2).map(|s| s.end_ns.unwrap() - s.start_ns).collect();
+    assert_eq!(g2.len() as u32, gpu.pipeline.proofs * gpu.pipeline.partitions);
+    assert!(g2.iter().all(|&d| d == 200_000_000), "{g2:?}");
+    // The kernel floor grows by the G2 MSM, the CPU floor loses it.
+    let (fa, fb) = (simulator::floors::compute(&cpu), simulator::floors::compute(&gpu));
+    assert!(fb.kernels_s_per_proof > fa.kernels_s_per_proof, "{fa:?} {fb:?}");
+    assert!(fb.host_lane_s_per_proof < fa.host_lane_s_per_proof, "{fa:?} {fb:?}");
+}

@@ -365,7 +365,7 @@ impl Sim<'_> {
                     dv.vram_used -= self.cfg.memory.call_vram_gib;
                 }
                 Step::Kernels => {
-                    let total = part.k_ntt_h + part.k_batch + part.k_tail + part.k_rest;
+                    let total = part.k_ntt_h + part.k_batch + part.k_tail + part.k_rest + part.k_g2;
                     let dv = &mut self.devices[dev as usize];
                     dv.kernels_running += 1;
                     dv.kernel_busy += total;
@@ -376,6 +376,7 @@ impl Sim<'_> {
                             (SpanKind::BatchAdd, part.k_batch, None),
                             (SpanKind::TailMsm, part.k_tail, None),
                             (SpanKind::MsmL, part.k_rest, Some("L, A and B_G1 MSMs")),
+                            (SpanKind::MsmBG2, part.k_g2, None),
                         ] {
                             if dur == 0 {
                                 continue;

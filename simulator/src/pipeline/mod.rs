@@ -60,6 +60,8 @@ struct Part {
     k_batch: u64,
     k_tail: u64,
     k_rest: u64,
+    /// The G2 MSM on the device (`costs.msm_b_g2`; 0 when it runs in the finisher).
+    k_g2: u64,
     b_g2: u64,
     epilogue: u64,
     alloc: u64,
@@ -304,6 +306,7 @@ impl<'c> Sim<'c> {
                     k_batch: c.batch_add.sample_ns(r),
                     k_tail: c.tail_msm.sample_ns(r),
                     k_rest: c.msm_rest.sample_ns(r),
+                    k_g2: c.msm_b_g2.sample_ns(r),
                     b_g2: c.b_g2_msm.sample_ns(r),
                     epilogue: c.epilogue.sample_ns(r),
                     alloc: c.alloc.sample_ns(r),
