@@ -241,3 +241,27 @@ fn a_g2_msm_on_the_device_is_kernel_time_not_finisher_time() {
     assert_eq!(k.b_g2_msm.mean_ms(), 0.0, "{}", cal.to_toml());
     assert!(cal.report.notes.iter().any(|n| n.contains("G2 MSM ran on the device")), "{:?}", cal.report.notes);
 }
+
+#[test]
+fn cuda_prover_uploads_are_pre_staged_with_kernels_locking_only() {
+    // The CUDA backend uploads before the compute lock: pre-staged with `kernels`, inside
+    // the lock with `whole`. Runs of other producers keep the base's choice.
+    let mut run = prover_shaped_run();
+    run.meta.config.backend = Some("cuda".into());
+    let cal = calibrate(&[("cuda-kernels".into(), run.clone())], &default_base()).unwrap();
+    assert!(cal.config.pipeline.prestage && cal.config.memory.prestage_vram_gib > 0.0, "{}", cal.to_toml());
+    let mut whole = run.clone();
+    whole.meta.config.lock = Some("whole".into());
+    let cal = calibrate(&[("cuda-whole".into(), whole)], &default_base()).unwrap();
+    assert!(!cal.config.pipeline.prestage, "{}", cal.to_toml());
+    run.meta.config.backend = Some("cpu".into());
+    let cal = calibrate(&[("cpu".into(), run)], &default_base()).unwrap();
+    assert!(!cal.config.pipeline.prestage, "{}", cal.to_toml());
+    // Switching prestage off in a what-if drops the staging buffer with it (else the config
+    // would be refused), and on again sizes it to one partition's upload.
+    let mut c = cal.config.clone();
+    c.set("prestage", "true").unwrap();
+    assert!(c.memory.prestage_vram_gib > 0.0);
+    c.set("prestage", "false").unwrap();
+    assert_eq!(c.memory.prestage_vram_gib, 0.0);
+}
