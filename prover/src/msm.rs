@@ -65,24 +65,57 @@ impl Split {
 
     /// Classify, in parallel, the scalars `scalars[i]` with `keep(i)` (a density filter):
     /// the k-th kept scalar belongs to point k, exactly as [`Split::classify`] over the
-    /// filtered sequence (tested equal). Chunks are classified independently and their
-    /// indices shifted by the number of kept scalars before them.
+    /// filtered sequence (tested equal).
     pub fn classify_selected_par(scalars: &[Scalar], keep: impl Fn(usize) -> bool + Sync) -> Split {
+        Self::concat_par(Self::classify_selected_chunks(scalars, keep))
+    }
+
+    /// The per-chunk splits of [`Split::classify_selected_par`] before they are joined
+    /// (each chunk's indices start at 0), so that several slices can be joined at once.
+    pub fn classify_selected_chunks(scalars: &[Scalar], keep: impl Fn(usize) -> bool + Sync) -> Vec<Split> {
         const C: usize = 1 << 14;
-        let parts: Vec<Split> = scalars
+        scalars
             .par_chunks(C)
             .enumerate()
             .map(|(k, c)| Split::classify(c.iter().enumerate().filter(|(j, _)| keep(k * C + j)).map(|(_, s)| s)))
-            .collect();
+            .collect()
+    }
+
+    /// The splits one after the other (each one's point indices shifted by the points
+    /// before it), copied into place in parallel: joining serially cost as much as
+    /// classifying (hundreds of MB of tail scalars at 2^24).
+    pub fn concat_par(parts: Vec<Split>) -> Split {
+        let n_ones: usize = parts.iter().map(|p| p.ones.len()).sum();
+        let n_tail: usize = parts.iter().map(|p| p.tail.len()).sum();
         let mut out = Split {
-            ones: Vec::with_capacity(parts.iter().map(|p| p.ones.len()).sum()),
-            tail_idx: Vec::with_capacity(parts.iter().map(|p| p.tail.len()).sum()),
-            tail: Vec::with_capacity(parts.iter().map(|p| p.tail.len()).sum()),
-            ..Split::default()
+            len: parts.iter().map(|p| p.len).sum(),
+            zeros: parts.iter().map(|p| p.zeros).sum(),
+            ones: vec![0; n_ones],
+            tail_idx: vec![0; n_tail],
+            tail: vec![ZERO; n_tail],
         };
-        for p in parts {
-            out.append(p);
+        let (mut ones, mut idx, mut tail) = (&mut out.ones[..], &mut out.tail_idx[..], &mut out.tail[..]);
+        let mut jobs = Vec::with_capacity(parts.len());
+        let mut off = 0u32;
+        for p in &parts {
+            let (o, rest) = std::mem::take(&mut ones).split_at_mut(p.ones.len());
+            ones = rest;
+            let (i, rest) = std::mem::take(&mut idx).split_at_mut(p.tail_idx.len());
+            idx = rest;
+            let (t, rest) = std::mem::take(&mut tail).split_at_mut(p.tail.len());
+            tail = rest;
+            jobs.push((p, off, o, i, t));
+            off += p.len as u32;
         }
+        jobs.into_par_iter().for_each(|(p, off, o, i, t)| {
+            for (d, s) in o.iter_mut().zip(&p.ones) {
+                *d = s + off;
+            }
+            for (d, s) in i.iter_mut().zip(&p.tail_idx) {
+                *d = s + off;
+            }
+            t.copy_from_slice(&p.tail);
+        });
         out
     }
 
@@ -381,6 +414,9 @@ mod tests {
             cat.append(par.clone());
             let whole = Split::classify(head.iter().chain(v.iter().enumerate().filter(|(i, _)| keep[*i]).map(|(_, s)| s)));
             assert_eq!(cat, whole, "n = {n}: append");
+            let mut parts = vec![Split::classify(head.iter())];
+            parts.extend(Split::classify_selected_chunks(&v, |i| keep[i]));
+            assert_eq!(Split::concat_par(parts), whole, "n = {n}: concat_par");
         }
     }
 

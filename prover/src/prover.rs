@@ -48,16 +48,16 @@ pub fn prep_msm(asg: &ProvingAssignment, params: &Parameters) -> Result<MsmPlan,
     // scalars too: serial, they were 0.78 s of a 2^24 partition's 1.72 s prove call on the H200).
     let (a, (b, l)) = rayon::join(
         || {
-            let mut a = Split::classify(inp.iter());
-            a.append(Split::classify_selected_par(aux, |i| asg.a_aux_density.get(i)));
-            a
+            let mut parts = vec![Split::classify(inp.iter())];
+            parts.extend(Split::classify_selected_chunks(aux, |i| asg.a_aux_density.get(i)));
+            Split::concat_par(parts)
         },
         || {
             rayon::join(
                 || {
-                    let mut b = Split::classify_selected_par(inp, |i| asg.b_input_density.get(i));
-                    b.append(Split::classify_selected_par(aux, |i| asg.b_aux_density.get(i)));
-                    b
+                    let mut parts = Split::classify_selected_chunks(inp, |i| asg.b_input_density.get(i));
+                    parts.extend(Split::classify_selected_chunks(aux, |i| asg.b_aux_density.get(i)));
+                    Split::concat_par(parts)
                 },
                 || Split::classify_par(aux),
             )
