@@ -139,6 +139,16 @@ for c in "${CONFIGS[@]}"; do
   mkdir -p "$OUT/$c/parity"
   "$PS" simulate "$OUT/model.toml" "${sets[@]}" --compare-to "$TMP/$c.jsonl" -o "$OUT/$c/parity" > "$OUT/$c/parity/simulate.txt"
   "$PS" simulate "$OUT/model.toml" "${sets[@]}" --json > "$OUT/$c/parity/prediction.json"
+  # Repeated runs of this configuration (REPEATS in campaign.sh): the same prediction against
+  # each, in parity@K/; the tables use the mean over all runs of the configuration.
+  for rep in "$CAMP"/runs/"$c"@*.jsonl.gz; do
+    [ -f "$rep" ] || continue
+    k=$(basename "$rep" .jsonl.gz); k=${k##*@}
+    ok "$c@$k" || continue
+    gunzip -c "$rep" > "$TMP/$c@$k.jsonl"
+    mkdir -p "$OUT/$c/parity@$k"
+    "$PS" simulate "$OUT/model.toml" "${sets[@]}" --compare-to "$TMP/$c@$k.jsonl" -o "$OUT/$c/parity@$k" > "$OUT/$c/parity@$k/simulate.txt"
+  done
 done
 
 labels=$(IFS=,; echo "${CONFIGS[*]}")
@@ -157,22 +167,36 @@ def metric(parity, name):
             return m["measured"], m["predicted"], m["error_pct"]
     return None, None, None
 
+def mean_metric(pars, name):
+    """Measured mean over the runs of a configuration, the (single) prediction, the error
+    against the mean, and the spread (max - min) / mean of the measurements in %."""
+    vals = [m for m in (metric(p, name)[0] for p in pars) if m is not None]
+    _, pred, err = metric(pars[0], name)
+    if not vals:
+        return None, pred, err, None
+    mean = sum(vals) / len(vals)
+    if pred is not None and mean:
+        err = 100 * (pred - mean) / mean
+    spread = 100 * (max(vals) - min(vals)) / mean if len(vals) > 1 and mean else None
+    return mean, pred, err, spread
+
 rows = []
 for c in configs:
     par = json.loads((out / c / "parity" / "parity.json").read_text())
+    reps = [par] + [json.loads(p.read_text()) for p in sorted((out / c).glob("parity@*/parity.json"))]
     pred = json.loads((out / c / "parity" / "prediction.json").read_text())
     summ = json.loads((out / c / "summary.json").read_text())
     # Throughput: partition completions (robust when few proofs interleave); the rate
     # from proof completions is kept beside it.
-    ms, ps, es = metric(par, "steady s/proof (partition rate)")
-    mq, pq, eq = metric(par, "steady s/proof")
-    mu, pu, eu = metric(par, "GPU union utilisation")
-    ml, pl, el = metric(par, "latency (mean)")
-    mt, pt, et = metric(par, "total s/proof")
+    ms, ps, es, spread = mean_metric(reps, "steady s/proof (partition rate)")
+    mq, pq, eq, _ = mean_metric(reps, "steady s/proof")
+    mu, pu, eu, _ = mean_metric(reps, "GPU union utilisation")
+    ml, pl, el, _ = mean_metric(reps, "latency (mean)")
+    mt, pt, et, _ = mean_metric(reps, "total s/proof")
     v = summ["verdict"]
     fl = v.get("floors") or {}
     rows.append(dict(
-        config=c, calibration=(c == cal),
+        config=c, calibration=(c == cal), runs=len(reps), measured_spread_pct=spread,
         measured_steady_s=ms, predicted_steady_s=ps, error_pct=es,
         measured_steady_proof_ends_s=mq, predicted_steady_proof_ends_s=pq, proof_ends_error_pct=eq,
         measured_gpu_util_pct=mu, predicted_gpu_util_pct=pu, util_error_pct=eu,
@@ -224,11 +248,16 @@ res["target_met"] = res["mape_pct"] is not None and res["mape_pct"] <= 5 and res
 
 f = lambda x, d=2: "—" if x is None else f"{x:.{d}f}"
 pc = lambda x: "—" if x is None else f"{x:+.1f}%"
-md = ["| config | measured s/proof | predicted | error | GPU util meas. | pred. | error | latency meas. s | pred. | error | measured bottleneck | predicted verdict |",
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+repeated = any(r["runs"] > 1 for r in rows)
+md = ["| config | " + ("runs | spread | " if repeated else "") + "measured s/proof | predicted | error | GPU util meas. | pred. | error | latency meas. s | pred. | error | measured bottleneck | predicted verdict |",
+      "|---|" + ("---:|---:|" if repeated else "") + "---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
 for r in rows:
     name = r["config"] + (" (calibration)" if r["calibration"] else "")
-    md.append(f"| {name} | {f(r['measured_steady_s'])} | {f(r['predicted_steady_s'])} | {pc(r['error_pct'])} | {f(r['measured_gpu_util_pct'], 1)} | {f(r['predicted_gpu_util_pct'], 1)} | {pc(r['util_error_pct'])} | {f(r['measured_latency_s'])} | {f(r['predicted_latency_s'])} | {pc(r['latency_error_pct'])} | {r['measured_binding']} | {r['predicted_verdict']} |")
+    rep = f"{r['runs']} | {'—' if r['measured_spread_pct'] is None else format(r['measured_spread_pct'], '.1f') + '%'} | " if repeated else ""
+    md.append(f"| {name} | {rep}{f(r['measured_steady_s'])} | {f(r['predicted_steady_s'])} | {pc(r['error_pct'])} | {f(r['measured_gpu_util_pct'], 1)} | {f(r['predicted_gpu_util_pct'], 1)} | {pc(r['util_error_pct'])} | {f(r['measured_latency_s'])} | {f(r['predicted_latency_s'])} | {pc(r['latency_error_pct'])} | {r['measured_binding']} | {r['predicted_verdict']} |")
+if repeated:
+    md.append("")
+    md.append("With repeated runs (`REPEATS`), the measured figures are the mean over a configuration's runs, errors are against that mean, and *spread* is (max − min) ÷ mean of its runs' steady s/proof: the run-to-run noise the prediction is up against (the calibration used the first run only).")
 fl = ["| config | measured s/proof (steady) | GPU floor | synthesis floor | CPU floor | best floor ÷ measured | predicted theoretical floor | predicted practical floor (binding) |",
       "|---|---:|---:|---:|---:|---:|---:|---|"]
 for r in rows:

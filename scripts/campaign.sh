@@ -35,6 +35,11 @@
 #   BACKEND      cuda (default) or cpu (a dry run of the script without a GPU)
 #   CONFIGS      space-separated subset of the configuration names below
 #   CAL          configuration the analysis calibrates from (default pw4-gw2-kernels-split)
+#   REPEATS      runs per configuration (default 1): the second and later runs of a
+#                configuration are runs/<cfg>@2, @3, ..., made after every configuration ran
+#                once (a budget cut keeps the grid whole first); the analysis compares the
+#                prediction with their mean and reports their spread (the run-to-run noise
+#                measured 12 % on the H200 host, reports/campaign-2026-11-30-run3-g2gpu/noise.md)
 set -uo pipefail
 OUTDIR=${1:-campaign-out}
 mkdir -p "$OUTDIR/runs" || exit 2
@@ -61,6 +66,8 @@ SETUP_TIMEOUT_S=${SETUP_TIMEOUT_S:-200}
 PARAMS_DIR=${PARAMS_DIR:-${TMPDIR:-/tmp}/proofscope-campaign-params}
 BACKEND=${BACKEND:-cuda}
 CAL=${CAL:-pw4-gw2-kernels-split}
+REPEATS=${REPEATS:-1}
+case $REPEATS in ''|*[!0-9]*|0) echo "campaign: REPEATS=$REPEATS is not a whole number >= 1" >&2; exit 2 ;; esac
 
 # The grid, in "evolution" order (the first is the baseline of the compare table):
 # name pw gw lock split [finalizers, default 1]. At least 8 configurations over pw {1,2,4,8},
@@ -176,6 +183,7 @@ PROOFS=$PROOFS
 PARTITIONS=$PARTITIONS
 BACKEND=$BACKEND
 CAL=$CAL
+REPEATS=$REPEATS
 BUDGET_S=$BUDGET_S
 PROBE_S=$probe_s
 GRID_ORDER="$(echo "$GRID" | awk 'NF {printf "%s ", $1}')"
@@ -184,7 +192,11 @@ echo "$GRID" | awk 'NF' > "$OUTDIR/grid.txt"
 
 last_s=$(calc "$probe_s * $PROOFS * $PARTITIONS / 2")   # pessimistic first estimate
 failures=0
-for name in $ORDER; do
+RUNS=$ORDER
+for k in $(seq 2 "$REPEATS"); do
+  for c in $ORDER; do RUNS="$RUNS $c@$k"; done
+done
+for name in $RUNS; do
   r=$OUTDIR/runs/$name
   if grep -q '^ok' "$r.status" 2>/dev/null && [ -f "$r.jsonl.gz" ]; then
     log "$name: already done"
@@ -196,7 +208,7 @@ for name in $ORDER; do
     log "$name: skipped (elapsed ${elapsed}s + about ${last_s}s > budget ${BUDGET_S}s)"
     continue
   fi
-  read -r _ pw gw lock split fin <<< "$(grid_line "$name")"
+  read -r _ pw gw lock split fin <<< "$(grid_line "${name%@*}")"
   fin=${fin:-1}
   log "$name: pw=$pw gw=$gw lock=$lock split_finalize=$split finalizers=$fin, $PROOFS proofs x $PARTITIONS partitions"
   run_one "$name" "$pw" "$gw" "$lock" "$split" "$PROOFS" "$PARTITIONS" --finalizers "$fin" || failures=$((failures + 1))
