@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles prover/cuda/field.cuh + g1.cuh (+ msm_digits.cuh) for the host (PTX carry chains
+# Compiles prover/cuda/field.cuh, fp2.cuh, curve.cuh (+ msm_digits.cuh) for the host (PTX carry chains
 # emulated) and runs their algebraic identity tests, then runs the MSM kernels of msm.cu on
 # the host (host_msm_test.cpp: every accumulation variant, several window sizes) against
 # the expected sum: catches carry-chain, layout and indexing bugs without a GPU.

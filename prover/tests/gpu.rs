@@ -86,7 +86,7 @@ fn msm_reference_matches_naive_sum() {
 
 #[test]
 fn host_build_of_the_field_code_passes_its_identities() {
-    // The same field.cuh/g1.cuh the kernels use, compiled for the host with emulated PTX carry
+    // The same field.cuh/fp2.cuh/curve.cuh the kernels use, compiled for the host with emulated PTX carry
     // chains. Skips where no C++ compiler is installed.
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/test");
