@@ -29,6 +29,7 @@ struct uint4 { uint32_t x, y, z, w; };
 static inline uint4 __ldcg(const uint4* p) { return *p; }
 static inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }
 #include "../msm.cu"
+#include "host_common.h"
 
 // One launch: every (block, thread) in order (no kernel used here synchronizes threads).
 static void launch(uint64_t threads, uint32_t block, const std::function<void()>& body) {
@@ -79,18 +80,6 @@ static bool same(const G1Xyzz& a, const G1Xyzz& b) {
     return Fp::mul(a.X, b.ZZ) == Fp::mul(b.X, a.ZZ) && Fp::mul(a.Y, b.ZZZ) == Fp::mul(b.Y, a.ZZZ);
 }
 
-static Fp inv(const Fp& a) {  // a^(p-2)
-    Fp r = Fp::one();
-    for (int i = 11; i >= 0; i--) {
-        uint32_t e = FpParams::p(i) - (i == 0 ? 2u : 0u);
-        for (int b = 31; b >= 0; b--) {
-            r = Fp::sqr(r);
-            if ((e >> b) & 1) r = Fp::mul(r, a);
-        }
-    }
-    return r;
-}
-
 typedef void (*AccKernel)(const G1Affine*, const uint32_t*, const uint32_t*, uint32_t, G1Xyzz*);
 
 // The pipeline of Gpu::msm_device_cfg for canonical scalars.
@@ -121,15 +110,7 @@ static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, u
 
 int main() {
     int bad = 0;
-    const uint64_t gx[6] = {0x5cb38790fd530c16, 0x7817fc679976fff5, 0x154f95c7143ba1c1,
-                            0xf0ae6acdf3d0e747, 0xedce6ecc21dbf440, 0x120177419e0bfb75};
-    const uint64_t gy[6] = {0xbaac93d50ce72271, 0x8c22631a7918fd8e, 0xdd595f13570725ce,
-                            0x51ac582950405194, 0x0e1c8c3fad0059c0, 0x0bbc3efc5008a26a};
-    G1Affine G;
-    for (int i = 0; i < 6; i++) {
-        G.x.v[2 * i] = (uint32_t)gx[i]; G.x.v[2 * i + 1] = (uint32_t)(gx[i] >> 32);
-        G.y.v[2 * i] = (uint32_t)gy[i]; G.y.v[2 * i + 1] = (uint32_t)(gy[i] >> 32);
-    }
+    const G1Affine G = g1_generator();
     // Affine k*G for k = 1..12.
     std::vector<G1Affine> mult;
     G1Xyzz q = G1Xyzz::from_affine(G);
