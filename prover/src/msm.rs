@@ -118,16 +118,6 @@ impl Split {
         });
         out
     }
-
-    /// `self` followed by `next` (whose point indices start after this split's points).
-    pub fn append(&mut self, next: Split) {
-        let off = self.len as u32;
-        self.zeros += next.zeros;
-        self.ones.extend(next.ones.into_iter().map(|i| i + off));
-        self.tail_idx.extend(next.tail_idx.into_iter().map(|i| i + off));
-        self.tail.extend(next.tail);
-        self.len += next.len;
-    }
 }
 
 /// Sum of the points at `idx` (the scalar-one terms).
@@ -410,10 +400,9 @@ mod tests {
             assert_eq!(Split::classify_par(&v), Split::classify(v.iter()), "n = {n}, dense");
             // Concatenation: inputs then selected aux, as prep_msm builds the A query.
             let head = scalars(&mut rng, 3);
-            let mut cat = Split::classify(head.iter());
-            cat.append(par.clone());
+            let cat = Split::concat_par(vec![Split::classify(head.iter()), par.clone()]);
             let whole = Split::classify(head.iter().chain(v.iter().enumerate().filter(|(i, _)| keep[*i]).map(|(_, s)| s)));
-            assert_eq!(cat, whole, "n = {n}: append");
+            assert_eq!(cat, whole, "n = {n}: joined split");
             let mut parts = vec![Split::classify(head.iter())];
             parts.extend(Split::classify_selected_chunks(&v, |i| keep[i]));
             assert_eq!(Split::concat_par(parts), whole, "n = {n}: concat_par");

@@ -112,13 +112,26 @@ pub fn msm_split_g1(name: &'static str, bases: &[G1Affine], split: &Split) -> G1
     msm_split_g1_with(name, bases, split, CpuMsm::default())
 }
 
+/// The span of one split MSM — `msm_l`, `msm_a`, `msm_b_g2`, else `msm_b_g1` — with the
+/// split's counts, for the CPU and the CUDA backends alike (span names are static, hence
+/// the match).
+pub(crate) fn split_msm_span(name: &str, split: &Split) -> tracing::Span {
+    macro_rules! span {
+        ($kind:literal) => {
+            info_span!($kind, points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64)
+        };
+    }
+    match name {
+        "msm_l" => span!("msm_l"),
+        "msm_a" => span!("msm_a"),
+        "msm_b_g2" => span!("msm_b_g2"),
+        _ => span!("msm_b_g1"),
+    }
+}
+
 /// [`msm_split_g1`] with a chosen bucket method for the tail.
 pub fn msm_split_g1_with(name: &'static str, bases: &[G1Affine], split: &Split, m: CpuMsm) -> G1Projective {
-    let span = match name {
-        "msm_l" => info_span!("msm_l", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
-        "msm_a" => info_span!("msm_a", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
-        _ => info_span!("msm_b_g1", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
-    };
+    let span = split_msm_span(name, split);
     let _e = span.enter();
     let ones = {
         let s = info_span!("batch_add", query = name, points = split.ones.len() as u64);

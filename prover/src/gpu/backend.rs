@@ -97,14 +97,14 @@ impl CudaBackend {
         &self.gpu
     }
 
-    fn params_key(&self, params: &Parameters) -> (String, usize, usize, usize, usize, usize) {
+    fn params_key(params: &Parameters) -> (String, usize, usize, usize, usize, usize) {
         (params.info.circuit_id.clone(), params.h.as_ptr() as usize, params.h.len(), params.l.len(), params.a.len(), params.b_g1.len())
     }
 
     /// The device copy of `params`' G1 queries and, with the G2 MSM on the device, of the
     /// B query in G2 (uploaded on first use; span `h2d`).
     fn resident(&self, params: &Parameters) -> Result<Arc<ResidentParams>, GpuError> {
-        let key = self.params_key(params);
+        let key = Self::params_key(params);
         let mut slot = self.resident.lock().map_err(|_| GpuError::Other("poisoned parameter cache".into()))?;
         if let Some(r) = slot.as_ref().filter(|r| r.key == key) {
             return Ok(r.clone());
@@ -215,7 +215,7 @@ impl CudaBackend {
         if d.n as u64 != params.info.domain_size {
             return Err(ProveError::ParamsMismatch(format!("domain of {} points, the parameters have {}", d.n, params.info.domain_size)));
         }
-        let (plan, res, abc, abc_ms, staged) = {
+        let (plan, res, abc, abc_ms, [staged_l, staged_a, staged_b]) = {
             let _alloc = gate.alloc();
             let plan = prover::prep_msm(asg, params)?;
             let res = self.resident(params).map_err(dev_err)?;
@@ -226,11 +226,11 @@ impl CudaBackend {
                 span.record("gpu_ns", ns(ms));
                 (bufs, ms)
             };
-            let staged = [("msm_l", &res.l, &plan.l), ("msm_a", &res.a, &plan.a), ("msm_b_g1", &res.b_g1, &plan.b)]
-                .into_iter()
-                .map(|(name, bases, split)| self.stage_split(name, bases, split))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(dev_err)?;
+            let staged = [
+                self.stage_split("msm_l", &res.l, &plan.l).map_err(dev_err)?,
+                self.stage_split("msm_a", &res.a, &plan.a).map_err(dev_err)?,
+                self.stage_split("msm_b_g1", &res.b_g1, &plan.b).map_err(dev_err)?,
+            ];
             (plan, res, abc, abc_ms, staged)
         };
         let public_inputs = asg.public_inputs().to_vec();
@@ -252,14 +252,8 @@ impl CudaBackend {
             p
         };
         drop(hbuf);
-        let [staged_l, staged_a, staged_b]: [StagedSplit; 3] =
-            staged.try_into().map_err(|_| ProveError::Device("the three split MSMs were not all staged".into()))?;
         let run = |name: &'static str, bases: &DevicePoints, split: &Split, pre: &StagedSplit| -> Result<G1Projective, ProveError> {
-            let span = match name {
-                "msm_l" => info_span!("msm_l", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
-                "msm_a" => info_span!("msm_a", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
-                _ => info_span!("msm_b_g1", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64),
-            };
+            let span = prover::split_msm_span(name, split);
             let _e = span.enter();
             self.split_msm(name, bases, split, pre).map_err(dev_err)
         };
@@ -271,10 +265,9 @@ impl CudaBackend {
         let b_g2: Option<G2Projective> = match &res.b_g2 {
             None => None,
             Some(bases) => {
-                let split = &plan.b;
-                let span = info_span!("msm_b_g2", points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64);
+                let span = prover::split_msm_span("msm_b_g2", &plan.b);
                 let _e = span.enter();
-                Some(self.split_msm("msm_b_g2", bases, split, &staged_b).map_err(dev_err)?)
+                Some(self.split_msm("msm_b_g2", bases, &plan.b, &staged_b).map_err(dev_err)?)
             }
         };
         drop(staged_b);
@@ -315,9 +308,10 @@ impl Backend for CudaBackend {
 }
 
 /// Frees a used assignment (or density split) off the GPU worker: a 2^24-constraint
-/// partition's a/b/c and witness are ~2 GB, its L and A splits ~0.5 GB; unmapping them took 0.34 s at the end of every prove call on the H200
-/// host (run 11), time in which the worker could not pick up its next partition. When no
-/// thread can be started, the closure (and the assignment with it) is dropped right here.
+/// partition's a/b/c and witness are ~2 GB, its L and A splits ~0.5 GB; unmapping them
+/// took 0.34 s at the end of every prove call on the H200 host (run 11), time in which the
+/// worker could not pick up its next partition. When no thread can be started, the
+/// closure (and the value with it) is dropped right here.
 fn drop_in_background<T: Send + 'static>(v: T) {
     let _ = std::thread::Builder::new().name("proofscope-free".into()).spawn(move || drop(v));
 }

@@ -36,8 +36,7 @@ pub trait GpuCurve: 'static {
         + Sync;
     /// "G1" or "G2" (messages).
     const NAME: &'static str;
-    /// u32 words per affine point (blst layout) and per XYZZ point.
-    const AFFINE_WORDS: usize;
+    /// u32 words per XYZZ point (the affine layout is `words`' business).
     const XYZZ_WORDS: usize;
     /// Bucket-accumulation kernels (short name, kernel) and the default one.
     const ACC_KERNELS: &'static [(&'static str, &'static str)];
@@ -63,7 +62,6 @@ impl GpuCurve for G1 {
     type Affine = G1Affine;
     type Proj = G1Projective;
     const NAME: &'static str = "G1";
-    const AFFINE_WORDS: usize = 24;
     const XYZZ_WORDS: usize = 48;
     const ACC_KERNELS: &'static [(&'static str, &'static str)] = ACC_KERNELS;
     const DEFAULT_ACC: &'static str = "f1eo3";
@@ -87,7 +85,6 @@ impl GpuCurve for G2 {
     type Affine = G2Affine;
     type Proj = G2Projective;
     const NAME: &'static str = "G2";
-    const AFFINE_WORDS: usize = 48;
     const XYZZ_WORDS: usize = 96;
     const ACC_KERNELS: &'static [(&'static str, &'static str)] = G2_ACC_KERNELS;
     const DEFAULT_ACC: &'static str = "g2eo";
@@ -172,9 +169,9 @@ pub struct MsmConfig {
 }
 
 impl Default for MsmConfig {
+    /// G1's built-in default (f1eo3: fastest on the H200 at 2^22 and 2^24, reports/gpu/).
     fn default() -> Self {
-        // f1eo3: fastest on the H200 at 2^22 and 2^24 (reports/gpu/2026-11-30-msm-variants.md).
-        MsmConfig { acc: "f1eo3", c: None, seg: None }
+        Self::default_for::<G1>()
     }
 }
 
@@ -232,11 +229,6 @@ impl MsmConfig {
             (Some(c), None) => format!("{}:{c}", self.acc),
             (c, Some(s)) => format!("{}:{}:{s}", self.acc, c.map(|c| c.to_string()).unwrap_or_default()),
         }
-    }
-
-    /// The G1 kernel of this config (tests and messages).
-    pub fn kernel(&self) -> &'static str {
-        ACC_KERNELS.iter().find(|k| k.0 == self.acc).map(|k| k.1).unwrap_or("msm_bucket_acc")
     }
 
     /// The kernel of this config for group `C`; an error when the config names another
@@ -534,8 +526,8 @@ mod tests {
         assert_eq!(MsmConfig::parse("f1eo3").unwrap(), MsmConfig::default());
         let c = MsmConfig::parse("eo:17").unwrap();
         assert_eq!((c.acc, c.c, c.seg), ("eo", Some(17), None));
-        assert_eq!(c.kernel(), "msm_bucket_acc_eo");
-        assert_eq!(MsmConfig::parse("b4").unwrap().kernel(), "msm_bucket_acc");
+        assert_eq!(c.kernel_for::<G1>().unwrap(), "msm_bucket_acc_eo");
+        assert_eq!(MsmConfig::parse("b4").unwrap().kernel_for::<G1>().unwrap(), "msm_bucket_acc");
         let src = include_str!("../../cuda/msm.cu");
         for (name, kernel) in ACC_KERNELS {
             assert!(src.contains(&format!(" {kernel}(ACC_ARGS)")), "{name}: {kernel} not in msm.cu");
