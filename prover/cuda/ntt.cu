@@ -3,7 +3,9 @@
 // Forward and inverse transforms are decimation-in-frequency (Gentleman-Sande) passes that
 // each run up to 10 radix-2 stages inside shared memory, followed by one bit-reversal pass
 // that also applies a per-element scale (n^-1, coset powers g^j or both), so that ifft,
-// coset scaling and the final permutation cost one pass over memory. The pointwise
+// coset scaling and the final permutation cost one pass over memory. The bit reversal exists
+// as one thread per element (`ntt_bitrev_scale`, any size) and through a shared-memory tile
+// (`ntt_bitrev_tile`, 2^10 and up, coalesced both ways); PROOFSCOPE_NTT_BITREV picks it. The pointwise
 // (a*b - c) * Z^-1 step of the quotient lives here too.
 //
 // Every kernel exists twice, from one template over the Fr product: the plain name uses the
@@ -172,6 +174,38 @@ FI void ntt_bitrev_scale_t(const Fr* __restrict__ in, Fr* __restrict__ out, uint
     out[j] = x;
 }
 
+// The same permutation and scale through a 32x32 tile in shared memory, for log_n >= 10
+// (PROOFSCOPE_NTT_BITREV=tile, the default). Write i = (a, m, c) with a the top 5 bits, c the
+// bottom 5 and m the log_n - 10 bits between: rev(i) = (rev5(c), rev(m), rev5(a)). Block m
+// loads the 32 rows a of 32 consecutive c (1 KB each, coalesced) and stores the 32 rows
+// rev5(c) of 32 consecutive rev5(a) (coalesced too), where the plain kernel scatters every
+// 32-byte element to its own line. The tile's columns are XOR-swizzled by (row >> 2) so that
+// the column-wise reads of the store phase spread over the banks.
+template <class M>
+FI void ntt_bitrev_tile_t(const Fr* __restrict__ in, Fr* __restrict__ out, uint32_t log_n,
+                          const Fr* __restrict__ hi, const Fr* __restrict__ lo, uint32_t scaled) {
+    __shared__ Fr sh[32 * 32];
+    const uint32_t mid = log_n - 10;
+    const uint64_t m = blockIdx.x;
+    const uint64_t m_rev = mid == 0 ? 0 : (uint64_t)(__brev((uint32_t)m) >> (32 - mid));
+    for (uint32_t idx = threadIdx.x; idx < 1024; idx += blockDim.x) {
+        const uint32_t a = idx >> 5, c = idx & 31;
+        sh[(a << 5) | (c ^ ((a >> 2) & 7))] = in[((uint64_t)a << (log_n - 5)) | (m << 5) | c];
+    }
+    __syncthreads();
+    for (uint32_t idx = threadIdx.x; idx < 1024; idx += blockDim.x) {
+        const uint32_t r = idx >> 5, q = idx & 31;  // output row rev5(c), column rev5(a)
+        const uint32_t a = __brev(q) >> 27, c = __brev(r) >> 27;
+        Fr x = sh[(a << 5) | (c ^ ((a >> 2) & 7))];
+        const uint64_t j = ((uint64_t)r << (log_n - 5)) | (m_rev << 5) | q;
+        if (scaled) {
+            const Fr h = hi[j >> 12], l = lo[j & 4095];
+            x = M::mul(x, M::mul(h, l));
+        }
+        out[j] = x;
+    }
+}
+
 // out[i] = hi[i >> 12] * lo[i & 4095] for i < count (twiddle tables, coset powers).
 template <class M>
 FI void fr_powers_t(Fr* out, uint64_t count, const Fr* __restrict__ hi, const Fr* __restrict__ lo) {
@@ -214,6 +248,11 @@ FI void fr_scale_powers_t(Fr* data, uint64_t n, const Fr* __restrict__ hi, const
                                                      const Fr* __restrict__ hi, const Fr* __restrict__ lo,            \
                                                      uint32_t scaled) {                                               \
         ntt_bitrev_scale_t<M>(in, out, log_n, hi, lo, scaled);                                                         \
+    }                                                                                                                  \
+    extern "C" __global__ void ntt_bitrev_tile##SUF(const Fr* __restrict__ in, Fr* __restrict__ out, uint32_t log_n,  \
+                                                    const Fr* __restrict__ hi, const Fr* __restrict__ lo,             \
+                                                    uint32_t scaled) {                                                \
+        ntt_bitrev_tile_t<M>(in, out, log_n, hi, lo, scaled);                                                          \
     }                                                                                                                  \
     extern "C" __global__ void fr_powers##SUF(Fr* out, uint64_t count, const Fr* __restrict__ hi,                     \
                                               const Fr* __restrict__ lo) {                                            \

@@ -7,7 +7,7 @@ use blstrs::{Bls12, G1Projective, Scalar};
 use ff::Field;
 use group::{Curve, Group};
 use prover::backend::{Backend, Blinding, NoGate, ProveError};
-use prover::circuit::{measure, PorepLike};
+use prover::circuit::{measure, BenchCircuit, Family, Mix16, PorepLike};
 use prover::cpu::CpuBackend;
 use prover::params::{ParamsError, ParamsInfo, VerifyingKey};
 use prover::{prover as pv, setup, verifier, Parameters, Proof, SynthesisFailure};
@@ -81,6 +81,52 @@ fn unsatisfied_witness_is_caught_at_synthesis_with_its_index() {
         ProveError::Synthesis(SynthesisFailure::Unsatisfied { index, .. }) => assert_eq!(index, 10),
         other => panic!("expected an unsatisfied constraint, got {other}"),
     }
+}
+
+#[test]
+fn mix16_has_exact_size_the_witness_mix_and_proves() {
+    for n in [1u64 << 8, 1 << 12, 1000] {
+        let c = Mix16::new(n, 3);
+        let asg = prover::synthesis::synthesize(c.clone()).expect("satisfied");
+        assert_eq!(asg.num_constraints() as u64, n, "constraint count is exact");
+        // 1/16 of the aux witness full-width (the running value), the rest bits.
+        let aux = &asg.aux_assignment;
+        let bits = aux.iter().filter(|&&v| v == Scalar::ZERO || v == Scalar::ONE).count();
+        let wide = aux.len() - bits;
+        let groups = (n as usize - 4) / 16;
+        assert_eq!(wide, groups + 1, "n={n}: one full-width value per group plus the seed");
+        let ones = aux.iter().filter(|&&v| v == Scalar::ONE).count();
+        assert!(ones * 3 > bits && ones * 3 < 2 * bits, "n={n}: random bits, {ones} ones of {bits}");
+        let shape = measure(c).unwrap();
+        assert_eq!(shape.constraints, n);
+        assert_eq!(shape.aux as usize, aux.len());
+    }
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    let c = Family::Mix16.circuit(1 << 10, 5);
+    assert!(matches!(c, BenchCircuit::Mix16(_)));
+    let params = setup::generate_test_params(c.clone(), &c.id(), 17).expect("setup");
+    assert_eq!(params.info.num_constraints, 1 << 10);
+    let (proof, inputs) = pv::prove(c, &params, &CpuBackend::new(0), &mut rng).expect("prove");
+    assert_eq!(verifier::verify(&params.vk, &proof, &inputs), Ok(true));
+    // Another witness seed is another statement: the first proof does not verify for it.
+    let (_, other) = pv::prove(Family::Mix16.circuit(1 << 10, 6), &params, &CpuBackend::new(0), &mut rng).expect("prove");
+    assert_ne!(other, inputs);
+    assert_eq!(verifier::verify(&params.vk, &proof, &other), Ok(false));
+    // Too small a size is refused with the flag's name, not a panic.
+    assert!(Family::Mix16.circuit(8, 0).check().unwrap_err().contains("--constraints"));
+}
+
+#[test]
+fn families_round_trip_through_circuit_ids() {
+    for f in Family::ALL {
+        let c = f.circuit(1 << 9, 0);
+        assert_eq!(Family::from_id(&c.id()), Some((f, 1 << 9)), "{}", c.id());
+        assert_eq!(Family::parse(f.name()), Ok(f));
+    }
+    assert_eq!(Family::from_id("porep-like/v1/n=65536"), Some((Family::PorepLike, 65536)));
+    assert_eq!(Family::from_id("mix16/v2/n=4"), None);
+    assert_eq!(Family::from_id("sha/v1/n=4"), None);
+    assert!(Family::parse("porep").unwrap_err().contains("porep-like or mix16"));
 }
 
 #[test]

@@ -1,16 +1,19 @@
-//! `proofscope circuit --constraints N`: build the PoRep-like benchmark circuit of that
-//! size and print its measured R1CS shape next to PoRep's reference shape.
+//! `proofscope circuit --constraints N [--circuit porep-like|mix16]`: build a benchmark
+//! circuit of that size and print its measured R1CS shape next to PoRep's reference shape.
 
 use std::process::ExitCode;
 
 use anyhow::Context;
-use prover::circuit::{measure, PorepLike};
+use prover::circuit::{measure, Family};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Constraints of the circuit, 2^8 ..= 2^26 (e.g. 16384 or 2^14).
     #[arg(long, value_parser = parse_size)]
     pub constraints: u64,
+    /// Circuit family: porep-like or mix16.
+    #[arg(long, default_value = "porep-like", value_parser = Family::parse)]
+    pub circuit: Family,
     /// Print the shape as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -39,22 +42,26 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let circuit = PorepLike::new(args.constraints, 0);
-    let layout = circuit.layout().map_err(anyhow::Error::msg)?;
+    let circuit = args.circuit.circuit(args.constraints, 0);
+    let sections = circuit.sections().map_err(anyhow::Error::msg)?;
     let shape = measure(circuit.clone()).context("measuring the circuit")?;
     if args.json {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "circuit": circuit.id(),
-            "sha_blocks": layout.sha_blocks,
-            "sha_constraints": layout.sha_constraints,
-            "arith_rows": layout.arith_rows,
+            "sections": sections,
             "shape": shape,
         });
+        if let prover::circuit::BenchCircuit::PorepLike(c) = &circuit {
+            let layout = c.layout().map_err(anyhow::Error::msg)?;
+            v["sha_blocks"] = layout.sha_blocks.into();
+            v["sha_constraints"] = layout.sha_constraints.into();
+            v["arith_rows"] = layout.arith_rows.into();
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!("circuit      {}", circuit.id());
-    println!("sections     {} SHA-256 blocks ({} constraints), {} arithmetic rows", layout.sha_blocks, layout.sha_constraints, layout.arith_rows);
+    println!("sections     {sections}");
     println!("constraints  {} (domain 2^{})", shape.constraints, shape.domain_size.trailing_zeros());
     println!("inputs       {} (incl. ONE)", shape.inputs);
     println!("aux          {}", shape.aux);

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
-use prover::circuit::PorepLike;
+use prover::circuit::Family;
 use prover::engine::{self, Engine, EngineConfig, JobResult, LockMode};
 use prover::events::{EventSink, SinkConfig};
 use prover::Parameters;
@@ -184,8 +184,13 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
         bail!("--proofs and --partitions must be at least 1");
     }
     let cfg = engine_config(args)?;
-    let constraints = PorepLike::constraints_from_id(&params.info.circuit_id)
-        .with_context(|| format!("parameter file is for circuit `{}`, not a PoRep-like circuit this command can build", params.info.circuit_id))?;
+    let (family, constraints) = Family::from_id(&params.info.circuit_id).with_context(|| {
+        format!(
+            "parameter file is for circuit `{}`, not one of the families this command can build ({})",
+            params.info.circuit_id,
+            Family::ALL.map(Family::name).join(", ")
+        )
+    })?;
     let backends = engine::backends_for_config(&cfg).map_err(anyhow::Error::msg)?;
     let backend = backends[0].name().to_string();
     let mut meta = engine::run_meta(&cfg, &backends);
@@ -210,7 +215,7 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     let sampler = gpu_counters.as_mut().and_then(|g| g.start(&sink));
     let engine = Engine::start(cfg, params, backends, sink)?;
     let t0 = Instant::now();
-    for job in engine::porep_jobs(args.proofs, args.partitions, constraints, args.witness_seed) {
+    for job in engine::bench_jobs(family, args.proofs, args.partitions, constraints, args.witness_seed) {
         engine.submit(job);
     }
     let total = (args.proofs * args.partitions) as u64;

@@ -1,18 +1,23 @@
-//! `proofscope setup --constraints N -o params.bin`: TEST-ONLY parameters for the
-//! PoRep-like circuit of that size, from a seeded (hence insecure) trusted setup.
+//! `proofscope setup --constraints N [--circuit porep-like|mix16] -o params.bin`: TEST-ONLY
+//! parameters for the benchmark circuit of that family and size, from a seeded (hence
+//! insecure) trusted setup.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use prover::circuit::PorepLike;
+use prover::circuit::Family;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Constraints of the circuit, 2^8 ..= 2^26.
     #[arg(long, value_parser = super::circuit::parse_size)]
     pub constraints: u64,
+    /// Circuit family: porep-like (half SHA-256 bits, half full-width arithmetic) or mix16
+    /// (1/16 full-width witness values, the rest bits).
+    #[arg(long, default_value = "porep-like", value_parser = Family::parse)]
+    pub circuit: Family,
     /// Seed of the toxic waste (TEST-ONLY: whoever knows it can forge proofs).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -22,8 +27,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let circuit = PorepLike::new(args.constraints, 0);
-    circuit.layout().map_err(anyhow::Error::msg)?;
+    let circuit = args.circuit.circuit(args.constraints, 0);
+    circuit.check().map_err(anyhow::Error::msg)?;
     eprintln!("WARNING: TEST-ONLY trusted setup (toxic waste from seed {}); never use these parameters for anything real.", args.seed);
     let t0 = Instant::now();
     let params = prover::setup::generate_test_params(circuit.clone(), &circuit.id(), args.seed).context("generating parameters")?;

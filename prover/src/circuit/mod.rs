@@ -1,10 +1,14 @@
 //! The benchmark circuits. [`PorepLike`] is a family sized by a constraint count whose
 //! shape resembles a Filecoin PoRep partition (mostly SHA-256 compressions, plus an
 //! arithmetic hash section that steers the non-zeros per row and the B density), with a
-//! witness that is a deterministic function of a seed. Any other bellpepper circuit can
-//! be proven as well; this one exists so that benches and demos have a realistic load.
+//! witness that is a deterministic function of a seed. [`Mix16`] has the witness mix of
+//! the bellperson/supraseal figure of issue 5 (1/16 full-width values, the rest 0/1).
+//! [`Family`] names them on the command line and in parameter files, [`BenchCircuit`] is
+//! either. Any other bellpepper circuit can be proven as well; these exist so that benches
+//! and demos have a realistic load.
 
 pub mod arith;
+pub mod mix16;
 pub mod sha;
 pub mod shape;
 
@@ -57,11 +61,6 @@ impl PorepLike {
         format!("porep-like/v1/n={}", self.constraints)
     }
 
-    /// The size encoded in an [`id`](Self::id), e.g. from a parameter file's header.
-    pub fn constraints_from_id(id: &str) -> Option<u64> {
-        id.strip_prefix("porep-like/v1/n=")?.parse().ok()
-    }
-
     /// Checks the size and says how the constraints are split.
     pub fn layout(&self) -> Result<Layout, String> {
         if !(MIN_CONSTRAINTS..=MAX_CONSTRAINTS).contains(&self.constraints) {
@@ -103,4 +102,138 @@ impl Circuit<Scalar> for PorepLike {
 pub fn public_inputs(circuit: &PorepLike) -> Result<Vec<Scalar>, crate::SynthesisFailure> {
     let a = crate::synthesis::synthesize(circuit.clone())?;
     Ok(a.public_inputs().to_vec())
+}
+
+/// A circuit of exactly `constraints` constraints (input constraints included) whose witness
+/// is 1/16 full-width values and 15/16 random bits ([`mix16`]); one public input (the last
+/// full-width value, in C only).
+#[derive(Clone, Debug)]
+pub struct Mix16 {
+    pub constraints: u64,
+    pub seed: u64,
+}
+
+impl Mix16 {
+    pub fn new(constraints: u64, seed: u64) -> Self {
+        Mix16 { constraints, seed }
+    }
+
+    pub fn id(&self) -> String {
+        format!("mix16/v1/n={}", self.constraints)
+    }
+
+    /// Rows of the body (all but the input constraints and the binding row), or why the
+    /// size is refused.
+    pub fn rows(&self) -> Result<usize, String> {
+        if !(MIN_CONSTRAINTS..=MAX_CONSTRAINTS).contains(&self.constraints) {
+            return Err(format!(
+                "--constraints {} is out of range: the mix16 family goes from {} to {} (2^8..2^26)",
+                self.constraints, MIN_CONSTRAINTS, MAX_CONSTRAINTS
+            ));
+        }
+        Ok(self.constraints as usize - (1 + NUM_PUBLIC_INPUTS) - NUM_PUBLIC_INPUTS)
+    }
+}
+
+impl Circuit<Scalar> for Mix16 {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let rows = self.rows().map_err(|_| SynthesisError::Unsatisfiable)?;
+        let mut rng = ChaCha20Rng::seed_from_u64(self.seed);
+        let (last, value) = mix16::synthesize(&mut cs.namespace(|| "mix16"), rows, &mut rng)?;
+        let out = cs.alloc_input(|| "last", || value.ok_or(SynthesisError::AssignmentMissing))?;
+        cs.enforce(|| "bind last", |lc| lc + last, |lc| lc + CS::one(), |lc| lc + out);
+        Ok(())
+    }
+}
+
+/// The benchmark circuit families (`--circuit`), as named in parameter-file ids.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Family {
+    /// [`PorepLike`]: half SHA-256 bits, half full-width arithmetic.
+    #[default]
+    PorepLike,
+    /// [`Mix16`]: 1/16 full-width witness values, the rest bits.
+    Mix16,
+}
+
+impl Family {
+    pub const ALL: [Family; 2] = [Family::PorepLike, Family::Mix16];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::PorepLike => "porep-like",
+            Family::Mix16 => "mix16",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Family, String> {
+        let s = s.trim();
+        Family::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| {
+            format!("unknown circuit family `{s}` (expected {})", Family::ALL.map(Family::name).join(" or "))
+        })
+    }
+
+    /// The circuit of this family with `constraints` constraints and witness seed `seed`.
+    pub fn circuit(self, constraints: u64, seed: u64) -> BenchCircuit {
+        match self {
+            Family::PorepLike => BenchCircuit::PorepLike(PorepLike::new(constraints, seed)),
+            Family::Mix16 => BenchCircuit::Mix16(Mix16::new(constraints, seed)),
+        }
+    }
+
+    /// Family and size encoded in a circuit id (a parameter file's header).
+    pub fn from_id(id: &str) -> Option<(Family, u64)> {
+        Family::ALL.into_iter().find_map(|f| {
+            let n = id.strip_prefix(f.name())?.strip_prefix("/v1/n=")?.parse().ok()?;
+            Some((f, n))
+        })
+    }
+}
+
+/// A circuit of one of the [`Family`]s.
+#[derive(Clone, Debug)]
+pub enum BenchCircuit {
+    PorepLike(PorepLike),
+    Mix16(Mix16),
+}
+
+impl BenchCircuit {
+    pub fn id(&self) -> String {
+        match self {
+            BenchCircuit::PorepLike(c) => c.id(),
+            BenchCircuit::Mix16(c) => c.id(),
+        }
+    }
+
+    /// Checks the size (the error names `--constraints` and the family's range).
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            BenchCircuit::PorepLike(c) => c.layout().map(|_| ()),
+            BenchCircuit::Mix16(c) => c.rows().map(|_| ()),
+        }
+    }
+
+    /// How the constraints are split, in words (for `proofscope circuit`).
+    pub fn sections(&self) -> Result<String, String> {
+        match self {
+            BenchCircuit::PorepLike(c) => {
+                let l = c.layout()?;
+                Ok(format!("{} SHA-256 blocks ({} constraints), {} arithmetic rows", l.sha_blocks, l.sha_constraints, l.arith_rows))
+            }
+            BenchCircuit::Mix16(c) => {
+                let rows = c.rows()?;
+                let groups = (rows - 1) / mix16::GROUP;
+                Ok(format!("{groups} groups of 15 booleanity rows + 1 packing row, {} extra booleanity rows", rows - 1 - groups * mix16::GROUP))
+            }
+        }
+    }
+}
+
+impl Circuit<Scalar> for BenchCircuit {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        match self {
+            BenchCircuit::PorepLike(c) => c.synthesize(cs),
+            BenchCircuit::Mix16(c) => c.synthesize(cs),
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! Making work for the engine: batches of PoRep-like proofs (J proofs × K partitions,
+//! Making work for the engine: batches of benchmark-circuit proofs (J proofs × K partitions,
 //! each partition its own witness seed, as PoRep partitions prove different challenges),
 //! collecting their results, and the Ctrl-C flag a front end polls.
 
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Engine, Job, JobResult};
-use crate::circuit::PorepLike;
+use crate::circuit::Family;
 
 /// Witness seed of partition `p` of proof `j`.
 pub fn partition_seed(base: u64, j: u32, p: u32) -> u64 {
@@ -21,11 +21,16 @@ pub fn job_id(j: u32) -> String {
 
 /// `proofs` jobs of `partitions` PoRep-like partitions of `constraints` constraints.
 pub fn porep_jobs(proofs: u32, partitions: u32, constraints: u64, seed: u64) -> Vec<Job> {
+    bench_jobs(Family::PorepLike, proofs, partitions, constraints, seed)
+}
+
+/// `proofs` jobs of `partitions` circuits of `family` with `constraints` constraints.
+pub fn bench_jobs(family: Family, proofs: u32, partitions: u32, constraints: u64, seed: u64) -> Vec<Job> {
     (0..proofs)
         .map(|j| Job {
             id: job_id(j),
             partitions: (0..partitions)
-                .map(|p| Box::new(PorepLike::new(constraints, partition_seed(seed, j, p))) as Box<dyn super::PartitionCircuit>)
+                .map(|p| Box::new(family.circuit(constraints, partition_seed(seed, j, p))) as Box<dyn super::PartitionCircuit>)
                 .collect(),
         })
         .collect()

@@ -28,7 +28,7 @@ use timeline::event::{Run, RunConfig, RunMeta};
 
 pub use backends::{backends_for, backends_for_config};
 pub use config::{ConfigError, EngineConfig, G2Msm, LockMode};
-pub use jobs::{interrupt_flag, job_id, porep_jobs};
+pub use jobs::{bench_jobs, interrupt_flag, job_id, porep_jobs};
 
 use crate::backend::{Backend, ProveError};
 use crate::events::{EventSink, SinkStats};

@@ -140,12 +140,12 @@ impl CudaBackend {
             return Err(GpuError::Other(format!("{name}: point index {bad} out of {} query points", bases.len)));
         }
         let upload = |what: &str, words: usize, fill: &dyn Fn(&mut [u32])| -> Result<CudaSlice<u32>, GpuError> {
-            let h = info_span!("h2d", what = what, bytes = (words * 4) as u64, gpu_ns = Empty, pinned = Empty);
+            let h = info_span!("h2d", what = what, bytes = (words * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, wait_ns = Empty);
             let _e = h.enter();
             let up = self.gpu.upload_words(words, words, fill)?;
             h.record("pinned", up.pinned);
-            let (buf, ms) = up.finish(&self.gpu)?;
-            h.record("gpu_ns", ns(ms));
+            let (buf, times) = up.finish(&self.gpu)?;
+            times.record(&h);
             Ok(buf)
         };
         let ones = if split.ones.is_empty() {
@@ -220,11 +220,11 @@ impl CudaBackend {
             let plan = prover::prep_msm(asg, params)?;
             let res = self.resident(params).map_err(dev_err)?;
             let (abc, abc_ms) = {
-                let span = info_span!("h2d", what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, gpu_ns = Empty);
+                let span = info_span!("h2d", what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, gpu_ns = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, wait_ns = Empty);
                 let _e = span.enter();
-                let (bufs, ms) = self.gpu.upload_abc(&asg.a, &asg.b, &asg.c, d.log_n).map_err(dev_err)?;
-                span.record("gpu_ns", ns(ms));
-                (bufs, ms)
+                let (bufs, times) = self.gpu.upload_abc(&asg.a, &asg.b, &asg.c, d.log_n).map_err(dev_err)?;
+                times.record(&span);
+                (bufs, times.gpu_ms)
             };
             let staged = [
                 self.stage_split("msm_l", &res.l, &plan.l).map_err(dev_err)?,

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use super::device::{Gpu, GpuError};
 use super::msm::{DevicePoints, GpuCurve, MsmConfig, G2, G2_ACC_KERNELS};
-use super::ntt::{NttMul, NttRadix};
+use super::ntt::{NttBitrev, NttMul, NttPlan, NttRadix};
 use super::reference::{random_points, random_points_in, random_scalars};
 
 /// 32-bit multiply-adds per second of an H200 (the floor's rate, from the issue).
@@ -216,13 +216,58 @@ pub fn msm_variants_from_env() -> Result<Vec<MsmConfig>, GpuError> {
 /// Forward NTT timings for each size in `logs`, once per Fr product and DIF pass shape
 /// (rows `ntt_fr`: CIOS, `ntt_fr_eo`: even/odd, `_r4` suffix: radix-4 pass), the fastest
 /// named per size; the device's product and radix choices are restored.
+/// Then, with the device's product and radix, each compared pass plan ([`NttPlan::COMPARED`])
+/// with each bit-reversal kernel (rows `ntt_fr_<plan>_<bitrev>`, e.g. `ntt_fr_g6_plain`: the
+/// kernels before run 16); the device's plan and bit reversal are restored too.
 pub fn bench_ntt(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
     let chosen = gpu.ntt_mul();
     let chosen_radix = gpu.ntt_radix();
+    let (chosen_plan, chosen_bitrev) = (gpu.ntt_plan(), gpu.ntt_bitrev());
     let r = bench_ntt_both(gpu, logs, runs, seed, log);
     gpu.set_ntt_radix(chosen_radix);
     gpu.set_ntt_mul(chosen)?;
-    r
+    let mut rows = r?;
+    let r = bench_ntt_plans(gpu, logs, runs, seed, log);
+    gpu.set_ntt_plan(chosen_plan);
+    gpu.set_ntt_bitrev(chosen_bitrev);
+    rows.extend(r?);
+    Ok(rows)
+}
+
+fn bench_ntt_plans(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+    let mut rows = Vec::new();
+    for &l in logs {
+        let mut best: Option<(String, f64)> = None;
+        for plan in NttPlan::COMPARED {
+            for bitrev in NttBitrev::ALL {
+                gpu.set_ntt_plan(plan);
+                gpu.set_ntt_bitrev(bitrev);
+                let times = gpu.time_ntt(l, runs.max(1), seed ^ l as u64)?;
+                let (med, min, max) = stats(times.clone());
+                let what = format!("ntt_fr_{}_{}", plan.name(), bitrev.name());
+                let row = BenchRow {
+                    what: what.clone(),
+                    log_n: l,
+                    median_ms: med,
+                    min_ms: min,
+                    max_ms: max,
+                    runs: times.len(),
+                    floor_ms: ntt_floor_ms(l),
+                    sppark_ms: sppark_ntt_ms(l),
+                    phases: gpu.ntt_phases(l, seed)?,
+                };
+                log(&format_row(&row));
+                if best.as_ref().is_none_or(|b| med < b.1) {
+                    best = Some((what, med));
+                }
+                rows.push(row);
+            }
+        }
+        if let Some((what, ms)) = best {
+            log(&format!("fastest NTT plan and bit reversal at 2^{l}: {what} ({ms:.3} ms)"));
+        }
+    }
+    Ok(rows)
 }
 
 fn bench_ntt_both(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {

@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use super::convert::{fp_from_words, fp_words, RawFp, scalar_words, scalars_from_words};
 use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
 use super::msm::{GpuCurve, MsmConfig, ACC_KERNELS, G1, G2, G2_ACC_KERNELS};
-use super::ntt::{NttDirection, NttMul, NttRadix};
+use super::ntt::{NttBitrev, NttDirection, NttMul, NttPlan, NttRadix};
 use super::reference::{h_ref, ntt_ref, random_points, random_points_in, random_scalars, sum_ref};
 
 /// Outcome of one check.
@@ -88,6 +88,28 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
     if let Err(e) = gpu.set_ntt_mul(chosen) {
         out.push(outcome("ntt product (PROOFSCOPE_NTT_MUL) restored".into(), Instant::now(), Err(e)));
     }
+    // Each compared pass plan with each bit-reversal kernel (the device's product and radix),
+    // on sizes where the plans differ (above 2^10) and where the tile applies (2^10 up).
+    let (chosen_plan, chosen_bitrev) = (gpu.ntt_plan(), gpu.ntt_bitrev());
+    let plan_sizes: &[u32] = if opt.quick { &[9, 10, 17, 19] } else { &[9, 10, 11, 13, 17, 18, 19, 20] };
+    for plan in NttPlan::COMPARED {
+        for bitrev in NttBitrev::ALL {
+            gpu.set_ntt_plan(plan);
+            gpu.set_ntt_bitrev(bitrev);
+            let tag = format!(" [{} {}]", plan.name(), bitrev.name());
+            for &log_n in plan_sizes {
+                for (dir, coset) in [(NttDirection::Forward, false), (NttDirection::Inverse, true)] {
+                    let t = Instant::now();
+                    let len = ((1usize << log_n) * 3 / 4).max(1);
+                    out.push(outcome(format!("ntt{tag} 2^{log_n} {dir:?}{} ({len} values)", if coset { " coset" } else { "" }), t, check_ntt(gpu, &mut rng, log_n, len, dir, coset)));
+                }
+            }
+            let t = Instant::now();
+            out.push(outcome(format!("h quotient{tag} (a*b-c)/Z 2^12"), t, check_h(gpu, &mut rng, 12)));
+        }
+    }
+    gpu.set_ntt_plan(chosen_plan);
+    gpu.set_ntt_bitrev(chosen_bitrev);
     let msm_sizes: &[usize] = if opt.quick { &[1, 2, 3, 100, 1000, 4097] } else { &[1, 2, 3, 100, 1000, 4097, 65_536, 300_001] };
     for &n in msm_sizes {
         let t = Instant::now();

@@ -66,6 +66,10 @@ pub struct Gpu {
     pub(crate) ntt_eo: std::sync::atomic::AtomicBool,
     /// DIF pass two stages per step (`PROOFSCOPE_NTT_RADIX=4`, [`Gpu::set_ntt_radix`]).
     pub(crate) ntt_r4: std::sync::atomic::AtomicBool,
+    /// Grouping of stages into passes (`PROOFSCOPE_NTT_PLAN`, [`Gpu::set_ntt_plan`]).
+    pub(crate) ntt_plan: std::sync::atomic::AtomicU32,
+    /// Bit reversal through a shared-memory tile (`PROOFSCOPE_NTT_BITREV`, [`Gpu::set_ntt_bitrev`]).
+    pub(crate) ntt_tile: std::sync::atomic::AtomicBool,
     /// Pinned staging buffers and the copy stream of [`Gpu::upload_words`].
     staging: Staging,
 }
@@ -114,14 +118,57 @@ pub(crate) struct Upload {
     /// Whether it went through pinned staging (else a pageable copy: pinned memory could
     /// not be allocated).
     pub pinned: bool,
+    /// Host wall time of the steps before the copy was queued (ms).
+    alloc_ms: f64,
+    staging_ms: f64,
+    fill_ms: f64,
+}
+
+/// Where an upload's wall time went (ms): the device buffer's allocation, getting a pinned
+/// staging buffer (pool, wait for its previous copy, or a new page-locked allocation),
+/// filling it on the host, waiting for the copy to complete, and the copy's own CUDA-event
+/// time. The `h2d` spans carry them (`alloc_ns`, `staging_ns`, `fill_ns`, `wait_ns`,
+/// `gpu_ns`), so that a long upload says which step was long.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UploadTimes {
+    pub alloc_ms: f64,
+    pub staging_ms: f64,
+    pub fill_ms: f64,
+    pub wait_ms: f64,
+    pub gpu_ms: f64,
+}
+
+impl UploadTimes {
+    /// Field-wise sum (uploads in flight together).
+    pub fn add(&mut self, o: &UploadTimes) {
+        self.alloc_ms += o.alloc_ms;
+        self.staging_ms += o.staging_ms;
+        self.fill_ms += o.fill_ms;
+        self.wait_ms += o.wait_ms;
+        self.gpu_ms += o.gpu_ms;
+    }
+
+    /// Records the times on the current span's fields of the same names (ns).
+    pub fn record(&self, span: &tracing::Span) {
+        let ns = |ms: f64| (ms * 1e6).round() as u64;
+        span.record("alloc_ns", ns(self.alloc_ms));
+        span.record("staging_ns", ns(self.staging_ms));
+        span.record("fill_ns", ns(self.fill_ms));
+        span.record("wait_ns", ns(self.wait_ms));
+        span.record("gpu_ns", ns(self.gpu_ms));
+    }
 }
 
 impl Upload {
     /// Wait for the copy, make the compute stream wait for it too, and move the buffer to
     /// the compute stream (where it is used and freed). Returns the copy's CUDA-event time
     /// in ms: the copy itself, nothing else on that stream.
-    pub(crate) fn finish(self, gpu: &Gpu) -> Result<(CudaSlice<u32>, f64), GpuError> {
+    pub(crate) fn finish(self, gpu: &Gpu) -> Result<(CudaSlice<u32>, UploadTimes), GpuError> {
+        let t = std::time::Instant::now();
+        self.end.synchronize().ctx("waiting for an upload")?;
+        let wait_ms = t.elapsed().as_secs_f64() * 1e3;
         let ms = self.start.elapsed_ms(&self.end).ctx("timing an upload")? as f64;
+        let times = UploadTimes { alloc_ms: self.alloc_ms, staging_ms: self.staging_ms, fill_ms: self.fill_ms, wait_ms, gpu_ms: ms };
         gpu.stream.wait(&self.end).ctx("cuStreamWaitEvent (upload)")?;
         let len = self.buf.len();
         let ptr = self.buf.leak();
@@ -129,7 +176,7 @@ impl Upload {
         // allocation on the copy stream are complete (event synchronised), so the compute
         // stream may use it and frees it in its own order when the slice drops.
         let buf = unsafe { gpu.stream.upgrade_device_ptr::<u32>(ptr, len) };
-        Ok((buf, ms))
+        Ok((buf, times))
     }
 }
 
@@ -197,6 +244,8 @@ impl Gpu {
             ntt_domains: Mutex::new(HashMap::new()),
             ntt_eo: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttMul::from_env()? == crate::gpu::ntt::NttMul::Eo),
             ntt_r4: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttRadix::from_env()? == crate::gpu::ntt::NttRadix::R4),
+            ntt_plan: std::sync::atomic::AtomicU32::new(crate::gpu::ntt::NttPlan::from_env()?.encode()),
+            ntt_tile: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttBitrev::from_env()? == crate::gpu::ntt::NttBitrev::Tile),
             staging: Staging { copy, pool: Mutex::new(Vec::new()) },
         })
     }
@@ -246,6 +295,7 @@ impl Gpu {
     pub(crate) fn upload_words(&self, len: usize, dev_len: usize, fill: impl FnOnce(&mut [u32])) -> Result<Upload, GpuError> {
         let dev_len = dev_len.max(len).max(1);
         let copy = &self.staging.copy;
+        let t0 = std::time::Instant::now();
         let mut buf = if dev_len > len {
             copy.alloc_zeros::<u32>(dev_len)
         } else {
@@ -254,18 +304,27 @@ impl Gpu {
         }
         .ctx("allocating an upload buffer")?;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let since = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
+        let alloc_ms = since(t0);
+        let t1 = std::time::Instant::now();
         let Some(mut staging) = self.take_staging(len)? else {
+            let staging_ms = since(t1);
+            let t2 = std::time::Instant::now();
             let mut v = vec![0u32; len];
             fill(&mut v);
+            let fill_ms = since(t2);
             let start = copy.record_event(timing).ctx("cuEventRecord")?;
             if len > 0 {
                 copy.memcpy_htod(&v, &mut buf.slice_mut(0..len)).ctx("cuMemcpyHtoDAsync (pageable)")?;
             }
             let end = copy.record_event(timing).ctx("cuEventRecord")?;
-            return Ok(Upload { buf, start, end, pinned: false });
+            return Ok(Upload { buf, start, end, pinned: false, alloc_ms, staging_ms, fill_ms });
         };
+        let staging_ms = since(t1);
+        let t2 = std::time::Instant::now();
         let host = staging.host.as_mut_slice().ctx("staging buffer")?;
         fill(&mut host[..len]);
+        let fill_ms = since(t2);
         let start = copy.record_event(timing).ctx("cuEventRecord")?;
         if len > 0 {
             let (dst, _record) = buf.device_ptr_mut(copy);
@@ -278,7 +337,7 @@ impl Gpu {
         if let Ok(mut pool) = self.staging.pool.lock() {
             pool.push(staging);
         }
-        Ok(Upload { buf, start, end, pinned: true })
+        Ok(Upload { buf, start, end, pinned: true, alloc_ms, staging_ms, fill_ms })
     }
 
     /// Free and total device memory in bytes.

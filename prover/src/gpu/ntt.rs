@@ -13,6 +13,12 @@
 //! thread keeps 4 elements in registers across both stages, one barrier per two stages;
 //! same butterflies, identical output). [`NttRadix`] picks it: `PROOFSCOPE_NTT_RADIX=2|4`
 //! when the device is opened (default 4: measured faster on the H200, bit-identical), or [`Gpu::set_ntt_radix`].
+//!
+//! Two more knobs shape the memory traffic, same output bit for bit: [`NttPlan`]
+//! (`PROOFSCOPE_NTT_PLAN`, [`Gpu::set_ntt_plan`]) groups the stages above the last ten into
+//! as few DIF passes as possible, each one global-memory round trip; [`NttBitrev`]
+//! (`PROOFSCOPE_NTT_BITREV`, [`Gpu::set_ntt_bitrev`]) picks the closing bit reversal: one
+//! scattered store per element, or a 32x32 shared-memory tile with coalesced reads and writes.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -22,7 +28,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 use ff::{Field, PrimeField};
 
 use super::convert::{scalar_words, scalars_from_words};
-use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
+use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError, UploadTimes};
 
 /// Largest supported domain (the twiddle index fits in 32 bits, the bit reversal too).
 pub const MAX_LOG_N: u32 = 28;
@@ -91,6 +97,7 @@ impl NttMul {
             (NttMul::Cios, _) => base,
             (NttMul::Eo, "ntt_dif_pass") => "ntt_dif_pass_eo",
             (NttMul::Eo, "ntt_bitrev_scale") => "ntt_bitrev_scale_eo",
+            (NttMul::Eo, "ntt_bitrev_tile") => "ntt_bitrev_tile_eo",
             (NttMul::Eo, "fr_powers") => "fr_powers_eo",
             (NttMul::Eo, "fr_abc_div_z") => "fr_abc_div_z_eo",
             (NttMul::Eo, "fr_scale_powers") => "fr_scale_powers_eo",
@@ -159,6 +166,138 @@ impl NttRadix {
     }
 }
 
+/// How the stages above the last 10 (the final pass, one 1024-element block of stride 1)
+/// are grouped into DIF passes of at most `kmax` stages each (a block holds 2^k groups of
+/// 2^(10-k) lanes): `greedy` takes `kmax` stages while it can and leaves the rest to one
+/// short pass (the plan before 2026-11-30's run 16: 6 + 6 + 2 + 10 at 2^24), `even` uses as
+/// few passes as `kmax` allows and spreads the stages evenly over them (7 + 7 + 10 at 2^24
+/// with kmax 7 or 8: one global round trip less). Written `g6`, `e8`, ...
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NttPlan {
+    pub kmax: u32,
+    pub even: bool,
+}
+
+impl Default for NttPlan {
+    fn default() -> Self {
+        NttPlan { kmax: 8, even: true }
+    }
+}
+
+impl NttPlan {
+    /// The plans `gpu bench` and `gpu check` compare: the old greedy one and two even ones.
+    pub const COMPARED: [NttPlan; 3] = [NttPlan { kmax: 6, even: false }, NttPlan { kmax: 7, even: true }, NttPlan { kmax: 8, even: true }];
+
+    pub fn parse(v: &str) -> Result<NttPlan, GpuError> {
+        let v = v.trim();
+        let bad = || GpuError::Other(format!("unknown NTT pass plan {v:?} (expected g<k> or e<k>, k in 1..=9, e.g. e8)"));
+        let (even, k) = match v.split_at_checked(1) {
+            Some(("g", k)) => (false, k),
+            Some(("e", k)) => (true, k),
+            _ => return Err(bad()),
+        };
+        match k.parse::<u32>() {
+            Ok(kmax) if (1..=9).contains(&kmax) => Ok(NttPlan { kmax, even }),
+            _ => Err(bad()),
+        }
+    }
+
+    pub fn name(self) -> String {
+        format!("{}{}", if self.even { "e" } else { "g" }, self.kmax)
+    }
+
+    /// `PROOFSCOPE_NTT_PLAN` (unset or empty: the default).
+    pub(crate) fn from_env() -> Result<NttPlan, GpuError> {
+        env_choice("PROOFSCOPE_NTT_PLAN", NttPlan::parse)
+    }
+
+    pub(crate) fn encode(self) -> u32 {
+        self.kmax | (self.even as u32) << 8
+    }
+
+    pub(crate) fn decode(v: u32) -> NttPlan {
+        NttPlan { kmax: v & 0xff, even: v >> 8 & 1 == 1 }
+    }
+
+    /// The DIF passes for 2^log_n: (lam0, k, log_g) = top stage, number of stages, lanes.
+    pub(crate) fn passes(self, log_n: u32) -> Vec<(u32, u32, u32)> {
+        let last = log_n.min(10);
+        let kmax = self.kmax.clamp(1, 9);
+        let upper = log_n - last;
+        let mut ks = Vec::new();
+        if self.even {
+            let count = upper.div_ceil(kmax);
+            for i in 0..count {
+                // The first `upper % count` passes take one stage more.
+                ks.push(upper / count + u32::from(i < upper % count));
+            }
+        } else {
+            let mut remaining = upper;
+            while remaining > 0 {
+                let k = remaining.min(kmax);
+                ks.push(k);
+                remaining -= k;
+            }
+        }
+        let mut passes = Vec::with_capacity(ks.len() + 1);
+        let mut lam = log_n as i64 - 1;
+        for k in ks {
+            passes.push((lam as u32, k, 10 - k));
+            lam -= k as i64;
+        }
+        if last > 0 {
+            passes.push((last - 1, last, 0));
+        }
+        passes
+    }
+}
+
+/// The bit-reversal pass that ends every NTT (with its output scale): `plain`, one thread
+/// per element scattering it to its reversed index, or `tile` (the default from 2^10 up),
+/// the permutation through a 32x32 tile in shared memory so that reads and writes are both
+/// coalesced (`ntt_bitrev_tile` in ntt.cu). Same output bit for bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NttBitrev {
+    Plain,
+    #[default]
+    Tile,
+}
+
+impl NttBitrev {
+    pub const ALL: [NttBitrev; 2] = [NttBitrev::Plain, NttBitrev::Tile];
+
+    pub fn parse(v: &str) -> Result<NttBitrev, GpuError> {
+        match v.trim() {
+            "plain" => Ok(NttBitrev::Plain),
+            "tile" => Ok(NttBitrev::Tile),
+            other => Err(GpuError::Other(format!("unknown NTT bit reversal {other:?} (expected plain or tile)"))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NttBitrev::Plain => "plain",
+            NttBitrev::Tile => "tile",
+        }
+    }
+
+    /// `PROOFSCOPE_NTT_BITREV` (unset or empty: the default, tile).
+    pub(crate) fn from_env() -> Result<NttBitrev, GpuError> {
+        env_choice("PROOFSCOPE_NTT_BITREV", NttBitrev::parse)
+    }
+
+    /// Kernel base name and launch geometry for 2^log_n elements (the tile needs 2^10).
+    fn launch(self, log_n: u32) -> (&'static str, LaunchConfig) {
+        match self {
+            NttBitrev::Tile if log_n >= 10 => (
+                "ntt_bitrev_tile",
+                LaunchConfig { grid_dim: (1u32 << (log_n - 10), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 },
+            ),
+            _ => ("ntt_bitrev_scale", cfg_1d(1u64 << log_n, 256)),
+        }
+    }
+}
+
 /// Device times (CUDA events) of the last H computation.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NttTimes {
@@ -172,24 +311,6 @@ pub struct NttTimes {
 pub(crate) struct Scale {
     hi: CudaSlice<u32>,
     lo: CudaSlice<u32>,
-}
-
-/// The DIF passes for 2^log_n: (lam0, k, log_g) = top stage, number of stages, lanes.
-pub(crate) fn pass_plan(log_n: u32) -> Vec<(u32, u32, u32)> {
-    let last = log_n.min(10);
-    let mut passes = Vec::new();
-    let mut lam = log_n as i64 - 1;
-    let mut remaining = log_n - last;
-    while remaining > 0 {
-        let k = remaining.min(6);
-        passes.push((lam as u32, k, 10 - k));
-        lam -= k as i64;
-        remaining -= k;
-    }
-    if last > 0 {
-        passes.push((last - 1, last, 0));
-    }
-    passes
 }
 
 /// hi[k] = c * base^(4096 k) for k < ceil(count / 4096), lo[k] = base^k for k < 4096.
@@ -243,6 +364,24 @@ impl Gpu {
 
     pub fn ntt_radix(&self) -> NttRadix {
         if self.ntt_r4.load(Ordering::Relaxed) { NttRadix::R4 } else { NttRadix::R2 }
+    }
+
+    /// Selects the grouping of stages into passes for the following calls (same results).
+    pub fn set_ntt_plan(&self, p: NttPlan) {
+        self.ntt_plan.store(p.encode(), Ordering::Relaxed);
+    }
+
+    pub fn ntt_plan(&self) -> NttPlan {
+        NttPlan::decode(self.ntt_plan.load(Ordering::Relaxed))
+    }
+
+    /// Selects the bit-reversal kernel for the following calls (same results).
+    pub fn set_ntt_bitrev(&self, b: NttBitrev) {
+        self.ntt_tile.store(b == NttBitrev::Tile, Ordering::Relaxed);
+    }
+
+    pub fn ntt_bitrev(&self) -> NttBitrev {
+        if self.ntt_tile.load(Ordering::Relaxed) { NttBitrev::Tile } else { NttBitrev::Plain }
     }
 
     /// Kernel `base` of `ntt.cu` with the selected product.
@@ -307,10 +446,9 @@ impl Gpu {
             NttDirection::Forward => &d.tw_fwd,
             NttDirection::Inverse => &d.tw_inv,
         };
-        let n = 1u64 << log_n;
         let radix = self.ntt_radix();
         let pass = radix.dif_kernel(self.ntt_mul());
-        for (lam0, k, log_g) in pass_plan(log_n) {
+        for (lam0, k, log_g) in self.ntt_plan().passes(log_n) {
             launch!(self, pass, radix.pass_cfg(log_n, k, log_g), &mut *data, tw, &log_n, &lam0, &k, &log_g);
         }
         // Unscaled: the twiddle table stands in for the (unread) scale tables.
@@ -318,7 +456,8 @@ impl Gpu {
             Some(s) => (&s.hi, &s.lo, 1u32),
             None => (tw, tw, 0u32),
         };
-        launch!(self, self.nk("ntt_bitrev_scale"), cfg_1d(n, 256), &*data, &mut *scratch, &log_n, hi, lo, &scaled);
+        let (bitrev, cfg) = self.ntt_bitrev().launch(log_n);
+        launch!(self, self.nk(bitrev), cfg, &*data, &mut *scratch, &log_n, hi, lo, &scaled);
         std::mem::swap(data, scratch);
         Ok(())
     }
@@ -378,14 +517,15 @@ impl Gpu {
     /// [`Gpu::h_quotient`] leaving the 2^log_n coefficients (Montgomery words) on the device,
     /// ready for the H MSM.
     pub fn h_quotient_device(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
-        let (bufs, h2d_ms) = self.upload_abc(a, b, c, log_n)?;
+        let (bufs, up) = self.upload_abc(a, b, c, log_n)?;
+        let h2d_ms = up.gpu_ms;
         self.h_quotient_uploaded(bufs, log_n, h2d_ms)
     }
 
     /// a, b, c (Montgomery words) in three zero-padded 2^log_n buffers, through pinned
     /// staging on the copy stream (the three copies in flight together); returns them with
-    /// the copies' summed CUDA-event time in ms.
-    pub fn upload_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(Vec<CudaSlice<u32>>, f64), GpuError> {
+    /// the three uploads' summed times (`gpu_ms`: the copies' CUDA-event time).
+    pub fn upload_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(Vec<CudaSlice<u32>>, UploadTimes), GpuError> {
         let n = 1usize << log_n;
         for (name, v) in [("a", a), ("b", b), ("c", c)] {
             if v.len() > n {
@@ -397,14 +537,14 @@ impl Gpu {
             let words = scalar_words(v);
             ups.push(self.upload_words(words.len(), n * 8, |dst| super::device::par_copy(dst, words))?);
         }
-        let mut ms = 0.0;
+        let mut times = UploadTimes::default();
         let mut bufs = Vec::with_capacity(3);
         for u in ups {
             let (buf, t) = u.finish(self)?;
-            ms += t;
+            times.add(&t);
             bufs.push(buf);
         }
-        Ok((bufs, ms))
+        Ok((bufs, times))
     }
 
     /// [`Gpu::h_quotient_device`] on a, b, c already uploaded by [`Gpu::upload_abc`]
@@ -452,7 +592,7 @@ impl Gpu {
         let mut out = Vec::new();
         let radix = self.ntt_radix();
         let pass = radix.dif_kernel(self.ntt_mul());
-        for (lam0, k, log_g) in pass_plan(log_n) {
+        for (lam0, k, log_g) in self.ntt_plan().passes(log_n) {
             let cfg = radix.pass_cfg(log_n, k, log_g);
             let t0 = self.timer()?;
             launch!(self, pass, cfg, &mut data, &d.tw_fwd, &log_n, &lam0, &k, &log_g);
@@ -461,7 +601,8 @@ impl Gpu {
         }
         let zero = 0u32;
         let t0 = self.timer()?;
-        launch!(self, self.nk("ntt_bitrev_scale"), cfg_1d(n as u64, 256), &data, &mut scratch, &log_n, &d.tw_fwd, &d.tw_fwd, &zero);
+        let (bitrev, cfg) = self.ntt_bitrev().launch(log_n);
+        launch!(self, self.nk(bitrev), cfg, &data, &mut scratch, &log_n, &d.tw_fwd, &d.tw_fwd, &zero);
         let t1 = self.timer()?;
         out.push(("bitrev".into(), t0.ms_to(&t1)?));
         Ok(out)
@@ -489,7 +630,7 @@ impl Gpu {
 
 #[cfg(test)]
 mod tests {
-    use super::{pass_plan, NttMul, NttRadix};
+    use super::{NttBitrev, NttMul, NttPlan, NttRadix};
 
     /// Host model of one DIF pass over `data` (one Fr as a u64, wrapping ops), block by block
     /// and step by step as the CUDA kernels index it: `r4` = ntt_dif_pass_r4_t, else
@@ -576,13 +717,15 @@ mod tests {
             let n = 1usize << log_n;
             let tw: Vec<u64> = (0..n / 2).map(|_| next()).collect();
             let input: Vec<u64> = (0..n).map(|_| next()).collect();
-            let (mut a, mut b) = (input.clone(), input.clone());
-            for (lam0, k, log_g) in pass_plan(log_n) {
-                model_pass(&mut a, &tw, log_n, lam0, k, log_g, false);
-                model_pass(&mut b, &tw, log_n, lam0, k, log_g, true);
-                assert_eq!(a, b, "2^{log_n}: pass (lam0 {lam0}, k {k}) differs between radix 2 and 4");
+            for plan in NttPlan::COMPARED {
+                let (mut a, mut b) = (input.clone(), input.clone());
+                for (lam0, k, log_g) in plan.passes(log_n) {
+                    model_pass(&mut a, &tw, log_n, lam0, k, log_g, false);
+                    model_pass(&mut b, &tw, log_n, lam0, k, log_g, true);
+                    assert_eq!(a, b, "2^{log_n} {}: pass (lam0 {lam0}, k {k}) differs between radix 2 and 4", plan.name());
+                }
+                assert_ne!(a, input, "2^{log_n}: the model changed nothing");
             }
-            assert_ne!(a, input, "2^{log_n}: the model changed nothing");
         }
         // Every (k, log_g) shape a pass can have, odd k included, on one larger size.
         let log_n = 12u32;
@@ -638,16 +781,89 @@ mod tests {
 
     #[test]
     fn pass_plan_covers_every_stage_once_with_valid_lanes() {
-        for log_n in 1..=28u32 {
-            let mut next = log_n as i64 - 1;
-            for (lam0, k, log_g) in pass_plan(log_n) {
-                assert_eq!(lam0 as i64, next, "2^{log_n}: passes must be contiguous from the top");
-                assert!(k >= 1 && k + log_g <= 10, "2^{log_n}: a block holds at most 1024 elements");
-                let log_s = lam0 + 1 - k;
-                assert!(log_g <= log_s, "2^{log_n}: lanes must not exceed the stride");
-                next -= k as i64;
+        for kmax in 1..=9u32 {
+            for even in [false, true] {
+                let plan = NttPlan { kmax, even };
+                for log_n in 1..=28u32 {
+                    let mut next = log_n as i64 - 1;
+                    let passes = plan.passes(log_n);
+                    for &(lam0, k, log_g) in &passes {
+                        assert_eq!(lam0 as i64, next, "2^{log_n} {}: passes must be contiguous from the top", plan.name());
+                        assert!(k >= 1 && k + log_g <= 10, "2^{log_n}: a block holds at most 1024 elements");
+                        assert!(k <= kmax.max(log_n.min(10)), "2^{log_n} {}: pass of {k} stages", plan.name());
+                        let log_s = lam0 + 1 - k;
+                        assert!(log_g <= log_s, "2^{log_n}: lanes must not exceed the stride");
+                        next -= k as i64;
+                    }
+                    assert_eq!(next, -1, "2^{log_n}: every stage down to half-size 1");
+                    // Even plans use the fewest passes kmax allows, differing by one stage at most.
+                    if even && log_n > 10 {
+                        let upper: Vec<u32> = passes[..passes.len() - 1].iter().map(|p| p.1).collect();
+                        assert_eq!(upper.len() as u32, (log_n - 10).div_ceil(kmax));
+                        assert!(upper.iter().max().unwrap() - upper.iter().min().unwrap() <= 1);
+                    }
+                }
             }
-            assert_eq!(next, -1, "2^{log_n}: every stage down to half-size 1");
+        }
+        // g6 is the plan the kernels ran before run 16; e8 saves a pass at 2^24.
+        let ks = |p: NttPlan, l: u32| p.passes(l).iter().map(|x| x.1).collect::<Vec<_>>();
+        assert_eq!(ks(NttPlan { kmax: 6, even: false }, 24), [6, 6, 2, 10]);
+        assert_eq!(ks(NttPlan::default(), 24), [7, 7, 10]);
+        assert_eq!(ks(NttPlan::default(), 26), [8, 8, 10]);
+        assert_eq!(ks(NttPlan::default(), 8), [8]);
+    }
+
+    #[test]
+    fn ntt_plan_and_bitrev_parse_and_name() {
+        assert_eq!(NttPlan::parse(" e8 ").unwrap(), NttPlan { kmax: 8, even: true });
+        assert_eq!(NttPlan::parse("g6").unwrap().name(), "g6");
+        for bad in ["", "e", "e0", "e10", "x8", "8", "e-1", "é8"] {
+            let e = NttPlan::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("pass plan"), "{bad:?}: {e}");
+        }
+        assert_eq!(NttPlan::decode(NttPlan { kmax: 7, even: true }.encode()), NttPlan { kmax: 7, even: true });
+        assert_eq!(NttPlan::decode(NttPlan { kmax: 6, even: false }.encode()), NttPlan { kmax: 6, even: false });
+        assert_eq!(NttBitrev::parse("tile").unwrap(), NttBitrev::Tile);
+        assert_eq!(NttBitrev::parse(" plain").unwrap(), NttBitrev::Plain);
+        assert!(NttBitrev::parse("fast").is_err());
+        assert_eq!(NttBitrev::default(), NttBitrev::Tile);
+        // Below 2^10 the tile does not fit: the plain kernel runs.
+        assert_eq!(NttBitrev::Tile.launch(9).0, "ntt_bitrev_scale");
+        assert_eq!(NttBitrev::Tile.launch(10).0, "ntt_bitrev_tile");
+        assert_eq!(NttMul::Eo.kernel("ntt_bitrev_tile"), "ntt_bitrev_tile_eo");
+        assert!(include_str!("../../cuda/ntt.cu").contains("void ntt_bitrev_tile##SUF("));
+    }
+
+    /// Host model of `ntt_bitrev_tile_t`'s indexing (block m, load slot, store slot): every
+    /// input lands at its bit-reversed index, every shared slot is written and read once.
+    #[test]
+    fn bitrev_tile_model_is_the_bit_reversal() {
+        let rev = |x: u64, bits: u32| if bits == 0 { 0 } else { x.reverse_bits() >> (64 - bits) };
+        for log_n in 10..=15u32 {
+            let n = 1usize << log_n;
+            let mid = log_n - 10;
+            let mut out = vec![usize::MAX; n];
+            for m in 0..(1u64 << mid) {
+                let m_rev = rev(m, mid);
+                let mut sh = vec![usize::MAX; 1024];
+                for idx in 0..1024u32 {
+                    let (a, c) = (idx >> 5, idx & 31);
+                    let slot = ((a << 5) | (c ^ ((a >> 2) & 7))) as usize;
+                    assert_eq!(sh[slot], usize::MAX, "2^{log_n}: slot {slot} written twice");
+                    sh[slot] = (((a as u64) << (log_n - 5)) | (m << 5) | c as u64) as usize;
+                }
+                for idx in 0..1024u32 {
+                    let (r, q) = (idx >> 5, idx & 31);
+                    let (a, c) = (q.reverse_bits() >> 27, r.reverse_bits() >> 27);
+                    let src = sh[((a << 5) | (c ^ ((a >> 2) & 7))) as usize];
+                    let j = (((r as u64) << (log_n - 5)) | (m_rev << 5) | q as u64) as usize;
+                    assert_eq!(out[j], usize::MAX, "2^{log_n}: output {j} written twice");
+                    out[j] = src;
+                }
+            }
+            for (j, &i) in out.iter().enumerate() {
+                assert_eq!(rev(i as u64, log_n), j as u64, "2^{log_n}: out[{j}] came from in[{i}]");
+            }
         }
     }
 }
