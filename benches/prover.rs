@@ -150,5 +150,18 @@ fn prep_split(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, prove, msm_vs_blst, engine_events, prep_split);
+/// Synthesis of one partition (witness, A/B/C evaluations, densities) for both circuit
+/// families at 2^16 constraints: what binds every engine run on the H200 host.
+fn synthesis(c: &mut Criterion) {
+    let mut g = c.benchmark_group("synthesis");
+    g.sample_size(10).measurement_time(Duration::from_secs(6)).warm_up_time(Duration::from_secs(1));
+    let n = 1u64 << 16;
+    for f in prover::circuit::Family::ALL {
+        let circuit = f.circuit(n, 1);
+        g.bench_function(BenchmarkId::new(f.name(), "2^16"), |b| b.iter(|| prover::synthesis::synthesize(circuit.clone()).expect("satisfied")));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, prove, msm_vs_blst, engine_events, prep_split, synthesis);
 criterion_main!(benches);

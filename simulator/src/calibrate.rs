@@ -161,6 +161,10 @@ pub struct DeviceSplit {
     pub upload: f64,
     /// h2d time inside kernel spans (already in the kernel costs above).
     pub nested_h2d: f64,
+    /// Whether the upload overlapped another partition's `lock_hold` on the same device
+    /// (another worker's locked kernels): such uploads stall on the H200 (run 16: 11.5 ms
+    /// alone, up to the other worker's whole kernel section beside it).
+    pub upload_overlapped: bool,
 }
 
 impl DeviceSplit {
@@ -181,17 +185,26 @@ const DEVICE_GROUPS: [&[SpanKind]; 5] = [
 /// Per partition (job, partition) of `run` with any device-work span: its [`DeviceSplit`].
 pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
     let mut by_part: BTreeMap<(String, u32), Vec<(usize, (u64, u64))>> = BTreeMap::new();
+    // Locked sections per device, with their partition, for `upload_overlapped`.
+    let holds: Vec<(Option<u32>, (String, u32), (u64, u64))> = run
+        .spans_of(&SpanKind::LockHold)
+        .filter_map(|s| Some((s.device, (s.job.clone()?, s.partition?), (s.start_ns, s.end_ns?))))
+        .collect();
+    let mut h2d_dev: BTreeMap<(String, u32), Option<u32>> = BTreeMap::new();
     for s in &run.spans {
         let Some(g) = DEVICE_GROUPS.iter().position(|g| g.contains(&s.kind)) else { continue };
         if let (Some(e), Some(j), Some(p)) = (s.end_ns, &s.job, s.partition) {
             if e > s.start_ns {
                 by_part.entry((j.clone(), p)).or_default().push((g, (s.start_ns, e)));
+                if s.kind == SpanKind::H2d {
+                    h2d_dev.insert((j.clone(), p), s.device);
+                }
             }
         }
     }
     by_part
-        .into_values()
-        .map(|spans| {
+        .into_iter()
+        .map(|(key, spans)| {
             let mut parts = [0.0f64; 5];
             let (mut acc, mut before) = (Vec::new(), 0u64);
             for (g, part) in parts.iter_mut().enumerate() {
@@ -201,6 +214,13 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
                 before = now;
             }
             let mut h2d: Vec<(u64, u64)> = spans.iter().filter(|x| x.0 == 4).map(|x| x.1).collect();
+            // The upload = h2d not covered by the partition's own kernel spans.
+            let kernels: Vec<(u64, u64)> = spans.iter().filter(|x| x.0 < 4).map(|x| x.1).collect();
+            let dev = h2d_dev.get(&key).copied().flatten();
+            let upload_overlapped = h2d
+                .iter()
+                .filter(|&&(a, b)| !kernels.iter().any(|&(ka, kb)| ka <= a && b <= kb))
+                .any(|&(a, b)| holds.iter().any(|(d, k, (ha, hb))| *k != key && *d == dev && *ha < b && a < *hb));
             let h2d_ms = union_ns(&mut h2d) as f64 / 1e6;
             DeviceSplit {
                 ntt_msm_h: parts[0],
@@ -209,6 +229,7 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
                 msm_rest: parts[3],
                 upload: parts[4],
                 nested_h2d: (h2d_ms - parts[4]).max(0.0),
+                upload_overlapped,
             }
         })
         .collect()
@@ -443,16 +464,34 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         cfg.costs.epilogue = fit(&fin, false).unwrap_or(Dist::Fixed(0.0));
         // Transfers outside the kernel spans, averaged over every partition (a one-off
         // upload, e.g. of the parameters, is spread over the run's calls).
-        let upload_ms = mean(&col(|d| d.upload));
-        cfg.costs.upload_gib = (upload_ms / 1e3 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64 * 1e3).round() / 1e3;
+        let mut upload_ms = mean(&col(|d| d.upload));
         // The CUDA backend uploads between prep and the compute gate (pinned staging on a
-        // copy stream): with `kernels` locking that is the model's pre-staged upload (beside
-        // prep, outside the GPU lock); with `whole` it is inside the lock, as without prestage.
-        if first.meta.source == "prover" && first.meta.config.backend.as_deref() == Some("cuda") && cfg.pipeline.lock == LockMode::Kernels {
-            cfg.pipeline.prestage = true;
-            cfg.memory.prestage_vram_gib = cfg.costs.upload_gib.max(0.01);
-            rep.notes.push("prestage: the CUDA backend uploads before the compute lock (with `kernels`), i.e. pre-staged; the staging buffer is sized to one partition's upload".into());
+        // copy stream), but an upload beside another worker's locked kernels stalls until
+        // they end (H200 runs of 2026-11-30: 11.5 ms alone, 31-90 ms overlapped, ~10 ms
+        // inside a `whole` lock): it does not overlap the kernels, it queues behind them.
+        // So the model keeps the upload serial with the kernels (no prestage, the upload
+        // in the GPU lock, as the simulator does without prestage) and costs it at what it
+        // takes alone: the uploads that no other worker's kernels overlapped.
+        if first.meta.source == "prover" && first.meta.config.backend.as_deref() == Some("cuda") {
+            let alone: Vec<f64> = split.iter().filter(|d| !d.upload_overlapped && d.upload > 0.0).map(|d| d.upload).collect();
+            let overlapped: Vec<f64> = split.iter().filter(|d| d.upload_overlapped).map(|d| d.upload).collect();
+            if !overlapped.is_empty() && alone.len() >= 3 {
+                // (The first call's one-off parameter upload is among the alone ones.)
+                upload_ms = mean(&alone);
+                rep.notes.push(format!(
+                    "upload: {:.1} ms per partition alone ({} partitions) vs {:.1} ms beside another worker's locked kernels ({}): uploads queue behind those kernels, so the model serialises them with the kernels (prestage off) at the alone cost",
+                    mean(&alone),
+                    alone.len(),
+                    mean(&overlapped),
+                    overlapped.len()
+                ));
+            } else if !overlapped.is_empty() {
+                rep.notes.push(format!("upload: every upload overlapped another worker's kernels ({} partitions): its mean {upload_ms:.1} ms includes the stall", overlapped.len()));
+            }
+            cfg.pipeline.prestage = false;
+            cfg.memory.prestage_vram_gib = 0.0;
         }
+        cfg.costs.upload_gib = (upload_ms / 1e3 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64 * 1e3).round() / 1e3;
         let nested_h2d = mean(&col(|d| d.nested_h2d));
         if nested_h2d > 0.0 {
             rep.notes.push(format!(

@@ -243,13 +243,14 @@ fn a_g2_msm_on_the_device_is_kernel_time_not_finisher_time() {
 }
 
 #[test]
-fn cuda_prover_uploads_are_pre_staged_with_kernels_locking_only() {
-    // The CUDA backend uploads before the compute lock: pre-staged with `kernels`, inside
-    // the lock with `whole`. Runs of other producers keep the base's choice.
+fn cuda_prover_uploads_are_serial_with_the_kernels_for_any_lock() {
+    // An upload of the CUDA backend queues behind another worker's locked kernels (H200,
+    // 2026-11-30): the model keeps uploads serial with the kernels (no prestage) for either
+    // lock. Runs of other producers keep the base's choice.
     let mut run = prover_shaped_run();
     run.meta.config.backend = Some("cuda".into());
     let cal = calibrate(&[("cuda-kernels".into(), run.clone())], &default_base()).unwrap();
-    assert!(cal.config.pipeline.prestage && cal.config.memory.prestage_vram_gib > 0.0, "{}", cal.to_toml());
+    assert!(!cal.config.pipeline.prestage && cal.config.memory.prestage_vram_gib == 0.0, "{}", cal.to_toml());
     let mut whole = run.clone();
     whole.meta.config.lock = Some("whole".into());
     let cal = calibrate(&[("cuda-whole".into(), whole)], &default_base()).unwrap();
@@ -257,11 +258,53 @@ fn cuda_prover_uploads_are_pre_staged_with_kernels_locking_only() {
     run.meta.config.backend = Some("cpu".into());
     let cal = calibrate(&[("cpu".into(), run)], &default_base()).unwrap();
     assert!(!cal.config.pipeline.prestage, "{}", cal.to_toml());
-    // Switching prestage off in a what-if drops the staging buffer with it (else the config
-    // would be refused), and on again sizes it to one partition's upload.
+    // Switching prestage on in a what-if sizes the staging buffer to one partition's upload,
+    // and off again drops it (else the config would be refused).
     let mut c = cal.config.clone();
     c.set("prestage", "true").unwrap();
     assert!(c.memory.prestage_vram_gib > 0.0);
     c.set("prestage", "false").unwrap();
     assert_eq!(c.memory.prestage_vram_gib, 0.0);
+}
+
+#[test]
+fn cuda_upload_is_costed_at_what_it_takes_beside_no_other_kernels() {
+    // Two workers on one device. Even partitions upload alone (10 ms) then hold the lock for
+    // 100 ms of kernels; odd ones upload during the even one's kernels and stretch to 60 ms.
+    // The upload cost is the alone one, and the report says why.
+    use timeline::{Span, SpanKind as K};
+    const MS: u64 = 1_000_000;
+    let mut run = Run::default();
+    run.meta.source = "prover".into();
+    for (k, v) in [("pw", 2u32), ("gw", 2), ("gpus", 1), ("partitions", 6), ("proofs", 1)] {
+        match k {
+            "pw" => run.meta.config.pw = Some(v),
+            "gw" => run.meta.config.gw = Some(v),
+            "gpus" => run.meta.config.gpus = Some(v),
+            "partitions" => run.meta.config.partitions = Some(v),
+            _ => run.meta.config.proofs = Some(v),
+        }
+    }
+    run.meta.config.lock = Some("kernels".into());
+    run.meta.config.backend = Some("cuda".into());
+    let job = "proof-0000";
+    for p in 0..6u32 {
+        let w = p % 2;
+        let sp = |k: K, a: u64, b: u64| Span::new(k, a * MS, b * MS).job(job).partition(p).worker(w).device(0);
+        let base = 1000 * (p / 2) as u64 + 100;
+        run.spans.push(Span::new(K::Synthesis, (base - 90) * MS, (base - 5) * MS).job(job).partition(p).worker(w));
+        let (up, hold) = if p % 2 == 0 { ((base, base + 10), (base + 10, base + 110)) } else { ((base + 20, base + 80), (base + 110, base + 210)) };
+        run.spans.push(sp(K::Gpu, up.0, hold.1).arg("lock", "kernels"));
+        run.spans.push(sp(K::H2d, up.0, up.1).arg("what", "abc"));
+        run.spans.push(sp(K::LockHold, hold.0, hold.1).arg("lock", "compute"));
+        run.spans.push(sp(K::Ntt, hold.0, hold.1));
+        run.spans.push(sp(K::Finalize, hold.1, hold.1 + 1));
+    }
+    run.normalize();
+    let base = default_base();
+    let cal = calibrate(&[("two-workers".into(), run)], &base).unwrap();
+    let upload_ms = cal.config.costs.upload_gib * (1u64 << 30) as f64 / (base.machine.pcie_gbs * 1e9) * 1e3;
+    assert!((upload_ms - 10.0).abs() < 0.5, "upload {upload_ms} ms, want the alone 10 ms\n{}", cal.to_toml());
+    assert!(!cal.config.pipeline.prestage);
+    assert!(cal.report.notes.iter().any(|n| n.contains("10.0 ms per partition alone (3 partitions) vs 60.0 ms")), "{:?}", cal.report.notes);
 }

@@ -5,7 +5,7 @@
 //! Reader warnings go to stderr with their line numbers; `--strict` exits 1 on any.
 
 use std::fs::{self, File};
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -85,7 +85,7 @@ pub fn read_log(path: &Path, format: Option<Format>) -> anyhow::Result<Run> {
     pb.set_message(path.display().to_string());
     pb.enable_steady_tick(Duration::from_millis(120));
     let name = path.display().to_string();
-    let run = timeline::read::read_from(BufReader::with_capacity(1 << 20, pb.wrap_read(f)), &name, format);
+    let run = timeline::read::read_bytes(pb.wrap_read(f), &name, format);
     pb.finish_and_clear();
     Ok(run?)
 }
@@ -221,6 +221,32 @@ mod tests {
 
     fn args(log: PathBuf, out: PathBuf) -> Args {
         Args { log, out: Some(out), json: false, strict: true, min_gap_ms: 1.0, format: None, no_charts: true }
+    }
+
+    #[test]
+    fn a_gzipped_log_is_analysed_like_the_plain_one_with_or_without_its_name_in_the_header() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = read_log(&{
+            let p = dir.path().join("sample.log");
+            fs::write(&p, SAMPLE).unwrap();
+            p
+        }, None)
+        .unwrap();
+        assert!(!plain.spans.is_empty());
+        for with_name in [false, true] {
+            // `gzip` stores the original file name (FNAME) unless given -n.
+            let mut b = flate2::GzBuilder::new();
+            if with_name {
+                b = b.filename("sample.log");
+            }
+            let mut enc = b.write(Vec::new(), flate2::Compression::default());
+            enc.write_all(SAMPLE.as_bytes()).unwrap();
+            let p = dir.path().join(format!("sample-{with_name}.log.gz"));
+            fs::write(&p, enc.finish().unwrap()).unwrap();
+            let run = read_log(&p, None).unwrap();
+            assert_eq!(run.spans, plain.spans, "gzip with name {with_name}");
+        }
     }
 
     #[test]

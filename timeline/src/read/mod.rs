@@ -66,17 +66,23 @@ pub fn read_path(path: &Path, format: Option<Format>) -> Result<Run, ReadError> 
         return read_from(stdin.lock(), &name, format);
     }
     let f = File::open(path).map_err(|source| ReadError::Open { path: name.clone(), source })?;
-    let mut r = BufReader::with_capacity(1 << 20, f);
-    // Timelines are often kept gzipped (reports/ does): read them as they are.
+    read_bytes(f, &name, format)
+}
+
+/// Read a log from any byte source (a file, a progress-wrapped file), gunzipping it when it
+/// starts with the gzip magic: timelines are often kept gzipped (reports/ does), with or
+/// without the original name in the gzip header. `name` is used in error messages.
+pub fn read_bytes<R: io::Read>(source: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
+    let mut r = BufReader::with_capacity(1 << 20, source);
     let gzipped = r
         .fill_buf()
-        .map_err(|source| ReadError::Io { path: name.clone(), line: 1, source })?
+        .map_err(|source| ReadError::Io { path: name.to_string(), line: 1, source })?
         .starts_with(&GZIP_MAGIC);
     if gzipped {
         let gz = flate2::read::MultiGzDecoder::new(r);
-        return read_from(BufReader::with_capacity(1 << 20, gz), &name, format);
+        return read_from(BufReader::with_capacity(1 << 20, gz), name, format);
     }
-    read_from(r, &name, format)
+    read_from(r, name, format)
 }
 
 /// The first two bytes of every gzip member.
