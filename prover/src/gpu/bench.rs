@@ -242,23 +242,11 @@ fn bench_ntt_plans(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dy
             for bitrev in NttBitrev::ALL {
                 gpu.set_ntt_plan(plan);
                 gpu.set_ntt_bitrev(bitrev);
-                let times = gpu.time_ntt(l, runs.max(1), seed ^ l as u64)?;
-                let (med, min, max) = stats(times.clone());
                 let what = format!("ntt_fr_{}_{}", plan.name(), bitrev.name());
-                let row = BenchRow {
-                    what: what.clone(),
-                    log_n: l,
-                    median_ms: med,
-                    min_ms: min,
-                    max_ms: max,
-                    runs: times.len(),
-                    floor_ms: ntt_floor_ms(l),
-                    sppark_ms: sppark_ntt_ms(l),
-                    phases: gpu.ntt_phases(l, seed)?,
-                };
+                let row = ntt_row(gpu, what.clone(), l, runs, seed)?;
                 log(&format_row(&row));
-                if best.as_ref().is_none_or(|b| med < b.1) {
-                    best = Some((what, med));
+                if best.as_ref().is_none_or(|b| row.median_ms < b.1) {
+                    best = Some((what, row.median_ms));
                 }
                 rows.push(row);
             }
@@ -270,6 +258,23 @@ fn bench_ntt_plans(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dy
     Ok(rows)
 }
 
+/// One bench row: a forward NTT of 2^l timed with the device's current NTT choices.
+fn ntt_row(gpu: &Gpu, what: String, l: u32, runs: usize, seed: u64) -> Result<BenchRow, GpuError> {
+    let times = gpu.time_ntt(l, runs.max(1), seed ^ l as u64)?;
+    let (med, min, max) = stats(times.clone());
+    Ok(BenchRow {
+        what,
+        log_n: l,
+        median_ms: med,
+        min_ms: min,
+        max_ms: max,
+        runs: times.len(),
+        floor_ms: ntt_floor_ms(l),
+        sppark_ms: sppark_ntt_ms(l),
+        phases: gpu.ntt_phases(l, seed)?,
+    })
+}
+
 fn bench_ntt_both(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
     let mut rows = Vec::new();
     for &l in logs {
@@ -277,24 +282,14 @@ fn bench_ntt_both(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn
         for (radix, mul) in NttRadix::ALL.into_iter().flat_map(|r| NttMul::ALL.map(|m| (r, m))) {
             gpu.set_ntt_radix(radix);
             gpu.set_ntt_mul(mul)?;
-            let times = gpu.time_ntt(l, runs.max(1), seed ^ l as u64)?;
-            let (med, min, max) = stats(times.clone());
-            let row = BenchRow {
-                what: match (mul, radix) {
-                    (NttMul::Cios, NttRadix::R2) => "ntt_fr".into(),
-                    (m, NttRadix::R2) => format!("ntt_fr_{}", m.name()),
-                    (NttMul::Cios, r) => format!("ntt_fr_{}", r.name()),
-                    (m, r) => format!("ntt_fr_{}_{}", m.name(), r.name()),
-                },
-                log_n: l,
-                median_ms: med,
-                min_ms: min,
-                max_ms: max,
-                runs: times.len(),
-                floor_ms: ntt_floor_ms(l),
-                sppark_ms: sppark_ntt_ms(l),
-                phases: gpu.ntt_phases(l, seed)?,
+            let what = match (mul, radix) {
+                (NttMul::Cios, NttRadix::R2) => "ntt_fr".into(),
+                (m, NttRadix::R2) => format!("ntt_fr_{}", m.name()),
+                (NttMul::Cios, r) => format!("ntt_fr_{}", r.name()),
+                (m, r) => format!("ntt_fr_{}_{}", m.name(), r.name()),
             };
+            let row = ntt_row(gpu, what, l, runs, seed)?;
+            let med = row.median_ms;
             log(&format_row(&row));
             if best.is_none_or(|b| med < b.2) {
                 best = Some((mul, radix, med));
