@@ -13,9 +13,7 @@
 // even/odd product made the MSM's bucket sums 1.8x faster on the H200). The host picks the
 // set with PROOFSCOPE_NTT_MUL=cios|eo (prover/src/gpu/ntt.rs); `gpu bench` times both.
 // The DIF pass also exists two stages per step (`ntt_dif_pass_r4`, `_r4_eo`, same output bit for
-// bit), picked with PROOFSCOPE_NTT_RADIX=2|4|4b; `gpu check` and `gpu bench` run all of them.
-// `_r4b` is the same code under __launch_bounds__(256, 4): 64 registers instead of 78 (some
-// spilled), so 4 blocks of 256 threads fit an SM instead of 3.
+// bit), picked with PROOFSCOPE_NTT_RADIX=2|4; `gpu check` and `gpu bench` run both.
 #include "field.cuh"
 
 struct FrCios {
@@ -241,10 +239,6 @@ FI void fr_scale_powers_t(Fr* data, uint64_t n, const Fr* __restrict__ hi, const
     extern "C" __global__ void ntt_dif_pass##SUF(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,                 \
                                                  uint32_t lam0, uint32_t k, uint32_t log_g) {                         \
         ntt_dif_pass_t<M>(data, tw, log_n, lam0, k, log_g);                                                            \
-    }                                                                                                                  \
-    extern "C" __global__ void __launch_bounds__(256, 4) ntt_dif_pass_r4b##SUF(Fr* data, const Fr* __restrict__ tw,  \
-                                                    uint32_t log_n, uint32_t lam0, uint32_t k, uint32_t log_g) {      \
-        ntt_dif_pass_r4_t<M>(data, tw, log_n, lam0, k, log_g);                                                         \
     }                                                                                                                  \
     extern "C" __global__ void ntt_dif_pass_r4##SUF(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,              \
                                                     uint32_t lam0, uint32_t k, uint32_t log_g) {                      \

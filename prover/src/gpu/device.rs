@@ -64,8 +64,8 @@ pub struct Gpu {
     pub(crate) ntt_domains: Mutex<HashMap<u32, Arc<crate::gpu::ntt::Domain>>>,
     /// Fr product of the NTT kernels (`PROOFSCOPE_NTT_MUL`, [`Gpu::set_ntt_mul`]).
     pub(crate) ntt_eo: std::sync::atomic::AtomicBool,
-    /// DIF pass shape, `NttRadix as u8` (`PROOFSCOPE_NTT_RADIX`, [`Gpu::set_ntt_radix`]).
-    pub(crate) ntt_radix: std::sync::atomic::AtomicU8,
+    /// DIF pass two stages per step (`PROOFSCOPE_NTT_RADIX=4`, [`Gpu::set_ntt_radix`]).
+    pub(crate) ntt_r4: std::sync::atomic::AtomicBool,
     /// Grouping of stages into passes (`PROOFSCOPE_NTT_PLAN`, [`Gpu::set_ntt_plan`]).
     pub(crate) ntt_plan: std::sync::atomic::AtomicU32,
     /// Bit reversal through a shared-memory tile (`PROOFSCOPE_NTT_BITREV`, [`Gpu::set_ntt_bitrev`]).
@@ -243,7 +243,7 @@ impl Gpu {
             native_cubin,
             ntt_domains: Mutex::new(HashMap::new()),
             ntt_eo: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttMul::from_env()? == crate::gpu::ntt::NttMul::Eo),
-            ntt_radix: std::sync::atomic::AtomicU8::new(crate::gpu::ntt::NttRadix::from_env()? as u8),
+            ntt_r4: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttRadix::from_env()? == crate::gpu::ntt::NttRadix::R4),
             ntt_plan: std::sync::atomic::AtomicU32::new(crate::gpu::ntt::NttPlan::from_env()?.encode()),
             ntt_tile: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttBitrev::from_env()? == crate::gpu::ntt::NttBitrev::Tile),
             staging: Staging { copy, pool: Mutex::new(Vec::new()) },

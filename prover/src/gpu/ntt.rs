@@ -11,7 +11,7 @@
 //! The DIF pass exists in two shapes: one radix-2 stage per shared-memory step
 //! (`ntt_dif_pass`, a barrier per stage) and two stages per step (`ntt_dif_pass_r4`: each
 //! thread keeps 4 elements in registers across both stages, one barrier per two stages;
-//! same butterflies, identical output; `4b` is the radix-4 pass under `__launch_bounds__(256, 4)`). [`NttRadix`] picks it: `PROOFSCOPE_NTT_RADIX=2|4|4b`
+//! same butterflies, identical output). [`NttRadix`] picks it: `PROOFSCOPE_NTT_RADIX=2|4`
 //! when the device is opened (default 4: measured faster on the H200, bit-identical), or [`Gpu::set_ntt_radix`].
 //!
 //! Two more knobs shape the memory traffic, same output bit for bit: [`NttPlan`]
@@ -117,20 +117,16 @@ pub enum NttRadix {
     /// bit-identical (reports/gpu/2026-11-30-run4-even-odd.md, run 8).
     #[default]
     R4,
-    /// The radix-4 pass compiled with `__launch_bounds__(256, 4)` (`ntt_dif_pass_r4b`): fewer
-    /// registers (some spilled), one more block per SM. Same output.
-    R4b,
 }
 
 impl NttRadix {
-    pub const ALL: [NttRadix; 3] = [NttRadix::R2, NttRadix::R4, NttRadix::R4b];
+    pub const ALL: [NttRadix; 2] = [NttRadix::R2, NttRadix::R4];
 
     pub fn parse(v: &str) -> Result<NttRadix, GpuError> {
         match v.trim() {
             "2" => Ok(NttRadix::R2),
             "4" => Ok(NttRadix::R4),
-            "4b" => Ok(NttRadix::R4b),
-            other => Err(GpuError::Other(format!("unknown NTT radix {other:?} (expected 2, 4 or 4b)"))),
+            other => Err(GpuError::Other(format!("unknown NTT radix {other:?} (expected 2 or 4)"))),
         }
     }
 
@@ -138,13 +134,7 @@ impl NttRadix {
         match self {
             NttRadix::R2 => "r2",
             NttRadix::R4 => "r4",
-            NttRadix::R4b => "r4b",
         }
-    }
-
-    /// Inverse of `r as u8` (unknown values: the default).
-    pub(crate) fn from_index(i: u8) -> NttRadix {
-        NttRadix::ALL.into_iter().find(|r| *r as u8 == i).unwrap_or_default()
     }
 
     /// `PROOFSCOPE_NTT_RADIX` (unset or empty: the default, 4).
@@ -158,8 +148,6 @@ impl NttRadix {
             (NttRadix::R2, m) => m.kernel("ntt_dif_pass"),
             (NttRadix::R4, NttMul::Cios) => "ntt_dif_pass_r4",
             (NttRadix::R4, NttMul::Eo) => "ntt_dif_pass_r4_eo",
-            (NttRadix::R4b, NttMul::Cios) => "ntt_dif_pass_r4b",
-            (NttRadix::R4b, NttMul::Eo) => "ntt_dif_pass_r4b_eo",
         }
     }
 
@@ -168,7 +156,7 @@ impl NttRadix {
         let elems = 1u64 << (k + log_g);
         let threads = match self {
             NttRadix::R2 => elems / 2,
-            NttRadix::R4 | NttRadix::R4b => (elems / 4).max(1),
+            NttRadix::R4 => (elems / 4).max(1),
         };
         LaunchConfig {
             grid_dim: (((1u64 << log_n) / elems) as u32, 1, 1),
@@ -371,11 +359,11 @@ impl Gpu {
 
     /// Selects the DIF pass shape for the following calls (results are identical).
     pub fn set_ntt_radix(&self, r: NttRadix) {
-        self.ntt_radix.store(r as u8, Ordering::Relaxed);
+        self.ntt_r4.store(r == NttRadix::R4, Ordering::Relaxed);
     }
 
     pub fn ntt_radix(&self) -> NttRadix {
-        NttRadix::from_index(self.ntt_radix.load(Ordering::Relaxed))
+        if self.ntt_r4.load(Ordering::Relaxed) { NttRadix::R4 } else { NttRadix::R2 }
     }
 
     /// Selects the grouping of stages into passes for the following calls (same results).
@@ -764,16 +752,6 @@ mod tests {
         // The defaults (unset environment) are the measured winners.
         assert_eq!((NttMul::default(), NttRadix::default()), (NttMul::Eo, NttRadix::R4));
         assert_eq!(NttRadix::parse("2").unwrap(), NttRadix::R2);
-        assert_eq!(NttRadix::parse("4b").unwrap(), NttRadix::R4b);
-        for r in NttRadix::ALL {
-            assert_eq!(NttRadix::from_index(r as u8), r);
-            for m in NttMul::ALL {
-                let k = r.dif_kernel(m);
-                let base = k.trim_end_matches("_eo");
-                assert!(include_str!("../../cuda/ntt.cu").contains(&format!(" {base}##SUF(")), "{k}: no entry point in ntt.cu");
-            }
-        }
-        assert_eq!(NttRadix::R4b.pass_cfg(24, 10, 0).block_dim, NttRadix::R4.pass_cfg(24, 10, 0).block_dim);
         assert!(NttRadix::parse("8").is_err());
         assert!(NttRadix::parse("").is_err());
         let src = include_str!("../../cuda/ntt.cu");
