@@ -151,14 +151,22 @@ fn prep_split(c: &mut Criterion) {
 }
 
 /// Synthesis of one partition (witness, A/B/C evaluations, densities) for both circuit
-/// families at 2^16 constraints: what binds every engine run on the H200 host.
+/// families at 2^18 constraints, what binds every engine run on the H200 host: vectors grown
+/// by doubling (`grow`, the path before the engine passed its parameter sizes) against sized
+/// up front (`sized`, `synthesize_with_capacity`).
 fn synthesis(c: &mut Criterion) {
+    use prover::synthesis::{synthesize, synthesize_with_capacity, SizeHint};
     let mut g = c.benchmark_group("synthesis");
-    g.sample_size(10).measurement_time(Duration::from_secs(6)).warm_up_time(Duration::from_secs(1));
-    let n = 1u64 << 16;
+    g.sample_size(10).measurement_time(Duration::from_secs(8)).warm_up_time(Duration::from_secs(1));
+    let n = 1u64 << 18;
     for f in prover::circuit::Family::ALL {
         let circuit = f.circuit(n, 1);
-        g.bench_function(BenchmarkId::new(f.name(), "2^16"), |b| b.iter(|| prover::synthesis::synthesize(circuit.clone()).expect("satisfied")));
+        let first = synthesize(circuit.clone()).expect("satisfied");
+        let hint = SizeHint { constraints: first.num_constraints(), inputs: first.input_assignment.len(), aux: first.aux_assignment.len() };
+        assert_eq!(synthesize_with_capacity(circuit.clone(), hint).expect("satisfied").a, first.a);
+        drop(first);
+        g.bench_function(BenchmarkId::new(format!("{}/grow", f.name()), "2^18"), |b| b.iter(|| synthesize(circuit.clone()).expect("satisfied")));
+        g.bench_function(BenchmarkId::new(format!("{}/sized", f.name()), "2^18"), |b| b.iter(|| synthesize_with_capacity(circuit.clone(), hint).expect("satisfied")));
     }
     g.finish();
 }

@@ -20,9 +20,15 @@ use crate::synthesis::{self, ProvingAssignment};
 
 /// Synthesise one partition (span `synthesis`).
 pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<ProvingAssignment, ProveError> {
+    synthesize_with_capacity(circuit, synthesis::SizeHint::default())
+}
+
+/// [`synthesize`] with the assignment's vectors sized by `hint` up front (the engine passes
+/// the parameter file's sizes).
+pub fn synthesize_with_capacity<C: Circuit<Scalar>>(circuit: C, hint: synthesis::SizeHint) -> Result<ProvingAssignment, ProveError> {
     let span = info_span!("synthesis", constraints = tracing::field::Empty);
     let _e = span.enter();
-    let a = synthesis::synthesize(circuit)?;
+    let a = synthesis::synthesize_with_capacity(circuit, hint)?;
     span.record("constraints", a.num_constraints() as u64);
     Ok(a)
 }

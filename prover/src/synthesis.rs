@@ -184,11 +184,46 @@ impl ConstraintSystem<Scalar> for ProvingAssignment {
     }
 }
 
+/// Expected sizes of a circuit (e.g. from its parameter file), so that synthesis allocates
+/// its vectors once instead of growing them by doubling (each growth copies everything
+/// written so far and touches fresh pages). A wrong hint only costs memory or copies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SizeHint {
+    /// Constraints including the input constraints.
+    pub constraints: usize,
+    /// Inputs including ONE.
+    pub inputs: usize,
+    pub aux: usize,
+}
+
+impl ProvingAssignment {
+    /// An empty assignment with room for a circuit of `hint`'s sizes.
+    pub fn with_capacity(hint: SizeHint) -> Self {
+        let mut a = ProvingAssignment {
+            a: Vec::with_capacity(hint.constraints),
+            b: Vec::with_capacity(hint.constraints),
+            c: Vec::with_capacity(hint.constraints),
+            input_assignment: Vec::with_capacity(hint.inputs),
+            aux_assignment: Vec::with_capacity(hint.aux),
+            ..Default::default()
+        };
+        a.a_aux_density.words.reserve(hint.aux.div_ceil(64));
+        a.b_aux_density.words.reserve(hint.aux.div_ceil(64));
+        a.b_input_density.words.reserve(hint.inputs.div_ceil(64));
+        a
+    }
+}
+
 /// Synthesise a circuit for proving: allocates ONE, runs the circuit, appends the input
 /// constraints `x_i * 0 = 0` (which make the IC query dense, as every Groth16 setup of
 /// the bellman family expects), and fails on the first unsatisfied constraint.
 pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<ProvingAssignment, SynthesisFailure> {
-    let mut cs = ProvingAssignment::default();
+    synthesize_with_capacity(circuit, SizeHint::default())
+}
+
+/// [`synthesize`] into vectors sized by `hint` up front.
+pub fn synthesize_with_capacity<C: Circuit<Scalar>>(circuit: C, hint: SizeHint) -> Result<ProvingAssignment, SynthesisFailure> {
+    let mut cs = ProvingAssignment::with_capacity(hint);
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
     circuit.synthesize(&mut cs)?;
     for i in 0..cs.input_assignment.len() {

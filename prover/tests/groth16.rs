@@ -117,6 +117,25 @@ fn mix16_has_exact_size_the_witness_mix_and_proves() {
 }
 
 #[test]
+fn sizing_the_assignment_up_front_changes_nothing_but_allocation() {
+    use prover::synthesis::{synthesize, synthesize_with_capacity, SizeHint};
+    for f in Family::ALL {
+        let c = f.circuit(1 << 10, 3);
+        let plain = synthesize(c.clone()).unwrap();
+        let exact = SizeHint { constraints: plain.num_constraints(), inputs: plain.input_assignment.len(), aux: plain.aux_assignment.len() };
+        // Exact, too small and too large hints give the same assignment.
+        for hint in [exact, SizeHint { constraints: 3, inputs: 0, aux: 5 }, SizeHint { constraints: 1 << 12, inputs: 9, aux: 1 << 12 }] {
+            let sized = synthesize_with_capacity(c.clone(), hint).unwrap();
+            assert_eq!((&sized.a, &sized.b, &sized.c), (&plain.a, &plain.b, &plain.c), "{} {hint:?}", f.name());
+            assert_eq!((&sized.input_assignment, &sized.aux_assignment), (&plain.input_assignment, &plain.aux_assignment));
+            assert_eq!((&sized.a_aux_density, &sized.b_aux_density, &sized.b_input_density), (&plain.a_aux_density, &plain.b_aux_density, &plain.b_input_density));
+        }
+        let sized = synthesize_with_capacity(c, exact).unwrap();
+        assert!(sized.a.capacity() >= exact.constraints && sized.aux_assignment.capacity() >= exact.aux);
+    }
+}
+
+#[test]
 fn families_round_trip_through_circuit_ids() {
     for f in Family::ALL {
         let c = f.circuit(1 << 9, 0);

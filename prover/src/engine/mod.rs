@@ -38,12 +38,13 @@ use crate::synthesis::ProvingAssignment;
 
 /// One partition's circuit, type-erased so a job can mix circuits.
 pub trait PartitionCircuit: Send {
-    fn synthesize(self: Box<Self>) -> Result<ProvingAssignment, ProveError>;
+    /// Synthesise, with the vectors sized by `hint` (the parameter file's sizes) up front.
+    fn synthesize(self: Box<Self>, hint: crate::synthesis::SizeHint) -> Result<ProvingAssignment, ProveError>;
 }
 
 impl<C: Circuit<Scalar> + Send + 'static> PartitionCircuit for C {
-    fn synthesize(self: Box<Self>) -> Result<ProvingAssignment, ProveError> {
-        crate::prover::synthesize(*self)
+    fn synthesize(self: Box<Self>, hint: crate::synthesis::SizeHint) -> Result<ProvingAssignment, ProveError> {
+        crate::prover::synthesize_with_capacity(*self, hint)
     }
 }
 
