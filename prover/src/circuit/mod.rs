@@ -58,17 +58,12 @@ impl PorepLike {
     /// Stable identifier stored in parameter files, so a file made for another circuit
     /// is refused.
     pub fn id(&self) -> String {
-        format!("porep-like/v1/n={}", self.constraints)
+        Family::PorepLike.id(self.constraints)
     }
 
     /// Checks the size and says how the constraints are split.
     pub fn layout(&self) -> Result<Layout, String> {
-        if !(MIN_CONSTRAINTS..=MAX_CONSTRAINTS).contains(&self.constraints) {
-            return Err(format!(
-                "--constraints {} is out of range: the PoRep-like family goes from {} to {} (2^8..2^26)",
-                self.constraints, MIN_CONSTRAINTS, MAX_CONSTRAINTS
-            ));
-        }
+        Family::PorepLike.check_size(self.constraints)?;
         let n = self.constraints as usize;
         // Input constraints (ONE + public inputs) and the digest binding are fixed costs.
         let fixed = (1 + NUM_PUBLIC_INPUTS) + NUM_PUBLIC_INPUTS;
@@ -119,18 +114,13 @@ impl Mix16 {
     }
 
     pub fn id(&self) -> String {
-        format!("mix16/v1/n={}", self.constraints)
+        Family::Mix16.id(self.constraints)
     }
 
     /// Rows of the body (all but the input constraints and the binding row), or why the
     /// size is refused.
     pub fn rows(&self) -> Result<usize, String> {
-        if !(MIN_CONSTRAINTS..=MAX_CONSTRAINTS).contains(&self.constraints) {
-            return Err(format!(
-                "--constraints {} is out of range: the mix16 family goes from {} to {} (2^8..2^26)",
-                self.constraints, MIN_CONSTRAINTS, MAX_CONSTRAINTS
-            ));
-        }
+        Family::Mix16.check_size(self.constraints)?;
         Ok(self.constraints as usize - (1 + NUM_PUBLIC_INPUTS) - NUM_PUBLIC_INPUTS)
     }
 }
@@ -179,6 +169,23 @@ impl Family {
             Family::PorepLike => BenchCircuit::PorepLike(PorepLike::new(constraints, seed)),
             Family::Mix16 => BenchCircuit::Mix16(Mix16::new(constraints, seed)),
         }
+    }
+
+    /// The id stored in parameter files for this family at `constraints`, so that a file
+    /// made for another circuit is refused.
+    pub fn id(self, constraints: u64) -> String {
+        format!("{}/v1/n={constraints}", self.name())
+    }
+
+    /// Whether `constraints` is a size the CLI accepts (the error names the flag).
+    pub fn check_size(self, constraints: u64) -> Result<(), String> {
+        if (MIN_CONSTRAINTS..=MAX_CONSTRAINTS).contains(&constraints) {
+            return Ok(());
+        }
+        Err(format!(
+            "--constraints {constraints} is out of range: the {} family goes from {MIN_CONSTRAINTS} to {MAX_CONSTRAINTS} (2^8..2^26)",
+            self.name()
+        ))
     }
 
     /// Family and size encoded in a circuit id (a parameter file's header).

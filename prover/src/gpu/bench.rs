@@ -70,6 +70,15 @@ pub struct BenchRow {
     pub phases: Vec<(String, f64)>,
 }
 
+impl BenchRow {
+    /// A row from the times of its runs (at least one): median, min, max and count.
+    fn timed(what: String, log_n: u32, times: Vec<f64>, floor_ms: f64, sppark_ms: Option<f64>, phases: Vec<(String, f64)>) -> BenchRow {
+        let runs = times.len();
+        let (median_ms, min_ms, max_ms) = stats(times);
+        BenchRow { what, log_n, median_ms, min_ms, max_ms, runs, floor_ms, sppark_ms, phases }
+    }
+}
+
 fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(|a, b| a.total_cmp(b));
     (v[v.len() / 2], v[0], v[v.len() - 1])
@@ -130,24 +139,15 @@ fn time_msm_row<C: GpuCurve>(
     for _ in 0..runs.max(1) {
         all.push(gpu.msm_device_cfg(dp, ds, m, None, true, cfg)?.1);
     }
-    let (med, min, max) = stats(all.iter().map(|t| t.total_ms).collect());
+    let (med, _, _) = stats(all.iter().map(|t| t.total_ms).collect());
     let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
-    Ok(BenchRow {
-        what,
-        log_n: l,
-        median_ms: med,
-        min_ms: min,
-        max_ms: max,
-        runs: all.len(),
-        floor_ms,
-        sppark_ms,
-        phases: vec![
-            ("c".into(), cfg.window_bits(m) as f64),
-            ("sort".into(), mid.sort_ms),
-            ("bucket_acc".into(), mid.bucket_acc_ms),
-            ("reduce".into(), mid.reduce_ms),
-        ],
-    })
+    let phases = vec![
+        ("c".into(), cfg.window_bits(m) as f64),
+        ("sort".into(), mid.sort_ms),
+        ("bucket_acc".into(), mid.bucket_acc_ms),
+        ("reduce".into(), mid.reduce_ms),
+    ];
+    Ok(BenchRow::timed(what, l, all.iter().map(|t| t.total_ms).collect(), floor_ms, sppark_ms, phases))
 }
 
 /// G2 MSM timings for each size in `logs`: every G2 kernel (or `PROOFSCOPE_MSM_G2_VARIANTS`,
@@ -191,8 +191,7 @@ pub fn bench_msm_g2(gpu: &Gpu, logs: &[u32], runs: usize, cpu_runs: usize, seed:
                 times.push(t.elapsed().as_secs_f64() * 1e3);
                 std::hint::black_box(r);
             }
-            let (med, min, max) = stats(times.clone());
-            let row = BenchRow { what: "cpu_blst_g2".into(), log_n: l, median_ms: med, min_ms: min, max_ms: max, runs: times.len(), floor_ms: 3.0 * msm_floor_ms(l), sppark_ms: None, phases: vec![("threads".into(), rayon::current_num_threads() as f64)] };
+            let row = BenchRow::timed("cpu_blst_g2".into(), l, times, 3.0 * msm_floor_ms(l), None, vec![("threads".into(), rayon::current_num_threads() as f64)]);
             log(&format_row(&row));
             rows.push(row);
         }
@@ -261,18 +260,7 @@ fn bench_ntt_plans(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dy
 /// One bench row: a forward NTT of 2^l timed with the device's current NTT choices.
 fn ntt_row(gpu: &Gpu, what: String, l: u32, runs: usize, seed: u64) -> Result<BenchRow, GpuError> {
     let times = gpu.time_ntt(l, runs.max(1), seed ^ l as u64)?;
-    let (med, min, max) = stats(times.clone());
-    Ok(BenchRow {
-        what,
-        log_n: l,
-        median_ms: med,
-        min_ms: min,
-        max_ms: max,
-        runs: times.len(),
-        floor_ms: ntt_floor_ms(l),
-        sppark_ms: sppark_ntt_ms(l),
-        phases: gpu.ntt_phases(l, seed)?,
-    })
+    Ok(BenchRow::timed(what, l, times, ntt_floor_ms(l), sppark_ntt_ms(l), gpu.ntt_phases(l, seed)?))
 }
 
 fn bench_ntt_both(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
