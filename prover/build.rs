@@ -6,9 +6,16 @@
 //! `PATH`, then in the PyPI install of `scripts/install-nvcc.sh` (`~/.cache/nvcc13`).
 //! Without nvcc the crate still builds: the cfg `cuda_kernels` stays unset and the CUDA
 //! backend reports at run time that the binary was built without kernels.
+//!
+//! nvcc runs only when what it reads changed: a hash of the nvcc version, the flags and every
+//! file of `cuda/` is kept in `$OUT_DIR/kernels.stamp`, so a fresh clone (new mtimes, which
+//! rerun this script) reuses the kernels already in its target directory (CI does: compiling
+//! them takes ~12 minutes on two cores).
 
+use std::collections::hash_map::DefaultHasher;
 use std::env;
 use std::fs;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -41,15 +48,31 @@ fn main() {
         .map(|o| String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or("").to_string())
         .unwrap_or_default();
 
+    let flags = ["-O3", "-std=c++17", "-lineinfo"];
+    let stamp = out.join("kernels.stamp");
+    let key = inputs_hash(&dir, &version, &flags);
+    let built = sources.iter().all(|src| {
+        let stem = src.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        out.join(format!("{stem}.sm_90.cubin")).is_file() && out.join(format!("{stem}.compute_90.ptx")).is_file()
+    });
+    let fresh = built && fs::read_to_string(&stamp).is_ok_and(|k| k == key);
+    if !fresh {
+        // An interrupted compilation must not leave a stamp that vouches for its outputs.
+        let _ = fs::remove_file(&stamp);
+    }
+    for src in &sources {
+        println!("cargo:rerun-if-changed={}", src.display());
+    }
     // Launch every compilation at once (cubin and PTX of each file), then wait for all.
     let mut jobs = Vec::new();
-    for src in &sources {
+    for src in sources.iter().filter(|_| !fresh) {
         let stem = src.file_stem().and_then(|s| s.to_str()).expect("utf-8 kernel file name").to_string();
         let cubin = out.join(format!("{stem}.sm_90.cubin"));
         let ptx = out.join(format!("{stem}.compute_90.ptx"));
         for (flag, arch, dst) in [("-cubin", "-arch=sm_90", &cubin), ("-ptx", "-arch=compute_90", &ptx)] {
             let child = Command::new(&nvcc)
-                .args([flag, arch, "-O3", "-std=c++17", "-lineinfo"])
+                .args([flag, arch])
+                .args(flags)
                 .arg("-I")
                 .arg(&dir)
                 .arg(src)
@@ -59,13 +82,15 @@ fn main() {
                 .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
             jobs.push((child, src.clone(), flag));
         }
-        println!("cargo:rerun-if-changed={}", src.display());
     }
     for (mut child, src, flag) in jobs {
         let status = child.wait().expect("wait for nvcc");
         if !status.success() {
             panic!("nvcc {flag} failed on {} ({status})", src.display());
         }
+    }
+    if !fresh {
+        fs::write(&stamp, &key).expect("write kernels.stamp");
     }
     let mut code = String::from("pub const MODULES: &[(&str, &[u8], &str)] = &[\n");
     for src in &sources {
@@ -102,6 +127,21 @@ fn find_nvcc() -> Option<PathBuf> {
     let home = env::var_os("HOME").map(PathBuf::from)?;
     let pypi = home.join(".cache/nvcc13/nvidia/cu13/bin/nvcc");
     is_file(&pypi).then_some(pypi)
+}
+
+/// Hash of everything nvcc's output depends on here: its version, the flags, and the name and
+/// bytes of every file directly in `cuda/` (the .cu sources and the .cuh headers they include).
+fn inputs_hash(dir: &Path, version: &str, flags: &[&str]) -> String {
+    let mut h = DefaultHasher::new();
+    version.hash(&mut h);
+    flags.hash(&mut h);
+    let mut files: Vec<PathBuf> = fs::read_dir(dir).expect("read prover/cuda").filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect();
+    files.sort();
+    for f in files {
+        f.file_name().hash(&mut h);
+        fs::read(&f).unwrap_or_else(|e| panic!("read {}: {e}", f.display())).hash(&mut h);
+    }
+    format!("{:016x}", h.finish())
 }
 
 fn is_file(p: &Path) -> bool {
