@@ -187,6 +187,65 @@ pub(crate) fn par_copy(dst: &mut [u32], src: &[u32]) {
     dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
 }
 
+/// How a host thread waits for the GPU (the primary context's scheduling flag), set with
+/// `PROOFSCOPE_CUDA_SCHED` before a device is opened: `auto` (unset: the driver's choice, which
+/// spins while there are fewer active contexts than cores), `spin`, `yield` or `blocking` (the
+/// thread sleeps on an OS primitive). A spinning waiter occupies a core the syntheses could use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CudaSched {
+    #[default]
+    Auto,
+    Spin,
+    Yield,
+    Blocking,
+}
+
+impl CudaSched {
+    pub fn parse(v: &str) -> Result<CudaSched, GpuError> {
+        match v.trim() {
+            "auto" => Ok(CudaSched::Auto),
+            "spin" => Ok(CudaSched::Spin),
+            "yield" => Ok(CudaSched::Yield),
+            "blocking" => Ok(CudaSched::Blocking),
+            other => Err(GpuError::Other(format!("PROOFSCOPE_CUDA_SCHED: unknown value {other:?} (expected auto, spin, yield or blocking)"))),
+        }
+    }
+
+    pub fn from_env() -> Result<CudaSched, GpuError> {
+        match std::env::var("PROOFSCOPE_CUDA_SCHED") {
+            Ok(v) if !v.trim().is_empty() => CudaSched::parse(&v),
+            _ => Ok(CudaSched::Auto),
+        }
+    }
+
+    fn flag(self) -> u32 {
+        use cudarc::driver::sys::CUctx_flags as F;
+        match self {
+            CudaSched::Auto => F::CU_CTX_SCHED_AUTO as u32,
+            CudaSched::Spin => F::CU_CTX_SCHED_SPIN as u32,
+            CudaSched::Yield => F::CU_CTX_SCHED_YIELD as u32,
+            CudaSched::Blocking => F::CU_CTX_SCHED_BLOCKING_SYNC as u32,
+        }
+    }
+
+    /// Sets the flag on device `ordinal`'s primary context (nothing for `auto`).
+    fn apply(self, ordinal: usize) -> Result<(), GpuError> {
+        if self == CudaSched::Auto {
+            return Ok(());
+        }
+        let dev = std::panic::catch_unwind(|| {
+            cudarc::driver::result::init()?;
+            cudarc::driver::result::device::get(ordinal as i32)
+        })
+        .map_err(|_| GpuError::NoDriver)?
+        .map_err(|e| GpuError::NoDevice(ordinal, e.to_string()))?;
+        // SAFETY: a plain driver call on a valid device handle.
+        unsafe { cudarc::driver::sys::cuDevicePrimaryCtxSetFlags_v2(dev, self.flag()) }
+            .result()
+            .map_err(|e| GpuError::Other(format!("cuDevicePrimaryCtxSetFlags({self:?}): {e}")))
+    }
+}
+
 impl Gpu {
     /// Number of CUDA devices, or an error saying why there are none.
     pub fn device_count() -> Result<usize, GpuError> {
@@ -209,6 +268,8 @@ impl Gpu {
         if ordinal >= count {
             return Err(GpuError::NoDevice(ordinal, format!("{count} device(s) present")));
         }
+        let sched = CudaSched::from_env()?;
+        sched.apply(ordinal)?;
         let ctx = std::panic::catch_unwind(|| CudaContext::new(ordinal))
             .map_err(|_| GpuError::NoDriver)?
             .map_err(|e| GpuError::NoDevice(ordinal, e.to_string()))?;
@@ -362,7 +423,7 @@ impl Gpu {
     pub fn describe(&self) -> String {
         let (free, total) = self.mem_info().unwrap_or((0, 0));
         format!(
-            "{} (device {}, sm_{}{}, {} SMs, {:.1} GiB total, {:.1} GiB free, kernels: {}, nvcc: {})",
+            "{} (device {}, sm_{}{}, {} SMs, {:.1} GiB total, {:.1} GiB free, kernels: {}, nvcc: {}, host waits: {})",
             self.name,
             self.ordinal,
             self.compute_capability.0,
@@ -371,7 +432,8 @@ impl Gpu {
             total as f64 / (1u64 << 30) as f64,
             free as f64 / (1u64 << 30) as f64,
             if self.native_cubin { "sm_90 cubin" } else { "PTX JIT" },
-            kernels::NVCC_VERSION
+            kernels::NVCC_VERSION,
+            CudaSched::from_env().map(|s| format!("{s:?}").to_lowercase()).unwrap_or_else(|e| e.to_string())
         )
     }
 }
@@ -413,4 +475,22 @@ pub(crate) use launch;
 pub(crate) fn cfg_1d(n: u64, block: u32) -> cudarc::driver::LaunchConfig {
     let grid = n.div_ceil(block as u64).max(1) as u32;
     cudarc::driver::LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+}
+
+#[cfg(test)]
+mod sched_tests {
+    use super::CudaSched;
+
+    #[test]
+    fn cuda_sched_parses_its_four_values_and_names_the_variable_on_a_bad_one() {
+        for (v, want) in [("auto", CudaSched::Auto), (" spin", CudaSched::Spin), ("yield", CudaSched::Yield), ("blocking ", CudaSched::Blocking)] {
+            assert_eq!(CudaSched::parse(v).unwrap(), want);
+        }
+        assert_eq!(CudaSched::default(), CudaSched::Auto);
+        let e = CudaSched::parse("sleepy").unwrap_err().to_string();
+        assert!(e.contains("PROOFSCOPE_CUDA_SCHED") && e.contains("blocking"), "{e}");
+        // Distinct driver flags (auto is the driver's 0).
+        let flags: Vec<u32> = [CudaSched::Auto, CudaSched::Spin, CudaSched::Yield, CudaSched::Blocking].iter().map(|s| s.flag()).collect();
+        assert_eq!(flags, [0, 1, 2, 4]);
+    }
 }
