@@ -142,7 +142,7 @@ fn time_msm_row<C: GpuCurve>(
     let (med, _, _) = stats(all.iter().map(|t| t.total_ms).collect());
     let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
     let phases = vec![
-        ("c".into(), cfg.window_bits(m) as f64),
+        ("c".into(), cfg.window_bits_for::<C>(m) as f64),
         ("sort".into(), mid.sort_ms),
         ("bucket_acc".into(), mid.bucket_acc_ms),
         ("reduce".into(), mid.reduce_ms),
