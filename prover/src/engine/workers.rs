@@ -35,6 +35,13 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 
 pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx: Sender<GpuTask>) {
     with_dispatch(&sh.clone(), || {
+        // Every partition's vectors sized from the parameter file up front.
+        let info = &sh.params.info;
+        let hint = crate::synthesis::SizeHint {
+            constraints: info.num_constraints as usize,
+            inputs: info.num_inputs as usize,
+            aux: info.num_aux as usize,
+        };
         for task in rx.iter() {
             if sh.abort.load(Ordering::Relaxed) {
                 break;
@@ -46,12 +53,6 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx:
             }
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w);
             let entered = ctx.enter();
-            let info = &sh.params.info;
-            let hint = crate::synthesis::SizeHint {
-                constraints: info.num_constraints as usize,
-                inputs: info.num_inputs as usize,
-                aux: info.num_aux as usize,
-            };
             let synthesized = catch_unwind(AssertUnwindSafe(|| circuit.synthesize(hint)))
                 .unwrap_or_else(|p| Err(ProveError::Device(format!("synthesis panicked: {}", panic_message(p)))));
             drop(entered);

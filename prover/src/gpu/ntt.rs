@@ -57,6 +57,16 @@ fn env_choice<T: Default>(name: &str, parse: fn(&str) -> Result<T, GpuError>) ->
     }
 }
 
+/// The variant of `all` whose `name` is `v` (trimmed), else an error naming `what` and the
+/// accepted names: one parser for the knobs whose names are their spellings.
+fn parse_named<T: Copy>(v: &str, all: &[T], name: fn(T) -> &'static str, what: &str) -> Result<T, GpuError> {
+    let v = v.trim();
+    all.iter().copied().find(|&x| name(x) == v).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|&x| name(x)).collect();
+        GpuError::Other(format!("unknown {what} {v:?} (expected {})", names.join(" or ")))
+    })
+}
+
 /// The Fr product of the NTT kernels (see the module doc).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NttMul {
@@ -72,11 +82,7 @@ impl NttMul {
     pub const ALL: [NttMul; 2] = [NttMul::Cios, NttMul::Eo];
 
     pub fn parse(v: &str) -> Result<NttMul, GpuError> {
-        match v.trim() {
-            "cios" => Ok(NttMul::Cios),
-            "eo" => Ok(NttMul::Eo),
-            other => Err(GpuError::Other(format!("unknown NTT product {other:?} (expected cios or eo)"))),
-        }
+        parse_named(v, &NttMul::ALL, NttMul::name, "NTT product")
     }
 
     pub fn name(self) -> &'static str {
@@ -267,11 +273,7 @@ impl NttBitrev {
     pub const ALL: [NttBitrev; 2] = [NttBitrev::Plain, NttBitrev::Tile];
 
     pub fn parse(v: &str) -> Result<NttBitrev, GpuError> {
-        match v.trim() {
-            "plain" => Ok(NttBitrev::Plain),
-            "tile" => Ok(NttBitrev::Tile),
-            other => Err(GpuError::Other(format!("unknown NTT bit reversal {other:?} (expected plain or tile)"))),
-        }
+        parse_named(v, &NttBitrev::ALL, NttBitrev::name, "NTT bit reversal")
     }
 
     pub fn name(self) -> &'static str {
@@ -630,7 +632,7 @@ impl Gpu {
 
 #[cfg(test)]
 mod tests {
-    use super::{NttBitrev, NttMul, NttPlan, NttRadix};
+    use super::{GpuError, NttBitrev, NttMul, NttPlan, NttRadix};
 
     /// Host model of one DIF pass over `data` (one Fr as a u64, wrapping ops), block by block
     /// and step by step as the CUDA kernels index it: `r4` = ntt_dif_pass_r4_t, else
@@ -826,6 +828,9 @@ mod tests {
         assert_eq!(NttBitrev::parse("tile").unwrap(), NttBitrev::Tile);
         assert_eq!(NttBitrev::parse(" plain").unwrap(), NttBitrev::Plain);
         assert!(NttBitrev::parse("fast").is_err());
+        // The messages name the knob and every accepted value.
+        assert_eq!(NttBitrev::parse(" fast ").unwrap_err().to_string(), GpuError::Other("unknown NTT bit reversal \"fast\" (expected plain or tile)".into()).to_string());
+        assert_eq!(NttMul::parse("mont").unwrap_err().to_string(), GpuError::Other("unknown NTT product \"mont\" (expected cios or eo)".into()).to_string());
         assert_eq!(NttBitrev::default(), NttBitrev::Tile);
         // Below 2^10 the tile does not fit: the plain kernel runs.
         assert_eq!(NttBitrev::Tile.launch(9).0, "ntt_bitrev_scale");
