@@ -12,4 +12,7 @@ target=${CARGO_TARGET_DIR:-target}
 # dist/proofscope (the device scripts call it).
 rm -f dist/proofscope
 gzip -9 -c "$target/release/proofscope" > dist/proofscope.gz
+# The tree it was built from, for the machine.txt of runs made with it (a device's copy of
+# the repository may carry a stale .git).
+git describe --always --dirty --abbrev=7 > dist/COMMIT 2>/dev/null || echo unknown > dist/COMMIT
 ls -la dist/proofscope.gz

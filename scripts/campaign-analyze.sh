@@ -323,6 +323,43 @@ if pts:
 print(f"campaign-analyze: MAPE {f(res['mape_pct'])} %, best measured {res['best_measured']}, predicted {res['best_predicted']}", file=sys.stderr)
 EOF
 
+# Every run in the order it ran: synthesis speed and what else the host did meanwhile (the
+# prover's host_busy_cores / host_steal_cores counters), so that drift between runs shows
+# next to its possible causes. Appended to campaign.md.
+python3 - "$CAMP" "$TMP" "$OUT" <<'EOF'
+import json, re, sys
+from pathlib import Path
+camp, tmp, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+order = []
+for line in (camp / "campaign.log").read_text().splitlines():
+    m = re.match(r"campaign \[(\d+)s\]: (\S+): pw=", line)
+    if m and (tmp / f"{m.group(2)}.jsonl").exists() and m.group(2) not in [o[1] for o in order]:
+        order.append((int(m.group(1)), m.group(2)))
+rows = []
+for start, name in order:
+    syn, cnt = [], {}
+    for line in (tmp / f"{name}.jsonl").open():
+        e = json.loads(line)
+        if e.get("type") == "span" and e.get("kind") == "synthesis" and e.get("end_ns") is not None:
+            syn.append((e["end_ns"] - e["start_ns"]) / 1e9)
+        elif e.get("type") == "counter" and e["name"] in ("cpu_busy_cores", "host_busy_cores", "host_steal_cores"):
+            cnt.setdefault(e["name"], []).append(e["value"])
+    mean = lambda v: sum(v) / len(v) if v else None
+    proc, host, steal = (mean(cnt.get(k, [])) for k in ("cpu_busy_cores", "host_busy_cores", "host_steal_cores"))
+    rows.append(dict(run=name, start_s=start, synthesis_mean_s=mean(syn), synthesis_min_s=min(syn) if syn else None,
+                     synthesis_max_s=max(syn) if syn else None, process_cores=proc,
+                     other_cores=None if host is None or proc is None else max(host - proc, 0.0), steal_cores=steal))
+(out / "host-runs.json").write_text(json.dumps(rows, indent=1) + "\n")
+f = lambda x, d=2: "—" if x is None else f"{x:.{d}f}"
+md = ["## Synthesis and the host, run by run", "",
+      "Every run in the order it ran (start in seconds from the campaign's start): the mean, min and max synthesis time of one partition, the cores the prover kept busy, what other processes on the machine took, and the hypervisor's steal (other tenants of the host). The last two come from the prover's `host_busy_cores` and `host_steal_cores` counters (/proc/stat); — where the binary did not record them. Data: [host-runs.json](host-runs.json).", "",
+      "| run | start s | synthesis mean s | min | max | prover cores | other processes | steal |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+for r in rows:
+    md.append(f"| {r['run']} | {r['start_s']} | {f(r['synthesis_mean_s'])} | {f(r['synthesis_min_s'])} | {f(r['synthesis_max_s'])} | {f(r['process_cores'], 1)} | {f(r['other_cores'], 2)} | {f(r['steal_cores'], 2)} |")
+with (out / "campaign.md").open("a") as fh:
+    fh.write("\n".join(md) + "\n")
+EOF
+
 GPU=$(sed -n 's/^gpu: //p' "$OUT/machine.txt" | head -n 1)
 {
   echo "# Campaign of $DAY: measured configurations, calibrated predictions"

@@ -5,7 +5,9 @@
 // that also applies a per-element scale (n^-1, coset powers g^j or both), so that ifft,
 // coset scaling and the final permutation cost one pass over memory. The bit reversal exists
 // as one thread per element (`ntt_bitrev_scale`, any size) and through a shared-memory tile
-// (`ntt_bitrev_tile`, 2^10 and up, coalesced both ways); PROOFSCOPE_NTT_BITREV picks it. The pointwise
+// (`ntt_bitrev_tile`, 2^10 and up, coalesced both ways), or not at all: `ntt_dif_last_bitrev` runs the
+// last 8 stages on 4 chunks per block whose outputs are neighbours, and stores them permuted and
+// scaled (2^10 and up, one pass over memory less); PROOFSCOPE_NTT_BITREV picks it. The pointwise
 // (a*b - c) * Z^-1 step of the quotient lives here too.
 //
 // Every kernel exists twice, from one template over the Fr product: the plain name uses the
@@ -40,6 +42,9 @@ struct PassTile {
         base = ((q0 >> log_s) << (log_s + k)) + low0;
     }
     FI uint64_t at(uint32_t idx) const { return base + ((uint64_t)(idx >> log_g) << log_s) + (idx & (G - 1)); }
+    // Shared slot of element e of lane `lane`, and the twiddle index of the lane's element 0.
+    FI uint32_t slot(uint32_t e, uint32_t lane) const { return (e << log_g) | lane; }
+    FI uint64_t tw0(uint32_t lane) const { return low0 + lane; }
     FI void load(Fr* sh, const Fr* data, uint32_t tid, uint32_t T) const {
         for (uint32_t idx = tid; idx < E; idx += T) sh[idx] = data[at(idx)];
     }
@@ -48,21 +53,63 @@ struct PassTile {
     }
 };
 
-// DIF pass over `data` (n = 2^log_n elements): stages of half-size 2^lam0 .. 2^(lam0-k+1).
-// Each block owns G groups of 2^k elements with stride s = 2^(lam0-k+1) (G <= s), so that
-// G consecutive lanes read consecutive addresses. tw[j] = w^j for j < n/2.
-template <class M>
-FI void ntt_dif_pass_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
-                       uint32_t lam0, uint32_t k, uint32_t log_g) {
-    extern __shared__ Fr sh[];
-    const PassTile tile(lam0, k, log_g);
-    const uint32_t G = tile.G, log_s = tile.log_s;
-    const uint64_t low0 = tile.low0;
-    const uint32_t T = tile.E >> 1;
-    const uint32_t tid = threadIdx.x;
-    tile.load(sh, data, tid, T);
-    __syncthreads();
-    const uint32_t lane = tid & (G - 1);
+FI uint64_t rev_bits(uint64_t x, uint32_t bits) { return bits == 0 ? 0 : __brevll(x) >> (64 - bits); }
+
+// The tile of the last DIF pass fused with the bit reversal (PROOFSCOPE_NTT_BITREV=fused,
+// log_n >= 10): the stages of half-size 2^(k-1) .. 1 over chunks of 2^k contiguous elements.
+// A block owns G = 2^log_g chunks, chunk m_g = rev_U(blockIdx.x * G + g) with U = log_n - k, so
+// that element e of chunk m_g, whose final place is rev(m_g 2^k + e) = rev_k(e) 2^U + blockIdx.x G + g,
+// lands beside the same element of the block's other chunks: loads read whole chunks, stores
+// write rows of G neighbours (G = 4: 128 bytes). Lanes are the chunks; each chunk's twiddles
+// are those of stride 1 (no lane offset). Slots are XOR-swizzled by e so that the loads (one
+// chunk, consecutive e) and the stores (one e, consecutive chunks) both spread over the banks.
+struct ChunkTile {
+    uint32_t G, E, log_g, log_s, k, U;
+    uint64_t col0;  // output column of chunk 0
+    FI ChunkTile(uint32_t log_n, uint32_t k_, uint32_t lg) {
+        k = k_;
+        log_g = lg;
+        G = 1u << lg;
+        E = (1u << k) << lg;
+        log_s = 0;
+        U = log_n - k;
+        col0 = (uint64_t)blockIdx.x << lg;
+    }
+    FI uint32_t slot(uint32_t e, uint32_t g) const { return (e << log_g) | (g ^ (e & (G - 1))); }
+    FI uint64_t tw0(uint32_t) const { return 0; }
+    FI void load(Fr* sh, const Fr* __restrict__ in, uint32_t tid, uint32_t T) const {
+        const uint32_t mask = (1u << k) - 1;
+        for (uint32_t idx = tid; idx < E; idx += T) {
+            const uint32_t g = idx >> k, e = idx & mask;
+            sh[slot(e, g)] = in[(rev_bits(col0 + g, U) << k) | e];
+        }
+    }
+    // out[rev(i)] = x_i * scale(rev(i)) as in ntt_bitrev_scale_t.
+    template <class M>
+    FI void store(Fr* __restrict__ out, const Fr* sh, uint32_t tid, uint32_t T, const Fr* __restrict__ hi,
+                  const Fr* __restrict__ lo, uint32_t scaled) const {
+        for (uint32_t idx = tid; idx < E; idx += T) {
+            const uint32_t g = idx & (G - 1), r = idx >> log_g;
+            Fr x = sh[slot((uint32_t)rev_bits(r, k), g)];
+            const uint64_t j = ((uint64_t)r << U) | (col0 + g);
+            if (scaled) {
+                const Fr h = hi[j >> 12], l = lo[j & 4095];
+                x = M::mul(x, M::mul(h, l));
+            }
+            out[j] = x;
+        }
+    }
+};
+
+// The DIF stages of one pass inside shared memory, one radix-2 stage per step (blockDim.x =
+// E/2, each thread one butterfly per stage): stages of half-size 2^lam0 .. 2^(lam0-k+1) over the
+// tile's G lanes of 2^k elements (element e of lane `lane` in slot tile.slot(e, lane), global
+// stride 2^tile.log_s). tw[j] = w^j for j < n/2.
+template <class M, class Tile>
+FI void dif_steps_r2(Fr* sh, const Tile& tile, const Fr* __restrict__ tw, uint32_t log_n, uint32_t lam0, uint32_t k,
+                     uint32_t tid) {
+    const uint32_t log_g = tile.log_g, log_s = tile.log_s;
+    const uint32_t lane = tid & (tile.G - 1);
     const uint32_t bf = tid >> log_g;
     for (uint32_t t = 0; t < k; t++) {
         const uint32_t log_hl = k - 1 - t;
@@ -70,35 +117,28 @@ FI void ntt_dif_pass_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
         const uint32_t lam = lam0 - t;
         const uint32_t e0 = ((bf >> log_hl) << (log_hl + 1)) | (bf & (hl - 1));
         const uint32_t e1 = e0 + hl;
-        const uint64_t j = low0 + lane + ((uint64_t)(e0 & (hl - 1)) << log_s);
+        const uint64_t j = tile.tw0(lane) + ((uint64_t)(e0 & (hl - 1)) << log_s);
         const Fr w = tw[j << (log_n - 1 - lam)];
-        const Fr x = sh[(e0 << log_g) | lane];
-        const Fr y = sh[(e1 << log_g) | lane];
-        sh[(e0 << log_g) | lane] = Fr::add(x, y);
-        sh[(e1 << log_g) | lane] = M::mul(Fr::sub(x, y), w);
+        const uint32_t i0 = tile.slot(e0, lane), i1 = tile.slot(e1, lane);
+        const Fr x = sh[i0];
+        const Fr y = sh[i1];
+        sh[i0] = Fr::add(x, y);
+        sh[i1] = M::mul(Fr::sub(x, y), w);
         __syncthreads();
     }
-    tile.store(data, sh, tid, T);
 }
 
-// The same DIF pass two stages per step (radix 4, PROOFSCOPE_NTT_RADIX=4): blockDim.x =
-// max(E/4, 1). Each thread of a step owns the 4 elements e0, e0+h/2, e0+h, e0+3h/2 of one
-// lane (h = the first stage's half-length), keeps them in registers through both stages
-// (the first stage's butterflies (e0, e0+h) and (e0+h/2, e0+3h/2), then the second's
-// (e0, e0+h/2) and (e0+h, e0+3h/2), same twiddles, same add/sub/mul per butterfly as
-// ntt_dif_pass_t, so the output is identical bit for bit) and syncs once per two stages.
-// An odd stage count ends with one radix-2 step (each thread 2 butterflies, 1 when k = 1).
-template <class M>
-FI void ntt_dif_pass_r4_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
-                          uint32_t lam0, uint32_t k, uint32_t log_g) {
-    extern __shared__ Fr sh[];
-    const PassTile tile(lam0, k, log_g);
-    const uint32_t G = tile.G, log_s = tile.log_s;
-    const uint64_t low0 = tile.low0;
-    const uint32_t T = blockDim.x, E = tile.E;
-    const uint32_t tid = threadIdx.x;
-    tile.load(sh, data, tid, T);
-    __syncthreads();
+// The same stages two per step (radix 4, PROOFSCOPE_NTT_RADIX=4): blockDim.x = T = max(E/4, 1).
+// Each thread of a step owns the 4 elements e0, e0+h/2, e0+h, e0+3h/2 of one lane (h = the
+// first stage's half-length), keeps them in registers through both stages (the first stage's
+// butterflies (e0, e0+h) and (e0+h/2, e0+3h/2), then the second's (e0, e0+h/2) and
+// (e0+h, e0+3h/2), same twiddles, same add/sub/mul per butterfly as dif_steps_r2, so the
+// output is identical bit for bit) and syncs once per two stages. An odd stage count ends
+// with one radix-2 step (each thread 2 butterflies, 1 when k = 1).
+template <class M, class Tile>
+FI void dif_steps_r4(Fr* sh, const Tile& tile, const Fr* __restrict__ tw, uint32_t log_n, uint32_t lam0, uint32_t k,
+                     uint32_t tid, uint32_t T) {
+    const uint32_t G = tile.G, log_g = tile.log_g, log_s = tile.log_s;
     uint32_t t = 0;
     // Radix-4 steps: E/4 = T groups of 4 (k >= 2 here, so one group per thread).
     for (; t + 2 <= k; t += 2) {
@@ -110,15 +150,15 @@ FI void ntt_dif_pass_r4_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
         const uint32_t lam = lam0 - t;
         const uint32_t r = g & (qh - 1);
         const uint32_t e0 = ((g >> (log_hl - 1)) << (log_hl + 1)) | r;
-        const uint64_t j0 = low0 + lane + ((uint64_t)r << log_s);
-        const uint64_t j1 = low0 + lane + ((uint64_t)(r + qh) << log_s);
+        const uint64_t j0 = tile.tw0(lane) + ((uint64_t)r << log_s);
+        const uint64_t j1 = tile.tw0(lane) + ((uint64_t)(r + qh) << log_s);
         const Fr wa = tw[j0 << (log_n - 1 - lam)];
         const Fr wb = tw[j1 << (log_n - 1 - lam)];
         const Fr w2 = tw[j0 << (log_n - lam)];
-        const uint32_t i0 = (e0 << log_g) | lane;
-        const uint32_t i1 = ((e0 + qh) << log_g) | lane;
-        const uint32_t i2 = ((e0 + h) << log_g) | lane;
-        const uint32_t i3 = ((e0 + h + qh) << log_g) | lane;
+        const uint32_t i0 = tile.slot(e0, lane);
+        const uint32_t i1 = tile.slot(e0 + qh, lane);
+        const uint32_t i2 = tile.slot(e0 + h, lane);
+        const uint32_t i3 = tile.slot(e0 + h + qh, lane);
         Fr x0 = sh[i0], x1 = sh[i1], x2 = sh[i2], x3 = sh[i3];
         // Stage t: (e0, e0+h) and (e0+h/2, e0+3h/2).
         Fr y = Fr::sub(x0, x2);
@@ -142,13 +182,13 @@ FI void ntt_dif_pass_r4_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
     }
     if (t < k) {  // the last stage (half-length 1) as one radix-2 step
         const uint32_t lam = lam0 - t;
-        for (uint32_t b = tid; b < (E >> 1); b += T) {
+        for (uint32_t b = tid; b < (tile.E >> 1); b += T) {
             const uint32_t lane = b & (G - 1);
             const uint32_t e0 = (b >> log_g) << 1;
-            const uint64_t j = low0 + lane;
+            const uint64_t j = tile.tw0(lane);
             const Fr w = tw[j << (log_n - 1 - lam)];
-            const uint32_t i0 = (e0 << log_g) | lane;
-            const uint32_t i1 = ((e0 + 1) << log_g) | lane;
+            const uint32_t i0 = tile.slot(e0, lane);
+            const uint32_t i1 = tile.slot(e0 + 1, lane);
             const Fr x = sh[i0];
             const Fr y = sh[i1];
             sh[i0] = Fr::add(x, y);
@@ -156,7 +196,56 @@ FI void ntt_dif_pass_r4_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
         }
         __syncthreads();
     }
-    tile.store(data, sh, tid, T);
+}
+
+// DIF pass over `data` (n = 2^log_n elements): stages of half-size 2^lam0 .. 2^(lam0-k+1).
+// Each block owns G groups of 2^k elements with stride s = 2^(lam0-k+1) (G <= s), so that
+// G consecutive lanes read consecutive addresses.
+template <class M>
+FI void ntt_dif_pass_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
+                       uint32_t lam0, uint32_t k, uint32_t log_g) {
+    extern __shared__ Fr sh[];
+    const PassTile tile(lam0, k, log_g);
+    const uint32_t T = tile.E >> 1;
+    tile.load(sh, data, threadIdx.x, T);
+    __syncthreads();
+    dif_steps_r2<M>(sh, tile, tw, log_n, lam0, k, threadIdx.x);
+    tile.store(data, sh, threadIdx.x, T);
+}
+
+// The same DIF pass two stages per step (PROOFSCOPE_NTT_RADIX=4): blockDim.x = max(E/4, 1).
+template <class M>
+FI void ntt_dif_pass_r4_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
+                          uint32_t lam0, uint32_t k, uint32_t log_g) {
+    extern __shared__ Fr sh[];
+    const PassTile tile(lam0, k, log_g);
+    const uint32_t T = blockDim.x;
+    tile.load(sh, data, threadIdx.x, T);
+    __syncthreads();
+    dif_steps_r4<M>(sh, tile, tw, log_n, lam0, k, threadIdx.x, T);
+    tile.store(data, sh, threadIdx.x, T);
+}
+
+// The last k stages (half-size 2^(k-1) .. 1) with the bit reversal and scale of
+// ntt_bitrev_scale_t fused into their store (see ChunkTile): in -> out, out of place.
+// blockDim.x = E/2 (R4 false) or E/4 (R4 true). The radix-4 entry is launch-bounded to 3 blocks
+// of 256 per SM: 80 registers with the even/odd product and no spills (82 unbounded, which
+// leaves room for 2 blocks only; the DIF pass needs 78 and gets 3).
+template <class M, bool R4>
+FI void ntt_dif_last_bitrev_t(const Fr* __restrict__ in, Fr* __restrict__ out, const Fr* __restrict__ tw, uint32_t log_n,
+                              uint32_t k, uint32_t log_g, const Fr* __restrict__ hi, const Fr* __restrict__ lo,
+                              uint32_t scaled) {
+    extern __shared__ Fr sh[];
+    const ChunkTile tile(log_n, k, log_g);
+    const uint32_t T = blockDim.x;
+    tile.load(sh, in, threadIdx.x, T);
+    __syncthreads();
+    if (R4) {
+        dif_steps_r4<M>(sh, tile, tw, log_n, k - 1, k, threadIdx.x, T);
+    } else {
+        dif_steps_r2<M>(sh, tile, tw, log_n, k - 1, k, threadIdx.x);
+    }
+    tile.store<M>(out, sh, threadIdx.x, T, hi, lo, scaled);
 }
 
 // out[rev(i)] = in[i] * scale(rev(i)), scale(j) = hi[j >> 12] * lo[j & 4095] when `scaled`.
@@ -243,6 +332,19 @@ FI void fr_scale_powers_t(Fr* data, uint64_t n, const Fr* __restrict__ hi, const
     extern "C" __global__ void ntt_dif_pass_r4##SUF(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,              \
                                                     uint32_t lam0, uint32_t k, uint32_t log_g) {                      \
         ntt_dif_pass_r4_t<M>(data, tw, log_n, lam0, k, log_g);                                                         \
+    }                                                                                                                  \
+    extern "C" __global__ void ntt_dif_last_bitrev##SUF(const Fr* __restrict__ in, Fr* __restrict__ out,               \
+                                                        const Fr* __restrict__ tw, uint32_t log_n, uint32_t k,       \
+                                                        uint32_t log_g, const Fr* __restrict__ hi,                   \
+                                                        const Fr* __restrict__ lo, uint32_t scaled) {                \
+        ntt_dif_last_bitrev_t<M, false>(in, out, tw, log_n, k, log_g, hi, lo, scaled);                                 \
+    }                                                                                                                  \
+    extern "C" __global__ void __launch_bounds__(256, 3)                                                              \
+        ntt_dif_last_bitrev_r4##SUF(const Fr* __restrict__ in, Fr* __restrict__ out,                               \
+                                                           const Fr* __restrict__ tw, uint32_t log_n, uint32_t k,    \
+                                                           uint32_t log_g, const Fr* __restrict__ hi,                \
+                                                           const Fr* __restrict__ lo, uint32_t scaled) {             \
+        ntt_dif_last_bitrev_t<M, true>(in, out, tw, log_n, k, log_g, hi, lo, scaled);                                  \
     }                                                                                                                  \
     extern "C" __global__ void ntt_bitrev_scale##SUF(const Fr* __restrict__ in, Fr* __restrict__ out, uint32_t log_n, \
                                                      const Fr* __restrict__ hi, const Fr* __restrict__ lo,            \

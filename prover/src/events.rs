@@ -115,6 +115,7 @@ impl EventSink {
             let (s2, sh) = (stop.clone(), sink.shared.clone());
             let h = std::thread::Builder::new().name("rss-sampler".into()).spawn(move || {
                 let mut last: Option<(u64, f64)> = None;
+                let mut last_host: Option<(u64, HostCpu)> = None;
                 while !s2.load(Ordering::Relaxed) {
                     let t_ns = sh.now_ns();
                     if let Some(rss) = rss_bytes() {
@@ -129,6 +130,21 @@ impl EventSink {
                             }
                         }
                         last = Some((t_ns, cpu));
+                    }
+                    // The whole machine: every process, and what the hypervisor took.
+                    if let Some(host) = HostCpu::read() {
+                        if let Some((t0, h0)) = last_host {
+                            if t_ns > t0 {
+                                let wall = (t_ns - t0) as f64 * 1e-9;
+                                for (name, v) in [
+                                    (timeline::event::counters::HOST_BUSY_CORES, host.busy_s - h0.busy_s),
+                                    (timeline::event::counters::HOST_STEAL_CORES, host.steal_s - h0.steal_s),
+                                ] {
+                                    let _ = sh.tx.send(Msg::Counter(Counter { name: name.into(), t_ns, value: (v / wall).max(0.0), device: None }));
+                                }
+                            }
+                        }
+                        last_host = Some((t_ns, host));
                     }
                     std::thread::sleep(period);
                 }
@@ -242,6 +258,35 @@ pub fn process_cpu_seconds() -> Option<f64> {
     }
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     Some(tv(ru.ru_utime) + tv(ru.ru_stime))
+}
+
+/// CPU time of the whole machine since boot, seconds, from /proc/stat's aggregate `cpu` line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostCpu {
+    /// user + nice + system + irq + softirq (guest time is counted inside user).
+    pub busy_s: f64,
+    /// Time the hypervisor ran something else while this machine had work.
+    pub steal_s: f64,
+}
+
+impl HostCpu {
+    pub fn read() -> Option<HostCpu> {
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        HostCpu::parse(&std::fs::read_to_string("/proc/stat").ok()?, if hz > 0 { hz as f64 } else { 100.0 })
+    }
+
+    /// The `cpu` line of /proc/stat: `cpu user nice system idle iowait irq softirq steal ...`
+    /// in ticks of 1/hz s; None when it is missing or short.
+    pub fn parse(stat: &str, hz: f64) -> Option<HostCpu> {
+        let line = stat.lines().find(|l| l.split_whitespace().next() == Some("cpu"))?;
+        let v: Vec<u64> = line.split_whitespace().skip(1).map_while(|x| x.parse().ok()).collect();
+        if v.len() < 8 {
+            return None;
+        }
+        let busy = v[0] + v[1] + v[2] + v[5] + v[6];
+        Some(HostCpu { busy_s: busy as f64 / hz, steal_s: v[7] as f64 / hz })
+    }
 }
 
 pub fn rss_bytes() -> Option<u64> {
@@ -477,5 +522,28 @@ where
         }
         s.end_ns = Some(end.max(s.start_ns));
         let _ = self.shared.tx.send(Msg::Close(s));
+    }
+}
+
+#[cfg(test)]
+mod host_cpu_tests {
+    use super::HostCpu;
+
+    #[test]
+    fn host_cpu_reads_busy_and_steal_from_the_aggregate_line() {
+        let stat = "cpu  100 20 30 5000 7 3 2 40 0 0\ncpu0 50 10 15 2500 3 1 1 20 0 0\nintr 1 2 3\n";
+        let h = HostCpu::parse(stat, 100.0).unwrap();
+        // user + nice + system + irq + softirq; idle and iowait are not busy.
+        assert!((h.busy_s - 1.55).abs() < 1e-12, "{h:?}");
+        assert!((h.steal_s - 0.40).abs() < 1e-12, "{h:?}");
+        // Only the aggregate line counts, wherever it is.
+        assert_eq!(HostCpu::parse("cpu0 1 1 1 1 1 1 1 1\ncpu 1 0 0 0 0 0 0 9\n", 1.0).unwrap().steal_s, 9.0);
+        for bad in ["", "cpu 1 2 3", "intr 1 2 3 4 5 6 7 8 9", "cpu a b c d e f g h"] {
+            assert_eq!(HostCpu::parse(bad, 100.0), None, "{bad:?}");
+        }
+        // The real file of this machine parses (Linux CI and devices).
+        if std::path::Path::new("/proc/stat").exists() {
+            assert!(HostCpu::read().is_some_and(|h| h.busy_s > 0.0));
+        }
     }
 }

@@ -252,6 +252,13 @@ pub mod counters {
     /// CPU time ÷ wall time, from /proc/self/stat): what calibration fits each CPU phase's
     /// core demand from.
     pub const CPU_BUSY_CORES: &str = "cpu_busy_cores";
+    /// Cores busy on the whole machine over the last sample period, every process (user +
+    /// nice + system + irq + softirq from /proc/stat's `cpu` line ÷ wall time): minus
+    /// `cpu_busy_cores`, what other processes took.
+    pub const HOST_BUSY_CORES: &str = "host_busy_cores";
+    /// Cores the hypervisor gave to someone else while this machine wanted them (/proc/stat
+    /// steal ÷ wall time): other tenants of a virtual machine's host, invisible otherwise.
+    pub const HOST_STEAL_CORES: &str = "host_steal_cores";
 }
 
 /// One sample of a time series.

@@ -68,8 +68,8 @@ pub struct Gpu {
     pub(crate) ntt_r4: std::sync::atomic::AtomicBool,
     /// Grouping of stages into passes (`PROOFSCOPE_NTT_PLAN`, [`Gpu::set_ntt_plan`]).
     pub(crate) ntt_plan: std::sync::atomic::AtomicU32,
-    /// Bit reversal through a shared-memory tile (`PROOFSCOPE_NTT_BITREV`, [`Gpu::set_ntt_bitrev`]).
-    pub(crate) ntt_tile: std::sync::atomic::AtomicBool,
+    /// The closing bit reversal, [`crate::gpu::ntt::NttBitrev::encode`] (`PROOFSCOPE_NTT_BITREV`, [`Gpu::set_ntt_bitrev`]).
+    pub(crate) ntt_bitrev: std::sync::atomic::AtomicU32,
     /// Pinned staging buffers and the copy stream of [`Gpu::upload_words`].
     staging: Staging,
 }
@@ -306,7 +306,7 @@ impl Gpu {
             ntt_eo: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttMul::from_env()? == crate::gpu::ntt::NttMul::Eo),
             ntt_r4: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttRadix::from_env()? == crate::gpu::ntt::NttRadix::R4),
             ntt_plan: std::sync::atomic::AtomicU32::new(crate::gpu::ntt::NttPlan::from_env()?.encode()),
-            ntt_tile: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttBitrev::from_env()? == crate::gpu::ntt::NttBitrev::Tile),
+            ntt_bitrev: std::sync::atomic::AtomicU32::new(crate::gpu::ntt::NttBitrev::from_env()?.encode()),
             staging: Staging { copy, pool: Mutex::new(Vec::new()) },
         })
     }

@@ -104,6 +104,7 @@ impl NttMul {
             (NttMul::Eo, "ntt_dif_pass") => "ntt_dif_pass_eo",
             (NttMul::Eo, "ntt_bitrev_scale") => "ntt_bitrev_scale_eo",
             (NttMul::Eo, "ntt_bitrev_tile") => "ntt_bitrev_tile_eo",
+            (NttMul::Eo, "ntt_dif_last_bitrev") => "ntt_dif_last_bitrev_eo",
             (NttMul::Eo, "fr_powers") => "fr_powers_eo",
             (NttMul::Eo, "fr_abc_div_z") => "fr_abc_div_z_eo",
             (NttMul::Eo, "fr_scale_powers") => "fr_scale_powers_eo",
@@ -157,7 +158,17 @@ impl NttRadix {
         }
     }
 
-    /// Launch geometry of one DIF pass of (k, log_g) over 2^log_n elements.
+    /// The fused last DIF pass + bit reversal kernel for this shape and product `mul`.
+    fn last_bitrev_kernel(self, mul: NttMul) -> &'static str {
+        match (self, mul) {
+            (NttRadix::R2, m) => m.kernel("ntt_dif_last_bitrev"),
+            (NttRadix::R4, NttMul::Cios) => "ntt_dif_last_bitrev_r4",
+            (NttRadix::R4, NttMul::Eo) => "ntt_dif_last_bitrev_r4_eo",
+        }
+    }
+
+    /// Launch geometry of one DIF pass of (k, log_g) over 2^log_n elements (the fused last
+    /// pass too: 2^(k + log_g) elements per block).
     fn pass_cfg(self, log_n: u32, k: u32, log_g: u32) -> LaunchConfig {
         let elems = 1u64 << (k + log_g);
         let threads = match self {
@@ -172,8 +183,9 @@ impl NttRadix {
     }
 }
 
-/// How the stages above the last 10 (the final pass, one 1024-element block of stride 1)
-/// are grouped into DIF passes of at most `kmax` stages each (a block holds 2^k groups of
+/// How the stages above the last pass (10 stages, one 1024-element block of stride 1; 8
+/// stages on 4 chunks when the bit reversal is fused into it, [`NttBitrev::Fused`]) are
+/// grouped into DIF passes of at most `kmax` stages each (a block holds 2^k groups of
 /// 2^(10-k) lanes): `greedy` takes `kmax` stages while it can and leaves the rest to one
 /// short pass (the plan before 2026-11-30's run 16: 6 + 6 + 2 + 10 at 2^24), `even` uses as
 /// few passes as `kmax` allows and spreads the stages evenly over them (7 + 7 + 10 at 2^24
@@ -192,7 +204,7 @@ impl Default for NttPlan {
 
 impl NttPlan {
     /// The plans `gpu bench` and `gpu check` compare: the old greedy one and two even ones.
-    pub const COMPARED: [NttPlan; 3] = [NttPlan { kmax: 6, even: false }, NttPlan { kmax: 7, even: true }, NttPlan { kmax: 8, even: true }];
+    pub const COMPARED: [NttPlan; 4] = [NttPlan { kmax: 6, even: false }, NttPlan { kmax: 7, even: true }, NttPlan { kmax: 8, even: true }, NttPlan { kmax: 9, even: true }];
 
     pub fn parse(v: &str) -> Result<NttPlan, GpuError> {
         let v = v.trim();
@@ -225,9 +237,11 @@ impl NttPlan {
         NttPlan { kmax: v & 0xff, even: v >> 8 & 1 == 1 }
     }
 
-    /// The DIF passes for 2^log_n: (lam0, k, log_g) = top stage, number of stages, lanes.
-    pub(crate) fn passes(self, log_n: u32) -> Vec<(u32, u32, u32)> {
-        let last = log_n.min(10);
+    /// The DIF passes for 2^log_n ending with `bitrev`'s closing step: (lam0, k, log_g) = top
+    /// stage, number of stages, lanes. When `bitrev` fuses (2^10 and up) the last entry is the
+    /// fused pass: k = 8 stages on 2^log_g = 4 chunks ([`NttBitrev::fused_last`]).
+    pub(crate) fn passes(self, log_n: u32, bitrev: NttBitrev) -> Vec<(u32, u32, u32)> {
+        let (last, last_g) = bitrev.fused_last(log_n).unwrap_or((log_n.min(10), 0));
         let kmax = self.kmax.clamp(1, 9);
         let upper = log_n - last;
         let mut ks = Vec::new();
@@ -248,29 +262,38 @@ impl NttPlan {
         let mut passes = Vec::with_capacity(ks.len() + 1);
         let mut lam = log_n as i64 - 1;
         for k in ks {
-            passes.push((lam as u32, k, 10 - k));
+            // Lanes fill the block up to 1024 elements, but never exceed the stride.
+            passes.push((lam as u32, k, (10 - k).min(lam as u32 + 1 - k)));
             lam -= k as i64;
         }
         if last > 0 {
-            passes.push((last - 1, last, 0));
+            passes.push((last - 1, last, last_g));
         }
         passes
     }
 }
 
-/// The bit-reversal pass that ends every NTT (with its output scale): `plain`, one thread
-/// per element scattering it to its reversed index, or `tile` (the default from 2^10 up),
-/// the permutation through a 32x32 tile in shared memory so that reads and writes are both
-/// coalesced (`ntt_bitrev_tile` in ntt.cu). Same output bit for bit.
+/// The bit-reversal step that ends every NTT (with its output scale): `plain`, one thread
+/// per element scattering it to its reversed index; `tile`, the permutation through a 32x32
+/// tile in shared memory so that reads and writes are both coalesced (`ntt_bitrev_tile` in
+/// ntt.cu, the default); `fused`, no pass of its own: the last DIF pass runs 8 stages on 4
+/// chunks whose outputs are neighbours and stores them permuted and scaled
+/// (`ntt_dif_last_bitrev`), one round trip through memory less. `tile` and `fused` need 2^10
+/// and up; below, `plain` runs. Same output bit for bit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NttBitrev {
     Plain,
     #[default]
     Tile,
+    Fused,
 }
 
 impl NttBitrev {
-    pub const ALL: [NttBitrev; 2] = [NttBitrev::Plain, NttBitrev::Tile];
+    pub const ALL: [NttBitrev; 3] = [NttBitrev::Plain, NttBitrev::Tile, NttBitrev::Fused];
+
+    /// Stages and log2 chunks per block of the fused last pass.
+    const FUSED_K: u32 = 8;
+    const FUSED_LOG_G: u32 = 2;
 
     pub fn parse(v: &str) -> Result<NttBitrev, GpuError> {
         parse_named(v, &NttBitrev::ALL, NttBitrev::name, "NTT bit reversal")
@@ -280,7 +303,16 @@ impl NttBitrev {
         match self {
             NttBitrev::Plain => "plain",
             NttBitrev::Tile => "tile",
+            NttBitrev::Fused => "fused",
         }
+    }
+
+    pub(crate) fn encode(self) -> u32 {
+        self as u32
+    }
+
+    pub(crate) fn decode(v: u32) -> NttBitrev {
+        NttBitrev::ALL.get(v as usize).copied().unwrap_or_default()
     }
 
     /// `PROOFSCOPE_NTT_BITREV` (unset or empty: the default, tile).
@@ -288,7 +320,14 @@ impl NttBitrev {
         env_choice("PROOFSCOPE_NTT_BITREV", NttBitrev::parse)
     }
 
-    /// Kernel base name and launch geometry for 2^log_n elements (the tile needs 2^10).
+    /// (k, log_g) of the fused last pass at 2^log_n, or None when a separate bit-reversal
+    /// kernel ends the NTT (not fused, or below 2^10).
+    pub(crate) fn fused_last(self, log_n: u32) -> Option<(u32, u32)> {
+        (self == NttBitrev::Fused && log_n >= 10).then_some((Self::FUSED_K, Self::FUSED_LOG_G))
+    }
+
+    /// Kernel base name and launch geometry of the separate bit-reversal pass for 2^log_n
+    /// elements (the tile needs 2^10; `fused` has no such pass from 2^10 up, the plain one below).
     fn launch(self, log_n: u32) -> (&'static str, LaunchConfig) {
         match self {
             NttBitrev::Tile if log_n >= 10 => (
@@ -379,11 +418,11 @@ impl Gpu {
 
     /// Selects the bit-reversal kernel for the following calls (same results).
     pub fn set_ntt_bitrev(&self, b: NttBitrev) {
-        self.ntt_tile.store(b == NttBitrev::Tile, Ordering::Relaxed);
+        self.ntt_bitrev.store(b.encode(), Ordering::Relaxed);
     }
 
     pub fn ntt_bitrev(&self) -> NttBitrev {
-        if self.ntt_tile.load(Ordering::Relaxed) { NttBitrev::Tile } else { NttBitrev::Plain }
+        NttBitrev::decode(self.ntt_bitrev.load(Ordering::Relaxed))
     }
 
     /// Kernel `base` of `ntt.cu` with the selected product.
@@ -450,7 +489,10 @@ impl Gpu {
         };
         let radix = self.ntt_radix();
         let pass = radix.dif_kernel(self.ntt_mul());
-        for (lam0, k, log_g) in self.ntt_plan().passes(log_n) {
+        let bitrev = self.ntt_bitrev();
+        let mut passes = self.ntt_plan().passes(log_n, bitrev);
+        let fused = bitrev.fused_last(log_n).and_then(|_| passes.pop());
+        for (lam0, k, log_g) in passes {
             launch!(self, pass, radix.pass_cfg(log_n, k, log_g), &mut *data, tw, &log_n, &lam0, &k, &log_g);
         }
         // Unscaled: the twiddle table stands in for the (unread) scale tables.
@@ -458,8 +500,13 @@ impl Gpu {
             Some(s) => (&s.hi, &s.lo, 1u32),
             None => (tw, tw, 0u32),
         };
-        let (bitrev, cfg) = self.ntt_bitrev().launch(log_n);
-        launch!(self, self.nk(bitrev), cfg, &*data, &mut *scratch, &log_n, hi, lo, &scaled);
+        if let Some((_, k, log_g)) = fused {
+            let last = radix.last_bitrev_kernel(self.ntt_mul());
+            launch!(self, last, radix.pass_cfg(log_n, k, log_g), &*data, &mut *scratch, tw, &log_n, &k, &log_g, hi, lo, &scaled);
+        } else {
+            let (kernel, cfg) = bitrev.launch(log_n);
+            launch!(self, self.nk(kernel), cfg, &*data, &mut *scratch, &log_n, hi, lo, &scaled);
+        }
         std::mem::swap(data, scratch);
         Ok(())
     }
@@ -594,7 +641,10 @@ impl Gpu {
         let mut out = Vec::new();
         let radix = self.ntt_radix();
         let pass = radix.dif_kernel(self.ntt_mul());
-        for (lam0, k, log_g) in self.ntt_plan().passes(log_n) {
+        let bitrev = self.ntt_bitrev();
+        let mut passes = self.ntt_plan().passes(log_n, bitrev);
+        let fused = bitrev.fused_last(log_n).and_then(|_| passes.pop());
+        for (lam0, k, log_g) in passes {
             let cfg = radix.pass_cfg(log_n, k, log_g);
             let t0 = self.timer()?;
             launch!(self, pass, cfg, &mut data, &d.tw_fwd, &log_n, &lam0, &k, &log_g);
@@ -603,10 +653,17 @@ impl Gpu {
         }
         let zero = 0u32;
         let t0 = self.timer()?;
-        let (bitrev, cfg) = self.ntt_bitrev().launch(log_n);
-        launch!(self, self.nk(bitrev), cfg, &data, &mut scratch, &log_n, &d.tw_fwd, &d.tw_fwd, &zero);
+        let label = if let Some((lam0, k, log_g)) = fused {
+            let last = radix.last_bitrev_kernel(self.ntt_mul());
+            launch!(self, last, radix.pass_cfg(log_n, k, log_g), &data, &mut scratch, &d.tw_fwd, &log_n, &k, &log_g, &d.tw_fwd, &d.tw_fwd, &zero);
+            format!("p{lam0}x{k}+bitrev")
+        } else {
+            let (kernel, cfg) = bitrev.launch(log_n);
+            launch!(self, self.nk(kernel), cfg, &data, &mut scratch, &log_n, &d.tw_fwd, &d.tw_fwd, &zero);
+            "bitrev".into()
+        };
         let t1 = self.timer()?;
-        out.push(("bitrev".into(), t0.ms_to(&t1)?));
+        out.push((label, t0.ms_to(&t1)?));
         Ok(out)
     }
 
@@ -634,9 +691,74 @@ impl Gpu {
 mod tests {
     use super::{GpuError, NttBitrev, NttMul, NttPlan, NttRadix};
 
-    /// Host model of one DIF pass over `data` (one Fr as a u64, wrapping ops), block by block
-    /// and step by step as the CUDA kernels index it: `r4` = ntt_dif_pass_r4_t, else
-    /// ntt_dif_pass_t. Panics when a step touches a shared slot twice or leaves one out.
+    /// Host model of the shared-memory steps of one block (`dif_steps_r2` / `dif_steps_r4` of
+    /// ntt.cu) with the tile's slot and twiddle-index functions, step by step as the kernels
+    /// index it (one Fr as a u64, wrapping ops). Panics when a step touches a shared slot
+    /// twice or leaves one out.
+    #[allow(clippy::too_many_arguments)]
+    fn model_steps(
+        sh: &mut [u64],
+        tw: &[u64],
+        log_n: u32,
+        (lam0, k, log_g, log_s): (u32, u32, u32, u32),
+        tw0: &dyn Fn(usize) -> u64,
+        slot: &dyn Fn(usize, usize) -> usize,
+        r4: bool,
+    ) {
+        let g = 1usize << log_g;
+        let e_count = (1usize << k) << log_g;
+        let threads = if r4 { (e_count / 4).max(1) } else { e_count / 2 };
+        let bfly = |sh: &mut [u64], touched: &mut Vec<u32>, i0: usize, i1: usize, w: u64| {
+            let (x, y) = (sh[i0], sh[i1]);
+            sh[i0] = x.wrapping_add(y);
+            sh[i1] = x.wrapping_sub(y).wrapping_mul(w);
+            touched[i0] += 1;
+            touched[i1] += 1;
+        };
+        let twi = |j: u64, lam: u32| tw[(j << (log_n - 1 - lam)) as usize];
+        let mut t = 0u32;
+        if r4 {
+            while t + 2 <= k {
+                let mut touched = vec![0u32; e_count];
+                for tid in 0..threads {
+                    let lane = tid & (g - 1);
+                    let gi = tid >> log_g;
+                    let log_hl = k - 1 - t;
+                    let h = 1usize << log_hl;
+                    let qh = h >> 1;
+                    let lam = lam0 - t;
+                    let r = gi & (qh - 1);
+                    let e0 = ((gi >> (log_hl - 1)) << (log_hl + 1)) | r;
+                    let j0 = tw0(lane) + ((r as u64) << log_s);
+                    let j1 = tw0(lane) + (((r + qh) as u64) << log_s);
+                    let i = |e: usize| slot(e, lane);
+                    // Stage t, then t+1 (one butterfly counts 2 touches per slot per stage).
+                    bfly(sh, &mut touched, i(e0), i(e0 + h), twi(j0, lam));
+                    bfly(sh, &mut touched, i(e0 + qh), i(e0 + h + qh), twi(j1, lam));
+                    bfly(sh, &mut touched, i(e0), i(e0 + qh), twi(j0, lam - 1));
+                    bfly(sh, &mut touched, i(e0 + h), i(e0 + h + qh), twi(j0, lam - 1));
+                }
+                assert!(touched.iter().all(|&c| c == 2), "r4 step {t} of (k {k}, log_g {log_g}): slots not owned once");
+                t += 2;
+            }
+        }
+        while t < k {
+            let mut touched = vec![0u32; e_count];
+            let log_hl = k - 1 - t;
+            let hl = 1usize << log_hl;
+            let lam = lam0 - t;
+            for b in 0..e_count / 2 {
+                let (lane, bf) = (b & (g - 1), b >> log_g);
+                let e0 = ((bf >> log_hl) << (log_hl + 1)) | (bf & (hl - 1));
+                let j = tw0(lane) + (((e0 & (hl - 1)) as u64) << log_s);
+                bfly(sh, &mut touched, slot(e0, lane), slot(e0 + hl, lane), twi(j, lam));
+            }
+            assert!(touched.iter().all(|&c| c == 1), "r2 stage {t} of (k {k}, log_g {log_g}): slots not covered once");
+            t += 1;
+        }
+    }
+
+    /// Host model of one DIF pass over `data` (`ntt_dif_pass_t` / `_r4_t`: PassTile).
     fn model_pass(data: &mut [u64], tw: &[u64], log_n: u32, lam0: u32, k: u32, log_g: u32, r4: bool) {
         let g = 1usize << log_g;
         let e_count = (1usize << k) << log_g;
@@ -652,56 +774,85 @@ mod tests {
             let base = ((q0 >> log_s) << (log_s + k)) + low0;
             let at = |idx: usize| (base + (((idx >> log_g) as u64) << log_s) + (idx & (g - 1)) as u64) as usize;
             let mut sh: Vec<u64> = (0..e_count).map(|i| data[at(i)]).collect();
-            let bfly = |sh: &mut Vec<u64>, touched: &mut Vec<u32>, i0: usize, i1: usize, w: u64| {
-                let (x, y) = (sh[i0], sh[i1]);
-                sh[i0] = x.wrapping_add(y);
-                sh[i1] = x.wrapping_sub(y).wrapping_mul(w);
-                touched[i0] += 1;
-                touched[i1] += 1;
-            };
-            let twi = |j: u64, lam: u32| tw[(j << (log_n - 1 - lam)) as usize];
-            let mut t = 0u32;
-            if r4 {
-                while t + 2 <= k {
-                    let mut touched = vec![0u32; e_count];
-                    for tid in 0..threads {
-                        let lane = tid & (g - 1);
-                        let gi = tid >> log_g;
-                        let log_hl = k - 1 - t;
-                        let h = 1usize << log_hl;
-                        let qh = h >> 1;
-                        let lam = lam0 - t;
-                        let r = gi & (qh - 1);
-                        let e0 = ((gi >> (log_hl - 1)) << (log_hl + 1)) | r;
-                        let j0 = low0 + lane as u64 + ((r as u64) << log_s);
-                        let j1 = low0 + lane as u64 + (((r + qh) as u64) << log_s);
-                        let i = |e: usize| (e << log_g) | lane;
-                        // Stage t, then t+1 (one butterfly counts 2 touches per slot per stage).
-                        bfly(&mut sh, &mut touched, i(e0), i(e0 + h), twi(j0, lam));
-                        bfly(&mut sh, &mut touched, i(e0 + qh), i(e0 + h + qh), twi(j1, lam));
-                        bfly(&mut sh, &mut touched, i(e0), i(e0 + qh), twi(j0, lam - 1));
-                        bfly(&mut sh, &mut touched, i(e0 + h), i(e0 + h + qh), twi(j0, lam - 1));
-                    }
-                    assert!(touched.iter().all(|&c| c == 2), "r4 step {t} of (k {k}, log_g {log_g}): slots not owned once");
-                    t += 2;
-                }
-            }
-            while t < k {
-                let mut touched = vec![0u32; e_count];
-                let log_hl = k - 1 - t;
-                let hl = 1usize << log_hl;
-                let lam = lam0 - t;
-                for b in 0..e_count / 2 {
-                    let (lane, bf) = (b & (g - 1), b >> log_g);
-                    let e0 = ((bf >> log_hl) << (log_hl + 1)) | (bf & (hl - 1));
-                    let j = low0 + lane as u64 + (((e0 & (hl - 1)) as u64) << log_s);
-                    bfly(&mut sh, &mut touched, (e0 << log_g) | lane, ((e0 + hl) << log_g) | lane, twi(j, lam));
-                }
-                assert!(touched.iter().all(|&c| c == 1), "r2 stage {t} of (k {k}, log_g {log_g}): slots not covered once");
-                t += 1;
-            }
+            let slot = |e: usize, lane: usize| (e << log_g) | lane;
+            model_steps(&mut sh, tw, log_n, (lam0, k, log_g, log_s), &|lane| low0 + lane as u64, &slot, r4);
             for (i, v) in sh.into_iter().enumerate() {
                 data[at(i)] = v;
+            }
+        }
+    }
+
+    fn rev(x: u64, bits: u32) -> u64 {
+        if bits == 0 { 0 } else { x.reverse_bits() >> (64 - bits) }
+    }
+
+    /// Host model of `ntt_dif_last_bitrev_t` (ChunkTile): the last k stages of `input` on
+    /// 2^log_g chunks per block, stored bit-reversed into a new vector. Panics when a load or
+    /// a store slot is used twice or an output is written twice.
+    fn model_last_bitrev(input: &[u64], tw: &[u64], log_n: u32, k: u32, log_g: u32, r4: bool) -> Vec<u64> {
+        let g = 1usize << log_g;
+        let e_count = (1usize << k) << log_g;
+        let u = log_n - k;
+        let radix = if r4 { NttRadix::R4 } else { NttRadix::R2 };
+        let cfg = radix.pass_cfg(log_n, k, log_g);
+        assert_eq!(cfg.block_dim.0 as usize, if r4 { e_count / 4 } else { e_count / 2 });
+        assert_eq!(cfg.shared_mem_bytes as usize, e_count * 32);
+        let slot = |e: usize, lane: usize| (e << log_g) | (lane ^ (e & (g - 1)));
+        let mut out = vec![None; 1 << log_n];
+        for block in 0..cfg.grid_dim.0 as u64 {
+            let col0 = block << log_g;
+            let mut sh = vec![None; e_count];
+            for idx in 0..e_count {
+                let (lane, e) = (idx >> k, idx & ((1 << k) - 1));
+                let src = ((rev(col0 + lane as u64, u) << k) as usize) | e;
+                assert!(sh[slot(e, lane)].replace(input[src]).is_none(), "2^{log_n}: load slot used twice");
+            }
+            let mut sh: Vec<u64> = sh.into_iter().map(|v| v.expect("every slot loaded")).collect();
+            model_steps(&mut sh, tw, log_n, (k - 1, k, log_g, 0), &|_| 0, &slot, r4);
+            for idx in 0..e_count {
+                let (lane, r) = (idx & (g - 1), idx >> log_g);
+                let e = rev(r as u64, k) as usize;
+                let j = (((r as u64) << u) | (col0 + lane as u64)) as usize;
+                assert!(out[j].replace(sh[slot(e, lane)]).is_none(), "2^{log_n}: output {j} written twice");
+            }
+        }
+        out.into_iter().map(|v| v.expect("every output written")).collect()
+    }
+
+    #[test]
+    fn fused_last_pass_model_equals_last_pass_then_bit_reversal() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for log_n in 10..=15u32 {
+            let n = 1usize << log_n;
+            let tw: Vec<u64> = (0..n / 2).map(|_| next()).collect();
+            let input: Vec<u64> = (0..n).map(|_| next()).collect();
+            for plan in NttPlan::COMPARED {
+                // Reference: the tile plan's passes, then the permutation out[rev(i)] = in[i].
+                let mut reference = input.clone();
+                for (lam0, k, log_g) in plan.passes(log_n, NttBitrev::Tile) {
+                    model_pass(&mut reference, &tw, log_n, lam0, k, log_g, true);
+                }
+                let mut want = vec![0u64; n];
+                for (i, v) in reference.into_iter().enumerate() {
+                    want[rev(i as u64, log_n) as usize] = v;
+                }
+                for r4 in [false, true] {
+                    let mut passes = plan.passes(log_n, NttBitrev::Fused);
+                    let (lam0, k, log_g) = passes.pop().expect("a last pass");
+                    assert_eq!((lam0 + 1, k, log_g), (8, 8, 2), "2^{log_n}: the fused pass shape");
+                    let mut a = input.clone();
+                    for (lam0, k, log_g) in passes {
+                        model_pass(&mut a, &tw, log_n, lam0, k, log_g, r4);
+                    }
+                    let got = model_last_bitrev(&a, &tw, log_n, k, log_g, r4);
+                    assert!(got == want, "2^{log_n} {} r4 {r4}: fused last pass differs from pass + bit reversal", plan.name());
+                }
             }
         }
     }
@@ -721,7 +872,7 @@ mod tests {
             let input: Vec<u64> = (0..n).map(|_| next()).collect();
             for plan in NttPlan::COMPARED {
                 let (mut a, mut b) = (input.clone(), input.clone());
-                for (lam0, k, log_g) in plan.passes(log_n) {
+                for (lam0, k, log_g) in plan.passes(log_n, NttBitrev::Tile) {
                     model_pass(&mut a, &tw, log_n, lam0, k, log_g, false);
                     model_pass(&mut b, &tw, log_n, lam0, k, log_g, true);
                     assert_eq!(a, b, "2^{log_n} {}: pass (lam0 {lam0}, k {k}) differs between radix 2 and 4", plan.name());
@@ -787,32 +938,50 @@ mod tests {
             for even in [false, true] {
                 let plan = NttPlan { kmax, even };
                 for log_n in 1..=28u32 {
-                    let mut next = log_n as i64 - 1;
-                    let passes = plan.passes(log_n);
-                    for &(lam0, k, log_g) in &passes {
-                        assert_eq!(lam0 as i64, next, "2^{log_n} {}: passes must be contiguous from the top", plan.name());
-                        assert!(k >= 1 && k + log_g <= 10, "2^{log_n}: a block holds at most 1024 elements");
-                        assert!(k <= kmax.max(log_n.min(10)), "2^{log_n} {}: pass of {k} stages", plan.name());
-                        let log_s = lam0 + 1 - k;
-                        assert!(log_g <= log_s, "2^{log_n}: lanes must not exceed the stride");
-                        next -= k as i64;
-                    }
-                    assert_eq!(next, -1, "2^{log_n}: every stage down to half-size 1");
-                    // Even plans use the fewest passes kmax allows, differing by one stage at most.
-                    if even && log_n > 10 {
-                        let upper: Vec<u32> = passes[..passes.len() - 1].iter().map(|p| p.1).collect();
-                        assert_eq!(upper.len() as u32, (log_n - 10).div_ceil(kmax));
-                        assert!(upper.iter().max().unwrap() - upper.iter().min().unwrap() <= 1);
+                    for bitrev in NttBitrev::ALL {
+                        let mut next = log_n as i64 - 1;
+                        let passes = plan.passes(log_n, bitrev);
+                        let fused = bitrev.fused_last(log_n);
+                        for (i, &(lam0, k, log_g)) in passes.iter().enumerate() {
+                            let what = format!("2^{log_n} {} {}", plan.name(), bitrev.name());
+                            assert_eq!(lam0 as i64, next, "{what}: passes must be contiguous from the top");
+                            assert!(k >= 1 && k + log_g <= 10, "{what}: a block holds at most 1024 elements");
+                            assert!(k <= kmax.max(log_n.min(10)), "{what}: pass of {k} stages");
+                            if fused.is_some() && i + 1 == passes.len() {
+                                // The fused pass: chunks of stride 1, one output column each.
+                                assert_eq!(lam0 + 1, k, "{what}: the fused pass ends the transform");
+                                assert!(log_g <= log_n - k, "{what}: more chunks than columns");
+                            } else {
+                                let log_s = lam0 + 1 - k;
+                                assert!(log_g <= log_s, "{what}: lanes must not exceed the stride");
+                            }
+                            next -= k as i64;
+                        }
+                        assert_eq!(next, -1, "2^{log_n}: every stage down to half-size 1");
+                        // Even plans use the fewest passes kmax allows, differing by one stage at most.
+                        let last = fused.map_or(10, |f| f.0);
+                        if even && log_n > last {
+                            let upper: Vec<u32> = passes[..passes.len() - 1].iter().map(|p| p.1).collect();
+                            assert_eq!(upper.len() as u32, (log_n - last).div_ceil(kmax));
+                            assert!(upper.iter().max().unwrap() - upper.iter().min().unwrap() <= 1);
+                        }
                     }
                 }
             }
         }
         // g6 is the plan the kernels ran before run 16; e8 saves a pass at 2^24.
-        let ks = |p: NttPlan, l: u32| p.passes(l).iter().map(|x| x.1).collect::<Vec<_>>();
-        assert_eq!(ks(NttPlan { kmax: 6, even: false }, 24), [6, 6, 2, 10]);
-        assert_eq!(ks(NttPlan::default(), 24), [7, 7, 10]);
-        assert_eq!(ks(NttPlan::default(), 26), [8, 8, 10]);
-        assert_eq!(ks(NttPlan::default(), 8), [8]);
+        let ks = |p: NttPlan, l: u32, b: NttBitrev| p.passes(l, b).iter().map(|x| x.1).collect::<Vec<_>>();
+        let e8 = NttPlan { kmax: 8, even: true };
+        assert_eq!(ks(NttPlan { kmax: 6, even: false }, 24, NttBitrev::Tile), [6, 6, 2, 10]);
+        assert_eq!(ks(e8, 24, NttBitrev::Tile), [7, 7, 10]);
+        assert_eq!(ks(e8, 26, NttBitrev::Tile), [8, 8, 10]);
+        assert_eq!(ks(e8, 8, NttBitrev::Tile), [8]);
+        // Fused: the last pass takes 8 stages; below 2^10 the plain kernel closes the NTT.
+        assert_eq!(ks(e8, 24, NttBitrev::Fused), [8, 8, 8]);
+        assert_eq!(ks(e8, 26, NttBitrev::Fused), [6, 6, 6, 8]);
+        assert_eq!(ks(NttPlan { kmax: 9, even: true }, 26, NttBitrev::Fused), [9, 9, 8]);
+        assert_eq!(ks(e8, 9, NttBitrev::Fused), [9]);
+        assert_eq!(NttBitrev::Fused.fused_last(9), None);
     }
 
     #[test]
@@ -829,9 +998,18 @@ mod tests {
         assert_eq!(NttBitrev::parse(" plain").unwrap(), NttBitrev::Plain);
         assert!(NttBitrev::parse("fast").is_err());
         // The messages name the knob and every accepted value.
-        assert_eq!(NttBitrev::parse(" fast ").unwrap_err().to_string(), GpuError::Other("unknown NTT bit reversal \"fast\" (expected plain or tile)".into()).to_string());
+        assert_eq!(NttBitrev::parse(" fast ").unwrap_err().to_string(), GpuError::Other("unknown NTT bit reversal \"fast\" (expected plain or tile or fused)".into()).to_string());
         assert_eq!(NttMul::parse("mont").unwrap_err().to_string(), GpuError::Other("unknown NTT product \"mont\" (expected cios or eo)".into()).to_string());
         assert_eq!(NttBitrev::default(), NttBitrev::Tile);
+        assert_eq!(NttBitrev::parse("fused").unwrap(), NttBitrev::Fused);
+        for b in NttBitrev::ALL {
+            assert_eq!(NttBitrev::decode(b.encode()), b);
+        }
+        assert_eq!(NttRadix::R4.last_bitrev_kernel(NttMul::Eo), "ntt_dif_last_bitrev_r4_eo");
+        assert_eq!(NttRadix::R2.last_bitrev_kernel(NttMul::Eo), "ntt_dif_last_bitrev_eo");
+        assert_eq!(NttRadix::R2.last_bitrev_kernel(NttMul::Cios), "ntt_dif_last_bitrev");
+        let src = include_str!("../../cuda/ntt.cu");
+        assert!(src.contains("void ntt_dif_last_bitrev##SUF(") && src.contains("void ntt_dif_last_bitrev_r4##SUF("));
         // Below 2^10 the tile does not fit: the plain kernel runs.
         assert_eq!(NttBitrev::Tile.launch(9).0, "ntt_bitrev_scale");
         assert_eq!(NttBitrev::Tile.launch(10).0, "ntt_bitrev_tile");

@@ -12,6 +12,7 @@
 //! | [`throughput`] | seconds per proof, overall and in steady state; latency per proof |
 //! | [`phases`] | distribution of every span kind, per kind and per device |
 //! | [`verdict`] | which resource binds, with the numbers and the floors that follow |
+//! | [`host`] | what else ran on the machine: other processes, the hypervisor's steal |
 //! | [`compare`] | several runs side by side |
 //!
 //! Conventions: every time in an output struct is a float with its unit in the field name
@@ -24,6 +25,7 @@
 
 pub mod compare;
 pub mod gaps;
+pub mod host;
 pub mod phases;
 pub mod summary;
 pub mod tables;

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::gaps::{GapTotals, IdleGap};
+use super::host::{self, HostLoad};
 use super::phases::Phases;
 use super::tables::{JobRow, PartitionRow};
 use super::throughput::Throughput;
@@ -72,6 +73,9 @@ pub struct Summary {
     pub phases: Phases,
     pub jobs: Vec<JobRow>,
     pub partitions: Vec<PartitionRow>,
+    /// Other processes and steal on the host during the run; absent without the counters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostLoad>,
 }
 
 impl Summary {
@@ -157,5 +161,6 @@ fn assemble(
         phases: ph,
         jobs: t.jobs,
         partitions: t.partitions,
+        host: host::analyze(run),
     }
 }

@@ -191,6 +191,19 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
         );
     }
     o.push('\n');
+    if let Some(h) = &s.host {
+        let f = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            o,
+            "Host CPU over {} samples: the prover kept {} cores busy, other processes {}, the hypervisor's steal {} on average ({} at most); the whole machine {:.2}.\n",
+            h.samples,
+            f(h.process_cores_mean),
+            f(h.other_cores_mean),
+            f(h.steal_cores_mean),
+            f(h.steal_cores_max),
+            h.host_busy_cores_mean
+        );
+    }
     chart(&mut o, charts, "utilization");
 
     // Gaps.
