@@ -129,7 +129,21 @@ done
 
 write_base "$CAMP/machine.txt" "$TMP/$CAL.jsonl" "$OUT/base.toml"
 
-"$PS" calibrate "$TMP/$CAL.jsonl" --base "$OUT/base.toml" -o "$OUT/model.toml" > "$OUT/calibrate.txt"
+# The calibration configuration's runs: all of them when the campaign repeated it
+# (CAL_RUNS=all, the default: one configuration, its run-to-run noise averaged), or its first
+# run only (CAL_RUNS=first).
+cal_files=("$TMP/$CAL.jsonl")
+if [ "${CAL_RUNS:-all}" = all ]; then
+  for rep in "$CAMP"/runs/"$CAL"@*.jsonl.gz; do
+    [ -f "$rep" ] || continue
+    k=$(basename "$rep" .jsonl.gz)
+    ok "$k" || continue
+    gunzip -c "$rep" > "$TMP/$k.jsonl"
+    cal_files+=("$TMP/$k.jsonl")
+  done
+fi
+echo "${#cal_files[@]}" > "$TMP/cal_runs"
+"$PS" calibrate "${cal_files[@]}" --base "$OUT/base.toml" -o "$OUT/model.toml" > "$OUT/calibrate.txt"
 for c in "${CONFIGS[@]}"; do
   read -r _ pw gw lock split fin <<< "$(grep "^$c " "$CAMP/grid.txt")"
   sets=(--set "pw=$pw" --set "gw=$gw" --set "lock=$lock" --set "split=$split" --set "finalizers=${fin:-1}" --set "c=$PROOFS" --set "partitions=$PARTITIONS")
@@ -156,10 +170,10 @@ dirs=()
 for c in "${CONFIGS[@]}"; do dirs+=("$OUT/$c"); done
 "$PS" compare "${dirs[@]}" --labels "$labels" -o "$OUT/evolution.md" > /dev/null
 
-python3 - "$OUT" "$CAL" "${CONFIGS[@]}" <<'EOF'
+python3 - "$OUT" "$CAL" "$(cat "$TMP/cal_runs")" "${CONFIGS[@]}" <<'EOF'
 import json, math, sys
 from pathlib import Path
-out, cal, configs = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
+out, cal, cal_runs, configs = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 
 def metric(parity, name):
     for m in parity["metrics"]:
@@ -268,14 +282,14 @@ for r in rows:
     md.append(f"| {name} | {rep}{f(r['measured_steady_s'])} | {f(r['predicted_steady_s'])} | {pc(r['error_pct'])} | {f(r['measured_gpu_util_pct'], 1)} | {f(r['predicted_gpu_util_pct'], 1)} | {pc(r['util_error_pct'])} | {f(r['measured_latency_s'])} | {f(r['predicted_latency_s'])} | {pc(r['latency_error_pct'])} | {r['measured_binding']} | {r['predicted_verdict']} |")
 if repeated:
     md.append("")
-    md.append("With repeated runs (`REPEATS`), the measured figures are the mean over a configuration's runs, errors are against that mean, and *spread* is (max − min) ÷ mean of its runs' steady s/proof: the run-to-run noise the prediction is up against (the calibration used the first run only).")
+    md.append("With repeated runs (`REPEATS`), the measured figures are the mean over a configuration's runs, errors are against that mean, and *spread* is (max − min) ÷ mean of its runs' steady s/proof: the run-to-run noise the prediction is up against.")
 fl = ["| config | measured s/proof (steady) | GPU floor | synthesis floor | CPU floor | best floor ÷ measured | predicted theoretical floor | predicted practical floor (binding) |",
       "|---|---:|---:|---:|---:|---:|---:|---|"]
 for r in rows:
     fl.append(f"| {r['config']} | {f(r['measured_steady_s'])} | {f(r['gpu_floor_s'])} | {f(r['synthesis_floor_s'])} | {f(r['cpu_floor_s'])} | {f(r['efficiency_vs_floor'])} | {f(r['predicted_theoretical_floor_s'])} | {f(r['predicted_practical_floor_s'])} ({r['predicted_practical_binding']}) |")
 lines = [
     "# Campaign: predictions vs measurements", "",
-    f"Model calibrated on **{cal}** only (`model.toml`, fit notes in `calibrate.txt`), then simulated at every other configuration. Steady-state s/proof, GPU union utilisation and mean latency are computed the same way on the measured and the simulated timelines (`simulator::parity::measure`). Steady-state s/proof is the partition completion rate × partitions per proof ((last − first partition end) ÷ (n − 1)): with a handful of proofs whose partitions interleave, the spacing of *proof* completions depends on which partition happens to finish last (its MAPE is given too). Errors are (predicted − measured) ÷ measured.", "",
+    f"Model calibrated on **{cal}** only ({'its ' + str(cal_runs) + ' runs together' if cal_runs > 1 else 'one run'}; `model.toml`, fit notes in `calibrate.txt`), then simulated at every other configuration. Steady-state s/proof, GPU union utilisation and mean latency are computed the same way on the measured and the simulated timelines (`simulator::parity::measure`). Steady-state s/proof is the partition completion rate × partitions per proof ((last − first partition end) ÷ (n − 1)): with a handful of proofs whose partitions interleave, the spacing of *proof* completions depends on which partition happens to finish last (its MAPE is given too). Errors are (predicted − measured) ÷ measured.", "",
     *md, "",
     f"- **MAPE (steady s/proof, {sum(1 for r in rows if not r['calibration'])} predicted configurations): {f(res['mape_pct'])} %** (target ≤ 5 %); GPU utilisation {f(res['mape_gpu_util_pct'])} %; latency {f(res['mape_latency_pct'])} %; total s/proof (makespan ÷ proofs) {f(res['mape_total_pct'])} %; steady s/proof from proof completions {f(res['mape_proof_ends_pct'])} %.",
     f"- Best configuration measured: **{res['best_measured']}**; predicted: **{res['best_predicted']}** ({'same' if res['same_best_strict'] else 'different names'}). "

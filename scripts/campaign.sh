@@ -30,7 +30,10 @@
 #   TARGET_PROOF_S  serial seconds per proof the probe sizes PARTITIONS for (default 8)
 #   BUDGET_S     wall-time budget of the whole script (default 440; the last run may
 #                overshoot it by at most RUN_TIMEOUT_S)
-#   RUN_TIMEOUT_S   limit per run (default 80); SETUP_TIMEOUT_S limit of the setup (default 200)
+#   RUN_TIMEOUT_S   limit per run (default 80), raised for a run to 1.5x its estimate from
+#                the probe (serial seconds per partition x proofs x partitions / pw) + 20 s, so
+#                that a slow host does not cut the pw=1 runs short; SETUP_TIMEOUT_S limit of
+#                the setup (default 200)
 #   PARAMS_DIR   where the parameter file is cached (see above)
 #   BACKEND      cuda (default) or cpu (a dry run of the script without a GPU)
 #   CONFIGS      space-separated subset of the configuration names below
@@ -147,7 +150,12 @@ run_one() {
   ensure_params
   rm -f "$r.jsonl" "$r.cuzk.log" "$r.jsonl.gz" "$r.cuzk.log.gz"
   t0=$(date +%s.%N)
-  timeout -s INT -k 15 "$RUN_TIMEOUT_S" "$PS" prove --params "$PARAMS" --backend "$BACKEND" --devices 1 \
+  local limit=$RUN_TIMEOUT_S
+  if [ -n "${probe_s:-}" ]; then
+    limit=$(awk -v m="$RUN_TIMEOUT_S" -v p="$probe_s" -v j="$proofs" -v k="$parts" -v w="$pw" \
+      'BEGIN { e = 1.5 * p / 2 * j * k / w + 20; printf "%d", (e > m ? e : m) }')
+  fi
+  timeout -s INT -k 15 "$limit" "$PS" prove --params "$PARAMS" --backend "$BACKEND" --devices 1 \
     --proofs "$proofs" --partitions "$parts" --pw "$pw" --gw "$gw" --lock "$lock" --split-finalize "$split" \
     --seed 1 --witness-seed 7 --timeline "$r.jsonl" --cuzk-log "$r.cuzk.log" -o "$r.proofs" --quiet "$@" \
     > "$r.out" 2>&1

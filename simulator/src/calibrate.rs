@@ -262,15 +262,28 @@ fn quantile(v: &[f64], q: f64) -> f64 {
     s[i]
 }
 
-/// Least-squares fit of t = t0 · (1 + slope · max(0, n − knee)) over candidate knees.
-pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention) {
+/// A contention slope is kept only when the samples can carry it: those above the knee must
+/// span at least this much concurrency (else a blip at the edge of the range seen, e.g. n̄
+/// 3.5..4 in a pw = 4 run, is extrapolated to every higher concurrency)...
+const MIN_SPAN_ABOVE_KNEE: f64 = 1.0;
+/// ... and hold at least this share of the samples ...
+const MIN_SHARE_ABOVE_KNEE: f64 = 0.1;
+/// ... and the slope must stand this many standard errors clear of zero (synthesis times on a
+/// shared host are noisy: on the H200 host single partitions run 1.5x slower at random).
+const MIN_T: f64 = 3.0;
+
+/// Least-squares fit of t = t0 · (1 + slope · max(0, n − knee)) over candidate knees. The
+/// third value says why a fitted slope was dropped (slope 0 then), if it was.
+pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String>) {
     let t_mean = mean(&samples.iter().map(|x| x.1).collect::<Vec<_>>());
     let n_min = samples.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
     let n_max = samples.iter().map(|x| x.0).fold(0.0, f64::max);
+    let flat = Contention { synth_knee: n_max.ceil(), synth_slope: 0.0 };
     if samples.len() < 4 || n_max - n_min < 1.0 {
-        return (t_mean, Contention { synth_knee: n_max.ceil(), synth_slope: 0.0 });
+        return (t_mean, flat, None);
     }
-    let mut best = (f64::INFINITY, t_mean, Contention { synth_knee: n_max.ceil(), synth_slope: 0.0 });
+    // (sse, t0, slope/t0, knee, standard error of the slope)
+    let mut best: Option<(f64, f64, f64, f64, f64)> = None;
     let mut k = n_min.floor().max(0.0);
     while k < n_max {
         let xs: Vec<f64> = samples.iter().map(|(n, _)| (n - k).max(0.0)).collect();
@@ -282,14 +295,35 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention) {
         let a = my - b * mx;
         if a > 0.0 {
             let sse: f64 = xs.iter().zip(&ys).map(|(x, y)| (y - a - b * x).powi(2)).sum();
-            if sse < best.0 * (1.0 - 1e-9) {
-                best = (sse, a, Contention { synth_knee: k, synth_slope: b / a });
+            let se = if sxx > 0.0 { (sse / (samples.len() as f64 - 2.0) / sxx).sqrt() } else { f64::INFINITY };
+            if best.is_none_or(|bst| sse < bst.0 * (1.0 - 1e-9)) {
+                best = Some((sse, a, b / a, k, se / a));
             }
         }
         k += 0.5;
     }
-    let c = best.2;
-    (best.1, Contention { synth_knee: c.synth_knee, synth_slope: (c.synth_slope * 1e4).round() / 1e4 })
+    let Some((_, t0, slope, knee, se)) = best else { return (t_mean, flat, None) };
+    if slope == 0.0 {
+        return (t0, Contention { synth_knee: knee, synth_slope: 0.0 }, None);
+    }
+    let above: Vec<f64> = samples.iter().map(|x| x.0).filter(|&n| n > knee).collect();
+    let span = above.iter().copied().fold(f64::NEG_INFINITY, f64::max) - knee;
+    let share = above.len() as f64 / samples.len() as f64;
+    let t = if se > 0.0 { slope / se } else { f64::INFINITY };
+    let why = if span < MIN_SPAN_ABOVE_KNEE {
+        Some(format!("the {} samples above the knee {knee:.1} span only {span:.2} in concurrency (< {MIN_SPAN_ABOVE_KNEE})", above.len()))
+    } else if share < MIN_SHARE_ABOVE_KNEE {
+        Some(format!("only {:.0} % of the samples lie above the knee {knee:.1} (< {:.0} %)", 100.0 * share, 100.0 * MIN_SHARE_ABOVE_KNEE))
+    } else if t < MIN_T {
+        Some(format!("the slope is {t:.1} standard errors from zero (< {MIN_T})"))
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        let msg = format!("a contention slope of {:.4} above n = {knee:.1} fitted the noise, not the data: {why}; slope = 0", slope);
+        return (t_mean, flat, Some(msg));
+    }
+    (t0, Contention { synth_knee: knee, synth_slope: (slope * 1e4).round() / 1e4 }, None)
 }
 
 /// Calibrate from one or more measured runs of the same machine and pipeline code.
@@ -361,10 +395,12 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     rep.synthesis_samples = contention_samples.len();
     rep.synth_concurrency_min = contention_samples.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
     rep.synth_concurrency_max = contention_samples.iter().map(|x| x.0).fold(0.0, f64::max);
-    let (_t0, cont) = fit_contention(&contention_samples);
+    let (_t0, cont, dropped) = fit_contention(&contention_samples);
     let deflated: Vec<f64> = contention_samples.iter().map(|(n, t)| t / cont.factor(*n)).collect();
     cfg.costs.synth = fit(&deflated, false).unwrap_or(Dist::Fixed(mean(&deflated)));
-    if cont.synth_slope == 0.0 {
+    if let Some(why) = dropped {
+        rep.notes.push(format!("contention: {why}"));
+    } else if cont.synth_slope == 0.0 {
         rep.notes.push(format!(
             "synthesis concurrency stayed within {:.1}..{:.1}: no contention slope identifiable (slope = 0, knee = the highest concurrency seen); calibrate from several runs at different pw to fit it",
             rep.synth_concurrency_min, rep.synth_concurrency_max
@@ -509,13 +545,14 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         // The lock that wraps only the kernels (kernels: "compute" in the prover, "gpu" in
         // the simulator; two_lock: "compute"): its hold should match the device work.
         if matches!(cfg.pipeline.lock, LockMode::Kernels | LockMode::TwoLock) {
-            let mut holds: BTreeMap<(String, u32), f64> = BTreeMap::new();
-            for (_, r) in runs {
+            // Keyed by run too: several runs of one configuration share job and partition ids.
+            let mut holds: BTreeMap<(usize, String, u32), f64> = BTreeMap::new();
+            for (ri, (_, r)) in runs.iter().enumerate() {
                 for s in r.spans_of(&SpanKind::LockHold) {
                     let lock = s.args.get("lock").and_then(|v| v.as_str()).unwrap_or("");
                     let kernel_lock = lock == "compute" || (lock == "gpu" && cfg.pipeline.lock == LockMode::Kernels);
                     if let (true, Some(d), Some(j), Some(p)) = (kernel_lock, dur_ms(s), &s.job, s.partition) {
-                        *holds.entry((j.clone(), p)).or_default() += d;
+                        *holds.entry((ri, j.clone(), p)).or_default() += d;
                     }
                 }
             }
@@ -608,12 +645,47 @@ mod tests {
     fn contention_fit_recovers_knee_and_slope() {
         let c = Contention { synth_knee: 12.0, synth_slope: 0.2 };
         let samples: Vec<(f64, f64)> = (4..30).map(|n| (n as f64, 30_000.0 * c.factor(n as f64))).collect();
-        let (t0, got) = fit_contention(&samples);
+        let (t0, got, dropped) = fit_contention(&samples);
         assert!((t0 - 30_000.0).abs() < 1.0, "{t0}");
         assert!((got.synth_knee - 12.0).abs() < 0.01, "{got:?}");
         assert!((got.synth_slope - 0.2).abs() < 1e-3, "{got:?}");
+        assert_eq!(dropped, None);
         // No spread: no slope.
         let flat: Vec<(f64, f64)> = (0..10).map(|i| (6.0 + 0.01 * i as f64, 30_000.0)).collect();
         assert_eq!(fit_contention(&flat).1.synth_slope, 0.0);
+        // Real contention under noise is still found when the concurrency spans enough.
+        let mut x = 0x1234_5678u64;
+        let mut noise = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as f64 / (1u64 << 31) as f64 - 0.5
+        };
+        let noisy: Vec<(f64, f64)> = (0..200).map(|i| {
+            let n = 4.0 + (i % 25) as f64;
+            (n, 30_000.0 * c.factor(n) * (1.0 + 0.05 * noise()))
+        }).collect();
+        let (_, got, dropped) = fit_contention(&noisy);
+        assert_eq!(dropped, None);
+        assert!((got.synth_slope - 0.2).abs() < 0.03, "{got:?}");
+    }
+
+    /// A pw = 4 run on a noisy host: n̄ mostly 3.5..4, a few lower at the end, and random
+    /// partitions 1.5x slower (as on the H200 host, run 7's calibration run). Least squares
+    /// finds a slope over n̄ 3.5..4 that, extrapolated to pw = 8, predicted synthesis 2.8x slower;
+    /// the fit must drop it.
+    #[test]
+    fn contention_fit_drops_a_slope_the_samples_cannot_carry() {
+        let mut samples: Vec<(f64, f64)> = Vec::new();
+        for i in 0..50 {
+            let n = if i >= 46 { 1.5 + 0.5 * (i - 46) as f64 } else { 3.6 + 0.01 * (i % 40) as f64 };
+            // Slow partitions cluster where n̄ is highest (by chance, as in the real run).
+            let slow = n >= 3.9 || i % 5 == 0;
+            samples.push((n, if slow { 3300.0 } else { 2300.0 }));
+        }
+        let (t0, got, dropped) = fit_contention(&samples);
+        assert_eq!(got.synth_slope, 0.0, "{got:?}");
+        let why = dropped.expect("the slope is reported as dropped");
+        assert!(why.contains("span only"), "{why}");
+        let mean = samples.iter().map(|s| s.1).sum::<f64>() / samples.len() as f64;
+        assert!((t0 - mean).abs() < 1e-9, "without a slope t0 is the mean: {t0} vs {mean}");
     }
 }

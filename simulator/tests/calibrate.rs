@@ -308,3 +308,28 @@ fn cuda_upload_is_costed_at_what_it_takes_beside_no_other_kernels() {
     assert!(!cal.config.pipeline.prestage);
     assert!(cal.report.notes.iter().any(|n| n.contains("10.0 ms per partition alone (3 partitions) vs 60.0 ms")), "{:?}", cal.report.notes);
 }
+
+/// Several runs of one configuration (a campaign's repeats) calibrate like one: the same
+/// costs, and per-partition figures are not summed across runs that share job and
+/// partition ids.
+#[test]
+fn repeats_of_one_configuration_calibrate_like_one_run() {
+    let mut c = config("phase9");
+    c.pipeline.proofs = 3;
+    c.set("lock", "kernels").unwrap();
+    let run = recorded(&c);
+    let one = calibrate(&[("a".into(), run.clone())], &c).unwrap();
+    let two = calibrate(&[("a".into(), run.clone()), ("b".into(), run)], &c).unwrap();
+    let (k1, k2) = (&one.config.costs, &two.config.costs);
+    for (what, a, b) in [
+        ("synth", k1.synth.mean_ms(), k2.synth.mean_ms()),
+        ("prep", k1.prep_msm.mean_ms(), k2.prep_msm.mean_ms()),
+        ("ntt_msm_h", k1.ntt_msm_h.mean_ms(), k2.ntt_msm_h.mean_ms()),
+        ("tail", k1.tail_msm.mean_ms(), k2.tail_msm.mean_ms()),
+    ] {
+        assert!((a - b).abs() <= 1e-6 * a.max(1.0), "{what}: {a} vs {b}");
+    }
+    let held = |cal: &simulator::calibrate::Calibration| cal.report.notes.iter().find(|n| n.starts_with("kernel lock held")).cloned();
+    assert!(held(&one).is_some(), "{:?}", one.report.notes);
+    assert_eq!(held(&one), held(&two));
+}

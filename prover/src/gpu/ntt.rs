@@ -18,7 +18,8 @@
 //! (`PROOFSCOPE_NTT_PLAN`, [`Gpu::set_ntt_plan`]) groups the stages above the last ten into
 //! as few DIF passes as possible, each one global-memory round trip; [`NttBitrev`]
 //! (`PROOFSCOPE_NTT_BITREV`, [`Gpu::set_ntt_bitrev`]) picks the closing bit reversal: one
-//! scattered store per element, or a 32x32 shared-memory tile with coalesced reads and writes.
+//! scattered store per element, a 32x32 shared-memory tile with coalesced reads and writes, or
+//! (the default) none of its own, fused into the store of the last DIF pass.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -276,15 +277,17 @@ impl NttPlan {
 /// The bit-reversal step that ends every NTT (with its output scale): `plain`, one thread
 /// per element scattering it to its reversed index; `tile`, the permutation through a 32x32
 /// tile in shared memory so that reads and writes are both coalesced (`ntt_bitrev_tile` in
-/// ntt.cu, the default); `fused`, no pass of its own: the last DIF pass runs 8 stages on 4
+/// ntt.cu); `fused` (the default), no pass of its own: the last DIF pass runs 8 stages on 4
 /// chunks whose outputs are neighbours and stores them permuted and scaled
-/// (`ntt_dif_last_bitrev`), one round trip through memory less. `tile` and `fused` need 2^10
-/// and up; below, `plain` runs. Same output bit for bit.
+/// (`ntt_dif_last_bitrev`), one round trip through memory less: 4.320 vs 4.674 ms (tile) at
+/// 2^24 on the H200 with plan e8, 18.70 vs 19.77 ms at 2^26 (run 22,
+/// reports/gpu/2026-11-30-run22-25.md). `tile` and `fused` need 2^10 and up; below, `plain`
+/// runs. Same output bit for bit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NttBitrev {
     Plain,
-    #[default]
     Tile,
+    #[default]
     Fused,
 }
 
@@ -315,7 +318,7 @@ impl NttBitrev {
         NttBitrev::ALL.get(v as usize).copied().unwrap_or_default()
     }
 
-    /// `PROOFSCOPE_NTT_BITREV` (unset or empty: the default, tile).
+    /// `PROOFSCOPE_NTT_BITREV` (unset or empty: the default, fused).
     pub(crate) fn from_env() -> Result<NttBitrev, GpuError> {
         env_choice("PROOFSCOPE_NTT_BITREV", NttBitrev::parse)
     }
@@ -1000,7 +1003,7 @@ mod tests {
         // The messages name the knob and every accepted value.
         assert_eq!(NttBitrev::parse(" fast ").unwrap_err().to_string(), GpuError::Other("unknown NTT bit reversal \"fast\" (expected plain or tile or fused)".into()).to_string());
         assert_eq!(NttMul::parse("mont").unwrap_err().to_string(), GpuError::Other("unknown NTT product \"mont\" (expected cios or eo)".into()).to_string());
-        assert_eq!(NttBitrev::default(), NttBitrev::Tile);
+        assert_eq!(NttBitrev::default(), NttBitrev::Fused);
         assert_eq!(NttBitrev::parse("fused").unwrap(), NttBitrev::Fused);
         for b in NttBitrev::ALL {
             assert_eq!(NttBitrev::decode(b.encode()), b);
@@ -1009,7 +1012,7 @@ mod tests {
         assert_eq!(NttRadix::R2.last_bitrev_kernel(NttMul::Eo), "ntt_dif_last_bitrev_eo");
         assert_eq!(NttRadix::R2.last_bitrev_kernel(NttMul::Cios), "ntt_dif_last_bitrev");
         let src = include_str!("../../cuda/ntt.cu");
-        assert!(src.contains("void ntt_dif_last_bitrev##SUF(") && src.contains("void ntt_dif_last_bitrev_r4##SUF("));
+        assert!(src.contains("void ntt_dif_last_bitrev##SUF(") && src.contains("__launch_bounds__(256, 3)") && src.contains("ntt_dif_last_bitrev_r4##SUF("));
         // Below 2^10 the tile does not fit: the plain kernel runs.
         assert_eq!(NttBitrev::Tile.launch(9).0, "ntt_bitrev_scale");
         assert_eq!(NttBitrev::Tile.launch(10).0, "ntt_bitrev_tile");
