@@ -159,4 +159,9 @@ pub trait Backend: Send + Sync {
     fn verifies_proofs(&self) -> bool {
         false
     }
+    /// The knobs this backend applied, for the run's meta (`extra`): what a reader of the
+    /// timeline needs to compare runs made with different settings. None by default.
+    fn meta(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }

@@ -69,6 +69,9 @@ impl Backend for Slow {
         }
         self.inner.prove_start(a, p, b, &SlowGate { inner: gate, kernel: self.kernel })
     }
+    fn meta(&self) -> Vec<(&'static str, String)> {
+        vec![("slow_kernel_ms", self.kernel.as_millis().to_string())]
+    }
 }
 
 fn slow(device: u32, prep_ms: u64, kernel_ms: u64, fail: bool) -> Arc<dyn Backend> {
@@ -377,4 +380,13 @@ fn verifying_a_proof_costs_a_few_pairings() {
     let mut bad = proof;
     bad.c = <prover::G1Affine as group::prime::PrimeCurveAffine>::generator();
     assert!(!prover::verifier::verify(&p.vk, &bad, &inputs).unwrap());
+}
+
+#[test]
+fn the_backends_knobs_reach_the_run_meta() {
+    let meta = engine::run_meta(&cfg(1, 1, LockMode::Whole), &[slow(0, 1, 7, false)]);
+    assert_eq!(meta.extra.get("slow_kernel_ms").and_then(|v| v.as_str()), Some("7"));
+    // A backend without knobs adds nothing.
+    let plain: Vec<Arc<dyn Backend>> = vec![Arc::new(CpuBackend::new(0))];
+    assert!(!engine::run_meta(&cfg(1, 1, LockMode::Whole), &plain).extra.contains_key("slow_kernel_ms"));
 }

@@ -201,11 +201,6 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     meta.extra.insert("params_load_ms".into(), (params_load.as_secs_f64() * 1e3).into());
     meta.extra.insert("test_only_params".into(), params.info.test_only.into());
     #[cfg(feature = "cuda")]
-    if backend == "cuda" {
-        let sched = prover::gpu::CudaSched::from_env().map_err(|e| anyhow::anyhow!("{e}"))?;
-        meta.extra.insert("cuda_sched".into(), format!("{sched:?}").to_lowercase().into());
-    }
-    #[cfg(feature = "cuda")]
     let mut gpu_counters = GpuCounters::open(args, &backends, &mut meta);
     #[cfg(not(feature = "cuda"))]
     let _ = args.nvml_ms;

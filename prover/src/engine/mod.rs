@@ -244,6 +244,11 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
         g2_msm: backends.first().filter(|b| b.name() == "cuda").map(|_| cfg.g2_msm.as_str().to_string()),
         ..Default::default()
     };
+    if let Some(b) = backends.first() {
+        for (k, v) in b.meta() {
+            m.extra.insert(k.into(), v.into());
+        }
+    }
     m
 }
 

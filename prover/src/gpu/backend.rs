@@ -281,6 +281,14 @@ impl Backend for CudaBackend {
     fn name(&self) -> &str {
         "cuda"
     }
+    /// `cuda_sched` (how host threads wait) and `ntt` (pass plan, bit reversal, radix, product).
+    fn meta(&self) -> Vec<(&'static str, String)> {
+        let g = &self.gpu;
+        vec![
+            ("cuda_sched", g.cuda_sched().name().to_string()),
+            ("ntt", format!("{} {} {} {}", g.ntt_plan().name(), g.ntt_bitrev().name(), g.ntt_radix().name(), g.ntt_mul().name())),
+        ]
+    }
     fn device(&self) -> u32 {
         self.device
     }

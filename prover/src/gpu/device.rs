@@ -61,6 +61,8 @@ pub struct Gpu {
     pub sm_count: i32,
     /// Whether the sm_90 cubins were loaded (else the PTX was JIT-compiled by the driver).
     pub native_cubin: bool,
+    /// How host threads wait for this device: what [`Gpu::open`] applied.
+    sched: CudaSched,
     pub(crate) ntt_domains: Mutex<HashMap<u32, Arc<crate::gpu::ntt::Domain>>>,
     /// Fr product of the NTT kernels (`PROOFSCOPE_NTT_MUL`, [`Gpu::set_ntt_mul`]).
     pub(crate) ntt_eo: std::sync::atomic::AtomicBool,
@@ -211,6 +213,16 @@ impl CudaSched {
         }
     }
 
+    /// The value's spelling (`auto`, `spin`, `yield`, `blocking`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CudaSched::Auto => "auto",
+            CudaSched::Spin => "spin",
+            CudaSched::Yield => "yield",
+            CudaSched::Blocking => "blocking",
+        }
+    }
+
     pub fn from_env() -> Result<CudaSched, GpuError> {
         match std::env::var("PROOFSCOPE_CUDA_SCHED") {
             Ok(v) if !v.trim().is_empty() => CudaSched::parse(&v),
@@ -302,6 +314,7 @@ impl Gpu {
             compute_capability,
             sm_count,
             native_cubin,
+            sched,
             ntt_domains: Mutex::new(HashMap::new()),
             ntt_eo: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttMul::from_env()? == crate::gpu::ntt::NttMul::Eo),
             ntt_r4: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttRadix::from_env()? == crate::gpu::ntt::NttRadix::R4),
@@ -309,6 +322,11 @@ impl Gpu {
             ntt_bitrev: std::sync::atomic::AtomicU32::new(crate::gpu::ntt::NttBitrev::from_env()?.encode()),
             staging: Staging { copy, pool: Mutex::new(Vec::new()) },
         })
+    }
+
+    /// How host threads wait for this device (`PROOFSCOPE_CUDA_SCHED` when it was opened).
+    pub fn cuda_sched(&self) -> CudaSched {
+        self.sched
     }
 
     pub(crate) fn func(&self, name: &str) -> Result<&CudaFunction, GpuError> {
@@ -433,7 +451,7 @@ impl Gpu {
             free as f64 / (1u64 << 30) as f64,
             if self.native_cubin { "sm_90 cubin" } else { "PTX JIT" },
             kernels::NVCC_VERSION,
-            CudaSched::from_env().map(|s| format!("{s:?}").to_lowercase()).unwrap_or_else(|e| e.to_string())
+            self.sched.name()
         )
     }
 }
