@@ -539,3 +539,25 @@ fn late_pickups_make_it_dispatch_limited() {
     );
     assert_eq!(s.binding_resource, "dispatch/lock", "{}", s.verdict.headline);
 }
+
+/// The verdict names what else the host did when the prover sampled it, and calls a busy or
+/// oversubscribed host noisy; runs without the counters (the cuzk sample) get no such line.
+#[test]
+fn verdict_reports_host_load_and_calls_a_noisy_host_noisy() {
+    use timeline::event::{counters, Counter};
+    let base = read_str(SAMPLE, None);
+    assert!(!summarize(&base, &AnalyzeOptions::default()).verdict.evidence.iter().any(|e| e.starts_with("host CPU")));
+    for (steal, noisy) in [(0.1, false), (2.0, true)] {
+        let mut run = base.clone();
+        for t in 0..10u64 {
+            for (name, v) in [(counters::CPU_BUSY_CORES, 4.0), (counters::HOST_BUSY_CORES, 4.2), (counters::HOST_STEAL_CORES, steal)] {
+                run.counters.push(Counter { name: name.into(), t_ns: t * 50_000_000, value: v, device: None });
+            }
+        }
+        let s = summarize(&run, &AnalyzeOptions::default());
+        let line = s.verdict.evidence.iter().find(|e| e.starts_with("host CPU")).expect("a host line");
+        assert!(line.contains("other processes 0.20"), "{line}");
+        assert_eq!(line.contains("noisy host"), noisy, "{line}");
+        assert!((s.host.as_ref().unwrap().steal_cores_mean.unwrap() - steal).abs() < 1e-9);
+    }
+}

@@ -67,6 +67,11 @@ pub struct Verdict {
     pub evidence: Vec<String>,
 }
 
+/// Other processes' mean busy cores from which the verdict calls the host noisy.
+pub const NOISY_OTHER_CORES: f64 = 1.0;
+/// Mean steal (cores) from which the verdict calls the host noisy.
+pub const NOISY_STEAL_CORES: f64 = 0.5;
+
 /// Largest number of simultaneously running spans of a kind (ends before starts at ties;
 /// an open span runs to the end of the run).
 fn max_concurrency(run: &Run, kind: &SpanKind) -> u32 {
@@ -261,6 +266,20 @@ pub fn decide(
             "cross-proof transitions (second-to-last GPU end → next proof's first GPU start), ms: {}{}",
             gs.join(", "),
             if transitions.len() > 8 { ", …" } else { "" }
+        ));
+    }
+
+    // What else the host did: a slow run on a busy or oversubscribed machine says so.
+    if let Some(h) = super::host::analyze(run) {
+        let other = h.other_cores_mean.unwrap_or(0.0);
+        let steal = h.steal_cores_mean.unwrap_or(0.0);
+        let noisy = other >= NOISY_OTHER_CORES || steal >= NOISY_STEAL_CORES;
+        ev.push(format!(
+            "host CPU beside the prover: other processes {}, hypervisor steal {} cores on average{}{}",
+            h.other_cores_mean.map_or("—".into(), |v| format!("{v:.2}")),
+            h.steal_cores_mean.map_or("—".into(), |v| format!("{v:.2}")),
+            h.steal_cores_max.map_or(String::new(), |m| format!(" (steal up to {m:.2})")),
+            if noisy { " — a noisy host: CPU phases may run slower than this configuration would alone" } else { "" }
         ));
     }
 
