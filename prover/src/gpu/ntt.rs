@@ -785,6 +785,16 @@ mod tests {
         }
     }
 
+    /// A xorshift64 stream: cheap reproducible values for the host models.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     fn rev(x: u64, bits: u32) -> u64 {
         if bits == 0 { 0 } else { x.reverse_bits() >> (64 - bits) }
     }
@@ -824,13 +834,7 @@ mod tests {
 
     #[test]
     fn fused_last_pass_model_equals_last_pass_then_bit_reversal() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         for log_n in 10..=15u32 {
             let n = 1usize << log_n;
             let tw: Vec<u64> = (0..n / 2).map(|_| next()).collect();
@@ -862,13 +866,7 @@ mod tests {
 
     #[test]
     fn radix4_pass_model_matches_radix2_for_every_planned_pass() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         for log_n in 1..=16u32 {
             let n = 1usize << log_n;
             let tw: Vec<u64> = (0..n / 2).map(|_| next()).collect();
