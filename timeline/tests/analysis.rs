@@ -465,6 +465,21 @@ fn compare_two_runs() {
     let md = c.to_markdown();
     assert!(md.contains("| 2x | 3 | 23.82 |"), "{md}");
     assert!(md.contains("2.00×"));
+    // No run sampled the host: no host column.
+    assert!(!md.contains("host: other / steal"), "{md}");
+}
+
+#[test]
+fn compare_shows_the_host_where_a_run_sampled_it() {
+    let base = sample();
+    let mut noisy = base.clone();
+    noisy.host = Some(analysis::host::HostLoad { samples: 9, other_cores_mean: Some(1.5), steal_cores_mean: Some(0.75), ..Default::default() });
+    let c = analysis::compare::compare(&[("cuzk".into(), base), ("noisy".into(), noisy)]);
+    assert_eq!((c.rows[1].host_other_cores, c.rows[1].host_steal_cores), (Some(1.5), Some(0.75)));
+    let md = c.to_markdown();
+    assert!(md.lines().next().unwrap().ends_with("| host: other / steal cores |"), "{md}");
+    assert!(md.lines().any(|l| l.starts_with("| noisy |") && l.ends_with("| 1.50 / 0.75 |")), "{md}");
+    assert!(md.lines().any(|l| l.starts_with("| cuzk |") && l.ends_with("| — / — |")), "{md}");
 }
 
 #[cfg(feature = "analysis")]

@@ -1,7 +1,8 @@
 //! Several runs side by side — the seeds' "throughput evolution" table: s/proof (steady
 //! state where there are two proofs or more), total s/proof, GPU utilisation, the binding
-//! resource, the speed-up against the first run (baseline) and the previous one, and the
-//! p50 of every phase that any run reports.
+//! resource, the speed-up against the first run (baseline) and the previous one, what else
+//! the host did (other processes, steal) where the prover sampled it, and the p50 of every
+//! phase that any run reports.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +25,12 @@ pub struct CompareRow {
     pub speedup_vs_previous: Option<f64>,
     /// p50 per phase, in the order of [`Comparison::phase_kinds`] (`None`: not in this run).
     pub phase_p50_ms: Vec<Option<f64>>,
+    /// Mean cores other processes and the hypervisor's steal took during the run
+    /// ([`super::host`]); `None` without the prover's host counters.
+    #[serde(default)]
+    pub host_other_cores: Option<f64>,
+    #[serde(default)]
+    pub host_steal_cores: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -67,6 +74,8 @@ pub fn compare(runs: &[(String, Summary)]) -> Comparison {
                 speedup_vs_baseline: ratio(base, this),
                 speedup_vs_previous: ratio(prev, this),
                 phase_p50_ms: kinds.iter().map(|k| s.phases.kind(k).filter(|r| r.count > 0).map(|r| r.p50_ms)).collect(),
+                host_other_cores: s.host.as_ref().and_then(|h| h.other_cores_mean),
+                host_steal_cores: s.host.as_ref().and_then(|h| h.steal_cores_mean),
             };
             prev = this;
             row
@@ -96,11 +105,15 @@ impl Comparison {
     /// The comparison as a Markdown table (plus a second one of phase p50s).
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
-        out.push_str("| run | proofs | s/proof | steady s/proof | total s/proof | GPU util | kernel util | binding | × baseline | × previous |\n");
-        out.push_str("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
+        // The host column only when some run sampled the host.
+        let host = self.rows.iter().any(|r| r.host_other_cores.is_some() || r.host_steal_cores.is_some());
+        out.push_str("| run | proofs | s/proof | steady s/proof | total s/proof | GPU util | kernel util | binding | × baseline | × previous |");
+        out.push_str(if host { " host: other / steal cores |\n" } else { "\n" });
+        out.push_str("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|");
+        out.push_str(if host { "---:|\n" } else { "\n" });
         for r in &self.rows {
             out.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 cell(&r.label),
                 r.proofs_completed,
                 f(r.s_per_proof, 2),
@@ -112,6 +125,10 @@ impl Comparison {
                 times(r.speedup_vs_baseline),
                 times(r.speedup_vs_previous),
             ));
+            if host {
+                out.push_str(&format!(" {} / {} |", f(r.host_other_cores, 2), f(r.host_steal_cores, 2)));
+            }
+            out.push('\n');
         }
         if !self.phase_kinds.is_empty() {
             out.push_str("\nPhase p50 (ms):\n\n| run |");
