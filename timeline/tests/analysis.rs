@@ -576,3 +576,33 @@ fn verdict_reports_host_load_and_calls_a_noisy_host_noisy() {
         assert!((s.host.as_ref().unwrap().steal_cores_mean.unwrap() - steal).abs() < 1e-9);
     }
 }
+
+/// Syntheses that split into normal ones and slow outliers get an evidence line; a run
+/// without such outliers (the cuzk sample's syntheses are steady) gets none.
+#[test]
+fn verdict_names_slow_synthesis_outliers() {
+    use timeline::event::{Span, SpanKind};
+    let base = read_str(SAMPLE, None);
+    let has = |r: &timeline::Run| summarize(r, &AnalyzeOptions::default()).verdict.evidence.iter().find(|e| e.starts_with("synthesis outliers")).cloned();
+    assert_eq!(has(&base), None);
+    let mut run = base.clone();
+    let mut k = 0;
+    for s in run.spans.iter_mut().filter(|s| s.kind == SpanKind::Synthesis) {
+        // Every third synthesis 1.5x as long.
+        if k % 3 == 0 {
+            let d = s.end_ns.unwrap() - s.start_ns;
+            s.end_ns = Some(s.start_ns + d * 3 / 2);
+        }
+        k += 1;
+    }
+    let line = has(&run).expect("an outlier line");
+    assert!(line.contains("10 of 30 syntheses"), "{line}");
+    // The ratio, recomputed independently from the modified spans.
+    let mut d: Vec<f64> = run.spans.iter().filter(|s: &&Span| s.kind == SpanKind::Synthesis).map(|s| (s.end_ns.unwrap() - s.start_ns) as f64 / 1e6).collect();
+    d.sort_by(f64::total_cmp);
+    let median = d[d.len() / 2];
+    let slow: Vec<f64> = d.iter().copied().filter(|&x| x > 1.25 * median).collect();
+    let ratio = slow.iter().sum::<f64>() / slow.len() as f64 / median;
+    assert!((1.3..1.6).contains(&ratio));
+    assert!(line.contains(&format!("{ratio:.2}× the median")), "{line} vs {ratio:.2}");
+}

@@ -72,6 +72,38 @@ pub const NOISY_OTHER_CORES: f64 = 1.0;
 /// Mean steal (cores) from which the verdict calls the host noisy.
 pub const NOISY_STEAL_CORES: f64 = 0.5;
 
+/// A synthesis slower than this many times the median is a slow outlier...
+pub const SLOW_SYNTHESIS_FACTOR: f64 = 1.25;
+/// ... and the evidence names them from this share of all syntheses.
+pub const SLOW_SYNTHESIS_SHARE: f64 = 0.1;
+
+/// One line when a run's syntheses split into normal ones and slow outliers (the same
+/// circuit synthesised 1.5x slower at random on a noisy host, as on the H200 VMs): how many,
+/// how much slower, and what they cost the synthesis floor. `None` below 10 syntheses or when
+/// fewer than [`SLOW_SYNTHESIS_SHARE`] of them are outliers.
+fn slow_syntheses(run: &Run) -> Option<String> {
+    let mut d: Vec<f64> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (e - s.start_ns) as f64 / 1e6)).collect();
+    if d.len() < 10 {
+        return None;
+    }
+    d.sort_by(f64::total_cmp);
+    let median = d[d.len() / 2];
+    let slow: Vec<f64> = d.iter().copied().filter(|&x| x > SLOW_SYNTHESIS_FACTOR * median).collect();
+    let share = slow.len() as f64 / d.len() as f64;
+    if median <= 0.0 || share < SLOW_SYNTHESIS_SHARE {
+        return None;
+    }
+    let mean = d.iter().sum::<f64>() / d.len() as f64;
+    let slow_mean = slow.iter().sum::<f64>() / slow.len() as f64;
+    Some(format!(
+        "synthesis outliers: {} of {} syntheses took over {SLOW_SYNTHESIS_FACTOR}× the median {median:.0} ms (mean of those {slow_mean:.0} ms, {:.2}× the median); they raise the mean synthesis to {:.2}× the median — the same work running slower points at the host, not the configuration",
+        slow.len(),
+        d.len(),
+        slow_mean / median,
+        mean / median
+    ))
+}
+
 /// Largest number of simultaneously running spans of a kind (ends before starts at ties;
 /// an open span runs to the end of the run).
 fn max_concurrency(run: &Run, kind: &SpanKind) -> u32 {
@@ -226,6 +258,9 @@ pub fn decide(
             if cfg.pw.is_some() { " (pw)" } else { " (max concurrent)" },
             fl
         ));
+    }
+    if let Some(line) = slow_syntheses(run) {
+        ev.push(line);
     }
     if let (Some(c), Some(fl)) = (f.cpu_side_ms_per_partition, f.cpu_floor_s_per_proof) {
         ev.push(format!(
