@@ -106,8 +106,9 @@ pub fn summarize(run: &Run, opts: &AnalyzeOptions) -> Summary {
         } else {
             (main(), side())
         };
-        let v = verdict::decide(run, &ix, &tp, &util, &g.gaps, &g.totals, &tr, opts);
-        assemble(run, opts, ix.jobs.len(), devices, t, util, g, tr, tp, ph, v)
+        let host = host::analyze(run);
+        let v = verdict::decide(run, &ix, &tp, &util, &g.gaps, &g.totals, &tr, host.as_ref(), opts);
+        assemble(run, opts, ix.jobs.len(), devices, t, util, g, tr, tp, ph, v, host)
     })
 }
 
@@ -124,6 +125,7 @@ fn assemble(
     tp: Throughput,
     ph: Phases,
     v: Verdict,
+    host: Option<HostLoad>,
 ) -> Summary {
     let start = run.spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
     let end = run.end_ns().max(start);
@@ -161,6 +163,6 @@ fn assemble(
         phases: ph,
         jobs: t.jobs,
         partitions: t.partitions,
-        host: host::analyze(run),
+        host,
     }
 }

@@ -23,6 +23,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::gaps::{GapCause, GapTotals, IdleGap};
+use super::host::HostLoad;
 use super::tables::{job_infos, Index};
 use super::throughput::Throughput;
 use super::transitions::Transition;
@@ -77,28 +78,26 @@ pub const SLOW_SYNTHESIS_FACTOR: f64 = 1.25;
 /// ... and the evidence names them from this share of all syntheses.
 pub const SLOW_SYNTHESIS_SHARE: f64 = 0.1;
 
-/// One line when a run's syntheses split into normal ones and slow outliers (the same
-/// circuit synthesised 1.5x slower at random on a noisy host, as on the H200 VMs): how many,
-/// how much slower, and what they cost the synthesis floor. `None` below 10 syntheses or when
-/// fewer than [`SLOW_SYNTHESIS_SHARE`] of them are outliers.
-fn slow_syntheses(run: &Run) -> Option<String> {
-    let mut d: Vec<f64> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (e - s.start_ns) as f64 / 1e6)).collect();
-    if d.len() < 10 {
+/// One line when a run's syntheses (`synth`: the closed ones' durations, ms) split into
+/// normal ones and slow outliers (the same circuit synthesised 1.5x slower at random on a
+/// noisy host, as on the H200 VMs): how many, how much slower, and what they cost the
+/// synthesis floor. `None` below 10 syntheses or when fewer than [`SLOW_SYNTHESIS_SHARE`] of
+/// them are outliers.
+fn slow_syntheses(synth: &[f64]) -> Option<String> {
+    if synth.len() < 10 {
         return None;
     }
-    d.sort_by(f64::total_cmp);
-    let median = d[d.len() / 2];
-    let slow: Vec<f64> = d.iter().copied().filter(|&x| x > SLOW_SYNTHESIS_FACTOR * median).collect();
-    let share = slow.len() as f64 / d.len() as f64;
-    if median <= 0.0 || share < SLOW_SYNTHESIS_SHARE {
+    let median = median(synth.to_vec()).filter(|&m| m > 0.0)?;
+    let slow: Vec<f64> = synth.iter().copied().filter(|&x| x > SLOW_SYNTHESIS_FACTOR * median).collect();
+    if (slow.len() as f64) < SLOW_SYNTHESIS_SHARE * synth.len() as f64 {
         return None;
     }
-    let mean = d.iter().sum::<f64>() / d.len() as f64;
+    let mean = synth.iter().sum::<f64>() / synth.len() as f64;
     let slow_mean = slow.iter().sum::<f64>() / slow.len() as f64;
     Some(format!(
         "synthesis outliers: {} of {} syntheses took over {SLOW_SYNTHESIS_FACTOR}× the median {median:.0} ms (mean of those {slow_mean:.0} ms, {:.2}× the median); they raise the mean synthesis to {:.2}× the median — the same work running slower points at the host, not the configuration",
         slow.len(),
-        d.len(),
+        synth.len(),
         slow_mean / median,
         mean / median
     ))
@@ -175,6 +174,7 @@ pub fn decide(
     gaps: &[IdleGap],
     totals: &GapTotals,
     transitions: &[Transition],
+    host: Option<&HostLoad>,
     opts: &AnalyzeOptions,
 ) -> Verdict {
     let cfg = &run.meta.config;
@@ -259,7 +259,7 @@ pub fn decide(
             fl
         ));
     }
-    if let Some(line) = slow_syntheses(run) {
+    if let Some(line) = slow_syntheses(&synth) {
         ev.push(line);
     }
     if let (Some(c), Some(fl)) = (f.cpu_side_ms_per_partition, f.cpu_floor_s_per_proof) {
@@ -305,7 +305,7 @@ pub fn decide(
     }
 
     // What else the host did: a slow run on a busy or oversubscribed machine says so.
-    if let Some(h) = super::host::analyze(run) {
+    if let Some(h) = host {
         let other = h.other_cores_mean.unwrap_or(0.0);
         let steal = h.steal_cores_mean.unwrap_or(0.0);
         let noisy = other >= NOISY_OTHER_CORES || steal >= NOISY_STEAL_CORES;
