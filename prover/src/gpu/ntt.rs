@@ -29,7 +29,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 use ff::{Field, PrimeField};
 
 use super::convert::{scalar_words, scalars_from_words};
-use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError, UploadTimes};
+use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError, KernelTimer, UploadTimes};
 
 /// Largest supported domain (the twiddle index fits in 32 bits, the bit reversal too).
 pub const MAX_LOG_N: u32 = 28;
@@ -490,27 +490,58 @@ impl Gpu {
             NttDirection::Forward => &d.tw_fwd,
             NttDirection::Inverse => &d.tw_inv,
         };
+        self.ntt_kernels(data, scratch, tw, log_n, scale, None)
+    }
+
+    /// The kernels of one NTT of `data` with twiddles `tw`: the DIF passes in place, then the
+    /// closing permutation with `scale` into `scratch`, which is swapped with `data` (fused into
+    /// the last pass or a pass of its own, per [`NttBitrev`]). With `phases`, each launch is
+    /// timed with CUDA events and labelled `p<lam0>x<k>`, `bitrev` or `p<lam0>x<k>+bitrev`.
+    fn ntt_kernels(
+        &self,
+        data: &mut CudaSlice<u32>,
+        scratch: &mut CudaSlice<u32>,
+        tw: &CudaSlice<u32>,
+        log_n: u32,
+        scale: Option<&Scale>,
+        mut phases: Option<&mut Vec<(String, f64)>>,
+    ) -> Result<(), GpuError> {
         let radix = self.ntt_radix();
         let pass = radix.dif_kernel(self.ntt_mul());
         let bitrev = self.ntt_bitrev();
         let mut passes = self.ntt_plan().passes(log_n, bitrev);
         let fused = bitrev.fused_last(log_n).and_then(|_| passes.pop());
+        let start = |timed: bool| if timed { self.timer().map(Some) } else { Ok(None) };
         for (lam0, k, log_g) in passes {
+            let t0 = start(phases.is_some())?;
             launch!(self, pass, radix.pass_cfg(log_n, k, log_g), &mut *data, tw, &log_n, &lam0, &k, &log_g);
+            self.end_phase(t0, &mut phases, || format!("p{lam0}x{k}"))?;
         }
         // Unscaled: the twiddle table stands in for the (unread) scale tables.
         let (hi, lo, scaled) = match scale {
             Some(s) => (&s.hi, &s.lo, 1u32),
             None => (tw, tw, 0u32),
         };
-        if let Some((_, k, log_g)) = fused {
+        let t0 = start(phases.is_some())?;
+        if let Some((lam0, k, log_g)) = fused {
             let last = radix.last_bitrev_kernel(self.ntt_mul());
             launch!(self, last, radix.pass_cfg(log_n, k, log_g), &*data, &mut *scratch, tw, &log_n, &k, &log_g, hi, lo, &scaled);
+            self.end_phase(t0, &mut phases, || format!("p{lam0}x{k}+bitrev"))?;
         } else {
             let (kernel, cfg) = bitrev.launch(log_n);
             launch!(self, self.nk(kernel), cfg, &*data, &mut *scratch, &log_n, hi, lo, &scaled);
+            self.end_phase(t0, &mut phases, || "bitrev".into())?;
         }
         std::mem::swap(data, scratch);
+        Ok(())
+    }
+
+    /// Closes a timed launch begun at `t0` (when phases are recorded) as `label`.
+    fn end_phase(&self, t0: Option<KernelTimer>, phases: &mut Option<&mut Vec<(String, f64)>>, label: impl FnOnce() -> String) -> Result<(), GpuError> {
+        if let (Some(t0), Some(p)) = (t0, phases.as_deref_mut()) {
+            let t1 = self.timer()?;
+            p.push((label(), t0.ms_to(&t1)?));
+        }
         Ok(())
     }
 
@@ -633,8 +664,8 @@ impl Gpu {
         Ok((out, times))
     }
 
-    /// Device time of each DIF pass and of the bit reversal of one forward NTT (for the
-    /// bench's phase column), labelled `p<lam0>x<k>` and `bitrev`.
+    /// Device time of each launch of one forward NTT (for the bench's phase column): every
+    /// DIF pass, and the bit reversal or the last pass with it fused (see [`Gpu::ntt_kernels`]).
     pub fn ntt_phases(&self, log_n: u32, seed: u64) -> Result<Vec<(String, f64)>, GpuError> {
         let n = 1usize << log_n;
         let values = super::reference::random_scalars(n, seed);
@@ -642,31 +673,7 @@ impl Gpu {
         let mut scratch = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
         let d = self.domain(log_n)?;
         let mut out = Vec::new();
-        let radix = self.ntt_radix();
-        let pass = radix.dif_kernel(self.ntt_mul());
-        let bitrev = self.ntt_bitrev();
-        let mut passes = self.ntt_plan().passes(log_n, bitrev);
-        let fused = bitrev.fused_last(log_n).and_then(|_| passes.pop());
-        for (lam0, k, log_g) in passes {
-            let cfg = radix.pass_cfg(log_n, k, log_g);
-            let t0 = self.timer()?;
-            launch!(self, pass, cfg, &mut data, &d.tw_fwd, &log_n, &lam0, &k, &log_g);
-            let t1 = self.timer()?;
-            out.push((format!("p{lam0}x{k}"), t0.ms_to(&t1)?));
-        }
-        let zero = 0u32;
-        let t0 = self.timer()?;
-        let label = if let Some((lam0, k, log_g)) = fused {
-            let last = radix.last_bitrev_kernel(self.ntt_mul());
-            launch!(self, last, radix.pass_cfg(log_n, k, log_g), &data, &mut scratch, &d.tw_fwd, &log_n, &k, &log_g, &d.tw_fwd, &d.tw_fwd, &zero);
-            format!("p{lam0}x{k}+bitrev")
-        } else {
-            let (kernel, cfg) = bitrev.launch(log_n);
-            launch!(self, self.nk(kernel), cfg, &data, &mut scratch, &log_n, &d.tw_fwd, &d.tw_fwd, &zero);
-            "bitrev".into()
-        };
-        let t1 = self.timer()?;
-        out.push((label, t0.ms_to(&t1)?));
+        self.ntt_kernels(&mut data, &mut scratch, &d.tw_fwd, log_n, None, Some(&mut out))?;
         Ok(out)
     }
 
