@@ -6,8 +6,8 @@
 //   exclusive_scan     bucket offsets (single block; scan_tiles + scan_add_tiles above 2^20)
 //   msm_digits_scatter point indices (sign in bit 31) sorted by bucket: a counting sort
 //   msm_bucket_acc*    bucket sums (mixed XYZZ additions); three variants, see below
-//   msm_bucket_reduce  per window segment: running sums give sum_b (b+1) * B_b
-//   g1_sum_chunks      tree sum of segment partials into one point per window
+//   msm_bucket_reduce_level  per window, levels of segment running sums give sum_b (b+1) * B_b
+//   g1_sum_chunks      tree sums of each level's segment totals into one point per window
 // The host combines the windows (Horner, width_w doublings per window, about 16 points).
 // Window layout (c -> nwin windows of nearly equal widths, scalars folded below r/2):
 // msm_digits.cuh. The bucket loops, reduction and chunked sums are curve-generic
@@ -125,18 +125,33 @@ extern "C" __global__ void scan_add_tiles(uint32_t* offsets, uint32_t len, const
 // 128 registers) and i2/i2eo (two accumulators per thread) were slower and were removed.
 //   b4      the original loop, CIOS product                         (N = 4, the baseline)
 //   eo      the original loop, even/odd product (field.cuh mul_eo)  (N = 4)
-//   f1eo3   one accumulator, straight-line common path, even/odd    (N = 3, the default)
+//   f1eo3   one accumulator, straight-line common path, even/odd    (N = 3)
+//   bal     the f1eo3 step over a fixed chunk of entries per thread (N = 3, see below)
 #define ACC_ARGS const G1Affine* __restrict__ points, const uint32_t* __restrict__ entries, \
     const uint32_t* __restrict__ offsets, uint32_t nbuckets, G1Xyzz* buckets
 #define ACC_PASS points, entries, offsets, nbuckets, buckets
 extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc(ACC_ARGS) { bucket_acc<FpStd>(ACC_PASS); }
 extern "C" __global__ void __launch_bounds__(128, 4) msm_bucket_acc_eo(ACC_ARGS) { bucket_acc<FpEo>(ACC_PASS); }
 extern "C" __global__ void __launch_bounds__(128, 3) msm_bucket_acc_f1eo3(ACC_ARGS) { bucket_acc_1<FpEo>(ACC_PASS); }
+// bal: the f1eo3 step, balanced over threads (a fixed chunk of entries each, see
+// bucket_acc_bal), then msm_bucket_fixup for the buckets split between threads.
+extern "C" __global__ void __launch_bounds__(128, 3) msm_bucket_acc_bal(ACC_ARGS, uint32_t chunk, G1Xyzz* carry) {
+    bucket_acc_bal<FpEo>(points, entries, offsets, nbuckets, chunk, buckets, carry);
+}
+extern "C" __global__ void msm_bucket_fixup(const uint32_t* __restrict__ offsets, uint32_t nbuckets, uint32_t chunk,
+                                            G1Xyzz* buckets, const G1Xyzz* __restrict__ carry) {
+    bucket_fixup<FpEo>(offsets, nbuckets, chunk, buckets, carry);
+}
 
 
-// The reduction and chunked sums of G1 (CIOS product: a few percent of the MSM's time).
+// The reduction of G1 (even/odd product): by levels (msm_bucket_reduce_level, the default) or
+// segments closed by a double-and-add (msm_bucket_reduce); PROOFSCOPE_MSM_REDUCE picks.
 extern "C" __global__ void msm_bucket_reduce(const G1Xyzz* __restrict__ buckets, uint32_t nwin, uint32_t nb, uint32_t seg, G1Xyzz* partials) {
-    bucket_reduce<FpStd>(buckets, nwin, nb, seg, partials);
+    bucket_reduce<FpEo>(buckets, nwin, nb, seg, partials);
+}
+extern "C" __global__ void msm_bucket_reduce_level(const G1Xyzz* __restrict__ in, uint32_t groups, uint32_t stride, uint32_t first,
+                                                   uint32_t len, uint32_t seg, G1Xyzz* out_t, G1Xyzz* out_s) {
+    bucket_reduce_level<FpEo>(in, groups, stride, first, len, seg, out_t, out_s);
 }
 // out[k] = sum of in[k*chunk .. min((k+1)*chunk, count)).
 extern "C" __global__ void g1_sum_chunks(const G1Xyzz* __restrict__ in, uint32_t count, uint32_t chunk, G1Xyzz* out) {

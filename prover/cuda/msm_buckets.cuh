@@ -59,6 +59,73 @@ FI void bucket_acc_1(const Affine<typename A::F>* __restrict__ points, const uin
     buckets[b] = acc;
 }
 
+// Balanced accumulation: thread t adds the entries [t*chunk, (t+1)*chunk) of the sorted list,
+// whatever buckets they belong to, so every thread runs the same number of additions (the
+// loops above run one thread per bucket: a warp waits for its longest bucket, and the last
+// wave of buckets leaves SMs idle). A bucket that starts inside the thread's range is the
+// thread's to write (buckets[b] = its partial sum); the thread's first bucket, when it began
+// in an earlier thread's range, goes to carry[t] instead, and bucket_fixup adds those carries.
+// Empty buckets are never written: `buckets` must start zeroed (the identity).
+template <class A>
+FI void bucket_acc_bal(const Affine<typename A::F>* __restrict__ points, const uint32_t* __restrict__ entries,
+                       const uint32_t* __restrict__ offsets, uint32_t nbuckets, uint32_t chunk,
+                       Xyzz<typename A::F>* buckets, Xyzz<typename A::F>* carry) {
+    typedef typename A::F F;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t total = offsets[nbuckets];
+    const uint64_t lo64 = (uint64_t)t * chunk;
+    if (lo64 >= total) return;
+    const uint32_t lo = (uint32_t)lo64;
+    const uint32_t hi = (uint32_t)min((uint64_t)total, lo64 + chunk);
+    // b = the last bucket with offsets[b] <= lo: it holds entry lo (offsets[b + 1] > lo).
+    uint32_t b = 0, z = nbuckets;
+    while (z - b > 1) {
+        const uint32_t m = (b + z) >> 1;
+        if (offsets[m] <= lo) b = m; else z = m;
+    }
+    uint32_t bend = offsets[b + 1];
+    bool owner = offsets[b] == lo;
+    Xyzz<F> acc = Xyzz<F>::inf();
+    for (uint32_t k = lo; k < hi; k++) {
+        const uint32_t e = entries[k];
+        const Affine<F> p = points[e & 0x7fffffffu];
+        const bool neg = (e >> 31) != 0;
+        const MaddPR<F> tp = madd_prep<A>(acc, p.x, cond_neg(p.y, neg));
+        if (!(acc.is_inf() | p.is_inf() | tp.P.is_zero())) madd_generic<A>(acc, tp);
+        else xyzz_add_affine_point<A>(acc, reload_affine(points, e & 0x7fffffffu), neg);
+        if (k + 1 == bend || k + 1 == hi) {
+            if (owner) buckets[b] = acc; else carry[t] = acc;
+            if (k + 1 < hi) {
+                do { b++; } while (offsets[b + 1] == k + 1);  // skip empty buckets
+                bend = offsets[b + 1];
+                owner = true;
+                acc = Xyzz<F>::inf();
+            }
+        }
+    }
+}
+
+// Adds to bucket b the carries of the threads whose range starts strictly inside it (threads
+// lo/chunk + 1 .. (hi-1)/chunk for the bucket's entries [lo, hi)). A bucket of m entries
+// takes about m/chunk additions here, in one thread.
+template <class A>
+FI void bucket_fixup(const uint32_t* __restrict__ offsets, uint32_t nbuckets, uint32_t chunk,
+                     Xyzz<typename A::F>* buckets, const Xyzz<typename A::F>* __restrict__ carry) {
+    typedef Xyzz<typename A::F> P;
+    const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nbuckets) return;
+    const uint32_t lo = offsets[b], hi = offsets[b + 1];
+    if (hi == lo) return;
+    const uint32_t first = lo / chunk + 1, last = (hi - 1) / chunk;
+    if (first > last) return;
+    P acc = buckets[b];
+    for (uint32_t t = first; t <= last; t++) {
+        const P q = carry[t];
+        xyzz_add<A>(acc, q);
+    }
+    buckets[b] = acc;
+}
+
 // For window w and segment g of `seg` buckets (bucket index i stands for digit i+1):
 // partial = sum_{i in segment} (i+1) * B_i, from a running sum plus start * (sum of B_i).
 template <class A>
@@ -77,14 +144,46 @@ FI void bucket_reduce(const Xyzz<typename A::F>* __restrict__ buckets, uint32_t 
         xyzz_add<A>(total, running);
     }
     // total = sum (i - start + 1) B_i; add start * running (running = sum of B_i).
+    // Double-and-add from the top set bit of start (no doublings of the identity above it).
     uint32_t start = g * seg;
     P mult = P::inf();
-    for (int bit = 31; bit >= 0; bit--) {
-        xyzz_dbl<A>(mult);
-        if ((start >> bit) & 1) xyzz_add<A>(mult, running);
+    if (start != 0) {
+        for (int bit = 31 - __clz(start); bit >= 0; bit--) {
+            xyzz_dbl<A>(mult);
+            if ((start >> bit) & 1) xyzz_add<A>(mult, running);
+        }
     }
     xyzz_add<A>(total, mult);
     partials[id] = total;
+}
+
+// One level of the tree reduction (the default; bucket_reduce above is the older form). For
+// group w (a window) the inputs are X_i = in[w*stride + first + i], i < len, and the target is
+// F(X) = sum_i (i+1) X_i. Segment g of `seg` inputs gives
+//   out_t = sum over its i of (i - g*seg + 1) X_i   (running sums from the top)
+//   out_s = sum over its i of X_i,
+// so that F(X) = sum_g out_t[g] + seg * sum_g g*out_s[g] = sum_g out_t[g] + seg * F(S'), with
+// S' = out_s[1..]: the next level runs on out_s with first = 1 and len = nseg - 1 (the host
+// sums out_t per group and combines the levels, prover/src/gpu/msm.rs). Two additions per
+// input and no double-and-add: the segment's threads are short and many.
+template <class A>
+FI void bucket_reduce_level(const Xyzz<typename A::F>* __restrict__ in, uint32_t groups, uint32_t stride, uint32_t first,
+                            uint32_t len, uint32_t seg, Xyzz<typename A::F>* out_t, Xyzz<typename A::F>* out_s) {
+    typedef Xyzz<typename A::F> P;
+    const uint32_t nseg = (len + seg - 1) / seg;
+    const uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= groups * nseg) return;
+    const uint32_t w = id / nseg, g = id % nseg;
+    const P* X = in + (uint64_t)w * stride + first + (uint64_t)g * seg;
+    const uint32_t cnt = min(seg, len - g * seg);
+    P running = P::inf(), total = P::inf();
+    for (int i = (int)cnt - 1; i >= 0; i--) {
+        const P q = X[i];
+        xyzz_add<A>(running, q);
+        xyzz_add<A>(total, running);
+    }
+    out_t[id] = total;
+    out_s[id] = running;
 }
 
 // out[k] = sum of in[k*chunk .. min((k+1)*chunk, count)).

@@ -10,6 +10,7 @@
 //   g2eo     the original loop, even/odd Fp product inside Fp2
 //   g2f1eo   straight-line common path (madd_prep/madd_generic), even/odd
 //   g2       the original loop, CIOS product (the baseline)
+//   g2bal    g2f1eo's step balanced over threads (bucket_acc_bal + g2_bucket_fixup)
 #include "msm_buckets.cuh"
 
 #define G2_ACC_ARGS const G2Affine* __restrict__ points, const uint32_t* __restrict__ entries, \
@@ -18,10 +19,21 @@
 extern "C" __global__ void __launch_bounds__(128, 2) g2_bucket_acc(G2_ACC_ARGS) { bucket_acc<Fp2Std>(G2_ACC_PASS); }
 extern "C" __global__ void __launch_bounds__(128, 2) g2_bucket_acc_eo(G2_ACC_ARGS) { bucket_acc<Fp2Eo>(G2_ACC_PASS); }
 extern "C" __global__ void __launch_bounds__(128, 2) g2_bucket_acc_f1eo(G2_ACC_ARGS) { bucket_acc_1<Fp2Eo>(G2_ACC_PASS); }
+extern "C" __global__ void __launch_bounds__(128, 2) g2_bucket_acc_bal(G2_ACC_ARGS, uint32_t chunk, G2Xyzz* carry) {
+    bucket_acc_bal<Fp2Eo>(points, entries, offsets, nbuckets, chunk, buckets, carry);
+}
+extern "C" __global__ void g2_bucket_fixup(const uint32_t* __restrict__ offsets, uint32_t nbuckets, uint32_t chunk,
+                                           G2Xyzz* buckets, const G2Xyzz* __restrict__ carry) {
+    bucket_fixup<Fp2Eo>(offsets, nbuckets, chunk, buckets, carry);
+}
 
 extern "C" __global__ void __launch_bounds__(128, 2) g2_bucket_reduce(const G2Xyzz* __restrict__ buckets, uint32_t nwin, uint32_t nb,
                                                                      uint32_t seg, G2Xyzz* partials) {
     bucket_reduce<Fp2Eo>(buckets, nwin, nb, seg, partials);
+}
+extern "C" __global__ void __launch_bounds__(128, 2) g2_bucket_reduce_level(const G2Xyzz* __restrict__ in, uint32_t groups, uint32_t stride,
+                                                                           uint32_t first, uint32_t len, uint32_t seg, G2Xyzz* out_t, G2Xyzz* out_s) {
+    bucket_reduce_level<Fp2Eo>(in, groups, stride, first, len, seg, out_t, out_s);
 }
 extern "C" __global__ void g2_sum_chunks(const G2Xyzz* __restrict__ in, uint32_t count, uint32_t chunk, G2Xyzz* out) {
     sum_chunks<Fp2Eo>(in, count, chunk, out);

@@ -28,6 +28,8 @@ static inline uint32_t atomicAdd(uint32_t* p, uint32_t v) { uint32_t o = *p; *p 
 struct uint4 { uint32_t x, y, z, w; };
 static inline uint4 __ldcg(const uint4* p) { return *p; }
 static inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }
+static inline uint64_t min(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline int __clz(uint32_t x) { return x ? __builtin_clz(x) : 32; }
 #include "../msm.cu"
 #include "host_common.h"
 
@@ -82,8 +84,42 @@ static bool same(const G1Xyzz& a, const G1Xyzz& b) {
 
 typedef void (*AccKernel)(const G1Affine*, const uint32_t*, const uint32_t*, uint32_t, G1Xyzz*);
 
-// The pipeline of Gpu::msm_device_cfg for canonical scalars.
-static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, uint32_t c, uint32_t seg, AccKernel acc) {
+// The tree reduction of msm.rs (Gpu::reduce_levels): per window, levels of
+// msm_bucket_reduce_level (first level segments of `seg`, then 16) whose segment totals are
+// summed per window, combined as F_k = T_k + seg_k * F_(k+1) from the last level up.
+static std::vector<G1Xyzz> reduce_levels(const std::vector<G1Xyzz>& buckets, uint32_t nwin, uint32_t nb, uint32_t seg) {
+    std::vector<std::vector<G1Xyzz>> t_sums;
+    std::vector<uint32_t> factors;
+    std::vector<G1Xyzz> input = buckets;
+    uint32_t stride = nb, first = 0, len = nb;
+    while (len > 0) {
+        const uint32_t nseg = (len + seg - 1) / seg;
+        std::vector<G1Xyzz> out_t((size_t)nwin * nseg), out_s((size_t)nwin * nseg);
+        for (auto& p : out_t) memset(&p, 0x5a, sizeof p);  // every slot must be written
+        for (auto& p : out_s) memset(&p, 0x5a, sizeof p);
+        launch((uint64_t)nwin * nseg, 128, [&] { msm_bucket_reduce_level(input.data(), nwin, stride, first, len, seg, out_t.data(), out_s.data()); });
+        std::vector<G1Xyzz> win(nwin, G1Xyzz::inf());
+        for (uint32_t w = 0; w < nwin; w++)
+            for (uint32_t g = 0; g < nseg; g++) xyzz_add(win[w], out_t[(size_t)w * nseg + g]);
+        t_sums.push_back(win);
+        factors.push_back(seg);
+        input = out_s;
+        stride = nseg; first = 1; len = nseg - 1; seg = 16;
+    }
+    std::vector<G1Xyzz> f(nwin, G1Xyzz::inf());
+    for (int k = (int)t_sums.size() - 1; k >= 0; k--)
+        for (uint32_t w = 0; w < nwin; w++) {
+            for (uint32_t d = factors[k]; d > 1; d >>= 1) xyzz_dbl(f[w]);
+            xyzz_add(f[w], t_sums[k][w]);
+        }
+    return f;
+}
+
+// The pipeline of Gpu::msm_device_cfg for canonical scalars; chunk > 0 runs the balanced
+// kernel (msm_bucket_acc_bal, `chunk` entries per thread, then msm_bucket_fixup) instead of
+// `acc`, over carries poisoned with garbage so that a carry read before being written shows.
+static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, uint32_t c, uint32_t seg, AccKernel acc,
+                  uint32_t chunk = 0, bool levels = false) {
     const uint32_t n = (uint32_t)pts.size();
     const MsmLayout l = msm_layout(c);
     const uint32_t nb = msm_buckets_per_window(l), nbk = l.nwin * nb;
@@ -92,18 +128,31 @@ static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, u
     for (uint32_t i = 0; i < nbk; i++) offsets[i + 1] = offsets[i] + counts[i];  // exclusive_scan
     std::fill(counts.begin(), counts.end(), 0);
     launch(n, 256, [&] { msm_digits_scatter(sc.data(), n, c, offsets.data(), counts.data(), entries.data(), nullptr); });
-    std::vector<G1Xyzz> buckets(nbk);
-    launch(nbk, 128, [&] { acc(pts.data(), entries.data(), offsets.data(), nbk, buckets.data()); });
-    seg = seg < nb ? seg : nb;
-    const uint32_t nseg = nb / seg;
-    std::vector<G1Xyzz> partials((size_t)l.nwin * nseg);
-    launch((uint64_t)l.nwin * nseg, 128, [&] { msm_bucket_reduce(buckets.data(), l.nwin, nb, seg, partials.data()); });
+    std::vector<G1Xyzz> buckets(nbk, G1Xyzz::inf());
+    if (chunk) {
+        const uint64_t threads = ((uint64_t)n * l.nwin + chunk - 1) / chunk;
+        std::vector<G1Xyzz> carry(threads);
+        memset(carry.data(), 0x5a, carry.size() * sizeof(G1Xyzz));
+        launch(threads, 128, [&] { msm_bucket_acc_bal(pts.data(), entries.data(), offsets.data(), nbk, buckets.data(), chunk, carry.data()); });
+        launch(nbk, 128, [&] { msm_bucket_fixup(offsets.data(), nbk, chunk, buckets.data(), carry.data()); });
+    } else {
+        launch(nbk, 128, [&] { acc(pts.data(), entries.data(), offsets.data(), nbk, buckets.data()); });
+    }
+    std::vector<G1Xyzz> wins(l.nwin, G1Xyzz::inf());
+    if (levels) {
+        wins = reduce_levels(buckets, l.nwin, nb, seg);
+    } else {
+        seg = seg < nb ? seg : nb;
+        const uint32_t nseg = nb / seg;
+        std::vector<G1Xyzz> partials((size_t)l.nwin * nseg);
+        launch((uint64_t)l.nwin * nseg, 128, [&] { msm_bucket_reduce(buckets.data(), l.nwin, nb, seg, partials.data()); });
+        for (uint32_t w = 0; w < l.nwin; w++)
+            for (uint32_t g = 0; g < nseg; g++) xyzz_add(wins[w], partials[(size_t)w * nseg + g]);
+    }
     G1Xyzz total = G1Xyzz::inf();
     for (int w = (int)l.nwin - 1; w >= 0; w--) {
         for (uint32_t k = 0; k < msm_win_width(l, (uint32_t)w); k++) xyzz_dbl(total);
-        G1Xyzz win = G1Xyzz::inf();
-        for (uint32_t g = 0; g < nseg; g++) xyzz_add(win, partials[(size_t)w * nseg + g]);
-        xyzz_add(total, win);
+        xyzz_add(total, wins[w]);
     }
     return total;
 }
@@ -163,6 +212,35 @@ int main() {
             G1Xyzz got = msm(pts, sc, cf.c, cf.seg, k.k);
             if (!same(got, want)) { printf("host msm: %s c=%u seg=%u differs from the expected sum\n", k.name, cf.c, cf.seg); bad++; }
         }
+    // Balanced accumulation: chunks of 1 (every entry its own thread), odd sizes that split
+    // buckets between threads (carries, several per bucket at c = 5: ~37 entries a bucket),
+    // and a chunk longer than the whole list; with the even/odd reduction as well.
+    for (uint32_t c : {5u, 9u, 13u})
+        for (uint32_t chunk : {1u, 3u, 7u, 64u, 5000u}) {
+            G1Xyzz got = msm(pts, sc, c, 4, nullptr, chunk, c == 9 || c == 16);
+            if (!same(got, want)) { printf("host msm: bal c=%u chunk=%u differs from the expected sum\n", c, chunk); bad++; }
+        }
+    {
+        // One bucket holding every entry (all scalars one): its sum is split over many
+        // threads and the fixup adds them all.
+        std::vector<Fr> ones(n, one_int);
+        G1Xyzz want1 = G1Xyzz::inf();
+        for (uint32_t i = 0; i < n; i++) xyzz_add_affine_point(want1, pts[i], false);
+        for (uint32_t chunk : {1u, 5u, 64u}) {
+            G1Xyzz got = msm(pts, ones, 9, 16, nullptr, chunk, true);
+            if (!same(got, want1)) { printf("host msm: bal all-one scalars chunk=%u differs from the sum of the points\n", chunk); bad++; }
+        }
+    }
+    // The tree reduction over window sizes and first-level segments (2 .. more than a window).
+    for (uint32_t c : {5u, 9u, 13u})
+        for (uint32_t seg : {2u, 4u, 8u, 16u, 64u}) {
+            G1Xyzz got = msm(pts, sc, c, seg, msm_bucket_acc_f1eo3, 0, true);
+            if (!same(got, want)) { printf("host msm: reduce levels c=%u seg=%u differs from the expected sum\n", c, seg); bad++; }
+        }
+    {  // c = 16 (the engine's from 2^18 points): balanced kernel and tree reduction together.
+        G1Xyzz got = msm(pts, sc, 16, 8, nullptr, 7, true);
+        if (!same(got, want)) { printf("host msm: bal + levels c=16 differs from the expected sum\n"); bad++; }
+    }
     for (uint32_t c : {15u, 17u}) {
         G1Xyzz got = msm(pts, sc, c, 16, msm_bucket_acc_f1eo3);
         if (!same(got, want)) { printf("host msm: f1eo3 c=%u differs from the expected sum\n", c); bad++; }

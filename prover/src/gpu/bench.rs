@@ -144,7 +144,11 @@ fn time_msm_row<C: GpuCurve>(
     let phases = vec![
         ("c".into(), cfg.window_bits_for::<C>(m) as f64),
         ("sort".into(), mid.sort_ms),
+        ("digits".into(), mid.digits_ms),
+        ("scan".into(), mid.scan_ms),
+        ("scatter".into(), mid.scatter_ms),
         ("bucket_acc".into(), mid.bucket_acc_ms),
+        ("fixup".into(), mid.fixup_ms),
         ("reduce".into(), mid.reduce_ms),
     ];
     Ok(BenchRow::timed(what, l, all.iter().map(|t| t.total_ms).collect(), floor_ms, sppark_ms, phases))
@@ -169,7 +173,7 @@ pub fn bench_msm_g2(gpu: &Gpu, logs: &[u32], runs: usize, cpu_runs: usize, seed:
             .filter(|s| !s.is_empty())
             .map(|s| MsmConfig::parse_for::<G2>(s).map_err(|e| GpuError::Other(format!("PROOFSCOPE_MSM_G2_VARIANTS: {e}"))))
             .collect::<Result<_, _>>()?,
-        _ => G2_ACC_KERNELS.iter().map(|(acc, _)| MsmConfig { acc, c: None, seg: None }).collect(),
+        _ => G2_ACC_KERNELS.iter().map(|(acc, _)| MsmConfig::kernel(acc)).collect(),
     };
     let default = gpu.msm_default_config_for::<G2>()?;
     let mut rows = Vec::new();
@@ -208,7 +212,7 @@ pub fn msm_variants_from_env() -> Result<Vec<MsmConfig>, GpuError> {
             let specs: Vec<&str> = v.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
             specs.iter().map(|s| MsmConfig::parse(s).map_err(|e| GpuError::Other(format!("PROOFSCOPE_MSM_VARIANTS: {e}")))).collect()
         }
-        _ => Ok(vec![MsmConfig::default(), MsmConfig { acc: "b4", c: None, seg: None }]),
+        _ => Ok(vec![MsmConfig::default(), MsmConfig::kernel("b4")]),
     }
 }
 

@@ -151,11 +151,11 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
     }
     for (acc, _) in G2_ACC_KERNELS {
         for (c, n) in [(None, 4097usize), (Some(16), 4097), (None, 100)] {
-            let cfg = MsmConfig { acc, c, seg: None };
+            let cfg = MsmConfig { c, ..MsmConfig::kernel(acc) };
             let t = Instant::now();
             out.push(outcome(format!("g2 msm variant {} {n} terms (random + specials)", cfg.spec()), t, check_msm_of::<G2>(gpu, &mut rng, n, &cfg)));
         }
-        let cfg = MsmConfig { acc, c: None, seg: None };
+        let cfg = MsmConfig::kernel(acc);
         let t = Instant::now();
         out.push(outcome(format!("g2 msm variant {}: 3000 one scalars, 3000 copies of one point", cfg.spec()), t, check_long_buckets_of::<G2>(gpu, &mut rng, &cfg)));
     }
@@ -280,18 +280,24 @@ fn check_h(gpu: &Gpu, rng: &mut ChaCha8Rng, log_n: u32) -> Result<Option<String>
 /// Variants checked: those of `PROOFSCOPE_MSM_VARIANTS` (the ones the bench will time) when
 /// set, else every accumulation kernel at the window size by size (9 and 13 at the checked
 /// sizes) and at c = 16 (the engine's above 2^18 points), the default kernel with a short
-/// reduction segment, and c = 19 with a long one (over 2^20 buckets: the tiled scan).
+/// reduction segment, and c = 19 with a long one (over 2^20 buckets: the tiled scan); the
+/// balanced kernel with short chunks.
 fn msm_check_variants() -> Result<Vec<MsmConfig>, GpuError> {
     if std::env::var("PROOFSCOPE_MSM_VARIANTS").is_ok_and(|v| !v.trim().is_empty()) {
         return super::bench::msm_variants_from_env();
     }
     let mut v: Vec<MsmConfig> = Vec::new();
     for (acc, _) in ACC_KERNELS {
-        v.push(MsmConfig { acc, c: None, seg: None });
-        v.push(MsmConfig { acc, c: Some(16), seg: None });
+        v.push(MsmConfig::kernel(acc));
+        v.push(MsmConfig { c: Some(16), ..MsmConfig::kernel(acc) });
     }
     v.push(MsmConfig { c: Some(16), seg: Some(4), ..MsmConfig::default() });
     v.push(MsmConfig { c: Some(19), seg: Some(32), ..MsmConfig::default() });
+    // The balanced kernel with chunks that split most buckets between threads (1: one entry
+    // per thread; 5: carries into most buckets), and over 2^20 buckets.
+    for (c, chunk) in [(None, Some(1)), (Some(13), Some(5)), (Some(19), None)] {
+        v.push(MsmConfig { c, chunk, ..MsmConfig::kernel("bal") });
+    }
     Ok(v)
 }
 

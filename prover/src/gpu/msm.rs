@@ -43,7 +43,11 @@ pub trait GpuCurve: 'static {
     const DEFAULT_ACC: &'static str;
     /// Environment variable holding this group's default MSM spec (`KERNEL[:C[:SEG]]`).
     const ACC_ENV: &'static str;
+    /// Bucket reduction: segments closed by a double-and-add, and one level of the tree form.
     const REDUCE: &'static str;
+    const REDUCE_LEVEL: &'static str;
+    /// The fixup of the balanced accumulation kernels (`*_bal`: carries of split buckets).
+    const FIXUP: &'static str;
     const SUM_CHUNKS: &'static str;
     const SUM_AFFINE_CHUNKS: &'static str;
     fn words(points: &[Self::Affine]) -> &[u32];
@@ -71,6 +75,8 @@ impl GpuCurve for G1 {
     const DEFAULT_ACC: &'static str = "f1eo3";
     const ACC_ENV: &'static str = "PROOFSCOPE_MSM_ACC";
     const REDUCE: &'static str = "msm_bucket_reduce";
+    const REDUCE_LEVEL: &'static str = "msm_bucket_reduce_level";
+    const FIXUP: &'static str = "msm_bucket_fixup";
     const SUM_CHUNKS: &'static str = "g1_sum_chunks";
     const SUM_AFFINE_CHUNKS: &'static str = "g1_sum_affine_chunks";
     fn words(points: &[G1Affine]) -> &[u32] {
@@ -94,6 +100,8 @@ impl GpuCurve for G2 {
     const DEFAULT_ACC: &'static str = "g2eo";
     const ACC_ENV: &'static str = "PROOFSCOPE_MSM_G2_ACC";
     const REDUCE: &'static str = "g2_bucket_reduce";
+    const REDUCE_LEVEL: &'static str = "g2_bucket_reduce_level";
+    const FIXUP: &'static str = "g2_bucket_fixup";
     const SUM_CHUNKS: &'static str = "g2_sum_chunks";
     const SUM_AFFINE_CHUNKS: &'static str = "g2_sum_affine_chunks";
     fn words(points: &[G2Affine]) -> &[u32] {
@@ -140,6 +148,7 @@ pub const ACC_KERNELS: &[(&str, &str)] = &[
     ("b4", "msm_bucket_acc"),
     ("eo", "msm_bucket_acc_eo"),
     ("f1eo3", "msm_bucket_acc_f1eo3"),
+    ("bal", "msm_bucket_acc_bal"),
 ];
 
 /// The G2 bucket-accumulation kernels of `msm_g2.cu`.
@@ -147,7 +156,43 @@ pub const G2_ACC_KERNELS: &[(&str, &str)] = &[
     ("g2", "g2_bucket_acc"),
     ("g2eo", "g2_bucket_acc_eo"),
     ("g2f1eo", "g2_bucket_acc_f1eo"),
+    ("g2bal", "g2_bucket_acc_bal"),
 ];
+
+/// Whether an accumulation kernel (short or full name) is a balanced one: a fixed chunk of
+/// entries per thread, then the fixup kernel; extra arguments chunk and carry.
+pub fn is_balanced(kernel: &str) -> bool {
+    kernel.ends_with("bal")
+}
+
+/// How bucket sums become window sums (`PROOFSCOPE_MSM_REDUCE`, read once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceMode {
+    /// Levels of segment running sums (`msm_bucket_reduce_level`): F(X) = sum of the
+    /// segments' weighted sums + seg * F(segment sums), recursively; the default.
+    Levels,
+    /// Segments whose offset is added by a double-and-add per thread (`msm_bucket_reduce`).
+    DoubleAdd,
+}
+
+impl ReduceMode {
+    pub fn from_env() -> Result<ReduceMode, GpuError> {
+        static CELL: OnceLock<Result<ReduceMode, String>> = OnceLock::new();
+        CELL.get_or_init(|| match std::env::var("PROOFSCOPE_MSM_REDUCE").ok().as_deref().map(str::trim) {
+            None | Some("") | Some("levels") => Ok(ReduceMode::Levels),
+            Some("double") => Ok(ReduceMode::DoubleAdd),
+            Some(v) => Err(format!("PROOFSCOPE_MSM_REDUCE={v:?}: expected levels or double")),
+        })
+        .clone()
+        .map_err(GpuError::Other)
+    }
+}
+
+/// Reduction segment length of the first level when the config gives none (later levels: 16).
+pub const DEFAULT_SEG_LEVELS: u32 = 8;
+
+/// Entries per thread of the balanced kernels when the config gives none.
+pub const DEFAULT_CHUNK: u32 = 64;
 
 /// The window layout of `msm_digits.cuh` (mirrored here for the bucket count and Horner):
 /// nwin = ceil(255 / c) windows, the top `extra` of width base + 1, the others base.
@@ -172,14 +217,15 @@ impl WindowLayout {
     }
 }
 
-/// One way of running the MSM: accumulation kernel, window size (None: by size) and
-/// reduction segment length (None: 16).
+/// One way of running the MSM: accumulation kernel, window size (None: by size), reduction
+/// segment length (None: 16) and, for the balanced kernels, entries per thread (None: 64).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsmConfig {
     /// Short name of the accumulation kernel (a key of [`ACC_KERNELS`]).
     pub acc: &'static str,
     pub c: Option<u32>,
     pub seg: Option<u32>,
+    pub chunk: Option<u32>,
 }
 
 impl Default for MsmConfig {
@@ -192,17 +238,23 @@ impl Default for MsmConfig {
 impl MsmConfig {
     /// The built-in default of group `C`.
     pub fn default_for<C: GpuCurve>() -> MsmConfig {
-        MsmConfig { acc: C::DEFAULT_ACC, c: None, seg: None }
+        MsmConfig { acc: C::DEFAULT_ACC, c: None, seg: None, chunk: None }
     }
 
-    /// Parses a G1 spec `KERNEL[:C[:SEG]]`, e.g. `b4`, `eo:17`, `f1eo3:16:4` (C or SEG may be empty).
+    /// Kernel `acc` with every other choice left to the defaults.
+    pub fn kernel(acc: &'static str) -> MsmConfig {
+        MsmConfig { acc, c: None, seg: None, chunk: None }
+    }
+
+    /// Parses a G1 spec `KERNEL[:C[:SEG[:CHUNK]]]`, e.g. `b4`, `eo:17`, `f1eo3:16:4`, `bal:16::128`
+    /// (C, SEG or CHUNK may be empty; CHUNK only for the balanced kernels).
     pub fn parse(spec: &str) -> Result<MsmConfig, GpuError> {
         Self::parse_for::<G1>(spec)
     }
 
     /// Parses a spec whose kernel is one of group `C`'s (e.g. `g2eo:15` for G2).
     pub fn parse_for<C: GpuCurve>(spec: &str) -> Result<MsmConfig, GpuError> {
-        let bad = |why: String| GpuError::Other(format!("{} MSM variant {spec:?}: {why} (expected KERNEL[:C[:SEG]], kernels {})", C::NAME, C::ACC_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")));
+        let bad = |why: String| GpuError::Other(format!("{} MSM variant {spec:?}: {why} (expected KERNEL[:C[:SEG[:CHUNK]]], kernels {})", C::NAME, C::ACC_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")));
         let mut parts = spec.trim().split(':');
         let name = parts.next().unwrap_or("").trim();
         let acc = C::ACC_KERNELS.iter().find(|k| k.0 == name).map(|k| k.0).ok_or_else(|| bad(format!("unknown kernel {name:?}")))?;
@@ -214,10 +266,11 @@ impl MsmConfig {
         };
         let c = num(parts.next(), "window size")?;
         let seg = num(parts.next(), "segment length")?;
+        let chunk = num(parts.next(), "chunk")?;
         if parts.next().is_some() {
             return Err(bad("too many fields".into()));
         }
-        let cfg = MsmConfig { acc, c, seg };
+        let cfg = MsmConfig { acc, c, seg, chunk };
         cfg.check()?;
         Ok(cfg)
     }
@@ -233,16 +286,25 @@ impl MsmConfig {
                 return Err(GpuError::Other(format!("MSM reduction segment length {s} is not a power of two in 1..=256")));
             }
         }
+        if let Some(k) = self.chunk {
+            if !is_balanced(self.acc) {
+                return Err(GpuError::Other(format!("MSM chunk {k} given to kernel {:?}, which is not a balanced one", self.acc)));
+            }
+            if !(1..=4096).contains(&k) {
+                return Err(GpuError::Other(format!("MSM chunk {k} outside 1..=4096 entries per thread")));
+            }
+        }
         Ok(())
     }
 
-    /// The spec string (`KERNEL[:C[:SEG]]`).
+    /// The spec string (`KERNEL[:C[:SEG[:CHUNK]]]`, trailing empty fields dropped).
     pub fn spec(&self) -> String {
-        match (self.c, self.seg) {
-            (None, None) => self.acc.to_string(),
-            (Some(c), None) => format!("{}:{c}", self.acc),
-            (c, Some(s)) => format!("{}:{}:{s}", self.acc, c.map(|c| c.to_string()).unwrap_or_default()),
+        let f = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
+        let mut fields = vec![self.acc.to_string(), f(self.c), f(self.seg), f(self.chunk)];
+        while fields.len() > 1 && fields.last().is_some_and(|s| s.is_empty()) {
+            fields.pop();
         }
+        fields.join(":")
     }
 
     /// The kernel of this config for group `C`; an error when the config names another
@@ -293,9 +355,18 @@ impl MsmConfig {
 /// Device times (CUDA events) of the phases of one MSM, in ms.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MsmTimes {
-    /// Scalar conversion, digits, counting sort.
+    /// Scalar conversion, digits, counting sort (= digits + scan + scatter).
     pub sort_ms: f64,
+    /// Scalar conversion from Montgomery form and the digit histogram.
+    pub digits_ms: f64,
+    /// Prefix sum of the histogram (bucket offsets).
+    pub scan_ms: f64,
+    /// Scatter of the point indices into bucket order.
+    pub scatter_ms: f64,
+    /// Bucket sums, including the balanced kernels' fixup.
     pub bucket_acc_ms: f64,
+    /// The balanced kernels' fixup alone (0 for the others).
+    pub fixup_ms: f64,
     pub reduce_ms: f64,
     pub total_ms: f64,
 }
@@ -401,6 +472,7 @@ impl Gpu {
         let null = 0u64;
         let mut counts = self.stream.alloc_zeros::<u32>(nbk as usize).ctx("alloc counts")?;
         launch!(self, "msm_digits_count", cfg_1d(nn, 256), canon, &n32, &c, &mut counts);
+        let t_digits = self.timer()?;
         let mut offsets = self.stream.alloc_zeros::<u32>(nbk as usize + 1).ctx("alloc offsets")?;
         if nbk <= SINGLE_BLOCK_SCAN_MAX {
             launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &counts, &mut offsets, &nbk);
@@ -414,6 +486,7 @@ impl Gpu {
             launch!(self, "scan_add_tiles", cfg_1d(nbk as u64 + 1, 1024), &mut offsets, &nbk, &tile_offsets, &ntiles);
         }
         self.stream.memset_zeros(&mut counts).ctx("clear cursors")?;
+        let t_scan = self.timer()?;
         let mut entries = self.stream.alloc_zeros::<u32>(n * nwin as usize).ctx("alloc entries")?;
         match idx {
             Some(ix) => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, ix),
@@ -421,17 +494,60 @@ impl Gpu {
         }
         drop(counts);
         let t1 = self.timer()?;
+        // Empty buckets stay the identity (all-zero words): the balanced kernels skip them.
         let mut buckets = self.stream.alloc_zeros::<u32>(nbk as usize * C::XYZZ_WORDS).ctx("alloc buckets")?;
-        launch!(self, acc_kernel, cfg_1d(nbk as u64, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets);
+        let fixup_start = if is_balanced(acc_kernel) {
+            // One thread per `chunk` entries of the n * nwin the sort can produce at most
+            // (threads past the real count return at once).
+            let chunk = cfg.chunk.unwrap_or(DEFAULT_CHUNK);
+            let threads = (nn * nwin as u64).div_ceil(chunk as u64);
+            // SAFETY: a carry slot is read by the fixup only after its thread wrote it.
+            let mut carry = unsafe { self.stream.alloc::<u32>(threads as usize * C::XYZZ_WORDS) }.ctx("alloc carries")?;
+            launch!(self, acc_kernel, cfg_1d(threads, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets, &chunk, &mut carry);
+            let tf = self.timer()?;
+            launch!(self, C::FIXUP, cfg_1d(nbk as u64, 128), &offsets, &nbk, &chunk, &mut buckets, &carry);
+            Some(tf)
+        } else {
+            launch!(self, acc_kernel, cfg_1d(nbk as u64, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets);
+            None
+        };
         let t2 = self.timer()?;
-        let seg = cfg.seg.unwrap_or(16).min(nb);
-        let nseg = nb / seg;
-        let mut partials = self.stream.alloc_zeros::<u32>((nwin * nseg) as usize * C::XYZZ_WORDS).ctx("alloc partials")?;
-        launch!(self, C::REDUCE, cfg_1d((nwin * nseg) as u64, 128), &buckets, &nwin, &nb, &seg, &mut partials);
-        let windows = self.sum_per_group::<C>(partials, nwin, nseg)?;
+        // Per level: the window sums of that level and the factor of the next (see ReduceMode).
+        let levels: Vec<(CudaSlice<u32>, u32)> = match ReduceMode::from_env()? {
+            ReduceMode::DoubleAdd => {
+                let seg = cfg.seg.unwrap_or(16).min(nb);
+                let nseg = nb / seg;
+                let mut partials = self.stream.alloc_zeros::<u32>((nwin * nseg) as usize * C::XYZZ_WORDS).ctx("alloc partials")?;
+                launch!(self, C::REDUCE, cfg_1d((nwin * nseg) as u64, 128), &buckets, &nwin, &nb, &seg, &mut partials);
+                vec![(self.sum_per_group::<C>(partials, nwin, nseg)?, 1)]
+            }
+            ReduceMode::Levels => self.reduce_levels::<C>(&buckets, nwin, nb, cfg.seg.unwrap_or(DEFAULT_SEG_LEVELS))?,
+        };
         let t3 = self.timer()?;
-        let sums = self.download_points::<C>(&windows, nwin as usize)?;
-        let times = MsmTimes { sort_ms: t0.ms_to(&t1)?, bucket_acc_ms: t1.ms_to(&t2)?, reduce_ms: t2.ms_to(&t3)?, total_ms: t0.ms_to(&t3)? };
+        // F_k = T_k + seg_k * F_(k+1), from the last level up.
+        let mut sums = vec![C::Proj::identity(); nwin as usize];
+        for (level, factor) in levels.iter().rev() {
+            let t = self.download_points::<C>(level, nwin as usize)?;
+            for (f, t) in sums.iter_mut().zip(t) {
+                for _ in 0..factor.trailing_zeros() {
+                    *f = f.double();
+                }
+                *f += t;
+            }
+        }
+        let times = MsmTimes {
+            sort_ms: t0.ms_to(&t1)?,
+            digits_ms: t0.ms_to(&t_digits)?,
+            scan_ms: t_digits.ms_to(&t_scan)?,
+            scatter_ms: t_scan.ms_to(&t1)?,
+            bucket_acc_ms: t1.ms_to(&t2)?,
+            fixup_ms: match &fixup_start {
+                Some(tf) => tf.ms_to(&t2)?,
+                None => 0.0,
+            },
+            reduce_ms: t2.ms_to(&t3)?,
+            total_ms: t0.ms_to(&t3)?,
+        };
         // Horner over windows: acc = sum_w 2^(offset of w) W_w, offsets growing by each width.
         let mut acc = C::Proj::identity();
         for (w, sum) in sums.iter().enumerate().rev() {
@@ -441,6 +557,27 @@ impl Gpu {
             acc += sum;
         }
         Ok((acc, times))
+    }
+
+    /// The tree reduction of `nwin` windows of `nb` buckets: per level, the window sums of
+    /// the segments' weighted sums (on the device) and that level's segment length, the
+    /// factor of the next level's result (`msm_bucket_reduce_level`).
+    fn reduce_levels<C: GpuCurve>(&self, buckets: &CudaSlice<u32>, nwin: u32, nb: u32, seg1: u32) -> Result<Vec<(CudaSlice<u32>, u32)>, GpuError> {
+        let mut levels = Vec::new();
+        let mut input: Option<CudaSlice<u32>> = None;
+        let (mut stride, mut first, mut len, mut seg) = (nb, 0u32, nb, seg1.max(2));
+        while len > 0 {
+            let nseg = len.div_ceil(seg);
+            let count = (nwin * nseg) as usize * C::XYZZ_WORDS;
+            let mut out_t = self.stream.alloc_zeros::<u32>(count).ctx("alloc reduction sums")?;
+            let mut out_s = self.stream.alloc_zeros::<u32>(count).ctx("alloc reduction sums")?;
+            let src = input.as_ref().unwrap_or(buckets);
+            launch!(self, C::REDUCE_LEVEL, cfg_1d((nwin * nseg) as u64, 128), src, &nwin, &stride, &first, &len, &seg, &mut out_t, &mut out_s);
+            levels.push((self.sum_per_group::<C>(out_t, nwin, nseg)?, seg));
+            input = Some(out_s);
+            (stride, first, len, seg) = (nseg, 1, nseg - 1, 16);
+        }
+        Ok(levels)
     }
 
     /// Sums `per` consecutive XYZZ points for each of `groups` groups (tree of chunked sums).
@@ -522,13 +659,13 @@ mod tests {
 
     #[test]
     fn g2_uses_c14_from_2_17_to_2_20_points_and_g1_keeps_its_windows() {
-        let d = MsmConfig { acc: "g2eo", c: None, seg: None };
+        let d = MsmConfig::kernel("g2eo");
         for (n, g1, g2) in [(1usize << 16, 13, 13), ((1 << 17) - 1, 13, 13), (1 << 17, 13, 14), (1 << 18, 16, 14), (1 << 20, 16, 14), ((1 << 20) + 1, 16, 16), (1 << 24, 16, 16)] {
             assert_eq!(d.window_bits_for::<G1>(n), g1, "G1 at {n}");
             assert_eq!(d.window_bits_for::<G2>(n), g2, "G2 at {n}");
         }
         // An explicit c wins for both groups.
-        let c15 = MsmConfig { acc: "g2eo", c: Some(15), seg: None };
+        let c15 = MsmConfig { c: Some(15), ..MsmConfig::kernel("g2eo") };
         assert_eq!((c15.window_bits_for::<G1>(1 << 18), c15.window_bits_for::<G2>(1 << 18)), (15, 15));
     }
 
@@ -557,14 +694,21 @@ mod tests {
         assert_eq!(MsmConfig::parse("b4").unwrap().kernel_for::<G1>().unwrap(), "msm_bucket_acc");
         let src = include_str!("../../cuda/msm.cu");
         for (name, kernel) in ACC_KERNELS {
-            assert!(src.contains(&format!(" {kernel}(ACC_ARGS)")), "{name}: {kernel} not in msm.cu");
+            assert!(src.contains(&format!(" {kernel}(ACC_ARGS)")) || src.contains(&format!(" {kernel}(ACC_ARGS, ")), "{name}: {kernel} not in msm.cu");
         }
         let c = MsmConfig::parse("f1eo3::4").unwrap();
         assert_eq!((c.c, c.seg), (None, Some(4)));
         assert_eq!(c.spec(), "f1eo3::4");
         assert_eq!(MsmConfig::parse("eo:20:8").unwrap().spec(), "eo:20:8");
         // Removed after the H200 run of 2026-11-30 (slower): b5, b6, f1, f1eo, i2, i2eo.
-        for bad in ["", "b7", "b4:x", "b4:3", "b4:23", "b4:16:3", "b4:16:4:1", "i4eo", "b5", "f1", "f1eo", "i2eo"] {
+        let b = MsmConfig::parse("bal:16::128").unwrap();
+        assert_eq!((b.acc, b.c, b.seg, b.chunk), ("bal", Some(16), None, Some(128)));
+        assert_eq!(b.spec(), "bal:16::128");
+        assert_eq!(MsmConfig::parse("bal").unwrap().spec(), "bal");
+        assert!(is_balanced(b.kernel_for::<G1>().unwrap()));
+        assert!(!is_balanced(MsmConfig::default().kernel_for::<G1>().unwrap()));
+        // A chunk only for the balanced kernels, and within 1..=4096.
+        for bad in ["", "b7", "b4:x", "b4:3", "b4:23", "b4:16:3", "b4:16:4:1", "i4eo", "b5", "f1", "f1eo", "i2eo", "bal:16:8:0", "bal:16:8:5000", "bal:16:8:64:1"] {
             assert!(MsmConfig::parse(bad).is_err(), "{bad:?} accepted");
         }
     }
