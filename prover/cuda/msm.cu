@@ -2,12 +2,14 @@
 // of the density split.
 //
 // Pipeline (one launch each, all on one stream):
-//   msm_digits_count   signed digits of every scalar, histogram of (window, bucket)
-//   exclusive_scan     bucket offsets (single block; scan_tiles + scan_add_tiles above 2^20)
-//   msm_digits_scatter point indices (sign in bit 31) sorted by bucket: a counting sort
+//   msm_bin_count, exclusive_scan, msm_bin_scatter, msm_bin_sort
+//                      signed digits of every scalar; point indices (sign in bit 31) sorted
+//                      by (window, bucket) key and the bucket offsets: see "binned sort"
+//                      below (msm_digits_count / exclusive_scan / msm_digits_scatter: the
+//                      atomic counting sort it replaced, PROOFSCOPE_MSM_SORT=atomic)
 //   msm_bucket_acc*    bucket sums (mixed XYZZ additions); three variants, see below
-//   msm_bucket_reduce_level  per window, levels of segment running sums give sum_b (b+1) * B_b
-//   g1_sum_chunks      tree sums of each level's segment totals into one point per window
+//   msm_bucket_reduce  per window segment: running sums give sum_b (b+1) * B_b
+//   g1_sum_chunks      tree sum of segment partials into one point per window
 // The host combines the windows (Horner, width_w doublings per window, about 16 points).
 // Window layout (c -> nwin windows of nearly equal widths, scalars folded below r/2):
 // msm_digits.cuh. The bucket loops, reduction and chunked sums are curve-generic
@@ -68,6 +70,123 @@ extern "C" __global__ void msm_digits_scatter(const Fr* __restrict__ scalars, ui
             entries[pos] = point | (((d < 0) != folded) ? 0x80000000u : 0u);
         }
     }
+}
+
+// The binned sort (the default; the two kernels above are the atomic one it replaced: one
+// global atomic with return and one scattered 4-byte store per entry, 13 of the 17 ms of the
+// sort at 2^24 on the H200). Keys are grouped into bins of 2^shift consecutive keys (at most
+// MSM_MAX_BINS bins):
+//   msm_bin_count    per tile of points: a shared-memory histogram of bins, then one global
+//                    atomic per bin and tile
+//   exclusive_scan   bin offsets
+//   msm_bin_scatter  per tile again: the tile's count per bin, one global atomic per bin to
+//                    reserve the tile's run in that bin, then every entry (low key bits,
+//                    point | sign) written into its bin's run: runs of about 50 entries
+//   msm_bin_sort     one block per bin: histogram of the bin's 2^shift keys in shared memory,
+//                    their offsets (written to offsets[], offsets[nbk] = total by the last
+//                    bin), then the bin's entries placed by key: every write lands inside
+//                    the bin's slice of `entries`
+// Output: offsets[0..=nbk] and entries sorted by key, as the atomic sort gives them (the
+// order inside a bucket is free).
+#define MSM_MAX_BINS 4096
+#define MSM_MAX_BIN_KEYS 8192
+
+// Calls f(key, entry) for every nonzero digit of scalar i (all windows).
+template <class Fn>
+FI void msm_for_each_digit(const Fr* __restrict__ scalars, uint32_t i, const uint32_t* __restrict__ idx, const MsmLayout& l,
+                           uint32_t nb, Fn f) {
+    uint32_t s[8];
+    const Fr x = scalars[i];
+    #pragma unroll
+    for (int k = 0; k < 8; k++) s[k] = x.v[k];
+    const bool folded = msm_fold_scalar(s);
+    const uint32_t point = idx ? idx[i] : i;
+    uint32_t carry = 0;
+    for (uint32_t w = 0; w < l.nwin; w++) {
+        const int32_t d = msm_window_digit(s, l, w, carry);
+        if (d != 0) f(w * nb + (uint32_t)(d < 0 ? -d : d) - 1, point | (((d < 0) != folded) ? 0x80000000u : 0u));
+    }
+}
+
+extern "C" __global__ void msm_bin_count(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t shift, uint32_t nbins,
+                                         uint32_t tile, uint32_t* bin_counts) {
+    __shared__ uint32_t cnt[MSM_MAX_BINS];
+    const MsmLayout l = msm_layout(c);
+    const uint32_t nb = msm_buckets_per_window(l);
+    for (uint32_t j = threadIdx.x; j < nbins; j += blockDim.x) cnt[j] = 0;
+    __syncthreads();
+    const uint32_t lo = blockIdx.x * tile, hi = min(lo + tile, n);
+    for (uint32_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
+        msm_for_each_digit(scalars, i, nullptr, l, nb, [&](uint32_t key, uint32_t) { atomicAdd(&cnt[key >> shift], 1u); });
+    __syncthreads();
+    for (uint32_t j = threadIdx.x; j < nbins; j += blockDim.x)
+        if (cnt[j]) atomicAdd(&bin_counts[j], cnt[j]);
+}
+
+extern "C" __global__ void msm_bin_scatter(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t shift, uint32_t nbins,
+                                           uint32_t tile, const uint32_t* __restrict__ bin_offsets, uint32_t* bin_fill,
+                                           uint16_t* keys_lo, uint32_t* vals, const uint32_t* __restrict__ idx) {
+    __shared__ uint32_t cnt[MSM_MAX_BINS];
+    __shared__ uint32_t base[MSM_MAX_BINS];
+    const MsmLayout l = msm_layout(c);
+    const uint32_t nb = msm_buckets_per_window(l);
+    const uint32_t mask = (1u << shift) - 1;
+    for (uint32_t j = threadIdx.x; j < nbins; j += blockDim.x) cnt[j] = 0;
+    __syncthreads();
+    const uint32_t lo = blockIdx.x * tile, hi = min(lo + tile, n);
+    for (uint32_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
+        msm_for_each_digit(scalars, i, nullptr, l, nb, [&](uint32_t key, uint32_t) { atomicAdd(&cnt[key >> shift], 1u); });
+    __syncthreads();
+    for (uint32_t j = threadIdx.x; j < nbins; j += blockDim.x) {
+        if (cnt[j]) base[j] = bin_offsets[j] + atomicAdd(&bin_fill[j], cnt[j]);
+        cnt[j] = 0;
+    }
+    __syncthreads();
+    for (uint32_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
+        msm_for_each_digit(scalars, i, idx, l, nb, [&](uint32_t key, uint32_t entry) {
+            const uint32_t bin = key >> shift;
+            const uint32_t pos = base[bin] + atomicAdd(&cnt[bin], 1u);
+            keys_lo[pos] = (uint16_t)(key & mask);
+            vals[pos] = entry;
+        });
+}
+
+extern "C" __global__ void msm_bin_sort(const uint16_t* __restrict__ keys_lo, const uint32_t* __restrict__ vals,
+                                        const uint32_t* __restrict__ bin_offsets, uint32_t nbins, uint32_t shift, uint32_t nbk,
+                                        uint32_t* offsets, uint32_t* entries) {
+    __shared__ uint32_t kc[MSM_MAX_BIN_KEYS];
+    __shared__ uint32_t sums[1024];
+    const uint32_t b = blockIdx.x, t = threadIdx.x, bd = blockDim.x;
+    const uint32_t kb = b << shift;
+    const uint32_t nk = min(1u << shift, nbk - kb);
+    for (uint32_t j = t; j < nk; j += bd) kc[j] = 0;
+    __syncthreads();
+    const uint32_t lo = bin_offsets[b], hi = bin_offsets[b + 1];
+    for (uint32_t p = lo + t; p < hi; p += bd) atomicAdd(&kc[keys_lo[p]], 1u);
+    __syncthreads();
+    // Exclusive scan of kc[0..nk): each thread a contiguous chunk, the chunk sums scanned.
+    const uint32_t chunk = (nk + bd - 1) / bd;
+    const uint32_t c0 = min(t * chunk, nk), c1 = min(c0 + chunk, nk);
+    uint32_t acc = 0;
+    for (uint32_t j = c0; j < c1; j++) acc += kc[j];
+    sums[t] = acc;
+    __syncthreads();
+    for (uint32_t d = 1; d < bd; d <<= 1) {  // Hillis-Steele inclusive scan
+        const uint32_t v = t >= d ? sums[t - d] : 0;
+        __syncthreads();
+        sums[t] += v;
+        __syncthreads();
+    }
+    uint32_t run = lo + (t == 0 ? 0 : sums[t - 1]);
+    for (uint32_t j = c0; j < c1; j++) {
+        const uint32_t v = kc[j];
+        kc[j] = run;
+        offsets[kb + j] = run;
+        run += v;
+    }
+    if (b == nbins - 1 && t == 0) offsets[nbk] = hi;
+    __syncthreads();
+    for (uint32_t p = lo + t; p < hi; p += bd) entries[atomicAdd(&kc[keys_lo[p]], 1u)] = vals[p];
 }
 
 // Exclusive prefix sum of `len` counts into offsets[0..len] (offsets[len] = total).
@@ -144,14 +263,9 @@ extern "C" __global__ void msm_bucket_fixup(const uint32_t* __restrict__ offsets
 }
 
 
-// The reduction of G1 (even/odd product): by levels (msm_bucket_reduce_level, the default) or
-// segments closed by a double-and-add (msm_bucket_reduce); PROOFSCOPE_MSM_REDUCE picks.
+// The reduction of G1 (even/odd product: 3.2 vs 6.8 ms with CIOS at 2^24 on the H200).
 extern "C" __global__ void msm_bucket_reduce(const G1Xyzz* __restrict__ buckets, uint32_t nwin, uint32_t nb, uint32_t seg, G1Xyzz* partials) {
     bucket_reduce<FpEo>(buckets, nwin, nb, seg, partials);
-}
-extern "C" __global__ void msm_bucket_reduce_level(const G1Xyzz* __restrict__ in, uint32_t groups, uint32_t stride, uint32_t first,
-                                                   uint32_t len, uint32_t seg, G1Xyzz* out_t, G1Xyzz* out_s) {
-    bucket_reduce_level<FpEo>(in, groups, stride, first, len, seg, out_t, out_s);
 }
 // out[k] = sum of in[k*chunk .. min((k+1)*chunk, count)).
 extern "C" __global__ void g1_sum_chunks(const G1Xyzz* __restrict__ in, uint32_t count, uint32_t chunk, G1Xyzz* out) {

@@ -6,6 +6,7 @@
 // sizes and segment lengths; and the bucket-offset scans (threads of a block as OS threads
 // at a barrier). Catches indexing, layout and sign mistakes without a GPU.
 // Build and run: scripts/host-field-test.sh
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -24,7 +25,7 @@ static thread_local Dim3 threadIdx;
 // __syncthreads for launch_sync (one OS thread per CUDA thread of a block); a no-op otherwise.
 static std::barrier<>* block_barrier = nullptr;
 static inline void __syncthreads() { if (block_barrier) block_barrier->arrive_and_wait(); }
-static inline uint32_t atomicAdd(uint32_t* p, uint32_t v) { uint32_t o = *p; *p += v; return o; }
+static inline uint32_t atomicAdd(uint32_t* p, uint32_t v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 struct uint4 { uint32_t x, y, z, w; };
 static inline uint4 __ldcg(const uint4* p) { return *p; }
 static inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -77,6 +78,27 @@ static int check_scans(std::mt19937_64& g) {
     return bad;
 }
 
+// The binned sort of msm.rs (SortMode::Bins) with small blocks and tiles (several tiles per
+// bin, several bins): msm_bin_count, exclusive_scan, msm_bin_scatter, msm_bin_sort.
+static void bin_sort(const std::vector<Fr>& sc, uint32_t c, uint32_t nbk, std::vector<uint32_t>& offsets, std::vector<uint32_t>& entries) {
+    const uint32_t n = (uint32_t)sc.size();
+    uint32_t log = 0;
+    while ((1u << log) < nbk) log++;
+    const uint32_t shift = log > 20 ? log - 12 : 8;  // msm.rs bin_layout
+    const uint32_t nbins = (nbk + (1u << shift) - 1) >> shift;
+    const uint32_t tile = 97, block = 32, blocks = (n + tile - 1) / tile;
+    std::vector<uint32_t> bin_counts(nbins, 0), bin_offsets(nbins + 1, 0), fill(nbins, 0);
+    launch_sync(blocks, block, [&] { msm_bin_count(sc.data(), n, c, shift, nbins, tile, bin_counts.data()); });
+    launch_sync(1, 1024, [&] { exclusive_scan(bin_counts.data(), bin_offsets.data(), nbins); });
+    const uint32_t total = bin_offsets[nbins];
+    std::vector<uint16_t> keys(total + 1, 0xffff);
+    std::vector<uint32_t> vals(total + 1, 0xdeadbeef);
+    launch_sync(blocks, block, [&] { msm_bin_scatter(sc.data(), n, c, shift, nbins, tile, bin_offsets.data(), fill.data(), keys.data(), vals.data(), nullptr); });
+    offsets.assign(nbk + 1, 0xdeadbeef);
+    entries.assign((size_t)n * msm_layout(c).nwin, 0xdeadbeef);
+    launch_sync(nbins, 16, [&] { msm_bin_sort(keys.data(), vals.data(), bin_offsets.data(), nbins, shift, nbk, offsets.data(), entries.data()); });
+}
+
 static bool same(const G1Xyzz& a, const G1Xyzz& b) {
     if (a.is_inf() || b.is_inf()) return a.is_inf() && b.is_inf();
     return Fp::mul(a.X, b.ZZ) == Fp::mul(b.X, a.ZZ) && Fp::mul(a.Y, b.ZZZ) == Fp::mul(b.Y, a.ZZZ);
@@ -84,42 +106,12 @@ static bool same(const G1Xyzz& a, const G1Xyzz& b) {
 
 typedef void (*AccKernel)(const G1Affine*, const uint32_t*, const uint32_t*, uint32_t, G1Xyzz*);
 
-// The tree reduction of msm.rs (Gpu::reduce_levels): per window, levels of
-// msm_bucket_reduce_level (first level segments of `seg`, then 16) whose segment totals are
-// summed per window, combined as F_k = T_k + seg_k * F_(k+1) from the last level up.
-static std::vector<G1Xyzz> reduce_levels(const std::vector<G1Xyzz>& buckets, uint32_t nwin, uint32_t nb, uint32_t seg) {
-    std::vector<std::vector<G1Xyzz>> t_sums;
-    std::vector<uint32_t> factors;
-    std::vector<G1Xyzz> input = buckets;
-    uint32_t stride = nb, first = 0, len = nb;
-    while (len > 0) {
-        const uint32_t nseg = (len + seg - 1) / seg;
-        std::vector<G1Xyzz> out_t((size_t)nwin * nseg), out_s((size_t)nwin * nseg);
-        for (auto& p : out_t) memset(&p, 0x5a, sizeof p);  // every slot must be written
-        for (auto& p : out_s) memset(&p, 0x5a, sizeof p);
-        launch((uint64_t)nwin * nseg, 128, [&] { msm_bucket_reduce_level(input.data(), nwin, stride, first, len, seg, out_t.data(), out_s.data()); });
-        std::vector<G1Xyzz> win(nwin, G1Xyzz::inf());
-        for (uint32_t w = 0; w < nwin; w++)
-            for (uint32_t g = 0; g < nseg; g++) xyzz_add(win[w], out_t[(size_t)w * nseg + g]);
-        t_sums.push_back(win);
-        factors.push_back(seg);
-        input = out_s;
-        stride = nseg; first = 1; len = nseg - 1; seg = 16;
-    }
-    std::vector<G1Xyzz> f(nwin, G1Xyzz::inf());
-    for (int k = (int)t_sums.size() - 1; k >= 0; k--)
-        for (uint32_t w = 0; w < nwin; w++) {
-            for (uint32_t d = factors[k]; d > 1; d >>= 1) xyzz_dbl(f[w]);
-            xyzz_add(f[w], t_sums[k][w]);
-        }
-    return f;
-}
-
 // The pipeline of Gpu::msm_device_cfg for canonical scalars; chunk > 0 runs the balanced
 // kernel (msm_bucket_acc_bal, `chunk` entries per thread, then msm_bucket_fixup) instead of
-// `acc`, over carries poisoned with garbage so that a carry read before being written shows.
+// `acc`, over carries poisoned with garbage so that a carry read before being written shows;
+// `bins` sorts with the binned sort too, checks it against the atomic one and uses its order.
 static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, uint32_t c, uint32_t seg, AccKernel acc,
-                  uint32_t chunk = 0, bool levels = false) {
+                  uint32_t chunk = 0, bool bins = false) {
     const uint32_t n = (uint32_t)pts.size();
     const MsmLayout l = msm_layout(c);
     const uint32_t nb = msm_buckets_per_window(l), nbk = l.nwin * nb;
@@ -128,6 +120,20 @@ static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, u
     for (uint32_t i = 0; i < nbk; i++) offsets[i + 1] = offsets[i] + counts[i];  // exclusive_scan
     std::fill(counts.begin(), counts.end(), 0);
     launch(n, 256, [&] { msm_digits_scatter(sc.data(), n, c, offsets.data(), counts.data(), entries.data(), nullptr); });
+    if (bins) {
+        // Same offsets as the atomic sort, and the same entries in every bucket (any order).
+        std::vector<uint32_t> bo, be;
+        bin_sort(sc, c, nbk, bo, be);
+        if (bo != offsets) { printf("host msm: binned sort c=%u: offsets differ from the atomic sort's\n", c); return G1Xyzz::inf(); }
+        for (uint32_t k = 0; k < nbk; k++) {
+            std::vector<uint32_t> x(entries.begin() + offsets[k], entries.begin() + offsets[k + 1]);
+            std::vector<uint32_t> y(be.begin() + offsets[k], be.begin() + offsets[k + 1]);
+            std::sort(x.begin(), x.end());
+            std::sort(y.begin(), y.end());
+            if (x != y) { printf("host msm: binned sort c=%u: bucket %u holds other entries\n", c, k); return G1Xyzz::inf(); }
+        }
+        entries = be;
+    }
     std::vector<G1Xyzz> buckets(nbk, G1Xyzz::inf());
     if (chunk) {
         const uint64_t threads = ((uint64_t)n * l.nwin + chunk - 1) / chunk;
@@ -138,17 +144,13 @@ static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, u
     } else {
         launch(nbk, 128, [&] { acc(pts.data(), entries.data(), offsets.data(), nbk, buckets.data()); });
     }
+    seg = seg < nb ? seg : nb;
+    const uint32_t nseg = nb / seg;
+    std::vector<G1Xyzz> partials((size_t)l.nwin * nseg);
+    launch((uint64_t)l.nwin * nseg, 128, [&] { msm_bucket_reduce(buckets.data(), l.nwin, nb, seg, partials.data()); });
     std::vector<G1Xyzz> wins(l.nwin, G1Xyzz::inf());
-    if (levels) {
-        wins = reduce_levels(buckets, l.nwin, nb, seg);
-    } else {
-        seg = seg < nb ? seg : nb;
-        const uint32_t nseg = nb / seg;
-        std::vector<G1Xyzz> partials((size_t)l.nwin * nseg);
-        launch((uint64_t)l.nwin * nseg, 128, [&] { msm_bucket_reduce(buckets.data(), l.nwin, nb, seg, partials.data()); });
-        for (uint32_t w = 0; w < l.nwin; w++)
-            for (uint32_t g = 0; g < nseg; g++) xyzz_add(wins[w], partials[(size_t)w * nseg + g]);
-    }
+    for (uint32_t w = 0; w < l.nwin; w++)
+        for (uint32_t g = 0; g < nseg; g++) xyzz_add(wins[w], partials[(size_t)w * nseg + g]);
     G1Xyzz total = G1Xyzz::inf();
     for (int w = (int)l.nwin - 1; w >= 0; w--) {
         for (uint32_t k = 0; k < msm_win_width(l, (uint32_t)w); k++) xyzz_dbl(total);
@@ -217,7 +219,7 @@ int main() {
     // and a chunk longer than the whole list; with the even/odd reduction as well.
     for (uint32_t c : {5u, 9u, 13u})
         for (uint32_t chunk : {1u, 3u, 7u, 64u, 5000u}) {
-            G1Xyzz got = msm(pts, sc, c, 4, nullptr, chunk, c == 9 || c == 16);
+            G1Xyzz got = msm(pts, sc, c, 4, nullptr, chunk, chunk == 7);
             if (!same(got, want)) { printf("host msm: bal c=%u chunk=%u differs from the expected sum\n", c, chunk); bad++; }
         }
     {
@@ -227,19 +229,13 @@ int main() {
         G1Xyzz want1 = G1Xyzz::inf();
         for (uint32_t i = 0; i < n; i++) xyzz_add_affine_point(want1, pts[i], false);
         for (uint32_t chunk : {1u, 5u, 64u}) {
-            G1Xyzz got = msm(pts, ones, 9, 16, nullptr, chunk, true);
+            G1Xyzz got = msm(pts, ones, 9, 16, nullptr, chunk, chunk == 5);
             if (!same(got, want1)) { printf("host msm: bal all-one scalars chunk=%u differs from the sum of the points\n", chunk); bad++; }
         }
     }
-    // The tree reduction over window sizes and first-level segments (2 .. more than a window).
-    for (uint32_t c : {5u, 9u, 13u})
-        for (uint32_t seg : {2u, 4u, 8u, 16u, 64u}) {
-            G1Xyzz got = msm(pts, sc, c, seg, msm_bucket_acc_f1eo3, 0, true);
-            if (!same(got, want)) { printf("host msm: reduce levels c=%u seg=%u differs from the expected sum\n", c, seg); bad++; }
-        }
-    {  // c = 16 (the engine's from 2^18 points): balanced kernel and tree reduction together.
+    {  // c = 16 (the engine's from 2^18 points): balanced kernel and binned sort together.
         G1Xyzz got = msm(pts, sc, 16, 8, nullptr, 7, true);
-        if (!same(got, want)) { printf("host msm: bal + levels c=16 differs from the expected sum\n"); bad++; }
+        if (!same(got, want)) { printf("host msm: bal + binned sort c=16 differs from the expected sum\n"); bad++; }
     }
     for (uint32_t c : {15u, 17u}) {
         G1Xyzz got = msm(pts, sc, c, 16, msm_bucket_acc_f1eo3);

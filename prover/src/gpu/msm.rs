@@ -8,7 +8,7 @@
 //! Tuning knobs (issue 5): the bucket-accumulation kernel, the window size c and the
 //! reduction's segment length form an [`MsmConfig`], written `KERNEL[:C[:SEG]]` (e.g.
 //! `eo:17`). The engine uses the default config: `PROOFSCOPE_MSM_ACC` (a spec),
-//! `PROOFSCOPE_MSM_C` and `PROOFSCOPE_MSM_SEG` override the built-in choice (kernel `f1eo3`, c
+//! `PROOFSCOPE_MSM_C` and `PROOFSCOPE_MSM_SEG` override the built-in choice (kernel `bal`, c
 //! from [`msm_window_bits`], segments of 16); `gpu check` and `gpu bench` run explicit
 //! configs (`PROOFSCOPE_MSM_VARIANTS`, see bench.rs and check.rs). The G2 MSM has its own
 //! kernels ([`G2_ACC_KERNELS`]) and its own default (`PROOFSCOPE_MSM_G2_ACC`, a spec).
@@ -43,9 +43,8 @@ pub trait GpuCurve: 'static {
     const DEFAULT_ACC: &'static str;
     /// Environment variable holding this group's default MSM spec (`KERNEL[:C[:SEG]]`).
     const ACC_ENV: &'static str;
-    /// Bucket reduction: segments closed by a double-and-add, and one level of the tree form.
+    /// Bucket reduction (segments closed by a double-and-add).
     const REDUCE: &'static str;
-    const REDUCE_LEVEL: &'static str;
     /// The fixup of the balanced accumulation kernels (`*_bal`: carries of split buckets).
     const FIXUP: &'static str;
     const SUM_CHUNKS: &'static str;
@@ -72,10 +71,9 @@ impl GpuCurve for G1 {
     const NAME: &'static str = "G1";
     const XYZZ_WORDS: usize = 48;
     const ACC_KERNELS: &'static [(&'static str, &'static str)] = ACC_KERNELS;
-    const DEFAULT_ACC: &'static str = "f1eo3";
+    const DEFAULT_ACC: &'static str = "bal";
     const ACC_ENV: &'static str = "PROOFSCOPE_MSM_ACC";
     const REDUCE: &'static str = "msm_bucket_reduce";
-    const REDUCE_LEVEL: &'static str = "msm_bucket_reduce_level";
     const FIXUP: &'static str = "msm_bucket_fixup";
     const SUM_CHUNKS: &'static str = "g1_sum_chunks";
     const SUM_AFFINE_CHUNKS: &'static str = "g1_sum_affine_chunks";
@@ -97,10 +95,9 @@ impl GpuCurve for G2 {
     const NAME: &'static str = "G2";
     const XYZZ_WORDS: usize = 96;
     const ACC_KERNELS: &'static [(&'static str, &'static str)] = G2_ACC_KERNELS;
-    const DEFAULT_ACC: &'static str = "g2eo";
+    const DEFAULT_ACC: &'static str = "g2bal";
     const ACC_ENV: &'static str = "PROOFSCOPE_MSM_G2_ACC";
     const REDUCE: &'static str = "g2_bucket_reduce";
-    const REDUCE_LEVEL: &'static str = "g2_bucket_reduce_level";
     const FIXUP: &'static str = "g2_bucket_fixup";
     const SUM_CHUNKS: &'static str = "g2_sum_chunks";
     const SUM_AFFINE_CHUNKS: &'static str = "g2_sum_affine_chunks";
@@ -165,34 +162,48 @@ pub fn is_balanced(kernel: &str) -> bool {
     kernel.ends_with("bal")
 }
 
-/// How bucket sums become window sums (`PROOFSCOPE_MSM_REDUCE`, read once).
+/// How scalars are sorted into buckets (`PROOFSCOPE_MSM_SORT`, read once).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReduceMode {
-    /// Levels of segment running sums (`msm_bucket_reduce_level`): F(X) = sum of the
-    /// segments' weighted sums + seg * F(segment sums), recursively; the default.
-    Levels,
-    /// Segments whose offset is added by a double-and-add per thread (`msm_bucket_reduce`).
-    DoubleAdd,
+pub enum SortMode {
+    /// Binned: per tile of points, shared-memory counts and one reservation per bin, then one
+    /// block per bin places its entries by key (`msm_bin_*` in msm.cu); the default.
+    Bins,
+    /// One global atomic with return and one scattered store per entry (`msm_digits_*`).
+    Atomic,
 }
 
-impl ReduceMode {
-    pub fn from_env() -> Result<ReduceMode, GpuError> {
-        static CELL: OnceLock<Result<ReduceMode, String>> = OnceLock::new();
-        CELL.get_or_init(|| match std::env::var("PROOFSCOPE_MSM_REDUCE").ok().as_deref().map(str::trim) {
-            None | Some("") | Some("levels") => Ok(ReduceMode::Levels),
-            Some("double") => Ok(ReduceMode::DoubleAdd),
-            Some(v) => Err(format!("PROOFSCOPE_MSM_REDUCE={v:?}: expected levels or double")),
+impl SortMode {
+    pub fn from_env() -> Result<SortMode, GpuError> {
+        static CELL: OnceLock<Result<SortMode, String>> = OnceLock::new();
+        CELL.get_or_init(|| match std::env::var("PROOFSCOPE_MSM_SORT").ok().as_deref().map(str::trim) {
+            None | Some("") | Some("bins") => Ok(SortMode::Bins),
+            Some("atomic") => Ok(SortMode::Atomic),
+            Some(v) => Err(format!("PROOFSCOPE_MSM_SORT={v:?}: expected bins or atomic")),
         })
         .clone()
         .map_err(GpuError::Other)
     }
 }
 
-/// Reduction segment length of the first level when the config gives none (later levels: 16).
-pub const DEFAULT_SEG_LEVELS: u32 = 8;
+/// The binned sort's bins: `shift` = log2 of the keys per bin (at least 8) such that there
+/// are at most 4096 bins (MSM_MAX_BINS) and a bin's keys fit 8192 counters (MSM_MAX_BIN_KEYS);
+/// returns (shift, bins).
+pub fn bin_layout(nbk: u32) -> (u32, u32) {
+    let log = 32 - nbk.saturating_sub(1).leading_zeros();
+    let shift = log.saturating_sub(12).max(8);
+    (shift, nbk.div_ceil(1 << shift))
+}
 
-/// Entries per thread of the balanced kernels when the config gives none.
-pub const DEFAULT_CHUNK: u32 = 64;
+/// Points per block of the binned sort's count and scatter kernels.
+const BIN_TILE: u32 = 8192;
+
+/// Entries per thread of the balanced kernels when the config gives none: about one
+/// thread per 2^20th of the entries (n * windows), within 64..=256 (H200, 2026-11-30: 64
+/// was best at 2^20 points, 64-128 at 2^22, 256 at 2^24).
+pub fn default_chunk(entries: u64) -> u32 {
+    let per = (entries >> 20).max(1);
+    (1u64 << (63 - per.leading_zeros())).clamp(64, 256) as u32
+}
 
 /// The window layout of `msm_digits.cuh` (mirrored here for the bucket count and Horner):
 /// nwin = ceil(255 / c) windows, the top `extra` of width base + 1, the others base.
@@ -229,7 +240,7 @@ pub struct MsmConfig {
 }
 
 impl Default for MsmConfig {
-    /// G1's built-in default (f1eo3: fastest on the H200 at 2^22 and 2^24, reports/gpu/).
+    /// G1's built-in default (bal: fastest on the H200 from 2^20 to 2^24 points, run 26 of reports/gpu/2026-11-30-run26-29.md).
     fn default() -> Self {
         Self::default_for::<G1>()
     }
@@ -355,14 +366,16 @@ impl MsmConfig {
 /// Device times (CUDA events) of the phases of one MSM, in ms.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MsmTimes {
-    /// Scalar conversion, digits, counting sort (= digits + scan + scatter).
+    /// Scalar conversion, digits, counting sort (= digits + scan + scatter + bin_sort).
     pub sort_ms: f64,
-    /// Scalar conversion from Montgomery form and the digit histogram.
+    /// Scalar conversion from Montgomery form and the digit (or bin) histogram.
     pub digits_ms: f64,
     /// Prefix sum of the histogram (bucket offsets).
     pub scan_ms: f64,
-    /// Scatter of the point indices into bucket order.
+    /// Scatter of the point indices into bucket order (the binned sort: into bins).
     pub scatter_ms: f64,
+    /// The binned sort's placement by key inside each bin (0 for the atomic sort).
+    pub bin_sort_ms: f64,
     /// Bucket sums, including the balanced kernels' fixup.
     pub bucket_acc_ms: f64,
     /// The balanced kernels' fixup alone (0 for the others).
@@ -470,36 +483,63 @@ impl Gpu {
             scalars
         };
         let null = 0u64;
-        let mut counts = self.stream.alloc_zeros::<u32>(nbk as usize).ctx("alloc counts")?;
-        launch!(self, "msm_digits_count", cfg_1d(nn, 256), canon, &n32, &c, &mut counts);
-        let t_digits = self.timer()?;
         let mut offsets = self.stream.alloc_zeros::<u32>(nbk as usize + 1).ctx("alloc offsets")?;
-        if nbk <= SINGLE_BLOCK_SCAN_MAX {
-            launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &counts, &mut offsets, &nbk);
-        } else {
-            // Tiles of 1024 counts: in-tile offsets, then the tile totals scanned, then added.
-            let ntiles = nbk.div_ceil(1024);
-            let mut tile_sums = self.stream.alloc_zeros::<u32>(ntiles as usize).ctx("alloc tile sums")?;
-            let mut tile_offsets = self.stream.alloc_zeros::<u32>(ntiles as usize + 1).ctx("alloc tile offsets")?;
-            launch!(self, "scan_tiles", cfg_1d(ntiles as u64 * 1024, 1024), &counts, &mut offsets, &nbk, &mut tile_sums);
-            launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &tile_sums, &mut tile_offsets, &ntiles);
-            launch!(self, "scan_add_tiles", cfg_1d(nbk as u64 + 1, 1024), &mut offsets, &nbk, &tile_offsets, &ntiles);
-        }
-        self.stream.memset_zeros(&mut counts).ctx("clear cursors")?;
-        let t_scan = self.timer()?;
-        let mut entries = self.stream.alloc_zeros::<u32>(n * nwin as usize).ctx("alloc entries")?;
-        match idx {
-            Some(ix) => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, ix),
-            None => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, &null),
-        }
-        drop(counts);
+        // SAFETY: both sorts write entries [0, offsets[nbk]), and nothing reads past it.
+        let mut entries = unsafe { self.stream.alloc::<u32>(n * nwin as usize) }.ctx("alloc entries")?;
+        let (t_digits, t_scan, t_scatter) = match SortMode::from_env()? {
+            SortMode::Atomic => {
+                let mut counts = self.stream.alloc_zeros::<u32>(nbk as usize).ctx("alloc counts")?;
+                launch!(self, "msm_digits_count", cfg_1d(nn, 256), canon, &n32, &c, &mut counts);
+                let t_digits = self.timer()?;
+                if nbk <= SINGLE_BLOCK_SCAN_MAX {
+                    launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &counts, &mut offsets, &nbk);
+                } else {
+                    // Tiles of 1024 counts: in-tile offsets, then the tile totals scanned, then added.
+                    let ntiles = nbk.div_ceil(1024);
+                    let mut tile_sums = self.stream.alloc_zeros::<u32>(ntiles as usize).ctx("alloc tile sums")?;
+                    let mut tile_offsets = self.stream.alloc_zeros::<u32>(ntiles as usize + 1).ctx("alloc tile offsets")?;
+                    launch!(self, "scan_tiles", cfg_1d(ntiles as u64 * 1024, 1024), &counts, &mut offsets, &nbk, &mut tile_sums);
+                    launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &tile_sums, &mut tile_offsets, &ntiles);
+                    launch!(self, "scan_add_tiles", cfg_1d(nbk as u64 + 1, 1024), &mut offsets, &nbk, &tile_offsets, &ntiles);
+                }
+                self.stream.memset_zeros(&mut counts).ctx("clear cursors")?;
+                let t_scan = self.timer()?;
+                match idx {
+                    Some(ix) => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, ix),
+                    None => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, &null),
+                }
+                (t_digits, t_scan, self.timer()?)
+            }
+            SortMode::Bins => {
+                let (shift, nbins) = bin_layout(nbk);
+                let tile = BIN_TILE;
+                let grid = (n32.div_ceil(tile) as u64) * 512;
+                let mut bin_counts = self.stream.alloc_zeros::<u32>(nbins as usize).ctx("alloc bin counts")?;
+                launch!(self, "msm_bin_count", cfg_1d(grid, 512), canon, &n32, &c, &shift, &nbins, &tile, &mut bin_counts);
+                let t_digits = self.timer()?;
+                let mut bin_offsets = self.stream.alloc_zeros::<u32>(nbins as usize + 1).ctx("alloc bin offsets")?;
+                launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &bin_counts, &mut bin_offsets, &nbins);
+                self.stream.memset_zeros(&mut bin_counts).ctx("clear bin cursors")?;
+                let t_scan = self.timer()?;
+                // SAFETY: msm_bin_scatter writes [0, total) of both, msm_bin_sort reads no more.
+                let mut keys_lo = unsafe { self.stream.alloc::<u16>(n * nwin as usize) }.ctx("alloc bin keys")?;
+                let mut vals = unsafe { self.stream.alloc::<u32>(n * nwin as usize) }.ctx("alloc bin entries")?;
+                match idx {
+                    Some(ix) => launch!(self, "msm_bin_scatter", cfg_1d(grid, 512), canon, &n32, &c, &shift, &nbins, &tile, &bin_offsets, &mut bin_counts, &mut keys_lo, &mut vals, ix),
+                    None => launch!(self, "msm_bin_scatter", cfg_1d(grid, 512), canon, &n32, &c, &shift, &nbins, &tile, &bin_offsets, &mut bin_counts, &mut keys_lo, &mut vals, &null),
+                }
+                let t_scatter = self.timer()?;
+                launch!(self, "msm_bin_sort", cfg_1d(nbins as u64 * 1024, 1024), &keys_lo, &vals, &bin_offsets, &nbins, &shift, &nbk, &mut offsets, &mut entries);
+                (t_digits, t_scan, t_scatter)
+            }
+        };
         let t1 = self.timer()?;
         // Empty buckets stay the identity (all-zero words): the balanced kernels skip them.
         let mut buckets = self.stream.alloc_zeros::<u32>(nbk as usize * C::XYZZ_WORDS).ctx("alloc buckets")?;
         let fixup_start = if is_balanced(acc_kernel) {
             // One thread per `chunk` entries of the n * nwin the sort can produce at most
             // (threads past the real count return at once).
-            let chunk = cfg.chunk.unwrap_or(DEFAULT_CHUNK);
+            let chunk = cfg.chunk.unwrap_or_else(|| default_chunk(nn * nwin as u64));
             let threads = (nn * nwin as u64).div_ceil(chunk as u64);
             // SAFETY: a carry slot is read by the fixup only after its thread wrote it.
             let mut carry = unsafe { self.stream.alloc::<u32>(threads as usize * C::XYZZ_WORDS) }.ctx("alloc carries")?;
@@ -512,34 +552,19 @@ impl Gpu {
             None
         };
         let t2 = self.timer()?;
-        // Per level: the window sums of that level and the factor of the next (see ReduceMode).
-        let levels: Vec<(CudaSlice<u32>, u32)> = match ReduceMode::from_env()? {
-            ReduceMode::DoubleAdd => {
-                let seg = cfg.seg.unwrap_or(16).min(nb);
-                let nseg = nb / seg;
-                let mut partials = self.stream.alloc_zeros::<u32>((nwin * nseg) as usize * C::XYZZ_WORDS).ctx("alloc partials")?;
-                launch!(self, C::REDUCE, cfg_1d((nwin * nseg) as u64, 128), &buckets, &nwin, &nb, &seg, &mut partials);
-                vec![(self.sum_per_group::<C>(partials, nwin, nseg)?, 1)]
-            }
-            ReduceMode::Levels => self.reduce_levels::<C>(&buckets, nwin, nb, cfg.seg.unwrap_or(DEFAULT_SEG_LEVELS))?,
-        };
+        let seg = cfg.seg.unwrap_or(16).min(nb);
+        let nseg = nb / seg;
+        let mut partials = self.stream.alloc_zeros::<u32>((nwin * nseg) as usize * C::XYZZ_WORDS).ctx("alloc partials")?;
+        launch!(self, C::REDUCE, cfg_1d((nwin * nseg) as u64, 128), &buckets, &nwin, &nb, &seg, &mut partials);
+        let windows = self.sum_per_group::<C>(partials, nwin, nseg)?;
         let t3 = self.timer()?;
-        // F_k = T_k + seg_k * F_(k+1), from the last level up.
-        let mut sums = vec![C::Proj::identity(); nwin as usize];
-        for (level, factor) in levels.iter().rev() {
-            let t = self.download_points::<C>(level, nwin as usize)?;
-            for (f, t) in sums.iter_mut().zip(t) {
-                for _ in 0..factor.trailing_zeros() {
-                    *f = f.double();
-                }
-                *f += t;
-            }
-        }
+        let sums = self.download_points::<C>(&windows, nwin as usize)?;
         let times = MsmTimes {
             sort_ms: t0.ms_to(&t1)?,
             digits_ms: t0.ms_to(&t_digits)?,
             scan_ms: t_digits.ms_to(&t_scan)?,
-            scatter_ms: t_scan.ms_to(&t1)?,
+            scatter_ms: t_scan.ms_to(&t_scatter)?,
+            bin_sort_ms: t_scatter.ms_to(&t1)?,
             bucket_acc_ms: t1.ms_to(&t2)?,
             fixup_ms: match &fixup_start {
                 Some(tf) => tf.ms_to(&t2)?,
@@ -557,27 +582,6 @@ impl Gpu {
             acc += sum;
         }
         Ok((acc, times))
-    }
-
-    /// The tree reduction of `nwin` windows of `nb` buckets: per level, the window sums of
-    /// the segments' weighted sums (on the device) and that level's segment length, the
-    /// factor of the next level's result (`msm_bucket_reduce_level`).
-    fn reduce_levels<C: GpuCurve>(&self, buckets: &CudaSlice<u32>, nwin: u32, nb: u32, seg1: u32) -> Result<Vec<(CudaSlice<u32>, u32)>, GpuError> {
-        let mut levels = Vec::new();
-        let mut input: Option<CudaSlice<u32>> = None;
-        let (mut stride, mut first, mut len, mut seg) = (nb, 0u32, nb, seg1.max(2));
-        while len > 0 {
-            let nseg = len.div_ceil(seg);
-            let count = (nwin * nseg) as usize * C::XYZZ_WORDS;
-            let mut out_t = self.stream.alloc_zeros::<u32>(count).ctx("alloc reduction sums")?;
-            let mut out_s = self.stream.alloc_zeros::<u32>(count).ctx("alloc reduction sums")?;
-            let src = input.as_ref().unwrap_or(buckets);
-            launch!(self, C::REDUCE_LEVEL, cfg_1d((nwin * nseg) as u64, 128), src, &nwin, &stride, &first, &len, &seg, &mut out_t, &mut out_s);
-            levels.push((self.sum_per_group::<C>(out_t, nwin, nseg)?, seg));
-            input = Some(out_s);
-            (stride, first, len, seg) = (nseg, 1, nseg - 1, 16);
-        }
-        Ok(levels)
     }
 
     /// Sums `per` consecutive XYZZ points for each of `groups` groups (tree of chunked sums).
@@ -670,6 +674,27 @@ mod tests {
     }
 
     #[test]
+    fn balanced_chunks_and_sort_bins_follow_the_size() {
+        assert_eq!(default_chunk(1 << 10), 64);
+        assert_eq!(default_chunk(16 << 20), 64);
+        assert_eq!(default_chunk(16 << 22), 64);
+        assert_eq!(default_chunk((16 << 22) * 2), 128);
+        assert_eq!(default_chunk(16 << 24), 256);
+        assert_eq!(default_chunk(15 << 26), 256);
+        // Bins: at least 256 keys each, at most 4096 bins and 8192 keys per bin (the kernels'
+        // shared arrays), for every window size the MSM accepts.
+        for c in MSM_C_RANGE {
+            let l = WindowLayout::new(c);
+            let nbk = l.nwin * l.buckets_per_window();
+            let (shift, bins) = bin_layout(nbk);
+            assert!(shift >= 8 && (1u32 << shift) <= 8192 && bins <= 4096, "c = {c}: shift {shift}, {bins} bins");
+            assert!((bins as u64) << shift >= nbk as u64 && ((bins - 1) as u64) << shift < nbk as u64, "c = {c}");
+        }
+        assert_eq!(bin_layout(1 << 19), (8, 2048));
+        assert_eq!(bin_layout(13 << 19), (11, 3328));
+    }
+
+    #[test]
     fn window_layouts_tile_255_bits_with_widths_at_most_c() {
         for c in 2..=24 {
             let l = WindowLayout::new(c);
@@ -687,7 +712,7 @@ mod tests {
 
     #[test]
     fn variant_specs_parse_and_reject_bad_input() {
-        assert_eq!(MsmConfig::parse("f1eo3").unwrap(), MsmConfig::default());
+        assert_eq!(MsmConfig::parse("bal").unwrap(), MsmConfig::default());
         let c = MsmConfig::parse("eo:17").unwrap();
         assert_eq!((c.acc, c.c, c.seg), ("eo", Some(17), None));
         assert_eq!(c.kernel_for::<G1>().unwrap(), "msm_bucket_acc_eo");
@@ -706,7 +731,7 @@ mod tests {
         assert_eq!(b.spec(), "bal:16::128");
         assert_eq!(MsmConfig::parse("bal").unwrap().spec(), "bal");
         assert!(is_balanced(b.kernel_for::<G1>().unwrap()));
-        assert!(!is_balanced(MsmConfig::default().kernel_for::<G1>().unwrap()));
+        assert!(!is_balanced(MsmConfig::kernel("f1eo3").kernel_for::<G1>().unwrap()));
         // A chunk only for the balanced kernels, and within 1..=4096.
         for bad in ["", "b7", "b4:x", "b4:3", "b4:23", "b4:16:3", "b4:16:4:1", "i4eo", "b5", "f1", "f1eo", "i2eo", "bal:16:8:0", "bal:16:8:5000", "bal:16:8:64:1"] {
             assert!(MsmConfig::parse(bad).is_err(), "{bad:?} accepted");
