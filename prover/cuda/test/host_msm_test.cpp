@@ -84,7 +84,7 @@ static void bin_sort(const std::vector<Fr>& sc, uint32_t c, uint32_t nbk, std::v
     const uint32_t n = (uint32_t)sc.size();
     uint32_t log = 0;
     while ((1u << log) < nbk) log++;
-    const uint32_t shift = log > 20 ? log - 12 : 8;  // msm.rs bin_layout
+    const uint32_t shift = log < 12 ? 8 : log - 4 > 13 ? 13 : log - 4;  // msm.rs bin_layout(nbk, 16)
     const uint32_t nbins = (nbk + (1u << shift) - 1) >> shift;
     const uint32_t tile = 97, block = 32, blocks = (n + tile - 1) / tile;
     std::vector<uint32_t> bin_counts(nbins, 0), bin_offsets(nbins + 1, 0), fill(nbins, 0);

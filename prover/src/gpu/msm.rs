@@ -132,9 +132,9 @@ pub fn msm_window_bits(n: usize) -> u32 {
     }
 }
 
-/// Bucket counts up to this are scanned by one block (the original path, c <= 18); beyond,
-/// by tiles (scan_tiles / exclusive_scan / scan_add_tiles).
-const SINGLE_BLOCK_SCAN_MAX: u32 = 1 << 20;
+/// Bucket counts up to this are scanned by one block; beyond, by tiles (scan_tiles /
+/// exclusive_scan / scan_add_tiles): 0.06 vs 1.0 ms for the 2^19 counts of c = 16 (run 26).
+const SINGLE_BLOCK_SCAN_MAX: u32 = 1 << 12;
 
 /// Smallest and largest window size accepted (c = 22 already needs 25M buckets).
 pub const MSM_C_RANGE: std::ops::RangeInclusive<u32> = 4..=22;
@@ -185,13 +185,30 @@ impl SortMode {
     }
 }
 
-/// The binned sort's bins: `shift` = log2 of the keys per bin (at least 8) such that there
-/// are at most 4096 bins (MSM_MAX_BINS) and a bin's keys fit 8192 counters (MSM_MAX_BIN_KEYS);
-/// returns (shift, bins).
-pub fn bin_layout(nbk: u32) -> (u32, u32) {
+/// The binned sort's bins: `shift` = log2 of the keys per bin, at least 8, such that there
+/// are at most `max_bins` bins (a power of two, at most 4096 = MSM_MAX_BINS) unless a bin's
+/// keys would then pass 8192 (MSM_MAX_BIN_KEYS) counters; returns (shift, bins). Few bins
+/// keep the runs a tile writes per bin long and the sectors they fill few enough to stay in
+/// L2 (run 27: 2048 bins made the scatter 20 ms at 2^24, slower than the atomic sort).
+pub fn bin_layout(nbk: u32, max_bins: u32) -> (u32, u32) {
     let log = 32 - nbk.saturating_sub(1).leading_zeros();
-    let shift = log.saturating_sub(12).max(8);
+    let shift = log.saturating_sub(max_bins.clamp(1, 4096).ilog2()).clamp(8, 13);
     (shift, nbk.div_ceil(1 << shift))
+}
+
+/// Target bin count of the binned sort (`PROOFSCOPE_MSM_BINS`, a power of two in 16..=4096;
+/// default 256).
+pub fn max_bins_from_env() -> Result<u32, GpuError> {
+    static CELL: OnceLock<Result<u32, String>> = OnceLock::new();
+    CELL.get_or_init(|| match std::env::var("PROOFSCOPE_MSM_BINS").ok().as_deref().map(str::trim) {
+        None | Some("") => Ok(256),
+        Some(v) => match v.parse::<u32>() {
+            Ok(b) if (16..=4096).contains(&b) && b.is_power_of_two() => Ok(b),
+            _ => Err(format!("PROOFSCOPE_MSM_BINS={v:?}: expected a power of two in 16..=4096")),
+        },
+    })
+    .clone()
+    .map_err(GpuError::Other)
 }
 
 /// Points per block of the binned sort's count and scatter kernels.
@@ -511,7 +528,7 @@ impl Gpu {
                 (t_digits, t_scan, self.timer()?)
             }
             SortMode::Bins => {
-                let (shift, nbins) = bin_layout(nbk);
+                let (shift, nbins) = bin_layout(nbk, max_bins_from_env()?);
                 let tile = BIN_TILE;
                 let grid = (n32.div_ceil(tile) as u64) * 512;
                 let mut bin_counts = self.stream.alloc_zeros::<u32>(nbins as usize).ctx("alloc bin counts")?;
@@ -684,14 +701,18 @@ mod tests {
         // Bins: at least 256 keys each, at most 4096 bins and 8192 keys per bin (the kernels'
         // shared arrays), for every window size the MSM accepts.
         for c in MSM_C_RANGE {
-            let l = WindowLayout::new(c);
-            let nbk = l.nwin * l.buckets_per_window();
-            let (shift, bins) = bin_layout(nbk);
-            assert!(shift >= 8 && (1u32 << shift) <= 8192 && bins <= 4096, "c = {c}: shift {shift}, {bins} bins");
-            assert!((bins as u64) << shift >= nbk as u64 && ((bins - 1) as u64) << shift < nbk as u64, "c = {c}");
+            for max_bins in [16, 256, 4096] {
+                let l = WindowLayout::new(c);
+                let nbk = l.nwin * l.buckets_per_window();
+                let (shift, bins) = bin_layout(nbk, max_bins);
+                assert!(shift >= 8 && (1u32 << shift) <= 8192 && bins <= 4096, "c = {c}: shift {shift}, {bins} bins");
+                assert!(bins <= max_bins || shift == 13, "c = {c}: {bins} bins over {max_bins}");
+                assert!((bins as u64) << shift >= nbk as u64 && ((bins - 1) as u64) << shift < nbk as u64, "c = {c}");
+            }
         }
-        assert_eq!(bin_layout(1 << 19), (8, 2048));
-        assert_eq!(bin_layout(13 << 19), (11, 3328));
+        assert_eq!(bin_layout(1 << 19, 4096), (8, 2048));
+        assert_eq!(bin_layout(1 << 19, 256), (11, 256));
+        assert_eq!(bin_layout(13 << 19, 256), (13, 832));
     }
 
     #[test]
