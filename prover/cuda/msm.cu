@@ -2,7 +2,7 @@
 // of the density split.
 //
 // Pipeline (one launch each, all on one stream):
-//   msm_bin_count, exclusive_scan, msm_bin_scatter, msm_bin_sort
+//   msm_bin_count, exclusive_scan, msm_bin_scatter, msm_binned_count, scan, msm_binned_place
 //                      signed digits of every scalar; point indices (sign in bit 31) sorted
 //                      by (window, bucket) key and the bucket offsets: see "binned sort"
 //                      below (msm_digits_count / exclusive_scan / msm_digits_scatter: the
@@ -73,23 +73,23 @@ extern "C" __global__ void msm_digits_scatter(const Fr* __restrict__ scalars, ui
 }
 
 // The binned sort (the default; the two kernels above are the atomic one it replaced: one
-// global atomic with return and one scattered 4-byte store per entry, 13 of the 17 ms of the
-// sort at 2^24 on the H200). Keys are grouped into bins of 2^shift consecutive keys (at most
-// MSM_MAX_BINS bins):
+// global atomic with return and one scattered 4-byte store per entry into a 1 GB array at
+// 2^24 points, 13 of the 16 ms of the sort on the H200). Keys are grouped into a few bins of
+// 2^shift consecutive keys (PROOFSCOPE_MSM_BINS, a few hundred) first, so that the scattered
+// writes of the final placement land in the slice of `entries` that the bins being worked on
+// own: a few MB, which L2 holds and merges into whole sectors.
 //   msm_bin_count    per tile of points: a shared-memory histogram of bins, then one global
 //                    atomic per bin and tile
 //   exclusive_scan   bin offsets
 //   msm_bin_scatter  per tile again: the tile's count per bin, one global atomic per bin to
-//                    reserve the tile's run in that bin, then every entry (low key bits,
-//                    point | sign) written into its bin's run: runs of about 50 entries
-//   msm_bin_sort     one block per bin: histogram of the bin's 2^shift keys in shared memory,
-//                    their offsets (written to offsets[], offsets[nbk] = total by the last
-//                    bin), then the bin's entries placed by key: every write lands inside
-//                    the bin's slice of `entries`
+//                    reserve the tile's run in that bin, then every (key, point | sign) into
+//                    its bin's run (runs of thousands of entries: coalesced writes)
+//   msm_binned_count bucket histogram from the binned keys
+//   scan_tiles ...   bucket offsets
+//   msm_binned_place entries placed by key, bin after bin (blocks run in index order)
 // Output: offsets[0..=nbk] and entries sorted by key, as the atomic sort gives them (the
 // order inside a bucket is free).
 #define MSM_MAX_BINS 4096
-#define MSM_MAX_BIN_KEYS 8192
 
 // Calls f(key, entry) for every nonzero digit of scalar i (all windows).
 template <class Fn>
@@ -125,12 +125,11 @@ extern "C" __global__ void msm_bin_count(const Fr* __restrict__ scalars, uint32_
 
 extern "C" __global__ void msm_bin_scatter(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t shift, uint32_t nbins,
                                            uint32_t tile, const uint32_t* __restrict__ bin_offsets, uint32_t* bin_fill,
-                                           uint16_t* keys_lo, uint32_t* vals, const uint32_t* __restrict__ idx) {
+                                           uint32_t* keys, uint32_t* vals, const uint32_t* __restrict__ idx) {
     __shared__ uint32_t cnt[MSM_MAX_BINS];
     __shared__ uint32_t base[MSM_MAX_BINS];
     const MsmLayout l = msm_layout(c);
     const uint32_t nb = msm_buckets_per_window(l);
-    const uint32_t mask = (1u << shift) - 1;
     for (uint32_t j = threadIdx.x; j < nbins; j += blockDim.x) cnt[j] = 0;
     __syncthreads();
     const uint32_t lo = blockIdx.x * tile, hi = min(lo + tile, n);
@@ -146,47 +145,26 @@ extern "C" __global__ void msm_bin_scatter(const Fr* __restrict__ scalars, uint3
         msm_for_each_digit(scalars, i, idx, l, nb, [&](uint32_t key, uint32_t entry) {
             const uint32_t bin = key >> shift;
             const uint32_t pos = base[bin] + atomicAdd(&cnt[bin], 1u);
-            keys_lo[pos] = (uint16_t)(key & mask);
+            keys[pos] = key;
             vals[pos] = entry;
         });
 }
 
-extern "C" __global__ void msm_bin_sort(const uint16_t* __restrict__ keys_lo, const uint32_t* __restrict__ vals,
-                                        const uint32_t* __restrict__ bin_offsets, uint32_t nbins, uint32_t shift, uint32_t nbk,
-                                        uint32_t* offsets, uint32_t* entries) {
-    __shared__ uint32_t kc[MSM_MAX_BIN_KEYS];
-    __shared__ uint32_t sums[1024];
-    const uint32_t b = blockIdx.x, t = threadIdx.x, bd = blockDim.x;
-    const uint32_t kb = b << shift;
-    const uint32_t nk = min(1u << shift, nbk - kb);
-    for (uint32_t j = t; j < nk; j += bd) kc[j] = 0;
-    __syncthreads();
-    const uint32_t lo = bin_offsets[b], hi = bin_offsets[b + 1];
-    for (uint32_t p = lo + t; p < hi; p += bd) atomicAdd(&kc[keys_lo[p]], 1u);
-    __syncthreads();
-    // Exclusive scan of kc[0..nk): each thread a contiguous chunk, the chunk sums scanned.
-    const uint32_t chunk = (nk + bd - 1) / bd;
-    const uint32_t c0 = min(t * chunk, nk), c1 = min(c0 + chunk, nk);
-    uint32_t acc = 0;
-    for (uint32_t j = c0; j < c1; j++) acc += kc[j];
-    sums[t] = acc;
-    __syncthreads();
-    for (uint32_t d = 1; d < bd; d <<= 1) {  // Hillis-Steele inclusive scan
-        const uint32_t v = t >= d ? sums[t - d] : 0;
-        __syncthreads();
-        sums[t] += v;
-        __syncthreads();
-    }
-    uint32_t run = lo + (t == 0 ? 0 : sums[t - 1]);
-    for (uint32_t j = c0; j < c1; j++) {
-        const uint32_t v = kc[j];
-        kc[j] = run;
-        offsets[kb + j] = run;
-        run += v;
-    }
-    if (b == nbins - 1 && t == 0) offsets[nbk] = hi;
-    __syncthreads();
-    for (uint32_t p = lo + t; p < hi; p += bd) entries[atomicAdd(&kc[keys_lo[p]], 1u)] = vals[p];
+// counts[key] += 1 for every binned entry (total = *end, the last bin offset).
+extern "C" __global__ void msm_binned_count(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ end, uint32_t* counts) {
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= *end) return;
+    atomicAdd(&counts[keys[p]], 1u);
+}
+
+// entries[offsets[key] + k-th arrival] = entry, for every binned entry.
+extern "C" __global__ void msm_binned_place(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals,
+                                            const uint32_t* __restrict__ end, const uint32_t* __restrict__ offsets,
+                                            uint32_t* cursor, uint32_t* entries) {
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= *end) return;
+    const uint32_t k = keys[p];
+    entries[offsets[k] + atomicAdd(&cursor[k], 1u)] = vals[p];
 }
 
 // Exclusive prefix sum of `len` counts into offsets[0..len] (offsets[len] = total).

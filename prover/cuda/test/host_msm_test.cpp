@@ -79,24 +79,32 @@ static int check_scans(std::mt19937_64& g) {
 }
 
 // The binned sort of msm.rs (SortMode::Bins) with small blocks and tiles (several tiles per
-// bin, several bins): msm_bin_count, exclusive_scan, msm_bin_scatter, msm_bin_sort.
+// bin, several bins): msm_bin_count, exclusive_scan, msm_bin_scatter, msm_binned_count, the
+// offsets scan, msm_binned_place.
 static void bin_sort(const std::vector<Fr>& sc, uint32_t c, uint32_t nbk, std::vector<uint32_t>& offsets, std::vector<uint32_t>& entries) {
     const uint32_t n = (uint32_t)sc.size();
     uint32_t log = 0;
     while ((1u << log) < nbk) log++;
-    const uint32_t shift = log < 12 ? 8 : log - 4 > 13 ? 13 : log - 4;  // msm.rs bin_layout(nbk, 16)
+    const uint32_t shift = log < 12 ? 8 : log - 4;  // msm.rs bin_layout(nbk, 16)
     const uint32_t nbins = (nbk + (1u << shift) - 1) >> shift;
     const uint32_t tile = 97, block = 32, blocks = (n + tile - 1) / tile;
     std::vector<uint32_t> bin_counts(nbins, 0), bin_offsets(nbins + 1, 0), fill(nbins, 0);
     launch_sync(blocks, block, [&] { msm_bin_count(sc.data(), n, c, shift, nbins, tile, bin_counts.data()); });
     launch_sync(1, 1024, [&] { exclusive_scan(bin_counts.data(), bin_offsets.data(), nbins); });
-    const uint32_t total = bin_offsets[nbins];
-    std::vector<uint16_t> keys(total + 1, 0xffff);
-    std::vector<uint32_t> vals(total + 1, 0xdeadbeef);
+    const uint32_t total = bin_offsets[nbins], items = n * msm_layout(c).nwin;
+    std::vector<uint32_t> keys(items, 0xdeadbeef), vals(items, 0xdeadbeef);
     launch_sync(blocks, block, [&] { msm_bin_scatter(sc.data(), n, c, shift, nbins, tile, bin_offsets.data(), fill.data(), keys.data(), vals.data(), nullptr); });
-    offsets.assign(nbk + 1, 0xdeadbeef);
-    entries.assign((size_t)n * msm_layout(c).nwin, 0xdeadbeef);
-    launch_sync(nbins, 16, [&] { msm_bin_sort(keys.data(), vals.data(), bin_offsets.data(), nbins, shift, nbk, offsets.data(), entries.data()); });
+    for (uint32_t b = 0; b < nbins; b++)  // every entry in its bin's run
+        for (uint32_t p = bin_offsets[b]; p < bin_offsets[b + 1]; p++)
+            if ((keys[p] >> shift) != b) { printf("host msm: binned sort c=%u: entry %u of bin %u has key %u\n", c, p, b, keys[p]); offsets.clear(); return; }
+    std::vector<uint32_t> counts(nbk, 0);
+    launch(items, 256, [&] { msm_binned_count(keys.data(), &bin_offsets[nbins], counts.data()); });
+    offsets.assign(nbk + 1, 0);
+    for (uint32_t k = 0; k < nbk; k++) offsets[k + 1] = offsets[k] + counts[k];  // the scans are checked apart
+    std::fill(counts.begin(), counts.end(), 0);
+    entries.assign(items, 0xdeadbeef);
+    launch(items, 256, [&] { msm_binned_place(keys.data(), vals.data(), &bin_offsets[nbins], offsets.data(), counts.data(), entries.data()); });
+    if (offsets[nbk] != total) { printf("host msm: binned sort c=%u: %u entries placed of %u\n", c, offsets[nbk], total); offsets.clear(); }
 }
 
 static bool same(const G1Xyzz& a, const G1Xyzz& b) {

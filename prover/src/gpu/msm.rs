@@ -186,13 +186,12 @@ impl SortMode {
 }
 
 /// The binned sort's bins: `shift` = log2 of the keys per bin, at least 8, such that there
-/// are at most `max_bins` bins (a power of two, at most 4096 = MSM_MAX_BINS) unless a bin's
-/// keys would then pass 8192 (MSM_MAX_BIN_KEYS) counters; returns (shift, bins). Few bins
-/// keep the runs a tile writes per bin long and the sectors they fill few enough to stay in
-/// L2 (run 27: 2048 bins made the scatter 20 ms at 2^24, slower than the atomic sort).
+/// are at most `max_bins` bins (a power of two, at most 4096 = MSM_MAX_BINS, the tiles'
+/// shared counters); returns (shift, bins). Few bins keep the runs a tile writes per bin
+/// long (run 27: 2048 bins made that scatter 20 ms at 2^24, 32 bins 2.5 ms, run 28).
 pub fn bin_layout(nbk: u32, max_bins: u32) -> (u32, u32) {
     let log = 32 - nbk.saturating_sub(1).leading_zeros();
-    let shift = log.saturating_sub(max_bins.clamp(1, 4096).ilog2()).clamp(8, 13);
+    let shift = log.saturating_sub(max_bins.clamp(1, 4096).ilog2()).max(8);
     (shift, nbk.div_ceil(1 << shift))
 }
 
@@ -383,7 +382,7 @@ impl MsmConfig {
 /// Device times (CUDA events) of the phases of one MSM, in ms.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MsmTimes {
-    /// Scalar conversion, digits, counting sort (= digits + scan + scatter + bin_sort).
+    /// Scalar conversion, digits, counting sort (= digits + scan + scatter + place).
     pub sort_ms: f64,
     /// Scalar conversion from Montgomery form and the digit (or bin) histogram.
     pub digits_ms: f64,
@@ -391,8 +390,8 @@ pub struct MsmTimes {
     pub scan_ms: f64,
     /// Scatter of the point indices into bucket order (the binned sort: into bins).
     pub scatter_ms: f64,
-    /// The binned sort's placement by key inside each bin (0 for the atomic sort).
-    pub bin_sort_ms: f64,
+    /// The binned sort's bucket histogram, offsets and placement (0 for the atomic sort).
+    pub place_ms: f64,
     /// Bucket sums, including the balanced kernels' fixup.
     pub bucket_acc_ms: f64,
     /// The balanced kernels' fixup alone (0 for the others).
@@ -508,17 +507,7 @@ impl Gpu {
                 let mut counts = self.stream.alloc_zeros::<u32>(nbk as usize).ctx("alloc counts")?;
                 launch!(self, "msm_digits_count", cfg_1d(nn, 256), canon, &n32, &c, &mut counts);
                 let t_digits = self.timer()?;
-                if nbk <= SINGLE_BLOCK_SCAN_MAX {
-                    launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &counts, &mut offsets, &nbk);
-                } else {
-                    // Tiles of 1024 counts: in-tile offsets, then the tile totals scanned, then added.
-                    let ntiles = nbk.div_ceil(1024);
-                    let mut tile_sums = self.stream.alloc_zeros::<u32>(ntiles as usize).ctx("alloc tile sums")?;
-                    let mut tile_offsets = self.stream.alloc_zeros::<u32>(ntiles as usize + 1).ctx("alloc tile offsets")?;
-                    launch!(self, "scan_tiles", cfg_1d(ntiles as u64 * 1024, 1024), &counts, &mut offsets, &nbk, &mut tile_sums);
-                    launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &tile_sums, &mut tile_offsets, &ntiles);
-                    launch!(self, "scan_add_tiles", cfg_1d(nbk as u64 + 1, 1024), &mut offsets, &nbk, &tile_offsets, &ntiles);
-                }
+                self.scan_offsets(&counts, &mut offsets, nbk)?;
                 self.stream.memset_zeros(&mut counts).ctx("clear cursors")?;
                 let t_scan = self.timer()?;
                 match idx {
@@ -538,15 +527,22 @@ impl Gpu {
                 launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &bin_counts, &mut bin_offsets, &nbins);
                 self.stream.memset_zeros(&mut bin_counts).ctx("clear bin cursors")?;
                 let t_scan = self.timer()?;
-                // SAFETY: msm_bin_scatter writes [0, total) of both, msm_bin_sort reads no more.
-                let mut keys_lo = unsafe { self.stream.alloc::<u16>(n * nwin as usize) }.ctx("alloc bin keys")?;
-                let mut vals = unsafe { self.stream.alloc::<u32>(n * nwin as usize) }.ctx("alloc bin entries")?;
+                let items = n * nwin as usize;
+                // SAFETY: msm_bin_scatter writes [0, total) of both; the kernels after it read
+                // no further (total = the last bin offset, read on the device).
+                let mut keys = unsafe { self.stream.alloc::<u32>(items) }.ctx("alloc bin keys")?;
+                let mut vals = unsafe { self.stream.alloc::<u32>(items) }.ctx("alloc bin entries")?;
                 match idx {
-                    Some(ix) => launch!(self, "msm_bin_scatter", cfg_1d(grid, 512), canon, &n32, &c, &shift, &nbins, &tile, &bin_offsets, &mut bin_counts, &mut keys_lo, &mut vals, ix),
-                    None => launch!(self, "msm_bin_scatter", cfg_1d(grid, 512), canon, &n32, &c, &shift, &nbins, &tile, &bin_offsets, &mut bin_counts, &mut keys_lo, &mut vals, &null),
+                    Some(ix) => launch!(self, "msm_bin_scatter", cfg_1d(grid, 512), canon, &n32, &c, &shift, &nbins, &tile, &bin_offsets, &mut bin_counts, &mut keys, &mut vals, ix),
+                    None => launch!(self, "msm_bin_scatter", cfg_1d(grid, 512), canon, &n32, &c, &shift, &nbins, &tile, &bin_offsets, &mut bin_counts, &mut keys, &mut vals, &null),
                 }
                 let t_scatter = self.timer()?;
-                launch!(self, "msm_bin_sort", cfg_1d(nbins as u64 * 1024, 1024), &keys_lo, &vals, &bin_offsets, &nbins, &shift, &nbk, &mut offsets, &mut entries);
+                let end = bin_offsets.slice(nbins as usize..);
+                let mut counts = self.stream.alloc_zeros::<u32>(nbk as usize).ctx("alloc counts")?;
+                launch!(self, "msm_binned_count", cfg_1d(items as u64, 256), &keys, &end, &mut counts);
+                self.scan_offsets(&counts, &mut offsets, nbk)?;
+                self.stream.memset_zeros(&mut counts).ctx("clear cursors")?;
+                launch!(self, "msm_binned_place", cfg_1d(items as u64, 256), &keys, &vals, &end, &offsets, &mut counts, &mut entries);
                 (t_digits, t_scan, t_scatter)
             }
         };
@@ -581,7 +577,7 @@ impl Gpu {
             digits_ms: t0.ms_to(&t_digits)?,
             scan_ms: t_digits.ms_to(&t_scan)?,
             scatter_ms: t_scan.ms_to(&t_scatter)?,
-            bin_sort_ms: t_scatter.ms_to(&t1)?,
+            place_ms: t_scatter.ms_to(&t1)?,
             bucket_acc_ms: t1.ms_to(&t2)?,
             fixup_ms: match &fixup_start {
                 Some(tf) => tf.ms_to(&t2)?,
@@ -599,6 +595,22 @@ impl Gpu {
             acc += sum;
         }
         Ok((acc, times))
+    }
+
+    /// Exclusive prefix sum of `len` counts into offsets[0..=len] (offsets[len] = total).
+    fn scan_offsets(&self, counts: &CudaSlice<u32>, offsets: &mut CudaSlice<u32>, len: u32) -> Result<(), GpuError> {
+        if len <= SINGLE_BLOCK_SCAN_MAX {
+            launch!(self, "exclusive_scan", cfg_1d(1024, 1024), counts, &mut *offsets, &len);
+        } else {
+            // Tiles of 1024 counts: in-tile offsets, then the tile totals scanned, then added.
+            let ntiles = len.div_ceil(1024);
+            let mut tile_sums = self.stream.alloc_zeros::<u32>(ntiles as usize).ctx("alloc tile sums")?;
+            let mut tile_offsets = self.stream.alloc_zeros::<u32>(ntiles as usize + 1).ctx("alloc tile offsets")?;
+            launch!(self, "scan_tiles", cfg_1d(ntiles as u64 * 1024, 1024), counts, &mut *offsets, &len, &mut tile_sums);
+            launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &tile_sums, &mut tile_offsets, &ntiles);
+            launch!(self, "scan_add_tiles", cfg_1d(len as u64 + 1, 1024), offsets, &len, &tile_offsets, &ntiles);
+        }
+        Ok(())
     }
 
     /// Sums `per` consecutive XYZZ points for each of `groups` groups (tree of chunked sums).
@@ -698,21 +710,21 @@ mod tests {
         assert_eq!(default_chunk((16 << 22) * 2), 128);
         assert_eq!(default_chunk(16 << 24), 256);
         assert_eq!(default_chunk(15 << 26), 256);
-        // Bins: at least 256 keys each, at most 4096 bins and 8192 keys per bin (the kernels'
-        // shared arrays), for every window size the MSM accepts.
+        // Bins: at least 256 keys each, at most max_bins (<= 4096, the kernels' shared
+        // arrays), for every window size the MSM accepts.
         for c in MSM_C_RANGE {
             for max_bins in [16, 256, 4096] {
                 let l = WindowLayout::new(c);
                 let nbk = l.nwin * l.buckets_per_window();
                 let (shift, bins) = bin_layout(nbk, max_bins);
-                assert!(shift >= 8 && (1u32 << shift) <= 8192 && bins <= 4096, "c = {c}: shift {shift}, {bins} bins");
-                assert!(bins <= max_bins || shift == 13, "c = {c}: {bins} bins over {max_bins}");
+                assert!(shift >= 8 && bins <= max_bins, "c = {c}: shift {shift}, {bins} bins over {max_bins}");
                 assert!((bins as u64) << shift >= nbk as u64 && ((bins - 1) as u64) << shift < nbk as u64, "c = {c}");
             }
         }
         assert_eq!(bin_layout(1 << 19, 4096), (8, 2048));
         assert_eq!(bin_layout(1 << 19, 256), (11, 256));
-        assert_eq!(bin_layout(13 << 19, 256), (13, 832));
+        assert_eq!(bin_layout(13 << 19, 256), (15, 208));
+        assert_eq!(bin_layout(100, 256), (8, 1));
     }
 
     #[test]
