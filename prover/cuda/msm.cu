@@ -2,11 +2,12 @@
 // of the density split.
 //
 // Pipeline (one launch each, all on one stream):
-//   msm_bin_count, exclusive_scan, msm_bin_scatter, msm_binned_count, scan, msm_binned_place
-//                      signed digits of every scalar; point indices (sign in bit 31) sorted
-//                      by (window, bucket) key and the bucket offsets: see "binned sort"
-//                      below (msm_digits_count / exclusive_scan / msm_digits_scatter: the
-//                      atomic counting sort it replaced, PROOFSCOPE_MSM_SORT=atomic)
+//   msm_digits_count   signed digits of every scalar, histogram of (window, bucket)
+//   exclusive_scan     bucket offsets (scan_tiles + scan_add_tiles above 4096 buckets)
+//   msm_digits_scatter point indices (sign in bit 31) sorted by bucket: a counting sort
+//                      (13 of its 16 ms at 2^24 on the H200 are this scatter; two binned
+//                      sorts that grouped the writes by key range first were no faster,
+//                      reports/gpu/2026-11-30-run26-30.md, and were removed)
 //   msm_bucket_acc*    bucket sums (mixed XYZZ additions); three variants, see below
 //   msm_bucket_reduce  per window segment: running sums give sum_b (b+1) * B_b
 //   g1_sum_chunks      tree sum of segment partials into one point per window
@@ -70,101 +71,6 @@ extern "C" __global__ void msm_digits_scatter(const Fr* __restrict__ scalars, ui
             entries[pos] = point | (((d < 0) != folded) ? 0x80000000u : 0u);
         }
     }
-}
-
-// The binned sort (the default; the two kernels above are the atomic one it replaced: one
-// global atomic with return and one scattered 4-byte store per entry into a 1 GB array at
-// 2^24 points, 13 of the 16 ms of the sort on the H200). Keys are grouped into a few bins of
-// 2^shift consecutive keys (PROOFSCOPE_MSM_BINS, a few hundred) first, so that the scattered
-// writes of the final placement land in the slice of `entries` that the bins being worked on
-// own: a few MB, which L2 holds and merges into whole sectors.
-//   msm_bin_count    per tile of points: a shared-memory histogram of bins, then one global
-//                    atomic per bin and tile
-//   exclusive_scan   bin offsets
-//   msm_bin_scatter  per tile again: the tile's count per bin, one global atomic per bin to
-//                    reserve the tile's run in that bin, then every (key, point | sign) into
-//                    its bin's run (runs of thousands of entries: coalesced writes)
-//   msm_binned_count bucket histogram from the binned keys
-//   scan_tiles ...   bucket offsets
-//   msm_binned_place entries placed by key, bin after bin (blocks run in index order)
-// Output: offsets[0..=nbk] and entries sorted by key, as the atomic sort gives them (the
-// order inside a bucket is free).
-#define MSM_MAX_BINS 4096
-
-// Calls f(key, entry) for every nonzero digit of scalar i (all windows).
-template <class Fn>
-FI void msm_for_each_digit(const Fr* __restrict__ scalars, uint32_t i, const uint32_t* __restrict__ idx, const MsmLayout& l,
-                           uint32_t nb, Fn f) {
-    uint32_t s[8];
-    const Fr x = scalars[i];
-    #pragma unroll
-    for (int k = 0; k < 8; k++) s[k] = x.v[k];
-    const bool folded = msm_fold_scalar(s);
-    const uint32_t point = idx ? idx[i] : i;
-    uint32_t carry = 0;
-    for (uint32_t w = 0; w < l.nwin; w++) {
-        const int32_t d = msm_window_digit(s, l, w, carry);
-        if (d != 0) f(w * nb + (uint32_t)(d < 0 ? -d : d) - 1, point | (((d < 0) != folded) ? 0x80000000u : 0u));
-    }
-}
-
-extern "C" __global__ void msm_bin_count(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t shift, uint32_t nbins,
-                                         uint32_t tile, uint32_t* bin_counts) {
-    __shared__ uint32_t cnt[MSM_MAX_BINS];
-    const MsmLayout l = msm_layout(c);
-    const uint32_t nb = msm_buckets_per_window(l);
-    for (uint32_t j = threadIdx.x; j < nbins; j += blockDim.x) cnt[j] = 0;
-    __syncthreads();
-    const uint32_t lo = blockIdx.x * tile, hi = min(lo + tile, n);
-    for (uint32_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
-        msm_for_each_digit(scalars, i, nullptr, l, nb, [&](uint32_t key, uint32_t) { atomicAdd(&cnt[key >> shift], 1u); });
-    __syncthreads();
-    for (uint32_t j = threadIdx.x; j < nbins; j += blockDim.x)
-        if (cnt[j]) atomicAdd(&bin_counts[j], cnt[j]);
-}
-
-extern "C" __global__ void msm_bin_scatter(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t shift, uint32_t nbins,
-                                           uint32_t tile, const uint32_t* __restrict__ bin_offsets, uint32_t* bin_fill,
-                                           uint32_t* keys, uint32_t* vals, const uint32_t* __restrict__ idx) {
-    __shared__ uint32_t cnt[MSM_MAX_BINS];
-    __shared__ uint32_t base[MSM_MAX_BINS];
-    const MsmLayout l = msm_layout(c);
-    const uint32_t nb = msm_buckets_per_window(l);
-    for (uint32_t j = threadIdx.x; j < nbins; j += blockDim.x) cnt[j] = 0;
-    __syncthreads();
-    const uint32_t lo = blockIdx.x * tile, hi = min(lo + tile, n);
-    for (uint32_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
-        msm_for_each_digit(scalars, i, nullptr, l, nb, [&](uint32_t key, uint32_t) { atomicAdd(&cnt[key >> shift], 1u); });
-    __syncthreads();
-    for (uint32_t j = threadIdx.x; j < nbins; j += blockDim.x) {
-        if (cnt[j]) base[j] = bin_offsets[j] + atomicAdd(&bin_fill[j], cnt[j]);
-        cnt[j] = 0;
-    }
-    __syncthreads();
-    for (uint32_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
-        msm_for_each_digit(scalars, i, idx, l, nb, [&](uint32_t key, uint32_t entry) {
-            const uint32_t bin = key >> shift;
-            const uint32_t pos = base[bin] + atomicAdd(&cnt[bin], 1u);
-            keys[pos] = key;
-            vals[pos] = entry;
-        });
-}
-
-// counts[key] += 1 for every binned entry (total = *end, the last bin offset).
-extern "C" __global__ void msm_binned_count(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ end, uint32_t* counts) {
-    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= *end) return;
-    atomicAdd(&counts[keys[p]], 1u);
-}
-
-// entries[offsets[key] + k-th arrival] = entry, for every binned entry.
-extern "C" __global__ void msm_binned_place(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ vals,
-                                            const uint32_t* __restrict__ end, const uint32_t* __restrict__ offsets,
-                                            uint32_t* cursor, uint32_t* entries) {
-    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= *end) return;
-    const uint32_t k = keys[p];
-    entries[offsets[k] + atomicAdd(&cursor[k], 1u)] = vals[p];
 }
 
 // Exclusive prefix sum of `len` counts into offsets[0..len] (offsets[len] = total).

@@ -157,35 +157,6 @@ FI void bucket_reduce(const Xyzz<typename A::F>* __restrict__ buckets, uint32_t 
     partials[id] = total;
 }
 
-// One level of the tree reduction (the default; bucket_reduce above is the older form). For
-// group w (a window) the inputs are X_i = in[w*stride + first + i], i < len, and the target is
-// F(X) = sum_i (i+1) X_i. Segment g of `seg` inputs gives
-//   out_t = sum over its i of (i - g*seg + 1) X_i   (running sums from the top)
-//   out_s = sum over its i of X_i,
-// so that F(X) = sum_g out_t[g] + seg * sum_g g*out_s[g] = sum_g out_t[g] + seg * F(S'), with
-// S' = out_s[1..]: the next level runs on out_s with first = 1 and len = nseg - 1 (the host
-// sums out_t per group and combines the levels, prover/src/gpu/msm.rs). Two additions per
-// input and no double-and-add: the segment's threads are short and many.
-template <class A>
-FI void bucket_reduce_level(const Xyzz<typename A::F>* __restrict__ in, uint32_t groups, uint32_t stride, uint32_t first,
-                            uint32_t len, uint32_t seg, Xyzz<typename A::F>* out_t, Xyzz<typename A::F>* out_s) {
-    typedef Xyzz<typename A::F> P;
-    const uint32_t nseg = (len + seg - 1) / seg;
-    const uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
-    if (id >= groups * nseg) return;
-    const uint32_t w = id / nseg, g = id % nseg;
-    const P* X = in + (uint64_t)w * stride + first + (uint64_t)g * seg;
-    const uint32_t cnt = min(seg, len - g * seg);
-    P running = P::inf(), total = P::inf();
-    for (int i = (int)cnt - 1; i >= 0; i--) {
-        const P q = X[i];
-        xyzz_add<A>(running, q);
-        xyzz_add<A>(total, running);
-    }
-    out_t[id] = total;
-    out_s[id] = running;
-}
-
 // out[k] = sum of in[k*chunk .. min((k+1)*chunk, count)).
 template <class A>
 FI void sum_chunks(const Xyzz<typename A::F>* __restrict__ in, uint32_t count, uint32_t chunk, Xyzz<typename A::F>* out) {

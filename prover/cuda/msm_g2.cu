@@ -31,10 +31,6 @@ extern "C" __global__ void __launch_bounds__(128, 2) g2_bucket_reduce(const G2Xy
                                                                      uint32_t seg, G2Xyzz* partials) {
     bucket_reduce<Fp2Eo>(buckets, nwin, nb, seg, partials);
 }
-extern "C" __global__ void __launch_bounds__(128, 2) g2_bucket_reduce_level(const G2Xyzz* __restrict__ in, uint32_t groups, uint32_t stride,
-                                                                           uint32_t first, uint32_t len, uint32_t seg, G2Xyzz* out_t, G2Xyzz* out_s) {
-    bucket_reduce_level<Fp2Eo>(in, groups, stride, first, len, seg, out_t, out_s);
-}
 extern "C" __global__ void g2_sum_chunks(const G2Xyzz* __restrict__ in, uint32_t count, uint32_t chunk, G2Xyzz* out) {
     sum_chunks<Fp2Eo>(in, count, chunk, out);
 }

@@ -78,35 +78,6 @@ static int check_scans(std::mt19937_64& g) {
     return bad;
 }
 
-// The binned sort of msm.rs (SortMode::Bins) with small blocks and tiles (several tiles per
-// bin, several bins): msm_bin_count, exclusive_scan, msm_bin_scatter, msm_binned_count, the
-// offsets scan, msm_binned_place.
-static void bin_sort(const std::vector<Fr>& sc, uint32_t c, uint32_t nbk, std::vector<uint32_t>& offsets, std::vector<uint32_t>& entries) {
-    const uint32_t n = (uint32_t)sc.size();
-    uint32_t log = 0;
-    while ((1u << log) < nbk) log++;
-    const uint32_t shift = log < 12 ? 8 : log - 4;  // msm.rs bin_layout(nbk, 16)
-    const uint32_t nbins = (nbk + (1u << shift) - 1) >> shift;
-    const uint32_t tile = 97, block = 32, blocks = (n + tile - 1) / tile;
-    std::vector<uint32_t> bin_counts(nbins, 0), bin_offsets(nbins + 1, 0), fill(nbins, 0);
-    launch_sync(blocks, block, [&] { msm_bin_count(sc.data(), n, c, shift, nbins, tile, bin_counts.data()); });
-    launch_sync(1, 1024, [&] { exclusive_scan(bin_counts.data(), bin_offsets.data(), nbins); });
-    const uint32_t total = bin_offsets[nbins], items = n * msm_layout(c).nwin;
-    std::vector<uint32_t> keys(items, 0xdeadbeef), vals(items, 0xdeadbeef);
-    launch_sync(blocks, block, [&] { msm_bin_scatter(sc.data(), n, c, shift, nbins, tile, bin_offsets.data(), fill.data(), keys.data(), vals.data(), nullptr); });
-    for (uint32_t b = 0; b < nbins; b++)  // every entry in its bin's run
-        for (uint32_t p = bin_offsets[b]; p < bin_offsets[b + 1]; p++)
-            if ((keys[p] >> shift) != b) { printf("host msm: binned sort c=%u: entry %u of bin %u has key %u\n", c, p, b, keys[p]); offsets.clear(); return; }
-    std::vector<uint32_t> counts(nbk, 0);
-    launch(items, 256, [&] { msm_binned_count(keys.data(), &bin_offsets[nbins], counts.data()); });
-    offsets.assign(nbk + 1, 0);
-    for (uint32_t k = 0; k < nbk; k++) offsets[k + 1] = offsets[k] + counts[k];  // the scans are checked apart
-    std::fill(counts.begin(), counts.end(), 0);
-    entries.assign(items, 0xdeadbeef);
-    launch(items, 256, [&] { msm_binned_place(keys.data(), vals.data(), &bin_offsets[nbins], offsets.data(), counts.data(), entries.data()); });
-    if (offsets[nbk] != total) { printf("host msm: binned sort c=%u: %u entries placed of %u\n", c, offsets[nbk], total); offsets.clear(); }
-}
-
 static bool same(const G1Xyzz& a, const G1Xyzz& b) {
     if (a.is_inf() || b.is_inf()) return a.is_inf() && b.is_inf();
     return Fp::mul(a.X, b.ZZ) == Fp::mul(b.X, a.ZZ) && Fp::mul(a.Y, b.ZZZ) == Fp::mul(b.Y, a.ZZZ);
@@ -116,10 +87,9 @@ typedef void (*AccKernel)(const G1Affine*, const uint32_t*, const uint32_t*, uin
 
 // The pipeline of Gpu::msm_device_cfg for canonical scalars; chunk > 0 runs the balanced
 // kernel (msm_bucket_acc_bal, `chunk` entries per thread, then msm_bucket_fixup) instead of
-// `acc`, over carries poisoned with garbage so that a carry read before being written shows;
-// `bins` sorts with the binned sort too, checks it against the atomic one and uses its order.
+// `acc`, over carries poisoned with garbage so that a carry read before being written shows.
 static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, uint32_t c, uint32_t seg, AccKernel acc,
-                  uint32_t chunk = 0, bool bins = false) {
+                  uint32_t chunk = 0) {
     const uint32_t n = (uint32_t)pts.size();
     const MsmLayout l = msm_layout(c);
     const uint32_t nb = msm_buckets_per_window(l), nbk = l.nwin * nb;
@@ -128,20 +98,6 @@ static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, u
     for (uint32_t i = 0; i < nbk; i++) offsets[i + 1] = offsets[i] + counts[i];  // exclusive_scan
     std::fill(counts.begin(), counts.end(), 0);
     launch(n, 256, [&] { msm_digits_scatter(sc.data(), n, c, offsets.data(), counts.data(), entries.data(), nullptr); });
-    if (bins) {
-        // Same offsets as the atomic sort, and the same entries in every bucket (any order).
-        std::vector<uint32_t> bo, be;
-        bin_sort(sc, c, nbk, bo, be);
-        if (bo != offsets) { printf("host msm: binned sort c=%u: offsets differ from the atomic sort's\n", c); return G1Xyzz::inf(); }
-        for (uint32_t k = 0; k < nbk; k++) {
-            std::vector<uint32_t> x(entries.begin() + offsets[k], entries.begin() + offsets[k + 1]);
-            std::vector<uint32_t> y(be.begin() + offsets[k], be.begin() + offsets[k + 1]);
-            std::sort(x.begin(), x.end());
-            std::sort(y.begin(), y.end());
-            if (x != y) { printf("host msm: binned sort c=%u: bucket %u holds other entries\n", c, k); return G1Xyzz::inf(); }
-        }
-        entries = be;
-    }
     std::vector<G1Xyzz> buckets(nbk, G1Xyzz::inf());
     if (chunk) {
         const uint64_t threads = ((uint64_t)n * l.nwin + chunk - 1) / chunk;
@@ -227,7 +183,7 @@ int main() {
     // and a chunk longer than the whole list; with the even/odd reduction as well.
     for (uint32_t c : {5u, 9u, 13u})
         for (uint32_t chunk : {1u, 3u, 7u, 64u, 5000u}) {
-            G1Xyzz got = msm(pts, sc, c, 4, nullptr, chunk, chunk == 7);
+            G1Xyzz got = msm(pts, sc, c, 4, nullptr, chunk);
             if (!same(got, want)) { printf("host msm: bal c=%u chunk=%u differs from the expected sum\n", c, chunk); bad++; }
         }
     {
@@ -237,13 +193,13 @@ int main() {
         G1Xyzz want1 = G1Xyzz::inf();
         for (uint32_t i = 0; i < n; i++) xyzz_add_affine_point(want1, pts[i], false);
         for (uint32_t chunk : {1u, 5u, 64u}) {
-            G1Xyzz got = msm(pts, ones, 9, 16, nullptr, chunk, chunk == 5);
+            G1Xyzz got = msm(pts, ones, 9, 16, nullptr, chunk);
             if (!same(got, want1)) { printf("host msm: bal all-one scalars chunk=%u differs from the sum of the points\n", chunk); bad++; }
         }
     }
-    {  // c = 16 (the engine's from 2^18 points): balanced kernel and binned sort together.
-        G1Xyzz got = msm(pts, sc, 16, 8, nullptr, 7, true);
-        if (!same(got, want)) { printf("host msm: bal + binned sort c=16 differs from the expected sum\n"); bad++; }
+    {  // c = 16 (the engine's from 2^18 points), a short reduction segment.
+        G1Xyzz got = msm(pts, sc, 16, 8, nullptr, 7);
+        if (!same(got, want)) { printf("host msm: bal c=16 chunk=7 differs from the expected sum\n"); bad++; }
     }
     for (uint32_t c : {15u, 17u}) {
         G1Xyzz got = msm(pts, sc, c, 16, msm_bucket_acc_f1eo3);

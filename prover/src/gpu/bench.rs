@@ -147,7 +147,6 @@ fn time_msm_row<C: GpuCurve>(
         ("digits".into(), mid.digits_ms),
         ("scan".into(), mid.scan_ms),
         ("scatter".into(), mid.scatter_ms),
-        ("place".into(), mid.place_ms),
         ("bucket_acc".into(), mid.bucket_acc_ms),
         ("fixup".into(), mid.fixup_ms),
         ("reduce".into(), mid.reduce_ms),

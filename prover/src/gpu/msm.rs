@@ -162,57 +162,6 @@ pub fn is_balanced(kernel: &str) -> bool {
     kernel.ends_with("bal")
 }
 
-/// How scalars are sorted into buckets (`PROOFSCOPE_MSM_SORT`, read once).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortMode {
-    /// Binned: per tile of points, shared-memory counts and one reservation per bin, then one
-    /// block per bin places its entries by key (`msm_bin_*` in msm.cu); the default.
-    Bins,
-    /// One global atomic with return and one scattered store per entry (`msm_digits_*`).
-    Atomic,
-}
-
-impl SortMode {
-    pub fn from_env() -> Result<SortMode, GpuError> {
-        static CELL: OnceLock<Result<SortMode, String>> = OnceLock::new();
-        CELL.get_or_init(|| match std::env::var("PROOFSCOPE_MSM_SORT").ok().as_deref().map(str::trim) {
-            None | Some("") | Some("bins") => Ok(SortMode::Bins),
-            Some("atomic") => Ok(SortMode::Atomic),
-            Some(v) => Err(format!("PROOFSCOPE_MSM_SORT={v:?}: expected bins or atomic")),
-        })
-        .clone()
-        .map_err(GpuError::Other)
-    }
-}
-
-/// The binned sort's bins: `shift` = log2 of the keys per bin, at least 8, such that there
-/// are at most `max_bins` bins (a power of two, at most 4096 = MSM_MAX_BINS, the tiles'
-/// shared counters); returns (shift, bins). Few bins keep the runs a tile writes per bin
-/// long (run 27: 2048 bins made that scatter 20 ms at 2^24, 32 bins 2.5 ms, run 28).
-pub fn bin_layout(nbk: u32, max_bins: u32) -> (u32, u32) {
-    let log = 32 - nbk.saturating_sub(1).leading_zeros();
-    let shift = log.saturating_sub(max_bins.clamp(1, 4096).ilog2()).max(8);
-    (shift, nbk.div_ceil(1 << shift))
-}
-
-/// Target bin count of the binned sort (`PROOFSCOPE_MSM_BINS`, a power of two in 16..=4096;
-/// default 256).
-pub fn max_bins_from_env() -> Result<u32, GpuError> {
-    static CELL: OnceLock<Result<u32, String>> = OnceLock::new();
-    CELL.get_or_init(|| match std::env::var("PROOFSCOPE_MSM_BINS").ok().as_deref().map(str::trim) {
-        None | Some("") => Ok(256),
-        Some(v) => match v.parse::<u32>() {
-            Ok(b) if (16..=4096).contains(&b) && b.is_power_of_two() => Ok(b),
-            _ => Err(format!("PROOFSCOPE_MSM_BINS={v:?}: expected a power of two in 16..=4096")),
-        },
-    })
-    .clone()
-    .map_err(GpuError::Other)
-}
-
-/// Points per block of the binned sort's count and scatter kernels.
-const BIN_TILE: u32 = 8192;
-
 /// Entries per thread of the balanced kernels when the config gives none: about one
 /// thread per 2^20th of the entries (n * windows), within 64..=256 (H200, 2026-11-30: 64
 /// was best at 2^20 points, 64-128 at 2^22, 256 at 2^24).
@@ -382,16 +331,14 @@ impl MsmConfig {
 /// Device times (CUDA events) of the phases of one MSM, in ms.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MsmTimes {
-    /// Scalar conversion, digits, counting sort (= digits + scan + scatter + place).
+    /// Scalar conversion, digits, counting sort (= digits + scan + scatter).
     pub sort_ms: f64,
-    /// Scalar conversion from Montgomery form and the digit (or bin) histogram.
+    /// Scalar conversion from Montgomery form and the digit histogram.
     pub digits_ms: f64,
     /// Prefix sum of the histogram (bucket offsets).
     pub scan_ms: f64,
-    /// Scatter of the point indices into bucket order (the binned sort: into bins).
+    /// Scatter of the point indices into bucket order.
     pub scatter_ms: f64,
-    /// The binned sort's bucket histogram, offsets and placement (0 for the atomic sort).
-    pub place_ms: f64,
     /// Bucket sums, including the balanced kernels' fixup.
     pub bucket_acc_ms: f64,
     /// The balanced kernels' fixup alone (0 for the others).
@@ -500,52 +447,19 @@ impl Gpu {
         };
         let null = 0u64;
         let mut offsets = self.stream.alloc_zeros::<u32>(nbk as usize + 1).ctx("alloc offsets")?;
-        // SAFETY: both sorts write entries [0, offsets[nbk]), and nothing reads past it.
+        // SAFETY: the scatter writes entries [0, offsets[nbk]), and nothing reads past it.
         let mut entries = unsafe { self.stream.alloc::<u32>(n * nwin as usize) }.ctx("alloc entries")?;
-        let (t_digits, t_scan, t_scatter) = match SortMode::from_env()? {
-            SortMode::Atomic => {
-                let mut counts = self.stream.alloc_zeros::<u32>(nbk as usize).ctx("alloc counts")?;
-                launch!(self, "msm_digits_count", cfg_1d(nn, 256), canon, &n32, &c, &mut counts);
-                let t_digits = self.timer()?;
-                self.scan_offsets(&counts, &mut offsets, nbk)?;
-                self.stream.memset_zeros(&mut counts).ctx("clear cursors")?;
-                let t_scan = self.timer()?;
-                match idx {
-                    Some(ix) => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, ix),
-                    None => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, &null),
-                }
-                (t_digits, t_scan, self.timer()?)
-            }
-            SortMode::Bins => {
-                let (shift, nbins) = bin_layout(nbk, max_bins_from_env()?);
-                let tile = BIN_TILE;
-                let grid = (n32.div_ceil(tile) as u64) * 512;
-                let mut bin_counts = self.stream.alloc_zeros::<u32>(nbins as usize).ctx("alloc bin counts")?;
-                launch!(self, "msm_bin_count", cfg_1d(grid, 512), canon, &n32, &c, &shift, &nbins, &tile, &mut bin_counts);
-                let t_digits = self.timer()?;
-                let mut bin_offsets = self.stream.alloc_zeros::<u32>(nbins as usize + 1).ctx("alloc bin offsets")?;
-                launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &bin_counts, &mut bin_offsets, &nbins);
-                self.stream.memset_zeros(&mut bin_counts).ctx("clear bin cursors")?;
-                let t_scan = self.timer()?;
-                let items = n * nwin as usize;
-                // SAFETY: msm_bin_scatter writes [0, total) of both; the kernels after it read
-                // no further (total = the last bin offset, read on the device).
-                let mut keys = unsafe { self.stream.alloc::<u32>(items) }.ctx("alloc bin keys")?;
-                let mut vals = unsafe { self.stream.alloc::<u32>(items) }.ctx("alloc bin entries")?;
-                match idx {
-                    Some(ix) => launch!(self, "msm_bin_scatter", cfg_1d(grid, 512), canon, &n32, &c, &shift, &nbins, &tile, &bin_offsets, &mut bin_counts, &mut keys, &mut vals, ix),
-                    None => launch!(self, "msm_bin_scatter", cfg_1d(grid, 512), canon, &n32, &c, &shift, &nbins, &tile, &bin_offsets, &mut bin_counts, &mut keys, &mut vals, &null),
-                }
-                let t_scatter = self.timer()?;
-                let end = bin_offsets.slice(nbins as usize..);
-                let mut counts = self.stream.alloc_zeros::<u32>(nbk as usize).ctx("alloc counts")?;
-                launch!(self, "msm_binned_count", cfg_1d(items as u64, 256), &keys, &end, &mut counts);
-                self.scan_offsets(&counts, &mut offsets, nbk)?;
-                self.stream.memset_zeros(&mut counts).ctx("clear cursors")?;
-                launch!(self, "msm_binned_place", cfg_1d(items as u64, 256), &keys, &vals, &end, &offsets, &mut counts, &mut entries);
-                (t_digits, t_scan, t_scatter)
-            }
-        };
+        let mut counts = self.stream.alloc_zeros::<u32>(nbk as usize).ctx("alloc counts")?;
+        launch!(self, "msm_digits_count", cfg_1d(nn, 256), canon, &n32, &c, &mut counts);
+        let t_digits = self.timer()?;
+        self.scan_offsets(&counts, &mut offsets, nbk)?;
+        self.stream.memset_zeros(&mut counts).ctx("clear cursors")?;
+        let t_scan = self.timer()?;
+        match idx {
+            Some(ix) => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, ix),
+            None => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, &null),
+        }
+        drop(counts);
         let t1 = self.timer()?;
         // Empty buckets stay the identity (all-zero words): the balanced kernels skip them.
         let mut buckets = self.stream.alloc_zeros::<u32>(nbk as usize * C::XYZZ_WORDS).ctx("alloc buckets")?;
@@ -576,8 +490,7 @@ impl Gpu {
             sort_ms: t0.ms_to(&t1)?,
             digits_ms: t0.ms_to(&t_digits)?,
             scan_ms: t_digits.ms_to(&t_scan)?,
-            scatter_ms: t_scan.ms_to(&t_scatter)?,
-            place_ms: t_scatter.ms_to(&t1)?,
+            scatter_ms: t_scan.ms_to(&t1)?,
             bucket_acc_ms: t1.ms_to(&t2)?,
             fixup_ms: match &fixup_start {
                 Some(tf) => tf.ms_to(&t2)?,
@@ -703,28 +616,13 @@ mod tests {
     }
 
     #[test]
-    fn balanced_chunks_and_sort_bins_follow_the_size() {
+    fn balanced_chunks_follow_the_size() {
         assert_eq!(default_chunk(1 << 10), 64);
         assert_eq!(default_chunk(16 << 20), 64);
         assert_eq!(default_chunk(16 << 22), 64);
         assert_eq!(default_chunk((16 << 22) * 2), 128);
         assert_eq!(default_chunk(16 << 24), 256);
         assert_eq!(default_chunk(15 << 26), 256);
-        // Bins: at least 256 keys each, at most max_bins (<= 4096, the kernels' shared
-        // arrays), for every window size the MSM accepts.
-        for c in MSM_C_RANGE {
-            for max_bins in [16, 256, 4096] {
-                let l = WindowLayout::new(c);
-                let nbk = l.nwin * l.buckets_per_window();
-                let (shift, bins) = bin_layout(nbk, max_bins);
-                assert!(shift >= 8 && bins <= max_bins, "c = {c}: shift {shift}, {bins} bins over {max_bins}");
-                assert!((bins as u64) << shift >= nbk as u64 && ((bins - 1) as u64) << shift < nbk as u64, "c = {c}");
-            }
-        }
-        assert_eq!(bin_layout(1 << 19, 4096), (8, 2048));
-        assert_eq!(bin_layout(1 << 19, 256), (11, 256));
-        assert_eq!(bin_layout(13 << 19, 256), (15, 208));
-        assert_eq!(bin_layout(100, 256), (8, 1));
     }
 
     #[test]
