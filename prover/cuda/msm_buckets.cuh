@@ -37,9 +37,21 @@ FI Affine<F> reload_affine(const Affine<F>* __restrict__ points, uint32_t i) {
     return p;
 }
 
-// Same sums with a straight-line common path: when the accumulator and the point are not
-// the identity and P != 0 (all but a few steps), madd_prep, one test and madd_generic run
-// as one basic block; any special case falls back to the general formula for that step.
+// acc += the point of entry e (index | sign in bit 31) with a straight-line common path: when
+// the accumulator and the point are not the identity and P != 0 (all but a few steps),
+// madd_prep, one test and madd_generic run as one basic block; any special case falls back to
+// the general formula for that step.
+template <class A>
+FI void bucket_step(Xyzz<typename A::F>& acc, const Affine<typename A::F>* __restrict__ points, uint32_t e) {
+    typedef typename A::F F;
+    const Affine<F> p = points[e & 0x7fffffffu];
+    const bool neg = (e >> 31) != 0;
+    const MaddPR<F> t = madd_prep<A>(acc, p.x, cond_neg(p.y, neg));
+    if (!(acc.is_inf() | p.is_inf() | t.P.is_zero())) madd_generic<A>(acc, t);
+    else xyzz_add_affine_point<A>(acc, reload_affine(points, e & 0x7fffffffu), neg);
+}
+
+// Same sums, each step through bucket_step (straight-line common path).
 template <class A>
 FI void bucket_acc_1(const Affine<typename A::F>* __restrict__ points, const uint32_t* __restrict__ entries,
                      const uint32_t* __restrict__ offsets, uint32_t nbuckets, Xyzz<typename A::F>* buckets) {
@@ -49,12 +61,7 @@ FI void bucket_acc_1(const Affine<typename A::F>* __restrict__ points, const uin
     Xyzz<F> acc = Xyzz<F>::inf();
     const uint32_t end = offsets[b + 1];
     for (uint32_t k = offsets[b]; k < end; k++) {
-        const uint32_t e = entries[k];
-        const Affine<F> p = points[e & 0x7fffffffu];
-        const bool neg = (e >> 31) != 0;
-        const MaddPR<F> t = madd_prep<A>(acc, p.x, cond_neg(p.y, neg));
-        if (!(acc.is_inf() | p.is_inf() | t.P.is_zero())) madd_generic<A>(acc, t);
-        else xyzz_add_affine_point<A>(acc, reload_affine(points, e & 0x7fffffffu), neg);
+        bucket_step<A>(acc, points, entries[k]);
     }
     buckets[b] = acc;
 }
@@ -87,12 +94,7 @@ FI void bucket_acc_bal(const Affine<typename A::F>* __restrict__ points, const u
     bool owner = offsets[b] == lo;
     Xyzz<F> acc = Xyzz<F>::inf();
     for (uint32_t k = lo; k < hi; k++) {
-        const uint32_t e = entries[k];
-        const Affine<F> p = points[e & 0x7fffffffu];
-        const bool neg = (e >> 31) != 0;
-        const MaddPR<F> tp = madd_prep<A>(acc, p.x, cond_neg(p.y, neg));
-        if (!(acc.is_inf() | p.is_inf() | tp.P.is_zero())) madd_generic<A>(acc, tp);
-        else xyzz_add_affine_point<A>(acc, reload_affine(points, e & 0x7fffffffu), neg);
+        bucket_step<A>(acc, points, entries[k]);
         if (k + 1 == bend || k + 1 == hi) {
             if (owner) buckets[b] = acc; else carry[t] = acc;
             if (k + 1 < hi) {

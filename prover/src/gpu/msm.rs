@@ -205,7 +205,7 @@ pub struct MsmConfig {
 }
 
 impl Default for MsmConfig {
-    /// G1's built-in default (bal: fastest on the H200 from 2^20 to 2^24 points, run 26 of reports/gpu/2026-11-30-run26-29.md).
+    /// G1's built-in default (bal: fastest on the H200 from 2^20 to 2^24 points, run 26 of reports/gpu/2026-11-30-run26-31.md).
     fn default() -> Self {
         Self::default_for::<G1>()
     }
