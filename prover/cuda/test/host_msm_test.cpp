@@ -201,7 +201,7 @@ int main() {
         G1Xyzz got = msm(pts, sc, 16, 8, nullptr, 7);
         if (!same(got, want)) { printf("host msm: bal c=16 chunk=7 differs from the expected sum\n"); bad++; }
     }
-    for (uint32_t c : {15u, 17u}) {
+    for (uint32_t c : {10u, 11u, 15u, 17u}) {
         G1Xyzz got = msm(pts, sc, c, 16, msm_bucket_acc_f1eo3);
         if (!same(got, want)) { printf("host msm: f1eo3 c=%u differs from the expected sum\n", c); bad++; }
     }

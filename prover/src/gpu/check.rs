@@ -278,8 +278,8 @@ fn check_h(gpu: &Gpu, rng: &mut ChaCha8Rng, log_n: u32) -> Result<Option<String>
 }
 
 /// Variants checked: those of `PROOFSCOPE_MSM_VARIANTS` (the ones the bench will time) when
-/// set, else every accumulation kernel at the window size by size (9 and 13 at the checked
-/// sizes) and at c = 16 (the engine's above 2^18 points), the default kernel with a short
+/// set, else every accumulation kernel at the window size by size (9, 10 and 11 at the checked
+/// sizes) and at c = 16 (the engine's from 2^19 points), the default kernel with a short
 /// reduction segment, and c = 19 with a long one (over 2^20 buckets: the tiled scan); the
 /// balanced kernel with short chunks.
 fn msm_check_variants() -> Result<Vec<MsmConfig>, GpuError> {

@@ -115,19 +115,28 @@ impl GpuCurve for G2 {
     /// buckets pay earlier. H200, run 21 (same run, g2eo): 2^17 11.30 vs 11.55 ms (c 13),
     /// 2^18 15.79 vs 21.98 (c 16), 2^19 24.54 vs 29.75, 2^20 41.28 vs 44.58; 2^16 and 2^21
     /// were slower at 14 (8.96 vs 8.51, 73.93 vs 72.34), so they keep G1's choice.
+    /// Below 2^17 points G2 keeps G1's choice from before run 32 (9 below 4096, 13 above): the
+    /// smaller windows G1 took then were not timed for G2.
     fn default_window_bits(n: usize) -> u32 {
         match n {
+            0..=4095 => 9,
+            4096..=0x1_ffff => 13,
             0x2_0000..=0x10_0000 => 14,
             _ => msm_window_bits(n),
         }
     }
 }
 
-/// Window size c (bits) for an MSM of n points: enough buckets to fill the GPU, at most 16.
+/// Window size c (bits) for an MSM of n points (G1). Below 2^19 points the bucket reduction,
+/// whose cost follows the bucket count and not n, outweighs the additions that larger windows
+/// save: on the H200 (runs 32-33 of reports/gpu/2026-11-30-run26-31.md, `bal`) c = 10 was the
+/// fastest of 10..16 from 2^12 to 2^16 points (2^16: 2.70 ms vs 3.55 at c = 13), c = 11 at 2^17
+/// and 2^18 (5.23 vs 6.16 ms at c = 16), c = 16 from 2^19 (c = 15 within 1 %).
 pub fn msm_window_bits(n: usize) -> u32 {
     match n {
         0..=4095 => 9,
-        4096..=0x3_ffff => 13,
+        4096..=0x1_0000 => 10,
+        0x1_0001..=0x7_ffff => 11,
         _ => 16,
     }
 }
@@ -604,9 +613,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn g2_uses_c14_from_2_17_to_2_20_points_and_g1_keeps_its_windows() {
+    fn g2_uses_c14_from_2_17_to_2_20_points_and_g1_small_windows_below_2_19() {
         let d = MsmConfig::kernel("g2eo");
-        for (n, g1, g2) in [(1usize << 16, 13, 13), ((1 << 17) - 1, 13, 13), (1 << 17, 13, 14), (1 << 18, 16, 14), (1 << 20, 16, 14), ((1 << 20) + 1, 16, 16), (1 << 24, 16, 16)] {
+        for (n, g1, g2) in [(4095, 9, 9), (4096, 10, 13), (1usize << 16, 10, 13), ((1 << 16) + 1, 11, 13), ((1 << 17) - 1, 11, 13), (1 << 17, 11, 14), (1 << 18, 11, 14), ((1 << 19) - 1, 11, 14), (1 << 19, 16, 14), (1 << 20, 16, 14), ((1 << 20) + 1, 16, 16), (1 << 24, 16, 16)] {
             assert_eq!(d.window_bits_for::<G1>(n), g1, "G1 at {n}");
             assert_eq!(d.window_bits_for::<G2>(n), g2, "G2 at {n}");
         }
