@@ -8,7 +8,8 @@
 //                      (13 of its 16 ms at 2^24 on the H200 are this scatter; two binned
 //                      sorts that grouped the writes by key range first were no faster,
 //                      reports/gpu/2026-11-30-run26-31.md, and were removed)
-//   msm_bucket_acc*    bucket sums (mixed XYZZ additions); three variants, see below
+//   msm_bucket_acc*    bucket sums (mixed XYZZ additions); four variants, see below
+//                      (msm_bucket_fixup after the balanced one)
 //   msm_bucket_reduce  per window segment: running sums give sum_b (b+1) * B_b
 //   g1_sum_chunks      tree sum of segment partials into one point per window
 // The host combines the windows (Horner, width_w doublings per window, about 16 points).

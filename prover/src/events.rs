@@ -114,37 +114,32 @@ impl EventSink {
             let stop = Arc::new(AtomicBool::new(false));
             let (s2, sh) = (stop.clone(), sink.shared.clone());
             let h = std::thread::Builder::new().name("rss-sampler".into()).spawn(move || {
-                let mut last: Option<(u64, f64)> = None;
-                let mut last_host: Option<(u64, HostCpu)> = None;
+                // Cumulative CPU seconds: the prover's, the whole machine's busy time and the
+                // hypervisor's steal; each last reading kept with its time.
+                let names = [
+                    timeline::event::counters::CPU_BUSY_CORES,
+                    timeline::event::counters::HOST_BUSY_CORES,
+                    timeline::event::counters::HOST_STEAL_CORES,
+                ];
+                let mut last: [Option<(u64, f64)>; 3] = [None; 3];
                 while !s2.load(Ordering::Relaxed) {
                     let t_ns = sh.now_ns();
                     if let Some(rss) = rss_bytes() {
                         let _ = sh.tx.send(Msg::Counter(Counter { name: timeline::event::counters::RSS_BYTES.into(), t_ns, value: rss as f64, device: None }));
                     }
                     // Cores busy since the previous sample, stamped at this sample's time.
-                    if let Some(cpu) = process_cpu_seconds() {
-                        if let Some((t0, c0)) = last {
+                    let process = process_cpu_seconds();
+                    let host = HostCpu::read();
+                    let now = [process, host.map(|h| h.busy_s), host.map(|h| h.steal_s)];
+                    for ((name, now), last) in names.iter().zip(now).zip(last.iter_mut()) {
+                        let Some(secs) = now else { continue };
+                        if let Some((t0, s0)) = *last {
                             if t_ns > t0 {
-                                let busy = ((cpu - c0) / ((t_ns - t0) as f64 * 1e-9)).max(0.0);
-                                let _ = sh.tx.send(Msg::Counter(Counter { name: timeline::event::counters::CPU_BUSY_CORES.into(), t_ns, value: busy, device: None }));
+                                let cores = ((secs - s0) / ((t_ns - t0) as f64 * 1e-9)).max(0.0);
+                                let _ = sh.tx.send(Msg::Counter(Counter { name: (*name).into(), t_ns, value: cores, device: None }));
                             }
                         }
-                        last = Some((t_ns, cpu));
-                    }
-                    // The whole machine: every process, and what the hypervisor took.
-                    if let Some(host) = HostCpu::read() {
-                        if let Some((t0, h0)) = last_host {
-                            if t_ns > t0 {
-                                let wall = (t_ns - t0) as f64 * 1e-9;
-                                for (name, v) in [
-                                    (timeline::event::counters::HOST_BUSY_CORES, host.busy_s - h0.busy_s),
-                                    (timeline::event::counters::HOST_STEAL_CORES, host.steal_s - h0.steal_s),
-                                ] {
-                                    let _ = sh.tx.send(Msg::Counter(Counter { name: name.into(), t_ns, value: (v / wall).max(0.0), device: None }));
-                                }
-                            }
-                        }
-                        last_host = Some((t_ns, host));
+                        *last = Some((t_ns, secs));
                     }
                     std::thread::sleep(period);
                 }

@@ -140,6 +140,14 @@ fn cpu_engine_proves_verifies_and_its_timeline_reads_clean() {
     }
     assert!(out.jsonl.counters.iter().any(|c| c.name == "rss_bytes" && c.value > 1e6));
     assert!(out.jsonl.counters.iter().any(|c| c.name == "queue_depth"));
+    // The sampler's CPU rates: the prover's cores, and on Linux the machine's and its steal.
+    let mut rates = vec!["cpu_busy_cores"];
+    if std::path::Path::new("/proc/stat").exists() {
+        rates.extend(["host_busy_cores", "host_steal_cores"]);
+    }
+    for name in rates {
+        assert!(out.jsonl.counters.iter().any(|c| c.name == name && c.value >= 0.0 && c.value.is_finite()), "no {name} counter");
+    }
     // cuzk log: zero warnings, the six events paired into spans per partition.
     assert!(!out.cuzk.diagnostics.has_warnings(), "{:?}", out.cuzk.diagnostics);
     assert_eq!(out.cuzk.spans_of(&SpanKind::Synthesis).count(), 6);

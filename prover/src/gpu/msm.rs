@@ -223,7 +223,7 @@ impl Default for MsmConfig {
 impl MsmConfig {
     /// The built-in default of group `C`.
     pub fn default_for<C: GpuCurve>() -> MsmConfig {
-        MsmConfig { acc: C::DEFAULT_ACC, c: None, seg: None, chunk: None }
+        Self::kernel(C::DEFAULT_ACC)
     }
 
     /// Kernel `acc` with every other choice left to the defaults.
@@ -475,8 +475,9 @@ impl Gpu {
         let fixup_start = if is_balanced(acc_kernel) {
             // One thread per `chunk` entries of the n * nwin the sort can produce at most
             // (threads past the real count return at once).
-            let chunk = cfg.chunk.unwrap_or_else(|| default_chunk(nn * nwin as u64));
-            let threads = (nn * nwin as u64).div_ceil(chunk as u64);
+            let most = nn * nwin as u64;
+            let chunk = cfg.chunk.unwrap_or_else(|| default_chunk(most));
+            let threads = most.div_ceil(chunk as u64);
             // SAFETY: a carry slot is read by the fixup only after its thread wrote it.
             let mut carry = unsafe { self.stream.alloc::<u32>(threads as usize * C::XYZZ_WORDS) }.ctx("alloc carries")?;
             launch!(self, acc_kernel, cfg_1d(threads, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets, &chunk, &mut carry);
