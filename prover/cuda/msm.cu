@@ -13,12 +13,16 @@
 //   msm_bucket_reduce  per window segment: running sums give sum_b (b+1) * B_b
 //   g1_sum_chunks      tree sum of segment partials into one point per window
 // The host combines the windows (Horner, width_w doublings per window, about 16 points).
+// Over a table of precomputed shifted bases (msm_shift.cuh, built by g1_shift_dbl and
+// g1_xyzz_to_affine) the digit kernels get key stride 0 and point stride = the table's
+// points per window: one bucket set for all windows, one reduction, no Horner.
 // Window layout (c -> nwin windows of nearly equal widths, scalars folded below r/2):
 // msm_digits.cuh. The bucket loops, reduction and chunked sums are curve-generic
 // (msm_buckets.cuh); this file instantiates them for G1, msm_g2.cu for G2, and the digit
 // and sort kernels here serve both.
 #include "msm_buckets.cuh"
 #include "msm_digits.cuh"
+#include "msm_shift.cuh"
 
 // Montgomery scalars -> canonical integers.
 extern "C" __global__ void fr_from_mont(const Fr* __restrict__ in, Fr* __restrict__ out, uint64_t n) {
@@ -31,7 +35,11 @@ extern "C" __global__ void fr_from_mont(const Fr* __restrict__ in, Fr* __restric
 // Buckets per window for window size c: 2^(widest window - 1) (the host computes the same).
 FI uint32_t msm_buckets_per_window(const MsmLayout& l) { return 1u << (l.base + (l.extra ? 1u : 0u) - 1); }
 
-extern "C" __global__ void msm_digits_count(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t* counts) {
+// Keys: window w's digit d goes to key w * key_stride + |d| - 1: key_stride = buckets per
+// window for the plain MSM, 0 with precomputed shifted bases (msm_shift.cuh), where all
+// windows share one set of buckets and the entry names point w * point_stride + i of the
+// table instead (point_stride = the table's points per window; 0 for the plain MSM).
+extern "C" __global__ void msm_digits_count(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t key_stride, uint32_t* counts) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t s[8];
@@ -40,17 +48,17 @@ extern "C" __global__ void msm_digits_count(const Fr* __restrict__ scalars, uint
     for (int k = 0; k < 8; k++) s[k] = x.v[k];
     (void)msm_fold_scalar(s);
     const MsmLayout l = msm_layout(c);
-    const uint32_t nb = msm_buckets_per_window(l);
     uint32_t carry = 0;
     for (uint32_t w = 0; w < l.nwin; w++) {
         int32_t d = msm_window_digit(s, l, w, carry);
-        if (d != 0) atomicAdd(&counts[w * nb + (uint32_t)(d < 0 ? -d : d) - 1], 1u);
+        if (d != 0) atomicAdd(&counts[w * key_stride + (uint32_t)(d < 0 ? -d : d) - 1], 1u);
     }
 }
 
 // entries get the point index of term i: idx[i] when an index list is given (the tail of a
 // density split), else i; bit 31 holds the sign (digit sign xor the scalar's fold).
 extern "C" __global__ void msm_digits_scatter(const Fr* __restrict__ scalars, uint32_t n, uint32_t c,
+                                              uint32_t key_stride, uint32_t point_stride,
                                               const uint32_t* __restrict__ offsets, uint32_t* cursor,
                                               uint32_t* entries, const uint32_t* __restrict__ idx) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -61,15 +69,14 @@ extern "C" __global__ void msm_digits_scatter(const Fr* __restrict__ scalars, ui
     for (int k = 0; k < 8; k++) s[k] = x.v[k];
     const bool folded = msm_fold_scalar(s);
     const MsmLayout l = msm_layout(c);
-    const uint32_t nb = msm_buckets_per_window(l);
     const uint32_t point = idx ? idx[i] : i;
     uint32_t carry = 0;
     for (uint32_t w = 0; w < l.nwin; w++) {
         int32_t d = msm_window_digit(s, l, w, carry);
         if (d != 0) {
-            uint32_t key = w * nb + (uint32_t)(d < 0 ? -d : d) - 1;
+            uint32_t key = w * key_stride + (uint32_t)(d < 0 ? -d : d) - 1;
             uint32_t pos = offsets[key] + atomicAdd(&cursor[key], 1u);
-            entries[pos] = point | (((d < 0) != folded) ? 0x80000000u : 0u);
+            entries[pos] = (w * point_stride + point) | (((d < 0) != folded) ? 0x80000000u : 0u);
         }
     }
 }
@@ -161,4 +168,13 @@ extern "C" __global__ void g1_sum_chunks(const G1Xyzz* __restrict__ in, uint32_t
 extern "C" __global__ void g1_sum_affine_chunks(const G1Affine* __restrict__ points, const uint32_t* __restrict__ idx,
                                                 uint32_t count, uint32_t chunk, G1Xyzz* out) {
     sum_affine_chunks<FpStd>(points, idx, count, chunk, out);
+}
+
+// The table of precomputed shifted bases (msm_shift.cuh), one window at a time:
+// tmp = 2^width * in (XYZZ), then out = affine(tmp) with one inversion per `chunk` points.
+extern "C" __global__ void g1_shift_dbl(const G1Affine* __restrict__ in, uint32_t n, uint32_t width, G1Xyzz* tmp) {
+    shift_dbl<FpEo>(in, n, width, tmp);
+}
+extern "C" __global__ void g1_xyzz_to_affine(const G1Xyzz* __restrict__ in, uint32_t n, uint32_t chunk, G1Affine* out) {
+    xyzz_to_affine_chunk<FpEo>(in, n, chunk, out);
 }

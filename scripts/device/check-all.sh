@@ -3,8 +3,9 @@
 # (`gpu check` against the CPU path, every MSM variant in PROOFSCOPE_MSM_VARIANTS), their
 # timings (`gpu bench`), then whole partitions through the engine at 2^LOG constraints
 # (TEST-ONLY setup made there), verified, with the timeline kept: with the defaults, with the
-# fastest G1 MSM variant the bench found at the largest MSM size, and with the G2 MSM on the
-# CPU (--g2-msm cpu) instead of the GPU; the three must give byte-identical proofs.
+# fastest G1 MSM variant the bench found at the largest MSM size, with the G2 MSM on the
+# CPU (--g2-msm cpu) instead of the GPU, and with tables of shifted bases for the G1 queries
+# (PROOFSCOPE_MSM_PRECOMP=on); all must give byte-identical proofs.
 # Build first, here: bash scripts/build-gpu-binary.sh   (carry dist)
 # Knobs: everything gpu-check.sh takes (MSM, NTT, RUNS, CHECK_ARGS, PROOFSCOPE_MSM_VARIANTS),
 #        LOG (default 20), ENGINE ("pw:gw:proofs:partitions", default 2:2:2:4), SKIP_ENGINE=1.
@@ -25,12 +26,16 @@ p=/tmp/params-$log.bin
 [ -f "$p" ] || { echo "check-all: setup 2^$log did not finish" | tee -a "$OUT/engine.txt"; exit 1; }
 IFS=: read -r pw gw proofs parts <<<"${ENGINE:-2:2:2:4}"
 fastest=$(sed -n 's/^fastest MSM variant at 2^[0-9]*: \([^ ]*\).*/\1/p' "$OUT/bench.txt" 2>/dev/null | tail -n 1)
-variants="default ${fastest:+msm-$fastest} g2-cpu"
+variants="default ${fastest:+msm-$fastest} g2-cpu pre"
 for v in $variants; do
   case $v in
     default) envs=(); args=() ;;
+    # A +pre variant (over shifted-base tables) becomes tables of its c for the engine.
+    msm-*+pre*) spec=${v#msm-}; c=$(cut -s -d: -f2 <<<"$spec")
+                envs=("PROOFSCOPE_MSM_ACC=${spec%%+pre*}" "PROOFSCOPE_MSM_PRECOMP=${c:-on}"); args=() ;;
     msm-*) envs=("PROOFSCOPE_MSM_ACC=${v#msm-}"); args=() ;;
     g2-cpu) envs=(); args=(--g2-msm cpu) ;;
+    pre) envs=("PROOFSCOPE_MSM_PRECOMP=on"); args=() ;;
   esac
   echo "== 2^$log cuda pw=$pw gw=$gw proofs=$proofs partitions=$parts variant=$v" | tee -a "$OUT/engine.txt"
   env "${envs[@]}" timeout "${PROVE_TIMEOUT:-150}" "$BIN" prove --params "$p" --backend cuda "${args[@]}" \

@@ -94,10 +94,10 @@ static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, u
     const MsmLayout l = msm_layout(c);
     const uint32_t nb = msm_buckets_per_window(l), nbk = l.nwin * nb;
     std::vector<uint32_t> counts(nbk, 0), offsets(nbk + 1, 0), entries((size_t)n * l.nwin, 0);
-    launch(n, 256, [&] { msm_digits_count(sc.data(), n, c, counts.data()); });
+    launch(n, 256, [&] { msm_digits_count(sc.data(), n, c, nb, counts.data()); });
     for (uint32_t i = 0; i < nbk; i++) offsets[i + 1] = offsets[i] + counts[i];  // exclusive_scan
     std::fill(counts.begin(), counts.end(), 0);
-    launch(n, 256, [&] { msm_digits_scatter(sc.data(), n, c, offsets.data(), counts.data(), entries.data(), nullptr); });
+    launch(n, 256, [&] { msm_digits_scatter(sc.data(), n, c, nb, 0, offsets.data(), counts.data(), entries.data(), nullptr); });
     std::vector<G1Xyzz> buckets(nbk, G1Xyzz::inf());
     if (chunk) {
         const uint64_t threads = ((uint64_t)n * l.nwin + chunk - 1) / chunk;
@@ -120,6 +120,50 @@ static G1Xyzz msm(const std::vector<G1Affine>& pts, const std::vector<Fr>& sc, u
         for (uint32_t k = 0; k < msm_win_width(l, (uint32_t)w); k++) xyzz_dbl(total);
         xyzz_add(total, wins[w]);
     }
+    return total;
+}
+
+// The table of precomputed shifted bases as msm.rs builds it: window 0 the points, window w
+// = 2^(width of w-1) * window w-1 (g1_shift_dbl, then g1_xyzz_to_affine in chunks).
+static std::vector<G1Affine> shift_table(const std::vector<G1Affine>& pts, uint32_t c, uint32_t chunk) {
+    const uint32_t n = (uint32_t)pts.size();
+    const MsmLayout l = msm_layout(c);
+    std::vector<G1Affine> t((size_t)n * l.nwin);
+    std::copy(pts.begin(), pts.end(), t.begin());
+    std::vector<G1Xyzz> tmp(n);
+    for (uint32_t w = 1; w < l.nwin; w++) {
+        const uint32_t width = msm_win_width(l, w - 1);
+        launch(n, 128, [&] { g1_shift_dbl(&t[(size_t)(w - 1) * n], n, width, tmp.data()); });
+        launch((n + chunk - 1) / chunk, 128, [&] { g1_xyzz_to_affine(tmp.data(), n, chunk, &t[(size_t)w * n]); });
+    }
+    return t;
+}
+
+// The MSM over a shifted table (the "pre" configs): one set of buckets for all windows,
+// entries naming point w * n + i, one reduction, no Horner. `idx` (may be empty) maps term i
+// to point idx[i] of the table's n points, as the tail MSM of a density split does.
+static G1Xyzz msm_pre(const std::vector<G1Affine>& table, uint32_t npts, const std::vector<Fr>& sc, uint32_t c,
+                      uint32_t chunk, const std::vector<uint32_t>& idx) {
+    const uint32_t n = (uint32_t)sc.size();
+    const MsmLayout l = msm_layout(c);
+    const uint32_t nb = msm_buckets_per_window(l);
+    std::vector<uint32_t> counts(nb, 0), offsets(nb + 1, 0), entries((size_t)n * l.nwin, 0);
+    launch(n, 256, [&] { msm_digits_count(sc.data(), n, c, 0, counts.data()); });
+    for (uint32_t i = 0; i < nb; i++) offsets[i + 1] = offsets[i] + counts[i];
+    std::fill(counts.begin(), counts.end(), 0);
+    const uint32_t* ix = idx.empty() ? nullptr : idx.data();
+    launch(n, 256, [&] { msm_digits_scatter(sc.data(), n, c, 0, npts, offsets.data(), counts.data(), entries.data(), ix); });
+    std::vector<G1Xyzz> buckets(nb, G1Xyzz::inf());
+    const uint64_t threads = ((uint64_t)n * l.nwin + chunk - 1) / chunk;
+    std::vector<G1Xyzz> carry(threads);
+    memset(carry.data(), 0x5a, carry.size() * sizeof(G1Xyzz));
+    launch(threads, 128, [&] { msm_bucket_acc_bal(table.data(), entries.data(), offsets.data(), nb, buckets.data(), chunk, carry.data()); });
+    launch(nb, 128, [&] { msm_bucket_fixup(offsets.data(), nb, chunk, buckets.data(), carry.data()); });
+    const uint32_t seg = nb < 16 ? nb : 16, nseg = nb / seg;
+    std::vector<G1Xyzz> partials(nseg);
+    launch(nseg, 128, [&] { msm_bucket_reduce(buckets.data(), 1, nb, seg, partials.data()); });
+    G1Xyzz total = G1Xyzz::inf();
+    for (auto& p : partials) xyzz_add(total, p);
     return total;
 }
 
@@ -204,6 +248,49 @@ int main() {
     for (uint32_t c : {10u, 11u, 15u, 17u}) {
         G1Xyzz got = msm(pts, sc, c, 16, msm_bucket_acc_f1eo3);
         if (!same(got, want)) { printf("host msm: f1eo3 c=%u differs from the expected sum\n", c); bad++; }
+    }
+    {
+        // Precomputed shifted bases: the table's entries are 2^offset * P (checked against
+        // doublings of the points), and MSMs over it equal the plain sum, for several window
+        // sizes and inversion chunks (1: one inversion per point; 7 with identities inside
+        // a chunk; longer than the list), with an index list over a larger table as well.
+        struct { uint32_t c, ichunk; } tables[] = {{5, 7}, {9, 1}, {13, 1000}, {20, 7}};
+        for (auto& tc : tables) {
+            const uint32_t c = tc.c, ichunk = tc.ichunk;
+            const MsmLayout l = msm_layout(c);
+            {
+                const std::vector<G1Affine> t = shift_table(pts, c, ichunk);
+                uint32_t wrong = 0;
+                for (uint32_t i = 0; i < n; i += 37) {
+                    G1Xyzz p = G1Xyzz::from_affine(pts[i]);
+                    for (uint32_t k = 0; k < msm_win_offset(l, l.nwin - 1); k++) xyzz_dbl(p);
+                    if (!same(p, G1Xyzz::from_affine(t[(size_t)(l.nwin - 1) * n + i]))) wrong++;
+                }
+                if (wrong) { printf("host msm: shift table c=%u chunk=%u: %u top-window points wrong\n", c, ichunk, wrong); bad++; }
+                for (uint32_t chunk : {1u, 7u, 64u}) {
+                    G1Xyzz got = msm_pre(t, n, sc, c, chunk, {});
+                    if (!same(got, want)) { printf("host msm: pre c=%u ichunk=%u chunk=%u differs from the expected sum\n", c, ichunk, chunk); bad++; }
+                }
+            }
+        }
+        // Tail-style MSM: terms 0..n/2 name points 2i+1 of the table (odd points only).
+        const std::vector<G1Affine> t = shift_table(pts, 13, 16);
+        std::vector<uint32_t> idx;
+        std::vector<Fr> tsc;
+        G1Xyzz want_t = G1Xyzz::inf();
+        for (uint32_t i = 1; i < n; i += 2) {
+            idx.push_back(i);
+            tsc.push_back(sc[i]);
+            G1Xyzz term = G1Xyzz::inf();  // sc[i] * pts[i], double-and-add
+            for (int k = 7; k >= 0; k--)
+                for (int b = 31; b >= 0; b--) {
+                    xyzz_dbl(term);
+                    if ((sc[i].v[k] >> b) & 1) xyzz_add_affine_point(term, pts[i], false);
+                }
+            xyzz_add(want_t, term);
+        }
+        G1Xyzz got = msm_pre(t, n, tsc, 13, 5, idx);
+        if (!same(got, want_t)) { printf("host msm: pre with an index list differs from the expected sum\n"); bad++; }
     }
     printf(bad ? "host msm test: %d FAILURES\n" : "host msm test: ok (%d failures)\n", bad);
     return bad != 0;

@@ -29,7 +29,7 @@ use tracing::{field::Empty, info_span};
 use cudarc::driver::CudaSlice;
 
 use super::device::{par_copy, Gpu, GpuError};
-use super::msm::{DevicePoints, GpuCurve, G2};
+use super::msm::{pre_window_bits, DevicePoints, GpuCurve, G1, G2, MSM_C_RANGE};
 use crate::backend::{Backend, Blinding, Gate, Pending, ProveError, StartFailure};
 use crate::domain::Domain;
 use crate::msm::Split;
@@ -61,7 +61,60 @@ pub struct CudaBackend {
     resident: Mutex<Option<Arc<ResidentParams>>>,
     /// The G2 MSM on the device (`msm_b_g2`) rather than in the CPU finisher.
     g2_on_device: bool,
+    /// Tables of precomputed shifted bases for the resident G1 queries.
+    shifts: ShiftChoice,
 }
+
+/// Whether the resident G1 queries (H, L, A, B) get tables of precomputed shifted bases
+/// (`msm::ShiftTable`: fewer bucket additions per MSM, nwin times the points' device
+/// memory), from `PROOFSCOPE_MSM_PRECOMP`: unset, `0` or `off`: no; `1`, `on` or `auto`:
+/// yes, window size by query size (`msm::pre_window_bits`); a number: that window size.
+/// A table that would not fit in the free device memory (with 2 GiB to spare) is skipped
+/// and that query's MSMs run without one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShiftChoice {
+    Off,
+    Auto,
+    C(u32),
+}
+
+impl ShiftChoice {
+    pub fn parse(v: &str) -> Result<ShiftChoice, String> {
+        let bad = || format!("PROOFSCOPE_MSM_PRECOMP={v:?}: expected off, on (window size by query size) or a window size {}..={}", MSM_C_RANGE.start(), MSM_C_RANGE.end());
+        match v.trim() {
+            "" | "0" | "off" => Ok(ShiftChoice::Off),
+            "1" | "on" | "auto" => Ok(ShiftChoice::Auto),
+            x => match x.parse::<u32>() {
+                Ok(c) if MSM_C_RANGE.contains(&c) => Ok(ShiftChoice::C(c)),
+                _ => Err(bad()),
+            },
+        }
+    }
+
+    pub fn from_env() -> Result<ShiftChoice, String> {
+        std::env::var("PROOFSCOPE_MSM_PRECOMP").map_or(Ok(ShiftChoice::Off), |v| ShiftChoice::parse(&v))
+    }
+
+    /// The window size of a table for n points, or None for no table.
+    pub fn window_bits(&self, n: usize) -> Option<u32> {
+        match self {
+            ShiftChoice::Off => None,
+            ShiftChoice::Auto => Some(pre_window_bits(n)),
+            ShiftChoice::C(c) => Some(*c),
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            ShiftChoice::Off => "off".into(),
+            ShiftChoice::Auto => "auto".into(),
+            ShiftChoice::C(c) => format!("c{c}"),
+        }
+    }
+}
+
+/// Device memory a shift table must leave free (scratch of the MSMs, other buffers).
+const SHIFT_SPARE_BYTES: usize = 2 << 30;
 
 /// A device error as the engine sees it: out-of-memory (CPU fallback) or other (retry).
 fn dev_err(e: GpuError) -> ProveError {
@@ -90,7 +143,39 @@ impl CudaBackend {
 
     /// `g2_on_device`: the G2 MSM on the GPU (true) or in the CPU finisher (false).
     pub fn with_g2(gpu: Gpu, device: u32, g2_on_device: bool) -> Self {
-        CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device }
+        CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device, shifts: ShiftChoice::Off }
+    }
+
+    /// The same backend with (or without) tables of shifted bases for the G1 queries.
+    pub fn with_shifts(mut self, shifts: ShiftChoice) -> Self {
+        self.shifts = shifts;
+        self
+    }
+
+    /// Builds the table of `points` when the choice asks for one and it fits (span
+    /// `shift_table`, with the device time in `gpu_ns`); a table that does not fit, by the
+    /// free-memory estimate or by an out-of-memory error, is skipped (`skipped` says why).
+    fn add_shift_table(&self, query: &'static str, points: &mut DevicePoints) -> Result<(), GpuError> {
+        let Some(c) = self.shifts.window_bits(points.len) else { return Ok(()) };
+        let bytes = Gpu::shift_table_bytes::<G1>(points.len, c);
+        let span = info_span!("shift_table", query = query, c = c as u64, points = points.len as u64, bytes = bytes as u64, gpu_ns = Empty, skipped = Empty);
+        let _e = span.enter();
+        let (free, _) = self.gpu.mem_info()?;
+        if bytes + SHIFT_SPARE_BYTES > free {
+            span.record("skipped", format!("needs {bytes} bytes + 2 GiB spare, {free} free").as_str());
+            return Ok(());
+        }
+        match self.gpu.precompute_shifts(points, c) {
+            Ok(ms) => {
+                span.record("gpu_ns", ns(ms));
+                Ok(())
+            }
+            Err(e) if is_out_of_memory(&e) => {
+                span.record("skipped", e.to_string().as_str());
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
     }
 
     pub fn gpu(&self) -> &Gpu {
@@ -117,16 +202,21 @@ impl CudaBackend {
         let span = info_span!("h2d", what = "params", bytes = ((params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) * 96 + g2_bytes) as u64, gpu_ns = Empty);
         let _e = span.enter();
         let t0 = self.gpu.timer()?;
-        let r = Arc::new(ResidentParams {
+        let mut r = ResidentParams {
             key,
             h: self.gpu.upload_points(&params.h)?,
             l: self.gpu.upload_points(&params.l)?,
             a: self.gpu.upload_points(&params.a)?,
             b_g1: self.gpu.upload_points(&params.b_g1)?,
             b_g2: if self.g2_on_device { Some(self.gpu.upload_points_of::<G2>(&params.b_g2)?) } else { None },
-        });
+        };
         let t1 = self.gpu.timer()?;
         span.record("gpu_ns", ns(t0.ms_to(&t1)?));
+        drop(_e);
+        for (query, points) in [("h", &mut r.h), ("l", &mut r.l), ("a", &mut r.a), ("b_g1", &mut r.b_g1)] {
+            self.add_shift_table(query, points)?;
+        }
+        let r = Arc::new(r);
         *slot = Some(r.clone());
         Ok(r)
     }
@@ -287,6 +377,7 @@ impl Backend for CudaBackend {
         vec![
             ("cuda_sched", g.cuda_sched().name().to_string()),
             ("ntt", format!("{} {} {} {}", g.ntt_plan().name(), g.ntt_bitrev().name(), g.ntt_radix().name(), g.ntt_mul().name())),
+            ("msm_precomp", self.shifts.name()),
         ]
     }
     fn device(&self) -> u32 {
@@ -327,12 +418,13 @@ fn drop_in_background<T: Send + 'static>(v: T) {
 /// One backend per CUDA device (the engine's `--backend cuda`), or why there are none;
 /// `g2_on_device`: where the G2 MSM runs (the engine's `g2_msm`).
 pub fn backends(g2_on_device: bool) -> Result<Vec<Arc<dyn Backend>>, String> {
+    let shifts = ShiftChoice::from_env()?;
     let n = Gpu::device_count().map_err(|e| e.to_string())?;
     if n == 0 {
         return Err("no CUDA device found".into());
     }
     (0..n)
-        .map(|d| Gpu::open(d).map(|g| Arc::new(CudaBackend::with_g2(g, d as u32, g2_on_device)) as Arc<dyn Backend>).map_err(|e| e.to_string()))
+        .map(|d| Gpu::open(d).map(|g| Arc::new(CudaBackend::with_g2(g, d as u32, g2_on_device).with_shifts(shifts)) as Arc<dyn Backend>).map_err(|e| e.to_string()))
         .collect()
 }
 
@@ -342,6 +434,21 @@ mod tests {
     use cudarc::driver::{sys::CUresult, DriverError};
 
     use super::*;
+
+    #[test]
+    fn shift_tables_are_asked_for_by_name_or_window_size_and_bad_values_name_the_variable() {
+        for (v, want) in [("", ShiftChoice::Off), ("off", ShiftChoice::Off), ("0", ShiftChoice::Off), (" on", ShiftChoice::Auto), ("1", ShiftChoice::Auto), ("auto", ShiftChoice::Auto), ("20", ShiftChoice::C(20)), ("9 ", ShiftChoice::C(9))] {
+            assert_eq!(ShiftChoice::parse(v).unwrap(), want, "{v:?}");
+        }
+        for bad in ["yes", "3", "23", "-1", "20x"] {
+            let e = ShiftChoice::parse(bad).unwrap_err();
+            assert!(e.contains("PROOFSCOPE_MSM_PRECOMP") && e.contains(bad), "{e}");
+        }
+        assert_eq!(ShiftChoice::Off.window_bits(1 << 24), None);
+        assert_eq!(ShiftChoice::Auto.window_bits(1 << 24), Some(20));
+        assert_eq!(ShiftChoice::C(17).window_bits(10), Some(17));
+        assert_eq!(ShiftChoice::C(17).name(), "c17");
+    }
 
     #[test]
     fn out_of_memory_is_told_apart_from_other_device_errors() {

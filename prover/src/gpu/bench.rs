@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use super::device::{Gpu, GpuError};
-use super::msm::{DevicePoints, GpuCurve, MsmConfig, G2, G2_ACC_KERNELS};
+use super::msm::{pre_window_bits, DevicePoints, GpuCurve, MsmConfig, G2, G2_ACC_KERNELS};
 use super::ntt::{NttBitrev, NttMul, NttPlan, NttRadix};
 use super::reference::{random_points, random_points_in, random_scalars};
 
@@ -27,6 +27,17 @@ pub const H200_MADS_PER_S: f64 = 1.66e13;
 pub fn msm_floor_ms(log_n: u32) -> f64 {
     let windows = if log_n >= 26 { 15.0 } else { 16.0 };
     windows * (1u64 << log_n) as f64 * 10.0 * 576.0 / H200_MADS_PER_S * 1e3
+}
+
+/// Floor of building a table of shifted bases for 2^log_n G1 points at window size c, in
+/// ms: every point doubled up to the top window's offset (9 Fp products a doubling), and per
+/// window block 8 products of the batch conversion plus a 571-product inversion shared by
+/// 32 points (msm.rs SHIFT_INV_CHUNK), 576 multiply-adds a product.
+pub fn shift_table_floor_ms(log_n: u32, c: u32) -> f64 {
+    let l = super::msm::WindowLayout::new(c);
+    let doublings: u32 = (0..l.nwin - 1).map(|w| l.width(w)).sum();
+    let products = doublings as f64 * 9.0 + (l.nwin - 1) as f64 * (8.0 + 571.0 / 32.0);
+    products * (1u64 << log_n) as f64 * 576.0 / H200_MADS_PER_S * 1e3
 }
 
 /// Floor of an Fr NTT of 2^log_n: n/2 * log_n butterflies of one 256-multiply-add product.
@@ -93,7 +104,7 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
     let points = random_points(n, seed);
     let scalars = random_scalars(n, seed ^ 1);
     log(&format!("generated {n} random points and scalars in {:.1} s", t.elapsed().as_secs_f64()));
-    let dp = gpu.upload_points(&points)?;
+    let mut dp = gpu.upload_points(&points)?;
     let ds = gpu.upload_scalar_words(&scalars)?;
     drop(points);
     let mut rows = Vec::new();
@@ -102,6 +113,17 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
         let m = 1usize << l;
         let mut best: Option<(String, f64)> = None;
         for cfg in &variants {
+            if cfg.pre {
+                // A table for all n points (the smaller sizes use its prefix), built when
+                // this variant's c differs from the table's: its build time is a row too.
+                let c = cfg.c.unwrap_or_else(|| pre_window_bits(n));
+                if dp.shift_c() != Some(c) {
+                    let ms = gpu.precompute_shifts(&mut dp, c)?;
+                    let gb = Gpu::shift_table_bytes::<super::msm::G1>(n, c) as f64 / 1e9;
+                    log(&format!("shift table c={c} of 2^{max} points built in {ms:.1} ms ({gb:.1} GB)"));
+                    rows.push(BenchRow::timed(format!("shift_table_c{c}"), max, vec![ms], shift_table_floor_ms(max, c), None, vec![("gb".into(), gb)]));
+                }
+            }
             let spec = cfg.spec();
             let what = if *cfg == MsmConfig::default() { "msm_g1".into() } else { format!("msm_{spec}") };
             let row = time_msm_row(gpu, &dp, &ds, m, l, runs, cfg, what, msm_floor_ms(l), sppark_msm_ms(l))?;
@@ -141,8 +163,9 @@ fn time_msm_row<C: GpuCurve>(
     }
     let (med, _, _) = stats(all.iter().map(|t| t.total_ms).collect());
     let mid = all.iter().min_by(|a, b| (a.total_ms - med).abs().total_cmp(&(b.total_ms - med).abs())).copied().unwrap_or_default();
+    let c = if cfg.pre { dp.shift_c().unwrap_or(0) } else { cfg.window_bits_for::<C>(m) };
     let phases = vec![
-        ("c".into(), cfg.window_bits_for::<C>(m) as f64),
+        ("c".into(), c as f64),
         ("sort".into(), mid.sort_ms),
         ("digits".into(), mid.digits_ms),
         ("scan".into(), mid.scan_ms),

@@ -13,9 +13,9 @@ use group::{prime::PrimeCurveAffine, Group};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::convert::{fp_from_words, fp_words, RawFp, scalar_words, scalars_from_words};
+use super::convert::{fp_from_words, fp_words, scalar_words, scalars_from_words, xyzz_to_projective, RawFp};
 use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
-use super::msm::{GpuCurve, MsmConfig, ACC_KERNELS, G1, G2, G2_ACC_KERNELS};
+use super::msm::{GpuCurve, MsmConfig, WindowLayout, ACC_KERNELS, G1, G2, G2_ACC_KERNELS};
 use super::ntt::{NttBitrev, NttDirection, NttMul, NttPlan, NttRadix};
 use super::reference::{h_ref, ntt_ref, random_points, random_points_in, random_scalars, sum_ref};
 
@@ -131,6 +131,14 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
                 out.push(outcome(format!("msm variant {}: 3000 one scalars, 3000 copies of one point", cfg.spec()), t, check_msm_long_buckets(gpu, &mut rng, cfg)));
             }
         }
+    }
+    // Precomputed shifted bases: the table itself against CPU doublings, then the MSM over
+    // it with an index list (the tail MSM of a density split), as the engine runs it.
+    for (n, c) in if opt.quick { &[(1000usize, 13u32)][..] } else { &[(1000usize, 13u32), (20_001, 20), (3, 9)][..] } {
+        let t = Instant::now();
+        out.push(outcome(format!("shift table c={c} of {n} points (2^offset * P per window, identities kept)"), t, check_shift_table(gpu, &mut rng, *n, *c)));
+        let t = Instant::now();
+        out.push(outcome(format!("msm over the shift table c={c}, {n} points, index list of every other point"), t, check_msm_pre_indexed(gpu, &mut rng, *n, *c)));
     }
     for &n in if opt.quick { &[1usize, 1000][..] } else { &[1usize, 1000, 100_003][..] } {
         let t = Instant::now();
@@ -298,7 +306,81 @@ fn msm_check_variants() -> Result<Vec<MsmConfig>, GpuError> {
     for (c, chunk) in [(None, Some(1)), (Some(13), Some(5)), (Some(19), None)] {
         v.push(MsmConfig { c, chunk, ..MsmConfig::kernel("bal") });
     }
+    // Over a table of shifted bases: c by size, the bench's c = 20 with chunks that split
+    // buckets, and a per-bucket kernel.
+    for (acc, c, chunk) in [("bal", None, None), ("bal", Some(20), Some(3)), ("f1eo3", Some(16), None)] {
+        v.push(MsmConfig { c, chunk, pre: true, ..MsmConfig::kernel(acc) });
+    }
     Ok(v)
+}
+
+/// Points with specials for the table checks: random, the identity, a duplicate, an opposite.
+fn points_with_specials(rng: &mut ChaCha8Rng, n: usize) -> Vec<G1Affine> {
+    let mut points = random_points(n, rng.gen());
+    if n > 3 {
+        points[1] = G1Affine::identity();
+        points[2] = points[0];
+        points[3] = -points[0];
+    }
+    points
+}
+
+/// Every window block of a shift table at c: point i of block w must be 2^(offset of w) * P_i
+/// (the offsets are the running sum of the layout's widths), identities staying identities.
+fn check_shift_table(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize, c: u32) -> Result<Option<String>, GpuError> {
+    let points = points_with_specials(rng, n);
+    let mut dp = gpu.upload_points(&points)?;
+    gpu.precompute_shifts(&mut dp, c)?;
+    let layout = WindowLayout::new(c);
+    let one = fp_words(&RawFp::from_u64(1));
+    let mut shifted: Vec<G1Projective> = points.iter().map(|p| G1Projective::from(*p)).collect();
+    for w in 0..layout.nwin as usize {
+        if w > 0 {
+            for p in shifted.iter_mut() {
+                for _ in 0..layout.width(w as u32 - 1) {
+                    *p = p.double();
+                }
+            }
+        }
+        let words = gpu.shift_table_block(&dp, w)?;
+        for (i, (aw, want)) in words.chunks_exact(24).zip(&shifted).enumerate() {
+            let got = if aw.iter().all(|&x| x == 0) {
+                Some(G1Projective::identity())
+            } else {
+                let mut xyzz = [0u32; 48];
+                xyzz[..24].copy_from_slice(aw);
+                xyzz[24..36].copy_from_slice(&one);
+                xyzz[36..48].copy_from_slice(&one);
+                xyzz_to_projective(&xyzz)
+            };
+            if got.as_ref() != Some(want) {
+                return Ok(Some(format!("window {w}, point {i}: {}", if got.is_none() { "not on the curve" } else { "wrong multiple" })));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// An MSM over a shift table whose terms name every other point (odd indices) through a
+/// device index list, against the CPU MSM of those terms.
+fn check_msm_pre_indexed(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize, c: u32) -> Result<Option<String>, GpuError> {
+    let points = points_with_specials(rng, n);
+    let mut dp = gpu.upload_points(&points)?;
+    gpu.precompute_shifts(&mut dp, c)?;
+    let idx: Vec<u32> = (1..n as u32).step_by(2).collect();
+    let mut scalars = random_scalars(idx.len(), rng.gen());
+    for (i, s) in special_scalars().iter().enumerate() {
+        if i < scalars.len() {
+            scalars[i] = *s;
+        }
+    }
+    let di = gpu.stream.clone_htod(&idx).ctx("upload indices")?;
+    let ds = gpu.upload_scalar_words(&scalars)?;
+    let cfg = MsmConfig { pre: true, ..MsmConfig::default() };
+    let (got, _) = gpu.msm_device_cfg(&dp, &ds, idx.len(), Some(&di), true, &cfg)?;
+    let sel: Vec<G1Affine> = idx.iter().map(|&i| points[i as usize]).collect();
+    let want = sel.iter().zip(&scalars).fold(G1Projective::identity(), |acc, (p, s)| acc + G1Projective::from(*p) * *s);
+    Ok((got != want).then(|| "differs from the CPU MSM of the selected terms".to_string()))
 }
 
 /// Long bucket lists: 3000 scalars equal to one (one bucket gets them all) and 3000 copies of
@@ -417,7 +499,8 @@ pub fn format_outcomes(outcomes: &[CheckOutcome]) -> String {
 /// A whole proof of the PoRep-like circuit with 2^log_n constraints on the CUDA backend and
 /// on the CPU backend with the same blinding: the four G1 MSM results and the proofs must be
 /// identical, and the GPU proof must verify. Uses TEST-ONLY parameters made on the spot.
-pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64) -> CheckOutcome {
+/// `shifts`: whether the CUDA backend's G1 queries get tables of shifted bases.
+pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::backend::ShiftChoice) -> CheckOutcome {
     let t = Instant::now();
     let r = (|| -> Result<Option<String>, GpuError> {
         use crate::backend::{Backend, Blinding, NoGate};
@@ -427,7 +510,7 @@ pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64) -> CheckOutcome {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb11d);
         let blinding = Blinding::random(&mut rng);
         let cpu = crate::cpu::CpuBackend::new(0);
-        let cuda = super::CudaBackend::new(Gpu::open(ordinal)?, ordinal as u32);
+        let cuda = super::CudaBackend::new(Gpu::open(ordinal)?, ordinal as u32).with_shifts(shifts);
         let asg = crate::prover::synthesize(circuit.clone()).map_err(|e| other(&e))?;
         let inputs = asg.public_inputs().to_vec();
         let pc = cpu.prove_start(asg, &params, blinding, &NoGate).map_err(|e| other(&e))?;
@@ -449,5 +532,6 @@ pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64) -> CheckOutcome {
             Err(e) => Ok(Some(format!("verifier error: {e}"))),
         }
     })();
-    outcome(format!("full proof 2^{log_n} constraints: CUDA == CPU (same blinding) and verifies"), t, r)
+    let tables = if shifts == super::backend::ShiftChoice::Off { String::new() } else { format!(", shift tables {}", shifts.name()) };
+    outcome(format!("full proof 2^{log_n} constraints{tables}: CUDA == CPU (same blinding) and verifies"), t, r)
 }

@@ -5,9 +5,10 @@
 //! kernels of `msm.cu` / `msm_g2.cu`, the conversion back to blstrs); the digit and sort
 //! kernels are shared.
 //!
-//! Tuning knobs (issue 5): the bucket-accumulation kernel, the window size c and the
-//! reduction's segment length form an [`MsmConfig`], written `KERNEL[:C[:SEG]]` (e.g.
-//! `eo:17`). The engine uses the default config: `PROOFSCOPE_MSM_ACC` (a spec),
+//! Tuning knobs (issue 5): the bucket-accumulation kernel, the window size c, the
+//! reduction's segment length, the balanced kernels' chunk and the use of a table of
+//! precomputed shifted bases ([`ShiftTable`], G1 only) form an [`MsmConfig`], written
+//! `KERNEL[+pre][:C[:SEG[:CHUNK]]]` (e.g. `eo:17`, `bal+pre:20`). The engine uses the default config: `PROOFSCOPE_MSM_ACC` (a spec),
 //! `PROOFSCOPE_MSM_C` and `PROOFSCOPE_MSM_SEG` override the built-in choice (kernel `bal`, c
 //! from [`msm_window_bits`], segments of 16); `gpu check` and `gpu bench` run explicit
 //! configs (`PROOFSCOPE_MSM_VARIANTS`, see bench.rs and check.rs). The G2 MSM has its own
@@ -49,6 +50,9 @@ pub trait GpuCurve: 'static {
     const FIXUP: &'static str;
     const SUM_CHUNKS: &'static str;
     const SUM_AFFINE_CHUNKS: &'static str;
+    /// The kernels that build a table of precomputed shifted bases (doubling into XYZZ,
+    /// batch conversion back to affine), when this group has them (G1; not G2).
+    const SHIFT: Option<(&'static str, &'static str)>;
     fn words(points: &[Self::Affine]) -> &[u32];
     /// `None` when the words are not a point of the curve (a kernel bug).
     fn from_xyzz(w: &[u32]) -> Option<Self::Proj>;
@@ -77,6 +81,7 @@ impl GpuCurve for G1 {
     const FIXUP: &'static str = "msm_bucket_fixup";
     const SUM_CHUNKS: &'static str = "g1_sum_chunks";
     const SUM_AFFINE_CHUNKS: &'static str = "g1_sum_affine_chunks";
+    const SHIFT: Option<(&'static str, &'static str)> = Some(("g1_shift_dbl", "g1_xyzz_to_affine"));
     fn words(points: &[G1Affine]) -> &[u32] {
         affine_words(points)
     }
@@ -101,6 +106,7 @@ impl GpuCurve for G2 {
     const FIXUP: &'static str = "g2_bucket_fixup";
     const SUM_CHUNKS: &'static str = "g2_sum_chunks";
     const SUM_AFFINE_CHUNKS: &'static str = "g2_sum_affine_chunks";
+    const SHIFT: Option<(&'static str, &'static str)> = None;
     fn words(points: &[G2Affine]) -> &[u32] {
         affine_words_g2(points)
     }
@@ -203,7 +209,8 @@ impl WindowLayout {
 }
 
 /// One way of running the MSM: accumulation kernel, window size (None: by size), reduction
-/// segment length (None: 16) and, for the balanced kernels, entries per thread (None: 64).
+/// segment length (None: 16), for the balanced kernels entries per thread (None: by size),
+/// and whether to run over the points' table of precomputed shifted bases ([`ShiftTable`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsmConfig {
     /// Short name of the accumulation kernel (a key of [`ACC_KERNELS`]).
@@ -211,6 +218,9 @@ pub struct MsmConfig {
     pub c: Option<u32>,
     pub seg: Option<u32>,
     pub chunk: Option<u32>,
+    /// Over the precomputed table (spec suffix `+pre` on the kernel, e.g. `bal+pre:20`);
+    /// c, when given, must be the table's.
+    pub pre: bool,
 }
 
 impl Default for MsmConfig {
@@ -228,20 +238,29 @@ impl MsmConfig {
 
     /// Kernel `acc` with every other choice left to the defaults.
     pub fn kernel(acc: &'static str) -> MsmConfig {
-        MsmConfig { acc, c: None, seg: None, chunk: None }
+        MsmConfig { acc, c: None, seg: None, chunk: None, pre: false }
     }
 
-    /// Parses a G1 spec `KERNEL[:C[:SEG[:CHUNK]]]`, e.g. `b4`, `eo:17`, `f1eo3:16:4`, `bal:16::128`
-    /// (C, SEG or CHUNK may be empty; CHUNK only for the balanced kernels).
+    /// Parses a G1 spec `KERNEL[+pre][:C[:SEG[:CHUNK]]]`, e.g. `b4`, `eo:17`, `f1eo3:16:4`,
+    /// `bal:16::128`, `bal+pre:20` (C, SEG or CHUNK may be empty; CHUNK only for the balanced
+    /// kernels; `+pre` only for groups with shift kernels).
     pub fn parse(spec: &str) -> Result<MsmConfig, GpuError> {
         Self::parse_for::<G1>(spec)
     }
 
     /// Parses a spec whose kernel is one of group `C`'s (e.g. `g2eo:15` for G2).
     pub fn parse_for<C: GpuCurve>(spec: &str) -> Result<MsmConfig, GpuError> {
-        let bad = |why: String| GpuError::Other(format!("{} MSM variant {spec:?}: {why} (expected KERNEL[:C[:SEG[:CHUNK]]], kernels {})", C::NAME, C::ACC_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")));
+        let bad = |why: String| GpuError::Other(format!("{} MSM variant {spec:?}: {why} (expected KERNEL[+pre][:C[:SEG[:CHUNK]]], kernels {})", C::NAME, C::ACC_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")));
         let mut parts = spec.trim().split(':');
-        let name = parts.next().unwrap_or("").trim();
+        let head = parts.next().unwrap_or("").trim();
+        let (name, pre) = match head.split_once('+') {
+            None => (head, false),
+            Some((k, "pre")) => (k.trim(), true),
+            Some((_, other)) => return Err(bad(format!("unknown option +{other} (the only one is +pre)"))),
+        };
+        if pre && C::SHIFT.is_none() {
+            return Err(bad(format!("precomputed bases (+pre) exist for G1 only, not {}", C::NAME)));
+        }
         let acc = C::ACC_KERNELS.iter().find(|k| k.0 == name).map(|k| k.0).ok_or_else(|| bad(format!("unknown kernel {name:?}")))?;
         let num = |p: Option<&str>, what: &str| -> Result<Option<u32>, GpuError> {
             match p.map(str::trim) {
@@ -255,7 +274,7 @@ impl MsmConfig {
         if parts.next().is_some() {
             return Err(bad("too many fields".into()));
         }
-        let cfg = MsmConfig { acc, c, seg, chunk };
+        let cfg = MsmConfig { acc, c, seg, chunk, pre };
         cfg.check()?;
         Ok(cfg)
     }
@@ -282,10 +301,11 @@ impl MsmConfig {
         Ok(())
     }
 
-    /// The spec string (`KERNEL[:C[:SEG[:CHUNK]]]`, trailing empty fields dropped).
+    /// The spec string (`KERNEL[+pre][:C[:SEG[:CHUNK]]]`, trailing empty fields dropped).
     pub fn spec(&self) -> String {
         let f = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
-        let mut fields = vec![self.acc.to_string(), f(self.c), f(self.seg), f(self.chunk)];
+        let head = if self.pre { format!("{}+pre", self.acc) } else { self.acc.to_string() };
+        let mut fields = vec![head, f(self.c), f(self.seg), f(self.chunk)];
         while fields.len() > 1 && fields.last().is_some_and(|s| s.is_empty()) {
             fields.pop();
         }
@@ -356,12 +376,47 @@ pub struct MsmTimes {
     pub total_ms: f64,
 }
 
-/// Points of group `C` resident on the device (affine, blst layout).
+/// Points of group `C` resident on the device (affine, blst layout), with an optional
+/// table of precomputed shifted bases.
 pub struct DevicePoints<C: GpuCurve = G1> {
     pub(crate) buf: CudaSlice<u32>,
     pub len: usize,
+    pub(crate) shifted: Option<ShiftTable>,
     _curve: PhantomData<C>,
 }
+
+impl<C: GpuCurve> DevicePoints<C> {
+    /// The window size of the precomputed table, when there is one.
+    pub fn shift_c(&self) -> Option<u32> {
+        self.shifted.as_ref().map(|t| t.c)
+    }
+}
+
+/// Precomputed shifted bases (cuda/msm_shift.cuh): for window size c with nwin windows,
+/// `buf` holds nwin blocks of `len` affine points, block w = 2^(offset of window w) * the
+/// points. An MSM over it (`MsmConfig::pre`) sorts every window's digits into one set of
+/// 2^(c-1) buckets: one reduction, no window combination, so wide windows (fewer
+/// additions) pay; it costs nwin times the points' device memory.
+pub struct ShiftTable {
+    buf: CudaSlice<u32>,
+    /// The window size the table was built for.
+    pub c: u32,
+}
+
+/// Window size of a precomputed table for n points when none is asked for: 20 from 2^22
+/// points (13 windows, 2^19 buckets), else that of the plain MSM plus 2 (capped at 20).
+pub fn pre_window_bits(n: usize) -> u32 {
+    if n >= 1 << 22 {
+        20
+    } else {
+        (msm_window_bits(n) + 2).min(20)
+    }
+}
+
+/// Points converted back to affine per inversion when a table is built.
+const SHIFT_INV_CHUNK: u32 = 32;
+/// Points doubled per pass when a table is built (bounds the XYZZ scratch: 192 bytes each).
+const SHIFT_SLICE: usize = 1 << 22;
 
 impl Gpu {
     pub fn upload_points(&self, points: &[G1Affine]) -> Result<DevicePoints, GpuError> {
@@ -371,7 +426,71 @@ impl Gpu {
     /// Uploads the affine points of any group (G2: the B query in G2).
     pub fn upload_points_of<C: GpuCurve>(&self, points: &[C::Affine]) -> Result<DevicePoints<C>, GpuError> {
         let what = format!("upload {} points", C::NAME);
-        Ok(DevicePoints { buf: self.stream.clone_htod(C::words(points)).ctx(&what)?, len: points.len(), _curve: PhantomData })
+        Ok(DevicePoints { buf: self.stream.clone_htod(C::words(points)).ctx(&what)?, len: points.len(), shifted: None, _curve: PhantomData })
+    }
+
+    /// The affine words of window block w of the points' table (checks).
+    pub(crate) fn shift_table_block<C: GpuCurve>(&self, points: &DevicePoints<C>, w: usize) -> Result<Vec<u32>, GpuError> {
+        let t = points.shifted.as_ref().ok_or_else(|| GpuError::Other("the points have no shift table".into()))?;
+        let aw = C::XYZZ_WORDS / 2;
+        if w >= WindowLayout::new(t.c).nwin as usize {
+            return Err(GpuError::Other(format!("window {w} outside the table of c = {}", t.c)));
+        }
+        self.stream.clone_dtoh(&t.buf.slice(w * points.len * aw..(w + 1) * points.len * aw)).ctx("download shift table")
+    }
+
+    /// Device memory in bytes of a table of shifted bases for `n` points of group `C` at
+    /// window size c (the scratch of the build not counted: at most 0.8 GB).
+    pub fn shift_table_bytes<C: GpuCurve>(n: usize, c: u32) -> usize {
+        let words = C::XYZZ_WORDS / 2; // affine: x and y, half an XYZZ point
+        WindowLayout::new(c).nwin as usize * n * words * 4
+    }
+
+    /// Builds (or rebuilds, for another c) the table of precomputed shifted bases of
+    /// `points` at window size c; returns the device time in ms. An error for a group
+    /// without shift kernels, or when nwin * len points cannot be indexed in 31 bits.
+    pub fn precompute_shifts<C: GpuCurve>(&self, points: &mut DevicePoints<C>, c: u32) -> Result<f64, GpuError> {
+        let Some((dbl, to_affine)) = C::SHIFT else {
+            return Err(GpuError::Other(format!("no precomputed bases for {} (G1 only)", C::NAME)));
+        };
+        if !MSM_C_RANGE.contains(&c) {
+            return Err(GpuError::Other(format!("MSM window size {c} outside {}..={}", MSM_C_RANGE.start(), MSM_C_RANGE.end())));
+        }
+        let layout = WindowLayout::new(c);
+        let n = points.len;
+        if (layout.nwin as u64) * (n as u64) >= 1 << 31 {
+            return Err(GpuError::Other(format!("a table of {} windows of {n} points cannot be indexed in 31 bits", layout.nwin)));
+        }
+        points.shifted = None; // free the old table first
+        let aw = C::XYZZ_WORDS / 2;
+        let t0 = self.timer()?;
+        // SAFETY: every window block is written below (block 0 by the copy, the others by
+        // the conversion kernel, every point of every slice) before anything reads it.
+        let mut table = unsafe { self.stream.alloc::<u32>(layout.nwin as usize * n * aw) }.ctx("alloc shift table")?;
+        if n > 0 {
+            self.stream.memcpy_dtod(&points.buf.slice(0..n * aw), &mut table.slice_mut(0..n * aw)).ctx("copy window 0")?;
+            let slice = n.min(SHIFT_SLICE);
+            // SAFETY: the doubling kernel writes tmp[0..len) before the conversion reads it.
+            let mut tmp = unsafe { self.stream.alloc::<u32>(slice * C::XYZZ_WORDS) }.ctx("alloc shift scratch")?;
+            for w in 1..layout.nwin as usize {
+                let width = layout.width(w as u32 - 1);
+                for lo in (0..n).step_by(slice) {
+                    let len = slice.min(n - lo);
+                    let len32 = len as u32;
+                    {
+                        let src = table.slice(((w - 1) * n + lo) * aw..((w - 1) * n + lo + len) * aw);
+                        launch!(self, dbl, cfg_1d(len as u64, 128), &src, &len32, &width, &mut tmp);
+                    }
+                    let mut dst = table.slice_mut((w * n + lo) * aw..(w * n + lo + len) * aw);
+                    let chunk = SHIFT_INV_CHUNK;
+                    launch!(self, to_affine, cfg_1d(len32.div_ceil(chunk) as u64, 128), &tmp, &len32, &chunk, &mut dst);
+                }
+            }
+        }
+        let t1 = self.timer()?;
+        let ms = t0.ms_to(&t1)?;
+        points.shifted = Some(ShiftTable { buf: table, c });
+        Ok(ms)
     }
 
     pub fn upload_scalar_words(&self, scalars: &[Scalar]) -> Result<CudaSlice<u32>, GpuError> {
@@ -403,7 +522,14 @@ impl Gpu {
         idx: Option<&CudaSlice<u32>>,
         montgomery: bool,
     ) -> Result<(C::Proj, MsmTimes), GpuError> {
-        let cfg = self.msm_default_config_for::<C>()?;
+        let mut cfg = self.msm_default_config_for::<C>()?;
+        // Points that carry a table were given one to be used, at its window size; points
+        // without one run the plain MSM (a `+pre` in the environment's spec does not build
+        // tables: PROOFSCOPE_MSM_PRECOMP does, for the engine's resident queries).
+        cfg.pre = points.shifted.is_some();
+        if cfg.pre {
+            cfg.c = None;
+        }
         self.msm_device_cfg(points, scalars, n, idx, montgomery, &cfg)
     }
 
@@ -436,11 +562,31 @@ impl Gpu {
         }
         cfg.check()?;
         let acc_kernel = cfg.kernel_for::<C>()?;
-        let c = cfg.window_bits_for::<C>(n);
+        // With a table: its window size, one set of buckets for all windows (key stride 0),
+        // entries naming point w * len + i of the table (point stride len).
+        let table = match (cfg.pre, &points.shifted) {
+            (false, _) => None,
+            (true, None) => return Err(GpuError::Other(format!("{} MSM config {} asks for precomputed bases, but the points have no table", C::NAME, cfg.spec()))),
+            (true, Some(t)) => {
+                if cfg.c.is_some_and(|c| c != t.c) {
+                    return Err(GpuError::Other(format!("{} MSM config {} asks for window size {}, but the points' table was built for {}", C::NAME, cfg.spec(), cfg.c.unwrap_or(0), t.c)));
+                }
+                Some(t)
+            }
+        };
+        let c = match table {
+            Some(t) => t.c,
+            None => cfg.window_bits_for::<C>(n),
+        };
         let layout = WindowLayout::new(c);
         let nwin = layout.nwin;
         let nb = layout.buckets_per_window();
-        let nbk = nwin * nb;
+        let (key_stride, point_stride) = if table.is_some() { (0u32, points.len as u32) } else { (nb, 0u32) };
+        let nbk = if table.is_some() { nb } else { nwin * nb };
+        let bases = match table {
+            Some(t) => &t.buf,
+            None => &points.buf,
+        };
         let nn = n as u64;
         let n32 = n as u32;
         let t0 = self.timer()?;
@@ -459,14 +605,14 @@ impl Gpu {
         // SAFETY: the scatter writes entries [0, offsets[nbk]), and nothing reads past it.
         let mut entries = unsafe { self.stream.alloc::<u32>(n * nwin as usize) }.ctx("alloc entries")?;
         let mut counts = self.stream.alloc_zeros::<u32>(nbk as usize).ctx("alloc counts")?;
-        launch!(self, "msm_digits_count", cfg_1d(nn, 256), canon, &n32, &c, &mut counts);
+        launch!(self, "msm_digits_count", cfg_1d(nn, 256), canon, &n32, &c, &key_stride, &mut counts);
         let t_digits = self.timer()?;
         self.scan_offsets(&counts, &mut offsets, nbk)?;
         self.stream.memset_zeros(&mut counts).ctx("clear cursors")?;
         let t_scan = self.timer()?;
         match idx {
-            Some(ix) => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, ix),
-            None => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &offsets, &mut counts, &mut entries, &null),
+            Some(ix) => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &key_stride, &point_stride, &offsets, &mut counts, &mut entries, ix),
+            None => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &key_stride, &point_stride, &offsets, &mut counts, &mut entries, &null),
         }
         drop(counts);
         let t1 = self.timer()?;
@@ -480,22 +626,23 @@ impl Gpu {
             let threads = most.div_ceil(chunk as u64);
             // SAFETY: a carry slot is read by the fixup only after its thread wrote it.
             let mut carry = unsafe { self.stream.alloc::<u32>(threads as usize * C::XYZZ_WORDS) }.ctx("alloc carries")?;
-            launch!(self, acc_kernel, cfg_1d(threads, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets, &chunk, &mut carry);
+            launch!(self, acc_kernel, cfg_1d(threads, 128), bases, &entries, &offsets, &nbk, &mut buckets, &chunk, &mut carry);
             let tf = self.timer()?;
             launch!(self, C::FIXUP, cfg_1d(nbk as u64, 128), &offsets, &nbk, &chunk, &mut buckets, &carry);
             Some(tf)
         } else {
-            launch!(self, acc_kernel, cfg_1d(nbk as u64, 128), &points.buf, &entries, &offsets, &nbk, &mut buckets);
+            launch!(self, acc_kernel, cfg_1d(nbk as u64, 128), bases, &entries, &offsets, &nbk, &mut buckets);
             None
         };
         let t2 = self.timer()?;
         let seg = cfg.seg.unwrap_or(16).min(nb);
         let nseg = nb / seg;
-        let mut partials = self.stream.alloc_zeros::<u32>((nwin * nseg) as usize * C::XYZZ_WORDS).ctx("alloc partials")?;
-        launch!(self, C::REDUCE, cfg_1d((nwin * nseg) as u64, 128), &buckets, &nwin, &nb, &seg, &mut partials);
-        let windows = self.sum_per_group::<C>(partials, nwin, nseg)?;
+        let sets = if table.is_some() { 1 } else { nwin }; // bucket sets to reduce
+        let mut partials = self.stream.alloc_zeros::<u32>((sets * nseg) as usize * C::XYZZ_WORDS).ctx("alloc partials")?;
+        launch!(self, C::REDUCE, cfg_1d((sets * nseg) as u64, 128), &buckets, &sets, &nb, &seg, &mut partials);
+        let windows = self.sum_per_group::<C>(partials, sets, nseg)?;
         let t3 = self.timer()?;
-        let sums = self.download_points::<C>(&windows, nwin as usize)?;
+        let sums = self.download_points::<C>(&windows, sets as usize)?;
         let times = MsmTimes {
             sort_ms: t0.ms_to(&t1)?,
             digits_ms: t0.ms_to(&t_digits)?,
@@ -509,6 +656,10 @@ impl Gpu {
             reduce_ms: t2.ms_to(&t3)?,
             total_ms: t0.ms_to(&t3)?,
         };
+        if table.is_some() {
+            // The shifts are in the table: the one bucket set's sum is the result.
+            return Ok((sums.into_iter().next().unwrap_or_else(C::Proj::identity), times));
+        }
         // Horner over windows: acc = sum_w 2^(offset of w) W_w, offsets growing by each width.
         let mut acc = C::Proj::identity();
         for (w, sum) in sums.iter().enumerate().rev() {
@@ -561,12 +712,16 @@ impl Gpu {
         self.msm_of::<G1>(points, scalars, cfg)
     }
 
-    /// Host-input MSM of any group with an explicit config.
+    /// Host-input MSM of any group with an explicit config (a `pre` config builds the table
+    /// first, at its c or [`pre_window_bits`]).
     pub fn msm_of<C: GpuCurve>(&self, points: &[C::Affine], scalars: &[Scalar], cfg: &MsmConfig) -> Result<C::Proj, GpuError> {
         if points.len() != scalars.len() {
             return Err(GpuError::Other(format!("{} points but {} scalars", points.len(), scalars.len())));
         }
-        let p = self.upload_points_of::<C>(points)?;
+        let mut p = self.upload_points_of::<C>(points)?;
+        if cfg.pre {
+            self.precompute_shifts(&mut p, cfg.c.unwrap_or_else(|| pre_window_bits(points.len())))?;
+        }
         let s = self.upload_scalar_words(scalars)?;
         Ok(self.msm_device_cfg(&p, &s, points.len(), None, true, cfg)?.0)
     }
@@ -626,6 +781,23 @@ mod tests {
     }
 
     #[test]
+    fn precomputed_tables_take_wide_windows_and_their_memory_follows_the_windows() {
+        assert_eq!(pre_window_bits(1 << 24), 20);
+        assert_eq!(pre_window_bits(1 << 22), 20);
+        assert_eq!(pre_window_bits(1 << 20), 18);
+        assert_eq!(pre_window_bits(1 << 16), 12);
+        assert_eq!(pre_window_bits(100), 11);
+        // 2^24 G1 points at c = 20: 13 windows of 96-byte affine points.
+        assert_eq!(Gpu::shift_table_bytes::<G1>(1 << 24, 20), 13 * (1 << 24) * 96);
+        assert_eq!(Gpu::shift_table_bytes::<G2>(1000, 16), 16 * 1000 * 192);
+        // The shift kernels exist in msm.cu with the names the host launches.
+        let src = include_str!("../../cuda/msm.cu");
+        let (dbl, to_affine) = G1::SHIFT.unwrap();
+        assert!(src.contains(&format!(" {dbl}(")) && src.contains(&format!(" {to_affine}(")));
+        assert!(G2::SHIFT.is_none());
+    }
+
+    #[test]
     fn balanced_chunks_follow_the_size() {
         assert_eq!(default_chunk(1 << 10), 64);
         assert_eq!(default_chunk(16 << 20), 64);
@@ -673,6 +845,17 @@ mod tests {
         assert_eq!(MsmConfig::parse("bal").unwrap().spec(), "bal");
         assert!(is_balanced(b.kernel_for::<G1>().unwrap()));
         assert!(!is_balanced(MsmConfig::kernel("f1eo3").kernel_for::<G1>().unwrap()));
+        // +pre: over a table of shifted bases (G1 only), round-trips through spec().
+        let p = MsmConfig::parse("bal+pre:20").unwrap();
+        assert_eq!((p.acc, p.c, p.pre), ("bal", Some(20), true));
+        assert_eq!(p.spec(), "bal+pre:20");
+        assert_eq!(MsmConfig::parse(" f1eo3+pre ").unwrap().spec(), "f1eo3+pre");
+        assert!(!MsmConfig::parse("bal:20").unwrap().pre);
+        for bad in ["bal+fast", "bal+", "+pre", "bal+pre+pre"] {
+            assert!(MsmConfig::parse(bad).is_err(), "{bad:?} accepted");
+        }
+        let e = MsmConfig::parse_for::<G2>("g2bal+pre").unwrap_err().to_string();
+        assert!(e.contains("G1 only"), "{e}");
         // A chunk only for the balanced kernels, and within 1..=4096.
         for bad in ["", "b7", "b4:x", "b4:3", "b4:23", "b4:16:3", "b4:16:4:1", "i4eo", "b5", "f1", "f1eo", "i2eo", "bal:16:8:0", "bal:16:8:5000", "bal:16:8:64:1"] {
             assert!(MsmConfig::parse(bad).is_err(), "{bad:?} accepted");
