@@ -37,16 +37,17 @@ for v in $variants; do
     g2-cpu) envs=(); args=(--g2-msm cpu) ;;
     pre) envs=("PROOFSCOPE_MSM_PRECOMP=on"); args=() ;;
   esac
+  f=${v//[:+]/_}  # file names: the device tool brings back plain names only
   echo "== 2^$log cuda pw=$pw gw=$gw proofs=$proofs partitions=$parts variant=$v" | tee -a "$OUT/engine.txt"
   env "${envs[@]}" timeout "${PROVE_TIMEOUT:-150}" "$BIN" prove --params "$p" --backend cuda "${args[@]}" \
       --pw "$pw" --gw "$gw" --proofs "$proofs" --partitions "$parts" --verify --seed 1 --quiet \
-      --timeline "$OUT/engine-$log-$v.jsonl" -o "/tmp/proofs-$log-$v" 2>&1 | tail -3 | tee -a "$OUT/engine.txt"
+      --timeline "$OUT/engine-$log-$f.jsonl" -o "/tmp/proofs-$log-$f" 2>&1 | tail -3 | tee -a "$OUT/engine.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 done
 # The same proofs from every variant (same seed): byte-identical proof files.
 for v in $variants; do
   [ "$v" = default ] && continue
-  if diff -r -q "/tmp/proofs-$log-default" "/tmp/proofs-$log-$v" >/dev/null 2>&1; then
+  if diff -r -q "/tmp/proofs-$log-default" "/tmp/proofs-$log-${v//[:+]/_}" >/dev/null 2>&1; then
     echo "check-all: proofs identical with default and $v" | tee -a "$OUT/engine.txt"
   else
     echo "check-all: PROOFS DIFFER between default and $v" | tee -a "$OUT/engine.txt"; rc=1

@@ -29,7 +29,7 @@ use tracing::{field::Empty, info_span};
 use cudarc::driver::CudaSlice;
 
 use super::device::{par_copy, Gpu, GpuError};
-use super::msm::{pre_window_bits, DevicePoints, GpuCurve, G1, G2, MSM_C_RANGE};
+use super::msm::{pre_window_bits, DevicePoints, GpuCurve, G1, G2, MSM_C_RANGE, PRE_MIN_POINTS};
 use crate::backend::{Backend, Blinding, Gate, Pending, ProveError, StartFailure};
 use crate::domain::Domain;
 use crate::msm::Split;
@@ -68,7 +68,8 @@ pub struct CudaBackend {
 /// Whether the resident G1 queries (H, L, A, B) get tables of precomputed shifted bases
 /// (`msm::ShiftTable`: fewer bucket additions per MSM, nwin times the points' device
 /// memory), from `PROOFSCOPE_MSM_PRECOMP`: unset, `0` or `off`: no; `1`, `on` or `auto`:
-/// yes, window size by query size (`msm::pre_window_bits`); a number: that window size.
+/// for queries of at least `msm::PRE_MIN_POINTS` points, window size by query size
+/// (`msm::pre_window_bits`); a number: every query, that window size.
 /// A table that would not fit in the free device memory (with 2 GiB to spare) is skipped
 /// and that query's MSMs run without one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +100,7 @@ impl ShiftChoice {
     pub fn window_bits(&self, n: usize) -> Option<u32> {
         match self {
             ShiftChoice::Off => None,
-            ShiftChoice::Auto => Some(pre_window_bits(n)),
+            ShiftChoice::Auto => (n >= PRE_MIN_POINTS).then(|| pre_window_bits(n)),
             ShiftChoice::C(c) => Some(*c),
         }
     }
@@ -212,7 +213,10 @@ impl CudaBackend {
         };
         let t1 = self.gpu.timer()?;
         span.record("gpu_ns", ns(t0.ms_to(&t1)?));
+        // Close the upload's span (its end is its last handle's drop) before the tables,
+        // which have spans of their own.
         drop(_e);
+        drop(span);
         for (query, points) in [("h", &mut r.h), ("l", &mut r.l), ("a", &mut r.a), ("b_g1", &mut r.b_g1)] {
             self.add_shift_table(query, points)?;
         }
@@ -446,6 +450,8 @@ mod tests {
         }
         assert_eq!(ShiftChoice::Off.window_bits(1 << 24), None);
         assert_eq!(ShiftChoice::Auto.window_bits(1 << 24), Some(20));
+        assert_eq!(ShiftChoice::Auto.window_bits(1 << 20), Some(16));
+        assert_eq!(ShiftChoice::Auto.window_bits((1 << 19) - 1), None);
         assert_eq!(ShiftChoice::C(17).window_bits(10), Some(17));
         assert_eq!(ShiftChoice::C(17).name(), "c17");
     }

@@ -403,15 +403,24 @@ pub struct ShiftTable {
     pub c: u32,
 }
 
-/// Window size of a precomputed table for n points when none is asked for: 20 from 2^22
-/// points (13 windows, 2^19 buckets), else that of the plain MSM plus 2 (capped at 20).
+/// Window size of a precomputed table for n points when none is asked for: 16 below 2^21
+/// points, 20 from there (13 windows, 2^19 buckets). H200, runs 34-35 of
+/// reports/gpu/2026-12-01-run34-36.md (MSM over a 2^24- or 2^26-point table): 2^20 points
+/// 11.30 ms at c = 16 vs 11.40 at 18 and 11.52 at 20; 2^22 32.52 at 20 vs 32.58 at 19 and
+/// 34.30 at 16; 2^24 111.71 at 20 vs 112.81 at 19 and 124.92 at 16 (2^21 not measured).
 pub fn pre_window_bits(n: usize) -> u32 {
-    if n >= 1 << 22 {
-        20
+    if n < 1 << 21 {
+        16
     } else {
-        (msm_window_bits(n) + 2).min(20)
+        20
     }
 }
+
+/// Fewest points for which the engine's automatic choice builds a table: below it the one
+/// reduction over 2^(c-1) buckets costs more than the saved additions (runs 34-35: 2^16
+/// points 3.40 ms at best with a table vs 2.71 without, 2^18 5.56 vs 5.22; 2^20 11.30 vs
+/// 12.19; 2^19 lies between and was not measured).
+pub const PRE_MIN_POINTS: usize = 1 << 19;
 
 /// Points converted back to affine per inversion when a table is built.
 const SHIFT_INV_CHUNK: u32 = 32;
@@ -782,11 +791,12 @@ mod tests {
 
     #[test]
     fn precomputed_tables_take_wide_windows_and_their_memory_follows_the_windows() {
-        assert_eq!(pre_window_bits(1 << 24), 20);
+        assert_eq!(pre_window_bits(1 << 26), 20);
         assert_eq!(pre_window_bits(1 << 22), 20);
-        assert_eq!(pre_window_bits(1 << 20), 18);
-        assert_eq!(pre_window_bits(1 << 16), 12);
-        assert_eq!(pre_window_bits(100), 11);
+        assert_eq!(pre_window_bits(1 << 21), 20);
+        assert_eq!(pre_window_bits((1 << 21) - 1), 16);
+        assert_eq!(pre_window_bits(1 << 20), 16);
+        assert_eq!(pre_window_bits(100), 16);
         // 2^24 G1 points at c = 20: 13 windows of 96-byte affine points.
         assert_eq!(Gpu::shift_table_bytes::<G1>(1 << 24, 20), 13 * (1 << 24) * 96);
         assert_eq!(Gpu::shift_table_bytes::<G2>(1000, 16), 16 * 1000 * 192);
