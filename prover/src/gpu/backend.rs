@@ -37,21 +37,76 @@ use crate::params::Parameters;
 use crate::prover;
 use crate::synthesis::ProvingAssignment;
 
-/// Query points of one parameter set, resident on the device.
+/// Query points of one parameter set: resident on the device, or streamed (uploaded per
+/// partition, just the points each MSM needs, and freed after it) when they did not fit or
+/// streaming was asked for ([`ParamsMode`]).
 struct ResidentParams {
     key: (String, usize, usize, usize, usize, usize),
-    h: DevicePoints,
-    l: DevicePoints,
-    a: DevicePoints,
-    b_g1: DevicePoints,
+    h: Bases,
+    l: Bases,
+    a: Bases,
+    b_g1: Bases,
     /// The B query in G2, when the G2 MSM runs on the device.
-    b_g2: Option<DevicePoints<G2>>,
+    b_g2: Option<Bases<G2>>,
+}
+
+/// One query's points on the device, or streamed from the host parameters.
+enum Bases<C: GpuCurve = G1> {
+    Resident(DevicePoints<C>),
+    Streamed,
+}
+
+impl<C: GpuCurve> Bases<C> {
+    fn resident(&self) -> Option<&DevicePoints<C>> {
+        match self {
+            Bases::Resident(p) => Some(p),
+            Bases::Streamed => None,
+        }
+    }
+}
+
+/// Where the query points live (`PROOFSCOPE_GPU_PARAMS`): `auto` (unset: resident, and a
+/// query whose upload runs out of device memory is streamed), `resident` (an upload out of
+/// memory fails the partition, which the engine proves on its CPU fallback) or `stream`
+/// (every query streamed: per partition each MSM uploads the points it needs — H all of its
+/// points, L/A/B the points of their tail and of their scalar-one terms, gathered on the host
+/// — and frees them after; device memory then holds one query's points at a time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamsMode {
+    Auto,
+    Resident,
+    Stream,
+}
+
+impl ParamsMode {
+    pub fn parse(v: &str) -> Result<ParamsMode, String> {
+        match v.trim() {
+            "" | "auto" => Ok(ParamsMode::Auto),
+            "resident" => Ok(ParamsMode::Resident),
+            "stream" => Ok(ParamsMode::Stream),
+            other => Err(format!("PROOFSCOPE_GPU_PARAMS={other:?}: expected auto, resident or stream")),
+        }
+    }
+
+    pub fn from_env() -> Result<ParamsMode, String> {
+        std::env::var("PROOFSCOPE_GPU_PARAMS").map_or(Ok(ParamsMode::Auto), |v| ParamsMode::parse(&v))
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            ParamsMode::Auto => "auto",
+            ParamsMode::Resident => "resident",
+            ParamsMode::Stream => "stream",
+        }
+    }
 }
 
 /// The uploads of one split MSM, staged before the compute gate.
 struct StagedSplit {
+    /// Device indices of the scalar-one terms (None for a streamed query or none).
     ones: Option<CudaSlice<u32>>,
-    tail: Option<(CudaSlice<u32>, CudaSlice<u32>)>,
+    /// Device tail indices (None for a streamed query) and tail scalars.
+    tail: Option<(Option<CudaSlice<u32>>, CudaSlice<u32>)>,
 }
 
 /// One GPU as a proving device.
@@ -63,6 +118,8 @@ pub struct CudaBackend {
     g2_on_device: bool,
     /// Tables of precomputed shifted bases for the resident G1 queries.
     shifts: ShiftChoice,
+    /// Resident or streamed query points.
+    params_mode: ParamsMode,
 }
 
 /// Whether the resident G1 queries (H, L, A, B) get tables of precomputed shifted bases
@@ -144,7 +201,55 @@ impl CudaBackend {
 
     /// `g2_on_device`: the G2 MSM on the GPU (true) or in the CPU finisher (false).
     pub fn with_g2(gpu: Gpu, device: u32, g2_on_device: bool) -> Self {
-        CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device, shifts: ShiftChoice::Off }
+        CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device, shifts: ShiftChoice::Off, params_mode: ParamsMode::Auto }
+    }
+
+    /// The same backend with its query points resident, streamed, or resident when they fit.
+    pub fn with_params_mode(mut self, mode: ParamsMode) -> Self {
+        self.params_mode = mode;
+        self
+    }
+
+    /// Uploads one query's points for residence: `Streamed` when the mode says so, or (mode
+    /// `auto`) when the upload runs out of device memory.
+    fn upload_query<C: GpuCurve>(&self, points: &[C::Affine], streamed: &mut Vec<&'static str>, name: &'static str) -> Result<Bases<C>, GpuError> {
+        if self.params_mode == ParamsMode::Stream {
+            streamed.push(name);
+            return Ok(Bases::Streamed);
+        }
+        match self.gpu.upload_points_of::<C>(points) {
+            Ok(p) => Ok(Bases::Resident(p)),
+            Err(e) if self.params_mode == ParamsMode::Auto && is_out_of_memory(&e) => {
+                streamed.push(name);
+                Ok(Bases::Streamed)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Uploads the points `host[idx[i]]` (or all of `host` with no index list) for one MSM of a
+    /// streamed query, in an `h2d` span (`what` = "NAME points (streamed)") through pinned
+    /// staging; the points are gathered on the host straight into the staging buffer.
+    fn stream_points<C: GpuCurve>(&self, what: &str, host: &[C::Affine], idx: Option<&[u32]>) -> Result<DevicePoints<C>, GpuError> {
+        let aw = C::XYZZ_WORDS / 2;
+        let count = idx.map_or(host.len(), |i| i.len());
+        let span = info_span!("h2d", what = what, bytes = (count * aw * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, wait_ns = Empty);
+        let _e = span.enter();
+        let up = self.gpu.upload_words(count * aw, count * aw, |d| {
+            use rayon::prelude::*;
+            match idx {
+                None => par_copy(d, C::words(host)),
+                Some(ix) => d.par_chunks_mut(aw * 1024).zip(ix.par_chunks(1024)).for_each(|(d, ix)| {
+                    for (w, &i) in d.chunks_exact_mut(aw).zip(ix) {
+                        w.copy_from_slice(C::words(std::slice::from_ref(&host[i as usize])));
+                    }
+                }),
+            }
+        })?;
+        span.record("pinned", up.pinned);
+        let (buf, times) = up.finish(&self.gpu)?;
+        times.record(&span);
+        Ok(DevicePoints::from_words(buf, count))
     }
 
     /// The same backend with (or without) tables of shifted bases for the G1 queries.
@@ -200,25 +305,31 @@ impl CudaBackend {
             return Err(GpuError::Other(format!("B query: {} points in G1 but {} in G2", params.b_g1.len(), params.b_g2.len())));
         }
         let g2_bytes = if self.g2_on_device { params.b_g2.len() * 192 } else { 0 };
-        let span = info_span!("h2d", what = "params", bytes = ((params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) * 96 + g2_bytes) as u64, gpu_ns = Empty);
+        let span = info_span!("h2d", what = "params", bytes = ((params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) * 96 + g2_bytes) as u64, gpu_ns = Empty, streamed = Empty);
         let _e = span.enter();
         let t0 = self.gpu.timer()?;
+        let mut streamed = Vec::new();
         let mut r = ResidentParams {
             key,
-            h: self.gpu.upload_points(&params.h)?,
-            l: self.gpu.upload_points(&params.l)?,
-            a: self.gpu.upload_points(&params.a)?,
-            b_g1: self.gpu.upload_points(&params.b_g1)?,
-            b_g2: if self.g2_on_device { Some(self.gpu.upload_points_of::<G2>(&params.b_g2)?) } else { None },
+            h: self.upload_query::<G1>(&params.h, &mut streamed, "h")?,
+            l: self.upload_query::<G1>(&params.l, &mut streamed, "l")?,
+            a: self.upload_query::<G1>(&params.a, &mut streamed, "a")?,
+            b_g1: self.upload_query::<G1>(&params.b_g1, &mut streamed, "b_g1")?,
+            b_g2: if self.g2_on_device { Some(self.upload_query::<G2>(&params.b_g2, &mut streamed, "b_g2")?) } else { None },
         };
         let t1 = self.gpu.timer()?;
         span.record("gpu_ns", ns(t0.ms_to(&t1)?));
+        if !streamed.is_empty() {
+            span.record("streamed", streamed.join(",").as_str());
+        }
         // Close the upload's span (its end is its last handle's drop) before the tables,
         // which have spans of their own.
         drop(_e);
         drop(span);
-        for (query, points) in [("h", &mut r.h), ("l", &mut r.l), ("a", &mut r.a), ("b_g1", &mut r.b_g1)] {
-            self.add_shift_table(query, points)?;
+        for (query, bases) in [("h", &mut r.h), ("l", &mut r.l), ("a", &mut r.a), ("b_g1", &mut r.b_g1)] {
+            if let Bases::Resident(points) = bases {
+                self.add_shift_table(query, points)?;
+            }
         }
         let r = Arc::new(r);
         *slot = Some(r.clone());
@@ -229,9 +340,9 @@ impl CudaBackend {
     /// through pinned staging in an `h2d` span whose `gpu_ns` is the copy's CUDA-event
     /// time. The tail scalars are converted from canonical limbs straight into the
     /// staging buffer (8 little-endian u32 words per scalar), no intermediate Vec.
-    fn stage_split<C: GpuCurve>(&self, name: &'static str, bases: &DevicePoints<C>, split: &Split) -> Result<StagedSplit, GpuError> {
-        if let Some(bad) = split.ones.iter().chain(&split.tail_idx).find(|&&i| i as usize >= bases.len) {
-            return Err(GpuError::Other(format!("{name}: point index {bad} out of {} query points", bases.len)));
+    fn stage_split(&self, name: &'static str, points: usize, streamed: bool, split: &Split) -> Result<StagedSplit, GpuError> {
+        if let Some(bad) = split.ones.iter().chain(&split.tail_idx).find(|&&i| i as usize >= points) {
+            return Err(GpuError::Other(format!("{name}: point index {bad} out of {points} query points")));
         }
         let upload = |what: &str, words: usize, fill: &dyn Fn(&mut [u32])| -> Result<CudaSlice<u32>, GpuError> {
             let h = info_span!("h2d", what = what, bytes = (words * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, wait_ns = Empty);
@@ -242,7 +353,8 @@ impl CudaBackend {
             times.record(&h);
             Ok(buf)
         };
-        let ones = if split.ones.is_empty() {
+        // A streamed query needs no device indices: its MSMs gather their points on the host.
+        let ones = if split.ones.is_empty() || streamed {
             None
         } else {
             Some(upload(&format!("{name} ones"), split.ones.len(), &|d| par_copy(d, &split.ones))?)
@@ -250,7 +362,7 @@ impl CudaBackend {
         let tail = if split.tail.is_empty() {
             None
         } else {
-            let idx = upload(&format!("{name} tail indices"), split.tail_idx.len(), &|d| par_copy(d, &split.tail_idx))?;
+            let idx = if streamed { None } else { Some(upload(&format!("{name} tail indices"), split.tail_idx.len(), &|d| par_copy(d, &split.tail_idx))?) };
             let scalars = upload(&format!("{name} tail scalars"), split.tail.len() * 8, &|d| {
                 use rayon::prelude::*;
                 d.par_chunks_mut(8 * 4096).zip(split.tail.par_chunks(4096)).for_each(|(d, t)| {
@@ -268,30 +380,46 @@ impl CudaBackend {
     }
 
     /// batch_add + tail_msm of one split MSM on the device from its staged uploads, spans
-    /// nested in `name` (any group: the G2 MSM reuses the B query's staged split).
-    fn split_msm<C: GpuCurve>(&self, name: &'static str, bases: &DevicePoints<C>, split: &Split, staged: &StagedSplit) -> Result<C::Proj, GpuError> {
+    /// nested in `name` (any group: the G2 MSM reuses the B query's staged split). A
+    /// streamed query (`bases` None) uploads the points of its scalar-one terms, then those of
+    /// its tail, gathered from `host`, just before each is used.
+    fn split_msm<C: GpuCurve>(&self, name: &'static str, bases: Option<&DevicePoints<C>>, host: &[C::Affine], split: &Split, staged: &StagedSplit) -> Result<C::Proj, GpuError> {
         let ones = {
             let s = info_span!("batch_add", query = name, points = split.ones.len() as u64, gpu_ns = Empty);
             let _e = s.enter();
-            match &staged.ones {
-                None => C::Proj::identity(),
-                Some(idx) => {
-                    let (p, ms) = self.gpu.sum_indexed(bases, Some(&idx.as_view()), split.ones.len())?;
+            match (bases, &staged.ones) {
+                _ if split.ones.is_empty() => C::Proj::identity(),
+                (Some(b), Some(idx)) => {
+                    let (p, ms) = self.gpu.sum_indexed(b, Some(&idx.as_view()), split.ones.len())?;
                     s.record("gpu_ns", ns(ms));
                     p
                 }
+                (None, _) => {
+                    let pts = self.stream_points::<C>(&format!("{name} ones points (streamed)"), host, Some(&split.ones))?;
+                    let (p, ms) = self.gpu.sum_indexed(&pts, None, split.ones.len())?;
+                    s.record("gpu_ns", ns(ms));
+                    p
+                }
+                (Some(_), None) => return Err(GpuError::Other(format!("{name}: scalar-one indices were not staged"))),
             }
         };
         let tail = {
             let s = info_span!("tail_msm", query = name, points = split.tail.len() as u64, gpu_ns = Empty);
             let _e = s.enter();
-            match &staged.tail {
-                None => C::Proj::identity(),
-                Some((idx, scalars)) => {
-                    let (p, t) = self.gpu.msm_device_ex(bases, scalars, split.tail.len(), Some(idx), false)?;
+            match (bases, &staged.tail) {
+                (_, None) => C::Proj::identity(),
+                (Some(b), Some((Some(idx), scalars))) => {
+                    let (p, t) = self.gpu.msm_device_ex(b, scalars, split.tail.len(), Some(idx), false)?;
                     s.record("gpu_ns", ns(t.total_ms));
                     p
                 }
+                (None, Some((_, scalars))) => {
+                    let pts = self.stream_points::<C>(&format!("{name} tail points (streamed)"), host, Some(&split.tail_idx))?;
+                    let (p, t) = self.gpu.msm_device_ex(&pts, scalars, split.tail.len(), None, false)?;
+                    s.record("gpu_ns", ns(t.total_ms));
+                    p
+                }
+                (Some(_), Some((None, _))) => return Err(GpuError::Other(format!("{name}: tail indices were not staged"))),
             }
         };
         Ok(ones + tail)
@@ -320,10 +448,12 @@ impl CudaBackend {
                 times.record(&span);
                 (bufs, times.gpu_ms)
             };
+            // The B split serves the G1 and the G2 MSM: device indices unless both stream.
+            let b_streamed = res.b_g1.resident().is_none() && res.b_g2.as_ref().is_none_or(|b| b.resident().is_none());
             let staged = [
-                self.stage_split("msm_l", &res.l, &plan.l).map_err(dev_err)?,
-                self.stage_split("msm_a", &res.a, &plan.a).map_err(dev_err)?,
-                self.stage_split("msm_b_g1", &res.b_g1, &plan.b).map_err(dev_err)?,
+                self.stage_split("msm_l", params.l.len(), res.l.resident().is_none(), &plan.l).map_err(dev_err)?,
+                self.stage_split("msm_a", params.a.len(), res.a.resident().is_none(), &plan.a).map_err(dev_err)?,
+                self.stage_split("msm_b_g1", params.b_g1.len(), b_streamed, &plan.b).map_err(dev_err)?,
             ];
             (plan, res, abc, abc_ms, staged)
         };
@@ -338,30 +468,38 @@ impl CudaBackend {
             (buf, d.n - 1)
         };
         let h = {
-            let n = h_len.min(res.h.len);
+            let n = h_len.min(params.h.len());
             let span = info_span!("msm_h", points = n as u64, gpu_ns = Empty);
             let _e = span.enter();
-            let (p, t) = self.gpu.msm_device(&res.h, &hbuf, n).map_err(dev_err)?;
+            let streamed;
+            let bases = match res.h.resident() {
+                Some(b) => b,
+                None => {
+                    streamed = self.stream_points::<G1>("msm_h points (streamed)", &params.h[..n], None).map_err(dev_err)?;
+                    &streamed
+                }
+            };
+            let (p, t) = self.gpu.msm_device(bases, &hbuf, n).map_err(dev_err)?;
             span.record("gpu_ns", ns(t.total_ms));
             p
         };
         drop(hbuf);
-        let run = |name: &'static str, bases: &DevicePoints, split: &Split, pre: &StagedSplit| -> Result<G1Projective, ProveError> {
+        let run = |name: &'static str, bases: &Bases, host: &[blstrs::G1Affine], split: &Split, pre: &StagedSplit| -> Result<G1Projective, ProveError> {
             let span = prover::split_msm_span(name, split);
             let _e = span.enter();
-            self.split_msm(name, bases, split, pre).map_err(dev_err)
+            self.split_msm(name, bases.resident(), host, split, pre).map_err(dev_err)
         };
-        let l = run("msm_l", &res.l, &plan.l, &staged_l)?;
+        let l = run("msm_l", &res.l, &params.l, &plan.l, &staged_l)?;
         drop(staged_l);
-        let a = run("msm_a", &res.a, &plan.a, &staged_a)?;
+        let a = run("msm_a", &res.a, &params.a, &plan.a, &staged_a)?;
         drop(staged_a);
-        let b_g1 = run("msm_b_g1", &res.b_g1, &plan.b, &staged_b)?;
+        let b_g1 = run("msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b)?;
         let b_g2: Option<G2Projective> = match &res.b_g2 {
             None => None,
             Some(bases) => {
                 let span = prover::split_msm_span("msm_b_g2", &plan.b);
                 let _e = span.enter();
-                Some(self.split_msm("msm_b_g2", bases, &plan.b, &staged_b).map_err(dev_err)?)
+                Some(self.split_msm("msm_b_g2", bases.resident(), &params.b_g2, &plan.b, &staged_b).map_err(dev_err)?)
             }
         };
         drop(staged_b);
@@ -382,6 +520,7 @@ impl Backend for CudaBackend {
             ("cuda_sched", g.cuda_sched().name().to_string()),
             ("ntt", format!("{} {} {} {}", g.ntt_plan().name(), g.ntt_bitrev().name(), g.ntt_radix().name(), g.ntt_mul().name())),
             ("msm_precomp", self.shifts.name()),
+            ("gpu_params", self.params_mode.name().to_string()),
         ]
     }
     fn device(&self) -> u32 {
@@ -423,12 +562,13 @@ fn drop_in_background<T: Send + 'static>(v: T) {
 /// `g2_on_device`: where the G2 MSM runs (the engine's `g2_msm`).
 pub fn backends(g2_on_device: bool) -> Result<Vec<Arc<dyn Backend>>, String> {
     let shifts = ShiftChoice::from_env()?;
+    let params_mode = ParamsMode::from_env()?;
     let n = Gpu::device_count().map_err(|e| e.to_string())?;
     if n == 0 {
         return Err("no CUDA device found".into());
     }
     (0..n)
-        .map(|d| Gpu::open(d).map(|g| Arc::new(CudaBackend::with_g2(g, d as u32, g2_on_device).with_shifts(shifts)) as Arc<dyn Backend>).map_err(|e| e.to_string()))
+        .map(|d| Gpu::open(d).map(|g| Arc::new(CudaBackend::with_g2(g, d as u32, g2_on_device).with_shifts(shifts).with_params_mode(params_mode)) as Arc<dyn Backend>).map_err(|e| e.to_string()))
         .collect()
 }
 
@@ -438,6 +578,16 @@ mod tests {
     use cudarc::driver::{sys::CUresult, DriverError};
 
     use super::*;
+
+    #[test]
+    fn params_modes_parse_and_a_bad_value_names_the_variable() {
+        for (v, want) in [("", ParamsMode::Auto), ("auto", ParamsMode::Auto), (" resident", ParamsMode::Resident), ("stream ", ParamsMode::Stream)] {
+            assert_eq!(ParamsMode::parse(v).unwrap(), want, "{v:?}");
+            assert_eq!(ParamsMode::parse(want.name()).unwrap(), want);
+        }
+        let e = ParamsMode::parse("streamed").unwrap_err();
+        assert!(e.contains("PROOFSCOPE_GPU_PARAMS") && e.contains("streamed"), "{e}");
+    }
 
     #[test]
     fn shift_tables_are_asked_for_by_name_or_window_size_and_bad_values_name_the_variable() {

@@ -499,8 +499,9 @@ pub fn format_outcomes(outcomes: &[CheckOutcome]) -> String {
 /// A whole proof of the PoRep-like circuit with 2^log_n constraints on the CUDA backend and
 /// on the CPU backend with the same blinding: the four G1 MSM results and the proofs must be
 /// identical, and the GPU proof must verify. Uses TEST-ONLY parameters made on the spot.
-/// `shifts`: whether the CUDA backend's G1 queries get tables of shifted bases.
-pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::backend::ShiftChoice) -> CheckOutcome {
+/// `shifts`: whether the CUDA backend's G1 queries get tables of shifted bases; `mode`:
+/// whether its query points are resident or streamed.
+pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::backend::ShiftChoice, mode: super::backend::ParamsMode) -> CheckOutcome {
     let t = Instant::now();
     let r = (|| -> Result<Option<String>, GpuError> {
         use crate::backend::{Backend, Blinding, NoGate};
@@ -510,7 +511,7 @@ pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::ba
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb11d);
         let blinding = Blinding::random(&mut rng);
         let cpu = crate::cpu::CpuBackend::new(0);
-        let cuda = super::CudaBackend::new(Gpu::open(ordinal)?, ordinal as u32).with_shifts(shifts);
+        let cuda = super::CudaBackend::new(Gpu::open(ordinal)?, ordinal as u32).with_shifts(shifts).with_params_mode(mode);
         let asg = crate::prover::synthesize(circuit.clone()).map_err(|e| other(&e))?;
         let inputs = asg.public_inputs().to_vec();
         let pc = cpu.prove_start(asg, &params, blinding, &NoGate).map_err(|e| other(&e))?;
@@ -532,6 +533,9 @@ pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::ba
             Err(e) => Ok(Some(format!("verifier error: {e}"))),
         }
     })();
-    let tables = if shifts == super::backend::ShiftChoice::Off { String::new() } else { format!(", shift tables {}", shifts.name()) };
+    let mut tables = if shifts == super::backend::ShiftChoice::Off { String::new() } else { format!(", shift tables {}", shifts.name()) };
+    if mode != super::backend::ParamsMode::Auto {
+        tables.push_str(&format!(", query points {}", mode.name()));
+    }
     outcome(format!("full proof 2^{log_n} constraints{tables}: CUDA == CPU (same blinding) and verifies"), t, r)
 }

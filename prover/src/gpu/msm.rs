@@ -386,6 +386,11 @@ pub struct DevicePoints<C: GpuCurve = G1> {
 }
 
 impl<C: GpuCurve> DevicePoints<C> {
+    /// Points already on the device as affine words (`len` points).
+    pub(crate) fn from_words(buf: CudaSlice<u32>, len: usize) -> DevicePoints<C> {
+        DevicePoints { buf, len, shifted: None, _curve: PhantomData }
+    }
+
     /// The window size of the precomputed table, when there is one.
     pub fn shift_c(&self) -> Option<u32> {
         self.shifted.as_ref().map(|t| t.c)
