@@ -410,7 +410,7 @@ pub struct ShiftTable {
 
 /// Window size of a precomputed table for n points when none is asked for: 16 below 2^21
 /// points, 20 from there (13 windows, 2^19 buckets). H200, runs 34-35 of
-/// reports/gpu/2026-11-30-run34-37.md (MSM over a 2^24- or 2^26-point table): 2^20 points
+/// reports/gpu/2026-11-30-run34-38.md (MSM over a 2^24- or 2^26-point table): 2^20 points
 /// 11.30 ms at c = 16 vs 11.40 at 18 and 11.52 at 20; 2^22 32.52 at 20 vs 32.58 at 19 and
 /// 34.30 at 16; 2^24 111.71 at 20 vs 112.81 at 19 and 124.92 at 16 (2^21 not measured).
 pub fn pre_window_bits(n: usize) -> u32 {
