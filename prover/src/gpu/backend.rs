@@ -233,7 +233,7 @@ impl CudaBackend {
     fn stream_points<C: GpuCurve>(&self, what: &str, host: &[C::Affine], idx: Option<&[u32]>) -> Result<DevicePoints<C>, GpuError> {
         let aw = C::XYZZ_WORDS / 2;
         let count = idx.map_or(host.len(), |i| i.len());
-        let span = info_span!("h2d", what = what, bytes = (count * aw * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, wait_ns = Empty);
+        let span = info_span!("h2d", what = what, bytes = (count * aw * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
         let _e = span.enter();
         let up = self.gpu.upload_words(count * aw, count * aw, |d| {
             use rayon::prelude::*;
@@ -345,7 +345,7 @@ impl CudaBackend {
             return Err(GpuError::Other(format!("{name}: point index {bad} out of {points} query points")));
         }
         let upload = |what: &str, words: usize, fill: &dyn Fn(&mut [u32])| -> Result<CudaSlice<u32>, GpuError> {
-            let h = info_span!("h2d", what = what, bytes = (words * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, wait_ns = Empty);
+            let h = info_span!("h2d", what = what, bytes = (words * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
             let _e = h.enter();
             let up = self.gpu.upload_words(words, words, fill)?;
             h.record("pinned", up.pinned);
@@ -442,7 +442,7 @@ impl CudaBackend {
             let plan = prover::prep_msm(asg, params)?;
             let res = self.resident(params).map_err(dev_err)?;
             let (abc, abc_ms) = {
-                let span = info_span!("h2d", what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, gpu_ns = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, wait_ns = Empty);
+                let span = info_span!("h2d", what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, gpu_ns = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
                 let _e = span.enter();
                 let (bufs, times) = self.gpu.upload_abc(&asg.a, &asg.b, &asg.c, d.log_n).map_err(dev_err)?;
                 times.record(&span);

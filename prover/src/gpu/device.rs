@@ -124,6 +124,8 @@ pub(crate) struct Upload {
     alloc_ms: f64,
     staging_ms: f64,
     fill_ms: f64,
+    /// Host wall time of queueing the copy (events, the async copy, the staging pool).
+    queue_ms: f64,
 }
 
 /// Where an upload's wall time went (ms): the device buffer's allocation, getting a pinned
@@ -136,7 +138,11 @@ pub struct UploadTimes {
     pub alloc_ms: f64,
     pub staging_ms: f64,
     pub fill_ms: f64,
+    /// Queueing the copy: event records, the async copy call, the staging pool's lock.
+    pub queue_ms: f64,
     pub wait_ms: f64,
+    /// After the wait: timing, the compute stream's wait, handing the buffer over.
+    pub finish_ms: f64,
     pub gpu_ms: f64,
 }
 
@@ -146,7 +152,9 @@ impl UploadTimes {
         self.alloc_ms += o.alloc_ms;
         self.staging_ms += o.staging_ms;
         self.fill_ms += o.fill_ms;
+        self.queue_ms += o.queue_ms;
         self.wait_ms += o.wait_ms;
+        self.finish_ms += o.finish_ms;
         self.gpu_ms += o.gpu_ms;
     }
 
@@ -156,7 +164,9 @@ impl UploadTimes {
         span.record("alloc_ns", ns(self.alloc_ms));
         span.record("staging_ns", ns(self.staging_ms));
         span.record("fill_ns", ns(self.fill_ms));
+        span.record("queue_ns", ns(self.queue_ms));
         span.record("wait_ns", ns(self.wait_ms));
+        span.record("finish_ns", ns(self.finish_ms));
         span.record("gpu_ns", ns(self.gpu_ms));
     }
 }
@@ -169,8 +179,8 @@ impl Upload {
         let t = std::time::Instant::now();
         self.end.synchronize().ctx("waiting for an upload")?;
         let wait_ms = t.elapsed().as_secs_f64() * 1e3;
+        let t = std::time::Instant::now();
         let ms = self.start.elapsed_ms(&self.end).ctx("timing an upload")? as f64;
-        let times = UploadTimes { alloc_ms: self.alloc_ms, staging_ms: self.staging_ms, fill_ms: self.fill_ms, wait_ms, gpu_ms: ms };
         gpu.stream.wait(&self.end).ctx("cuStreamWaitEvent (upload)")?;
         let len = self.buf.len();
         let ptr = self.buf.leak();
@@ -178,6 +188,8 @@ impl Upload {
         // allocation on the copy stream are complete (event synchronised), so the compute
         // stream may use it and frees it in its own order when the slice drops.
         let buf = unsafe { gpu.stream.upgrade_device_ptr::<u32>(ptr, len) };
+        let finish_ms = t.elapsed().as_secs_f64() * 1e3;
+        let times = UploadTimes { alloc_ms: self.alloc_ms, staging_ms: self.staging_ms, fill_ms: self.fill_ms, queue_ms: self.queue_ms, wait_ms, finish_ms, gpu_ms: ms };
         Ok((buf, times))
     }
 }
@@ -392,18 +404,20 @@ impl Gpu {
             let mut v = vec![0u32; len];
             fill(&mut v);
             let fill_ms = since(t2);
+            let t3 = std::time::Instant::now();
             let start = copy.record_event(timing).ctx("cuEventRecord")?;
             if len > 0 {
                 copy.memcpy_htod(&v, &mut buf.slice_mut(0..len)).ctx("cuMemcpyHtoDAsync (pageable)")?;
             }
             let end = copy.record_event(timing).ctx("cuEventRecord")?;
-            return Ok(Upload { buf, start, end, pinned: false, alloc_ms, staging_ms, fill_ms });
+            return Ok(Upload { buf, start, end, pinned: false, alloc_ms, staging_ms, fill_ms, queue_ms: since(t3) });
         };
         let staging_ms = since(t1);
         let t2 = std::time::Instant::now();
         let host = staging.host.as_mut_slice().ctx("staging buffer")?;
         fill(&mut host[..len]);
         let fill_ms = since(t2);
+        let t3 = std::time::Instant::now();
         let start = copy.record_event(timing).ctx("cuEventRecord")?;
         if len > 0 {
             let (dst, _record) = buf.device_ptr_mut(copy);
@@ -416,7 +430,7 @@ impl Gpu {
         if let Ok(mut pool) = self.staging.pool.lock() {
             pool.push(staging);
         }
-        Ok(Upload { buf, start, end, pinned: true, alloc_ms, staging_ms, fill_ms })
+        Ok(Upload { buf, start, end, pinned: true, alloc_ms, staging_ms, fill_ms, queue_ms: since(t3) })
     }
 
     /// Free and total device memory in bytes.
