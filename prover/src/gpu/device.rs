@@ -433,6 +433,15 @@ impl Gpu {
         Ok(Upload { buf, start, end, pinned: true, alloc_ms, staging_ms, fill_ms, queue_ms: since(t3) })
     }
 
+    /// Device-to-host copy of `src` into a new Vec, after waiting for the stream on an event:
+    /// a copy into pageable memory is synchronous inside the driver, and issued while the
+    /// stream's kernels still run it waited there for them, while the other GPU worker's
+    /// async copy calls stalled (see `queue_ns` of the `h2d` spans).
+    pub(crate) fn download_words(&self, src: &cudarc::driver::CudaView<'_, u32>, what: &str) -> Result<Vec<u32>, GpuError> {
+        self.stream.record_event(None).ctx("cuEventRecord")?.synchronize().ctx(what)?;
+        self.stream.clone_dtoh(src).ctx(what)
+    }
+
     /// Free and total device memory in bytes.
     pub fn mem_info(&self) -> Result<(usize, usize), GpuError> {
         self.ctx.mem_get_info().ctx("cuMemGetInfo")

@@ -512,7 +512,7 @@ impl Gpu {
     }
 
     fn download_points<C: GpuCurve>(&self, buf: &CudaSlice<u32>, count: usize) -> Result<Vec<C::Proj>, GpuError> {
-        let words = self.stream.clone_dtoh(&buf.slice(0..count * C::XYZZ_WORDS)).ctx("download points")?;
+        let words = self.download_words(&buf.slice(0..count * C::XYZZ_WORDS), "download points")?;
         words
             .chunks_exact(C::XYZZ_WORDS)
             .map(|w| C::from_xyzz(w).ok_or_else(|| GpuError::Other(format!("kernel returned a point off the {} curve", C::NAME))))

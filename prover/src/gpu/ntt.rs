@@ -576,7 +576,7 @@ impl Gpu {
                 self.ntt_device(&mut data, &mut scratch, log_n, dir, Some(&s))?
             }
         }
-        let out = self.stream.clone_dtoh(&data).ctx("download NTT")?;
+        let out = self.download_words(&data.slice(..), "download NTT")?;
         Ok(scalars_from_words(&out))
     }
 
@@ -591,7 +591,7 @@ impl Gpu {
     pub fn h_quotient(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(Vec<Scalar>, NttTimes), GpuError> {
         let (buf, mut times) = self.h_quotient_device(a, b, c, log_n)?;
         let t0 = self.timer()?;
-        let out = self.stream.clone_dtoh(&buf).ctx("download H")?;
+        let out = self.download_words(&buf.slice(..), "download H")?;
         let t1 = self.timer()?;
         times.d2h_ms = t0.ms_to(&t1)?;
         Ok((scalars_from_words(&out), times))
