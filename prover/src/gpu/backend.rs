@@ -231,11 +231,9 @@ impl CudaBackend {
     /// streamed query, in an `h2d` span (`what` = "NAME points (streamed)") through pinned
     /// staging; the points are gathered on the host straight into the staging buffer.
     fn stream_points<C: GpuCurve>(&self, what: &str, host: &[C::Affine], idx: Option<&[u32]>) -> Result<DevicePoints<C>, GpuError> {
-        let aw = C::XYZZ_WORDS / 2;
+        let aw = C::AFFINE_WORDS;
         let count = idx.map_or(host.len(), |i| i.len());
-        let span = info_span!("h2d", what = what, bytes = (count * aw * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
-        let _e = span.enter();
-        let up = self.gpu.upload_words(count * aw, count * aw, |d| {
+        let buf = self.h2d_upload(what, count * aw, |d| {
             use rayon::prelude::*;
             match idx {
                 None => par_copy(d, C::words(host)),
@@ -246,10 +244,20 @@ impl CudaBackend {
                 }),
             }
         })?;
-        span.record("pinned", up.pinned);
-        let (buf, times) = up.finish(&self.gpu)?;
-        times.record(&span);
         Ok(DevicePoints::from_words(buf, count))
+    }
+
+    /// One per-partition upload of `words` words written by `fill`, through pinned staging,
+    /// in an `h2d` span (`what`, `bytes`, `pinned`, and the host steps and copy time that
+    /// [`super::device::UploadTimes`] records).
+    fn h2d_upload(&self, what: &str, words: usize, fill: impl FnOnce(&mut [u32])) -> Result<CudaSlice<u32>, GpuError> {
+        let h = info_span!("h2d", what = what, bytes = (words * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
+        let _e = h.enter();
+        let up = self.gpu.upload_words(words, words, fill)?;
+        h.record("pinned", up.pinned);
+        let (buf, times) = up.finish(&self.gpu)?;
+        times.record(&h);
+        Ok(buf)
     }
 
     /// The same backend with (or without) tables of shifted bases for the G1 queries.
@@ -344,15 +352,7 @@ impl CudaBackend {
         if let Some(bad) = split.ones.iter().chain(&split.tail_idx).find(|&&i| i as usize >= points) {
             return Err(GpuError::Other(format!("{name}: point index {bad} out of {points} query points")));
         }
-        let upload = |what: &str, words: usize, fill: &dyn Fn(&mut [u32])| -> Result<CudaSlice<u32>, GpuError> {
-            let h = info_span!("h2d", what = what, bytes = (words * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
-            let _e = h.enter();
-            let up = self.gpu.upload_words(words, words, fill)?;
-            h.record("pinned", up.pinned);
-            let (buf, times) = up.finish(&self.gpu)?;
-            times.record(&h);
-            Ok(buf)
-        };
+        let upload = |what: &str, words: usize, fill: &dyn Fn(&mut [u32])| self.h2d_upload(what, words, fill);
         // A streamed query needs no device indices: its MSMs gather their points on the host.
         let ones = if split.ones.is_empty() || streamed {
             None

@@ -39,6 +39,8 @@ pub trait GpuCurve: 'static {
     const NAME: &'static str;
     /// u32 words per XYZZ point (the affine layout is `words`' business).
     const XYZZ_WORDS: usize;
+    /// u32 words per affine point (x and y: half an XYZZ point).
+    const AFFINE_WORDS: usize = Self::XYZZ_WORDS / 2;
     /// Bucket-accumulation kernels (short name, kernel) and the default one.
     const ACC_KERNELS: &'static [(&'static str, &'static str)];
     const DEFAULT_ACC: &'static str;
@@ -153,6 +155,15 @@ const SINGLE_BLOCK_SCAN_MAX: u32 = 1 << 12;
 
 /// Smallest and largest window size accepted (c = 22 already needs 25M buckets).
 pub const MSM_C_RANGE: std::ops::RangeInclusive<u32> = 4..=22;
+
+/// An error naming the window size when it is outside [`MSM_C_RANGE`].
+fn check_window_bits(c: u32) -> Result<(), GpuError> {
+    if MSM_C_RANGE.contains(&c) {
+        Ok(())
+    } else {
+        Err(GpuError::Other(format!("MSM window size {c} outside {}..={}", MSM_C_RANGE.start(), MSM_C_RANGE.end())))
+    }
+}
 
 /// Bucket-accumulation kernels of `msm.cu`: (short name, kernel). See the comment above
 /// the kernels for what each one is.
@@ -281,9 +292,7 @@ impl MsmConfig {
 
     fn check(&self) -> Result<(), GpuError> {
         if let Some(c) = self.c {
-            if !MSM_C_RANGE.contains(&c) {
-                return Err(GpuError::Other(format!("MSM window size {c} outside {}..={}", MSM_C_RANGE.start(), MSM_C_RANGE.end())));
-            }
+            check_window_bits(c)?;
         }
         if let Some(s) = self.seg {
             if !(1..=256).contains(&s) || !s.is_power_of_two() {
@@ -446,18 +455,17 @@ impl Gpu {
     /// The affine words of window block w of the points' table (checks).
     pub(crate) fn shift_table_block<C: GpuCurve>(&self, points: &DevicePoints<C>, w: usize) -> Result<Vec<u32>, GpuError> {
         let t = points.shifted.as_ref().ok_or_else(|| GpuError::Other("the points have no shift table".into()))?;
-        let aw = C::XYZZ_WORDS / 2;
+        let aw = C::AFFINE_WORDS;
         if w >= WindowLayout::new(t.c).nwin as usize {
             return Err(GpuError::Other(format!("window {w} outside the table of c = {}", t.c)));
         }
-        self.stream.clone_dtoh(&t.buf.slice(w * points.len * aw..(w + 1) * points.len * aw)).ctx("download shift table")
+        self.download_words(&t.buf.slice(w * points.len * aw..(w + 1) * points.len * aw), "download shift table")
     }
 
     /// Device memory in bytes of a table of shifted bases for `n` points of group `C` at
     /// window size c (the scratch of the build not counted: at most 0.8 GB).
     pub fn shift_table_bytes<C: GpuCurve>(n: usize, c: u32) -> usize {
-        let words = C::XYZZ_WORDS / 2; // affine: x and y, half an XYZZ point
-        WindowLayout::new(c).nwin as usize * n * words * 4
+        WindowLayout::new(c).nwin as usize * n * C::AFFINE_WORDS * 4
     }
 
     /// Builds (or rebuilds, for another c) the table of precomputed shifted bases of
@@ -467,16 +475,14 @@ impl Gpu {
         let Some((dbl, to_affine)) = C::SHIFT else {
             return Err(GpuError::Other(format!("no precomputed bases for {} (G1 only)", C::NAME)));
         };
-        if !MSM_C_RANGE.contains(&c) {
-            return Err(GpuError::Other(format!("MSM window size {c} outside {}..={}", MSM_C_RANGE.start(), MSM_C_RANGE.end())));
-        }
+        check_window_bits(c)?;
         let layout = WindowLayout::new(c);
         let n = points.len;
         if (layout.nwin as u64) * (n as u64) >= 1 << 31 {
             return Err(GpuError::Other(format!("a table of {} windows of {n} points cannot be indexed in 31 bits", layout.nwin)));
         }
         points.shifted = None; // free the old table first
-        let aw = C::XYZZ_WORDS / 2;
+        let aw = C::AFFINE_WORDS;
         let t0 = self.timer()?;
         // SAFETY: every window block is written below (block 0 by the copy, the others by
         // the conversion kernel, every point of every slice) before anything reads it.
