@@ -94,7 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 #[cfg(feature = "cuda")]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    use prover::gpu::{bench, check, kernels_built, Gpu, ParamsMode, ShiftChoice};
+    use prover::gpu::{bench, check, kernels_built, Gpu, MsmBatch, ParamsMode, ShiftChoice};
     match args.action {
         Action::Info => {
             match kernels_built() {
@@ -115,13 +115,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("seed {seed}{}", if quick { " (quick)" } else { "" });
             let mut outcomes = check::run_all(&gpu, check::CheckOptions { seed, quick });
             for log_n in if quick { vec![10] } else { vec![10, 14] } {
-                outcomes.push(check::check_full_proof(device, log_n, seed, ShiftChoice::Off, ParamsMode::Auto));
+                outcomes.push(check::check_full_proof(device, log_n, seed, ShiftChoice::Off, ParamsMode::Auto, MsmBatch::On));
             }
             // The G1 queries over tables of precomputed shifted bases (PROOFSCOPE_MSM_PRECOMP),
-            // and every query streamed (PROOFSCOPE_GPU_PARAMS=stream).
+            // every query streamed (PROOFSCOPE_GPU_PARAMS=stream), and the MSMs one after the
+            // other instead of on lanes (PROOFSCOPE_MSM_BATCH=off).
             let log_n = if quick { 10 } else { 14 };
-            outcomes.push(check::check_full_proof(device, log_n, seed, ShiftChoice::C(13), ParamsMode::Auto));
-            outcomes.push(check::check_full_proof(device, log_n, seed, ShiftChoice::Off, ParamsMode::Stream));
+            outcomes.push(check::check_full_proof(device, log_n, seed, ShiftChoice::Off, ParamsMode::Auto, MsmBatch::Off));
+            outcomes.push(check::check_full_proof(device, log_n, seed, ShiftChoice::C(13), ParamsMode::Auto, MsmBatch::On));
+            outcomes.push(check::check_full_proof(device, log_n, seed, ShiftChoice::Off, ParamsMode::Stream, MsmBatch::On));
             print!("{}", check::format_outcomes(&outcomes));
             if let Some(p) = json {
                 std::fs::write(&p, serde_json::to_string_pretty(&outcomes)?).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;

@@ -20,7 +20,7 @@
 //! [`ProveError::DeviceOutOfMemory`], and `prove_start_or_return` hands the assignment
 //! back with it so the engine can prove that partition on its CPU fallback.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use blstrs::{G1Projective, G2Projective};
 use group::Group;
@@ -120,7 +120,56 @@ pub struct CudaBackend {
     shifts: ShiftChoice,
     /// Resident or streamed query points.
     params_mode: ParamsMode,
+    /// The split MSMs of a partition concurrently on lanes, or one after the other.
+    batch: MsmBatch,
+    /// The lanes (streams of their own on this device) of the L, A, B-in-G1 and B-in-G2
+    /// MSMs, opened on first use.
+    lanes: OnceLock<Vec<Gpu>>,
 }
+
+/// A split MSM's result on a lane.
+enum LaneResult {
+    G1(G1Projective),
+    G2(G2Projective),
+    None,
+}
+
+/// Whether the MSMs of one partition run concurrently (`PROOFSCOPE_MSM_BATCH`): `on` (unset)
+/// — the L, A, B-in-G1 and B-in-G2 MSMs each on a lane (a CUDA stream of its own, driven by a
+/// thread of its own), beside the NTTs and the H MSM on the device's stream, when the device
+/// scratch of all five fits in the free device memory (else one after the other); `off` —
+/// one after the other on one stream. Their spans then overlap: each one's `gpu_ns` is its
+/// CUDA-event time on its lane, shared with the others, and the partition's device time is
+/// the union of its spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmBatch {
+    Off,
+    On,
+}
+
+impl MsmBatch {
+    pub fn parse(v: &str) -> Result<MsmBatch, String> {
+        match v.trim() {
+            "" | "on" | "1" => Ok(MsmBatch::On),
+            "off" | "0" => Ok(MsmBatch::Off),
+            other => Err(format!("PROOFSCOPE_MSM_BATCH={other:?}: expected on or off")),
+        }
+    }
+
+    pub fn from_env() -> Result<MsmBatch, String> {
+        std::env::var("PROOFSCOPE_MSM_BATCH").map_or(Ok(MsmBatch::On), |v| MsmBatch::parse(&v))
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            MsmBatch::Off => "off",
+            MsmBatch::On => "on",
+        }
+    }
+}
+
+/// Device memory the concurrent MSMs must leave free beyond their estimated scratch.
+const LANE_SPARE_BYTES: usize = 1 << 30;
 
 /// Whether the resident G1 queries (H, L, A, B) get tables of precomputed shifted bases
 /// (`msm::ShiftTable`: fewer bucket additions per MSM, nwin times the points' device
@@ -201,7 +250,48 @@ impl CudaBackend {
 
     /// `g2_on_device`: the G2 MSM on the GPU (true) or in the CPU finisher (false).
     pub fn with_g2(gpu: Gpu, device: u32, g2_on_device: bool) -> Self {
-        CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device, shifts: ShiftChoice::Off, params_mode: ParamsMode::Auto }
+        CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device, shifts: ShiftChoice::Off, params_mode: ParamsMode::Auto, batch: MsmBatch::On, lanes: OnceLock::new() }
+    }
+
+    /// The same backend with the MSMs of a partition concurrent on lanes, or serial.
+    pub fn with_batch(mut self, batch: MsmBatch) -> Self {
+        self.batch = batch;
+        self
+    }
+
+    /// Whether the MSM lanes were opened (some partition ran its MSMs concurrently).
+    pub fn lanes_opened(&self) -> bool {
+        self.lanes.get().is_some()
+    }
+
+    /// The four lanes of the split MSMs, when the device scratch of the five MSMs of this
+    /// partition (and the points of streamed queries) fits in the free device memory with
+    /// [`LANE_SPARE_BYTES`] to spare; else None (they run one after the other).
+    fn lanes_if_they_fit(&self, res: &ResidentParams, plan: &prover::MsmPlan, params: &Parameters) -> Result<Option<&[Gpu]>, GpuError> {
+        let g = &self.gpu;
+        fn need<C: GpuCurve>(g: &Gpu, bases: &Bases<C>, n: usize, montgomery: bool) -> Result<usize, GpuError> {
+            match bases {
+                Bases::Resident(p) => g.msm_scratch_bytes::<C>(p.shift_c(), n, montgomery),
+                // Streamed: the points too, and a plain MSM over them.
+                Bases::Streamed => Ok(n * C::AFFINE_WORDS * 4 + g.msm_scratch_bytes::<C>(None, n, montgomery)?),
+            }
+        }
+        let mut bytes = need(g, &res.h, params.h.len(), true)?;
+        for (bases, split) in [(&res.l, &plan.l), (&res.a, &plan.a), (&res.b_g1, &plan.b)] {
+            bytes += need(g, bases, split.tail.len(), false)?;
+        }
+        if let Some(b) = &res.b_g2 {
+            bytes += need(g, b, plan.b.tail.len(), false)?;
+        }
+        let (free, _) = g.mem_info()?;
+        if bytes + LANE_SPARE_BYTES > free {
+            return Ok(None);
+        }
+        if self.lanes.get().is_none() {
+            let lanes = (0..4).map(|_| g.lane()).collect::<Result<Vec<_>, _>>()?;
+            let _ = self.lanes.set(lanes);
+        }
+        Ok(self.lanes.get().map(|l| l.as_slice()))
     }
 
     /// The same backend with its query points resident, streamed, or resident when they fit.
@@ -230,10 +320,10 @@ impl CudaBackend {
     /// Uploads the points `host[idx[i]]` (or all of `host` with no index list) for one MSM of a
     /// streamed query, in an `h2d` span (`what` = "NAME points (streamed)") through pinned
     /// staging; the points are gathered on the host straight into the staging buffer.
-    fn stream_points<C: GpuCurve>(&self, what: &str, host: &[C::Affine], idx: Option<&[u32]>) -> Result<DevicePoints<C>, GpuError> {
+    fn stream_points<C: GpuCurve>(gpu: &Gpu, what: &str, host: &[C::Affine], idx: Option<&[u32]>) -> Result<DevicePoints<C>, GpuError> {
         let aw = C::AFFINE_WORDS;
         let count = idx.map_or(host.len(), |i| i.len());
-        let buf = self.h2d_upload(what, count * aw, |d| {
+        let buf = Self::h2d_upload(gpu, what, count * aw, |d| {
             use rayon::prelude::*;
             match idx {
                 None => par_copy(d, C::words(host)),
@@ -249,13 +339,13 @@ impl CudaBackend {
 
     /// One per-partition upload of `words` words written by `fill`, through pinned staging,
     /// in an `h2d` span (`what`, `bytes`, `pinned`, and the host steps and copy time that
-    /// [`super::device::UploadTimes`] records).
-    fn h2d_upload(&self, what: &str, words: usize, fill: impl FnOnce(&mut [u32])) -> Result<CudaSlice<u32>, GpuError> {
+    /// [`super::device::UploadTimes`] records), handed to `gpu`'s stream.
+    fn h2d_upload(gpu: &Gpu, what: &str, words: usize, fill: impl FnOnce(&mut [u32])) -> Result<CudaSlice<u32>, GpuError> {
         let h = info_span!("h2d", what = what, bytes = (words * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
         let _e = h.enter();
-        let up = self.gpu.upload_words(words, words, fill)?;
+        let up = gpu.upload_words(words, words, fill)?;
         h.record("pinned", up.pinned);
-        let (buf, times) = up.finish(&self.gpu)?;
+        let (buf, times) = up.finish(gpu)?;
         times.record(&h);
         Ok(buf)
     }
@@ -352,7 +442,7 @@ impl CudaBackend {
         if let Some(bad) = split.ones.iter().chain(&split.tail_idx).find(|&&i| i as usize >= points) {
             return Err(GpuError::Other(format!("{name}: point index {bad} out of {points} query points")));
         }
-        let upload = |what: &str, words: usize, fill: &dyn Fn(&mut [u32])| self.h2d_upload(what, words, fill);
+        let upload = |what: &str, words: usize, fill: &dyn Fn(&mut [u32])| Self::h2d_upload(&self.gpu, what, words, fill);
         // A streamed query needs no device indices: its MSMs gather their points on the host.
         let ones = if split.ones.is_empty() || streamed {
             None
@@ -379,24 +469,24 @@ impl CudaBackend {
         Ok(StagedSplit { ones, tail })
     }
 
-    /// batch_add + tail_msm of one split MSM on the device from its staged uploads, spans
-    /// nested in `name` (any group: the G2 MSM reuses the B query's staged split). A
-    /// streamed query (`bases` None) uploads the points of its scalar-one terms, then those of
-    /// its tail, gathered from `host`, just before each is used.
-    fn split_msm<C: GpuCurve>(&self, name: &'static str, bases: Option<&DevicePoints<C>>, host: &[C::Affine], split: &Split, staged: &StagedSplit) -> Result<C::Proj, GpuError> {
+    /// batch_add + tail_msm of one split MSM on `gpu` (the backend's device or one of its
+    /// lanes) from its staged uploads, spans nested in `name` (any group: the G2 MSM reuses
+    /// the B query's staged split). A streamed query (`bases` None) uploads the points of its
+    /// scalar-one terms, then those of its tail, gathered from `host`, just before each is used.
+    fn split_msm<C: GpuCurve>(gpu: &Gpu, name: &'static str, bases: Option<&DevicePoints<C>>, host: &[C::Affine], split: &Split, staged: &StagedSplit) -> Result<C::Proj, GpuError> {
         let ones = {
             let s = info_span!("batch_add", query = name, points = split.ones.len() as u64, gpu_ns = Empty);
             let _e = s.enter();
             match (bases, &staged.ones) {
                 _ if split.ones.is_empty() => C::Proj::identity(),
                 (Some(b), Some(idx)) => {
-                    let (p, ms) = self.gpu.sum_indexed(b, Some(&idx.as_view()), split.ones.len())?;
+                    let (p, ms) = gpu.sum_indexed(b, Some(&idx.as_view()), split.ones.len())?;
                     s.record("gpu_ns", ns(ms));
                     p
                 }
                 (None, _) => {
-                    let pts = self.stream_points::<C>(&format!("{name} ones points (streamed)"), host, Some(&split.ones))?;
-                    let (p, ms) = self.gpu.sum_indexed(&pts, None, split.ones.len())?;
+                    let pts = Self::stream_points::<C>(gpu, &format!("{name} ones points (streamed)"), host, Some(&split.ones))?;
+                    let (p, ms) = gpu.sum_indexed(&pts, None, split.ones.len())?;
                     s.record("gpu_ns", ns(ms));
                     p
                 }
@@ -409,13 +499,13 @@ impl CudaBackend {
             match (bases, &staged.tail) {
                 (_, None) => C::Proj::identity(),
                 (Some(b), Some((Some(idx), scalars))) => {
-                    let (p, t) = self.gpu.msm_device_ex(b, scalars, split.tail.len(), Some(idx), false)?;
+                    let (p, t) = gpu.msm_device_ex(b, scalars, split.tail.len(), Some(idx), false)?;
                     s.record("gpu_ns", ns(t.total_ms));
                     p
                 }
                 (None, Some((_, scalars))) => {
-                    let pts = self.stream_points::<C>(&format!("{name} tail points (streamed)"), host, Some(&split.tail_idx))?;
-                    let (p, t) = self.gpu.msm_device_ex(&pts, scalars, split.tail.len(), None, false)?;
+                    let pts = Self::stream_points::<C>(gpu, &format!("{name} tail points (streamed)"), host, Some(&split.tail_idx))?;
+                    let (p, t) = gpu.msm_device_ex(&pts, scalars, split.tail.len(), None, false)?;
                     s.record("gpu_ns", ns(t.total_ms));
                     p
                 }
@@ -459,15 +549,16 @@ impl CudaBackend {
         };
         let public_inputs = asg.public_inputs().to_vec();
         let _compute = gate.compute();
-        let (hbuf, h_len) = {
-            let span = info_span!("ntt", n = d.n as u64, gpu_ns = Empty, h2d_ns = Empty);
-            let _e = span.enter();
-            let (buf, t) = self.gpu.h_quotient_uploaded(abc, d.log_n, abc_ms).map_err(dev_err)?;
-            span.record("gpu_ns", ns(t.ntt_ms));
-            span.record("h2d_ns", ns(t.h2d_ms));
-            (buf, d.n - 1)
-        };
-        let h = {
+        // NTTs and the H MSM on the device's stream.
+        let h_part = || -> Result<G1Projective, ProveError> {
+            let (hbuf, h_len) = {
+                let span = info_span!("ntt", n = d.n as u64, gpu_ns = Empty, h2d_ns = Empty);
+                let _e = span.enter();
+                let (buf, t) = self.gpu.h_quotient_uploaded(abc, d.log_n, abc_ms).map_err(dev_err)?;
+                span.record("gpu_ns", ns(t.ntt_ms));
+                span.record("h2d_ns", ns(t.h2d_ms));
+                (buf, d.n - 1)
+            };
             let n = h_len.min(params.h.len());
             let span = info_span!("msm_h", points = n as u64, gpu_ns = Empty);
             let _e = span.enter();
@@ -475,31 +566,75 @@ impl CudaBackend {
             let bases = match res.h.resident() {
                 Some(b) => b,
                 None => {
-                    streamed = self.stream_points::<G1>("msm_h points (streamed)", &params.h[..n], None).map_err(dev_err)?;
+                    streamed = Self::stream_points::<G1>(&self.gpu, "msm_h points (streamed)", &params.h[..n], None).map_err(dev_err)?;
                     &streamed
                 }
             };
             let (p, t) = self.gpu.msm_device(bases, &hbuf, n).map_err(dev_err)?;
             span.record("gpu_ns", ns(t.total_ms));
-            p
+            Ok(p)
         };
-        drop(hbuf);
-        let run = |name: &'static str, bases: &Bases, host: &[blstrs::G1Affine], split: &Split, pre: &StagedSplit| -> Result<G1Projective, ProveError> {
+        // One split MSM (G1 or G2) on `gpu`; `lane` recorded when it is one of the lanes.
+        fn run<C: GpuCurve>(gpu: &Gpu, lane: Option<usize>, name: &'static str, bases: &Bases<C>, host: &[C::Affine], split: &Split, pre: &StagedSplit) -> Result<C::Proj, ProveError> {
             let span = prover::split_msm_span(name, split);
+            if let Some(l) = lane {
+                span.record("lane", l as u64);
+            }
             let _e = span.enter();
-            self.split_msm(name, bases.resident(), host, split, pre).map_err(dev_err)
+            CudaBackend::split_msm(gpu, name, bases.resident(), host, split, pre).map_err(dev_err)
+        }
+        let lanes = match self.batch {
+            MsmBatch::Off => None,
+            MsmBatch::On => self.lanes_if_they_fit(&res, &plan, params).map_err(dev_err)?,
         };
-        let l = run("msm_l", &res.l, &params.l, &plan.l, &staged_l)?;
-        drop(staged_l);
-        let a = run("msm_a", &res.a, &params.a, &plan.a, &staged_a)?;
-        drop(staged_a);
-        let b_g1 = run("msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b)?;
-        let b_g2: Option<G2Projective> = match &res.b_g2 {
-            None => None,
-            Some(bases) => {
-                let span = prover::split_msm_span("msm_b_g2", &plan.b);
-                let _e = span.enter();
-                Some(self.split_msm("msm_b_g2", bases.resident(), &params.b_g2, &plan.b, &staged_b).map_err(dev_err)?)
+        let (h, l, a, b_g1, b_g2) = match lanes {
+            None => {
+                let h = h_part()?;
+                let l = run(&self.gpu, None, "msm_l", &res.l, &params.l, &plan.l, &staged_l)?;
+                drop(staged_l);
+                let a = run(&self.gpu, None, "msm_a", &res.a, &params.a, &plan.a, &staged_a)?;
+                drop(staged_a);
+                let b_g1 = run(&self.gpu, None, "msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b)?;
+                let b_g2 = match &res.b_g2 {
+                    None => None,
+                    Some(bases) => Some(run(&self.gpu, None, "msm_b_g2", bases, &params.b_g2, &plan.b, &staged_b)?),
+                };
+                (h, l, a, b_g1, b_g2)
+            }
+            Some(lanes) => {
+                // The split MSMs each on a lane of their own, beside the NTTs and the H MSM
+                // on the device's stream: each one's small kernels, host steps and tails
+                // overlap the others' work. Each thread enters the current span (the
+                // partition's identity) under the current dispatch (the timeline layer).
+                let dispatch = tracing::dispatcher::get_default(|d| d.clone());
+                let parent = tracing::Span::current();
+                let on_lane = |f: &(dyn Fn() -> Result<LaneResult, ProveError> + Sync)| {
+                    tracing::dispatcher::with_default(&dispatch, || {
+                        let _g = parent.enter();
+                        f()
+                    })
+                };
+                let job_l = || run(&lanes[0], Some(1), "msm_l", &res.l, &params.l, &plan.l, &staged_l).map(LaneResult::G1);
+                let job_a = || run(&lanes[1], Some(2), "msm_a", &res.a, &params.a, &plan.a, &staged_a).map(LaneResult::G1);
+                let job_b = || run(&lanes[2], Some(3), "msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b).map(LaneResult::G1);
+                let job_b2 = || match &res.b_g2 {
+                    None => Ok(LaneResult::None),
+                    Some(bases) => run(&lanes[3], Some(4), "msm_b_g2", bases, &params.b_g2, &plan.b, &staged_b).map(LaneResult::G2),
+                };
+                let jobs: [&(dyn Fn() -> Result<LaneResult, ProveError> + Sync); 4] = [&job_l, &job_a, &job_b, &job_b2];
+                std::thread::scope(|sc| {
+                    let handles: Vec<_> = jobs.into_iter().map(|f| sc.spawn(move || on_lane(f))).collect();
+                    let h = h_part();
+                    let mut out = Vec::with_capacity(4);
+                    for hd in handles {
+                        out.push(hd.join().map_err(|_| ProveError::Device("an MSM lane's thread panicked".into()))??);
+                    }
+                    let h = h?;
+                    match (&out[0], &out[1], &out[2], &out[3]) {
+                        (LaneResult::G1(l), LaneResult::G1(a), LaneResult::G1(b), g2) => Ok((h, *l, *a, *b, if let LaneResult::G2(p) = g2 { Some(*p) } else { None })),
+                        _ => Err(ProveError::Device("MSM lanes returned results of the wrong group".into())),
+                    }
+                })?
             }
         };
         drop(staged_b);
@@ -521,6 +656,7 @@ impl Backend for CudaBackend {
             ("ntt", format!("{} {} {} {}", g.ntt_plan().name(), g.ntt_bitrev().name(), g.ntt_radix().name(), g.ntt_mul().name())),
             ("msm_precomp", self.shifts.name()),
             ("gpu_params", self.params_mode.name().to_string()),
+            ("msm_batch", self.batch.name().to_string()),
         ]
     }
     fn device(&self) -> u32 {
@@ -563,12 +699,13 @@ fn drop_in_background<T: Send + 'static>(v: T) {
 pub fn backends(g2_on_device: bool) -> Result<Vec<Arc<dyn Backend>>, String> {
     let shifts = ShiftChoice::from_env()?;
     let params_mode = ParamsMode::from_env()?;
+    let batch = MsmBatch::from_env()?;
     let n = Gpu::device_count().map_err(|e| e.to_string())?;
     if n == 0 {
         return Err("no CUDA device found".into());
     }
     (0..n)
-        .map(|d| Gpu::open(d).map(|g| Arc::new(CudaBackend::with_g2(g, d as u32, g2_on_device).with_shifts(shifts).with_params_mode(params_mode)) as Arc<dyn Backend>).map_err(|e| e.to_string()))
+        .map(|d| Gpu::open(d).map(|g| Arc::new(CudaBackend::with_g2(g, d as u32, g2_on_device).with_shifts(shifts).with_params_mode(params_mode).with_batch(batch)) as Arc<dyn Backend>).map_err(|e| e.to_string()))
         .collect()
 }
 
@@ -587,6 +724,16 @@ mod tests {
         }
         let e = ParamsMode::parse("streamed").unwrap_err();
         assert!(e.contains("PROOFSCOPE_GPU_PARAMS") && e.contains("streamed"), "{e}");
+    }
+
+    #[test]
+    fn msm_batching_is_on_unless_turned_off_and_a_bad_value_names_the_variable() {
+        for (v, want) in [("", MsmBatch::On), ("on", MsmBatch::On), ("1", MsmBatch::On), (" off", MsmBatch::Off), ("0", MsmBatch::Off)] {
+            assert_eq!(MsmBatch::parse(v).unwrap(), want, "{v:?}");
+            assert_eq!(MsmBatch::parse(want.name()).unwrap(), want);
+        }
+        let e = MsmBatch::parse("yes").unwrap_err();
+        assert!(e.contains("PROOFSCOPE_MSM_BATCH") && e.contains("yes"), "{e}");
     }
 
     #[test]

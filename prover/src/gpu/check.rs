@@ -501,7 +501,7 @@ pub fn format_outcomes(outcomes: &[CheckOutcome]) -> String {
 /// identical, and the GPU proof must verify. Uses TEST-ONLY parameters made on the spot.
 /// `shifts`: whether the CUDA backend's G1 queries get tables of shifted bases; `mode`:
 /// whether its query points are resident or streamed.
-pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::backend::ShiftChoice, mode: super::backend::ParamsMode) -> CheckOutcome {
+pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::backend::ShiftChoice, mode: super::backend::ParamsMode, batch: super::backend::MsmBatch) -> CheckOutcome {
     let t = Instant::now();
     let r = (|| -> Result<Option<String>, GpuError> {
         use crate::backend::{Backend, Blinding, NoGate};
@@ -511,12 +511,16 @@ pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::ba
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb11d);
         let blinding = Blinding::random(&mut rng);
         let cpu = crate::cpu::CpuBackend::new(0);
-        let cuda = super::CudaBackend::new(Gpu::open(ordinal)?, ordinal as u32).with_shifts(shifts).with_params_mode(mode);
+        let cuda = super::CudaBackend::new(Gpu::open(ordinal)?, ordinal as u32).with_shifts(shifts).with_params_mode(mode).with_batch(batch);
         let asg = crate::prover::synthesize(circuit.clone()).map_err(|e| other(&e))?;
         let inputs = asg.public_inputs().to_vec();
         let pc = cpu.prove_start(asg, &params, blinding, &NoGate).map_err(|e| other(&e))?;
         let asg = crate::prover::synthesize(circuit).map_err(|e| other(&e))?;
         let pg = cuda.prove_start(asg, &params, blinding, &NoGate).map_err(|e| other(&e))?;
+        // A small proof's MSMs always fit beside each other: batched means on the lanes.
+        if batch == super::backend::MsmBatch::On && !cuda.lanes_opened() {
+            return Ok(Some("the MSMs did not run on lanes (PROOFSCOPE_MSM_BATCH=on)".into()));
+        }
         for (what, c, g) in [("h", pc.h, pg.h), ("l", pc.l, pg.l), ("a", pc.a, pg.a), ("b_g1", pc.b_g1, pg.b_g1)] {
             if c != g {
                 return Ok(Some(format!("msm_{what} differs between the CPU and CUDA backends")));
@@ -536,6 +540,9 @@ pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::ba
     let mut tables = if shifts == super::backend::ShiftChoice::Off { String::new() } else { format!(", shift tables {}", shifts.name()) };
     if mode != super::backend::ParamsMode::Auto {
         tables.push_str(&format!(", query points {}", mode.name()));
+    }
+    if batch == super::backend::MsmBatch::Off {
+        tables.push_str(", MSMs serial");
     }
     outcome(format!("full proof 2^{log_n} constraints{tables}: CUDA == CPU (same blinding) and verifies"), t, r)
 }

@@ -72,8 +72,9 @@ pub struct Gpu {
     pub(crate) ntt_plan: std::sync::atomic::AtomicU32,
     /// The closing bit reversal, [`crate::gpu::ntt::NttBitrev::encode`] (`PROOFSCOPE_NTT_BITREV`, [`Gpu::set_ntt_bitrev`]).
     pub(crate) ntt_bitrev: std::sync::atomic::AtomicU32,
-    /// Pinned staging buffers and the copy stream of [`Gpu::upload_words`].
-    staging: Staging,
+    /// Pinned staging buffers and the copy stream of [`Gpu::upload_words`] (shared by the
+    /// lanes of [`Gpu::lane`]).
+    staging: Arc<Staging>,
 }
 
 /// Reusable page-locked host buffers (grown on demand, kept for the next partition) and
@@ -332,7 +333,33 @@ impl Gpu {
             ntt_r4: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttRadix::from_env()? == crate::gpu::ntt::NttRadix::R4),
             ntt_plan: std::sync::atomic::AtomicU32::new(crate::gpu::ntt::NttPlan::from_env()?.encode()),
             ntt_bitrev: std::sync::atomic::AtomicU32::new(crate::gpu::ntt::NttBitrev::from_env()?.encode()),
-            staging: Staging { copy, pool: Mutex::new(Vec::new()) },
+            staging: Arc::new(Staging { copy, pool: Mutex::new(Vec::new()) }),
+        })
+    }
+
+    /// Another handle on the same device with a compute stream of its own (same context,
+    /// kernels, knobs and upload staging), so that independent work — the MSMs of one
+    /// partition — runs concurrently with this handle's. Every buffer a lane allocates is
+    /// used and freed on its stream; buffers it only reads (resident points, staged uploads)
+    /// must be complete before the lane's first launch (their owners synchronise on them).
+    pub fn lane(&self) -> Result<Gpu, GpuError> {
+        use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
+        Ok(Gpu {
+            ctx: self.ctx.clone(),
+            stream: self.ctx.new_stream().ctx("cuStreamCreate (lane)")?,
+            funcs: self.funcs.clone(),
+            name: self.name.clone(),
+            ordinal: self.ordinal,
+            compute_capability: self.compute_capability,
+            sm_count: self.sm_count,
+            native_cubin: self.native_cubin,
+            sched: self.sched,
+            ntt_domains: Mutex::new(HashMap::new()),
+            ntt_eo: AtomicBool::new(self.ntt_eo.load(Relaxed)),
+            ntt_r4: AtomicBool::new(self.ntt_r4.load(Relaxed)),
+            ntt_plan: AtomicU32::new(self.ntt_plan.load(Relaxed)),
+            ntt_bitrev: AtomicU32::new(self.ntt_bitrev.load(Relaxed)),
+            staging: self.staging.clone(),
         })
     }
 

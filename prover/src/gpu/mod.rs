@@ -20,7 +20,7 @@ mod ntt;
 pub mod nvml;
 pub mod reference;
 
-pub use backend::{backends, CudaBackend, ParamsMode, ShiftChoice};
+pub use backend::{backends, CudaBackend, MsmBatch, ParamsMode, ShiftChoice};
 pub use convert::{affine_words, affine_words_g2, scalar_words, xyzz_to_projective, xyzz_to_projective_g2};
 pub use device::{kernels_built, CudaSched, Gpu, GpuError, KernelTimer};
 pub use msm::{msm_window_bits, pre_window_bits, GpuCurve, MsmConfig, MsmTimes, ShiftTable, G1, G2};

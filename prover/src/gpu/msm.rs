@@ -149,6 +149,30 @@ pub fn msm_window_bits(n: usize) -> u32 {
     }
 }
 
+/// Device scratch of one MSM of n terms at window size c (see [`Gpu::msm_scratch_bytes`]);
+/// `table`: over precomputed shifted bases (one bucket set).
+pub fn msm_scratch_bytes_for<C: GpuCurve>(n: usize, c: u32, table: bool, cfg: &MsmConfig, montgomery: bool) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let layout = WindowLayout::new(c);
+    let (nwin, nb) = (layout.nwin as usize, layout.buckets_per_window() as usize);
+    let nbk = if table { nb } else { nwin * nb };
+    let sets = if table { 1 } else { nwin };
+    let xyzz = C::XYZZ_WORDS * 4;
+    let entries = n * nwin * 4;
+    let carries = if is_balanced(cfg.acc) {
+        let most = (n * nwin) as u64;
+        most.div_ceil(cfg.chunk.unwrap_or_else(|| default_chunk(most)) as u64) as usize * xyzz
+    } else {
+        0
+    };
+    let seg = cfg.seg.unwrap_or(16).min(nb as u32) as usize;
+    let partials = sets * (nb / seg) * xyzz;
+    let canon = if montgomery { n * 32 } else { 0 };
+    entries + nbk * 8 + nbk * xyzz + carries + partials + canon
+}
+
 /// Bucket counts up to this are scanned by one block; beyond, by tiles (scan_tiles /
 /// exclusive_scan / scan_add_tiles): 0.06 vs 1.0 ms for the 2^19 counts of c = 16 (run 26).
 const SINGLE_BLOCK_SCAN_MAX: u32 = 1 << 12;
@@ -553,6 +577,17 @@ impl Gpu {
         self.msm_device_cfg(points, scalars, n, idx, montgomery, &cfg)
     }
 
+    /// Device scratch in bytes that [`Gpu::msm_device_ex`] allocates for an MSM of n terms
+    /// over points with a table of window size `shift_c` or none (its digits and entries,
+    /// offsets and counts, buckets, the balanced kernels' carries, the reduction's partials,
+    /// and for Montgomery scalars their canonical copy): what must be free for it to run
+    /// beside other work.
+    pub fn msm_scratch_bytes<C: GpuCurve>(&self, shift_c: Option<u32>, n: usize, montgomery: bool) -> Result<usize, GpuError> {
+        let cfg = self.msm_default_config_for::<C>()?;
+        let c = shift_c.unwrap_or_else(|| cfg.window_bits_for::<C>(n));
+        Ok(msm_scratch_bytes_for::<C>(n, c, shift_c.is_some(), &cfg, montgomery))
+    }
+
     /// The G1 config the engine uses: the environment's (see the module doc), else
     /// [`MsmConfig::default`].
     pub fn msm_default_config(&self) -> Result<MsmConfig, GpuError> {
@@ -816,6 +851,23 @@ mod tests {
         let (dbl, to_affine) = G1::SHIFT.unwrap();
         assert!(src.contains(&format!(" {dbl}(")) && src.contains(&format!(" {to_affine}(")));
         assert!(G2::SHIFT.is_none());
+    }
+
+    #[test]
+    fn msm_scratch_follows_the_entries_and_buckets() {
+        let bal = MsmConfig::default();
+        // 2^24 terms at c = 16: 16 windows of 2^15 buckets, chunk 256.
+        let n = 1usize << 24;
+        let entries = n * 16 * 4;
+        let nbk = 16 * (1 << 15);
+        let carries = (n * 16 / 256) * 192;
+        let partials = 16 * ((1 << 15) / 16) * 192;
+        assert_eq!(msm_scratch_bytes_for::<G1>(n, 16, false, &bal, false), entries + nbk * 8 + nbk * 192 + carries + partials);
+        assert_eq!(msm_scratch_bytes_for::<G1>(n, 16, false, &bal, true), entries + nbk * 8 + nbk * 192 + carries + partials + n * 32);
+        // Over a table: one bucket set; G2 buckets twice the size; nothing for no terms.
+        assert!(msm_scratch_bytes_for::<G1>(n, 20, true, &bal, false) < msm_scratch_bytes_for::<G1>(n, 20, false, &bal, false));
+        assert!(msm_scratch_bytes_for::<G2>(1 << 20, 16, false, &MsmConfig::default_for::<G2>(), false) > msm_scratch_bytes_for::<G1>(1 << 20, 16, false, &bal, false));
+        assert_eq!(msm_scratch_bytes_for::<G1>(0, 16, false, &bal, true), 0);
     }
 
     #[test]
