@@ -235,6 +235,24 @@ impl Span {
     pub fn device_or_0(&self) -> u32 {
         self.device.unwrap_or(0)
     }
+
+    /// The interval `[start, end)` in which this span kept its device busy; None when open.
+    /// A copy (`h2d`, `d2h`) that reports its device time (`gpu_ns`) spans host steps too —
+    /// allocation, pinned staging, the host fill before the copy, the hand-over after it
+    /// (`finish_ns`) — so only its copy counts: the `gpu_ns` before the hand-over, i.e.
+    /// `[end - finish_ns - gpu_ns, end - finish_ns)`, clamped to the span. Other spans, and
+    /// copies without `gpu_ns` (cuzk logs, the simulator), count whole.
+    pub fn device_interval(&self) -> Option<(u64, u64)> {
+        let end = self.end_ns?;
+        if matches!(self.kind, SpanKind::H2d | SpanKind::D2h) {
+            let num = |k: &str| self.args.get(k).and_then(|v| v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)));
+            if let Some(gpu) = num("gpu_ns") {
+                let e = end.saturating_sub(num("finish_ns").unwrap_or(0)).max(self.start_ns);
+                return Some((e.saturating_sub(gpu).max(self.start_ns), e));
+            }
+        }
+        Some((self.start_ns, end))
+    }
 }
 
 /// Well-known counter names. Units are in the names.

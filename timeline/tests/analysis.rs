@@ -153,6 +153,29 @@ fn k(kind: SpanKind, job_p: u32, w: u32, s: u64, e: u64) -> Span {
 }
 
 #[test]
+fn a_copy_counts_only_its_device_time_and_its_host_fill_is_cpu_prep() {
+    // One partition: gpu 0-100; an upload 0-50 whose copy took 10 ms of device time and
+    // whose hand-over after the copy took 5 (host fill 0-35, copy 35-45, hand-over 45-50);
+    // then msm_h 50-90. Device work: 35-45 and 50-90 (not 0-50): the gap 0-35 is the
+    // copy's host fill (cpu_prep), 45-50 its hand-over.
+    let h2d = k(SpanKind::H2d, 0, 0, 0, 50).arg("gpu_ns", 10 * MS).arg("finish_ns", 5 * MS).arg("fill_ns", 30 * MS);
+    assert_eq!(h2d.device_interval(), Some((35 * MS, 45 * MS)));
+    // A copy without gpu_ns (a cuzk log, the simulator) counts whole; so does a kernel.
+    assert_eq!(k(SpanKind::H2d, 0, 0, 0, 50).device_interval(), Some((0, 50 * MS)));
+    assert_eq!(k(SpanKind::MsmH, 0, 0, 0, 50).arg("gpu_ns", 10 * MS).device_interval(), Some((0, 50 * MS)));
+    // gpu_ns longer than the span (clock skew): clamped to the span.
+    assert_eq!(k(SpanKind::D2h, 0, 0, 10, 20).arg("gpu_ns", 50 * MS).device_interval(), Some((10 * MS, 20 * MS)));
+    let run = run_of(vec![queue("a", 0, 0, 0), k(SpanKind::Gpu, 0, 0, 0, 100), h2d, k(SpanKind::MsmH, 0, 0, 50, 90)]);
+    let u = analysis::utilization::analyze(&run);
+    close(u.devices[0].kernel_utilization.unwrap(), 50.0 / 100.0);
+    let t = analysis::tables::analyze(&run);
+    assert_eq!(t.partitions[0].kernel_ms, Some(50.0));
+    let g = analysis::gaps::analyze(&run, &AnalyzeOptions::default());
+    let got: Vec<_> = g.gaps.iter().map(|x| (x.start_ms, x.duration_ms, x.cause)).collect();
+    assert_eq!(got, vec![(0.0, 35.0, GapCause::CpuPrep), (45.0, 5.0, GapCause::CpuPrep)]);
+}
+
+#[test]
 fn kernel_level_gaps_blame_lock_and_cpu_prep() {
     // Three partitions on two workers of one GPU, with kernel spans (hand-made):
     //   p0 (w0): gpu 0-100, prep 0-20, lock_hold 20-70, msm_h 20-60, finalize 60-100

@@ -1,7 +1,8 @@
 //! Idle gaps on each device, each with a cause.
 //!
-//! A device is busy on the union of its device-work spans (kernels, copies) when the
-//! producer reports them — the `kernel` level — and otherwise on the union of its `gpu`
+//! A device is busy on the union of its device-work spans (kernels, copies: a copy that
+//! reports its device time only for that time, `Span::device_interval`) when the producer
+//! reports them — the `kernel` level — and otherwise on the union of its `gpu`
 //! spans — the `gpu` level, all a cuzk TIMELINE log allows. A gap is a hole in that union
 //! between the device's first and last busy moment, plus the *leading* gap from the start
 //! of the run to the device's first busy moment.
@@ -15,7 +16,7 @@
 //!    `dispatch` — P was queued but no worker had picked it up yet (`g0` → pickup);
 //!    `lock` — a worker of the device held or waited for the lock (`lock_hold`/`lock_wait`);
 //!    `cpu_prep` — workers of the device were busy on CPU phases (`prep_msm`, `b_g2_msm`,
-//!    `finalize`);
+//!    `finalize`, and the host steps of copies: allocation, staging, fill, hand-over);
 //! 4. `other` — none of the above is visible in the log.
 
 use std::collections::BTreeMap;
@@ -190,7 +191,13 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
         if *k == SpanKind::Gpu {
             per.entry(s.device_or_0()).or_default().gpu.push(i);
         } else if k.is_device_work() {
-            per.entry(s.device_or_0()).or_default().work.push(i);
+            let d = per.entry(s.device_or_0()).or_default();
+            d.work.push(i);
+            // A copy's host steps (allocation, staging, fill; the hand-over) are CPU-side
+            // preparation, not device work (see `Span::device_interval`).
+            if let Some((a, b)) = s.device_interval() {
+                d.cpu.extend([(s.start_ns, a), (b, e)].into_iter().filter(|&(x, y)| y > x));
+            }
         } else if matches!(k, SpanKind::LockWait | SpanKind::LockHold) {
             per.entry(s.device_or_0()).or_default().lock.push((s.start_ns, e));
         } else if k.is_cpu_gpu_side() {
@@ -214,26 +221,36 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
     for (device, mut d) in per {
         // Readers normalise runs (spans sorted by start); hand-built runs may not be.
         d.gpu.sort_by_key(|&i| run.spans[i].start_ns);
-        d.work.sort_by_key(|&i| run.spans[i].start_ns);
         let (level, busy) = if d.work.is_empty() { ("gpu", &d.gpu) } else { ("kernel", &d.work) };
         if busy.is_empty() {
             continue;
         }
+        // Busy intervals: whole `gpu` spans, or the device part of device-work spans.
+        let busy_iv = |i: usize| -> (u64, u64) {
+            let s = &run.spans[i];
+            if level == "kernel" {
+                s.device_interval().unwrap_or((s.start_ns, s.start_ns))
+            } else {
+                (s.start_ns, s.end_ns.unwrap_or(s.start_ns))
+            }
+        };
+        let mut busy = busy.clone();
+        busy.sort_by_key(|&i| busy_iv(i).0);
         let lock = merge_intervals(std::mem::take(&mut d.lock));
         let cpu = merge_intervals(std::mem::take(&mut d.cpu));
         // Holes of the union: (g0, g1, span that ended at g0, span that starts at g1).
         let mut holes: Vec<(u64, u64, Option<usize>, usize)> = Vec::new();
         let first = busy[0];
-        if run.spans[first].start_ns > run_start {
-            holes.push((run_start, run.spans[first].start_ns, None, first));
+        let (first_start, first_end) = busy_iv(first);
+        if first_start > run_start {
+            holes.push((run_start, first_start, None, first));
         }
-        let mut cur_end = run.spans[first].end_ns.unwrap_or(0);
+        let mut cur_end = first_end;
         let mut cur_end_idx = first;
         for &i in &busy[1..] {
-            let s = &run.spans[i];
-            let e = s.end_ns.unwrap_or(s.start_ns);
-            if s.start_ns > cur_end {
-                holes.push((cur_end, s.start_ns, Some(cur_end_idx), i));
+            let (start, e) = busy_iv(i);
+            if start > cur_end {
+                holes.push((cur_end, start, Some(cur_end_idx), i));
                 cur_end = e;
                 cur_end_idx = i;
             } else if e > cur_end {

@@ -149,8 +149,8 @@ impl<'a> Index<'a> {
                 SpanKind::Finalize => dur.into_iter().for_each(|d| add(&mut pi.finalize_ns, d)),
                 SpanKind::LockWait => dur.into_iter().for_each(|d| add(&mut pi.lock_wait_ns, d)),
                 k if k.is_device_work() => {
-                    if let Some(e) = s.end_ns {
-                        work.push((p, s.start_ns, e));
+                    if let Some((a, e)) = s.device_interval() {
+                        work.push((p, a, e));
                     }
                     pi.device = pi.device.or(Some(s.device_or_0()));
                 }

@@ -6,7 +6,8 @@
 //! - `gpu_utilization`: union of `gpu` spans (a prove call, including its CPU preparation
 //!   and lock waits, counts as busy): what a cuzk TIMELINE log can tell;
 //! - `kernel_utilization`: union of device-work spans ([`SpanKind::is_device_work`]:
-//!   kernels and copies), when the producer reports them.
+//!   kernels and copies, a copy counting only its device time: [`Span::device_interval`]),
+//!   when the producer reports them.
 //!
 //! Open spans (a killed run) never count as busy.
 
@@ -155,7 +156,7 @@ fn collect(run: &Run, acc: &mut BTreeMap<u32, DevAcc>) {
                 }
             }
             (true, None) => a.open_gpu += 1,
-            (false, Some(e)) => a.work.push((s.start_ns, e)),
+            (false, Some(_)) => a.work.extend(s.device_interval()),
             (false, None) => {}
         }
     }

@@ -69,13 +69,7 @@ pub fn utilization_svg(run: &Run, path: &Path) -> Result<(), ChartError> {
     let mut main: Vec<Series> = Vec::new();
     for d in run.devices() {
         let closed = |pred: &dyn Fn(&SpanKind) -> bool| {
-            union(
-                run.spans
-                    .iter()
-                    .filter(|s| pred(&s.kind) && s.device_or_0() == d)
-                    .filter_map(|s| s.end_ns.map(|e| (s.start_ns, e)))
-                    .collect(),
-            )
+            union(run.spans.iter().filter(|s| pred(&s.kind) && s.device_or_0() == d).filter_map(|s| s.device_interval()).collect())
         };
         let c = device_color(d);
         let gpu = closed(&|k| *k == SpanKind::Gpu);
