@@ -7,7 +7,7 @@ use blstrs::{G1Affine, G1Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Group};
 use prover::gpu::reference::{h_ref, msm_ref, ntt_ref, random_points, random_scalars, sum_ref};
-use prover::gpu::{affine_words, check, scalar_words, xyzz_to_projective, Gpu, MsmBatch, ParamsMode, ShiftChoice};
+use prover::gpu::{affine_words, check, check::ProofVariant, scalar_words, xyzz_to_projective, Gpu, MsmBatch, ParamsMode, ShiftChoice};
 
 #[test]
 fn gpu_kernels_match_the_cpu_path_or_skip() {
@@ -19,10 +19,16 @@ fn gpu_kernels_match_the_cpu_path_or_skip() {
         }
     };
     let mut outcomes = check::run_all(&gpu, check::CheckOptions { seed: 12345, quick: true });
-    outcomes.push(check::check_full_proof(0, 10, 12345, ShiftChoice::Off, ParamsMode::Auto, MsmBatch::On));
-    outcomes.push(check::check_full_proof(0, 10, 12345, ShiftChoice::C(13), ParamsMode::Auto, MsmBatch::On));
-    outcomes.push(check::check_full_proof(0, 10, 12345, ShiftChoice::Off, ParamsMode::Stream, MsmBatch::On));
-    outcomes.push(check::check_full_proof(0, 10, 12345, ShiftChoice::Off, ParamsMode::Auto, MsmBatch::Off));
+    let d = ProofVariant::default();
+    for v in [
+        d,
+        ProofVariant { shifts: ShiftChoice::C(13), ..d },
+        ProofVariant { mode: ParamsMode::Stream, ..d },
+        ProofVariant { mode: ParamsMode::Stream, stream_chunk: Some(300), ..d },
+        ProofVariant { batch: MsmBatch::Off, ..d },
+    ] {
+        outcomes.push(check::check_full_proof(0, 10, 12345, &v));
+    }
     let report = check::format_outcomes(&outcomes);
     assert!(outcomes.iter().all(|o| o.ok), "GPU checks failed:\n{report}");
 }

@@ -94,7 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 #[cfg(feature = "cuda")]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    use prover::gpu::{bench, check, kernels_built, Gpu, MsmBatch, ParamsMode, ShiftChoice};
+    use prover::gpu::{bench, check, check::ProofVariant, kernels_built, Gpu, MsmBatch, ParamsMode, ShiftChoice};
     match args.action {
         Action::Info => {
             match kernels_built() {
@@ -115,15 +115,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("seed {seed}{}", if quick { " (quick)" } else { "" });
             let mut outcomes = check::run_all(&gpu, check::CheckOptions { seed, quick });
             for log_n in if quick { vec![10] } else { vec![10, 14] } {
-                outcomes.push(check::check_full_proof(device, log_n, seed, ShiftChoice::Off, ParamsMode::Auto, MsmBatch::On));
+                outcomes.push(check::check_full_proof(device, log_n, seed, &ProofVariant::default()));
             }
-            // The G1 queries over tables of precomputed shifted bases (PROOFSCOPE_MSM_PRECOMP),
-            // every query streamed (PROOFSCOPE_GPU_PARAMS=stream), and the MSMs one after the
-            // other instead of on lanes (PROOFSCOPE_MSM_BATCH=off).
+            // The MSMs one after the other instead of on lanes (PROOFSCOPE_MSM_BATCH=off), the
+            // G1 queries over tables of precomputed shifted bases (PROOFSCOPE_MSM_PRECOMP), every
+            // query streamed (PROOFSCOPE_GPU_PARAMS=stream), and streamed in chunks of 3000 terms
+            // (PROOFSCOPE_STREAM_CHUNK: every MSM of 2^14 cut in several).
             let log_n = if quick { 10 } else { 14 };
-            outcomes.push(check::check_full_proof(device, log_n, seed, ShiftChoice::Off, ParamsMode::Auto, MsmBatch::Off));
-            outcomes.push(check::check_full_proof(device, log_n, seed, ShiftChoice::C(13), ParamsMode::Auto, MsmBatch::On));
-            outcomes.push(check::check_full_proof(device, log_n, seed, ShiftChoice::Off, ParamsMode::Stream, MsmBatch::On));
+            let d = ProofVariant::default();
+            for v in [
+                ProofVariant { batch: MsmBatch::Off, ..d },
+                ProofVariant { shifts: ShiftChoice::C(13), ..d },
+                ProofVariant { mode: ParamsMode::Stream, ..d },
+                ProofVariant { mode: ParamsMode::Stream, stream_chunk: Some(if quick { 300 } else { 3000 }), ..d },
+            ] {
+                outcomes.push(check::check_full_proof(device, log_n, seed, &v));
+            }
             print!("{}", check::format_outcomes(&outcomes));
             if let Some(p) = json {
                 std::fs::write(&p, serde_json::to_string_pretty(&outcomes)?).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;

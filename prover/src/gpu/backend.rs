@@ -28,7 +28,7 @@ use tracing::{field::Empty, info_span};
 
 use cudarc::driver::CudaSlice;
 
-use super::device::{par_copy, Gpu, GpuError};
+use super::device::{par_copy, Ctx, Gpu, GpuError};
 use super::msm::{pre_window_bits, DevicePoints, GpuCurve, G1, G2, MSM_C_RANGE, PRE_MIN_POINTS};
 use crate::backend::{Backend, Blinding, Gate, Pending, ProveError, StartFailure};
 use crate::domain::Domain;
@@ -125,6 +125,31 @@ pub struct CudaBackend {
     /// The lanes (streams of their own on this device) of the L, A, B-in-G1 and B-in-G2
     /// MSMs, opened on first use.
     lanes: OnceLock<Vec<Gpu>>,
+    /// Terms per chunk of a streamed MSM, when forced (else by free device memory).
+    stream_chunk: Option<usize>,
+    /// Streamed MSMs run in more than one chunk so far.
+    chunked: std::sync::atomic::AtomicU64,
+}
+
+/// Device memory a streamed MSM's chunk leaves free.
+const STREAM_SPARE_BYTES: usize = 1 << 30;
+/// Fewest terms per chunk of a streamed MSM (below, the MSM would be all overhead).
+const MIN_STREAM_CHUNK: usize = 1 << 16;
+
+/// `PROOFSCOPE_STREAM_CHUNK`: terms per chunk of a streamed MSM (unset: by free device memory).
+pub fn stream_chunk_from_env() -> Result<Option<usize>, String> {
+    std::env::var("PROOFSCOPE_STREAM_CHUNK").map_or(Ok(None), |v| parse_stream_chunk(&v))
+}
+
+/// A value of `PROOFSCOPE_STREAM_CHUNK`: empty (None) or a positive number of terms.
+pub fn parse_stream_chunk(v: &str) -> Result<Option<usize>, String> {
+    match v.trim() {
+        "" => Ok(None),
+        t => match t.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(format!("PROOFSCOPE_STREAM_CHUNK={v:?}: expected a positive number of terms")),
+        },
+    }
 }
 
 /// A split MSM's result on a lane.
@@ -250,13 +275,25 @@ impl CudaBackend {
 
     /// `g2_on_device`: the G2 MSM on the GPU (true) or in the CPU finisher (false).
     pub fn with_g2(gpu: Gpu, device: u32, g2_on_device: bool) -> Self {
-        CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device, shifts: ShiftChoice::Off, params_mode: ParamsMode::Auto, batch: MsmBatch::On, lanes: OnceLock::new() }
+        CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device, shifts: ShiftChoice::Off, params_mode: ParamsMode::Auto, batch: MsmBatch::On, lanes: OnceLock::new(), stream_chunk: None, chunked: Default::default() }
+    }
+
+    /// The same backend with streamed MSMs cut into chunks of at most `terms` terms (None:
+    /// chunks by free device memory).
+    pub fn with_stream_chunk(mut self, terms: Option<usize>) -> Self {
+        self.stream_chunk = terms.map(|t| t.max(1));
+        self
     }
 
     /// The same backend with the MSMs of a partition concurrent on lanes, or serial.
     pub fn with_batch(mut self, batch: MsmBatch) -> Self {
         self.batch = batch;
         self
+    }
+
+    /// How many streamed MSMs ran in more than one chunk.
+    pub fn chunked_msms(&self) -> u64 {
+        self.chunked.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether the MSM lanes were opened (some partition ran its MSMs concurrently).
@@ -335,6 +372,68 @@ impl CudaBackend {
             }
         })?;
         Ok(DevicePoints::from_words(buf, count))
+    }
+
+    /// Terms per chunk of a streamed MSM of n terms on `gpu`: the forced chunk
+    /// (`PROOFSCOPE_STREAM_CHUNK`, [`CudaBackend::with_stream_chunk`]), else as many as the free
+    /// device memory holds with their points and the MSM's scratch, [`STREAM_SPARE_BYTES`]
+    /// to spare (at least [`MIN_STREAM_CHUNK`]).
+    fn stream_chunk<C: GpuCurve>(&self, gpu: &Gpu, n: usize, montgomery: bool) -> Result<usize, GpuError> {
+        if let Some(c) = self.stream_chunk {
+            return Ok(c.max(1));
+        }
+        let n = n.max(1);
+        let per_term = C::AFFINE_WORDS * 4 + gpu.msm_scratch_bytes::<C>(None, n, montgomery)?.div_ceil(n);
+        let (free, _) = gpu.mem_info()?;
+        Ok((free.saturating_sub(STREAM_SPARE_BYTES) / per_term).max(MIN_STREAM_CHUNK))
+    }
+
+    /// The MSM of a streamed query over n terms: sum of scalars[i] · host[idx[i]] (host[i]
+    /// without `idx`), or with no scalars the plain sum of those points (the scalar-one terms),
+    /// in chunks of at most [`Self::stream_chunk`] terms, so that one MSM whose points do not
+    /// fit in device memory still runs: per chunk its points are gathered on the host and
+    /// uploaded (an `h2d` span "`what` points (streamed[, chunk k/K])"), its scalars copied out
+    /// of `scalars` on the device, its MSM (or sum) run, and both freed. `scalars` is the device
+    /// buffer and whether it holds Montgomery words. Returns the sum, the device time of the
+    /// MSMs in ms and the number of chunks.
+    fn stream_msm<C: GpuCurve>(&self, gpu: &Gpu, what: &str, host: &[C::Affine], idx: Option<&[u32]>, scalars: Option<(&CudaSlice<u32>, bool)>, n: usize) -> Result<(C::Proj, f64, usize), GpuError> {
+        if n == 0 {
+            return Ok((C::Proj::identity(), 0.0, 0));
+        }
+        if idx.map_or(host.len(), |i| i.len()) < n || scalars.is_some_and(|(s, _)| s.len() < n * 8) {
+            return Err(GpuError::Other(format!("{what}: a streamed MSM of {n} terms over {} points / indices", idx.map_or(host.len(), |i| i.len()))));
+        }
+        let chunk = self.stream_chunk::<C>(gpu, n, scalars.is_some_and(|(_, m)| m))?;
+        let chunks = n.div_ceil(chunk);
+        if chunks > 1 {
+            self.chunked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        let (mut acc, mut ms) = (C::Proj::identity(), 0.0);
+        for k in 0..chunks {
+            let (lo, hi) = (k * chunk, ((k + 1) * chunk).min(n));
+            let label = if chunks == 1 { format!("{what} points (streamed)") } else { format!("{what} points (streamed, chunk {}/{chunks})", k + 1) };
+            let pts = match idx {
+                Some(ix) => Self::stream_points::<C>(gpu, &label, host, Some(&ix[lo..hi]))?,
+                None => Self::stream_points::<C>(gpu, &label, &host[lo..hi], None)?,
+            };
+            let (p, t) = match scalars {
+                None => gpu.sum_indexed(&pts, None, hi - lo)?,
+                Some((sc, montgomery)) if chunks == 1 => {
+                    let (p, t) = gpu.msm_device_ex(&pts, sc, n, None, montgomery)?;
+                    (p, t.total_ms)
+                }
+                Some((sc, montgomery)) => {
+                    // SAFETY: the copy below writes every word before the MSM reads them.
+                    let mut part = unsafe { gpu.stream.alloc::<u32>((hi - lo) * 8) }.ctx("alloc a scalar chunk")?;
+                    gpu.stream.memcpy_dtod(&sc.slice(lo * 8..hi * 8), &mut part).ctx("copy a scalar chunk")?;
+                    let (p, t) = gpu.msm_device_ex(&pts, &part, hi - lo, None, montgomery)?;
+                    (p, t.total_ms)
+                }
+            };
+            acc += p;
+            ms += t;
+        }
+        Ok((acc, ms, chunks))
     }
 
     /// One per-partition upload of `words` words written by `fill`, through pinned staging,
@@ -473,9 +572,9 @@ impl CudaBackend {
     /// lanes) from its staged uploads, spans nested in `name` (any group: the G2 MSM reuses
     /// the B query's staged split). A streamed query (`bases` None) uploads the points of its
     /// scalar-one terms, then those of its tail, gathered from `host`, just before each is used.
-    fn split_msm<C: GpuCurve>(gpu: &Gpu, name: &'static str, bases: Option<&DevicePoints<C>>, host: &[C::Affine], split: &Split, staged: &StagedSplit) -> Result<C::Proj, GpuError> {
+    fn split_msm<C: GpuCurve>(&self, gpu: &Gpu, name: &'static str, bases: Option<&DevicePoints<C>>, host: &[C::Affine], split: &Split, staged: &StagedSplit) -> Result<C::Proj, GpuError> {
         let ones = {
-            let s = info_span!("batch_add", query = name, points = split.ones.len() as u64, gpu_ns = Empty);
+            let s = info_span!("batch_add", query = name, points = split.ones.len() as u64, gpu_ns = Empty, chunks = Empty);
             let _e = s.enter();
             match (bases, &staged.ones) {
                 _ if split.ones.is_empty() => C::Proj::identity(),
@@ -485,16 +584,16 @@ impl CudaBackend {
                     p
                 }
                 (None, _) => {
-                    let pts = Self::stream_points::<C>(gpu, &format!("{name} ones points (streamed)"), host, Some(&split.ones))?;
-                    let (p, ms) = gpu.sum_indexed(&pts, None, split.ones.len())?;
+                    let (p, ms, chunks) = self.stream_msm::<C>(gpu, &format!("{name} ones"), host, Some(&split.ones), None, split.ones.len())?;
                     s.record("gpu_ns", ns(ms));
+                    s.record("chunks", chunks as u64);
                     p
                 }
                 (Some(_), None) => return Err(GpuError::Other(format!("{name}: scalar-one indices were not staged"))),
             }
         };
         let tail = {
-            let s = info_span!("tail_msm", query = name, points = split.tail.len() as u64, gpu_ns = Empty);
+            let s = info_span!("tail_msm", query = name, points = split.tail.len() as u64, gpu_ns = Empty, chunks = Empty);
             let _e = s.enter();
             match (bases, &staged.tail) {
                 (_, None) => C::Proj::identity(),
@@ -504,9 +603,9 @@ impl CudaBackend {
                     p
                 }
                 (None, Some((_, scalars))) => {
-                    let pts = Self::stream_points::<C>(gpu, &format!("{name} tail points (streamed)"), host, Some(&split.tail_idx))?;
-                    let (p, t) = gpu.msm_device_ex(&pts, scalars, split.tail.len(), None, false)?;
-                    s.record("gpu_ns", ns(t.total_ms));
+                    let (p, ms, chunks) = self.stream_msm::<C>(gpu, &format!("{name} tail"), host, Some(&split.tail_idx), Some((scalars, false)), split.tail.len())?;
+                    s.record("gpu_ns", ns(ms));
+                    s.record("chunks", chunks as u64);
                     p
                 }
                 (Some(_), Some((None, _))) => return Err(GpuError::Other(format!("{name}: tail indices were not staged"))),
@@ -560,28 +659,30 @@ impl CudaBackend {
                 (buf, d.n - 1)
             };
             let n = h_len.min(params.h.len());
-            let span = info_span!("msm_h", points = n as u64, gpu_ns = Empty);
+            let span = info_span!("msm_h", points = n as u64, gpu_ns = Empty, chunks = Empty);
             let _e = span.enter();
-            let streamed;
-            let bases = match res.h.resident() {
-                Some(b) => b,
+            let (p, ms) = match res.h.resident() {
+                Some(b) => {
+                    let (p, t) = self.gpu.msm_device(b, &hbuf, n).map_err(dev_err)?;
+                    (p, t.total_ms)
+                }
                 None => {
-                    streamed = Self::stream_points::<G1>(&self.gpu, "msm_h points (streamed)", &params.h[..n], None).map_err(dev_err)?;
-                    &streamed
+                    let (p, ms, chunks) = self.stream_msm::<G1>(&self.gpu, "msm_h", &params.h[..n], None, Some((&hbuf, true)), n).map_err(dev_err)?;
+                    span.record("chunks", chunks as u64);
+                    (p, ms)
                 }
             };
-            let (p, t) = self.gpu.msm_device(bases, &hbuf, n).map_err(dev_err)?;
-            span.record("gpu_ns", ns(t.total_ms));
+            span.record("gpu_ns", ns(ms));
             Ok(p)
         };
         // One split MSM (G1 or G2) on `gpu`; `lane` recorded when it is one of the lanes.
-        fn run<C: GpuCurve>(gpu: &Gpu, lane: Option<usize>, name: &'static str, bases: &Bases<C>, host: &[C::Affine], split: &Split, pre: &StagedSplit) -> Result<C::Proj, ProveError> {
+        fn run<C: GpuCurve>(be: &CudaBackend, gpu: &Gpu, lane: Option<usize>, name: &'static str, bases: &Bases<C>, host: &[C::Affine], split: &Split, pre: &StagedSplit) -> Result<C::Proj, ProveError> {
             let span = prover::split_msm_span(name, split);
             if let Some(l) = lane {
                 span.record("lane", l as u64);
             }
             let _e = span.enter();
-            CudaBackend::split_msm(gpu, name, bases.resident(), host, split, pre).map_err(dev_err)
+            be.split_msm(gpu, name, bases.resident(), host, split, pre).map_err(dev_err)
         }
         let lanes = match self.batch {
             MsmBatch::Off => None,
@@ -590,14 +691,14 @@ impl CudaBackend {
         let (h, l, a, b_g1, b_g2) = match lanes {
             None => {
                 let h = h_part()?;
-                let l = run(&self.gpu, None, "msm_l", &res.l, &params.l, &plan.l, &staged_l)?;
+                let l = run(self, &self.gpu, None, "msm_l", &res.l, &params.l, &plan.l, &staged_l)?;
                 drop(staged_l);
-                let a = run(&self.gpu, None, "msm_a", &res.a, &params.a, &plan.a, &staged_a)?;
+                let a = run(self, &self.gpu, None, "msm_a", &res.a, &params.a, &plan.a, &staged_a)?;
                 drop(staged_a);
-                let b_g1 = run(&self.gpu, None, "msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b)?;
+                let b_g1 = run(self, &self.gpu, None, "msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b)?;
                 let b_g2 = match &res.b_g2 {
                     None => None,
-                    Some(bases) => Some(run(&self.gpu, None, "msm_b_g2", bases, &params.b_g2, &plan.b, &staged_b)?),
+                    Some(bases) => Some(run(self, &self.gpu, None, "msm_b_g2", bases, &params.b_g2, &plan.b, &staged_b)?),
                 };
                 (h, l, a, b_g1, b_g2)
             }
@@ -614,12 +715,12 @@ impl CudaBackend {
                         f()
                     })
                 };
-                let job_l = || run(&lanes[0], Some(1), "msm_l", &res.l, &params.l, &plan.l, &staged_l).map(LaneResult::G1);
-                let job_a = || run(&lanes[1], Some(2), "msm_a", &res.a, &params.a, &plan.a, &staged_a).map(LaneResult::G1);
-                let job_b = || run(&lanes[2], Some(3), "msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b).map(LaneResult::G1);
+                let job_l = || run(self, &lanes[0], Some(1), "msm_l", &res.l, &params.l, &plan.l, &staged_l).map(LaneResult::G1);
+                let job_a = || run(self, &lanes[1], Some(2), "msm_a", &res.a, &params.a, &plan.a, &staged_a).map(LaneResult::G1);
+                let job_b = || run(self, &lanes[2], Some(3), "msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b).map(LaneResult::G1);
                 let job_b2 = || match &res.b_g2 {
                     None => Ok(LaneResult::None),
-                    Some(bases) => run(&lanes[3], Some(4), "msm_b_g2", bases, &params.b_g2, &plan.b, &staged_b).map(LaneResult::G2),
+                    Some(bases) => run(self, &lanes[3], Some(4), "msm_b_g2", bases, &params.b_g2, &plan.b, &staged_b).map(LaneResult::G2),
                 };
                 let jobs: [&(dyn Fn() -> Result<LaneResult, ProveError> + Sync); 4] = [&job_l, &job_a, &job_b, &job_b2];
                 std::thread::scope(|sc| {
@@ -700,12 +801,13 @@ pub fn backends(g2_on_device: bool) -> Result<Vec<Arc<dyn Backend>>, String> {
     let shifts = ShiftChoice::from_env()?;
     let params_mode = ParamsMode::from_env()?;
     let batch = MsmBatch::from_env()?;
+    let chunk = stream_chunk_from_env()?;
     let n = Gpu::device_count().map_err(|e| e.to_string())?;
     if n == 0 {
         return Err("no CUDA device found".into());
     }
     (0..n)
-        .map(|d| Gpu::open(d).map(|g| Arc::new(CudaBackend::with_g2(g, d as u32, g2_on_device).with_shifts(shifts).with_params_mode(params_mode).with_batch(batch)) as Arc<dyn Backend>).map_err(|e| e.to_string()))
+        .map(|d| Gpu::open(d).map(|g| Arc::new(CudaBackend::with_g2(g, d as u32, g2_on_device).with_shifts(shifts).with_params_mode(params_mode).with_batch(batch).with_stream_chunk(chunk)) as Arc<dyn Backend>).map_err(|e| e.to_string()))
         .collect()
 }
 
@@ -724,6 +826,16 @@ mod tests {
         }
         let e = ParamsMode::parse("streamed").unwrap_err();
         assert!(e.contains("PROOFSCOPE_GPU_PARAMS") && e.contains("streamed"), "{e}");
+    }
+
+    #[test]
+    fn stream_chunks_are_positive_numbers_and_a_bad_value_names_the_variable() {
+        assert_eq!(parse_stream_chunk("").unwrap(), None);
+        assert_eq!(parse_stream_chunk(" 3000 ").unwrap(), Some(3000));
+        for bad in ["0", "-5", "1e6", "many"] {
+            let e = parse_stream_chunk(bad).unwrap_err();
+            assert!(e.contains("PROOFSCOPE_STREAM_CHUNK") && e.contains(bad), "{e}");
+        }
     }
 
     #[test]

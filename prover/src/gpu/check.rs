@@ -496,12 +496,30 @@ pub fn format_outcomes(outcomes: &[CheckOutcome]) -> String {
 }
 
 
+/// How [`check_full_proof`] sets up the CUDA backend: tables of shifted bases for the G1
+/// queries, resident or streamed query points, the MSMs on lanes or serial, streamed MSMs
+/// cut into chunks of at most this many terms (None: by free memory, one chunk at these
+/// sizes). The default is the engine's default.
+#[derive(Clone, Copy, Debug)]
+pub struct ProofVariant {
+    pub shifts: super::backend::ShiftChoice,
+    pub mode: super::backend::ParamsMode,
+    pub batch: super::backend::MsmBatch,
+    pub stream_chunk: Option<usize>,
+}
+
+impl Default for ProofVariant {
+    fn default() -> Self {
+        ProofVariant { shifts: super::backend::ShiftChoice::Off, mode: super::backend::ParamsMode::Auto, batch: super::backend::MsmBatch::On, stream_chunk: None }
+    }
+}
+
 /// A whole proof of the PoRep-like circuit with 2^log_n constraints on the CUDA backend and
 /// on the CPU backend with the same blinding: the four G1 MSM results and the proofs must be
 /// identical, and the GPU proof must verify. Uses TEST-ONLY parameters made on the spot.
-/// `shifts`: whether the CUDA backend's G1 queries get tables of shifted bases; `mode`:
-/// whether its query points are resident or streamed.
-pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::backend::ShiftChoice, mode: super::backend::ParamsMode, batch: super::backend::MsmBatch) -> CheckOutcome {
+/// `v`: how the CUDA backend is set up (tables, streaming, lanes, chunks).
+pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, v: &ProofVariant) -> CheckOutcome {
+    let ProofVariant { shifts, mode, batch, stream_chunk } = *v;
     let t = Instant::now();
     let r = (|| -> Result<Option<String>, GpuError> {
         use crate::backend::{Backend, Blinding, NoGate};
@@ -511,7 +529,7 @@ pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::ba
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb11d);
         let blinding = Blinding::random(&mut rng);
         let cpu = crate::cpu::CpuBackend::new(0);
-        let cuda = super::CudaBackend::new(Gpu::open(ordinal)?, ordinal as u32).with_shifts(shifts).with_params_mode(mode).with_batch(batch);
+        let cuda = super::CudaBackend::new(Gpu::open(ordinal)?, ordinal as u32).with_shifts(shifts).with_params_mode(mode).with_batch(batch).with_stream_chunk(stream_chunk);
         let asg = crate::prover::synthesize(circuit.clone()).map_err(|e| other(&e))?;
         let inputs = asg.public_inputs().to_vec();
         let pc = cpu.prove_start(asg, &params, blinding, &NoGate).map_err(|e| other(&e))?;
@@ -520,6 +538,9 @@ pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::ba
         // A small proof's MSMs always fit beside each other: batched means on the lanes.
         if batch == super::backend::MsmBatch::On && !cuda.lanes_opened() {
             return Ok(Some("the MSMs did not run on lanes (PROOFSCOPE_MSM_BATCH=on)".into()));
+        }
+        if stream_chunk.is_some() && cuda.chunked_msms() == 0 {
+            return Ok(Some("no streamed MSM ran in chunks".into()));
         }
         for (what, c, g) in [("h", pc.h, pg.h), ("l", pc.l, pg.l), ("a", pc.a, pg.a), ("b_g1", pc.b_g1, pg.b_g1)] {
             if c != g {
@@ -543,6 +564,9 @@ pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, shifts: super::ba
     }
     if batch == super::backend::MsmBatch::Off {
         tables.push_str(", MSMs serial");
+    }
+    if let Some(c) = stream_chunk {
+        tables.push_str(&format!(", streamed MSMs in chunks of {c} terms"));
     }
     outcome(format!("full proof 2^{log_n} constraints{tables}: CUDA == CPU (same blinding) and verifies"), t, r)
 }
