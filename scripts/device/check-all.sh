@@ -7,7 +7,8 @@
 # CPU (--g2-msm cpu) instead of the GPU, and with tables of shifted bases for the G1 queries
 # (PROOFSCOPE_MSM_PRECOMP=on), with every query streamed instead of resident
 # (PROOFSCOPE_GPU_PARAMS=stream), and with the MSMs of a partition one after the other
-# instead of on lanes (PROOFSCOPE_MSM_BATCH=off); all must give byte-identical proofs.
+# instead of on lanes (PROOFSCOPE_MSM_BATCH=off), and streamed in chunks of 300 000 terms
+# (PROOFSCOPE_STREAM_CHUNK); all must give byte-identical proofs.
 # Build first, here: bash scripts/build-gpu-binary.sh   (carry dist)
 # Knobs: everything gpu-check.sh takes (MSM, NTT, RUNS, CHECK_ARGS, PROOFSCOPE_MSM_VARIANTS),
 #        LOG (default 20), ENGINE ("pw:gw:proofs:partitions", default 2:2:2:4), SKIP_ENGINE=1.
@@ -28,7 +29,7 @@ p=/tmp/params-$log.bin
 [ -f "$p" ] || { echo "check-all: setup 2^$log did not finish" | tee -a "$OUT/engine.txt"; exit 1; }
 IFS=: read -r pw gw proofs parts <<<"${ENGINE:-2:2:2:4}"
 fastest=$(sed -n 's/^fastest MSM variant at 2^[0-9]*: \([^ ]*\).*/\1/p' "$OUT/bench.txt" 2>/dev/null | tail -n 1)
-variants="default ${fastest:+msm-$fastest} g2-cpu pre stream serial"
+variants="default ${fastest:+msm-$fastest} g2-cpu pre stream serial chunked"
 for v in $variants; do
   case $v in
     default) envs=(); args=() ;;
@@ -40,6 +41,7 @@ for v in $variants; do
     pre) envs=("PROOFSCOPE_MSM_PRECOMP=on"); args=() ;;
     stream) envs=("PROOFSCOPE_GPU_PARAMS=stream"); args=() ;;
     serial) envs=("PROOFSCOPE_MSM_BATCH=off"); args=() ;;
+    chunked) envs=("PROOFSCOPE_GPU_PARAMS=stream" "PROOFSCOPE_STREAM_CHUNK=300000"); args=() ;;
   esac
   f=${v//[:+]/_}  # file names: the device tool brings back plain names only
   echo "== 2^$log cuda pw=$pw gw=$gw proofs=$proofs partitions=$parts variant=$v" | tee -a "$OUT/engine.txt"
