@@ -169,6 +169,11 @@ extern "C" __global__ void g1_sum_affine_chunks(const G1Affine* __restrict__ poi
                                                 uint32_t count, uint32_t chunk, G1Xyzz* out) {
     sum_affine_chunks<FpStd>(points, idx, count, chunk, out);
 }
+// The same with the even/odd product (the bucket sums' product).
+extern "C" __global__ void g1_sum_affine_chunks_eo(const G1Affine* __restrict__ points, const uint32_t* __restrict__ idx,
+                                                   uint32_t count, uint32_t chunk, G1Xyzz* out) {
+    sum_affine_chunks<FpEo>(points, idx, count, chunk, out);
+}
 
 // The table of precomputed shifted bases (msm_shift.cuh), one window at a time:
 // tmp = 2^width * in (XYZZ), then out = affine(tmp) with one inversion per `chunk` points.

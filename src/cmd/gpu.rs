@@ -45,6 +45,10 @@ enum Action {
         /// log2 sizes of the G2 MSM (every G2 kernel, then blst's CPU G2 MSM as the baseline).
         #[arg(long, default_value = "")]
         msm_g2: String,
+        /// log2 sizes of the batch additions (the density split's scalar-one sums): every
+        /// kernel at several points per thread, G1, then G2 up to 2^21.
+        #[arg(long, default_value = "")]
+        batch_add: String,
         /// Timed runs of the CPU G2 baseline per size (0: skip it).
         #[arg(long, default_value_t = 3)]
         cpu_runs: usize,
@@ -137,12 +141,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(if outcomes.iter().all(|o| o.ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Action::Bench { msm, ntt, msm_g2, cpu_runs, runs, seed, device, json } => {
+        Action::Bench { msm, ntt, msm_g2, batch_add, cpu_runs, runs, seed, device, json } => {
             let msm = parse_sizes(&msm, "msm")?;
             let ntt = parse_sizes(&ntt, "ntt")?;
             let msm_g2 = parse_sizes(&msm_g2, "msm-g2")?;
-            if msm.is_empty() && ntt.is_empty() && msm_g2.is_empty() {
-                anyhow::bail!("nothing to time: give --msm, --ntt and/or --msm-g2 sizes");
+            let batch_add = parse_sizes(&batch_add, "batch-add")?;
+            if msm.is_empty() && ntt.is_empty() && msm_g2.is_empty() && batch_add.is_empty() {
+                anyhow::bail!("nothing to time: give --msm, --ntt, --msm-g2 and/or --batch-add sizes");
             }
             let gpu = Gpu::open(device)?;
             println!("gpu bench on {}", gpu.describe());
@@ -154,6 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let mut rows = bench::bench_ntt(&gpu, &ntt, runs, seed, &mut log)?;
             rows.extend(bench::bench_msm(&gpu, &msm, runs, seed, &mut log)?);
             rows.extend(bench::bench_msm_g2(&gpu, &msm_g2, runs, cpu_runs, seed, &mut log)?);
+            rows.extend(bench::bench_batch_add(&gpu, &batch_add, runs, seed, &mut log)?);
             let nvml_error = sampler.error.lock().ok().and_then(|g| g.clone());
             let samples = sampler.stop();
             match nvml_error {

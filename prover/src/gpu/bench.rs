@@ -40,6 +40,62 @@ pub fn shift_table_floor_ms(log_n: u32, c: u32) -> f64 {
     products * (1u64 << log_n) as f64 * 576.0 / H200_MADS_PER_S * 1e3
 }
 
+/// Floor of a batch addition of 2^log_n points in G1: one mixed addition (10 Fp products of
+/// 576 multiply-adds) per point.
+pub fn batch_add_floor_ms(log_n: u32) -> f64 {
+    (1u64 << log_n) as f64 * 10.0 * 576.0 / H200_MADS_PER_S * 1e3
+}
+
+/// Points per thread the batch-addition bench compares.
+pub const BATCH_ADD_CHUNKS: [u32; 5] = [8, 16, 32, 64, 128];
+
+/// Batch additions (the density split's scalar-one terms, `Gpu::sum_indexed`) of 2^l points
+/// for each l in `logs`: every other point of 2^(l+1) random points (sorted indices, as the
+/// split makes them), every batch-addition kernel of G1 at each of [`BATCH_ADD_CHUNKS`]
+/// points per thread (rows `batch_add_KERNEL_kCHUNK`, the default marked in the log), then the
+/// same in G2 (`batch_add_g2_…`, floor 3x: an Fp2 product is 3 Fp products) for 2^l ≤ 2^21.
+pub fn bench_batch_add(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+    let mut rows = Vec::new();
+    let Some(&max) = logs.iter().max() else { return Ok(rows) };
+    rows.extend(batch_add_rows::<super::msm::G1>(gpu, logs, runs, seed, "batch_add", 1.0, log)?);
+    let g2: Vec<u32> = logs.iter().copied().filter(|&l| l <= 21).collect();
+    if max > 21 {
+        log("batch_add_g2: sizes above 2^21 skipped (point generation)");
+    }
+    rows.extend(batch_add_rows::<G2>(gpu, &g2, runs, seed ^ 0x2, "batch_add_g2", 3.0, log)?);
+    Ok(rows)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn batch_add_rows<C: GpuCurve>(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, prefix: &str, floor_x: f64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+    let mut rows = Vec::new();
+    let Some(&max) = logs.iter().max() else { return Ok(rows) };
+    let t = Instant::now();
+    let points = random_points_in::<C::Proj>(2usize << max, seed);
+    log(&format!("generated {} random {} points in {:.1} s", 2usize << max, C::NAME, t.elapsed().as_secs_f64()));
+    let dev = gpu.upload_points_of::<C>(&points)?;
+    drop(points);
+    for &l in logs {
+        let m = 1usize << l;
+        let idx: Vec<u32> = (0..m as u32).map(|i| 2 * i).collect();
+        let didx = gpu.upload_indices(&idx)?;
+        for (kernel, _) in C::SUM_AFFINE_KERNELS {
+            for chunk in BATCH_ADD_CHUNKS {
+                gpu.sum_indexed_with(&dev, Some(&didx.as_view()), m, kernel, chunk)?; // warm-up
+                let mut times = Vec::new();
+                for _ in 0..runs.max(1) {
+                    times.push(gpu.sum_indexed_with(&dev, Some(&didx.as_view()), m, kernel, chunk)?.1);
+                }
+                let row = BenchRow::timed(format!("{prefix}_{kernel}_k{chunk}"), l, times, floor_x * batch_add_floor_ms(l), None, vec![]);
+                let default = (*kernel, chunk) == C::DEFAULT_SUM;
+                log(&format!("{}{}", format_row(&row), if default { "  (default)" } else { "" }));
+                rows.push(row);
+            }
+        }
+    }
+    Ok(rows)
+}
+
 /// Floor of an Fr NTT of 2^log_n: n/2 * log_n butterflies of one 256-multiply-add product.
 pub fn ntt_floor_ms(log_n: u32) -> f64 {
     (1u64 << (log_n - 1)) as f64 * log_n as f64 * 256.0 / H200_MADS_PER_S * 1e3

@@ -479,6 +479,16 @@ fn check_batch_add_of<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize) ->
     if got != want {
         return Ok(Some("indexed sum differs from the CPU sum".into()));
     }
+    // Every batch-addition kernel at several points per thread (1: the tree sum does it all).
+    let didx = gpu.stream.clone_htod(&idx).ctx("upload indices")?;
+    for (kernel, _) in C::SUM_AFFINE_KERNELS {
+        for chunk in [1u32, 7, 64, 256] {
+            let (p, _) = gpu.sum_indexed_with(&dev, Some(&didx.as_view()), idx.len(), kernel, chunk)?;
+            if p != want {
+                return Ok(Some(format!("indexed sum with kernel {kernel}, {chunk} points per thread, differs from the CPU sum")));
+            }
+        }
+    }
     let (all, _) = gpu.sum_indexed(&dev, None, total)?;
     let sum = points.iter().fold(C::Proj::identity(), |acc, p| acc + C::Proj::from(*p));
     Ok((all != sum).then(|| "sum of all points differs from the CPU sum".to_string()))

@@ -51,7 +51,10 @@ pub trait GpuCurve: 'static {
     /// The fixup of the balanced accumulation kernels (`*_bal`: carries of split buckets).
     const FIXUP: &'static str;
     const SUM_CHUNKS: &'static str;
-    const SUM_AFFINE_CHUNKS: &'static str;
+    /// Batch-addition kernels (short name, kernel): chunked sums of indexed affine points.
+    const SUM_AFFINE_KERNELS: &'static [(&'static str, &'static str)];
+    /// The batch addition the backend uses: kernel (short name) and points per thread.
+    const DEFAULT_SUM: (&'static str, u32);
     /// The kernels that build a table of precomputed shifted bases (doubling into XYZZ,
     /// batch conversion back to affine), when this group has them (G1; not G2).
     const SHIFT: Option<(&'static str, &'static str)>;
@@ -82,7 +85,8 @@ impl GpuCurve for G1 {
     const REDUCE: &'static str = "msm_bucket_reduce";
     const FIXUP: &'static str = "msm_bucket_fixup";
     const SUM_CHUNKS: &'static str = "g1_sum_chunks";
-    const SUM_AFFINE_CHUNKS: &'static str = "g1_sum_affine_chunks";
+    const SUM_AFFINE_KERNELS: &'static [(&'static str, &'static str)] = &[("std", "g1_sum_affine_chunks"), ("eo", "g1_sum_affine_chunks_eo")];
+    const DEFAULT_SUM: (&'static str, u32) = ("std", 64);
     const SHIFT: Option<(&'static str, &'static str)> = Some(("g1_shift_dbl", "g1_xyzz_to_affine"));
     fn words(points: &[G1Affine]) -> &[u32] {
         affine_words(points)
@@ -107,7 +111,8 @@ impl GpuCurve for G2 {
     const REDUCE: &'static str = "g2_bucket_reduce";
     const FIXUP: &'static str = "g2_bucket_fixup";
     const SUM_CHUNKS: &'static str = "g2_sum_chunks";
-    const SUM_AFFINE_CHUNKS: &'static str = "g2_sum_affine_chunks";
+    const SUM_AFFINE_KERNELS: &'static [(&'static str, &'static str)] = &[("eo", "g2_sum_affine_chunks")];
+    const DEFAULT_SUM: (&'static str, u32) = ("eo", 64);
     const SHIFT: Option<(&'static str, &'static str)> = None;
     fn words(points: &[G2Affine]) -> &[u32] {
         affine_words_g2(points)
@@ -785,25 +790,44 @@ impl Gpu {
     /// indices on the device), e.g. the bases whose scalar is one. Returns the sum and the
     /// device time in ms.
     pub fn sum_indexed<C: GpuCurve>(&self, points: &DevicePoints<C>, idx: Option<&CudaView<'_, u32>>, count: usize) -> Result<(C::Proj, f64), GpuError> {
+        let (kernel, chunk) = C::DEFAULT_SUM;
+        self.sum_indexed_with(points, idx, count, kernel, chunk)
+    }
+
+    /// [`Gpu::sum_indexed`] with an explicit batch-addition kernel (a short name of
+    /// `C::SUM_AFFINE_KERNELS`) and points per thread (checks and benches).
+    pub fn sum_indexed_with<C: GpuCurve>(&self, points: &DevicePoints<C>, idx: Option<&CudaView<'_, u32>>, count: usize, kernel: &str, chunk: u32) -> Result<(C::Proj, f64), GpuError> {
+        let kernel = C::SUM_AFFINE_KERNELS
+            .iter()
+            .find(|k| k.0 == kernel)
+            .map(|k| k.1)
+            .ok_or_else(|| GpuError::Other(format!("no {} batch-addition kernel {kernel:?} (have {})", C::NAME, C::SUM_AFFINE_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", "))))?;
+        if chunk == 0 {
+            return Err(GpuError::Other("batch addition with 0 points per thread".into()));
+        }
         if count == 0 {
             return Ok((C::Proj::identity(), 0.0));
         }
         let t0 = self.timer()?;
-        let chunk = 64u32;
         let count32 = count as u32;
         let outs = count32.div_ceil(chunk);
         let mut out = self.stream.alloc_zeros::<u32>(outs as usize * C::XYZZ_WORDS).ctx("alloc sums")?;
         match idx {
-            Some(ix) => launch!(self, C::SUM_AFFINE_CHUNKS, cfg_1d(outs as u64, 64), &points.buf, ix, &count32, &chunk, &mut out),
+            Some(ix) => launch!(self, kernel, cfg_1d(outs as u64, 64), &points.buf, ix, &count32, &chunk, &mut out),
             None => {
                 let null = 0u64;
-                launch!(self, C::SUM_AFFINE_CHUNKS, cfg_1d(outs as u64, 64), &points.buf, &null, &count32, &chunk, &mut out)
+                launch!(self, kernel, cfg_1d(outs as u64, 64), &points.buf, &null, &count32, &chunk, &mut out)
             }
         }
         let total = self.sum_per_group::<C>(out, 1, outs)?;
         let t1 = self.timer()?;
         let p = self.download_points::<C>(&total, 1)?;
         Ok((p[0], t0.ms_to(&t1)?))
+    }
+
+    /// Uploads point indices (u32) to the device.
+    pub fn upload_indices(&self, idx: &[u32]) -> Result<CudaSlice<u32>, GpuError> {
+        self.stream.clone_htod(idx).ctx("upload indices")
     }
 
     /// Batch addition with host indices (uploads them first).
@@ -868,6 +892,20 @@ mod tests {
         assert!(msm_scratch_bytes_for::<G1>(n, 20, true, &bal, false) < msm_scratch_bytes_for::<G1>(n, 20, false, &bal, false));
         assert!(msm_scratch_bytes_for::<G2>(1 << 20, 16, false, &MsmConfig::default_for::<G2>(), false) > msm_scratch_bytes_for::<G1>(1 << 20, 16, false, &bal, false));
         assert_eq!(msm_scratch_bytes_for::<G1>(0, 16, false, &bal, true), 0);
+    }
+
+    #[test]
+    fn batch_addition_kernels_exist_and_the_defaults_are_among_them() {
+        let g1 = include_str!("../../cuda/msm.cu");
+        let g2 = include_str!("../../cuda/msm_g2.cu");
+        for (_, k) in G1::SUM_AFFINE_KERNELS {
+            assert!(g1.contains(&format!(" {k}(")), "{k} not in msm.cu");
+        }
+        for (_, k) in G2::SUM_AFFINE_KERNELS {
+            assert!(g2.contains(&format!(" {k}(")), "{k} not in msm_g2.cu");
+        }
+        assert!(G1::SUM_AFFINE_KERNELS.iter().any(|k| k.0 == G1::DEFAULT_SUM.0) && G1::DEFAULT_SUM.1 > 0);
+        assert!(G2::SUM_AFFINE_KERNELS.iter().any(|k| k.0 == G2::DEFAULT_SUM.0) && G2::DEFAULT_SUM.1 > 0);
     }
 
     #[test]
