@@ -159,9 +159,9 @@ extern "C" __global__ void msm_bucket_fixup(const uint32_t* __restrict__ offsets
 extern "C" __global__ void msm_bucket_reduce(const G1Xyzz* __restrict__ buckets, uint32_t nwin, uint32_t nb, uint32_t seg, G1Xyzz* partials) {
     bucket_reduce<FpEo>(buckets, nwin, nb, seg, partials);
 }
-// out[k] = sum of in[k*chunk .. min((k+1)*chunk, count)).
+// out[k] = sum of in[k*chunk .. min((k+1)*chunk, count)) (even/odd product since run 44).
 extern "C" __global__ void g1_sum_chunks(const G1Xyzz* __restrict__ in, uint32_t count, uint32_t chunk, G1Xyzz* out) {
-    sum_chunks<FpStd>(in, count, chunk, out);
+    sum_chunks<FpEo>(in, count, chunk, out);
 }
 // Batch addition of the density split (scalars equal to one): out[k] = sum of the affine
 // points idx[k*chunk ..) (or points[k*chunk ..) when idx is null).
