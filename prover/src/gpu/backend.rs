@@ -9,7 +9,8 @@
 //! under the compute gate the NTTs of H, `msm_h`, and the split MSMs
 //! `msm_l`, `msm_a`, `msm_b_g1` and, with `g2_msm = device` (the default), `msm_b_g2`
 //! (each with nested `batch_add` and `tail_msm`; the G2 MSM reuses the B query's staged
-//! split). Every span carries `gpu_ns`, the CUDA-event time of its device work; `h2d`/`d2h`
+//! split) — the split MSMs each on a lane of their own beside the NTTs and `msm_h`
+//! ([`MsmBatch`]), and a streamed query's MSMs in chunks that fit the free device memory. Every span carries `gpu_ns`, the CUDA-event time of its device work; `h2d`/`d2h`
 //! spans the copies. Assembly (and with `g2_msm = cpu` the G2 MSM, as supraseal does) stays
 //! on the CPU, overlapped by the engine's finaliser, and every proof is verified (span `verify`, one multi-Miller loop of 4 pairs and a final
 //! exponentiation) before it is returned: a wrong GPU result is
