@@ -389,7 +389,7 @@ impl CudaBackend {
         Ok((free.saturating_sub(STREAM_SPARE_BYTES) / per_term).max(MIN_STREAM_CHUNK))
     }
 
-    /// The MSM of a streamed query over n terms: sum of scalars[i] · host[idx[i]] (host[i]
+    /// The MSM of a streamed query over n terms: `sum scalars[i] · host[idx[i]]` (`host[i]`
     /// without `idx`), or with no scalars the plain sum of those points (the scalar-one terms),
     /// in chunks of at most [`Self::stream_chunk`] terms, so that one MSM whose points do not
     /// fit in device memory still runs: per chunk its points are gathered on the host and

@@ -559,7 +559,7 @@ impl Gpu {
             .collect()
     }
 
-    /// sum_i scalars[i] * points[i] for the first `n` points of `points` (device-resident)
+    /// `sum_i scalars[i] * points[i]` for the first `n` points of `points` (device-resident)
     /// and `scalars` (Montgomery words on the device).
     pub fn msm_device(&self, points: &DevicePoints, scalars: &CudaSlice<u32>, n: usize) -> Result<(G1Projective, MsmTimes), GpuError> {
         self.msm_device_ex(points, scalars, n, None, true)
