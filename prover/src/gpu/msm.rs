@@ -565,7 +565,7 @@ impl Gpu {
         self.msm_device_ex(points, scalars, n, None, true)
     }
 
-    /// General form: `idx` (device) maps term i to point idx[i] (else i); `montgomery` says
+    /// General form: `idx` (device) maps term i to point `idx[i]` (else i); `montgomery` says
     /// whether the scalar words are Montgomery (blstrs memory) or canonical integers.
     /// Any group; the config is the group's default ([`Gpu::msm_default_config_for`]).
     pub fn msm_device_ex<C: GpuCurve>(
