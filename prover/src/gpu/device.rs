@@ -464,9 +464,18 @@ impl Gpu {
     /// a copy into pageable memory is synchronous inside the driver, and issued while the
     /// stream's kernels still run it waited there for them, while the other GPU worker's
     /// async copy calls stalled (see `queue_ns` of the `h2d` spans).
+    ///
+    /// The copy itself is a `d2h` span (`what`, `bytes`, `gpu_ns`: its CUDA-event time), opened
+    /// after that wait so that its wall is the copy's, not the kernels'.
     pub(crate) fn download_words(&self, src: &cudarc::driver::CudaView<'_, u32>, what: &str) -> Result<Vec<u32>, GpuError> {
         self.stream.record_event(None).ctx("cuEventRecord")?.synchronize().ctx(what)?;
-        self.stream.clone_dtoh(src).ctx(what)
+        let span = tracing::info_span!("d2h", what = what, bytes = (src.len() * 4) as u64, gpu_ns = tracing::field::Empty);
+        let _e = span.enter();
+        let t0 = self.timer()?;
+        let words = self.stream.clone_dtoh(src).ctx(what)?;
+        let t1 = self.timer()?;
+        span.record("gpu_ns", (t0.ms_to(&t1)? * 1e6).round() as u64);
+        Ok(words)
     }
 
     /// Free and total device memory in bytes.
