@@ -120,12 +120,13 @@ pub fn msm_split_g1(name: &'static str, bases: &[G1Affine], split: &Split) -> G1
 
 /// The span of one split MSM — `msm_l`, `msm_a`, `msm_b_g2`, else `msm_b_g1` — with the
 /// split's counts, for the CPU and the CUDA backends alike (span names are static, hence
-/// the match); `lane` is recorded by the CUDA backend when the MSMs of a partition run
-/// concurrently (the stream they ran on, 1..=4).
+/// the match); the CUDA backend records `gpu_ns` (the device time of its batch addition and
+/// tail MSM) and, when the MSMs of a partition run concurrently, `lane` (the stream they ran
+/// on, 1..=4).
 pub(crate) fn split_msm_span(name: &str, split: &Split) -> tracing::Span {
     macro_rules! span {
         ($kind:literal) => {
-            info_span!($kind, points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64, lane = tracing::field::Empty)
+            info_span!($kind, points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64, lane = tracing::field::Empty, gpu_ns = tracing::field::Empty)
         };
     }
     match name {

@@ -573,7 +573,9 @@ impl CudaBackend {
     /// lanes) from its staged uploads, spans nested in `name` (any group: the G2 MSM reuses
     /// the B query's staged split). A streamed query (`bases` None) uploads the points of its
     /// scalar-one terms, then those of its tail, gathered from `host`, just before each is used.
-    fn split_msm<C: GpuCurve>(&self, gpu: &Gpu, name: &'static str, bases: Option<&DevicePoints<C>>, host: &[C::Affine], split: &Split, staged: &StagedSplit) -> Result<C::Proj, GpuError> {
+    /// Returns the sum and the device time of its batch addition and tail MSM (ms).
+    fn split_msm<C: GpuCurve>(&self, gpu: &Gpu, name: &'static str, bases: Option<&DevicePoints<C>>, host: &[C::Affine], split: &Split, staged: &StagedSplit) -> Result<(C::Proj, f64), GpuError> {
+        let mut gpu_ms = 0.0;
         let ones = {
             let s = info_span!("batch_add", query = name, points = split.ones.len() as u64, gpu_ns = Empty, chunks = Empty);
             let _e = s.enter();
@@ -582,12 +584,14 @@ impl CudaBackend {
                 (Some(b), Some(idx)) => {
                     let (p, ms) = gpu.sum_indexed(b, Some(&idx.as_view()), split.ones.len())?;
                     s.record("gpu_ns", ns(ms));
+                    gpu_ms += ms;
                     p
                 }
                 (None, _) => {
                     let (p, ms, chunks) = self.stream_msm::<C>(gpu, &format!("{name} ones"), host, Some(&split.ones), None, split.ones.len())?;
                     s.record("gpu_ns", ns(ms));
                     s.record("chunks", chunks as u64);
+                    gpu_ms += ms;
                     p
                 }
                 (Some(_), None) => return Err(GpuError::Other(format!("{name}: scalar-one indices were not staged"))),
@@ -601,18 +605,20 @@ impl CudaBackend {
                 (Some(b), Some((Some(idx), scalars))) => {
                     let (p, t) = gpu.msm_device_ex(b, scalars, split.tail.len(), Some(idx), false)?;
                     s.record("gpu_ns", ns(t.total_ms));
+                    gpu_ms += t.total_ms;
                     p
                 }
                 (None, Some((_, scalars))) => {
                     let (p, ms, chunks) = self.stream_msm::<C>(gpu, &format!("{name} tail"), host, Some(&split.tail_idx), Some((scalars, false)), split.tail.len())?;
                     s.record("gpu_ns", ns(ms));
                     s.record("chunks", chunks as u64);
+                    gpu_ms += ms;
                     p
                 }
                 (Some(_), Some((None, _))) => return Err(GpuError::Other(format!("{name}: tail indices were not staged"))),
             }
         };
-        Ok(ones + tail)
+        Ok((ones + tail, gpu_ms))
     }
 
     /// The device part on a borrowed assignment (so a failure can hand it back: its
@@ -683,7 +689,9 @@ impl CudaBackend {
                 span.record("lane", l as u64);
             }
             let _e = span.enter();
-            be.split_msm(gpu, name, bases.resident(), host, split, pre).map_err(dev_err)
+            let (p, ms) = be.split_msm(gpu, name, bases.resident(), host, split, pre).map_err(dev_err)?;
+            span.record("gpu_ns", ns(ms));
+            Ok(p)
         }
         let lanes = match self.batch {
             MsmBatch::Off => None,
