@@ -236,6 +236,14 @@ impl Span {
         self.device.unwrap_or(0)
     }
 
+    /// Whether this span is one-time setup rather than a partition's work: the upload of the
+    /// parameters' query points (`h2d` with `what = "params"`), done once per parameter set
+    /// inside the first partition's prove call. The device was busy (utilisation counts it),
+    /// but it is not part of any partition's kernel time, nor of the GPU floor per partition.
+    pub fn is_setup_work(&self) -> bool {
+        self.kind == SpanKind::H2d && self.args.get("what").and_then(|v| v.as_str()) == Some("params")
+    }
+
     /// The interval `[start, end)` in which this span kept its device busy; None when open.
     /// A copy (`h2d`, `d2h`) that reports its device time (`gpu_ns`) spans host steps too —
     /// allocation, pinned staging, the host fill before the copy, the hand-over after it

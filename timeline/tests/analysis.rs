@@ -176,6 +176,31 @@ fn a_copy_counts_only_its_device_time_and_its_host_fill_is_cpu_prep() {
 }
 
 #[test]
+fn the_parameter_upload_is_not_a_partitions_kernel_time() {
+    // Two partitions of 40 ms of kernels each; the first also uploads the parameters (1000 ms,
+    // once per parameter set). The device was busy for it, but the GPU floor per partition is
+    // 40 ms, not (1040 + 40) / 2.
+    let params = k(SpanKind::H2d, 0, 0, 0, 1000).arg("what", "params").arg("gpu_ns", 1000 * MS);
+    assert!(params.is_setup_work());
+    assert!(!k(SpanKind::H2d, 0, 0, 0, 10).arg("what", "abc").is_setup_work());
+    let run = run_of(vec![
+        queue("a", 0, 0, 0),
+        queue("a", 1, 0, 0),
+        k(SpanKind::Gpu, 0, 0, 0, 1040),
+        params,
+        k(SpanKind::MsmH, 0, 0, 1000, 1040),
+        k(SpanKind::Gpu, 1, 0, 1040, 1080),
+        k(SpanKind::MsmH, 1, 0, 1040, 1080),
+    ]);
+    let t = analysis::tables::analyze(&run);
+    assert_eq!(t.partitions.iter().map(|r| r.kernel_ms).collect::<Vec<_>>(), vec![Some(40.0), Some(40.0)]);
+    let s = summarize(&run, &AnalyzeOptions::default());
+    close(s.verdict.floors.serial_gpu_ms_per_partition.unwrap(), 40.0);
+    // Utilisation still counts the upload: the device was busy.
+    close(analysis::utilization::analyze(&run).devices[0].kernel_utilization.unwrap(), 1.0);
+}
+
+#[test]
 fn kernel_level_gaps_blame_lock_and_cpu_prep() {
     // Three partitions on two workers of one GPU, with kernel spans (hand-made):
     //   p0 (w0): gpu 0-100, prep 0-20, lock_hold 20-70, msm_h 20-60, finalize 60-100

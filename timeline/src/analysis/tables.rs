@@ -149,7 +149,7 @@ impl<'a> Index<'a> {
                 SpanKind::Finalize => dur.into_iter().for_each(|d| add(&mut pi.finalize_ns, d)),
                 SpanKind::LockWait => dur.into_iter().for_each(|d| add(&mut pi.lock_wait_ns, d)),
                 k if k.is_device_work() => {
-                    if let Some((a, e)) = s.device_interval() {
+                    if let Some((a, e)) = s.device_interval().filter(|_| !s.is_setup_work()) {
                         work.push((p, a, e));
                     }
                     pi.device = pi.device.or(Some(s.device_or_0()));
@@ -157,7 +157,8 @@ impl<'a> Index<'a> {
                 _ => {}
             }
         }
-        // Kernel time per partition: union of its device-work spans.
+        // Kernel time per partition: union of its device-work spans (one-time setup, the
+        // parameters' upload, excluded: `Span::is_setup_work`).
         work.sort_unstable();
         let mut i = 0;
         while i < work.len() {
