@@ -40,10 +40,34 @@ pub struct Args {
     /// Skip the charts and the trace (the tables, summary and report are still written).
     #[arg(long)]
     pub no_charts: bool,
+    /// Analyse only `A..B` seconds of the run (since its start; spans clipped to the window,
+    /// times shifted to start at 0): a zoom into a few partitions, e.g. `--window 9.0..9.4`.
+    #[arg(long, value_name = "A..B")]
+    pub window: Option<String>,
+}
+
+/// Parses `A..B` (seconds, A < B, both ≥ 0) into nanoseconds.
+pub fn parse_window(w: &str) -> anyhow::Result<(u64, u64)> {
+    let bad = |why: &str| anyhow::anyhow!("--window {w:?}: {why} (expected A..B in seconds since the run's start, e.g. 9.0..9.4)");
+    let (a, b) = w.split_once("..").ok_or_else(|| bad("no \"..\""))?;
+    let sec = |v: &str| v.trim().parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| bad(&format!("{:?} is not a number of seconds ≥ 0", v.trim())));
+    let (a, b) = (sec(a)?, sec(b)?);
+    if a >= b {
+        return Err(bad("the start is not before the end"));
+    }
+    Ok(((a * 1e9).round() as u64, (b * 1e9).round() as u64))
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let run = read_log(&a.log, a.format)?;
+    let mut run = read_log(&a.log, a.format)?;
+    if let Some(w) = &a.window {
+        let (from, to) = parse_window(w)?;
+        let end = run.end_ns();
+        run = run.window(from, to);
+        if run.spans.is_empty() {
+            anyhow::bail!("--window {w}: no span of {} in it (the run ends at {:.3} s)", a.log.display(), end as f64 / 1e9);
+        }
+    }
     let opts = AnalyzeOptions { min_gap_ms: a.min_gap_ms, ..Default::default() };
     let mut summary = summarize(&run, &opts);
     summary.input = Some(a.log.display().to_string());
@@ -220,7 +244,35 @@ mod tests {
     const SAMPLE: &str = include_str!("../../timeline/tests/data/cuzk-sample.log");
 
     fn args(log: PathBuf, out: PathBuf) -> Args {
-        Args { log, out: Some(out), json: false, strict: true, min_gap_ms: 1.0, format: None, no_charts: true }
+        Args { log, out: Some(out), json: false, strict: true, min_gap_ms: 1.0, format: None, no_charts: true, window: None }
+    }
+
+    #[test]
+    fn windows_parse_in_seconds_and_bad_ones_name_the_flag() {
+        assert_eq!(parse_window("9..9.5").unwrap(), (9_000_000_000, 9_500_000_000));
+        assert_eq!(parse_window(" 0 .. 0.001 ").unwrap(), (0, 1_000_000));
+        for bad in ["9", "9..", "..9", "2..1", "1..1", "-1..2", "a..b", "1..inf", "nan..2"] {
+            let e = parse_window(bad).unwrap_err().to_string();
+            assert!(e.contains("--window") && e.contains(bad.trim()), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_window_zooms_and_an_empty_one_is_an_error_naming_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("sample.log");
+        fs::write(&log, SAMPLE).unwrap();
+        let whole = read_log(&log, None).unwrap();
+        let end_s = whole.end_ns() as f64 / 1e9;
+        let mut a = args(log.clone(), dir.path().join("w"));
+        a.window = Some(format!("{:.3}..{:.3}", end_s / 4.0, end_s / 2.0));
+        assert_eq!(run(a).unwrap(), ExitCode::SUCCESS);
+        let s: serde_json::Value = serde_json::from_slice(&fs::read(dir.path().join("w/summary.json")).unwrap()).unwrap();
+        assert!(s["meta"]["extra"]["window_ns"].is_array(), "{}", s["meta"]);
+        let mut a = args(log, dir.path().join("x"));
+        a.window = Some(format!("{}..{}", end_s + 10.0, end_s + 20.0));
+        let e = run(a).unwrap_err().to_string();
+        assert!(e.contains("no span") && e.contains("ends at"), "{e}");
     }
 
     #[test]

@@ -84,6 +84,7 @@ mod tests {
             min_gap_ms: 1.0,
             format: None,
             no_charts: false,
+            window: None,
         };
         super::super::analyze::run(a).unwrap();
         let trace = out.join("trace.json");

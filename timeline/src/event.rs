@@ -488,6 +488,39 @@ impl Run {
         Run { meta, ..Default::default() }
     }
 
+    /// The part of the run inside `[from_ns, to_ns)`, with times shifted so that `from_ns`
+    /// is 0: spans that overlap the window, clipped to it (a span that never ended stays open),
+    /// and the counters sampled in it. `meta.extra.window_ns` records `[from, to]` in the
+    /// original times. For zooming into a few partitions (`analyze --window`).
+    pub fn window(&self, from_ns: u64, to_ns: u64) -> Run {
+        let mut meta = self.meta.clone();
+        meta.extra.insert("window_ns".into(), serde_json::json!([from_ns, to_ns]));
+        let spans = self
+            .spans
+            .iter()
+            .filter(|s| s.start_ns < to_ns && s.end_ns.is_none_or(|e| e > from_ns))
+            .map(|s| {
+                let mut c = s.clone();
+                c.start_ns = s.start_ns.max(from_ns) - from_ns;
+                c.end_ns = s.end_ns.map(|e| e.min(to_ns) - from_ns);
+                c
+            })
+            .collect();
+        let counters = self.counters.iter().filter(|c| (from_ns..to_ns).contains(&c.t_ns)).map(|c| Counter { t_ns: c.t_ns - from_ns, ..c.clone() }).collect();
+        let mut run = Run { meta, spans, counters, diagnostics: self.diagnostics.clone() };
+        run.normalize();
+        run
+    }
+
+    /// The x-axis title of the time charts: seconds since the run's start, or since the start
+    /// of the window the run was cut to ([`Run::window`]).
+    pub fn time_axis_label(&self) -> String {
+        match self.meta.extra.get("window_ns").and_then(|w| w.get(0)).and_then(|v| v.as_u64()) {
+            Some(from) => format!("time since the window's start, {:.3} s into the run (s)", from as f64 / 1e9),
+            None => "time since run start (s)".to_string(),
+        }
+    }
+
     /// Sort spans by (start, end, kind) and counters by time; analyses rely on this order.
     pub fn normalize(&mut self) {
         let key = |s: &Span| (s.start_ns, s.end_ns.unwrap_or(u64::MAX));
@@ -560,6 +593,27 @@ mod tests {
         let back: SpanKind = serde_json::from_str("\"warp_drive\"").unwrap();
         assert_eq!(back, SpanKind::Other("warp_drive".into()));
         assert_eq!(serde_json::to_string(&back).unwrap(), "\"warp_drive\"");
+    }
+
+    #[test]
+    fn a_window_keeps_what_overlaps_it_clipped_and_shifted() {
+        let mut run = Run::new(RunMeta::new("t"));
+        let mut open = Span::new(SpanKind::Gpu, 150, 0);
+        open.end_ns = None;
+        run.spans = vec![
+            Span::new(SpanKind::Synthesis, 0, 50),  // before: dropped
+            Span::new(SpanKind::Gpu, 90, 120),      // straddles the start: 0..20
+            Span::new(SpanKind::MsmH, 110, 140),    // inside: 10..40
+            Span::new(SpanKind::Ntt, 190, 260),     // straddles the end: 90..100
+            Span::new(SpanKind::Finalize, 200, 300), // after: dropped
+            open,                                   // open, started inside: stays open at 50
+        ];
+        run.counters = vec![Counter { name: "c".into(), t_ns: 99, value: 1.0, device: None }, Counter { name: "c".into(), t_ns: 100, value: 2.0, device: None }];
+        let w = run.window(100, 200);
+        let got: Vec<_> = w.spans.iter().map(|s| (s.kind.clone(), s.start_ns, s.end_ns)).collect();
+        assert_eq!(got, vec![(SpanKind::Gpu, 0, Some(20)), (SpanKind::MsmH, 10, Some(40)), (SpanKind::Gpu, 50, None), (SpanKind::Ntt, 90, Some(100))]);
+        assert_eq!(w.counters.iter().map(|c| (c.t_ns, c.value)).collect::<Vec<_>>(), vec![(0, 2.0)]);
+        assert_eq!(w.meta.extra.get("window_ns"), Some(&serde_json::json!([100, 200])));
     }
 
     #[test]

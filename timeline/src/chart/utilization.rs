@@ -109,12 +109,13 @@ pub fn utilization_svg(run: &Run, path: &Path) -> Result<(), ChartError> {
 
     let height = MAIN_H + PANEL_H * panels.len() as u32;
     let title = format!("Utilisation per device — windows of {}", duration_ms(w as f64 / 1e6));
+    let x_desc = run.time_axis_label();
     render_svg(path, (1400, height), |root| {
         if main.is_empty() && panels.is_empty() {
             return super::draw_empty(root, &title, "no GPU spans and no counters");
         }
         let (top, rest) = root.split_vertically(MAIN_H);
-        panel(&top, &title, "busy (%)", (0.0, t_end), (0.0, 105.0), &main, true)?;
+        panel(&top, &title, "busy (%)", &x_desc, (0.0, t_end), (0.0, 105.0), &main, true)?;
         let areas = if panels.is_empty() { vec![] } else { rest.split_evenly((panels.len(), 1)) };
         for ((name, series), area) in panels.iter().zip(areas.iter()) {
             let (lo, hi) = series.iter().flat_map(|s| s.2.iter().map(|p| p.1)).fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
@@ -124,17 +125,19 @@ pub fn utilization_svg(run: &Run, path: &Path) -> Result<(), ChartError> {
             } else {
                 (lo.min(0.0), hi + (hi - lo) * 0.08)
             };
-            panel(area, name, name, (0.0, t_end), (lo, hi), series, false)?;
+            panel(area, name, name, &x_desc, (0.0, t_end), (lo, hi), series, false)?;
         }
         Ok(())
     })
 }
 
 /// One panel: lines over time with a legend; `pct` labels the y axis as a percentage.
+#[allow(clippy::too_many_arguments)]
 fn panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     title: &str,
     y_desc: &str,
+    x_desc: &str,
     x: (f64, f64),
     y: (f64, f64),
     series: &[Series],
@@ -151,7 +154,7 @@ where
         .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
     chart
         .configure_mesh()
-        .x_desc("time since run start (s)")
+        .x_desc(x_desc)
         .y_desc(y_desc)
         .label_style(text(12.0))
         .axis_desc_style(text(13.0))

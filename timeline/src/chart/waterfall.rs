@@ -176,7 +176,7 @@ where
         .disable_y_mesh()
         .y_labels(0)
         .x_labels(((l.width - l.label_w) / 110) as usize)
-        .x_desc("time since run start (s)")
+        .x_desc(run.time_axis_label())
         .label_style(text(13.0))
         .axis_desc_style(text(14.0))
         .bold_line_style(RGBColor(225, 225, 225))
