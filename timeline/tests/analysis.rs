@@ -655,3 +655,31 @@ fn verdict_names_slow_synthesis_outliers() {
     assert!((1.3..1.6).contains(&ratio));
     assert!(line.contains(&format!("{ratio:.2}× the median")), "{line} vs {ratio:.2}");
 }
+
+#[test]
+fn a_steady_state_that_only_drains_up_front_syntheses_is_not_the_measure() {
+    // Three one-partition proofs, all synthesised at once (0-100 ms, three workers), then
+    // proved one after the other in 10 ms each: completions at 110, 120, 130. The steady
+    // state (10 ms/proof) is the GPU draining; the synthesis floor is 100 / 3 = 33 ms/proof.
+    // The verdict measures the total (130 / 3 ms/proof) instead.
+    let synth = |j: &str, w: u32| Span::new(SpanKind::Synthesis, 0, 100 * MS).job(j).partition(0).worker(w);
+    let mut spans = vec![synth("a", 0), synth("b", 1), synth("c", 2)];
+    for (i, j) in ["a", "b", "c"].iter().enumerate() {
+        let s = 100 + 10 * i as u64;
+        spans.push(queue(j, 0, 100, s));
+        spans.push(gpu(j, 0, 0, s, s + 10));
+    }
+    let s = summarize(&run_of(spans.clone()), &AnalyzeOptions::default());
+    close(s.throughput.steady_state_s_per_proof.unwrap(), 0.010);
+    assert_eq!(s.verdict.measured_basis.as_deref(), Some("total"));
+    close(s.verdict.measured_s_per_proof.unwrap(), 0.130 / 3.0);
+    assert!(s.verdict.evidence.iter().any(|e| e.contains("drains")), "{:?}", s.verdict.evidence);
+    assert!(s.verdict.headline.contains("No steady state"), "{}", s.verdict.headline);
+    // A fourth proof synthesised after the first completion refills the pipeline: steady state.
+    spans.push(Span::new(SpanKind::Synthesis, 111 * MS, 140 * MS).job("d").partition(0).worker(0));
+    spans.push(queue("d", 0, 140, 140));
+    spans.push(gpu("d", 0, 0, 140, 150));
+    let s = summarize(&run_of(spans), &AnalyzeOptions::default());
+    assert_eq!(s.verdict.measured_basis.as_deref(), Some("steady_state"));
+    assert!(!s.verdict.headline.contains("No steady state"), "{}", s.verdict.headline);
+}

@@ -58,7 +58,8 @@ pub struct Verdict {
     /// One sentence with the deciding numbers.
     pub headline: String,
     pub measured_s_per_proof: Option<f64>,
-    /// `steady_state` or `total` (one proof only).
+    /// `steady_state`, or `total` (one proof only, or every synthesis started before the first
+    /// completion: the steady window then only drains what was synthesised up front).
     pub measured_basis: Option<String>,
     pub best_floor_s_per_proof: Option<f64>,
     /// Best floor ÷ measured, 0..≈1: how close the run is to its bound.
@@ -225,12 +226,27 @@ pub fn decide(
         }
     }
 
+    // The steady state (first → last completion) is a pipeline's rate only if the pipeline
+    // kept being fed in that window: some synthesis started after the first completion. When
+    // every synthesis started before it (fewer proofs than synthesis workers can hold), that
+    // window only drains work synthesised up front, faster than any floor: the total is used.
+    let first_done_ns = throughput.first_completion_ms.map(|m| (m * 1e6).round() as u64);
+    let refilled = first_done_ns.is_some_and(|t| run.spans_of(&SpanKind::Synthesis).any(|s| s.start_ns > t));
+    let has_synthesis = run.spans_of(&SpanKind::Synthesis).next().is_some();
     let (measured, basis) = match (throughput.steady_state_s_per_proof, throughput.total_s_per_proof) {
-        (Some(s), _) => (Some(s), Some("steady_state")),
-        (None, Some(t)) => (Some(t), Some("total")),
+        (Some(s), _) if refilled || !has_synthesis => (Some(s), Some("steady_state")),
+        (_, Some(t)) => (Some(t), Some("total")),
+        (Some(s), None) => (Some(s), Some("steady_state")),
         _ => (None, None),
     };
+    let drained_only = basis == Some("total") && throughput.steady_state_s_per_proof.is_some();
     let mut ev = Vec::new();
+    if drained_only {
+        ev.push(format!(
+            "every synthesis started before the first proof completed: the steady state ({} s/proof) only drains work synthesised up front, so the total is measured",
+            num(throughput.steady_state_s_per_proof.unwrap_or(0.0))
+        ));
+    }
     if let Some(m) = measured {
         ev.push(format!(
             "measured: {} s/proof ({}) over {} completed proofs; total incl. warm-up {}",
@@ -402,6 +418,9 @@ pub fn decide(
                 );
             }
         }
+    }
+    if drained_only {
+        v.headline.push_str(" No steady state: every synthesis started before the first proof completed — run more proofs than the synthesis workers hold at once to measure a rate.");
     }
     v
 }
