@@ -23,7 +23,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use blstrs::{G1Projective, G2Projective};
+use blstrs::G1Projective;
 use group::Group;
 use tracing::{field::Empty, info_span};
 
@@ -151,13 +151,6 @@ pub fn parse_stream_chunk(v: &str) -> Result<Option<usize>, String> {
             _ => Err(format!("PROOFSCOPE_STREAM_CHUNK={v:?}: expected a positive number of terms")),
         },
     }
-}
-
-/// A split MSM's result on a lane.
-enum LaneResult {
-    G1(G1Projective),
-    G2(G2Projective),
-    None,
 }
 
 /// Whether the MSMs of one partition run concurrently (`PROOFSCOPE_MSM_BATCH`): `on` (unset)
@@ -718,32 +711,16 @@ impl CudaBackend {
                 // partition's identity) under the current dispatch (the timeline layer).
                 let dispatch = tracing::dispatcher::get_default(|d| d.clone());
                 let parent = tracing::Span::current();
-                let on_lane = |f: &(dyn Fn() -> Result<LaneResult, ProveError> + Sync)| {
-                    tracing::dispatcher::with_default(&dispatch, || {
-                        let _g = parent.enter();
-                        f()
-                    })
-                };
-                let job_l = || run(self, &lanes[0], Some(1), "msm_l", &res.l, &params.l, &plan.l, &staged_l).map(LaneResult::G1);
-                let job_a = || run(self, &lanes[1], Some(2), "msm_a", &res.a, &params.a, &plan.a, &staged_a).map(LaneResult::G1);
-                let job_b = || run(self, &lanes[2], Some(3), "msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b).map(LaneResult::G1);
-                let job_b2 = || match &res.b_g2 {
-                    None => Ok(LaneResult::None),
-                    Some(bases) => run(self, &lanes[3], Some(4), "msm_b_g2", bases, &params.b_g2, &plan.b, &staged_b).map(LaneResult::G2),
-                };
-                let jobs: [&(dyn Fn() -> Result<LaneResult, ProveError> + Sync); 4] = [&job_l, &job_a, &job_b, &job_b2];
                 std::thread::scope(|sc| {
-                    let handles: Vec<_> = jobs.into_iter().map(|f| sc.spawn(move || on_lane(f))).collect();
+                    let (d, p) = (&dispatch, &parent);
+                    let l = spawn_in_span(sc, d, p, || run(self, &lanes[0], Some(1), "msm_l", &res.l, &params.l, &plan.l, &staged_l));
+                    let a = spawn_in_span(sc, d, p, || run(self, &lanes[1], Some(2), "msm_a", &res.a, &params.a, &plan.a, &staged_a));
+                    let b = spawn_in_span(sc, d, p, || run(self, &lanes[2], Some(3), "msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b));
+                    let b_g2 = res.b_g2.as_ref().map(|bases| spawn_in_span(sc, d, p, || run(self, &lanes[3], Some(4), "msm_b_g2", bases, &params.b_g2, &plan.b, &staged_b)));
                     let h = h_part();
-                    let mut out = Vec::with_capacity(4);
-                    for hd in handles {
-                        out.push(hd.join().map_err(|_| ProveError::Device("an MSM lane's thread panicked".into()))??);
-                    }
-                    let h = h?;
-                    match (&out[0], &out[1], &out[2], &out[3]) {
-                        (LaneResult::G1(l), LaneResult::G1(a), LaneResult::G1(b), g2) => Ok((h, *l, *a, *b, if let LaneResult::G2(p) = g2 { Some(*p) } else { None })),
-                        _ => Err(ProveError::Device("MSM lanes returned results of the wrong group".into())),
-                    }
+                    let (l, a, b) = (join_lane(l), join_lane(a), join_lane(b));
+                    let b_g2 = b_g2.map(join_lane).transpose()?;
+                    Ok::<_, ProveError>((h?, l?, a?, b?, b_g2))
                 })?
             }
         };
@@ -793,6 +770,27 @@ impl Backend for CudaBackend {
     fn verifies_proofs(&self) -> bool {
         true
     }
+}
+
+/// Spawns `f` on a thread of scope `sc` that runs it under `dispatch` inside `parent` (so its
+/// spans carry the partition's identity and reach the timeline layer).
+fn spawn_in_span<'scope, 'env, T: Send + 'scope>(
+    sc: &'scope std::thread::Scope<'scope, 'env>,
+    dispatch: &'scope tracing::Dispatch,
+    parent: &'scope tracing::Span,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> std::thread::ScopedJoinHandle<'scope, T> {
+    sc.spawn(move || {
+        tracing::dispatcher::with_default(dispatch, || {
+            let _g = parent.enter();
+            f()
+        })
+    })
+}
+
+/// The result of an MSM lane's thread (a panic there is a device error of the partition).
+fn join_lane<T>(h: std::thread::ScopedJoinHandle<'_, Result<T, ProveError>>) -> Result<T, ProveError> {
+    h.join().map_err(|_| ProveError::Device("an MSM lane's thread panicked".into()))?
 }
 
 /// Frees a used assignment (or density split) off the GPU worker: a 2^24-constraint
