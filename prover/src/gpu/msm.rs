@@ -159,28 +159,59 @@ pub fn msm_window_bits(n: usize) -> u32 {
     }
 }
 
+/// The sizes one MSM of n terms works with, derived once from its window size, whether it
+/// runs over a table of shifted bases and its config: what [`Gpu::msm_device_cfg`] allocates
+/// and launches, and what [`msm_scratch_bytes_for`] adds up.
+struct MsmShape {
+    layout: WindowLayout,
+    /// Bucket sets to fill and reduce: one per window, or one over a table.
+    sets: u32,
+    /// Buckets per set, and in all.
+    nb: u32,
+    nbk: u32,
+    /// Entries the sort can produce at most (n * windows).
+    most: u64,
+    /// The balanced kernels' entries per thread (None for the others).
+    chunk: Option<u32>,
+    /// Reduction segment length and segments per set.
+    seg: u32,
+    nseg: u32,
+}
+
+impl MsmShape {
+    fn new(n: usize, c: u32, table: bool, cfg: &MsmConfig) -> MsmShape {
+        let layout = WindowLayout::new(c);
+        let nb = layout.buckets_per_window();
+        let sets = if table { 1 } else { layout.nwin };
+        let most = n as u64 * layout.nwin as u64;
+        let seg = cfg.seg.unwrap_or(16).min(nb);
+        MsmShape { layout, sets, nb, nbk: sets * nb, most, chunk: is_balanced(cfg.acc).then(|| cfg.chunk.unwrap_or_else(|| default_chunk(most))), seg, nseg: nb / seg }
+    }
+
+    /// Threads of the balanced accumulation (one per `chunk` entries of the most).
+    fn threads(&self, chunk: u32) -> u64 {
+        self.most.div_ceil(chunk as u64)
+    }
+
+    /// Device scratch in bytes: entries, offsets and counts, buckets, carries, partials, and
+    /// for Montgomery scalars their canonical copy.
+    fn scratch_bytes<C: GpuCurve>(&self, n: usize, montgomery: bool) -> usize {
+        let xyzz = C::XYZZ_WORDS * 4;
+        let nbk = self.nbk as usize;
+        let carries = self.chunk.map_or(0, |k| self.threads(k) as usize * xyzz);
+        let partials = (self.sets * self.nseg) as usize * xyzz;
+        let canon = if montgomery { n * 32 } else { 0 };
+        self.most as usize * 4 + nbk * 8 + nbk * xyzz + carries + partials + canon
+    }
+}
+
 /// Device scratch of one MSM of n terms at window size c (see [`Gpu::msm_scratch_bytes`]);
 /// `table`: over precomputed shifted bases (one bucket set).
 pub fn msm_scratch_bytes_for<C: GpuCurve>(n: usize, c: u32, table: bool, cfg: &MsmConfig, montgomery: bool) -> usize {
     if n == 0 {
         return 0;
     }
-    let layout = WindowLayout::new(c);
-    let (nwin, nb) = (layout.nwin as usize, layout.buckets_per_window() as usize);
-    let nbk = if table { nb } else { nwin * nb };
-    let sets = if table { 1 } else { nwin };
-    let xyzz = C::XYZZ_WORDS * 4;
-    let entries = n * nwin * 4;
-    let carries = if is_balanced(cfg.acc) {
-        let most = (n * nwin) as u64;
-        most.div_ceil(cfg.chunk.unwrap_or_else(|| default_chunk(most)) as u64) as usize * xyzz
-    } else {
-        0
-    };
-    let seg = cfg.seg.unwrap_or(16).min(nb as u32) as usize;
-    let partials = sets * (nb / seg) * xyzz;
-    let canon = if montgomery { n * 32 } else { 0 };
-    entries + nbk * 8 + nbk * xyzz + carries + partials + canon
+    MsmShape::new(n, c, table, cfg).scratch_bytes::<C>(n, montgomery)
 }
 
 /// Bucket counts up to this are scanned by one block; beyond, by tiles (scan_tiles /
@@ -643,11 +674,9 @@ impl Gpu {
             Some(t) => t.c,
             None => cfg.window_bits_for::<C>(n),
         };
-        let layout = WindowLayout::new(c);
-        let nwin = layout.nwin;
-        let nb = layout.buckets_per_window();
+        let shape = MsmShape::new(n, c, table.is_some(), cfg);
+        let (nwin, nb, nbk, sets) = (shape.layout.nwin, shape.nb, shape.nbk, shape.sets);
         let (key_stride, point_stride) = if table.is_some() { (0u32, points.len as u32) } else { (nb, 0u32) };
-        let nbk = if table.is_some() { nb } else { nwin * nb };
         let bases = match table {
             Some(t) => &t.buf,
             None => &points.buf,
@@ -683,12 +712,10 @@ impl Gpu {
         let t1 = self.timer()?;
         // Empty buckets stay the identity (all-zero words): the balanced kernels skip them.
         let mut buckets = self.stream.alloc_zeros::<u32>(nbk as usize * C::XYZZ_WORDS).ctx("alloc buckets")?;
-        let fixup_start = if is_balanced(acc_kernel) {
+        let fixup_start = if let Some(chunk) = shape.chunk {
             // One thread per `chunk` entries of the n * nwin the sort can produce at most
             // (threads past the real count return at once).
-            let most = nn * nwin as u64;
-            let chunk = cfg.chunk.unwrap_or_else(|| default_chunk(most));
-            let threads = most.div_ceil(chunk as u64);
+            let threads = shape.threads(chunk);
             // SAFETY: a carry slot is read by the fixup only after its thread wrote it.
             let mut carry = unsafe { self.stream.alloc::<u32>(threads as usize * C::XYZZ_WORDS) }.ctx("alloc carries")?;
             launch!(self, acc_kernel, cfg_1d(threads, 128), bases, &entries, &offsets, &nbk, &mut buckets, &chunk, &mut carry);
@@ -700,9 +727,7 @@ impl Gpu {
             None
         };
         let t2 = self.timer()?;
-        let seg = cfg.seg.unwrap_or(16).min(nb);
-        let nseg = nb / seg;
-        let sets = if table.is_some() { 1 } else { nwin }; // bucket sets to reduce
+        let (seg, nseg) = (shape.seg, shape.nseg);
         let mut partials = self.stream.alloc_zeros::<u32>((sets * nseg) as usize * C::XYZZ_WORDS).ctx("alloc partials")?;
         launch!(self, C::REDUCE, cfg_1d((sets * nseg) as u64, 128), &buckets, &sets, &nb, &seg, &mut partials);
         let windows = self.sum_per_group::<C>(partials, sets, nseg)?;
@@ -728,7 +753,7 @@ impl Gpu {
         // Horner over windows: acc = sum_w 2^(offset of w) W_w, offsets growing by each width.
         let mut acc = C::Proj::identity();
         for (w, sum) in sums.iter().enumerate().rev() {
-            for _ in 0..layout.width(w as u32) {
+            for _ in 0..shape.layout.width(w as u32) {
                 acc = acc.double();
             }
             acc += sum;
