@@ -374,7 +374,7 @@ impl CudaBackend {
     /// to spare (at least [`MIN_STREAM_CHUNK`]).
     fn stream_chunk<C: GpuCurve>(&self, gpu: &Gpu, n: usize, montgomery: bool) -> Result<usize, GpuError> {
         if let Some(c) = self.stream_chunk {
-            return Ok(c.max(1));
+            return Ok(c);
         }
         let n = n.max(1);
         let per_term = C::AFFINE_WORDS * 4 + gpu.msm_scratch_bytes::<C>(None, n, montgomery)?.div_ceil(n);
@@ -568,50 +568,47 @@ impl CudaBackend {
     /// scalar-one terms, then those of its tail, gathered from `host`, just before each is used.
     /// Returns the sum and the device time of its batch addition and tail MSM (ms).
     fn split_msm<C: GpuCurve>(&self, gpu: &Gpu, name: &'static str, bases: Option<&DevicePoints<C>>, host: &[C::Affine], split: &Split, staged: &StagedSplit) -> Result<(C::Proj, f64), GpuError> {
-        let mut gpu_ms = 0.0;
-        let ones = {
+        let (ones, ones_ms) = {
             let s = info_span!("batch_add", query = name, points = split.ones.len() as u64, gpu_ns = Empty, chunks = Empty);
             let _e = s.enter();
-            match (bases, &staged.ones) {
-                _ if split.ones.is_empty() => C::Proj::identity(),
+            let (p, ms, chunks) = match (bases, &staged.ones) {
+                _ if split.ones.is_empty() => (C::Proj::identity(), 0.0, None),
                 (Some(b), Some(idx)) => {
                     let (p, ms) = gpu.sum_indexed(b, Some(&idx.as_view()), split.ones.len())?;
-                    s.record("gpu_ns", ns(ms));
-                    gpu_ms += ms;
-                    p
+                    (p, ms, None)
                 }
                 (None, _) => {
                     let (p, ms, chunks) = self.stream_msm::<C>(gpu, &format!("{name} ones"), host, Some(&split.ones), None, split.ones.len())?;
-                    s.record("gpu_ns", ns(ms));
-                    s.record("chunks", chunks as u64);
-                    gpu_ms += ms;
-                    p
+                    (p, ms, Some(chunks))
                 }
                 (Some(_), None) => return Err(GpuError::Other(format!("{name}: scalar-one indices were not staged"))),
+            };
+            if !split.ones.is_empty() {
+                record_device_time(&s, ms, chunks);
             }
+            (p, ms)
         };
-        let tail = {
+        let (tail, tail_ms) = {
             let s = info_span!("tail_msm", query = name, points = split.tail.len() as u64, gpu_ns = Empty, chunks = Empty);
             let _e = s.enter();
-            match (bases, &staged.tail) {
-                (_, None) => C::Proj::identity(),
+            let (p, ms, chunks) = match (bases, &staged.tail) {
+                (_, None) => (C::Proj::identity(), 0.0, None),
                 (Some(b), Some((Some(idx), scalars))) => {
                     let (p, t) = gpu.msm_device_ex(b, scalars, split.tail.len(), Some(idx), false)?;
-                    s.record("gpu_ns", ns(t.total_ms));
-                    gpu_ms += t.total_ms;
-                    p
+                    (p, t.total_ms, None)
                 }
                 (None, Some((_, scalars))) => {
                     let (p, ms, chunks) = self.stream_msm::<C>(gpu, &format!("{name} tail"), host, Some(&split.tail_idx), Some((scalars, false)), split.tail.len())?;
-                    s.record("gpu_ns", ns(ms));
-                    s.record("chunks", chunks as u64);
-                    gpu_ms += ms;
-                    p
+                    (p, ms, Some(chunks))
                 }
                 (Some(_), Some((None, _))) => return Err(GpuError::Other(format!("{name}: tail indices were not staged"))),
+            };
+            if staged.tail.is_some() {
+                record_device_time(&s, ms, chunks);
             }
+            (p, ms)
         };
-        Ok((ones + tail, gpu_ms))
+        Ok((ones + tail, ones_ms + tail_ms))
     }
 
     /// The device part on a borrowed assignment (so a failure can hand it back: its
@@ -661,18 +658,17 @@ impl CudaBackend {
             let n = h_len.min(params.h.len());
             let span = info_span!("msm_h", points = n as u64, gpu_ns = Empty, chunks = Empty);
             let _e = span.enter();
-            let (p, ms) = match res.h.resident() {
+            let (p, ms, chunks) = match res.h.resident() {
                 Some(b) => {
                     let (p, t) = self.gpu.msm_device(b, &hbuf, n).map_err(dev_err)?;
-                    (p, t.total_ms)
+                    (p, t.total_ms, None)
                 }
                 None => {
                     let (p, ms, chunks) = self.stream_msm::<G1>(&self.gpu, "msm_h", &params.h[..n], None, Some((&hbuf, true)), n).map_err(dev_err)?;
-                    span.record("chunks", chunks as u64);
-                    (p, ms)
+                    (p, ms, Some(chunks))
                 }
             };
-            span.record("gpu_ns", ns(ms));
+            record_device_time(&span, ms, chunks);
             Ok(p)
         };
         // One split MSM (G1 or G2) on `gpu`; `lane` recorded when it is one of the lanes.
@@ -769,6 +765,14 @@ impl Backend for CudaBackend {
     }
     fn verifies_proofs(&self) -> bool {
         true
+    }
+}
+
+/// Records an MSM span's device time (`gpu_ns`) and, for a streamed one, its `chunks`.
+fn record_device_time(span: &tracing::Span, ms: f64, chunks: Option<usize>) {
+    span.record("gpu_ns", ns(ms));
+    if let Some(k) = chunks {
+        span.record("chunks", k as u64);
     }
 }
 

@@ -26,7 +26,7 @@ pub const H200_MADS_PER_S: f64 = 1.66e13;
 /// additions at 10 Fp products of 576 multiply-adds each (95 ms at 2^24, 356 at 2^26).
 pub fn msm_floor_ms(log_n: u32) -> f64 {
     let windows = if log_n >= 26 { 15.0 } else { 16.0 };
-    windows * (1u64 << log_n) as f64 * 10.0 * 576.0 / H200_MADS_PER_S * 1e3
+    windows * batch_add_floor_ms(log_n)
 }
 
 /// Floor of building a table of shifted bases for 2^log_n G1 points at window size c, in

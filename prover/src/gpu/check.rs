@@ -374,7 +374,7 @@ fn check_msm_pre_indexed(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize, c: u32) -> R
             scalars[i] = *s;
         }
     }
-    let di = gpu.stream.clone_htod(&idx).ctx("upload indices")?;
+    let di = gpu.upload_indices(&idx)?;
     let ds = gpu.upload_scalar_words(&scalars)?;
     let cfg = MsmConfig { pre: true, ..MsmConfig::default() };
     let (got, _) = gpu.msm_device_cfg(&dp, &ds, idx.len(), Some(&di), true, &cfg)?;
@@ -480,7 +480,7 @@ fn check_batch_add_of<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize) ->
         return Ok(Some("indexed sum differs from the CPU sum".into()));
     }
     // Every batch-addition kernel at several points per thread (1: the tree sum does it all).
-    let didx = gpu.stream.clone_htod(&idx).ctx("upload indices")?;
+    let didx = gpu.upload_indices(&idx)?;
     for (kernel, _) in C::SUM_AFFINE_KERNELS {
         for chunk in [1u32, 7, 64, 256] {
             let (p, _) = gpu.sum_indexed_with(&dev, Some(&didx.as_view()), idx.len(), kernel, chunk)?;

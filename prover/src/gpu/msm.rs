@@ -868,7 +868,7 @@ impl Gpu {
         if idx.is_empty() {
             return Ok(C::Proj::identity());
         }
-        let d = self.stream.clone_htod(idx).ctx("upload indices")?;
+        let d = self.upload_indices(idx)?;
         Ok(self.sum_indexed(points, Some(&d.as_view()), idx.len())?.0)
     }
 }
