@@ -192,6 +192,8 @@ title_of() { head -n 1 "$1" | sed 's/^#* *//'; }
     done
   fi
   echo
+  echo "The history of the runs (when each figure was measured, on what machine, what each campaign found): [HISTORY.md](HISTORY.md), written by hand."
+  echo
   echo "## Notebooks"
   echo
   echo "- [notebooks/waterfall.ipynb](../notebooks/waterfall.ipynb): waterfall from \`spans.parquet\`, idle-gap histogram from \`summary.json\`."
