@@ -93,7 +93,7 @@ fn jsonl_log(n: usize) -> String {
         run.spans.push(sp(SpanKind::MsmH, k0 + 1_200, k0 + 2_480).worker(w).device(0));
         run.spans.push(sp(SpanKind::BatchAdd, k0 + 2_480, k0 + 3_120).worker(w).device(0));
         run.spans.push(sp(SpanKind::TailMsm, k0 + 3_120, k0 + 3_245).worker(w).device(0));
-        run.spans.push(sp(SpanKind::BG2Msm, k0 + 3_800, k0 + 4_180).worker(w).device(0));
+        run.spans.push(sp(SpanKind::CpuMsmBG2, k0 + 3_800, k0 + 4_180).worker(w).device(0));
         run.spans.push(sp(SpanKind::Finalize, k0 + 4_180, g1).worker(w).device(0));
         run.counters.push(Counter { name: "gpu_util_pct".into(), t_ns: g0 * MS, value: 97.0, device: Some(0) });
     }

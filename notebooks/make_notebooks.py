@@ -201,7 +201,7 @@ sweep = pl.read_parquet(folder / "sweep.parquet")
 axes = [c for c in ("pw", "gw") if c in sweep.columns]
 assert axes == ["pw", "gw"], f"this notebook plots pw x gw sweeps; {folder} varies {sweep.columns[:3]}"
 sweep = sweep.with_columns(pl.col("pw").cast(pl.Int64), pl.col("gw").cast(pl.Int64)).sort(["gw", "pw"])
-sweep.select("pw", "gw", "feasible", "steady_s_per_proof", "total_s_per_proof", "peak_ram_gib", "binding")'''),
+sweep.select("pw", "gw", "feasible", "steady_state_s_per_proof", "total_s_per_proof", "peak_ram_gib", "binding")'''),
     ("md", "The Parquet table and `sweep.json` are two views of the same results:"),
     ("code", '''\
 points = json.loads((folder / "sweep.json").read_text())
@@ -209,19 +209,19 @@ as_json = {(int(dict(p["params"])["pw"]), int(dict(p["params"])["gw"])): p["resu
 assert len(as_json) == sweep.height
 for r in sweep.iter_rows(named=True):
     j = as_json[(r["pw"], r["gw"])]
-    if r["steady_s_per_proof"] is not None:
-        assert abs(j["steady_s_per_proof"] - r["steady_s_per_proof"]) < 1e-9, (r, j["steady_s_per_proof"])
+    if r["steady_state_s_per_proof"] is not None:
+        assert abs(j["steady_state_s_per_proof"] - r["steady_state_s_per_proof"]) < 1e-9, (r, j["steady_state_s_per_proof"])
 print(len(as_json), "points agree")'''),
     ("code", '''\
 feasible = sweep.filter(pl.col("feasible"))
 best = feasible.sort(["total_s_per_proof", "peak_ram_gib"]).row(0, named=True)
 print(f"fastest feasible: pw={best['pw']} gw={best['gw']}: {best['total_s_per_proof']:.2f} s/proof total, "
-      f"{best['steady_s_per_proof']:.2f} steady, peak RAM {best['peak_ram_gib']:.0f} GiB")
+      f"{best['steady_state_s_per_proof']:.2f} steady, peak RAM {best['peak_ram_gib']:.0f} GiB")
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.5))
 for (gw,), g in sorted(feasible.group_by(["gw"]), key=lambda x: x[0]):
     a1.plot(g["pw"], g["total_s_per_proof"], marker="o", label=f"gw={gw} total")
-    a1.plot(g["pw"], g["steady_s_per_proof"], marker=".", linestyle="--", label=f"gw={gw} steady")
+    a1.plot(g["pw"], g["steady_state_s_per_proof"], marker=".", linestyle="--", label=f"gw={gw} steady")
     a2.plot(g["pw"], g["peak_ram_gib"], marker="o", label=f"gw={gw}")
 a1.scatter([best["pw"]], [best["total_s_per_proof"]], s=160, facecolors="none", edgecolors="k", label="fastest")
 a1.set_xlabel("pw (partition workers)")

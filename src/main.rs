@@ -41,10 +41,18 @@ enum Command {
     ValidateTrace(cmd::validate_trace::Args),
 }
 
+/// The log filter without RUST_LOG.
+const DEFAULT_LOG: &str = "warn,proofscope=info,timeline=info,simulator=info,prover=info";
+
 fn main() -> std::process::ExitCode {
+    // Diagnostics of every crate go through `tracing` to stderr: by default our crates'
+    // info (what was written where) and everyone's warnings; RUST_LOG=debug shows the
+    // readers', analyses' and simulator's steps with their timings.
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| DEFAULT_LOG.into()))
         .with_writer(std::io::stderr)
+        .without_time()
+        .with_target(false)
         .init();
     let cli = Cli::parse();
     let result: anyhow::Result<std::process::ExitCode> = match cli.command {
@@ -63,6 +71,8 @@ fn main() -> std::process::ExitCode {
     };
     match result {
         Ok(code) => code,
+        // Exit codes (docs/reference/cli.md): 0 done, 1 the work failed (a proof failed,
+        // --strict found bad lines, a check fell short), 2 usage or input errors.
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::from(2)

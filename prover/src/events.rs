@@ -9,10 +9,8 @@
 //! given) and every other field becomes an arg. A span named `ctx` only carries fields
 //! for its children and is never written.
 //!
-//! cuzk lines: `synthesis` → SYNTH_START / SYNTH_END (synth_ms), `gpu_queue` →
-//! GPU_QUEUE, `gpu_pickup` → GPU_PICKUP, `gpu` → GPU_START / GPU_END (gpu_ms), with
-//! the cuzk detail keys (partition, worker, plus device). START lines are written when
-//! the span opens, END lines when it closes, so a killed run still has its starts.
+//! cuzk lines come from [`timeline::write::cuzk::CuzkWriter`], fed as spans open and
+//! close (START lines at the open, so a killed run still has its starts).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -25,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use timeline::event::{Counter, Run, RunMeta, Span, SpanKind};
-use timeline::write::cuzk::{format_line, CuzkEvent};
+use timeline::write::cuzk::CuzkWriter;
 use timeline::write::jsonl::JsonlWriter;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -308,24 +306,6 @@ fn read_page_size() -> u64 {
         .unwrap_or(4096)
 }
 
-fn cuzk_detail(s: &Span, with_worker: bool) -> Vec<(&'static str, String)> {
-    let mut d = Vec::with_capacity(4);
-    if with_worker {
-        if let Some(w) = s.worker {
-            d.push(("worker", w.to_string()));
-        }
-    }
-    if let Some(p) = s.partition {
-        d.push(("partition", p.to_string()));
-    }
-    if with_worker {
-        if let Some(dev) = s.device {
-            d.push(("device", dev.to_string()));
-        }
-    }
-    d
-}
-
 fn writer_loop(
     rx: Receiver<Msg>,
     jsonl: Option<Box<dyn Write + Send>>,
@@ -340,40 +320,20 @@ fn writer_loop(
     if let Some(w) = js.as_mut() {
         w.meta(&meta)?;
     }
-    let ms = |ns: u64| ns / 1_000_000;
-    let job_of = |s: &Span| s.job.clone().unwrap_or_else(|| "-".into());
+    let mut cuzk = CuzkWriter::new();
     for msg in rx.iter() {
         match msg {
             Msg::Open(s) => {
-                let ev = match s.kind {
-                    SpanKind::Synthesis => Some((CuzkEvent::SynthStart, false)),
-                    SpanKind::GpuQueue => Some((CuzkEvent::GpuQueue, false)),
-                    SpanKind::GpuPickup => Some((CuzkEvent::GpuPickup, true)),
-                    SpanKind::Gpu => Some((CuzkEvent::GpuStart, true)),
-                    _ => None,
-                };
-                if let (Some((ev, w)), Some(out)) = (ev, cz.as_mut()) {
-                    writeln!(out, "{}", format_line(ms(s.start_ns), ev, &job_of(&s), &cuzk_detail(&s, w)))?;
-                    stats.cuzk_lines += 1;
+                if let Some(out) = cz.as_mut() {
+                    for l in cuzk.open(&s) {
+                        writeln!(out, "{l}")?;
+                        stats.cuzk_lines += 1;
+                    }
                 }
             }
             Msg::Close(s) => {
-                if let (Some(end), Some(out)) = (s.end_ns, cz.as_mut()) {
-                    let dur_ms = ms(end.saturating_sub(s.start_ns)).to_string();
-                    let line = match s.kind {
-                        SpanKind::Synthesis => {
-                            let mut d = cuzk_detail(&s, false);
-                            d.push(("synth_ms", dur_ms));
-                            Some(format_line(ms(end), CuzkEvent::SynthEnd, &job_of(&s), &d))
-                        }
-                        SpanKind::Gpu => {
-                            let mut d = cuzk_detail(&s, true);
-                            d.push(("gpu_ms", dur_ms));
-                            Some(format_line(ms(end), CuzkEvent::GpuEnd, &job_of(&s), &d))
-                        }
-                        _ => None,
-                    };
-                    if let Some(l) = line {
+                if let Some(out) = cz.as_mut() {
+                    if let Some(l) = cuzk.close(&s) {
                         writeln!(out, "{l}")?;
                         stats.cuzk_lines += 1;
                     }

@@ -12,6 +12,7 @@
 pub mod backend;
 pub mod circuit;
 pub mod cpu;
+pub mod cuda_settings;
 pub mod domain;
 #[cfg(feature = "cuda")]
 pub mod gpu;

@@ -1,6 +1,6 @@
 //! The stages of proving one partition, each a `tracing` span named after its
 //! [`timeline::SpanKind`] (synthesis, prep_msm, ntt, msm_h, msm_l, msm_a, msm_b_g1 with
-//! batch_add and tail_msm nested in each MSM, b_g2_msm, finalize), and [`prove`], the
+//! batch_add and tail_msm nested in each MSM, cpu_msm_b_g2, finalize), and [`prove`], the
 //! one-call prover that runs them in order on a backend. The CPU backend is these stages
 //! called in sequence; another backend can reuse any of them (e.g. [`finish`]).
 
@@ -8,6 +8,7 @@ use bellpepper_core::Circuit;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Curve;
 use rand::RngCore;
+use timeline::event::{arg, kind};
 use tracing::info_span;
 
 use crate::backend::{Backend, Blinding, NoGate, Pending, ProveError};
@@ -26,7 +27,7 @@ pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<ProvingAssignment, P
 /// [`synthesize`] with the assignment's vectors sized by `hint` up front (the engine passes
 /// the parameter file's sizes).
 pub fn synthesize_with_capacity<C: Circuit<Scalar>>(circuit: C, hint: synthesis::SizeHint) -> Result<ProvingAssignment, ProveError> {
-    let span = info_span!("synthesis", constraints = tracing::field::Empty);
+    let span = info_span!(kind::SYNTHESIS, constraints = tracing::field::Empty);
     let _e = span.enter();
     let a = synthesis::synthesize_with_capacity(circuit, hint)?;
     span.record("constraints", a.num_constraints() as u64);
@@ -44,7 +45,7 @@ pub struct MsmPlan {
 /// CPU preparation (span `prep_msm`): check the parameters fit the assignment, then
 /// classify the scalars of every query (zero / one / tail) following the densities.
 pub fn prep_msm(asg: &ProvingAssignment, params: &Parameters) -> Result<MsmPlan, ProveError> {
-    let span = info_span!("prep_msm");
+    let span = info_span!(kind::PREP_MSM);
     let _e = span.enter();
     params
         .check_fits(asg.input_assignment.len(), asg.aux_assignment.len(), asg.num_constraints())
@@ -85,7 +86,7 @@ pub fn prep_msm(asg: &ProvingAssignment, params: &Parameters) -> Result<MsmPlan,
 
 /// H coefficients by NTTs (span `ntt`).
 pub fn ntt_h(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>, params: &Parameters) -> Result<Vec<Scalar>, ProveError> {
-    let span = info_span!("ntt", n = params.info.domain_size);
+    let span = info_span!(kind::NTT, n = params.info.domain_size);
     let _e = span.enter();
     let d = Domain::new(a.len())?;
     if d.n as u64 != params.info.domain_size {
@@ -101,7 +102,7 @@ pub fn msm_h(h: &[Scalar], params: &Parameters) -> G1Projective {
 
 /// [`msm_h`] with a chosen bucket method.
 pub fn msm_h_with(h: &[Scalar], params: &Parameters, m: CpuMsm) -> G1Projective {
-    let span = info_span!("msm_h", points = h.len() as u64);
+    let span = info_span!(kind::MSM_H, points = h.len() as u64);
     let _e = span.enter();
     let limbs: Vec<msm::Limbs> = {
         use rayon::prelude::*;
@@ -125,15 +126,15 @@ pub fn msm_split_g1(name: &'static str, bases: &[G1Affine], split: &Split) -> G1
 /// on, 1..=4).
 pub(crate) fn split_msm_span(name: &str, split: &Split) -> tracing::Span {
     macro_rules! span {
-        ($kind:literal) => {
-            info_span!($kind, points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64, lane = tracing::field::Empty, gpu_ns = tracing::field::Empty)
+        ($kind:expr) => {
+            info_span!($kind, points = split.len as u64, zeros = split.zeros as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64, { arg::LANE } = tracing::field::Empty, { arg::GPU_NS } = tracing::field::Empty)
         };
     }
     match name {
-        "msm_l" => span!("msm_l"),
-        "msm_a" => span!("msm_a"),
-        "msm_b_g2" => span!("msm_b_g2"),
-        _ => span!("msm_b_g1"),
+        kind::MSM_L => span!(kind::MSM_L),
+        kind::MSM_A => span!(kind::MSM_A),
+        kind::MSM_B_G2 => span!(kind::MSM_B_G2),
+        _ => span!(kind::MSM_B_G1),
     }
 }
 
@@ -142,33 +143,33 @@ pub fn msm_split_g1_with(name: &'static str, bases: &[G1Affine], split: &Split, 
     let span = split_msm_span(name, split);
     let _e = span.enter();
     let ones = {
-        let s = info_span!("batch_add", query = name, points = split.ones.len() as u64);
+        let s = info_span!(kind::BATCH_ADD, query = name, points = split.ones.len() as u64);
         let _e = s.enter();
         msm::batch_add::<G1Projective>(bases, &split.ones)
     };
     let tail = {
-        let s = info_span!("tail_msm", query = name, points = split.tail.len() as u64);
+        let s = info_span!(kind::TAIL_MSM, query = name, points = split.tail.len() as u64);
         let _e = s.enter();
         msm::tail_g1(bases, split, m)
     };
     ones + tail
 }
 
-/// The G2 MSM of the B query (span `b_g2_msm`), on the CPU.
+/// The G2 MSM of the B query (span `cpu_msm_b_g2`), on the CPU.
 pub fn b_g2_msm(bases: &[G2Affine], split: &Split) -> G2Projective {
     b_g2_msm_with(bases, split, CpuMsm::default())
 }
 
 /// [`b_g2_msm`] with a chosen bucket method for the tail.
 pub fn b_g2_msm_with(bases: &[G2Affine], split: &Split, m: CpuMsm) -> G2Projective {
-    let span = info_span!("b_g2_msm", points = split.len as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64);
+    let span = info_span!(kind::CPU_MSM_B_G2, points = split.len as u64, ones = split.ones.len() as u64, tail = split.tail.len() as u64);
     let _e = span.enter();
     msm::batch_add::<G2Projective>(bases, &split.ones) + msm::tail_g2(bases, split, m)
 }
 
 /// Blinding and assembly of the three proof elements (span `finalize`).
 pub fn assemble(p: &Pending, b_g2: G2Projective, params: &Parameters) -> Proof {
-    let span = info_span!("finalize");
+    let span = info_span!(kind::FINALIZE);
     let _e = span.enter();
     let vk = &params.vk;
     let Blinding { r, s } = p.blinding;
@@ -181,7 +182,7 @@ pub fn assemble(p: &Pending, b_g2: G2Projective, params: &Parameters) -> Proof {
     Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() }
 }
 
-/// The CPU finish every backend may use: b_g2_msm (unless done on the device) then finalize.
+/// The CPU finish every backend may use: the G2 MSM on the CPU (unless done on the device) then finalize.
 pub fn finish(p: Pending, params: &Parameters) -> Result<Proof, ProveError> {
     finish_with(p, params, CpuMsm::default())
 }
@@ -193,7 +194,7 @@ pub fn finish(p: Pending, params: &Parameters) -> Result<Proof, ProveError> {
 pub fn finish_verified(p: Pending, params: &Parameters) -> Result<Proof, ProveError> {
     let inputs = p.public_inputs.clone();
     let proof = finish(p, params)?;
-    let span = info_span!("verify");
+    let span = info_span!(kind::VERIFY);
     let _e = span.enter();
     match crate::verifier::verify(&params.vk, &proof, &inputs) {
         Ok(true) => Ok(proof),

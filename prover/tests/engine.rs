@@ -131,9 +131,14 @@ fn cpu_engine_proves_verifies_and_its_timeline_reads_clean() {
     assert!(!out.jsonl.diagnostics.has_warnings(), "{:?}", out.jsonl.diagnostics);
     assert_eq!(out.jsonl.spans.len(), out.run.spans.len());
     assert_eq!(out.jsonl.meta.config.pw, Some(2));
-    for kind in ["synthesis", "gpu_queue", "gpu_pickup", "gpu", "prep_msm", "ntt", "msm_h", "msm_l", "msm_a", "msm_b_g1", "batch_add", "tail_msm", "b_g2_msm", "finalize", "lock_wait", "lock_hold"] {
+    for kind in ["synthesis", "gpu_queue", "gpu_pickup", "gpu", "prep_msm", "ntt", "msm_h", "msm_l", "msm_a", "msm_b_g1", "batch_add", "tail_msm", "cpu_msm_b_g2", "finalize", "lock_wait", "lock_hold"] {
         let k: SpanKind = kind.parse().unwrap();
         assert!(out.jsonl.spans_of(&k).count() >= 6, "at least one {kind} per partition");
+    }
+    // Every span the prover opened has a kind the analyzer knows (names come from
+    // `timeline::event::kind`; a new span name must be added there).
+    for s in &out.jsonl.spans {
+        assert!(SpanKind::known(s.kind.as_str()).is_some(), "unknown span kind `{}`", s.kind);
     }
     for s in out.jsonl.spans.iter().filter(|s| s.kind != SpanKind::GpuQueue) {
         assert!(s.job.is_some() && s.partition.is_some() && s.worker.is_some(), "identity on {s:?}");
@@ -182,7 +187,7 @@ fn whole_lock_lets_nothing_overlap() {
         let c = EngineConfig { split_finalize: split, ..cfg(2, 2, LockMode::Whole) };
         let out = run_engine(c, vec![slow(0, 20, 20, false)], engine::porep_jobs(1, 4, N, 2));
         assert!(out.results[0].proofs.is_ok());
-        let in_call = |k: &SpanKind| !split && matches!(k, SpanKind::BG2Msm | SpanKind::Finalize);
+        let in_call = |k: &SpanKind| !split && matches!(k, SpanKind::CpuMsmBG2 | SpanKind::Finalize);
         let gpu_side: Vec<&Span> = out
             .jsonl
             .spans
@@ -191,7 +196,7 @@ fn whole_lock_lets_nothing_overlap() {
             .collect();
         assert!(gpu_side.len() > 8);
         if !split {
-            assert!(gpu_side.iter().any(|s| s.kind == SpanKind::BG2Msm));
+            assert!(gpu_side.iter().any(|s| s.kind == SpanKind::CpuMsmBG2));
         }
         for a in &gpu_side {
             for b in &gpu_side {

@@ -28,6 +28,7 @@
 //! candidate knees of `1 + slope · max(0, n − knee)`. One run at one pw rarely shows enough
 //! spread in n̄: pass several runs (e.g. pw = 10, 20, 30) to identify the slope.
 
+use timeline::stats::union_ns;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
@@ -124,24 +125,6 @@ fn mean_concurrency(a: u64, b: u64, sorted: &[(u64, u64)]) -> f64 {
     total as f64 / (b - a) as f64
 }
 
-/// Length of the union of `[start, end)` intervals, ns (sorts `iv`).
-fn union_ns(iv: &mut [(u64, u64)]) -> u64 {
-    iv.sort_unstable();
-    let (mut total, mut cur): (u64, Option<(u64, u64)>) = (0, None);
-    for &(a, b) in iv.iter() {
-        match cur {
-            Some((s, e)) if a <= e => cur = Some((s, e.max(b))),
-            _ => {
-                if let Some((s, e)) = cur {
-                    total += e - s;
-                }
-                cur = Some((a, b));
-            }
-        }
-    }
-    total + cur.map_or(0, |(s, e)| e - s)
-}
-
 /// The device work of one partition as the simulator's Kernels and Upload steps consume
 /// it (ms). The prover nests `batch_add` and `tail_msm` inside `msm_l`/`msm_a`/`msm_b_g1`
 /// (and `msm_b_g2` when the G2 MSM runs on the device) and, on CUDA, the tail's `h2d` inside `tail_msm`; the simulator runs `ntt_msm_h`,
@@ -175,10 +158,10 @@ impl DeviceSplit {
 
 /// The attribution order of [`DeviceSplit`], most specific first.
 const DEVICE_GROUPS: [&[SpanKind]; 5] = [
-    &[SpanKind::Ntt, SpanKind::MsmH],
+    &[SpanKind::Ntt, SpanKind::MsmH, SpanKind::NttMsmH],
     &[SpanKind::BatchAdd],
     &[SpanKind::TailMsm],
-    &[SpanKind::MsmL, SpanKind::MsmA, SpanKind::MsmBG1, SpanKind::MsmBG2],
+    &[SpanKind::MsmL, SpanKind::MsmA, SpanKind::MsmBG1, SpanKind::MsmBG2, SpanKind::MsmRest],
     &[SpanKind::H2d],
 ];
 
@@ -209,11 +192,11 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
             let (mut acc, mut before) = (Vec::new(), 0u64);
             for (g, part) in parts.iter_mut().enumerate() {
                 acc.extend(spans.iter().filter(|x| x.0 == g).map(|x| x.1));
-                let now = union_ns(&mut acc);
+                let now = union_ns(acc.clone());
                 *part = now.saturating_sub(before) as f64 / 1e6;
                 before = now;
             }
-            let mut h2d: Vec<(u64, u64)> = spans.iter().filter(|x| x.0 == 4).map(|x| x.1).collect();
+            let h2d: Vec<(u64, u64)> = spans.iter().filter(|x| x.0 == 4).map(|x| x.1).collect();
             // The upload = h2d not covered by the partition's own kernel spans.
             let kernels: Vec<(u64, u64)> = spans.iter().filter(|x| x.0 < 4).map(|x| x.1).collect();
             let dev = h2d_dev.get(&key).copied().flatten();
@@ -221,7 +204,7 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
                 .iter()
                 .filter(|&&(a, b)| !kernels.iter().any(|&(ka, kb)| ka <= a && b <= kb))
                 .any(|&(a, b)| holds.iter().any(|(d, k, (ha, hb))| *k != key && *d == dev && *ha < b && a < *hb));
-            let h2d_ms = union_ns(&mut h2d) as f64 / 1e6;
+            let h2d_ms = union_ns(h2d) as f64 / 1e6;
             DeviceSplit {
                 ntt_msm_h: parts[0],
                 batch_add: parts[1],
@@ -248,19 +231,11 @@ fn per_partition_derated(run: &Run, iso: &[(usize, f64)], kinds: &[SpanKind]) ->
     m.into_values().collect()
 }
 
+/// The mean, 0 for no values (the fits below treat "no samples" as no cost).
 fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
+    timeline::stats::mean(v).unwrap_or(0.0)
 }
 
-fn quantile(v: &[f64], q: f64) -> f64 {
-    let mut s: Vec<f64> = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    if s.is_empty() {
-        return 0.0;
-    }
-    let i = ((s.len() - 1) as f64 * q).round() as usize;
-    s[i]
-}
 
 /// A contention slope is kept only when the samples can carry it: those above the knee must
 /// span at least this much concurrency (else a blip at the edge of the range seen, e.g. n̄
@@ -455,7 +430,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     // Finalisers: as recorded, else as many as G2 MSMs ever ran at once in a split run
     // (a lower bound that is exact when the finalisers were the limit).
     if cfg.pipeline.split_finalize {
-        let g2: Vec<(u64, u64)> = first.spans_of(&SpanKind::BG2Msm).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+        let g2: Vec<(u64, u64)> = first.spans_of(&SpanKind::CpuMsmBG2).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
         match first.meta.config.finalizers {
             Some(f) => cfg.pipeline.finalizers = Some(f),
             None if !g2.is_empty() => {
@@ -489,10 +464,10 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         // CPU phases: isolated durations (the pool's slowdown divided out).
         let cpu_of = |k: &[SpanKind]| -> Vec<f64> { runs.iter().zip(&isolated).flat_map(|((_, r), iso)| per_partition_derated(r, iso, k)).collect() };
         set(&mut cfg.costs.prep_msm, cpu_of(&[SpanKind::PrepMsm]));
-        set(&mut cfg.costs.b_g2_msm, cpu_of(&[SpanKind::BG2Msm]));
+        set(&mut cfg.costs.b_g2_msm, cpu_of(&[SpanKind::CpuMsmBG2]));
         // The G2 MSM on the device (`g2_msm = device`, spans `msm_b_g2`): part of the
         // kernels (msm_rest), nothing of it left for the finisher.
-        if first.meta.config.g2_msm.as_deref() == Some("device") || (first.spans_of(&SpanKind::MsmBG2).next().is_some() && first.spans_of(&SpanKind::BG2Msm).next().is_none()) {
+        if first.meta.config.g2_msm.as_deref() == Some("device") || (first.spans_of(&SpanKind::MsmBG2).next().is_some() && first.spans_of(&SpanKind::CpuMsmBG2).next().is_none()) {
             cfg.costs.b_g2_msm = Dist::Fixed(0.0);
             rep.notes.push("b_g2_msm: the G2 MSM ran on the device (msm_b_g2 spans, in msm_rest); the finisher only assembles".into());
         }
@@ -596,7 +571,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
             rep.notes.push("GPU calls never overlapped: the whole call is taken as device time (gw = 1 behaves as lock = whole)".into());
             mean(&calls)
         } else {
-            quantile(&gaps, 0.5)
+            timeline::stats::quantile(&gaps, 0.5).unwrap_or(0.0)
         };
         let cpu_ms = (call_low - device_ms).max(0.0);
         rep.device_time_per_partition_ms = device_ms;
@@ -623,6 +598,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         return Err(CalibrateError::NoGpu(names));
     }
     cfg.name = format!("calibrated from {}", rep.inputs.join(", "));
+    tracing::debug!("calibrated from {names}: {} notes; synth {:.1} ms, device {:.1} ms per partition", rep.notes.len(), cfg.costs.synth.mean_ms(), rep.device_time_per_partition_ms);
     Ok(Calibration { config: cfg, report: rep })
 }
 

@@ -362,15 +362,26 @@ impl Config {
         Ok(())
     }
 
-    /// Apply one `key=value` override (sweep's `--vary`). Short keys: pw, gw, lock, gpus,
-    /// c/proofs, j/in_flight, partitions, queue/queue_capacity, split/split_finalize, finalizers,
-    /// prestage, permit_until_send, ram/ram_gib, vram/vram_gib, cores/cpu_cores,
-    /// bandwidth/mem_bandwidth_gbs, pcie/pcie_gbs, device_global_sync, slope, knee, seed;
-    /// the long `section.field` form works too. The result is validated by the caller.
+    /// Apply one `key=value` override (`simulate --set`, `sweep --vary`). Every key of the
+    /// file is settable by its dotted path (`costs.synth=40000`, `cpu.prep_cores=8`,
+    /// `memory.early_release=true`; [`timeline::settings`]); the short keys of
+    /// [`VARY_KEYS`] are aliases of the common ones (pw, gw, lock, gpus, c/proofs,
+    /// j/in_flight, partitions, queue, split, finalizers, prestage, permit_until_send,
+    /// device_global_sync, ram, vram, cores, bandwidth, pcie, slope, knee, b_g2_msm,
+    /// msm_b_g2, seed), some with extra spellings (`queue=unbounded`, `finalizers=unlimited`,
+    /// booleans as on/off/yes/no/1/0) and consequences (`lock` other than two_lock drops
+    /// `device_global_sync`; `prestage` sizes or drops the staging buffer). The result is
+    /// validated by the caller.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         let k = key.trim();
         let v = value.trim();
-        let field = canonical_key(k).ok_or_else(|| invalid(k, format!("unknown key for --vary (known: {})", VARY_KEYS.join(", "))))?;
+        let Some(field) = canonical_key(k) else {
+            if !k.contains('.') && !matches!(k, "name" | "seed") {
+                return Err(invalid(k, format!("unknown key (short keys: {}; or any `section.field` of the config)", VARY_KEYS.join(", "))));
+            }
+            *self = timeline::settings::set_path(self, k, v).map_err(|e| invalid(k, e.reason()))?;
+            return Ok(());
+        };
         let u32v = || v.parse::<u32>().map_err(|_| invalid(field, format!("`{v}` is not a non-negative integer")));
         let f64v = || v.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| invalid(field, format!("`{v}` is not a number")));
         let nonneg_ms = || f64v().and_then(|x| if x >= 0.0 { Ok(x) } else { Err(invalid(field, format!("`{v}` ms is negative"))) });
@@ -421,7 +432,7 @@ impl Config {
             "costs.b_g2_msm" => self.costs.b_g2_msm = Dist::Fixed(nonneg_ms()?),
             "costs.msm_b_g2" => self.costs.msm_b_g2 = Dist::Fixed(nonneg_ms()?),
             "seed" => self.seed = v.parse::<u64>().map_err(|_| invalid(field, format!("`{v}` is not a non-negative integer")))?,
-            _ => return Err(invalid(k, "unknown key for --vary")),
+            other => *self = timeline::settings::set_path(self, other, v).map_err(|e| invalid(k, e.reason()))?,
         }
         Ok(())
     }

@@ -26,12 +26,13 @@ use timeline::event::counters::CPU_BUSY_CORES;
 pub const PHASES: [(&str, &[SpanKind]); 3] = [
     ("synth", &[SpanKind::Synthesis]),
     ("prep", &[SpanKind::PrepMsm]),
-    ("finalize", &[SpanKind::BG2Msm, SpanKind::Finalize]),
+    ("finalize", &[SpanKind::CpuMsmBG2, SpanKind::Finalize]),
 ];
 
 /// Top-level device-work spans: the host thread that launched them waits (and, with the
 /// CUDA driver's default spin-then-yield synchronisation, may burn a core) meanwhile.
-const DEVICE_WAIT: &[SpanKind] = &[SpanKind::Ntt, SpanKind::MsmH, SpanKind::MsmL, SpanKind::MsmA, SpanKind::MsmBG1, SpanKind::MsmBG2];
+const DEVICE_WAIT: &[SpanKind] =
+    &[SpanKind::Ntt, SpanKind::MsmH, SpanKind::NttMsmH, SpanKind::MsmRest, SpanKind::MsmL, SpanKind::MsmA, SpanKind::MsmBG1, SpanKind::MsmBG2];
 
 /// Fitted core demands (cores while one span of the phase runs), `None` where the run does
 /// not identify it (the phase never ran in an unsaturated period, or too little).
@@ -279,12 +280,12 @@ mod tests {
             run.spans.push(span(SpanKind::Synthesis, s, s + 800, p));
             run.spans.push(span(SpanKind::PrepMsm, s + 800, s + 900, p));
             if p % 2 == 0 {
-                run.spans.push(span(SpanKind::BG2Msm, s + 900, s + 1600, p));
+                run.spans.push(span(SpanKind::CpuMsmBG2, s + 900, s + 1600, p));
             }
         }
         let busy = |run: &Run, a: u64, b: u64| -> f64 {
             let o = |k: &[SpanKind]| overlap(&intervals(run, k), a, b);
-            0.5 + o(&[SpanKind::Synthesis]) + 4.0 * o(&[SpanKind::PrepMsm]) + 12.0 * o(&[SpanKind::BG2Msm, SpanKind::Finalize])
+            0.5 + o(&[SpanKind::Synthesis]) + 4.0 * o(&[SpanKind::PrepMsm]) + 12.0 * o(&[SpanKind::CpuMsmBG2, SpanKind::Finalize])
         };
         let mut t = 0u64;
         while t < 7_000_000_000 {
@@ -333,20 +334,20 @@ mod tests {
         let mut run = Run::new(RunMeta::new("test"));
         run.spans.push(span(SpanKind::Synthesis, 0, 400, 0));
         run.spans.push(span(SpanKind::Synthesis, 0, 400, 1));
-        run.spans.push(span(SpanKind::BG2Msm, 0, 1000, 2));
+        run.spans.push(span(SpanKind::CpuMsmBG2, 0, 1000, 2));
         let sh = |cores: f64| Sharing { cores: [1.0, 4.0, 12.0], bw: [0.0; 3], machine_cores: cores, machine_bw: 100.0 };
-        let w = derate(&run, &[SpanKind::BG2Msm, SpanKind::Synthesis], sh(8.0));
+        let w = derate(&run, &[SpanKind::CpuMsmBG2, SpanKind::Synthesis], sh(8.0));
         let g2 = w.iter().find(|x| x.0 == 2).unwrap().1;
         let expect = 400.0 * 8.0 / 14.0 + 600.0 * 8.0 / 12.0;
         assert!((g2 - expect).abs() < 1e-6, "{g2} vs {expect}");
         let s = w.iter().find(|x| x.0 == 0).unwrap().1;
         assert!((s - 400.0 * 8.0 / 14.0).abs() < 1e-6, "{s}");
         // Nothing oversubscribed: durations unchanged.
-        let w = derate(&run, &[SpanKind::BG2Msm], sh(64.0));
+        let w = derate(&run, &[SpanKind::CpuMsmBG2], sh(64.0));
         assert!((w[0].1 - 1000.0).abs() < 1e-6);
         // Bandwidth binds when it is the scarcer resource.
         let bw = Sharing { cores: [1.0; 3], bw: [0.0, 0.0, 50.0], machine_cores: 64.0, machine_bw: 25.0 };
-        let w = derate(&run, &[SpanKind::BG2Msm], bw);
+        let w = derate(&run, &[SpanKind::CpuMsmBG2], bw);
         assert!((w[0].1 - 500.0).abs() < 1e-6, "{}", w[0].1);
     }
 }

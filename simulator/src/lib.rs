@@ -9,7 +9,6 @@ pub mod calibrate;
 pub mod config;
 pub mod costs;
 pub mod cpu_demand;
-pub mod cuzk_log;
 pub mod des;
 pub mod floors;
 pub mod mmc;

@@ -22,11 +22,11 @@ pub struct GpuUtil {
     pub device: u32,
     /// Union of the GPU calls (cuzk's GPU_START..GPU_END), over the device's active window
     /// (first call start to last call end): what "TIMELINE GPU util" reports.
-    pub union_util: f64,
+    pub gpu_utilization: f64,
     /// Same union over the whole run (0 to the last proof's completion).
-    pub union_util_run: f64,
+    pub gpu_utilization_run: f64,
     /// True kernel time over the active window (kernels of one device are serialised).
-    pub kernel_util: f64,
+    pub kernel_utilization: f64,
     /// Fraction of the active window a lock of the device was held (compute lock for two_lock).
     pub lock_hold: f64,
     /// Busy fraction of the device's PCIe link over the active window.
@@ -48,7 +48,7 @@ pub struct SimResult {
     /// makespan / proofs.
     pub total_s_per_proof: f64,
     /// (last completion − first completion) / (proofs − 1): the rate once the pipeline is full.
-    pub steady_s_per_proof: f64,
+    pub steady_state_s_per_proof: f64,
     /// Per-proof latency: first synthesis start to completion (as the analyzer measures it).
     pub latency_mean_s: f64,
     pub latency_max_s: f64,
@@ -87,8 +87,8 @@ pub struct SimResult {
 
 impl SimResult {
     /// GPU union utilisation of the busiest device.
-    pub fn gpu_union_util(&self) -> f64 {
-        self.gpus.iter().map(|g| g.union_util).fold(0.0, f64::max)
+    pub fn busiest_gpu_utilization(&self) -> f64 {
+        self.gpus.iter().map(|g| g.gpu_utilization).fold(0.0, f64::max)
     }
 
     /// A terminal-friendly report.
@@ -106,7 +106,7 @@ impl SimResult {
         }
         let _ = writeln!(s, "proofs          {} of {} completed in {:.1} s", self.proofs_completed, self.proofs, self.makespan_s);
         if self.proofs_completed > 0 {
-            let _ = writeln!(s, "s/proof         {:.2} steady state, {:.2} total", self.steady_s_per_proof, self.total_s_per_proof);
+            let _ = writeln!(s, "s/proof         {:.2} steady state, {:.2} total", self.steady_state_s_per_proof, self.total_s_per_proof);
             let _ = writeln!(s, "latency         {:.1} s mean, {:.1} s max", self.latency_mean_s, self.latency_max_s);
         } else {
             let _ = writeln!(s, "s/proof         n/a (no proof completed)");
@@ -116,9 +116,9 @@ impl SimResult {
                 s,
                 "gpu {}           union {:.1}% (whole run {:.1}%), kernels {:.1}%, lock held {:.1}%, pcie {:.1}%, peak VRAM {:.1} GiB",
                 g.device,
-                100.0 * g.union_util,
-                100.0 * g.union_util_run,
-                100.0 * g.kernel_util,
+                100.0 * g.gpu_utilization,
+                100.0 * g.gpu_utilization_run,
+                100.0 * g.kernel_utilization,
                 100.0 * g.lock_hold,
                 100.0 * g.pcie_util,
                 g.peak_vram_gib

@@ -196,10 +196,10 @@ pub fn markdown(rows: &[Row], axes: &[Vary]) -> String {
         let _ = writeln!(
             s,
             " {feas} | {} | {} | {} | {:.1} | {:.1} | {:.0} | {:.1} | {:.2} | {} |",
-            num(x.steady_s_per_proof),
+            num(x.steady_state_s_per_proof),
             num(x.total_s_per_proof),
             num(x.latency_mean_s),
-            100.0 * x.gpu_union_util(),
+            100.0 * x.busiest_gpu_utilization(),
             100.0 * x.cpu_util,
             x.peak_ram_gib,
             x.peak_vram_gib,
@@ -220,7 +220,7 @@ pub fn markdown(rows: &[Row], axes: &[Vary]) -> String {
                     rec.ram_budget_gib,
                     if r.params.is_empty() { "(base)".to_string() } else { fmt_params(&r.params) },
                     r.result.total_s_per_proof,
-                    r.result.steady_s_per_proof,
+                    r.result.steady_state_s_per_proof,
                     r.result.peak_ram_gib
                 );
             }
@@ -294,10 +294,10 @@ pub mod outputs {
             "failure".into(),
             rows.iter().map(|r| r.result.failure.as_ref().map(|x| x.kind.clone())).collect::<Vec<Option<String>>>(),
         ));
-        cols.push(f("steady_s_per_proof", &|r| r.result.steady_s_per_proof));
+        cols.push(f("steady_state_s_per_proof", &|r| r.result.steady_state_s_per_proof));
         cols.push(f("total_s_per_proof", &|r| r.result.total_s_per_proof));
         cols.push(f("latency_mean_s", &|r| r.result.latency_mean_s));
-        cols.push(f("gpu_union_util", &|r| r.result.gpu_union_util()));
+        cols.push(f("busiest_gpu_utilization", &|r| r.result.busiest_gpu_utilization()));
         cols.push(f("cpu_util", &|r| r.result.cpu_util));
         cols.push(f("bandwidth_util", &|r| r.result.bandwidth_util));
         cols.push(f("peak_ram_gib", &|r| r.result.peak_ram_gib));
@@ -334,7 +334,7 @@ pub mod outputs {
         timeline::chart::lines_svg(&format!("peak RAM vs {x}{by}"), &x, "peak RAM, GiB", &series(rows, &x, sk, |r| r.peak_ram_gib), &p)?;
         out.push(p);
         let p = dir.join("gpu_util.svg");
-        timeline::chart::lines_svg(&format!("GPU union utilisation vs {x}{by}"), &x, "GPU util, %", &series(rows, &x, sk, |r| -100.0 * r.gpu_union_util()).into_iter().map(|(n, v)| (n, v.into_iter().map(|(a, b)| (a, -b)).collect())).collect::<Vec<_>>(), &p)?;
+        timeline::chart::lines_svg(&format!("GPU union utilisation vs {x}{by}"), &x, "GPU util, %", &series(rows, &x, sk, |r| -100.0 * r.busiest_gpu_utilization()).into_iter().map(|(n, v)| (n, v.into_iter().map(|(a, b)| (a, -b)).collect())).collect::<Vec<_>>(), &p)?;
         out.push(p);
         Ok(out)
     }

@@ -22,7 +22,7 @@ fn recorded(c: &Config) -> Run {
 }
 
 fn as_cuzk_log(run: &Run) -> String {
-    simulator::cuzk_log::render(run)
+    timeline::write::cuzk::render(run)
 }
 
 #[test]
@@ -47,7 +47,7 @@ fn jsonl_round_trip_recovers_every_cost() {
     // The calibrated model predicts the run it came from.
     let again = simulate(&cal.config, Options::default()).result;
     let orig = simulate(&c, Options::default()).result;
-    assert!((again.steady_s_per_proof - orig.steady_s_per_proof).abs() / orig.steady_s_per_proof < 0.01);
+    assert!((again.steady_state_s_per_proof - orig.steady_state_s_per_proof).abs() / orig.steady_state_s_per_proof < 0.01);
 }
 
 #[test]
@@ -97,7 +97,7 @@ fn calibrated_from_the_cuzk_sample_it_predicts_the_sample() {
     assert_eq!((p.proofs, p.partitions, p.gw), (3, 10, 2));
     assert_eq!(p.pw, 6);
     let sim = simulate(&cal.config, Options { record: true });
-    let par = parity::compare(&measured, sim.run.as_ref().unwrap());
+    let par = parity::compare_runs(&measured, sim.run.as_ref().unwrap());
     let total = par.metrics.iter().find(|m| m.metric == "total s/proof").unwrap();
     assert!(total.error_pct.abs() < 5.0, "{}", par.markdown());
     let util = par.metrics.iter().find(|m| m.metric == "GPU union utilisation").unwrap();
@@ -106,21 +106,23 @@ fn calibrated_from_the_cuzk_sample_it_predicts_the_sample() {
 }
 
 #[test]
-fn measure_of_a_simulated_run_matches_its_result() {
+fn the_analyzer_s_summary_of_a_simulated_run_matches_its_result() {
     let c = config("phase8");
     let out = simulate(&c, Options { record: true });
-    let m = parity::measure(out.run.as_ref().unwrap());
+    let m = timeline::analysis::summarize(out.run.as_ref().unwrap(), &Default::default());
     let r = &out.result;
-    assert_eq!(m.proofs, 5);
-    assert!((m.total_s_per_proof.unwrap() - r.total_s_per_proof).abs() < 1e-9);
-    assert!((m.steady_s_per_proof.unwrap() - r.steady_s_per_proof).abs() < 1e-9);
-    assert!((m.latency_mean_s.unwrap() - r.latency_mean_s).abs() < 1e-9);
-    assert!((m.gpu_union_util.unwrap() - r.gpu_union_util()).abs() < 1e-9);
-    assert!((m.synth_mean_s.unwrap() - r.synth_mean_s).abs() < 1e-9);
-    assert!((m.gpu_call_mean_s.unwrap() - r.gpu_call_mean_s).abs() < 1e-9);
-    assert!((m.queue_wait_mean_s.unwrap() - r.queue_wait_mean_s).abs() < 1e-9);
-    assert!((m.peak_ram_gib.unwrap() - r.peak_ram_gib).abs() < 1e-6);
-    let same = parity::compare(out.run.as_ref().unwrap(), out.run.as_ref().unwrap());
+    let t = &m.throughput;
+    assert_eq!(t.proofs_completed, 5);
+    assert!((t.total_s_per_proof.unwrap() - r.total_s_per_proof).abs() < 1e-9);
+    assert!((t.steady_state_s_per_proof.unwrap() - r.steady_state_s_per_proof).abs() < 1e-9);
+    assert!((t.latency_mean_s.unwrap() - r.latency_mean_s).abs() < 1e-9);
+    assert!((m.utilization.gpu_utilization.unwrap() - r.busiest_gpu_utilization()).abs() < 1e-9);
+    let mean_s = |k: &str| m.phases.kind(k).unwrap().mean_ms / 1e3;
+    assert!((mean_s("synthesis") - r.synth_mean_s).abs() < 1e-9);
+    assert!((mean_s("gpu") - r.gpu_call_mean_s).abs() < 1e-9);
+    assert!((mean_s("gpu_queue") - r.queue_wait_mean_s).abs() < 1e-9);
+    assert!((m.memory.peak_rss_gib.unwrap() - r.peak_ram_gib).abs() < 1e-6);
+    let same = parity::compare_runs(out.run.as_ref().unwrap(), out.run.as_ref().unwrap());
     assert_eq!(same.within_5pct, same.metrics.len());
 }
 
@@ -168,7 +170,7 @@ fn prover_shaped_run() -> Run {
             run.spans.push(sp(K::TailMsm, ts, ts + tail, p).arg("query", q));
             run.spans.push(sp(K::H2d, ts, ts + tail / 3, p).arg("what", q));
         }
-        run.spans.push(sp(K::BG2Msm, c + 290, c + 390, p));
+        run.spans.push(sp(K::CpuMsmBG2, c + 290, c + 390, p));
         run.spans.push(sp(K::Finalize, c + 390, c + 391, p));
     }
     run.normalize();
@@ -194,7 +196,7 @@ fn nested_prover_spans_are_not_counted_twice() {
     // The calibrated model predicts the measured call: prep 40 + 250 ms of device work.
     let sim = simulate(&cal.config, Options { record: true });
     assert!(sim.result.feasible, "{:?}", sim.result.failure);
-    let par = parity::compare(&measured, sim.run.as_ref().unwrap());
+    let par = parity::compare_runs(&measured, sim.run.as_ref().unwrap());
     let call = par.metrics.iter().find(|m| m.metric == "GPU call (mean)").unwrap();
     assert!(call.error_pct.abs() < 2.0, "{}", par.markdown());
 }
@@ -221,7 +223,7 @@ fn a_g2_msm_on_the_device_is_kernel_time_not_finisher_time() {
     use timeline::{Span, SpanKind as K};
     const MS: u64 = 1_000_000;
     let mut run = prover_shaped_run();
-    run.spans.retain(|s| s.kind != K::BG2Msm);
+    run.spans.retain(|s| s.kind != K::CpuMsmBG2);
     run.meta.config.g2_msm = Some("device".into());
     for p in 0..3u32 {
         let c = 100 + 300 * p as u64;

@@ -75,8 +75,11 @@ fn timeline_reads_back_with_zero_rejected_lines_and_agrees() {
     assert_eq!(back.meta.config.pw, Some(10));
     assert_eq!(back.spans.len(), run.spans.len());
     let parts = (c.pipeline.proofs * c.pipeline.partitions) as usize;
-    for kind in [SpanKind::Synthesis, SpanKind::GpuQueue, SpanKind::Gpu, SpanKind::PrepMsm, SpanKind::MsmH, SpanKind::BatchAdd, SpanKind::TailMsm, SpanKind::BG2Msm, SpanKind::LockHold, SpanKind::Finalize] {
+    for kind in [SpanKind::Synthesis, SpanKind::GpuQueue, SpanKind::Gpu, SpanKind::PrepMsm, SpanKind::NttMsmH, SpanKind::BatchAdd, SpanKind::TailMsm, SpanKind::CpuMsmBG2, SpanKind::LockHold, SpanKind::Finalize] {
         assert_eq!(back.spans_of(&kind).count(), parts, "{kind}");
+    }
+    for s in &back.spans {
+        assert!(SpanKind::known(s.kind.as_str()).is_some(), "the simulator opened a span of unknown kind `{}`", s.kind);
     }
     assert!(back.counters.iter().any(|c| c.name == "rss_bytes"));
     assert!(back.counters.iter().any(|c| c.name == "queue_depth"));
@@ -84,11 +87,11 @@ fn timeline_reads_back_with_zero_rejected_lines_and_agrees() {
     let gpu = busy_intervals(back.spans_of(&SpanKind::Gpu));
     let window = gpu.last().unwrap().1 - gpu.first().unwrap().0;
     let util = total_ns(&gpu) as f64 / window as f64;
-    assert!((util - out.result.gpus[0].union_util).abs() < 1e-9, "{util} vs {}", out.result.gpus[0].union_util);
+    assert!((util - out.result.gpus[0].gpu_utilization).abs() < 1e-9, "{util} vs {}", out.result.gpus[0].gpu_utilization);
     // Kernel spans add up to our kernel utilisation.
     let kern = busy_intervals(back.spans.iter().filter(|s| s.kind.is_kernel()));
     let ku = total_ns(&kern) as f64 / window as f64;
-    assert!((ku - out.result.gpus[0].kernel_util).abs() < 1e-9);
+    assert!((ku - out.result.gpus[0].kernel_utilization).abs() < 1e-9);
     // Peak RAM from the counter series.
     let peak = back.counters.iter().filter(|c| c.name == "rss_bytes").map(|c| c.value).fold(0.0, f64::max);
     assert!((peak / (1u64 << 30) as f64 - out.result.peak_ram_gib).abs() < 1e-6);
@@ -107,7 +110,7 @@ fn split_and_two_lock_timelines_are_complete_too() {
         let run = out.run.unwrap();
         let parts = 3 * c.pipeline.partitions as usize;
         assert_eq!(run.spans_of(&SpanKind::Gpu).count(), parts, "{name}");
-        assert_eq!(run.spans_of(&SpanKind::BG2Msm).count(), parts, "{name}");
+        assert_eq!(run.spans_of(&SpanKind::CpuMsmBG2).count(), parts, "{name}");
         assert!(run.spans.iter().all(|s| s.end_ns.unwrap() >= s.start_ns));
         if name == "phase10" {
             assert_eq!(run.spans_of(&SpanKind::H2d).count(), parts);
@@ -124,14 +127,14 @@ fn periodic_arrivals_and_multi_gpu() {
     let r2 = simulate(&c, Options::default()).result;
     let r1 = simulate(&config("phase8"), Options::default()).result;
     assert_eq!(r2.gpus.len(), 2);
-    assert!(r2.gpus.iter().all(|g| g.kernel_util > 0.3), "both GPUs work");
+    assert!(r2.gpus.iter().all(|g| g.kernel_utilization > 0.3), "both GPUs work");
     assert!(r2.floors.theoretical_s_per_proof < r1.floors.theoretical_s_per_proof);
     let text = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/phase8.toml")).unwrap();
     let text = text.replace("arrival = { kind = \"all_at_once\" }", "arrival = { kind = \"periodic\", period_s = 60 }");
     let c = Config::from_toml_str(&text, "periodic").unwrap();
     let r = simulate(&c, Options::default()).result;
     // One proof a minute is slower than the pipeline: the steady rate is the arrival rate.
-    assert!((r.steady_s_per_proof - 60.0).abs() < 0.5, "{}", r.steady_s_per_proof);
+    assert!((r.steady_state_s_per_proof - 60.0).abs() < 0.5, "{}", r.steady_state_s_per_proof);
     assert!(r.latency_max_s < 100.0);
 }
 
@@ -205,10 +208,10 @@ fn the_analyzer_agrees_with_the_simulator() {
         };
         assert_eq!(s.proofs_completed, r.proofs_completed as u64, "{}", c.name);
         close(s.total_s_per_proof, r.total_s_per_proof, "total s/proof");
-        close(s.steady_state_s_per_proof, r.steady_s_per_proof, "steady s/proof");
+        close(s.steady_state_s_per_proof, r.steady_state_s_per_proof, "steady s/proof");
         close(s.throughput.latency_mean_s, r.latency_mean_s, "latency");
-        close(s.gpu_utilization, r.gpus[0].union_util, "GPU union utilisation");
-        close(s.kernel_utilization, r.gpus[0].kernel_util, "kernel utilisation");
+        close(s.gpu_utilization, r.gpus[0].gpu_utilization, "GPU union utilisation");
+        close(s.kernel_utilization, r.gpus[0].kernel_utilization, "kernel utilisation");
     }
 }
 
@@ -281,18 +284,18 @@ fn limited_finalizers_run_one_g2_msm_at_a_time_and_bind() {
     c.validate().unwrap();
     let one = simulate(&c, Options { record: true });
     let run = one.run.unwrap();
-    let mut g2: Vec<(u64, u64)> = run.spans_of(&SpanKind::BG2Msm).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+    let mut g2: Vec<(u64, u64)> = run.spans_of(&SpanKind::CpuMsmBG2).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
     g2.sort_unstable();
     assert_eq!(g2.len() as u32, c.pipeline.proofs * c.pipeline.partitions);
     assert!(g2.windows(2).all(|w| w[1].0 >= w[0].1), "G2 MSMs overlapped with one finaliser");
     let fin_s = c.pipeline.partitions as f64 * (c.costs.b_g2_msm.mean_ms() + c.costs.epilogue.mean_ms()) / 1e3;
-    assert!(one.result.steady_s_per_proof >= fin_s * 0.999, "{} < {fin_s}", one.result.steady_s_per_proof);
+    assert!(one.result.steady_state_s_per_proof >= fin_s * 0.999, "{} < {fin_s}", one.result.steady_state_s_per_proof);
     assert_eq!(one.result.floors.practical_binding, "finalizers");
     assert_eq!(run.meta.config.finalizers, Some(1));
     // Unlimited finalisers: faster, and the G2 MSMs do overlap.
     c.set("finalizers", "unlimited").unwrap();
     let many = simulate(&c, Options::default()).result;
-    assert!(many.steady_s_per_proof < 0.8 * one.result.steady_s_per_proof, "{} vs {}", many.steady_s_per_proof, one.result.steady_s_per_proof);
+    assert!(many.steady_state_s_per_proof < 0.8 * one.result.steady_state_s_per_proof, "{} vs {}", many.steady_state_s_per_proof, one.result.steady_state_s_per_proof);
     // Zero is rejected, naming the field.
     c.pipeline.finalizers = Some(0);
     let e = c.validate().unwrap_err().to_string();
@@ -311,8 +314,8 @@ fn moving_the_g2_msm_to_the_device_is_a_what_if() {
     let a = simulate(&cpu, Options { record: true });
     let b = simulate(&gpu, Options { record: true });
     let (ra, rb) = (a.run.unwrap(), b.run.unwrap());
-    assert!(ra.spans_of(&SpanKind::BG2Msm).count() > 0 && ra.spans_of(&SpanKind::MsmBG2).count() == 0);
-    assert_eq!(rb.spans_of(&SpanKind::BG2Msm).count(), 0);
+    assert!(ra.spans_of(&SpanKind::CpuMsmBG2).count() > 0 && ra.spans_of(&SpanKind::MsmBG2).count() == 0);
+    assert_eq!(rb.spans_of(&SpanKind::CpuMsmBG2).count(), 0);
     let g2: Vec<u64> = rb.spans_of(&SpanKind::MsmBG2).map(|s| s.end_ns.unwrap() - s.start_ns).collect();
     assert_eq!(g2.len() as u32, gpu.pipeline.proofs * gpu.pipeline.partitions);
     assert!(g2.iter().all(|&d| d == 200_000_000), "{g2:?}");
@@ -320,4 +323,20 @@ fn moving_the_g2_msm_to_the_device_is_a_what_if() {
     let (fa, fb) = (simulator::floors::compute(&cpu), simulator::floors::compute(&gpu));
     assert!(fb.kernels_s_per_proof > fa.kernels_s_per_proof, "{fa:?} {fb:?}");
     assert!(fb.host_lane_s_per_proof < fa.host_lane_s_per_proof, "{fa:?} {fb:?}");
+}
+
+#[test]
+fn a_simulated_run_reads_back_as_a_cuzk_log_with_the_same_calls() {
+    let mut c = simulator::calibrate::default_base();
+    c.pipeline.proofs = 2;
+    let run = simulate(&c, Options { record: true }).run.unwrap();
+    let text = timeline::write::cuzk::render(&run);
+    assert!(text.lines().all(|l| l.starts_with("TIMELINE,")));
+    let back = timeline::read::read_str(&text, None);
+    assert_eq!(back.diagnostics.format, "cuzk");
+    assert_eq!(back.diagnostics.lines_rejected, 0, "{:?}", back.diagnostics.warnings);
+    assert_eq!(back.diagnostics.open_spans, 0);
+    for k in [SpanKind::Synthesis, SpanKind::Gpu, SpanKind::GpuQueue, SpanKind::GpuPickup] {
+        assert_eq!(back.spans_of(&k).count(), run.spans_of(&SpanKind::Gpu).count(), "{k}");
+    }
 }

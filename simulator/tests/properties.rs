@@ -54,7 +54,7 @@ proptest! {
             prop_assert_eq!(r.proofs_completed, proofs);
             prop_assert!(r.total_s_per_proof >= r.floors.theoretical_s_per_proof * (1.0 - 1e-9),
                 "total {} < floor {}", r.total_s_per_proof, r.floors.theoretical_s_per_proof);
-            prop_assert!(r.gpu_union_util() <= 1.0 + 1e-9);
+            prop_assert!(r.busiest_gpu_utilization() <= 1.0 + 1e-9);
             prop_assert!(r.cpu_util <= 1.0 + 1e-9);
         } else {
             let f = r.failure.as_ref().expect("an infeasible run says why");

@@ -34,8 +34,8 @@ fn gain(before: f64, after: f64) -> f64 {
 fn phase8_is_gpu_bound_at_the_kernel_floor() {
     let r = run(&config("phase8"));
     assert!(r.feasible, "{:?}", r.failure);
-    assert!((r.steady_s_per_proof - 37.4).abs() / 37.4 < 0.03, "steady {}", r.steady_s_per_proof);
-    assert!(r.gpu_union_util() >= 0.99, "gpu union {}", r.gpu_union_util());
+    assert!((r.steady_state_s_per_proof - 37.4).abs() / 37.4 < 0.03, "steady {}", r.steady_state_s_per_proof);
+    assert!(r.busiest_gpu_utilization() >= 0.99, "gpu union {}", r.busiest_gpu_utilization());
     assert!((r.floors.theoretical_s_per_proof - 37.5).abs() < 0.05, "floor {}", r.floors.theoretical_s_per_proof);
     assert_eq!(r.floors.theoretical_binding, "gpu kernels");
     assert!(r.floors.verdict.starts_with("GPU-bound"), "{}", r.floors.verdict);
@@ -68,8 +68,8 @@ fn phase9_floors_and_cpu_bound_verdict() {
     assert!(f.verdict.starts_with("CPU-bound"), "{}", f.verdict);
     assert!(f.verdict.contains("prep_msm + b_g2_msm"), "{}", f.verdict);
     // Observed 36-41 s/proof under load, 32.1 in isolation: above both floors.
-    assert!(r.steady_s_per_proof > f.host_lane_s_per_proof, "steady {}", r.steady_s_per_proof);
-    assert!((30.0..=42.0).contains(&r.steady_s_per_proof), "steady {}", r.steady_s_per_proof);
+    assert!(r.steady_state_s_per_proof > f.host_lane_s_per_proof, "steady {}", r.steady_state_s_per_proof);
+    assert!((30.0..=42.0).contains(&r.steady_state_s_per_proof), "steady {}", r.steady_state_s_per_proof);
 }
 
 /// Phase 10 (`two_lock`, 16 GiB VRAM, 12 GiB pre-staged per worker, 3 workers): `vram_oom`;
@@ -91,11 +91,11 @@ fn phase10_two_lock_ooms_on_16_gib_and_gains_little_on_80() {
     one_lock.memory.prestage_vram_gib = 0.0;
     one_lock.memory.call_vram_gib = 12.0;
     let base = run(&one_lock);
-    let g = gain(base.steady_s_per_proof, two.steady_s_per_proof);
-    assert!(g.abs() < 0.05, "two_lock with device-global syncs gains {:.1}% ({} → {})", 100.0 * g, base.steady_s_per_proof, two.steady_s_per_proof);
+    let g = gain(base.steady_state_s_per_proof, two.steady_state_s_per_proof);
+    assert!(g.abs() < 0.05, "two_lock with device-global syncs gains {:.1}% ({} → {})", 100.0 * g, base.steady_state_s_per_proof, two.steady_state_s_per_proof);
     // What the second lock would have bought without the device-global syncs.
     let ideal = run(&with(big, &[("device_global_sync", "false")]));
-    let gi = gain(base.steady_s_per_proof, ideal.steady_s_per_proof);
+    let gi = gain(base.steady_state_s_per_proof, ideal.steady_state_s_per_proof);
     assert!(gi > 0.15, "without the syncs: {:.1}%", 100.0 * gi);
 }
 
@@ -108,7 +108,7 @@ fn phase12_split_finalize_and_permit_rule() {
     assert!(with_rule.feasible, "{:?}", with_rule.failure);
     assert!(with_rule.peak_ram_gib <= 755.0);
     // Reference: 37.7 s/proof at pw=12.
-    assert!((with_rule.steady_s_per_proof - 37.7).abs() / 37.7 < 0.03, "{}", with_rule.steady_s_per_proof);
+    assert!((with_rule.steady_state_s_per_proof - 37.7).abs() / 37.7 < 0.03, "{}", with_rule.steady_state_s_per_proof);
     let without = run(&with(cfg.clone(), &[("permit_until_send", "false")]));
     assert!(!without.feasible);
     assert_eq!(without.failure.as_ref().map(|f| f.kind.as_str()), Some("ram_oom"));
@@ -119,7 +119,7 @@ fn phase12_split_finalize_and_permit_rule() {
     let joined = run(&with(cfg, &[("gw", "1"), ("split", "false")]));
     let freed = joined.gpu_call_mean_s - split.gpu_call_mean_s;
     assert!((freed - 0.7).abs() < 0.05, "GPU call shorter by {freed} s");
-    let g = gain(joined.steady_s_per_proof, split.steady_s_per_proof);
+    let g = gain(joined.steady_state_s_per_proof, split.steady_state_s_per_proof);
     assert!(g > 0.08, "split finalisation gains {:.1}%", 100.0 * g);
 }
 

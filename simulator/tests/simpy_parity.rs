@@ -39,6 +39,6 @@ fn same_s_per_proof_as_the_simpy_model() {
         let r = simulate(&c, Options::default()).result;
         let case = format!("pw={pw} gw={gw} lock={lock} j={j} split={split}");
         assert!((r.total_s_per_proof - v[0]).abs() < 1e-3, "{case}: total {} vs simpy {}", r.total_s_per_proof, v[0]);
-        assert!((r.steady_s_per_proof - v[1]).abs() < 1e-3, "{case}: steady {} vs simpy {}", r.steady_s_per_proof, v[1]);
+        assert!((r.steady_state_s_per_proof - v[1]).abs() < 1e-3, "{case}: steady {} vs simpy {}", r.steady_state_s_per_proof, v[1]);
     }
 }

@@ -126,7 +126,7 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &Path, charts: bool) -> 
     let mut chart_refs: Vec<ChartRef> = Vec::new();
     if charts {
         if let Err(e) = timeline::export::trace::write_trace(run, &dir.join("trace.json")) {
-            eprintln!("warning: trace.json not written: {e}");
+            tracing::warn!("trace.json not written: {e}");
         } else {
             written.push("trace.json".into());
         }
@@ -139,7 +139,7 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &Path, charts: bool) -> 
         for r in [tables, events] {
             match r {
                 Ok(paths) => written.extend(paths.iter().filter_map(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned())),
-                Err(e) => eprintln!("warning: Parquet table not written: {e}"),
+                Err(e) => tracing::warn!("Parquet table not written: {e}"),
             }
         }
         if charts {
@@ -157,12 +157,12 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &Path, charts: bool) -> 
                         written.push(file.to_string());
                         chart_refs.push(ChartRef::new(section, file, caption));
                     }
-                    Err(e) => eprintln!("warning: {file} not drawn: {e}"),
+                    Err(e) => tracing::warn!("{file} not drawn: {e}"),
                 }
             }
             match chart::waterfall_png(run, &marks, &dir.join("waterfall.png")) {
                 Ok(()) => written.push("waterfall.png".into()),
-                Err(e) => eprintln!("warning: waterfall.png not drawn: {e}"),
+                Err(e) => tracing::warn!("waterfall.png not drawn: {e}"),
             }
         }
     }
@@ -179,14 +179,14 @@ pub fn print_warnings(s: &Summary) {
         return;
     }
     for w in d.warnings.iter().take(10) {
-        eprintln!("warning: line {}: {}", w.line, w.message);
+        tracing::warn!("line {}: {}", w.line, w.message);
     }
     let shown = d.warnings.len().min(10) as u64;
     let total = d.lines_rejected + d.open_spans;
     if total > shown {
-        eprintln!("warning: … {} more (see report.md)", total - shown);
+        tracing::warn!("… {} more (see report.md)", total - shown);
     }
-    eprintln!("warning: {} lines rejected, {} spans never ended (of {} lines read)", d.lines_rejected, d.open_spans, d.lines_total);
+    tracing::warn!("{} lines rejected, {} spans never ended (of {} lines read)", d.lines_rejected, d.open_spans, d.lines_total);
 }
 
 fn f2(v: Option<f64>) -> String {

@@ -34,7 +34,7 @@ pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>) -> anyhow::Result<C
     for l in logs {
         let run = timeline::read::read_path(l, None)?;
         if run.diagnostics.lines_rejected > 0 {
-            eprintln!("warning: {}: {} lines rejected by the reader", l.display(), run.diagnostics.lines_rejected);
+            tracing::warn!("{}: {} lines rejected by the reader", l.display(), run.diagnostics.lines_rejected);
         }
         runs.push((l.display().to_string(), run));
     }

@@ -57,7 +57,7 @@ pub fn pipeline(a: &Args) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let circuit = PorepLike::new(a.constraints, 0);
     circuit.layout().map_err(anyhow::Error::msg)?;
-    eprintln!("demo: TEST-ONLY setup for {} …", circuit.id());
+    tracing::info!("demo: TEST-ONLY setup for {} …", circuit.id());
     let t0 = Instant::now();
     let params = prover::setup::generate_test_params(circuit.clone(), &circuit.id(), 1).context("setup")?;
     let setup_time = t0.elapsed();
@@ -77,7 +77,7 @@ pub fn pipeline(a: &Args) -> anyhow::Result<ExitCode> {
         quiet: a.json,
         ..Default::default()
     };
-    eprintln!("demo: setup {:.2} s; proving {} proofs × {} partitions …", setup_time.as_secs_f64(), a.proofs, a.partitions);
+    tracing::info!("demo: setup {:.2} s; proving {} proofs × {} partitions …", setup_time.as_secs_f64(), a.proofs, a.partitions);
     let outcome = super::prove::run_engine(&args, Arc::new(params), setup_time)?;
     super::prove::write_proofs(&args.output, &outcome.results)?;
     if outcome.interrupted {

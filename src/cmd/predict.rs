@@ -39,7 +39,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let measured = timeline::read::read_path(&a.logs[0], None)?;
     let sim = simulate(&cal.config, Options { record: true });
     if let Some(sim_run) = &sim.run {
-        let par = parity::compare(&measured, sim_run);
+        let par = parity::compare_runs(&measured, sim_run);
         println!("## Parity of the calibrated model with {}\n\n{}", a.logs[0].display(), par.markdown());
         fs::write(a.out.join("parity.md"), par.markdown())?;
         fs::write(a.out.join("parity.json"), serde_json::to_string_pretty(&par)?)?;
@@ -58,6 +58,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         println!("## Predictions\n");
         super::sweep::run_sweep(&model, &a.vary, &a.out, !a.no_charts)?;
     }
-    eprintln!("wrote {}", a.out.display());
+    tracing::info!("wrote {}", a.out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -22,17 +22,23 @@ pub struct Args {
     /// Parameter file made by `proofscope setup`.
     #[arg(long)]
     pub params: PathBuf,
-    /// Engine config (TOML, see prover/configs/engine.example.toml); flags override it.
+    /// Engine config (TOML, see prover/configs/engine.example.toml); flags and --set override it.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Override any engine config key by its dotted path (e.g. --set queue_capacity=2
+    /// --set cuda.params=stream); applied after the file and the flags. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// Proofs (jobs) to make.
     #[arg(long, default_value_t = 1)]
     pub proofs: u32,
     /// Partitions per proof.
     #[arg(long, default_value_t = 1)]
     pub partitions: u32,
+    /// Partition-synthesis workers (engine key `pw`).
     #[arg(long)]
     pub pw: Option<u32>,
+    /// GPU workers per device (engine key `gw`).
     #[arg(long)]
     pub gw: Option<u32>,
     /// whole, kernels or two_lock.
@@ -106,7 +112,7 @@ impl GpuCounters {
                 Some(GpuCounters { source: Some(source), devices, period: Duration::from_millis(ms) })
             }
             Err(why) => {
-                eprintln!("no GPU counters in the timeline: {why}");
+                tracing::warn!("no GPU counters in the timeline: {why}");
                 meta.extra.insert("nvml_error".into(), why.into());
                 None
             }
@@ -175,6 +181,10 @@ pub fn engine_config(args: &Args) -> anyhow::Result<EngineConfig> {
         cfg.seed = args.seed;
     }
     cfg.validate()?;
+    for kv in &args.set {
+        let (k, v) = timeline::settings::split_assignment(kv)?;
+        cfg.set(k, v)?;
+    }
     Ok(cfg)
 }
 
@@ -248,7 +258,7 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     }
     let (stats, _) = if interrupted { engine.abort_and_flush()? } else { engine.shutdown()? };
     if interrupted {
-        eprintln!("interrupted: timeline flushed to {} ({} spans, {} left open)", args.timeline.display(), stats.spans, stats.open_spans);
+        tracing::warn!("interrupted: timeline flushed to {} ({} spans, {} left open)", args.timeline.display(), stats.spans, stats.open_spans);
     }
     let failed = results.iter().filter(|r| r.proofs.is_err()).count();
     Ok(Outcome { results, failed, wall, interrupted, params_load, backend })
@@ -278,7 +288,7 @@ pub fn write_proofs(out: &Path, results: &[JobResult]) -> anyhow::Result<usize> 
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (params, report) = Parameters::read_file(&args.params).context("loading parameters")?;
-    eprintln!(
+    tracing::info!(
         "loaded {} ({}, {:.1} MiB) in {:.2} s{}",
         args.params.display(),
         params.info.circuit_id,
@@ -290,7 +300,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let written = write_proofs(&args.output, &outcome.results)?;
     for r in &outcome.results {
         if let Err(e) = &r.proofs {
-            eprintln!("{}: FAILED: {e}", r.id);
+            tracing::error!("{}: FAILED: {e}", r.id);
         }
     }
     println!(

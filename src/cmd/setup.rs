@@ -29,7 +29,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let circuit = args.circuit.circuit(args.constraints, 0);
     circuit.check().map_err(anyhow::Error::msg)?;
-    eprintln!("WARNING: TEST-ONLY trusted setup (toxic waste from seed {}); never use these parameters for anything real.", args.seed);
+    tracing::warn!("TEST-ONLY trusted setup (toxic waste from seed {}); never use these parameters for anything real.", args.seed);
     let t0 = Instant::now();
     let params = prover::setup::generate_test_params(circuit.clone(), &circuit.id(), args.seed).context("generating parameters")?;
     let gen = t0.elapsed();

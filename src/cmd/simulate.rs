@@ -43,7 +43,7 @@ pub struct Args {
 pub fn load_config(path: &std::path::Path, seed: Option<u64>, sets: &[String]) -> anyhow::Result<Config> {
     let mut cfg = Config::load(path)?;
     for kv in sets {
-        let (k, v) = kv.split_once('=').with_context(|| format!("--set `{kv}`: expected KEY=VALUE"))?;
+        let (k, v) = timeline::settings::split_assignment(kv)?;
         cfg.set(k, v)?;
     }
     if let Some(s) = seed {
@@ -67,15 +67,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let (Some(path), Some(run)) = (&a.timeline, &out.run) {
         let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
         timeline::write::jsonl::write_run(BufWriter::new(f), run).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("timeline: {} ({} spans, {} counters)", path.display(), run.spans.len(), run.counters.len());
+        tracing::info!("timeline: {} ({} spans, {} counters)", path.display(), run.spans.len(), run.counters.len());
     }
     if let (Some(path), Some(run)) = (&a.cuzk_log, &out.run) {
-        fs::write(path, simulator::cuzk_log::render(run)).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("cuzk log: {}", path.display());
+        fs::write(path, timeline::write::cuzk::render(run)).with_context(|| format!("cannot write {}", path.display()))?;
+        tracing::info!("cuzk log: {}", path.display());
     }
     if let (Some(log), Some(sim_run)) = (&a.compare_to, &out.run) {
         let measured = timeline::read::read_path(log, None)?;
-        let par = parity::compare(&measured, sim_run);
+        let par = parity::compare_runs(&measured, sim_run);
         fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
         let md = format!("# Parity: {} vs {}\n\n{}", a.config.display(), log.display(), par.markdown());
         fs::write(a.out.join("parity.md"), &md)?;
@@ -85,7 +85,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         if !a.json {
             println!("\n{}", par.markdown());
         }
-        eprintln!("parity: {}", a.out.display());
+        tracing::info!("parity: {}", a.out.display());
     }
     Ok(ExitCode::SUCCESS)
 }

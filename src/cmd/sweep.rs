@@ -54,7 +54,7 @@ pub fn run_sweep(base: &Config, axes: &[Vary], dir: &Path, charts: bool) -> anyh
     let elapsed = t0.elapsed();
     let md = sweep::markdown(&rows, axes);
     println!("{md}");
-    eprintln!("{} configurations simulated in {:.1} ms", rows.len(), elapsed.as_secs_f64() * 1e3);
+    tracing::info!("{} configurations simulated in {:.1} ms", rows.len(), elapsed.as_secs_f64() * 1e3);
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let title = format!("# Sweep of {}\n\nAxes: {}\n\n", if base.name.is_empty() { "(unnamed)" } else { &base.name }, axes.iter().map(|a| format!("{}={}", a.key, a.values.join(","))).collect::<Vec<_>>().join("  "));
     fs::write(dir.join("sweep.md"), format!("{title}{md}"))?;
@@ -72,7 +72,7 @@ pub fn run_sweep(base: &Config, axes: &[Vary], dir: &Path, charts: bool) -> anyh
     #[cfg(not(feature = "analysis"))]
     let _ = charts;
     for w in &written {
-        eprintln!("wrote {}", w.display());
+        tracing::info!("wrote {}", w.display());
     }
     Ok(rows)
 }

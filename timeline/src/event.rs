@@ -16,6 +16,60 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// Version of the JSON-lines schema and of `summary.json`. Bump on any breaking change.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// Span kind names as they appear on the wire: JSON lines, the prover's `tracing` span
+/// names, the simulator's spans. Producers name their spans with these constants (a typo is
+/// a compile error, not an unknown kind), and [`SpanKind`] maps them to variants.
+pub mod kind {
+    pub const SYNTHESIS: &str = "synthesis";
+    pub const GPU_QUEUE: &str = "gpu_queue";
+    pub const GPU_PICKUP: &str = "gpu_pickup";
+    pub const GPU: &str = "gpu";
+    pub const PREP_MSM: &str = "prep_msm";
+    pub const NTT: &str = "ntt";
+    pub const MSM_H: &str = "msm_h";
+    pub const NTT_MSM_H: &str = "ntt_msm_h";
+    pub const MSM_REST: &str = "msm_rest";
+    pub const MSM_L: &str = "msm_l";
+    pub const MSM_A: &str = "msm_a";
+    pub const MSM_B_G1: &str = "msm_b_g1";
+    pub const MSM_B_G2: &str = "msm_b_g2";
+    pub const BATCH_ADD: &str = "batch_add";
+    pub const TAIL_MSM: &str = "tail_msm";
+    pub const CPU_MSM_B_G2: &str = "cpu_msm_b_g2";
+    pub const H2D: &str = "h2d";
+    pub const D2H: &str = "d2h";
+    pub const SHIFT_TABLE: &str = "shift_table";
+    pub const LOCK_WAIT: &str = "lock_wait";
+    pub const LOCK_HOLD: &str = "lock_hold";
+    pub const FINALIZE: &str = "finalize";
+    pub const VERIFY: &str = "verify";
+    pub const FALLBACK: &str = "fallback";
+    /// Names earlier versions wrote, read as today's kind: (old name, kind).
+    pub const ALIASES: &[(&str, &str)] = &[("b_g2_msm", CPU_MSM_B_G2)];
+}
+
+/// Well-known span argument keys (`Span::args`), shared by the producers and the analyses.
+pub mod arg {
+    /// Device time of the span's kernels or copy, from CUDA events, ns.
+    pub const GPU_NS: &str = "gpu_ns";
+    /// Host steps of a copy after the device copy ended (hand-over to the compute stream), ns.
+    pub const FINISH_NS: &str = "finish_ns";
+    /// What a copy moves: `params`, `abc`, `points`, ...
+    pub const WHAT: &str = "what";
+    /// Bytes a copy moves.
+    pub const BYTES: &str = "bytes";
+    /// The CUDA stream (lane) an MSM ran on.
+    pub const LANE: &str = "lane";
+    /// Chunks a streamed MSM ran in.
+    pub const CHUNKS: &str = "chunks";
+    /// Which lock a `lock_wait` / `lock_hold` / `gpu` span is about (the lock mode on `gpu`).
+    pub const LOCK: &str = "lock";
+    /// Which query an MSM piece works on (`l`, `a`, `b_g1`, `b_g2`).
+    pub const QUERY: &str = "query";
+    /// Points (terms) of an MSM.
+    pub const POINTS: &str = "points";
+}
+
 /// What a span measures. A closed set, plus [`SpanKind::Other`] so that producers we do
 /// not know still load (their spans are kept and shown, just not interpreted).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -32,32 +86,48 @@ pub enum SpanKind {
     PrepMsm,
     /// NTTs of the H computation.
     Ntt,
+    /// The H query's MSM.
     MsmH,
+    /// NTTs and the H MSM as one phase: what a model (the simulator) predicts when it does
+    /// not split them.
+    NttMsmH,
+    /// The L, A and B-in-G1 MSMs as one phase (a model's combined span, beside
+    /// [`SpanKind::NttMsmH`]).
+    MsmRest,
     MsmL,
     MsmA,
     MsmBG1,
-    /// The B query's MSM in G2 on the device (`g2_msm = device`); `b_g2_msm` is the CPU one.
+    /// The B query's MSM in G2 on the device (`g2_msm = device`); [`SpanKind::CpuMsmBG2`] is
+    /// the same MSM on the host CPU.
     MsmBG2,
     /// Bitmap-selected additions of the scalar-one terms.
     BatchAdd,
     /// The MSM over the remaining (neither zero nor one) scalars.
     TailMsm,
-    BG2Msm,
+    /// The B query's MSM in G2 on the host CPU (`g2_msm = cpu`; earlier name `b_g2_msm`).
+    CpuMsmBG2,
     /// Host-to-device copy.
     H2d,
     /// Device-to-host copy.
     D2h,
+    /// One-time build of a table of shifted bases on the device (per parameter set).
+    ShiftTable,
     LockWait,
     LockHold,
     /// Proof assembly (and, without split finalisation, the CPU epilogue).
     Finalize,
+    /// Verification of a partition proof (`verify = true`).
+    Verify,
+    /// A partition proved on another path after its device failed (e.g. the CPU after an
+    /// out-of-memory error).
+    Fallback,
     /// A kind this version does not know; the string is kept verbatim.
     Other(String),
 }
 
 impl SpanKind {
     /// Every known kind, in pipeline order (used for legends and stable table order).
-    pub const KNOWN: [SpanKind; 19] = [
+    pub const KNOWN: [SpanKind; 24] = [
         SpanKind::Synthesis,
         SpanKind::GpuQueue,
         SpanKind::GpuPickup,
@@ -65,43 +135,61 @@ impl SpanKind {
         SpanKind::PrepMsm,
         SpanKind::Ntt,
         SpanKind::MsmH,
+        SpanKind::NttMsmH,
+        SpanKind::MsmRest,
         SpanKind::MsmL,
         SpanKind::MsmA,
         SpanKind::MsmBG1,
         SpanKind::MsmBG2,
         SpanKind::BatchAdd,
         SpanKind::TailMsm,
-        SpanKind::BG2Msm,
+        SpanKind::CpuMsmBG2,
         SpanKind::H2d,
         SpanKind::D2h,
+        SpanKind::ShiftTable,
         SpanKind::LockWait,
         SpanKind::LockHold,
         SpanKind::Finalize,
+        SpanKind::Verify,
+        SpanKind::Fallback,
     ];
 
     pub fn as_str(&self) -> &str {
         match self {
-            SpanKind::Synthesis => "synthesis",
-            SpanKind::GpuQueue => "gpu_queue",
-            SpanKind::GpuPickup => "gpu_pickup",
-            SpanKind::Gpu => "gpu",
-            SpanKind::PrepMsm => "prep_msm",
-            SpanKind::Ntt => "ntt",
-            SpanKind::MsmH => "msm_h",
-            SpanKind::MsmL => "msm_l",
-            SpanKind::MsmA => "msm_a",
-            SpanKind::MsmBG1 => "msm_b_g1",
-            SpanKind::MsmBG2 => "msm_b_g2",
-            SpanKind::BatchAdd => "batch_add",
-            SpanKind::TailMsm => "tail_msm",
-            SpanKind::BG2Msm => "b_g2_msm",
-            SpanKind::H2d => "h2d",
-            SpanKind::D2h => "d2h",
-            SpanKind::LockWait => "lock_wait",
-            SpanKind::LockHold => "lock_hold",
-            SpanKind::Finalize => "finalize",
+            SpanKind::Synthesis => kind::SYNTHESIS,
+            SpanKind::GpuQueue => kind::GPU_QUEUE,
+            SpanKind::GpuPickup => kind::GPU_PICKUP,
+            SpanKind::Gpu => kind::GPU,
+            SpanKind::PrepMsm => kind::PREP_MSM,
+            SpanKind::Ntt => kind::NTT,
+            SpanKind::MsmH => kind::MSM_H,
+            SpanKind::NttMsmH => kind::NTT_MSM_H,
+            SpanKind::MsmRest => kind::MSM_REST,
+            SpanKind::MsmL => kind::MSM_L,
+            SpanKind::MsmA => kind::MSM_A,
+            SpanKind::MsmBG1 => kind::MSM_B_G1,
+            SpanKind::MsmBG2 => kind::MSM_B_G2,
+            SpanKind::BatchAdd => kind::BATCH_ADD,
+            SpanKind::TailMsm => kind::TAIL_MSM,
+            SpanKind::CpuMsmBG2 => kind::CPU_MSM_B_G2,
+            SpanKind::H2d => kind::H2D,
+            SpanKind::D2h => kind::D2H,
+            SpanKind::ShiftTable => kind::SHIFT_TABLE,
+            SpanKind::LockWait => kind::LOCK_WAIT,
+            SpanKind::LockHold => kind::LOCK_HOLD,
+            SpanKind::Finalize => kind::FINALIZE,
+            SpanKind::Verify => kind::VERIFY,
+            SpanKind::Fallback => kind::FALLBACK,
             SpanKind::Other(s) => s,
         }
+    }
+
+    /// The known kind of a name (today's or an earlier alias), `None` for anything else.
+    /// Producers use this to check their names; readers use [`str::parse`], which keeps an
+    /// unknown name as [`SpanKind::Other`].
+    pub fn known(name: &str) -> Option<SpanKind> {
+        let name = kind::ALIASES.iter().find(|(old, _)| *old == name).map_or(name, |(_, new)| new);
+        SpanKind::KNOWN.iter().find(|k| k.as_str() == name).cloned()
     }
 
     /// Work done by the device itself (true kernel or copy time, from CUDA events or a
@@ -111,6 +199,8 @@ impl SpanKind {
             self,
             SpanKind::Ntt
                 | SpanKind::MsmH
+                | SpanKind::NttMsmH
+                | SpanKind::MsmRest
                 | SpanKind::MsmL
                 | SpanKind::MsmA
                 | SpanKind::MsmBG1
@@ -129,7 +219,7 @@ impl SpanKind {
 
     /// CPU phases that sit beside or around the kernels of a GPU worker.
     pub fn is_cpu_gpu_side(&self) -> bool {
-        matches!(self, SpanKind::PrepMsm | SpanKind::BG2Msm | SpanKind::Finalize)
+        matches!(self, SpanKind::PrepMsm | SpanKind::CpuMsmBG2 | SpanKind::Finalize)
     }
 }
 
@@ -142,11 +232,7 @@ impl fmt::Display for SpanKind {
 impl FromStr for SpanKind {
     type Err = std::convert::Infallible;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(SpanKind::KNOWN
-            .iter()
-            .find(|k| k.as_str() == s)
-            .cloned()
-            .unwrap_or_else(|| SpanKind::Other(s.to_string())))
+        Ok(SpanKind::known(s).unwrap_or_else(|| SpanKind::Other(s.to_string())))
     }
 }
 
@@ -241,7 +327,7 @@ impl Span {
     /// inside the first partition's prove call. The device was busy (utilisation counts it),
     /// but it is not part of any partition's kernel time, nor of the GPU floor per partition.
     pub fn is_setup_work(&self) -> bool {
-        self.kind == SpanKind::H2d && self.args.get("what").and_then(|v| v.as_str()) == Some("params")
+        self.kind == SpanKind::H2d && self.args.get(arg::WHAT).and_then(|v| v.as_str()) == Some("params")
     }
 
     /// The interval `[start, end)` in which this span kept its device busy; None when open.
@@ -254,8 +340,8 @@ impl Span {
         let end = self.end_ns?;
         if matches!(self.kind, SpanKind::H2d | SpanKind::D2h) {
             let num = |k: &str| self.args.get(k).and_then(|v| v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)));
-            if let Some(gpu) = num("gpu_ns") {
-                let e = end.saturating_sub(num("finish_ns").unwrap_or(0)).max(self.start_ns);
+            if let Some(gpu) = num(arg::GPU_NS) {
+                let e = end.saturating_sub(num(arg::FINISH_NS).unwrap_or(0)).max(self.start_ns);
                 return Some((e.saturating_sub(gpu).max(self.start_ns), e));
             }
         }
@@ -372,7 +458,7 @@ pub struct RunConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<String>,
     /// Where a GPU backend computed the G2 MSM: `device` (span `msm_b_g2`) or `cpu`
-    /// (span `b_g2_msm`); absent = not recorded (the CPU, as before this field).
+    /// (span `cpu_msm_b_g2`); absent = not recorded (the CPU, as before this field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub g2_msm: Option<String>,
 }
@@ -590,6 +676,9 @@ mod tests {
             let back: SpanKind = serde_json::from_str(&j).unwrap();
             assert_eq!(&back, k);
         }
+        let old: SpanKind = serde_json::from_str("\"b_g2_msm\"").unwrap();
+        assert_eq!(old, SpanKind::CpuMsmBG2);
+        assert_eq!(SpanKind::known("warp_drive"), None);
         let back: SpanKind = serde_json::from_str("\"warp_drive\"").unwrap();
         assert_eq!(back, SpanKind::Other("warp_drive".into()));
         assert_eq!(serde_json::to_string(&back).unwrap(), "\"warp_drive\"");

@@ -11,10 +11,11 @@ pub mod analysis;
 pub mod chart;
 pub mod event;
 pub mod export;
-pub(crate) mod fxhash;
 pub mod lanes;
 pub mod read;
 pub mod report;
+pub mod settings;
+pub mod stats;
 pub mod write;
 
 pub use event::{Counter, Diagnostics, LockMode, Record, Run, RunConfig, RunMeta, Span, SpanKind, SCHEMA_VERSION};

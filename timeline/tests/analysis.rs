@@ -225,7 +225,7 @@ fn kernel_level_gaps_blame_lock_and_cpu_prep() {
         k(SpanKind::LockWait, 1, 1, 25, 70),
         k(SpanKind::LockHold, 1, 1, 70, 120),
         k(SpanKind::Ntt, 1, 1, 70, 110),
-        k(SpanKind::BG2Msm, 1, 1, 110, 130),
+        k(SpanKind::CpuMsmBG2, 1, 1, 110, 130),
         k(SpanKind::Gpu, 2, 0, 100, 200),
         k(SpanKind::PrepMsm, 2, 0, 100, 140),
         k(SpanKind::Ntt, 2, 0, 140, 180),

@@ -46,6 +46,8 @@ pub struct EngineConfig {
     /// (span `msm_b_g2`, under the compute lock, beside the G1 MSMs) or `cpu` (span
     /// `b_g2_msm` in the finisher, as supraseal does). The CPU backend ignores it.
     pub g2_msm: G2Msm,
+    /// The CUDA backend's knobs (`[cuda]` section).
+    pub cuda: crate::cuda_settings::CudaSettings,
 }
 
 /// Where the CUDA backend computes the G2 MSM ([`EngineConfig::g2_msm`]).
@@ -98,6 +100,7 @@ impl Default for EngineConfig {
             cpu_msm: crate::msm::CpuMsm::Blst,
             cpu_fallback: true,
             g2_msm: G2Msm::Device,
+            cuda: Default::default(),
         }
     }
 }
@@ -110,6 +113,8 @@ pub enum ConfigError {
     Parse { path: String, message: String },
     #[error("config field `{field}`: {reason}")]
     Invalid { field: &'static str, reason: String },
+    #[error("--set {key}: {reason}")]
+    Set { key: String, reason: String },
 }
 
 impl EngineConfig {
@@ -123,6 +128,16 @@ impl EngineConfig {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Io { path: name.clone(), error })?;
         Self::from_toml_str(&text, &name)
+    }
+
+    /// Apply one `key=value` override by the key's dotted path in the TOML (`pw=4`,
+    /// `lock=whole`, `cuda.params=stream`; [`timeline::settings`]): every key of the file,
+    /// the same names and checks; an unknown key or a wrong type names the key. Validated.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let next = timeline::settings::set_path(self, key, value).map_err(|e| ConfigError::Set { key: key.to_string(), reason: e.reason() })?;
+        next.validate()?;
+        *self = next;
+        Ok(())
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -163,5 +178,20 @@ mod tests {
         assert!(e.contains("pww") && e.contains("x.toml"), "{e}");
         let e = EngineConfig::from_toml_str("lock = \"half\"", "x.toml").unwrap_err().to_string();
         assert!(e.contains("half"), "{e}");
+    }
+
+    #[test]
+    fn every_key_is_settable_by_its_path() {
+        let mut c = EngineConfig::default();
+        for (k, v) in [("pw", "5"), ("lock", "whole"), ("queue_capacity", "3"), ("max_attempts", "4"), ("events", "false"), ("rss_sample_ms", "0"), ("cpu_fallback", "false"), ("seed", "9"), ("g2_msm", "cpu")] {
+            c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
+        }
+        assert_eq!((c.pw, c.lock, c.queue_capacity, c.max_attempts, c.events, c.rss_sample_ms, c.cpu_fallback, c.seed, c.g2_msm), (5, LockMode::Whole, 3, 4, false, 0, false, Some(9), G2Msm::Cpu));
+        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope")] {
+            let before = c.clone();
+            let e = c.set(k, v).unwrap_err().to_string();
+            assert!(e.contains(want), "{k}={v}: {e}");
+            assert_eq!(c, before, "a refused --set changes nothing");
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! is two spans: `lock_wait` (asking) and `lock_hold` (holding), with the lock's name in
 //! the `lock` arg (`whole`, `compute`, `alloc`).
 
+use timeline::event::kind;
 use std::sync::{Mutex, MutexGuard};
 
 use tracing::info_span;
@@ -25,13 +26,13 @@ pub struct Held<'a> {
 
 /// Take `m`, recording the wait and the hold.
 pub fn acquire<'a>(m: &'a Mutex<()>, name: &'static str) -> Held<'a> {
-    let wait = info_span!("lock_wait", lock = name);
+    let wait = info_span!(kind::LOCK_WAIT, lock = name);
     let guard = {
         let _e = wait.enter();
         m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     };
     drop(wait);
-    Held { _hold: info_span!("lock_hold", lock = name), _guard: guard }
+    Held { _hold: info_span!(kind::LOCK_HOLD, lock = name), _guard: guard }
 }
 
 /// What a backend's `alloc()` / `compute()` lock, by mode.

@@ -15,6 +15,7 @@ pub mod jobs;
 pub mod locks;
 mod workers;
 
+use timeline::event::kind;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -167,7 +168,7 @@ impl Shared {
 
     /// Send a partition to device `target`'s retry queue (it stays in the GPU stage).
     fn requeue(&self, job: Arc<JobState>, partition: u32, assignment: ProvingAssignment, attempts: u32, tried: Vec<u32>, target: usize) {
-        let queue_span = tracing::info_span!(parent: None, "gpu_queue", job = job.id.as_str(), partition = partition, retry = true);
+        let queue_span = tracing::info_span!(parent: None, kind::GPU_QUEUE, job = job.id.as_str(), partition = partition, retry = true);
         let t = GpuTask { job, partition, assignment, queue_span, attempts, tried };
         match self.retry.get(target).map(|q| q.lock()) {
             Some(Ok(mut q)) => q.push_back(t),

@@ -3,6 +3,7 @@
 //! work in a `ctx` span carrying job / partition / worker / device, and opens one span
 //! per stage, so the timeline shows exactly what each thread did and waited for.
 
+use timeline::event::kind;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -59,7 +60,7 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx:
             match synthesized {
                 Err(e) => sh.finish_partition(&job, partition, Err(e.to_string())),
                 Ok(assignment) => {
-                    let queue_span = info_span!(parent: None, "gpu_queue", job = job.id.as_str(), partition = partition);
+                    let queue_span = info_span!(parent: None, kind::GPU_QUEUE, job = job.id.as_str(), partition = partition);
                     sh.in_gpu_stage.fetch_add(1, Ordering::SeqCst);
                     let depth = sh.queue_depth.fetch_add(1, Ordering::SeqCst) + 1;
                     if sh.cfg.events {
@@ -146,7 +147,7 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
             drop(queue_span);
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w, device = device);
             let _ctx = ctx.enter();
-            let pickup = info_span!("gpu_pickup");
+            let pickup = info_span!(kind::GPU_PICKUP);
             let blinding = blinding_for(sh.rng_seed, &job.id, partition);
             tried.push(d as u32);
             let retry_on = retry_target(&sh, attempts, &tried);
@@ -165,7 +166,7 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
                 }
             };
             let outcome = {
-                let gpu = info_span!("gpu", lock = sh.cfg.lock.as_str(), attempt = attempts as u64 + 1);
+                let gpu = info_span!(kind::GPU, lock = sh.cfg.lock.as_str(), attempt = attempts as u64 + 1);
                 let _g = gpu.enter();
                 let run = || -> Result<Outcome, StartFailure> {
                     match sh.cfg.lock {
@@ -195,7 +196,7 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
                         None => backup.take().unwrap_or_default(),
                     };
                     sh.warn(&format!("{} partition {partition}: device {device} out of memory ({why}); proving it on the {} fallback", job.id, fb.name()));
-                    let span = info_span!("fallback", fallback = fb.name(), reason = why.as_str());
+                    let span = info_span!(kind::FALLBACK, fallback = fb.name(), reason = why.as_str());
                     let _f = span.enter();
                     used = fb.clone();
                     let run = || -> Result<Outcome, StartFailure> { Ok(finish(fb.as_ref(), fb.prove_start(asg, params, blinding, &NoGate)?)?) };
@@ -242,7 +243,7 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
 /// the backend has not already verified it.
 fn check(sh: &Shared, proof: Proof, public_inputs: Vec<crate::Scalar>, device: u32, verified: bool) -> Result<PartitionProof, String> {
     if sh.cfg.verify && !verified {
-        let span = info_span!("verify");
+        let span = info_span!(kind::VERIFY);
         let _e = span.enter();
         match crate::verifier::verify(&sh.params.vk, &proof, &public_inputs) {
             Ok(true) => {}

@@ -21,6 +21,7 @@
 //! [`ProveError::DeviceOutOfMemory`], and `prove_start_or_return` hands the assignment
 //! back with it so the engine can prove that partition on its CPU fallback.
 
+use timeline::event::{arg, kind};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use blstrs::G1Projective;
@@ -434,7 +435,7 @@ impl CudaBackend {
     /// in an `h2d` span (`what`, `bytes`, `pinned`, and the host steps and copy time that
     /// [`super::device::UploadTimes`] records), handed to `gpu`'s stream.
     fn h2d_upload(gpu: &Gpu, what: &str, words: usize, fill: impl FnOnce(&mut [u32])) -> Result<CudaSlice<u32>, GpuError> {
-        let h = info_span!("h2d", what = what, bytes = (words * 4) as u64, gpu_ns = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
+        let h = info_span!(kind::H2D, what = what, bytes = (words * 4) as u64, { arg::GPU_NS } = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
         let _e = h.enter();
         let up = gpu.upload_words(words, words, fill)?;
         h.record("pinned", up.pinned);
@@ -455,7 +456,7 @@ impl CudaBackend {
     fn add_shift_table(&self, query: &'static str, points: &mut DevicePoints) -> Result<(), GpuError> {
         let Some(c) = self.shifts.window_bits(points.len) else { return Ok(()) };
         let bytes = Gpu::shift_table_bytes::<G1>(points.len, c);
-        let span = info_span!("shift_table", query = query, c = c as u64, points = points.len as u64, bytes = bytes as u64, gpu_ns = Empty, skipped = Empty);
+        let span = info_span!(kind::SHIFT_TABLE, query = query, c = c as u64, points = points.len as u64, bytes = bytes as u64, { arg::GPU_NS } = Empty, skipped = Empty);
         let _e = span.enter();
         let (free, _) = self.gpu.mem_info()?;
         if bytes + SHIFT_SPARE_BYTES > free {
@@ -464,7 +465,7 @@ impl CudaBackend {
         }
         match self.gpu.precompute_shifts(points, c) {
             Ok(ms) => {
-                span.record("gpu_ns", ns(ms));
+                span.record(arg::GPU_NS, ns(ms));
                 Ok(())
             }
             Err(e) if is_out_of_memory(&e) => {
@@ -496,7 +497,7 @@ impl CudaBackend {
             return Err(GpuError::Other(format!("B query: {} points in G1 but {} in G2", params.b_g1.len(), params.b_g2.len())));
         }
         let g2_bytes = if self.g2_on_device { params.b_g2.len() * 192 } else { 0 };
-        let span = info_span!("h2d", what = "params", bytes = ((params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) * 96 + g2_bytes) as u64, gpu_ns = Empty, streamed = Empty);
+        let span = info_span!(kind::H2D, what = "params", bytes = ((params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) * 96 + g2_bytes) as u64, { arg::GPU_NS } = Empty, streamed = Empty);
         let _e = span.enter();
         let t0 = self.gpu.timer()?;
         let mut streamed = Vec::new();
@@ -509,7 +510,7 @@ impl CudaBackend {
             b_g2: if self.g2_on_device { Some(self.upload_query::<G2>(&params.b_g2, &mut streamed, "b_g2")?) } else { None },
         };
         let t1 = self.gpu.timer()?;
-        span.record("gpu_ns", ns(t0.ms_to(&t1)?));
+        span.record(arg::GPU_NS, ns(t0.ms_to(&t1)?));
         if !streamed.is_empty() {
             span.record("streamed", streamed.join(",").as_str());
         }
@@ -569,7 +570,7 @@ impl CudaBackend {
     /// Returns the sum and the device time of its batch addition and tail MSM (ms).
     fn split_msm<C: GpuCurve>(&self, gpu: &Gpu, name: &'static str, bases: Option<&DevicePoints<C>>, host: &[C::Affine], split: &Split, staged: &StagedSplit) -> Result<(C::Proj, f64), GpuError> {
         let (ones, ones_ms) = {
-            let s = info_span!("batch_add", query = name, points = split.ones.len() as u64, gpu_ns = Empty, chunks = Empty);
+            let s = info_span!(kind::BATCH_ADD, query = name, points = split.ones.len() as u64, { arg::GPU_NS } = Empty, { arg::CHUNKS } = Empty);
             let _e = s.enter();
             let (p, ms, chunks) = match (bases, &staged.ones) {
                 _ if split.ones.is_empty() => (C::Proj::identity(), 0.0, None),
@@ -589,7 +590,7 @@ impl CudaBackend {
             (p, ms)
         };
         let (tail, tail_ms) = {
-            let s = info_span!("tail_msm", query = name, points = split.tail.len() as u64, gpu_ns = Empty, chunks = Empty);
+            let s = info_span!(kind::TAIL_MSM, query = name, points = split.tail.len() as u64, { arg::GPU_NS } = Empty, { arg::CHUNKS } = Empty);
             let _e = s.enter();
             let (p, ms, chunks) = match (bases, &staged.tail) {
                 (_, None) => (C::Proj::identity(), 0.0, None),
@@ -628,7 +629,7 @@ impl CudaBackend {
             let plan = prover::prep_msm(asg, params)?;
             let res = self.resident(params).map_err(dev_err)?;
             let (abc, abc_ms) = {
-                let span = info_span!("h2d", what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, gpu_ns = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
+                let span = info_span!(kind::H2D, what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, { arg::GPU_NS } = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
                 let _e = span.enter();
                 let (bufs, times) = self.gpu.upload_abc(&asg.a, &asg.b, &asg.c, d.log_n).map_err(dev_err)?;
                 times.record(&span);
@@ -648,15 +649,15 @@ impl CudaBackend {
         // NTTs and the H MSM on the device's stream.
         let h_part = || -> Result<G1Projective, ProveError> {
             let (hbuf, h_len) = {
-                let span = info_span!("ntt", n = d.n as u64, gpu_ns = Empty, h2d_ns = Empty);
+                let span = info_span!(kind::NTT, n = d.n as u64, { arg::GPU_NS } = Empty, h2d_ns = Empty);
                 let _e = span.enter();
                 let (buf, t) = self.gpu.h_quotient_uploaded(abc, d.log_n, abc_ms).map_err(dev_err)?;
-                span.record("gpu_ns", ns(t.ntt_ms));
+                span.record(arg::GPU_NS, ns(t.ntt_ms));
                 span.record("h2d_ns", ns(t.h2d_ms));
                 (buf, d.n - 1)
             };
             let n = h_len.min(params.h.len());
-            let span = info_span!("msm_h", points = n as u64, gpu_ns = Empty, chunks = Empty);
+            let span = info_span!(kind::MSM_H, points = n as u64, { arg::GPU_NS } = Empty, { arg::CHUNKS } = Empty);
             let _e = span.enter();
             let (p, ms, chunks) = match res.h.resident() {
                 Some(b) => {
@@ -675,11 +676,11 @@ impl CudaBackend {
         fn run<C: GpuCurve>(be: &CudaBackend, gpu: &Gpu, lane: Option<usize>, name: &'static str, bases: &Bases<C>, host: &[C::Affine], split: &Split, pre: &StagedSplit) -> Result<C::Proj, ProveError> {
             let span = prover::split_msm_span(name, split);
             if let Some(l) = lane {
-                span.record("lane", l as u64);
+                span.record(arg::LANE, l as u64);
             }
             let _e = span.enter();
             let (p, ms) = be.split_msm(gpu, name, bases.resident(), host, split, pre).map_err(dev_err)?;
-            span.record("gpu_ns", ns(ms));
+            span.record(arg::GPU_NS, ns(ms));
             Ok(p)
         }
         let lanes = match self.batch {
@@ -770,9 +771,9 @@ impl Backend for CudaBackend {
 
 /// Records an MSM span's device time (`gpu_ns`) and, for a streamed one, its `chunks`.
 fn record_device_time(span: &tracing::Span, ms: f64, chunks: Option<usize>) {
-    span.record("gpu_ns", ns(ms));
+    span.record(arg::GPU_NS, ns(ms));
     if let Some(k) = chunks {
-        span.record("chunks", k as u64);
+        span.record(arg::CHUNKS, k as u64);
     }
 }
 

@@ -4,6 +4,7 @@
 //! `clone_htod` on the compute stream ran at ~0.6 GB/s and queued behind other workers'
 //! kernels.
 
+use timeline::event::{arg, kind};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -168,7 +169,7 @@ impl UploadTimes {
         span.record("queue_ns", ns(self.queue_ms));
         span.record("wait_ns", ns(self.wait_ms));
         span.record("finish_ns", ns(self.finish_ms));
-        span.record("gpu_ns", ns(self.gpu_ms));
+        span.record(arg::GPU_NS, ns(self.gpu_ms));
     }
 }
 
@@ -469,12 +470,12 @@ impl Gpu {
     /// after that wait so that its wall is the copy's, not the kernels'.
     pub(crate) fn download_words(&self, src: &cudarc::driver::CudaView<'_, u32>, what: &str) -> Result<Vec<u32>, GpuError> {
         self.stream.record_event(None).ctx("cuEventRecord")?.synchronize().ctx(what)?;
-        let span = tracing::info_span!("d2h", what = what, bytes = (src.len() * 4) as u64, gpu_ns = tracing::field::Empty);
+        let span = tracing::info_span!(kind::D2H, what = what, bytes = (src.len() * 4) as u64, { arg::GPU_NS } = tracing::field::Empty);
         let _e = span.enter();
         let t0 = self.timer()?;
         let words = self.stream.clone_dtoh(src).ctx(what)?;
         let t1 = self.timer()?;
-        span.record("gpu_ns", (t0.ms_to(&t1)? * 1e6).round() as u64);
+        span.record(arg::GPU_NS, (t0.ms_to(&t1)? * 1e6).round() as u64);
         Ok(words)
     }
 

@@ -118,7 +118,7 @@ impl Sim<'_> {
         let (start, pi, dev, idx) = (wk.step_start, wk.part, wk.device, wk.index);
         match step {
             Step::Prep | Step::PrepUpload => self.span(SpanKind::PrepMsm, start, now, pi, Some(idx), Some(dev)),
-            Step::BG2 => self.span(SpanKind::BG2Msm, start, now, pi, Some(idx), Some(dev)),
+            Step::BG2 => self.span(SpanKind::CpuMsmBG2, start, now, pi, Some(idx), Some(dev)),
             Step::Epilogue => self.span(SpanKind::Finalize, start, now, pi, Some(idx), Some(dev)),
             _ => {}
         }
@@ -371,21 +371,17 @@ impl Sim<'_> {
                     dv.kernel_busy += total;
                     if self.record {
                         let mut t = now;
-                        for (kind, dur, note) in [
-                            (SpanKind::MsmH, part.k_ntt_h, Some("includes the NTTs")),
-                            (SpanKind::BatchAdd, part.k_batch, None),
-                            (SpanKind::TailMsm, part.k_tail, None),
-                            (SpanKind::MsmL, part.k_rest, Some("L, A and B_G1 MSMs")),
-                            (SpanKind::MsmBG2, part.k_g2, None),
+                        for (kind, dur) in [
+                            (SpanKind::NttMsmH, part.k_ntt_h),
+                            (SpanKind::BatchAdd, part.k_batch),
+                            (SpanKind::TailMsm, part.k_tail),
+                            (SpanKind::MsmRest, part.k_rest),
+                            (SpanKind::MsmBG2, part.k_g2),
                         ] {
                             if dur == 0 {
                                 continue;
                             }
-                            let mut s = Span::new(kind, t, t + dur).worker(idx).device(dev).job(job_name(part.proof)).partition(part.index);
-                            if let Some(n) = note {
-                                s = s.arg("covers", n);
-                            }
-                            self.spans.push(s);
+                            self.spans.push(Span::new(kind, t, t + dur).worker(idx).device(dev).job(job_name(part.proof)).partition(part.index));
                             t += dur;
                         }
                     }
@@ -504,7 +500,7 @@ impl Sim<'_> {
     pub(super) fn finalizer_done(&mut self, pi: u32, stage: u8) {
         let now = self.now();
         let start = self.parts[pi as usize].fin_start;
-        let kind = if stage == 0 { SpanKind::BG2Msm } else { SpanKind::Finalize };
+        let kind = if stage == 0 { SpanKind::CpuMsmBG2 } else { SpanKind::Finalize };
         self.span(kind, start, now, Some(pi), None, None);
         self.finalizer_step(pi, stage + 1);
     }

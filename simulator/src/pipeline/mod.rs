@@ -574,9 +574,9 @@ impl<'c> Sim<'c> {
                 let window = d.last_call_end.saturating_sub(first).max(1) as f64;
                 GpuUtil {
                     device: i as u32,
-                    union_util: union as f64 / window,
-                    union_util_run: union as f64 / end as f64,
-                    kernel_util: d.kernel_busy as f64 / window,
+                    gpu_utilization: union as f64 / window,
+                    gpu_utilization_run: union as f64 / end as f64,
+                    kernel_utilization: d.kernel_busy as f64 / window,
                     lock_hold: d.lock_busy as f64 / window,
                     pcie_util: d.pcie_busy as f64 / window,
                     peak_vram_gib: d.vram_peak,
@@ -593,7 +593,7 @@ impl<'c> Sim<'c> {
             proofs_completed: completed,
             makespan_s: secs(makespan),
             total_s_per_proof: secs(makespan) / completed.max(1) as f64,
-            steady_s_per_proof: steady,
+            steady_state_s_per_proof: steady,
             latency_mean_s: if lat.is_empty() { 0.0 } else { lat.iter().sum::<f64>() / lat.len() as f64 },
             latency_max_s: lat.iter().copied().fold(0.0, f64::max),
             peak_vram_gib: gpus.iter().map(|g| g.peak_vram_gib).fold(0.0, f64::max),
@@ -653,5 +653,18 @@ impl<'c> Sim<'c> {
 
 /// Run one simulation of a validated config.
 pub fn simulate(cfg: &Config, opts: Options) -> Outcome {
-    Sim::new(cfg, opts.record).run()
+    let t0 = std::time::Instant::now();
+    let out = Sim::new(cfg, opts.record).run();
+    let r = &out.result;
+    tracing::debug!(
+        "simulated `{}`: {} events in {:.2} ms, {} of {} proofs, steady {:.3} s/proof{}",
+        r.name,
+        r.events,
+        t0.elapsed().as_secs_f64() * 1e3,
+        r.proofs_completed,
+        r.proofs,
+        r.steady_state_s_per_proof,
+        r.failure.as_ref().map_or(String::new(), |f| format!(", failed: {} at {:.1} s", f.kind, f.t_s))
+    );
+    out
 }

@@ -15,7 +15,7 @@
 //! 3. otherwise the evidence that covers most of the gap wins (ties in this order):
 //!    `dispatch` — P was queued but no worker had picked it up yet (`g0` → pickup);
 //!    `lock` — a worker of the device held or waited for the lock (`lock_hold`/`lock_wait`);
-//!    `cpu_prep` — workers of the device were busy on CPU phases (`prep_msm`, `b_g2_msm`,
+//!    `cpu_prep` — workers of the device were busy on CPU phases (`prep_msm`, `cpu_msm_b_g2`,
 //!    `finalize`, and the host steps of copies: allocation, staging, fill, hand-over);
 //! 4. `other` — none of the above is visible in the log.
 

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::event::{counters, Run};
+use crate::stats::mean;
 
 /// Means over the run's samples (one per sampler period, uniform in time).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -29,9 +30,6 @@ fn values<'a>(run: &'a Run, name: &'a str) -> impl Iterator<Item = f64> + 'a {
     run.counters.iter().filter(move |c| c.name == name && c.value.is_finite()).map(|c| c.value)
 }
 
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
 
 pub fn analyze(run: &Run) -> Option<HostLoad> {
     let host: Vec<f64> = values(run, counters::HOST_BUSY_CORES).collect();

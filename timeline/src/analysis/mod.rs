@@ -13,6 +13,7 @@
 //! | [`phases`] | distribution of every span kind, per kind and per device |
 //! | [`verdict`] | which resource binds, with the numbers and the floors that follow |
 //! | [`host`] | what else ran on the machine: other processes, the hypervisor's steal |
+//! | [`memory`] | peak host RSS and device memory, from the sampled counters |
 //! | [`compare`] | several runs side by side |
 //!
 //! Conventions: every time in an output struct is a float with its unit in the field name
@@ -26,6 +27,7 @@
 pub mod compare;
 pub mod gaps;
 pub mod host;
+pub mod memory;
 pub mod phases;
 pub mod summary;
 pub mod tables;
@@ -73,39 +75,11 @@ pub fn diff_ms(a: u64, b: u64) -> f64 {
     (a as i128 - b as i128) as f64 / 1.0e6
 }
 
-/// Quantile `q` (0..=1) of sorted values, linear interpolation between closest ranks
-/// (numpy's default), `None` for no values.
-pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    let frac = pos - lo as f64;
-    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * frac)
-}
-
-/// Median of unsorted values.
-pub fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    quantile_sorted(&v, 0.5)
-}
+pub use crate::stats::{median, quantile_sorted};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quantiles_interpolate_like_numpy() {
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(quantile_sorted(&v, 0.5), Some(2.5));
-        assert_eq!(quantile_sorted(&v, 0.0), Some(1.0));
-        assert_eq!(quantile_sorted(&v, 1.0), Some(4.0));
-        assert!((quantile_sorted(&v, 0.95).unwrap() - 3.85).abs() < 1e-12);
-        assert_eq!(quantile_sorted(&[], 0.5), None);
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
-    }
 
     #[test]
     fn diff_is_signed() {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::utilization::{merge_intervals, total_ns};
 use super::{ms, quantile_sorted};
 use crate::event::{Run, Span, SpanKind};
-use crate::fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PhaseRow {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::gaps::{GapTotals, IdleGap};
 use super::host::{self, HostLoad};
+use super::memory::{self, Memory};
 use super::phases::Phases;
 use super::tables::{JobRow, PartitionRow};
 use super::throughput::Throughput;
@@ -17,8 +18,14 @@ use super::verdict::Verdict;
 use super::{gaps, ms, phases, tables, throughput, transitions, utilization, verdict, AnalyzeOptions};
 use crate::event::{Diagnostics, Run, RunMeta};
 
-/// Version of the `summary.json` schema. Bump on any breaking change.
-pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
+/// Version of the `summary.json` schema. Bump on any breaking change; the history is in
+/// `docs/reference/summary-json.md`.
+///
+/// - 2: `throughput.partition_rate_s_per_proof` and `memory` (peak RSS, device memory) added
+///   (the simulator's parity now compares two summaries); span kinds `cpu_msm_b_g2` (was
+///   `b_g2_msm`), `ntt_msm_h`, `msm_rest`, `shift_table`, `verify`, `fallback`; the partition
+///   table's `b_g2_msm_ms` is `cpu_msm_b_g2_ms`.
+pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
 
 /// The run as a whole.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -73,6 +80,8 @@ pub struct Summary {
     pub phases: Phases,
     pub jobs: Vec<JobRow>,
     pub partitions: Vec<PartitionRow>,
+    /// Peak host RSS and device memory (from the counters; empty without them).
+    pub memory: Memory,
     /// Other processes and steal on the host during the run; absent without the counters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<HostLoad>,
@@ -87,6 +96,20 @@ impl Summary {
 
 /// Run every analysis.
 pub fn summarize(run: &Run, opts: &AnalyzeOptions) -> Summary {
+    let t0 = std::time::Instant::now();
+    let s = summarize_inner(run, opts);
+    tracing::debug!(
+        "analysed {} spans, {} jobs ({} complete) in {:.1} ms: binding {}",
+        s.run.spans,
+        s.run.jobs,
+        s.proofs_completed,
+        t0.elapsed().as_secs_f64() * 1e3,
+        s.binding_resource
+    );
+    s
+}
+
+fn summarize_inner(run: &Run, opts: &AnalyzeOptions) -> Summary {
     // Two independent halves on two threads (the target machine has two cores); small
     // runs stay on one thread.
     let side = || (utilization::analyze(run), phases::analyze(run), run.devices());
@@ -107,8 +130,9 @@ pub fn summarize(run: &Run, opts: &AnalyzeOptions) -> Summary {
             (main(), side())
         };
         let host = host::analyze(run);
+        let mem = memory::analyze(run);
         let v = verdict::decide(run, &ix, &tp, &util, &g.gaps, &g.totals, &tr, host.as_ref(), opts);
-        assemble(run, opts, ix.jobs.len(), devices, t, util, g, tr, tp, ph, v, host)
+        assemble(run, opts, ix.jobs.len(), devices, t, util, g, tr, tp, ph, v, host, mem)
     })
 }
 
@@ -126,6 +150,7 @@ fn assemble(
     ph: Phases,
     v: Verdict,
     host: Option<HostLoad>,
+    memory: Memory,
 ) -> Summary {
     let start = run.spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
     let end = run.end_ns().max(start);
@@ -163,6 +188,7 @@ fn assemble(
         phases: ph,
         jobs: t.jobs,
         partitions: t.partitions,
+        memory,
         host,
     }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::utilization::merge_intervals;
 use super::{diff_ms, ms};
 use crate::event::{Run, SpanKind};
-use crate::fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 /// What is known of one (job, partition), in ns. Built by [`Index::build`].
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -40,7 +40,7 @@ pub struct PartInfo {
     /// Union of the partition's device-work spans.
     pub kernel_ns: Option<u64>,
     pub prep_msm_ns: Option<u64>,
-    pub b_g2_msm_ns: Option<u64>,
+    pub cpu_msm_b_g2_ns: Option<u64>,
     pub finalize_ns: Option<u64>,
     pub lock_wait_ns: Option<u64>,
 }
@@ -145,7 +145,7 @@ impl<'a> Index<'a> {
                     pi.worker = pi.worker.or(s.worker);
                 }
                 SpanKind::PrepMsm => dur.into_iter().for_each(|d| add(&mut pi.prep_msm_ns, d)),
-                SpanKind::BG2Msm => dur.into_iter().for_each(|d| add(&mut pi.b_g2_msm_ns, d)),
+                SpanKind::CpuMsmBG2 => dur.into_iter().for_each(|d| add(&mut pi.cpu_msm_b_g2_ns, d)),
                 SpanKind::Finalize => dur.into_iter().for_each(|d| add(&mut pi.finalize_ns, d)),
                 SpanKind::LockWait => dur.into_iter().for_each(|d| add(&mut pi.lock_wait_ns, d)),
                 k if k.is_device_work() => {
@@ -211,7 +211,7 @@ pub struct PartitionRow {
     /// Union of the partition's device-work spans (true kernel + copy time), when reported.
     pub kernel_ms: Option<f64>,
     pub prep_msm_ms: Option<f64>,
-    pub b_g2_msm_ms: Option<f64>,
+    pub cpu_msm_b_g2_ms: Option<f64>,
     pub finalize_ms: Option<f64>,
     pub lock_wait_ms: Option<f64>,
     /// Some span of this partition never ended.
@@ -374,7 +374,7 @@ pub fn from_index(ix: &Index<'_>) -> Tables {
                 gpu_wall_ms: delta(pi.gpu_start, gpu_end),
                 kernel_ms: opt_ms(pi.kernel_ns),
                 prep_msm_ms: opt_ms(pi.prep_msm_ns),
-                b_g2_msm_ms: opt_ms(pi.b_g2_msm_ns),
+                cpu_msm_b_g2_ms: opt_ms(pi.cpu_msm_b_g2_ns),
                 finalize_ms: opt_ms(pi.finalize_ns),
                 lock_wait_ms: opt_ms(pi.lock_wait_ns),
                 open: pi.open_spans > 0,

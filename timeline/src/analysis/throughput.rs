@@ -4,6 +4,13 @@
 //!   completed proofs;
 //! - `steady_state_s_per_proof`: completion of the first proof → completion of the last,
 //!   over `proofs − 1` (excludes the pipeline's warm-up; needs two proofs);
+//! - `partition_rate_s_per_proof`: the same rate counted in partitions — (last − first
+//!   partition completion) ÷ (completed partitions − 1) × partitions per proof, over the
+//!   partitions of complete proofs (a partition completes at the latest end of its spans).
+//!   With a handful of proofs whose partitions interleave, the spacing of *proof*
+//!   completions says more about which partition happened to finish last than about
+//!   throughput; partitions give n × partitions samples of the same rate. Campaigns score
+//!   the simulator on it;
 //! - latency per proof: its first synthesis start (or first event) → its completion
 //!   (the latest end of any of its spans: for a cuzk log, its last GPU_END).
 //!
@@ -34,6 +41,8 @@ pub struct Throughput {
     pub steady_state_s_per_proof: Option<f64>,
     /// First → last completion.
     pub steady_state_window_s: Option<f64>,
+    /// Steady state from partition completions (see the module doc); needs two partitions.
+    pub partition_rate_s_per_proof: Option<f64>,
     /// 3600 / (steady state s/proof, else total s/proof).
     pub proofs_per_hour: Option<f64>,
     pub latency_mean_s: Option<f64>,
@@ -63,6 +72,14 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>) -> Throughput {
         _ => None,
     };
     let steady = steady_window.map(|w| secs(w) / (n - 1) as f64);
+    let complete: Vec<bool> = jobs.iter().map(|j| j.complete()).collect();
+    let mut part_ends: Vec<u64> = ix.parts.iter().filter(|p| p.partition.is_some() && complete[p.job as usize]).filter_map(|p| p.last_end).collect();
+    part_ends.sort_unstable();
+    let np = part_ends.len();
+    let partition_rate = match (part_ends.first(), part_ends.last()) {
+        (Some(&f), Some(&l)) if np >= 2 && n > 0 => Some(secs(l - f) / (np - 1) as f64 * np as f64 / n as f64),
+        _ => None,
+    };
     let per_proof = steady.or(total).filter(|v| *v > 0.0);
     Throughput {
         jobs_seen: jobs.len() as u64,
@@ -75,6 +92,7 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>) -> Throughput {
         total_s_per_proof: total,
         steady_state_s_per_proof: steady,
         steady_state_window_s: steady_window.map(secs),
+        partition_rate_s_per_proof: partition_rate,
         proofs_per_hour: per_proof.map(|s| 3600.0 / s),
         latency_mean_s: (!lat.is_empty()).then(|| lat.iter().sum::<f64>() / lat.len() as f64),
         latency_p50_s: quantile_sorted(&lat, 0.5),

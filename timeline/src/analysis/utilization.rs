@@ -16,66 +16,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::ms;
-use crate::event::{counters, Run, Span, SpanKind};
-
-/// Merge closed `[start, end)` intervals into a sorted, disjoint list (touching intervals
-/// merge). Empty intervals are dropped.
-pub fn merge_intervals(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    v.retain(|&(s, e)| e > s);
-    v.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
-    for (s, e) in v {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
-}
-
-/// The busy intervals of a set of spans: the union of their closed `[start, end)`
-/// intervals, sorted and disjoint. Open spans are ignored.
-pub fn busy_intervals<'a>(spans: impl IntoIterator<Item = &'a Span>) -> Vec<(u64, u64)> {
-    merge_intervals(spans.into_iter().filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect())
-}
-
-/// Largest number of intervals open at once (a sweep line; an interval ending where
-/// another starts does not overlap it).
-pub fn max_concurrency(intervals: impl IntoIterator<Item = (u64, u64)>) -> u32 {
-    let mut ev: Vec<(u64, i32)> = Vec::new();
-    for (s, e) in intervals {
-        ev.push((s, 1));
-        ev.push((e, -1));
-    }
-    ev.sort_unstable();
-    let (mut cur, mut best) = (0i32, 0i32);
-    for (_, d) in ev {
-        cur += d;
-        best = best.max(cur);
-    }
-    best.max(0) as u32
-}
-
-/// Total length of disjoint intervals, ns.
-pub fn total_ns(merged: &[(u64, u64)]) -> u64 {
-    merged.iter().map(|&(s, e)| e - s).sum()
-}
-
-/// Length of `[a, b)` covered by sorted disjoint intervals, ns. O(log n + k).
-pub fn overlap_ns(merged: &[(u64, u64)], a: u64, b: u64) -> u64 {
-    if b <= a {
-        return 0;
-    }
-    let first = merged.partition_point(|&(_, e)| e <= a);
-    let mut total = 0;
-    for &(s, e) in &merged[first..] {
-        if s >= b {
-            break;
-        }
-        total += e.min(b) - s.max(a);
-    }
-    total
-}
+pub use crate::stats::{busy_intervals, max_concurrency, merge_intervals, overlap_ns, total_ns};
+use crate::event::{counters, Run, SpanKind};
 
 /// Busy fraction of `[start, end)` in consecutive windows of `window_ns` (the last one may
 /// be shorter): `(window start ns, fraction 0..=1)` pairs. For utilisation-over-time charts.
@@ -246,13 +188,8 @@ mod tests {
     }
 
     #[test]
-    fn merge_and_overlap() {
+    fn busy_fractions_per_window() {
         let m = merge_intervals(vec![(5, 10), (0, 3), (3, 4), (9, 12), (20, 20)]);
-        assert_eq!(m, vec![(0, 4), (5, 12)]);
-        assert_eq!(total_ns(&m), 11);
-        assert_eq!(overlap_ns(&m, 2, 6), 3);
-        assert_eq!(overlap_ns(&m, 12, 30), 0);
-        assert_eq!(overlap_ns(&m, 0, 100), 11);
         let w = busy_fraction_windows(&m, 0, 12, 6);
         assert_eq!(w, vec![(0, 5.0 / 6.0), (6, 1.0)]);
     }

@@ -11,7 +11,7 @@
 //!   such pairs, the median GPU call.
 //! - **synthesis**: mean synthesis time per partition ÷ synthesis workers (`pw` from the
 //!   run's configuration, else the largest number of concurrent synthesis spans).
-//! - **CPU** (where `prep_msm`/`b_g2_msm`/`finalize` run inside the GPU workers, i.e. on
+//! - **CPU** (where `prep_msm`/`cpu_msm_b_g2`/`finalize` run inside the GPU workers, i.e. on
 //!   the critical path): their time per partition ÷ (GPUs × GPU workers per GPU).
 //!
 //! The resource with the highest floor binds when the measured steady state is within
@@ -46,7 +46,7 @@ pub struct Floors {
     pub gpu_floor_s_per_proof: Option<f64>,
     pub synthesis_ms_per_partition: Option<f64>,
     pub synthesis_floor_s_per_proof: Option<f64>,
-    /// prep_msm + b_g2_msm + finalize inside the GPU workers, per partition.
+    /// prep_msm + cpu_msm_b_g2 + finalize inside the GPU workers, per partition.
     pub cpu_side_ms_per_partition: Option<f64>,
     pub cpu_floor_s_per_proof: Option<f64>,
 }
@@ -280,7 +280,7 @@ pub fn decide(
     }
     if let (Some(c), Some(fl)) = (f.cpu_side_ms_per_partition, f.cpu_floor_s_per_proof) {
         ev.push(format!(
-            "CPU floor (prep_msm + b_g2_msm + finalize in the GPU workers): {p_txt} × {:.0} ms ÷ ({} GPU × {} workers) = {:.2} s/proof",
+            "CPU floor (prep_msm + cpu_msm_b_g2 + finalize in the GPU workers): {p_txt} × {:.0} ms ÷ ({} GPU × {} workers) = {:.2} s/proof",
             c,
             f.gpus,
             f.gpu_workers_per_device.unwrap_or(1),
@@ -355,7 +355,7 @@ pub fn decide(
     let label = |n: &str| match n {
         "gpu" => "GPU",
         "synthesis" => "synthesis",
-        "cpu_prep/finalize" => "CPU (prep_msm/b_g2_msm/finalize)",
+        "cpu_prep/finalize" => "CPU (prep_msm/cpu_msm_b_g2/finalize)",
         _ => "dispatch/lock",
     };
     let basis_txt = if basis == Some("total") { "overall" } else { "in steady state" };

@@ -1,5 +1,5 @@
-//! Colours, number formats and small interval helpers shared by the charts, so that a
-//! kind or a gap cause has the same colour in every picture.
+//! Colours and number formats shared by the charts, so that a kind or a gap cause has the
+//! same colour in every picture. (Intervals and quantiles: [`crate::stats`].)
 
 use plotters::style::RGBColor;
 
@@ -15,18 +15,23 @@ pub fn kind_color(kind: &SpanKind) -> RGBColor {
         SpanKind::PrepMsm => RGBColor(148, 103, 189),
         SpanKind::Ntt => RGBColor(44, 160, 44),
         SpanKind::MsmH => RGBColor(23, 120, 60),
+        SpanKind::NttMsmH => RGBColor(33, 140, 52),
+        SpanKind::MsmRest => RGBColor(0, 128, 110),
         SpanKind::MsmL => RGBColor(0, 150, 136),
         SpanKind::MsmA => RGBColor(102, 187, 106),
         SpanKind::MsmBG1 => RGBColor(0, 105, 92),
         SpanKind::MsmBG2 => RGBColor(0, 77, 64),
         SpanKind::BatchAdd => RGBColor(214, 39, 40),
         SpanKind::TailMsm => RGBColor(255, 112, 67),
-        SpanKind::BG2Msm => RGBColor(140, 86, 75),
+        SpanKind::CpuMsmBG2 => RGBColor(140, 86, 75),
         SpanKind::H2d => RGBColor(23, 190, 207),
         SpanKind::D2h => RGBColor(100, 210, 230),
+        SpanKind::ShiftTable => RGBColor(188, 189, 34),
         SpanKind::LockWait => RGBColor(219, 219, 141),
         SpanKind::LockHold => RGBColor(127, 127, 127),
         SpanKind::Finalize => RGBColor(227, 119, 194),
+        SpanKind::Verify => RGBColor(106, 61, 154),
+        SpanKind::Fallback => RGBColor(255, 0, 255),
         SpanKind::Other(_) => RGBColor(90, 90, 90),
     }
 }
@@ -83,38 +88,15 @@ pub fn duration_ms(ms: f64) -> String {
     }
 }
 
-/// Union of half-open intervals, merged and sorted.
-pub fn union(mut iv: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    iv.retain(|&(a, b)| b > a);
-    iv.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(iv.len());
-    for (a, b) in iv {
-        match out.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(b),
-            _ => out.push((a, b)),
-        }
-    }
-    out
-}
-
-/// Quantile `q` (0..=1) of sorted values, linear interpolation between closest ranks.
+/// Quantile of sorted values for a chart: the one definition ([`crate::stats`]), NaN for no
+/// values (plotters draws nothing for it).
 pub fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+    crate::stats::quantile_sorted(sorted, q).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn union_merges_overlaps_and_touching() {
-        assert_eq!(union(vec![(5, 9), (0, 3), (3, 4), (8, 12), (20, 20)]), vec![(0, 4), (5, 12)]);
-    }
 
     #[test]
     fn quantiles_interpolate() {

@@ -10,7 +10,8 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::style::{duration_ms, si, union};
+use super::style::{duration_ms, si};
+use crate::stats::merge_intervals as union;
 use super::{render_svg, text, ChartError, DrawResult};
 use crate::event::{counters, Run, SpanKind};
 

@@ -13,7 +13,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::style::{cause_color, kind_color, lighten, union, CAUSES};
+use super::style::{cause_color, kind_color, lighten, CAUSES};
+use crate::stats::merge_intervals as union;
 use super::{render_png, render_svg, text, ChartError, DrawResult, GapMark};
 use crate::event::{Run, SpanKind};
 use crate::lanes::{self, Lane, LaneGroup};

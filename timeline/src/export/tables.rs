@@ -44,7 +44,7 @@ pub fn partitions_frame(rows: &[PartitionRow]) -> PolarsResult<DataFrame> {
         f!(gpu_wall_ms),
         f!(kernel_ms),
         f!(prep_msm_ms),
-        f!(b_g2_msm_ms),
+        f!(cpu_msm_b_g2_ms),
         f!(finalize_ms),
         f!(lock_wait_ms),
         Column::new("open".into(), rows.iter().map(|r| r.open).collect::<Vec<bool>>()),

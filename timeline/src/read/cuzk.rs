@@ -8,7 +8,7 @@
 //! GPU_START..GPU_END → `gpu`. A start without its end becomes an open span.
 
 use crate::event::{Args, Run, RunMeta, Span, SpanKind};
-use crate::fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry as Slot;
 use crate::write::cuzk::CuzkEvent;
 

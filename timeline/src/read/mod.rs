@@ -95,7 +95,26 @@ pub fn read_str(text: &str, format: Option<Format>) -> Run {
 }
 
 /// Read from any buffered reader; `name` is used in error messages.
-pub fn read_from<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
+pub fn read_from<R: BufRead>(r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
+    let t0 = std::time::Instant::now();
+    let run = read_inner(r, name, format)?;
+    let d = &run.diagnostics;
+    tracing::debug!(
+        "read {name}: format {}, {} lines ({} events, {} rejected, {} ignored), {} spans ({} open), {} counters in {:.1} ms",
+        d.format,
+        d.lines_total,
+        d.event_lines,
+        d.lines_rejected,
+        d.lines_ignored,
+        run.spans.len(),
+        d.open_spans,
+        run.counters.len(),
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(run)
+}
+
+fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
     let mut lines = LineSource { inner: &mut r, name, line_no: 0, buf: Vec::new() };
     // Peek lines until the first non-blank one decides the format; keep them for the parser.
     let mut pending: Vec<(u64, String)> = Vec::new();

@@ -124,7 +124,7 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
     if fl.cpu_floor_s_per_proof.is_some() {
         let _ = writeln!(
             o,
-            "| CPU in GPU workers | {} | {} ms/partition (prep_msm + b_g2_msm + finalize) × {} partitions ÷ ({} GPU × {} workers) |",
+            "| CPU in GPU workers | {} | {} ms/partition (prep_msm + cpu_msm_b_g2 + finalize) × {} partitions ÷ ({} GPU × {} workers) |",
             f(fl.cpu_floor_s_per_proof, 2),
             f(fl.cpu_side_ms_per_partition, 0),
             f(fl.partitions_per_proof, 0),
@@ -132,7 +132,7 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
             opt(fl.gpu_workers_per_device)
         );
     } else {
-        let _ = writeln!(o, "| CPU in GPU workers | — | no prep_msm / b_g2_msm / finalize spans in this log |");
+        let _ = writeln!(o, "| CPU in GPU workers | — | no prep_msm / cpu_msm_b_g2 / finalize spans in this log |");
     }
     let _ = writeln!(
         o,
