@@ -133,7 +133,7 @@ PARAMS=$PARAMS_DIR/params-$(echo "$SIZE" | tr -c '0-9a-zA-Z' '_').bin
 ensure_params() {
   [ -s "$PARAMS" ] && return 0
   log "setup --constraints $SIZE (TEST-ONLY parameters)"
-  if ! timeout "$SETUP_TIMEOUT_S" "$PS" setup --constraints "$SIZE" -o "$PARAMS.tmp" > "$OUTDIR/setup.out" 2>&1; then
+  if ! timeout "$SETUP_TIMEOUT_S" "$PS" setup --constraints "$SIZE" --params "$PARAMS.tmp" > "$OUTDIR/setup.out" 2>&1; then
     log "setup failed: $(tail -3 "$OUTDIR/setup.out")"
     exit 1
   fi

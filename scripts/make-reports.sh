@@ -123,11 +123,11 @@ write_readme reports/sweep-phase8 "Sweep of the Phase 8 model over pw and gw" \
 # 4. Parity: a model calibrated on the sample log, simulated and compared with it.
 echo "make-reports: parity-sample" >&2
 fresh parity-sample
-"$PS" calibrate "$SAMPLE" -o reports/parity-sample/model.toml > reports/parity-sample/calibrate.txt
+"$PS" calibrate "$SAMPLE" -o reports/parity-sample > reports/parity-sample/calibrate.txt
 "$PS" simulate reports/parity-sample/model.toml --compare-to "$SAMPLE" -o reports/parity-sample > reports/parity-sample/simulate.txt
 write_readme reports/parity-sample "Parity: calibrated model vs the cuzk sample log" \
   "The simulator calibrated from the sample log alone ([model.toml](model.toml), fit notes in [calibrate.txt](calibrate.txt)), simulated at the same configuration and compared metric by metric with the measured run: [parity.md](parity.md), the parity plot [parity.svg](parity.svg) (y = x with a ±5 % band) and [parity.json](parity.json) (notebook \`notebooks/parity.ipynb\`). This checks calibration and model on the run they were fitted to; predictions of *other* configurations are the campaign's job (\`scripts/campaign.sh\`)." \
-  "proofscope calibrate $SAMPLE -o reports/parity-sample/model.toml > reports/parity-sample/calibrate.txt" \
+  "proofscope calibrate $SAMPLE -o reports/parity-sample > reports/parity-sample/calibrate.txt" \
   "proofscope simulate reports/parity-sample/model.toml --compare-to $SAMPLE -o reports/parity-sample > reports/parity-sample/simulate.txt"
 
 # 5. A real proof run on the CPU backend (setup 2^14, 3 proofs × 4 partitions).
@@ -144,7 +144,7 @@ if [ -z "${SKIP_DEMO:-}" ]; then
     echo "cpu: $CPU"
   } > reports/demo-cpu/parity/machine.txt
   bash scripts/campaign-analyze.sh --base-config reports/demo-cpu/parity/machine.txt reports/demo-cpu/run.jsonl reports/demo-cpu/parity/base.toml
-  "$PS" calibrate reports/demo-cpu/run.jsonl --base reports/demo-cpu/parity/base.toml -o reports/demo-cpu/parity/model.toml > reports/demo-cpu/parity/calibrate.txt
+  "$PS" calibrate reports/demo-cpu/run.jsonl --base reports/demo-cpu/parity/base.toml -o reports/demo-cpu/parity > reports/demo-cpu/parity/calibrate.txt
   "$PS" simulate reports/demo-cpu/parity/model.toml --compare-to reports/demo-cpu/run.jsonl -o reports/demo-cpu/parity > reports/demo-cpu/parity/simulate.txt
   gzip -n -f reports/demo-cpu/run.jsonl reports/demo-cpu/run.cuzk.log
   shape=$(describe_run reports/demo-cpu/summary.json)
@@ -154,7 +154,7 @@ if [ -z "${SKIP_DEMO:-}" ]; then
     "rm -rf reports/demo-cpu/proofs" \
     "proofscope validate-trace reports/demo-cpu/trace.json" \
     "bash scripts/campaign-analyze.sh --base-config reports/demo-cpu/parity/machine.txt reports/demo-cpu/run.jsonl reports/demo-cpu/parity/base.toml" \
-    "proofscope calibrate reports/demo-cpu/run.jsonl --base reports/demo-cpu/parity/base.toml -o reports/demo-cpu/parity/model.toml" \
+    "proofscope calibrate reports/demo-cpu/run.jsonl --base reports/demo-cpu/parity/base.toml -o reports/demo-cpu/parity" \
     "proofscope simulate reports/demo-cpu/parity/model.toml --compare-to reports/demo-cpu/run.jsonl -o reports/demo-cpu/parity" \
     "gzip -n reports/demo-cpu/run.jsonl reports/demo-cpu/run.cuzk.log"
 fi

@@ -1,7 +1,7 @@
 //! The `proofscope` command line: wires the timeline, prover and simulator crates
 //! together and owns no logic of its own. Each subcommand lives in `src/cmd/<name>.rs`.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod cmd;
 
@@ -39,6 +39,10 @@ enum Command {
     Predict(cmd::predict::Args),
     /// Check a Chrome trace JSON (e.g. analyze's trace.json) for what Perfetto needs; exit 1 listing the problems.
     ValidateTrace(cmd::validate_trace::Args),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::Args),
+    /// Write the man pages (proofscope.1 and one per command) into a folder.
+    Man(cmd::man::Args),
 }
 
 /// The log filter without RUST_LOG.
@@ -51,6 +55,7 @@ fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| DEFAULT_LOG.into()))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .without_time()
         .with_target(false)
         .init();
@@ -68,6 +73,8 @@ fn main() -> std::process::ExitCode {
         Command::Calibrate(a) => cmd::calibrate::run(a),
         Command::Predict(a) => cmd::predict::run(a),
         Command::ValidateTrace(a) => cmd::validate_trace::run(a),
+        Command::Completions(a) => cmd::completions::run(a, Cli::command()),
+        Command::Man(a) => cmd::man::run(a, Cli::command()),
     };
     match result {
         Ok(code) => code,
@@ -77,5 +84,34 @@ fn main() -> std::process::ExitCode {
             eprintln!("error: {e:#}");
             std::process::ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every flag and argument of every command says what it is for (`--help`, the man
+    /// pages and the completions are generated from this text).
+    #[test]
+    fn every_argument_has_help() {
+        Cli::command().debug_assert();
+        let mut missing = Vec::new();
+        fn walk(c: &clap::Command, path: String, missing: &mut Vec<String>) {
+            for a in c.get_arguments() {
+                let builtin = matches!(a.get_id().as_str(), "help" | "version");
+                if !builtin && a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {}", a.get_id()));
+                }
+            }
+            for s in c.get_subcommands() {
+                if s.get_about().is_none() && s.get_name() != "help" {
+                    missing.push(format!("{path} {} (no about)", s.get_name()));
+                }
+                walk(s, format!("{path} {}", s.get_name()), missing);
+            }
+        }
+        walk(&Cli::command(), "proofscope".into(), &mut missing);
+        assert!(missing.is_empty(), "arguments without help text: {missing:#?}");
     }
 }

@@ -25,7 +25,7 @@ echo "check-all: kernels done in $(( $(date +%s) - t0 )) s (rc $rc)" | tee -a "$
 [ -n "${SKIP_ENGINE:-}" ] && exit $rc
 log=${LOG:-20}
 p=/tmp/params-$log.bin
-{ timeout "${SETUP_TIMEOUT:-200}" "$BIN" setup --constraints $((1 << log)) -o "$p" 2>&1 | tail -1; } | tee -a "$OUT/engine.txt"
+{ timeout "${SETUP_TIMEOUT:-200}" "$BIN" setup --constraints $((1 << log)) --params "$p" 2>&1 | tail -1; } | tee -a "$OUT/engine.txt"
 [ -f "$p" ] || { echo "check-all: setup 2^$log did not finish" | tee -a "$OUT/engine.txt"; exit 1; }
 IFS=: read -r pw gw proofs parts <<<"${ENGINE:-2:2:2:4}"
 fastest=$(sed -n 's/^fastest MSM variant at 2^[0-9]*: \([^ ]*\).*/\1/p' "$OUT/bench.txt" 2>/dev/null | tail -n 1)

@@ -17,7 +17,7 @@ for log in ${LOGS:-20}; do
   n=$((1 << log))
   c=${CIRCUIT:-porep-like}
   p=/tmp/params-$c-$log.bin
-  [ -s "$p" ] || { timeout "${SETUP_TIMEOUT:-200}" "$BIN" setup --circuit "$c" --constraints $n -o $p 2>&1 | tail -1; } | tee -a "$OUT/prove.txt"
+  [ -s "$p" ] || { timeout "${SETUP_TIMEOUT:-200}" "$BIN" setup --circuit "$c" --constraints $n --params $p 2>&1 | tail -1; } | tee -a "$OUT/prove.txt"
   [ -f $p ] || { echo "setup 2^$log did not finish" | tee -a "$OUT/prove.txt"; continue; }
   for cfg in ${CONFIGS:-2:2:3:1}; do
     IFS=: read -r pw gw proofs parts <<<"$cfg"

@@ -418,7 +418,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     }
     let jiv: Vec<(u64, u64)> = job_iv.into_values().collect();
     cfg.pipeline.in_flight = max_concurrency(jiv.iter().copied()).max(1);
-    if let Some(l) = first.meta.config.lock.as_deref().and_then(LockMode::parse) {
+    if let Some(l) = first.meta.config.lock {
         cfg.pipeline.lock = l;
         if l != LockMode::TwoLock {
             cfg.pipeline.device_global_sync = None;

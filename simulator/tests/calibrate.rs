@@ -139,7 +139,7 @@ fn prover_shaped_run() -> Run {
     run.meta.source = "prover".into();
     run.meta.config.pw = Some(1);
     run.meta.config.gw = Some(1);
-    run.meta.config.lock = Some("kernels".into());
+    run.meta.config.lock = Some(timeline::LockMode::Kernels);
     run.meta.config.gpus = Some(1);
     run.meta.config.partitions = Some(3);
     run.meta.config.proofs = Some(1);
@@ -254,7 +254,7 @@ fn cuda_prover_uploads_are_serial_with_the_kernels_for_any_lock() {
     let cal = calibrate(&[("cuda-kernels".into(), run.clone())], &default_base()).unwrap();
     assert!(!cal.config.pipeline.prestage && cal.config.memory.prestage_vram_gib == 0.0, "{}", cal.to_toml());
     let mut whole = run.clone();
-    whole.meta.config.lock = Some("whole".into());
+    whole.meta.config.lock = Some(timeline::LockMode::Whole);
     let cal = calibrate(&[("cuda-whole".into(), whole)], &default_base()).unwrap();
     assert!(!cal.config.pipeline.prestage, "{}", cal.to_toml());
     run.meta.config.backend = Some("cpu".into());
@@ -287,7 +287,7 @@ fn cuda_upload_is_costed_at_what_it_takes_beside_no_other_kernels() {
             _ => run.meta.config.proofs = Some(v),
         }
     }
-    run.meta.config.lock = Some("kernels".into());
+    run.meta.config.lock = Some(timeline::LockMode::Kernels);
     run.meta.config.backend = Some("cuda".into());
     let job = "proof-0000";
     for p in 0..6u32 {

@@ -22,10 +22,11 @@ use timeline::Run;
 pub struct Args {
     /// The log: a cuzk daemon log (TIMELINE lines among others) or proofscope JSON lines; `-` reads stdin.
     pub log: PathBuf,
-    /// Output directory (default: out/<log name>).
+    /// Output folder (default: out/<log name>; with --json, none unless given).
     #[arg(short, long)]
     pub out: Option<PathBuf>,
-    /// Print summary.json on stdout instead of the human summary.
+    /// Print summary.json on stdout instead of the human summary; files are written only
+    /// with -o.
     #[arg(long)]
     pub json: bool,
     /// Exit with status 1 when the reader rejected lines or found spans that never ended.
@@ -71,15 +72,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let opts = AnalyzeOptions { min_gap_ms: a.min_gap_ms, ..Default::default() };
     let mut summary = summarize(&run, &opts);
     summary.input = Some(a.log.display().to_string());
-    let dir = a.out.clone().unwrap_or_else(|| default_out_dir(&a.log));
-    let written = write_outputs(&run, &summary, &dir, !a.no_charts)?;
+    let dir = match (&a.out, a.json) {
+        (Some(d), _) => Some(super::output::dir(d)?),
+        (None, false) => Some(default_out_dir(&a.log)),
+        (None, true) => None,
+    };
+    let written = match &dir {
+        Some(d) => write_outputs(&run, &summary, d, !a.no_charts)?,
+        None => Vec::new(),
+    };
     print_warnings(&summary);
     if a.json {
         let mut out = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &summary)?;
         writeln!(out)?;
     } else {
-        print_human(&summary, &dir, &written);
+        print_human(&summary, dir.as_deref().unwrap_or(Path::new(".")), &written);
     }
     Ok(if a.strict && summary.diagnostics.has_warnings() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
@@ -120,7 +128,7 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &Path, charts: bool) -> 
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut written = Vec::new();
     let json = serde_json::to_vec_pretty(summary)?;
-    fs::write(dir.join("summary.json"), json).with_context(|| format!("cannot write {}", dir.join("summary.json").display()))?;
+    super::output::write_atomic(&dir.join("summary.json"), &json)?;
     written.push("summary.json".to_string());
     #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
     let mut chart_refs: Vec<ChartRef> = Vec::new();
@@ -167,7 +175,7 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &Path, charts: bool) -> 
         }
     }
     let md = timeline::report::render(summary, &chart_refs);
-    fs::write(dir.join("report.md"), md).with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;
+    super::output::write_atomic(&dir.join("report.md"), md.as_bytes())?;
     written.push("report.md".into());
     Ok(written)
 }
@@ -241,7 +249,7 @@ pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
 mod tests {
     use super::*;
 
-    const SAMPLE: &str = include_str!("../../timeline/tests/data/cuzk-sample.log");
+    const SAMPLE: &str = include_str!("../../timeline/assets/cuzk-sample.log");
 
     fn args(log: PathBuf, out: PathBuf) -> Args {
         Args { log, out: Some(out), json: false, strict: true, min_gap_ms: 1.0, format: None, no_charts: true, window: None }

@@ -1,7 +1,8 @@
-//! `proofscope calibrate LOG [LOG...] -o model.toml [--base CONFIG]`: fit the per-phase
+//! `proofscope calibrate LOG [LOG...] -o DIR [--base CONFIG]`: fit the per-phase
 //! costs and the synthesis contention of a model from measured timelines (cuzk logs or
 //! our JSON lines), so that `simulate` and `sweep` can predict other configurations of
-//! the same machine. Several logs at different pw identify the contention slope.
+//! the same machine. Several logs at different pw identify the contention slope. Writes
+//! `DIR/model.toml` (the model, with the fit notes in its header) and prints the fit.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +16,7 @@ pub struct Args {
     /// Measured logs of the same machine (cuzk daemon logs or proofscope JSON lines).
     #[arg(required = true)]
     pub logs: Vec<PathBuf>,
-    /// Where to write the model.
+    /// Output folder: the model goes to DIR/model.toml.
     #[arg(short, long)]
     pub out: PathBuf,
     /// Config supplying what a log cannot tell (machine, memory, CPU demands); default:
@@ -45,9 +46,10 @@ pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>) -> anyhow::Result<C
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let cal = calibrate_logs(&a.logs, a.base.as_deref())?;
-    std::fs::write(&a.out, cal.to_toml()).with_context(|| format!("cannot write {}", a.out.display()))?;
+    let model = super::output::dir(&a.out)?.join("model.toml");
+    super::output::write_atomic(&model, cal.to_toml().as_bytes())?;
     let c = &cal.config;
-    println!("model: {}", a.out.display());
+    println!("model: {}", model.display());
     println!(
         "shape: {} proofs x {} partitions, pw={}, gw={}, gpus={}, j={}",
         c.pipeline.proofs, c.pipeline.partitions, c.pipeline.pw, c.pipeline.gw, c.machine.gpus, c.pipeline.in_flight

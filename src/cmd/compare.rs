@@ -19,7 +19,8 @@ pub struct Args {
     /// Labels of the runs, comma-separated (default: file or directory names).
     #[arg(long, value_delimiter = ',')]
     pub labels: Vec<String>,
-    /// Also write the Markdown table to this file.
+    /// Output folder: the table goes to DIR/compare.md and DIR/compare.json (it is printed
+    /// to stdout either way).
     #[arg(short, long)]
     pub out: Option<PathBuf>,
     /// Print the comparison as JSON instead of Markdown.
@@ -69,7 +70,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let c = compare(&runs);
     let md = c.to_markdown();
     if let Some(out) = &a.out {
-        fs::write(out, &md).with_context(|| format!("cannot write {}", out.display()))?;
+        let dir = super::output::dir(out)?;
+        super::output::write_atomic(&dir.join("compare.md"), md.as_bytes())?;
+        super::output::write_atomic(&dir.join("compare.json"), (serde_json::to_string_pretty(&c)? + "\n").as_bytes())?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
@@ -83,7 +86,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::*;
 
-    const SAMPLE: &str = include_str!("../../timeline/tests/data/cuzk-sample.log");
+    const SAMPLE: &str = include_str!("../../timeline/assets/cuzk-sample.log");
 
     #[test]
     fn compares_a_log_with_its_own_summary() {
@@ -104,10 +107,11 @@ mod tests {
         assert_eq!(from_dir.steady_state_s_per_proof, s.steady_state_s_per_proof);
         assert_eq!(label_of(&sj), "rep");
         assert_eq!(label_of(&log), "a");
-        let out = dir.path().join("cmp.md");
+        let out = dir.path().join("cmp");
         let code = run(Args { inputs: vec![log, sj], labels: vec![], out: Some(out.clone()), json: false, min_gap_ms: 1.0 }).unwrap();
         assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::SUCCESS));
-        let md = fs::read_to_string(out).unwrap();
+        assert!(out.join("compare.json").exists());
+        let md = fs::read_to_string(out.join("compare.md")).unwrap();
         assert!(md.contains("| rep | 3 | 47.64 |") && md.contains("1.00×"), "{md}");
     }
 

@@ -13,7 +13,7 @@ use timeline::analysis::{summarize, AnalyzeOptions};
 use timeline::read::read_str;
 
 /// The shared `cuzk-sample.log` fixture.
-pub const SAMPLE_LOG: &str = include_str!("../../timeline/tests/data/cuzk-sample.log");
+pub const SAMPLE_LOG: &str = include_str!("../../timeline/assets/cuzk-sample.log");
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -29,8 +29,10 @@ pub struct Args {
     /// Constraints per partition of the demo circuit.
     #[arg(long, default_value_t = 1 << 14, value_parser = super::circuit::parse_size)]
     pub constraints: u64,
+    /// Proofs to make.
     #[arg(long, default_value_t = 3)]
     pub proofs: u32,
+    /// Partitions per proof.
     #[arg(long, default_value_t = 4)]
     pub partitions: u32,
     /// cpu, cuda or auto.
@@ -72,14 +74,14 @@ pub fn pipeline(a: &Args) -> anyhow::Result<ExitCode> {
         verify: true,
         timeline: a.out.join("run.jsonl"),
         cuzk_log: Some(a.out.join("run.cuzk.log")),
-        output: a.out.join("proofs"),
+        out: a.out.join("proofs"),
         witness_seed: 7,
         quiet: a.json,
         ..Default::default()
     };
     tracing::info!("demo: setup {:.2} s; proving {} proofs × {} partitions …", setup_time.as_secs_f64(), a.proofs, a.partitions);
     let outcome = super::prove::run_engine(&args, Arc::new(params), setup_time)?;
-    super::prove::write_proofs(&args.output, &outcome.results)?;
+    super::prove::write_proofs(&args.out, &outcome.results)?;
     if outcome.interrupted {
         return Ok(ExitCode::from(130));
     }

@@ -28,6 +28,7 @@ enum Action {
         /// Smaller sizes (every case is still covered).
         #[arg(long)]
         quick: bool,
+        /// CUDA device ordinal.
         #[arg(long, default_value_t = 0)]
         device: usize,
         /// Also write the outcomes as JSON here.
@@ -55,8 +56,10 @@ enum Action {
         /// Timed runs per size after one warm-up (the median is reported).
         #[arg(long, default_value_t = 5)]
         runs: usize,
+        /// Seed of the random inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// CUDA device ordinal.
         #[arg(long, default_value_t = 0)]
         device: usize,
         /// Also write the rows as JSON here.

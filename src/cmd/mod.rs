@@ -11,3 +11,6 @@ pub mod sweep;
 pub mod calibrate;
 pub mod predict;
 pub mod validate_trace;
+pub mod output;
+pub mod completions;
+pub mod man;

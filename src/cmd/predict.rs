@@ -27,6 +27,7 @@ pub struct Args {
     /// Output directory (model.toml, parity.*, sweep.*).
     #[arg(short, long, default_value = "out/predict")]
     pub out: PathBuf,
+    /// Skip the sweep's charts.
     #[arg(long)]
     pub no_charts: bool,
 }

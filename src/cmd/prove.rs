@@ -71,9 +71,9 @@ pub struct Args {
     /// Also write the cuzk `TIMELINE,...` log here.
     #[arg(long)]
     pub cuzk_log: Option<PathBuf>,
-    /// Output folder for the proofs.
+    /// Output folder for the proofs (one file per proof).
     #[arg(short, long, default_value = "proofs")]
-    pub output: PathBuf,
+    pub out: PathBuf,
     /// Witness seed (partition witnesses derive from it).
     #[arg(long, default_value_t = 7)]
     pub witness_seed: u64,
@@ -287,6 +287,11 @@ pub fn write_proofs(out: &Path, results: &[JobResult]) -> anyhow::Result<usize> 
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Every argument is checked before any work (the parameter file can take minutes).
+    engine_config(&args)?;
+    if args.proofs == 0 || args.partitions == 0 {
+        bail!("--proofs and --partitions must be at least 1");
+    }
     let (params, report) = Parameters::read_file(&args.params).context("loading parameters")?;
     tracing::info!(
         "loaded {} ({}, {:.1} MiB) in {:.2} s{}",
@@ -297,7 +302,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if params.info.test_only { " — TEST-ONLY parameters" } else { "" }
     );
     let outcome = run_engine(&args, Arc::new(params), report.elapsed)?;
-    let written = write_proofs(&args.output, &outcome.results)?;
+    let written = write_proofs(&args.out, &outcome.results)?;
     for r in &outcome.results {
         if let Err(e) = &r.proofs {
             tracing::error!("{}: FAILED: {e}", r.id);
@@ -313,7 +318,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if args.verify && outcome.failed == 0 { " (all verified)" } else { "" },
         outcome.seconds_per_proof(),
         outcome.wall.as_secs_f64(),
-        args.output.display(),
+        args.out.display(),
         args.timeline.display()
     );
     let _ = written;

@@ -21,9 +21,9 @@ pub struct Args {
     /// Seed of the toxic waste (TEST-ONLY: whoever knows it can forge proofs).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Output parameter file.
-    #[arg(short, long, default_value = "params.bin")]
-    pub output: PathBuf,
+    /// The parameter file to write (what `prove --params` reads).
+    #[arg(long, default_value = "params.bin")]
+    pub params: PathBuf,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -34,10 +34,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let params = prover::setup::generate_test_params(circuit.clone(), &circuit.id(), args.seed).context("generating parameters")?;
     let gen = t0.elapsed();
     let t1 = Instant::now();
-    let bytes = params.write_file(&args.output).with_context(|| format!("writing {}", args.output.display()))?;
+    let bytes = params.write_file(&args.params).with_context(|| format!("writing {}", args.params.display()))?;
     println!(
         "{}: {} ({} constraints, {} aux, domain {}), {:.1} MiB; setup {:.2} s, write {:.2} s",
-        args.output.display(),
+        args.params.display(),
         circuit.id(),
         params.info.num_constraints,
         params.info.num_aux,

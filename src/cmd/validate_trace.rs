@@ -74,7 +74,7 @@ mod tests {
     fn the_trace_written_by_analyze_validates() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("sample.log");
-        std::fs::write(&log, include_str!("../../timeline/tests/data/cuzk-sample.log")).unwrap();
+        std::fs::write(&log, include_str!("../../timeline/assets/cuzk-sample.log")).unwrap();
         let out = dir.path().join("report");
         let a = super::super::analyze::Args {
             log,

@@ -394,6 +394,7 @@ pub enum LockMode {
     /// A lock around the device compute only (uploads + kernels); prep before, epilogue after.
     Kernels,
     /// Separate VRAM-allocation (allocation + upload) and compute (kernels) locks.
+    #[serde(alias = "two-lock")]
     TwoLock,
 }
 
@@ -438,9 +439,9 @@ pub struct RunConfig {
     /// GPU workers per device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gw: Option<u32>,
-    /// `whole`, `kernels` or `two_lock`.
+    /// What the device lock covers ([`LockMode`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lock: Option<String>,
+    pub lock: Option<LockMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpus: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

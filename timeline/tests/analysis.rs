@@ -8,7 +8,7 @@ use timeline::event::{Run, RunMeta, Span, SpanKind};
 use timeline::read::{read_str, Format};
 
 const MS: u64 = 1_000_000;
-const SAMPLE: &str = include_str!("data/cuzk-sample.log");
+const SAMPLE: &str = include_str!("../assets/cuzk-sample.log");
 
 fn close(a: f64, b: f64) {
     assert!((a - b).abs() < 1e-6 * b.abs().max(1.0), "{a} != {b}");

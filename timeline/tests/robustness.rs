@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use timeline::analysis::{summarize, AnalyzeOptions, Summary};
 use timeline::read::{read_str, Format};
 
-const SAMPLE: &str = include_str!("data/cuzk-sample.log");
+const SAMPLE: &str = include_str!("../assets/cuzk-sample.log");
 
 fn check_invariants(s: &Summary) {
     for d in &s.utilization.devices {

@@ -237,7 +237,7 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
     m.config = RunConfig {
         pw: Some(cfg.pw),
         gw: Some(cfg.gw),
-        lock: Some(cfg.lock.as_str().into()),
+        lock: Some(cfg.lock),
         gpus: Some(backends.len() as u32),
         split_finalize: Some(cfg.split_finalize),
         finalizers: cfg.split_finalize.then_some(cfg.finalizers),

@@ -620,7 +620,7 @@ impl<'c> Sim<'c> {
             meta.config = RunConfig {
                 pw: Some(p.pw),
                 gw: Some(p.gw),
-                lock: Some(p.lock.as_str().to_string()),
+                lock: Some(p.lock),
                 gpus: Some(cfg.machine.gpus),
                 partitions: Some(p.partitions),
                 proofs: Some(p.proofs),

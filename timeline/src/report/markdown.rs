@@ -78,7 +78,7 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
     for (k, v) in [
         ("pw", c.pw.map(|v| v.to_string())),
         ("gw", c.gw.map(|v| v.to_string())),
-        ("lock", c.lock.clone()),
+        ("lock", c.lock.map(|l| l.to_string())),
         ("gpus", c.gpus.map(|v| v.to_string())),
         ("partitions", c.partitions.map(|v| v.to_string())),
         ("backend", c.backend.clone()),
