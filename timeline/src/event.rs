@@ -21,6 +21,12 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// a compile error, not an unknown kind), and [`SpanKind`] maps them to variants.
 pub mod kind {
     pub const SYNTHESIS: &str = "synthesis";
+    /// Inside `synthesis` on the pre-compiled path: the circuit run for its witness only.
+    pub const WITNESS: &str = "witness";
+    /// Inside `synthesis` on the pre-compiled path: a, b, c = A·w, B·w, C·w (arg `bytes`).
+    pub const CONSTRAINTS: &str = "constraints";
+    /// Loading or extracting a circuit shape's pre-compiled constraints (once per shape).
+    pub const PCE_BUILD: &str = "pce_build";
     pub const GPU_QUEUE: &str = "gpu_queue";
     pub const GPU_PICKUP: &str = "gpu_pickup";
     pub const GPU: &str = "gpu";
@@ -76,6 +82,13 @@ pub mod arg {
 pub enum SpanKind {
     /// CPU synthesis of one partition (witness + A/B/C evaluation).
     Synthesis,
+    /// Witness generation of a synthesis on the pre-compiled path (nested in `synthesis`).
+    Witness,
+    /// The sparse products a/b/c = A/B/C·w of a synthesis on the pre-compiled path (nested
+    /// in `synthesis`; arg `bytes`: the memory traffic they need at least).
+    Constraints,
+    /// Loading (or extracting and caching) a circuit shape's pre-compiled constraints.
+    PceBuild,
     /// Partition waiting in the GPU queue: from queued to picked up by a GPU worker.
     GpuQueue,
     /// From pickup by a GPU worker to the start of its prove call.
@@ -127,8 +140,11 @@ pub enum SpanKind {
 
 impl SpanKind {
     /// Every known kind, in pipeline order (used for legends and stable table order).
-    pub const KNOWN: [SpanKind; 24] = [
+    pub const KNOWN: [SpanKind; 27] = [
         SpanKind::Synthesis,
+        SpanKind::Witness,
+        SpanKind::Constraints,
+        SpanKind::PceBuild,
         SpanKind::GpuQueue,
         SpanKind::GpuPickup,
         SpanKind::Gpu,
@@ -157,6 +173,9 @@ impl SpanKind {
     pub fn as_str(&self) -> &str {
         match self {
             SpanKind::Synthesis => kind::SYNTHESIS,
+            SpanKind::Witness => kind::WITNESS,
+            SpanKind::Constraints => kind::CONSTRAINTS,
+            SpanKind::PceBuild => kind::PCE_BUILD,
             SpanKind::GpuQueue => kind::GPU_QUEUE,
             SpanKind::GpuPickup => kind::GPU_PICKUP,
             SpanKind::Gpu => kind::GPU,
@@ -215,6 +234,12 @@ impl SpanKind {
     /// Device compute kernels (device work without the copies).
     pub fn is_kernel(&self) -> bool {
         self.is_device_work() && !matches!(self, SpanKind::H2d | SpanKind::D2h)
+    }
+
+    /// Host-side synthesis work: a partition's `synthesis` and the phases nested in it on the
+    /// pre-compiled path (`witness`, `constraints`), and the one-time `pce_build`.
+    pub fn is_synthesis_side(&self) -> bool {
+        matches!(self, SpanKind::Synthesis | SpanKind::Witness | SpanKind::Constraints | SpanKind::PceBuild)
     }
 
     /// CPU phases that sit beside or around the kernels of a GPU worker.

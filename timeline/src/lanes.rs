@@ -79,7 +79,7 @@ impl Lane {
 pub fn group_of(span: &Span) -> Option<LaneGroup> {
     match &span.kind {
         SpanKind::GpuQueue => None,
-        SpanKind::Synthesis => Some(LaneGroup::Synthesis),
+        k if k.is_synthesis_side() => Some(LaneGroup::Synthesis),
         SpanKind::Other(_) if span.device.is_none() && span.worker.is_none() => Some(LaneGroup::Synthesis),
         _ => Some(LaneGroup::Device(span.device_or_0())),
     }

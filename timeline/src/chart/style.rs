@@ -9,6 +9,9 @@ use crate::event::SpanKind;
 pub fn kind_color(kind: &SpanKind) -> RGBColor {
     match kind {
         SpanKind::Synthesis => RGBColor(70, 130, 180),
+        SpanKind::Witness => RGBColor(120, 170, 215),
+        SpanKind::Constraints => RGBColor(31, 80, 140),
+        SpanKind::PceBuild => RGBColor(255, 200, 60),
         SpanKind::GpuQueue => RGBColor(199, 199, 199),
         SpanKind::GpuPickup => RGBColor(160, 160, 160),
         SpanKind::Gpu => RGBColor(245, 166, 35),

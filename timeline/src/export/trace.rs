@@ -38,7 +38,7 @@ fn us(ns: u64) -> f64 {
 /// The category of a slice, for Perfetto's filters.
 fn category(kind: &SpanKind) -> &'static str {
     match kind {
-        SpanKind::Synthesis => "synthesis",
+        k if k.is_synthesis_side() => "synthesis",
         SpanKind::Gpu | SpanKind::GpuPickup => "gpu",
         SpanKind::GpuQueue => "queue",
         SpanKind::H2d | SpanKind::D2h => "copy",
