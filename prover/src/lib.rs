@@ -2,7 +2,8 @@
 //!
 //! The pipeline, one module per step (as arkworks keeps generator, prover and verifier
 //! apart): [`circuit`] (the PoRep-like benchmark family and its shape) →
-//! [`synthesis`] (witness and A/B/C evaluations with density tracking) →
+//! [`synthesis`] (witness and A/B/C evaluations with density tracking; or [`pce`], the
+//! pre-compiled constraints: witness only, then sparse products) →
 //! [`backend`] (`prove_start`: prep, NTTs of H, the G1 MSMs; `prove_finish`: the G2 MSM
 //! and assembly) built from [`ntt`] and [`msm`] → [`verifier`]. [`setup`] makes
 //! TEST-ONLY parameters, [`params`] stores them in a documented binary file, and
@@ -22,6 +23,7 @@ pub mod msm;
 pub mod msm_affine;
 pub mod ntt;
 pub mod params;
+pub mod pce;
 pub mod proof;
 pub mod prover;
 pub mod setup;

@@ -15,6 +15,10 @@ pub enum SynthesisFailure {
     Unsatisfied { index: usize, name: String },
     #[error("synthesis failed: {0}")]
     Synthesis(#[from] SynthesisError),
+    /// The witness does not fit the pre-compiled constraints it was to be multiplied with
+    /// (another circuit, or a PCE of an older version of this one).
+    #[error("the circuit does not match its pre-compiled constraints: {0}")]
+    PceMismatch(String),
 }
 
 /// A packed bit per variable: does it have a non-zero coefficient in a matrix?
@@ -60,6 +64,10 @@ impl Density {
     /// Number of variables present (the number of query points for them).
     pub fn count(&self) -> usize {
         self.ones
+    }
+    /// Bytes of the bitmap.
+    pub fn heap_bytes(&self) -> usize {
+        self.words.len() * 8
     }
 }
 
@@ -197,6 +205,20 @@ pub struct SizeHint {
 }
 
 impl ProvingAssignment {
+    /// An assignment made elsewhere (the pre-compiled path, [`crate::pce`]): the evaluations,
+    /// the witness and the densities, exactly as synthesis would have recorded them.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_parts(
+        (a, b, c): (Vec<Scalar>, Vec<Scalar>, Vec<Scalar>),
+        input_assignment: Vec<Scalar>,
+        aux_assignment: Vec<Scalar>,
+        a_aux_density: Density,
+        b_input_density: Density,
+        b_aux_density: Density,
+    ) -> Self {
+        ProvingAssignment { a, b, c, input_assignment, aux_assignment, a_aux_density, b_input_density, b_aux_density, first_unsatisfied: None }
+    }
+
     /// An empty assignment with room for a circuit of `hint`'s sizes.
     pub fn with_capacity(hint: SizeHint) -> Self {
         let mut a = ProvingAssignment {

@@ -1,0 +1,96 @@
+//! Witness generation without constraints: a constraint system whose allocations record
+//! their values and whose `enforce` is a no-op, so the circuit's code computes its
+//! variables but never builds the linear combinations of its constraints (that and their
+//! evaluation are most of the circuit path's cost; the products replace them). Inputs and
+//! aux come out exactly as [`crate::synthesis::ProvingAssignment`] has them: ONE is the
+//! first input, allocated before the circuit runs; the Groth16 input constraints are not
+//! the circuit's, so they are not counted here (the pre-compiled matrices hold them).
+
+use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use blstrs::Scalar;
+use ff::Field;
+
+/// A partition's witness, and the rows its circuit enforced (to check it against the
+/// pre-compiled constraints it will be multiplied with).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Witness {
+    /// Inputs, ONE first.
+    pub inputs: Vec<Scalar>,
+    pub aux: Vec<Scalar>,
+    /// `enforce` calls (the input constraints not included).
+    pub constraints: usize,
+}
+
+/// The witness-only constraint system (see the module docs).
+pub struct WitnessCs {
+    w: Witness,
+}
+
+impl WitnessCs {
+    /// Room for `inputs` inputs and `aux` aux values; the aux vector gets `inputs` more so
+    /// that the products can append the inputs to it without moving it.
+    pub fn with_capacity(inputs: usize, aux: usize) -> Self {
+        WitnessCs { w: Witness { inputs: Vec::with_capacity(inputs), aux: Vec::with_capacity(aux + inputs), constraints: 0 } }
+    }
+    pub fn into_witness(self) -> Witness {
+        self.w
+    }
+}
+
+impl ConstraintSystem<Scalar> for WitnessCs {
+    type Root = Self;
+
+    #[inline]
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.w.aux.push(f()?);
+        Ok(Variable::new_unchecked(Index::Aux(self.w.aux.len() - 1)))
+    }
+
+    #[inline]
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.w.inputs.push(f()?);
+        Ok(Variable::new_unchecked(Index::Input(self.w.inputs.len() - 1)))
+    }
+
+    #[inline]
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        self.w.constraints += 1;
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+    fn pop_namespace(&mut self) {}
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// Run `circuit` for its witness only, with room for `inputs` / `aux` values (the PCE's
+/// counts; a wrong size only costs a reallocation).
+pub fn generate<C: Circuit<Scalar>>(circuit: C, inputs: usize, aux: usize) -> Result<Witness, SynthesisError> {
+    let mut cs = WitnessCs::with_capacity(inputs, aux);
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    circuit.synthesize(&mut cs)?;
+    Ok(cs.into_witness())
+}

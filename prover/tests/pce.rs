@@ -1,0 +1,226 @@
+//! The pre-compiled path against the circuit path: identical assignments (a, b, c, inputs,
+//! aux, densities) on both circuit families at several sizes, the same unsatisfied index,
+//! byte-identical proofs, and the cache file's failure modes (corrupt, truncated, another
+//! shape).
+
+use std::path::Path;
+
+use bellpepper_core::Circuit;
+use blstrs::Scalar;
+use prover::backend::{Backend, Blinding, NoGate, ProveError};
+use prover::circuit::{Family, PorepLike};
+use prover::cpu::CpuBackend;
+use prover::pce::{self, cache, OnCorrupt, PceKey, PceRun, PceSource};
+use prover::synthesis::{synthesize, ProvingAssignment};
+use prover::{setup, verifier, SynthesisFailure};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+fn assert_same(x: &ProvingAssignment, y: &ProvingAssignment, what: &str) {
+    assert_eq!(x.num_constraints(), y.num_constraints(), "{what}: constraints");
+    assert!(x.a == y.a, "{what}: a differs");
+    assert!(x.b == y.b, "{what}: b differs");
+    assert!(x.c == y.c, "{what}: c differs");
+    assert_eq!(x.input_assignment, y.input_assignment, "{what}: inputs");
+    assert!(x.aux_assignment == y.aux_assignment, "{what}: aux");
+    assert_eq!(x.a_aux_density, y.a_aux_density, "{what}: a-aux density");
+    assert_eq!(x.b_input_density, y.b_input_density, "{what}: b-input density");
+    assert_eq!(x.b_aux_density, y.b_aux_density, "{what}: b-aux density");
+}
+
+fn pce_path<C: Circuit<Scalar>>(c: C, pce: &pce::Pce) -> ProvingAssignment {
+    pce::synthesize_pce(c, pce, PceRun::default()).expect("pce synthesis")
+}
+
+#[test]
+fn pce_assignments_equal_the_circuit_path_on_every_family_and_size() {
+    // 2^16 puts a SHA-256 block into the PoRep-like circuit (MultiEq rows, 2^k coefficients).
+    for (family, logs) in [(Family::PorepLike, &[10u32, 12, 14, 16][..]), (Family::Mix16, &[10, 12, 14][..])] {
+        for &log in logs {
+            let n = 1u64 << log;
+            // The shape does not depend on the witness: extracted from one seed, used for others.
+            let p = pce::extract(family.circuit(n, 99)).expect("extract");
+            assert_eq!(p.num_constraints() as u64, n, "{} 2^{log}", family.name());
+            for seed in [1u64, 2] {
+                let what = format!("{} 2^{log} seed {seed}", family.name());
+                let want = synthesize(family.circuit(n, seed)).expect("circuit path");
+                assert_same(&pce_path(family.circuit(n, seed), &p), &want, &what);
+            }
+            // Several chunk sizes and a small pool give the same result.
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+            let want = synthesize(family.circuit(n, 5)).unwrap();
+            for chunk_rows in [1, 7, 1 << 20] {
+                let got = pce::synthesize_pce(family.circuit(n, 5), &p, PceRun { pool: Some(&pool), chunk_rows }).unwrap();
+                assert_same(&got, &want, &format!("{} 2^{log} chunk {chunk_rows}", family.name()));
+            }
+        }
+    }
+}
+
+#[test]
+fn pce_extraction_with_the_witness_gives_the_same_matrices_and_assignment() {
+    let c = PorepLike::new(1 << 12, 3);
+    let (p, w) = pce::extract_with_witness(c.clone()).unwrap();
+    assert_eq!(p, pce::extract(PorepLike::new(1 << 12, 8)).unwrap(), "same shape, same PCE whatever the seed");
+    let got = pce::assemble(w, &p, PceRun::default()).unwrap();
+    assert_same(&got, &synthesize(c).unwrap(), "extract_with_witness");
+}
+
+#[test]
+fn pce_shape_hash_is_stable_and_tells_shapes_apart() {
+    let h = |f: Family, n: u64, s: u64| pce::extract(f.circuit(n, s)).unwrap().shape_hash();
+    assert_eq!(h(Family::PorepLike, 1 << 10, 1), h(Family::PorepLike, 1 << 10, 2));
+    assert_ne!(h(Family::PorepLike, 1 << 10, 1), h(Family::PorepLike, 1 << 11, 1));
+    assert_ne!(h(Family::PorepLike, 1 << 10, 1), h(Family::Mix16, 1 << 10, 1));
+}
+
+#[test]
+fn pce_unsatisfied_witness_is_an_error_naming_the_same_constraint() {
+    let mut c = PorepLike::new(1 << 10, 4);
+    c.corrupt_row = Some(10);
+    let p = pce::extract(PorepLike::new(1 << 10, 4)).unwrap();
+    let want = match synthesize(c.clone()) {
+        Err(SynthesisFailure::Unsatisfied { index, .. }) => index,
+        other => panic!("circuit path: {other:?}"),
+    };
+    match pce::synthesize_pce(c, &p, PceRun::default()) {
+        Err(e @ SynthesisFailure::Unsatisfied { .. }) => {
+            let SynthesisFailure::Unsatisfied { index, .. } = &e else { unreachable!() };
+            assert_eq!(*index, want);
+            assert!(e.to_string().contains(&format!("constraint #{want}")), "{e}");
+        }
+        other => panic!("pce path: {other:?}"),
+    }
+}
+
+#[test]
+fn pce_of_another_shape_is_refused() {
+    let p = pce::extract(PorepLike::new(1 << 10, 1)).unwrap();
+    match pce::synthesize_pce(PorepLike::new(1 << 11, 1), &p, PceRun::default()) {
+        Err(e @ SynthesisFailure::PceMismatch(_)) => assert!(e.to_string().contains("1024"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn pce_proof_is_byte_identical_to_the_circuit_path_and_verifies() {
+    for family in Family::ALL {
+        let c = family.circuit(1 << 10, 6);
+        let params = setup::generate_test_params(c.clone(), &c.id(), 21).unwrap();
+        let p = pce::extract(c.clone()).unwrap();
+        let prove = |asg: ProvingAssignment| -> Result<(Vec<u8>, Vec<Scalar>), ProveError> {
+            let cpu = CpuBackend::new(0);
+            let inputs = asg.public_inputs().to_vec();
+            let blinding = Blinding::random(&mut ChaCha20Rng::seed_from_u64(77));
+            let pending = cpu.prove_start(asg, &params, blinding, &NoGate)?;
+            let proof = cpu.prove_finish(pending, &params)?;
+            assert_eq!(verifier::verify(&params.vk, &proof, &inputs), Ok(true));
+            Ok((proof.to_bytes().to_vec(), inputs))
+        };
+        let a = prove(synthesize(c.clone()).unwrap()).unwrap();
+        let b = prove(pce_path(c, &p)).unwrap();
+        assert_eq!(a, b, "{}", family.name());
+    }
+}
+
+fn key_of(p: &pce::Pce, id: &str) -> PceKey {
+    PceKey::of(p, id)
+}
+
+#[test]
+fn pce_cache_round_trips_and_names_a_corrupt_or_truncated_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let params = dir.path().join("params.bin");
+    let path = cache::cache_path(&params);
+    assert_eq!(path, dir.path().join("params.bin.pce"));
+    let c = PorepLike::new(1 << 10, 1);
+    let p = pce::extract(c.clone()).unwrap();
+    let key = key_of(&p, &c.id());
+    let (built, source) = pce::load_or_build(&params, &key, c.clone(), OnCorrupt::Error).unwrap();
+    assert_eq!((source, &built), (PceSource::Built, &p));
+    let (loaded, source) = pce::load_or_build(&params, &key, c.clone(), OnCorrupt::Error).unwrap();
+    assert_eq!((source, &loaded), (PceSource::Loaded, &p));
+    assert_eq!(loaded.shape_hash(), p.shape_hash());
+    let good = std::fs::read(&path).unwrap();
+    let name = path.display().to_string();
+    let expect_corrupt = |bytes: &[u8], what: &str| {
+        std::fs::write(&path, bytes).unwrap();
+        match pce::load_or_build(&params, &key, c.clone(), OnCorrupt::Error) {
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(msg.contains(&name) && msg.contains(what), "{msg}");
+            }
+            Ok((_, source)) => panic!("{what}: accepted ({source:?})"),
+        }
+    };
+    // A flipped byte in the payload, in the header, the file cut short, cut to nothing.
+    let mut bad = good.clone();
+    let at = good.len() - 100;
+    bad[at] ^= 1;
+    expect_corrupt(&bad, "hash");
+    let mut bad = good.clone();
+    bad[20] ^= 1; // the input count: the header's own hash catches it before the key is compared
+    expect_corrupt(&bad, "header hash");
+    expect_corrupt(&good[..good.len() - 1], "truncated");
+    expect_corrupt(&good[..300], "truncated");
+    expect_corrupt(b"PSC", "not a PCE cache");
+    expect_corrupt(b"hello world, not a cache at all", "not a PCE cache");
+    // Asked to, a corrupt cache is rebuilt (and rewritten).
+    let mut bad = good.clone();
+    bad[at] ^= 1;
+    std::fs::write(&path, &bad).unwrap();
+    let (rebuilt, source) = pce::load_or_build(&params, &key, c.clone(), OnCorrupt::Rebuild).unwrap();
+    assert!(matches!(source, PceSource::Rebuilt(ref why) if why.contains("hash")), "{source:?}");
+    assert_eq!(rebuilt, p);
+    assert_eq!(std::fs::read(&path).unwrap(), good);
+    // No temporary file is left behind.
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+}
+
+#[test]
+fn pce_cache_for_another_shape_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let params = dir.path().join("p.bin");
+    let small = PorepLike::new(1 << 10, 1);
+    let p_small = pce::extract(small.clone()).unwrap();
+    pce::load_or_build(&params, &key_of(&p_small, &small.id()), small.clone(), OnCorrupt::Error).unwrap();
+    let big = PorepLike::new(1 << 11, 1);
+    let p_big = pce::extract(big.clone()).unwrap();
+    let key_big = key_of(&p_big, &big.id());
+    let (got, source) = pce::load_or_build(&params, &key_big, big.clone(), OnCorrupt::Error).unwrap();
+    assert!(matches!(source, PceSource::Rebuilt(ref why) if why.contains("n=1024")), "{source:?}");
+    assert_eq!(got, p_big);
+    // The cache now holds the new shape.
+    assert!(matches!(cache::read(&cache::cache_path(&params), &key_big).unwrap(), cache::Lookup::Hit(ref x) if *x == p_big));
+    // Same circuit id and counts, another parameter file: rebuilt too.
+    let mut other = key_big.clone();
+    other.params_hash = [7; 32];
+    let (_, source) = pce::load_or_build(&params, &other, big, OnCorrupt::Error).unwrap();
+    assert!(matches!(source, PceSource::Rebuilt(ref why) if why.contains("another parameter file")), "{source:?}");
+}
+
+#[test]
+fn pce_key_of_a_parameter_file_carries_its_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = PorepLike::new(1 << 8, 1);
+    let params = setup::generate_test_params(c.clone(), &c.id(), 3).unwrap();
+    let path = dir.path().join("params.bin");
+    params.write_file(&path).unwrap();
+    let key = PceKey::for_params(&params.info, Some(&path)).unwrap();
+    assert_ne!(key.params_hash, [0; 32]);
+    assert_eq!((key.circuit_id.as_str(), key.constraints), (c.id().as_str(), 256));
+    assert!(PceKey::for_params(&params.info, Some(Path::new("/nonexistent/params.bin"))).unwrap_err().to_string().contains("/nonexistent/params.bin"));
+}
+
+#[test]
+fn pce_is_compact_on_the_porep_like_circuit() {
+    // The target is ≤ 100 B/constraint; the arithmetic section's per-round constants are
+    // the table's bulk.
+    for log in [14u32, 16] {
+        let p = pce::extract(PorepLike::new(1 << log, 1)).unwrap();
+        let s = p.size();
+        assert!(s.bytes_per_constraint <= 100.0, "2^{log}: {s:?}");
+        assert_eq!(s.index_bytes[1], 1, "B's coefficients are few: {s:?}");
+    }
+}
