@@ -7,6 +7,12 @@
 //! pass. The outputs are written in place into uninitialised vectors: no zero fill, and
 //! each page is first touched by the thread that writes it.
 //!
+//! Each row is summed without a modular reduction per term: the witness values' Montgomery
+//! limbs are added, or scaled by the coefficient when it (or its negation) fits 64 bits,
+//! into a 384-bit accumulator that is reduced once at the end of the row ([`Op`]); only
+//! coefficients that fit neither way take a field multiplication. The result is the same
+//! field element, fully reduced, so the same bits as the circuit path's.
+//!
 //! The densities need no work here: they depend on the matrices only, and the PCE holds them.
 
 use std::mem::MaybeUninit;
@@ -15,7 +21,7 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
-use super::matrix::{CoeffIndex, CsrMatrix, IDX_MINUS_ONE, IDX_ONE};
+use super::matrix::{CoeffIndex, CsrMatrix};
 use super::Pce;
 
 /// Rows per chunk when nothing else is asked (`benches/prover.rs` `synthesis_pce` measures
@@ -42,6 +48,7 @@ pub fn products(pce: &Pce, w: &[Scalar], chunk_rows: usize) -> Products {
     let n = pce.num_constraints();
     let chunk = chunk_rows.max(1);
     let (ma, mb, mc) = pce.matrices();
+    let (oa, ob, oc) = pce.ops();
     let mut a: Vec<Scalar> = Vec::with_capacity(n);
     let mut b: Vec<Scalar> = Vec::with_capacity(n);
     let mut c: Vec<Scalar> = Vec::with_capacity(n);
@@ -53,7 +60,7 @@ pub fn products(pce: &Pce, w: &[Scalar], chunk_rows: usize) -> Products {
             .enumerate()
             .filter_map(|(k, ((ca, cb), cc))| {
                 let r0 = k * chunk;
-                let (ca, cb, cc) = (eval_rows(ma, r0, ca, w), eval_rows(mb, r0, cb, w), eval_rows(mc, r0, cc, w));
+                let (ca, cb, cc) = (eval_rows(ma, oa, r0, ca, w), eval_rows(mb, ob, r0, cb, w), eval_rows(mc, oc, r0, cc, w));
                 first_unsatisfied_in(ca, cb, cc).map(|j| r0 + j)
             })
             .min()
@@ -69,37 +76,176 @@ pub fn products(pce: &Pce, w: &[Scalar], chunk_rows: usize) -> Products {
 }
 
 /// Evaluate rows `r0 .. r0 + out.len()` of `m` into `out`; returns them initialised.
-fn eval_rows<'a>(m: &CsrMatrix, r0: usize, out: &'a mut [MaybeUninit<Scalar>], w: &[Scalar]) -> &'a [Scalar] {
+fn eval_rows<'a>(m: &CsrMatrix, ops: &[Op], r0: usize, out: &'a mut [MaybeUninit<Scalar>], w: &[Scalar]) -> &'a [Scalar] {
     match &m.coeffs {
-        CoeffIndex::U8(idx) => rows_with(m, idx, r0, out, w),
-        CoeffIndex::U16(idx) => rows_with(m, idx, r0, out, w),
-        CoeffIndex::U32(idx) => rows_with(m, idx, r0, out, w),
+        CoeffIndex::U8(idx) => rows_with(m, ops, idx, r0, out, w),
+        CoeffIndex::U16(idx) => rows_with(m, ops, idx, r0, out, w),
+        CoeffIndex::U32(idx) => rows_with(m, ops, idx, r0, out, w),
     }
     // SAFETY: `rows_with` wrote every element of `out`; MaybeUninit<T> has T's layout.
     unsafe { &*(out as *const [MaybeUninit<Scalar>] as *const [Scalar]) }
 }
 
 #[inline(always)]
-fn rows_with<I: Copy + Into<u32>>(m: &CsrMatrix, idx: &[I], r0: usize, out: &mut [MaybeUninit<Scalar>], w: &[Scalar]) {
+fn rows_with<I: Copy + Into<u32>>(m: &CsrMatrix, ops: &[Op], idx: &[I], r0: usize, out: &mut [MaybeUninit<Scalar>], w: &[Scalar]) {
     let offsets = &m.row_ptr[r0..r0 + out.len() + 1];
     let (cols, table) = (&m.cols[..], &m.table[..]);
     for (o, rp) in out.iter_mut().zip(offsets.windows(2)) {
-        let mut acc = Scalar::ZERO;
+        let mut acc = Acc::default();
         for k in rp[0] as usize..rp[1] as usize {
             // SAFETY: a `Pce` holds only validated matrices (`CsrMatrix::validate`): every
             // offset is at most the number of non-zeros (= cols.len() = idx.len()), every
             // column is below the PCE's column count (= w.len(), asserted by `products`),
-            // and every coefficient index is inside the table.
-            let (col, ix) = unsafe { (*cols.get_unchecked(k) as usize, (*idx.get_unchecked(k)).into()) };
+            // and every coefficient index is inside the table (= ops.len()).
+            let (col, ix) = unsafe { (*cols.get_unchecked(k) as usize, (*idx.get_unchecked(k)).into() as usize) };
             let v = unsafe { w.get_unchecked(col) };
-            match ix {
-                IDX_ONE => acc += v,
-                IDX_MINUS_ONE => acc -= v,
-                _ => acc += *v * unsafe { table.get_unchecked(ix as usize) },
+            match unsafe { *ops.get_unchecked(ix) } {
+                Op::One => acc.add(&limbs(v)),
+                Op::MinusOne => acc.add(&neg(&limbs(v))),
+                Op::Mul(k) => acc.mac(&limbs(v), k),
+                Op::MulNeg(k) => acc.mac(&neg(&limbs(v)), k),
+                Op::Big => acc.add(&limbs(&(*v * unsafe { table.get_unchecked(ix) }))),
             }
         }
-        o.write(acc);
+        o.write(acc.reduce());
     }
+}
+
+/// How the products apply one coefficient of a matrix's table: most are ±1 or ± a 64-bit
+/// integer (SHA's powers of two below 2^64, the arithmetic section's round constants), which
+/// scale the witness value's Montgomery limbs directly (k·(xR) = (kx)R) into a wide
+/// accumulator reduced once per row; only the others take a Montgomery multiplication.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    One,
+    MinusOne,
+    /// Multiply by this integer (at least 2).
+    Mul(u64),
+    /// Multiply by minus this integer (at least 2).
+    MulNeg(u64),
+    /// Neither c nor −c fits 64 bits: a field multiplication.
+    Big,
+}
+
+/// The modulus r of the scalar field, little-endian limbs.
+const P: [u64; 4] = [0xffff_ffff_0000_0001, 0x53bd_a402_fffe_5bfe, 0x3339_d808_09a1_d805, 0x73ed_a753_299d_7d48];
+
+impl Op {
+    /// The op of coefficient `c` (non-zero).
+    pub fn of(c: &Scalar) -> Op {
+        use ff::PrimeField;
+        let canon = |s: &Scalar| {
+            let r = s.to_repr();
+            let limb = |i: usize| u64::from_le_bytes(r[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+            [limb(0), limb(1), limb(2), limb(3)]
+        };
+        let small = |l: [u64; 4]| (l[1] | l[2] | l[3] == 0).then_some(l[0]);
+        match (small(canon(c)), small(canon(&-*c))) {
+            (Some(1), _) => Op::One,
+            (_, Some(1)) => Op::MinusOne,
+            (Some(k), _) => Op::Mul(k),
+            (_, Some(k)) => Op::MulNeg(k),
+            _ => Op::Big,
+        }
+    }
+}
+
+/// The ops of a table, one per entry.
+pub fn ops_of(table: &[Scalar]) -> Vec<Op> {
+    table.iter().map(Op::of).collect()
+}
+
+/// The Montgomery limbs of a scalar (what blstrs stores: x·R mod r, fully reduced).
+#[inline(always)]
+fn limbs(s: &Scalar) -> [u64; 4] {
+    blst::blst_fr::from(*s).l
+}
+
+/// r − x for reduced x (r itself for 0, which the final reduction takes to 0).
+#[inline(always)]
+fn neg(x: &[u64; 4]) -> [u64; 4] {
+    let mut out = [0u64; 4];
+    let mut borrow = 0u64;
+    for i in 0..4 {
+        let (d, b1) = P[i].overflowing_sub(x[i]);
+        let (d, b2) = d.overflowing_sub(borrow);
+        out[i] = d;
+        borrow = (b1 | b2) as u64;
+    }
+    out
+}
+
+/// 384-bit accumulator of Montgomery limbs scaled by 64-bit integers: a row of fewer than
+/// 2^64 terms (each below 2^320) cannot overflow it.
+#[derive(Default)]
+struct Acc([u64; 6]);
+
+impl Acc {
+    #[inline(always)]
+    fn add(&mut self, x: &[u64; 4]) {
+        let mut carry = 0u128;
+        for (a, &x) in self.0.iter_mut().zip(x) {
+            let t = *a as u128 + x as u128 + carry;
+            *a = t as u64;
+            carry = t >> 64;
+        }
+        let t = self.0[4] as u128 + carry;
+        self.0[4] = t as u64;
+        self.0[5] = self.0[5].wrapping_add((t >> 64) as u64);
+    }
+
+    #[inline(always)]
+    fn mac(&mut self, x: &[u64; 4], k: u64) {
+        let mut carry = 0u128;
+        for (a, &x) in self.0.iter_mut().zip(x) {
+            let t = *a as u128 + x as u128 * k as u128 + carry;
+            *a = t as u64;
+            carry = t >> 64;
+        }
+        let t = self.0[4] as u128 + carry;
+        self.0[4] = t as u64;
+        self.0[5] = self.0[5].wrapping_add((t >> 64) as u64);
+    }
+
+    /// The accumulated value mod r, as a scalar: lo + hi·2^256 with hi·2^256 ≡ hi·R taken
+    /// by one Montgomery multiplication with R² (only when hi ≠ 0), lo reduced by at most
+    /// two subtractions (2^256 < 3r).
+    #[inline(always)]
+    fn reduce(self) -> Scalar {
+        let mut lo = [self.0[0], self.0[1], self.0[2], self.0[3]];
+        sub_r_if_ge(&mut lo);
+        sub_r_if_ge(&mut lo);
+        let lo = Scalar::from(blst::blst_fr { l: lo });
+        if self.0[4] == 0 && self.0[5] == 0 {
+            return lo;
+        }
+        // hi < 2^128 < r: a valid reduced Montgomery value; times R² mod r → hi·R mod r.
+        let hi = Scalar::from(blst::blst_fr { l: [self.0[4], self.0[5], 0, 0] });
+        lo + hi * r_squared()
+    }
+}
+
+/// x −= r when x ≥ r.
+#[inline(always)]
+fn sub_r_if_ge(x: &mut [u64; 4]) {
+    let mut d = [0u64; 4];
+    let mut borrow = 0u64;
+    for i in 0..4 {
+        let (t, b1) = x[i].overflowing_sub(P[i]);
+        let (t, b2) = t.overflowing_sub(borrow);
+        d[i] = t;
+        borrow = (b1 | b2) as u64;
+    }
+    if borrow == 0 {
+        *x = d;
+    }
+}
+
+/// The scalar whose Montgomery limbs are R² mod r (the value 2^256 mod r).
+#[inline(always)]
+fn r_squared() -> Scalar {
+    static R2: std::sync::OnceLock<Scalar> = std::sync::OnceLock::new();
+    *R2.get_or_init(|| Scalar::from(2u64).pow_vartime([256]))
 }
 
 /// First j with a_j·b_j ≠ c_j. B is mostly 0 or 1 (booleanity, ONE), which needs no product.
@@ -114,4 +260,63 @@ fn first_unsatisfied_in(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Option<usiz
         };
         !ok
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ff::Field;
+    use rand::{Rng, SeedableRng};
+
+    /// Rows of every coefficient class (±1, ± small, ± large, values 0 and r − 1, long
+    /// rows that carry into the accumulator's top limbs) against plain field arithmetic.
+    #[test]
+    fn the_wide_accumulator_equals_field_arithmetic() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
+        let small = |k: u64| Scalar::from(k);
+        let mut coeffs = vec![Scalar::ONE, -Scalar::ONE, small(2), -small(2), small(u64::MAX), -small(u64::MAX), small(1 << 63), Scalar::from(2u64).pow_vartime([64]), -Scalar::from(2u64).pow_vartime([64]), Scalar::from(2u64).pow_vartime([253])];
+        coeffs.extend((0..20).map(|_| Scalar::random(&mut rng)));
+        // P is the modulus: r − 1 is −1, and r itself is not a field element.
+        let mut r_minus_1 = [0u8; 32];
+        for (i, l) in P.iter().enumerate() {
+            r_minus_1[8 * i..8 * i + 8].copy_from_slice(&l.to_le_bytes());
+        }
+        let r_bytes = r_minus_1;
+        r_minus_1[0] -= 1;
+        use ff::PrimeField;
+        assert!(bool::from(Scalar::from_repr(r_bytes).is_none()));
+        assert!(Scalar::from_repr(r_minus_1).unwrap() == -Scalar::ONE);
+        let ops = ops_of(&coeffs);
+        assert_eq!(&ops[..6], &[Op::One, Op::MinusOne, Op::Mul(2), Op::MulNeg(2), Op::Mul(u64::MAX), Op::MulNeg(u64::MAX)]);
+        assert_eq!((ops[7], ops[8], ops[9]), (Op::Big, Op::Big, Op::Big));
+        let mut values = vec![Scalar::ZERO, Scalar::ONE, -Scalar::ONE, -Scalar::from(2u64)];
+        values.extend((0..50).map(|_| Scalar::random(&mut rng)));
+        for len in [0usize, 1, 2, 3, 5, 17, 300] {
+            for _ in 0..50 {
+                let mut acc = Acc::default();
+                let mut want = Scalar::ZERO;
+                for _ in 0..len {
+                    let (ci, v) = (rng.gen_range(0..coeffs.len()), values[rng.gen_range(0..values.len())]);
+                    want += v * coeffs[ci];
+                    match ops[ci] {
+                        Op::One => acc.add(&limbs(&v)),
+                        Op::MinusOne => acc.add(&neg(&limbs(&v))),
+                        Op::Mul(k) => acc.mac(&limbs(&v), k),
+                        Op::MulNeg(k) => acc.mac(&neg(&limbs(&v)), k),
+                        Op::Big => acc.add(&limbs(&(v * coeffs[ci]))),
+                    }
+                }
+                let got = acc.reduce();
+                assert!(got == want && limbs(&got) == limbs(&want), "len {len}");
+            }
+        }
+        // The largest row sums: every term r − 1 times u64::MAX.
+        let mut acc = Acc::default();
+        let mut want = Scalar::ZERO;
+        for _ in 0..1000 {
+            acc.mac(&neg(&limbs(&Scalar::ONE)), u64::MAX);
+            want -= small(u64::MAX);
+        }
+        assert!(acc.reduce() == want);
+    }
 }

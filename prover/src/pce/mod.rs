@@ -61,6 +61,8 @@ pub struct Pce {
     b_input_density: Density,
     b_aux_density: Density,
     shape_hash: [u8; 32],
+    /// How the products apply each table entry of A, B, C (derived from the tables).
+    ops: [Vec<eval::Op>; 3],
 }
 
 /// What a [`Pce`] weighs.
@@ -96,7 +98,8 @@ impl Pce {
                 Some(i) => b_input_density.set(i),
             }
         }
-        let mut pce = Pce { num_inputs, num_aux, a, b, c, a_aux_density, b_input_density, b_aux_density, shape_hash: [0; 32] };
+        let ops = [eval::ops_of(&a.table), eval::ops_of(&b.table), eval::ops_of(&c.table)];
+        let mut pce = Pce { num_inputs, num_aux, a, b, c, a_aux_density, b_input_density, b_aux_density, shape_hash: [0; 32], ops };
         pce.shape_hash = match shape_hash {
             Some(h) => h,
             None => pce.compute_shape_hash(),
@@ -135,6 +138,10 @@ impl Pce {
     pub fn matrices(&self) -> (&CsrMatrix, &CsrMatrix, &CsrMatrix) {
         (&self.a, &self.b, &self.c)
     }
+    /// How the products apply each table entry of A, B, C.
+    pub fn ops(&self) -> (&[eval::Op], &[eval::Op], &[eval::Op]) {
+        (&self.ops[0], &self.ops[1], &self.ops[2])
+    }
     /// A stable hash of the shape: the counts and every row of A, B and C.
     pub fn shape_hash(&self) -> [u8; 32] {
         self.shape_hash
@@ -149,9 +156,10 @@ impl Pce {
     pub fn matrix_bytes(&self) -> u64 {
         (self.a.bytes() + self.b.bytes() + self.c.bytes()) as u64
     }
-    /// Bytes held in memory (matrices and densities).
+    /// Bytes held in memory (matrices, the products' per-entry ops, densities).
     pub fn heap_bytes(&self) -> u64 {
-        self.matrix_bytes() + (self.a_aux_density.heap_bytes() + self.b_input_density.heap_bytes() + self.b_aux_density.heap_bytes()) as u64
+        let ops: usize = self.ops.iter().map(|o| o.len() * std::mem::size_of::<eval::Op>()).sum();
+        self.matrix_bytes() + (ops + self.a_aux_density.heap_bytes() + self.b_input_density.heap_bytes() + self.b_aux_density.heap_bytes()) as u64
     }
     pub fn size(&self) -> PceSize {
         let ms = [&self.a, &self.b, &self.c];
