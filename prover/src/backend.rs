@@ -95,6 +95,10 @@ pub enum ProveError {
     Synthesis(#[from] SynthesisFailure),
     #[error("parameters do not fit this circuit: {0}")]
     ParamsMismatch(String),
+    /// The pre-compiled constraints could not be made or read (e.g. a corrupt cache file,
+    /// named in the message).
+    #[error("pre-compiled constraints: {0}")]
+    Pce(String),
     #[error(transparent)]
     Domain(#[from] crate::domain::DomainError),
     #[error("device error: {0}")]

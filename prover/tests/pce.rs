@@ -224,3 +224,118 @@ fn pce_is_compact_on_the_porep_like_circuit() {
         assert_eq!(s.index_bytes[1], 1, "B's coefficients are few: {s:?}");
     }
 }
+
+mod engine_runs {
+    //! The engine with `synthesis = "pce"`: proofs equal to the circuit path's, the PCE made
+    //! once (span `pce_build`) and cached beside the parameter file, read back by the next
+    //! engine, and a corrupt cache failing the partitions with the file's name (or rebuilt).
+
+    use std::path::PathBuf;
+    use std::sync::{Arc, OnceLock};
+    use std::time::Duration;
+
+    use prover::circuit::PorepLike;
+    use prover::engine::{self, Engine, EngineConfig, JobResult, StartOptions, SynthesisMode};
+    use prover::events::{EventSink, SinkConfig};
+    use prover::pce::cache;
+    use prover::{setup, Parameters};
+    use timeline::event::{Run, SpanKind};
+
+    const N: u64 = 1 << 10;
+
+    fn params() -> Arc<Parameters> {
+        static P: OnceLock<Arc<Parameters>> = OnceLock::new();
+        P.get_or_init(|| {
+            let c = PorepLike::new(N, 0);
+            Arc::new(setup::generate_test_params(c.clone(), &c.id(), 5).unwrap())
+        })
+        .clone()
+    }
+
+    fn cfg(synthesis: SynthesisMode) -> EngineConfig {
+        EngineConfig { pw: 2, gw: 1, backend: "cpu".into(), verify: true, seed: Some(4), rss_sample_ms: 0, synthesis, ..EngineConfig::default() }
+    }
+
+    fn run(cfg: EngineConfig, params_path: Option<PathBuf>) -> (Vec<JobResult>, Run) {
+        let backends = engine::backends_for("cpu", 1).unwrap();
+        let meta = engine::run_meta(&cfg, &backends);
+        let sink = EventSink::start(SinkConfig { collect: true, meta, ..Default::default() }).unwrap();
+        let e = Engine::start_with(cfg, params(), backends, sink, StartOptions { params_path }).unwrap();
+        for j in engine::porep_jobs(2, 3, N, 9) {
+            e.submit(j);
+        }
+        let mut results = e.collect(2, Duration::from_secs(120)).expect("jobs finish");
+        results.sort_by(|a, b| a.id.cmp(&b.id));
+        let (_, run) = e.shutdown().unwrap();
+        (results, run)
+    }
+
+    fn proof_bytes(results: &[JobResult]) -> Vec<Vec<u8>> {
+        results.iter().flat_map(|r| r.proofs.as_ref().expect("proof ok").iter().map(|p| p.proof.to_bytes().to_vec())).collect()
+    }
+
+    fn builds(run: &Run) -> Vec<String> {
+        run.spans_of(&SpanKind::PceBuild).map(|s| s.args.get("source").and_then(|v| v.as_str()).unwrap_or("?").to_string()).collect()
+    }
+
+    #[test]
+    fn pce_engine_proves_like_the_circuit_path_and_reuses_its_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("params.bin");
+        params().write_file(&path).unwrap();
+        let (want, run_c) = run(cfg(SynthesisMode::Circuit), Some(path.clone()));
+        assert_eq!(run_c.spans_of(&SpanKind::Witness).count(), 0);
+        assert!(!cache::cache_path(&path).exists(), "the circuit path makes no cache");
+        let want = proof_bytes(&want);
+        assert_eq!(want.len(), 6);
+
+        let (got, run_p) = run(cfg(SynthesisMode::Pce), Some(path.clone()));
+        assert_eq!(proof_bytes(&got), want, "same proofs as the circuit path");
+        assert_eq!(builds(&run_p), ["extracted"]);
+        assert!(cache::cache_path(&path).exists());
+        assert_eq!(run_p.meta.extra.get("synthesis").and_then(|v| v.as_str()), Some("pce"));
+        // Every partition is one synthesis; on the pre-compiled path it holds a
+        // `constraints` span with the bytes the products move (one without `witness`: the
+        // extraction produced that partition's witness).
+        let synth: Vec<_> = run_p.spans_of(&SpanKind::Synthesis).collect();
+        assert_eq!(synth.len(), 6);
+        let products: Vec<_> = run_p.spans_of(&SpanKind::Constraints).collect();
+        assert!(!products.is_empty());
+        let p = prover::pce::extract(PorepLike::new(N, 0)).unwrap();
+        for s in &products {
+            assert_eq!(s.args.get("bytes").and_then(|v| v.as_u64()), Some(p.traffic_bytes()), "{s:?}");
+            assert!(synth.iter().any(|y| y.partition == s.partition && y.job == s.job && y.start_ns <= s.start_ns && s.end_ns <= y.end_ns), "nested in its synthesis");
+        }
+        assert_eq!(run_p.spans_of(&SpanKind::Witness).count() + 1, products.len());
+        for s in &run_p.spans {
+            assert!(SpanKind::known(s.kind.as_str()).is_some(), "unknown span kind `{}`", s.kind);
+        }
+
+        // The next engine reads the cache; its own pools of 2 threads change nothing.
+        let (again, run_q) = run(EngineConfig { synthesis_threads: 2, ..cfg(SynthesisMode::Pce) }, Some(path.clone()));
+        assert_eq!(proof_bytes(&again), want);
+        assert_eq!(builds(&run_q), ["cache"]);
+        assert_eq!(run_q.spans_of(&SpanKind::Witness).count(), run_q.spans_of(&SpanKind::Constraints).count());
+    }
+
+    #[test]
+    fn pce_engine_fails_on_a_corrupt_cache_naming_it_or_rebuilds_it_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("params.bin");
+        params().write_file(&path).unwrap();
+        let pce_path = cache::cache_path(&path);
+        std::fs::write(&pce_path, b"PSCOPEPC and then nothing much").unwrap();
+        let (results, _) = run(cfg(SynthesisMode::Pce), Some(path.clone()));
+        for r in &results {
+            let e = r.proofs.as_ref().expect_err("a corrupt cache fails the proof");
+            assert!(e.contains(&pce_path.display().to_string()) && e.contains("corrupt"), "{e}");
+        }
+        let (results, run_r) = run(EngineConfig { pce_rebuild_corrupt: true, ..cfg(SynthesisMode::Pce) }, Some(path.clone()));
+        assert_eq!(proof_bytes(&results).len(), 6);
+        assert_eq!(builds(&run_r), ["rebuilt"]);
+        // Without a parameter file the PCE lives in memory only.
+        let (results, run_m) = run(cfg(SynthesisMode::Pce), None);
+        assert_eq!(proof_bytes(&results).len(), 6);
+        assert_eq!(builds(&run_m), ["extracted"]);
+    }
+}

@@ -46,8 +46,57 @@ pub struct EngineConfig {
     /// (span `msm_b_g2`, under the compute lock, beside the G1 MSMs) or `cpu` (span
     /// `b_g2_msm` in the finisher, as supraseal does). The CPU backend ignores it.
     pub g2_msm: G2Msm,
+    /// How a partition is synthesised: `circuit` (the circuit's code builds and evaluates
+    /// every constraint, on the synthesis worker's thread) or `pce` (pre-compiled
+    /// constraints: the circuit runs for its witness only, then a, b, c = A·w, B·w, C·w in
+    /// parallel; spans `witness` and `constraints` inside `synthesis`). The PCE is extracted
+    /// on first use (span `pce_build`) from the first partition, kept in memory for all
+    /// workers, and cached next to the parameter file (`<params>.pce`); partitions that
+    /// start while it is being built take the circuit path. Same assignments, same proofs.
+    pub synthesis: SynthesisMode,
+    /// Threads per synthesis for the PCE products: each synthesis worker gets its own pool
+    /// of this many threads; 0 = rayon's global pool (all cores, shared by the workers).
+    /// Concurrent syntheses are `pw`.
+    pub synthesis_threads: u32,
+    /// Read and write the PCE cache next to the parameter file (off: the PCE is extracted
+    /// on first use and kept in memory only).
+    pub pce_cache: bool,
+    /// A corrupt PCE cache is rebuilt with a warning (off: every partition fails with an
+    /// error naming the file until it is deleted).
+    pub pce_rebuild_corrupt: bool,
     /// The CUDA backend's knobs (`[cuda]` section).
     pub cuda: crate::cuda_settings::CudaSettings,
+}
+
+/// How the engine synthesises a partition ([`EngineConfig::synthesis`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SynthesisMode {
+    /// The circuit's code builds and evaluates every constraint.
+    #[default]
+    Circuit,
+    /// Witness generation, then sparse products with the pre-compiled constraints.
+    Pce,
+}
+
+impl SynthesisMode {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SynthesisMode::Circuit => "circuit",
+            SynthesisMode::Pce => "pce",
+        }
+    }
+}
+
+impl std::str::FromStr for SynthesisMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "circuit" => Ok(SynthesisMode::Circuit),
+            "pce" => Ok(SynthesisMode::Pce),
+            o => Err(format!("unknown synthesis path `{o}` (expected circuit or pce)")),
+        }
+    }
 }
 
 /// Where the CUDA backend computes the G2 MSM ([`EngineConfig::g2_msm`]).
@@ -100,6 +149,10 @@ impl Default for EngineConfig {
             cpu_msm: crate::msm::CpuMsm::Blst,
             cpu_fallback: true,
             g2_msm: G2Msm::Device,
+            synthesis: SynthesisMode::Circuit,
+            synthesis_threads: 0,
+            pce_cache: true,
+            pce_rebuild_corrupt: false,
             cuda: Default::default(),
         }
     }
@@ -156,6 +209,9 @@ impl EngineConfig {
         if !matches!(self.backend.as_str(), "cpu" | "cuda" | "auto") {
             return Err(ConfigError::Invalid { field: "backend", reason: format!("`{}` is not one of cpu, cuda, auto", self.backend) });
         }
+        if self.synthesis_threads > 4096 {
+            return Err(ConfigError::Invalid { field: "synthesis_threads", reason: format!("{} is implausibly large (at most 4096; 0 = rayon's global pool)", self.synthesis_threads) });
+        }
         if self.pw > 4096 || self.gw > 64 || self.devices > 64 {
             return Err(ConfigError::Invalid { field: "pw/gw/devices", reason: "implausibly large (pw ≤ 4096, gw ≤ 64, devices ≤ 64)".into() });
         }
@@ -187,7 +243,11 @@ mod tests {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
         assert_eq!((c.pw, c.lock, c.queue_capacity, c.max_attempts, c.events, c.rss_sample_ms, c.cpu_fallback, c.seed, c.g2_msm), (5, LockMode::Whole, 3, 4, false, 0, false, Some(9), G2Msm::Cpu));
-        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope")] {
+        for (k, v) in [("synthesis", "pce"), ("synthesis_threads", "4"), ("pce_cache", "false"), ("pce_rebuild_corrupt", "true")] {
+            c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
+        }
+        assert_eq!((c.synthesis, c.synthesis_threads, c.pce_cache, c.pce_rebuild_corrupt), (SynthesisMode::Pce, 4, false, true));
+        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("synthesis", "magic", "magic"), ("synthesis_threads", "100000", "synthesis_threads")] {
             let before = c.clone();
             let e = c.set(k, v).unwrap_err().to_string();
             assert!(e.contains(want), "{k}={v}: {e}");

@@ -6,18 +6,22 @@
 //! threads; a partition failing on a device (or whose proof does not verify) is retried
 //! on another one, a partition whose device ran out of memory is proven on the CPU
 //! fallback (`cpu_fallback`, span `fallback`), and a job whose partition fails for good
-//! fails alone while the engine keeps serving the others.
+//! fails alone while the engine keeps serving the others. With `synthesis = "pce"` the
+//! synthesis workers share one set of pre-compiled constraints ([`crate::pce`]), loaded or
+//! extracted on first use ([`pce_slot`]).
 //! Every stage is a span (see [`crate::events`]).
 
 pub mod backends;
 pub mod config;
 pub mod jobs;
 pub mod locks;
+pub mod pce_slot;
 mod workers;
 
 use timeline::event::kind;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -28,7 +32,7 @@ use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use timeline::event::{Run, RunConfig, RunMeta};
 
 pub use backends::{backends_for, backends_for_config};
-pub use config::{ConfigError, EngineConfig, G2Msm, LockMode};
+pub use config::{ConfigError, EngineConfig, G2Msm, LockMode, SynthesisMode};
 pub use jobs::{bench_jobs, interrupt_flag, job_id, porep_jobs};
 
 use crate::backend::{Backend, ProveError};
@@ -41,12 +45,33 @@ use crate::synthesis::ProvingAssignment;
 pub trait PartitionCircuit: Send {
     /// Synthesise, with the vectors sized by `hint` (the parameter file's sizes) up front.
     fn synthesize(self: Box<Self>, hint: crate::synthesis::SizeHint) -> Result<ProvingAssignment, ProveError>;
+    /// Its witness only (the pre-compiled path), with room for `inputs` / `aux` values.
+    fn witness(self: Box<Self>, inputs: usize, aux: usize) -> Result<crate::pce::Witness, ProveError>;
+    /// Its pre-compiled constraints and its witness, from one run of its code.
+    fn extract_with_witness(self: Box<Self>) -> Result<(crate::pce::Pce, crate::pce::Witness), ProveError>;
 }
 
 impl<C: Circuit<Scalar> + Send + 'static> PartitionCircuit for C {
     fn synthesize(self: Box<Self>, hint: crate::synthesis::SizeHint) -> Result<ProvingAssignment, ProveError> {
         crate::prover::synthesize_with_capacity(*self, hint)
     }
+    fn witness(self: Box<Self>, inputs: usize, aux: usize) -> Result<crate::pce::Witness, ProveError> {
+        crate::pce::witness::generate(*self, inputs, aux).map_err(|e| ProveError::Synthesis(e.into()))
+    }
+    fn extract_with_witness(self: Box<Self>) -> Result<(crate::pce::Pce, crate::pce::Witness), ProveError> {
+        crate::pce::extract_with_witness(*self).map_err(|e| match e {
+            crate::pce::PceError::Synthesis(e) => ProveError::Synthesis(e.into()),
+            e => ProveError::Pce(e.to_string()),
+        })
+    }
+}
+
+/// Files the engine may use beside its parameters.
+#[derive(Clone, Debug, Default)]
+pub struct StartOptions {
+    /// The parameter file the parameters were read from: the PCE cache lives beside it
+    /// (`synthesis = "pce"`, `pce_cache`). `None`: the PCE is kept in memory only.
+    pub params_path: Option<PathBuf>,
 }
 
 /// A proof request: one circuit per partition.
@@ -158,12 +183,19 @@ pub(crate) struct Shared {
     results: Sender<JobResult>,
     progress: Progress,
     rng_seed: Option<u64>,
+    /// The pre-compiled constraints of the parameters' circuit (`synthesis = "pce"`).
+    pce: pce_slot::PceSlot,
 }
 
 impl Shared {
     /// A warning on the starting thread's log (stderr for the CLI).
     fn warn(&self, message: &str) {
         tracing::dispatcher::with_default(&self.log, || tracing::warn!("{message}"));
+    }
+
+    /// A note on the starting thread's log.
+    fn info(&self, message: &str) {
+        tracing::dispatcher::with_default(&self.log, || tracing::info!("{message}"));
     }
 
     /// Send a partition to device `target`'s retry queue (it stays in the GPU stage).
@@ -245,6 +277,10 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
         g2_msm: backends.first().filter(|b| b.name() == "cuda").map(|_| cfg.g2_msm.as_str().to_string()),
         ..Default::default()
     };
+    m.extra.insert("synthesis".into(), cfg.synthesis.as_str().into());
+    if cfg.synthesis == SynthesisMode::Pce {
+        m.extra.insert("synthesis_threads".into(), cfg.synthesis_threads.into());
+    }
     if let Some(b) = backends.first() {
         for (k, v) in b.meta() {
             m.extra.insert(k.into(), v.into());
@@ -256,6 +292,11 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
 impl Engine {
     /// Start the threads. `sink` receives the events (ignored when `cfg.events` is off).
     pub fn start(cfg: EngineConfig, params: Arc<Parameters>, backends: Vec<Arc<dyn Backend>>, sink: EventSink) -> Result<Engine, ConfigError> {
+        Self::start_with(cfg, params, backends, sink, StartOptions::default())
+    }
+
+    /// [`Engine::start`] knowing where the parameters came from (`opts`).
+    pub fn start_with(cfg: EngineConfig, params: Arc<Parameters>, backends: Vec<Arc<dyn Backend>>, sink: EventSink, opts: StartOptions) -> Result<Engine, ConfigError> {
         cfg.validate()?;
         if backends.is_empty() {
             return Err(ConfigError::Invalid { field: "backend", reason: "no device to prove on".into() });
@@ -282,6 +323,7 @@ impl Engine {
             results: results_tx,
             progress: Progress::default(),
             rng_seed: cfg.seed,
+            pce: pce_slot::PceSlot::new(opts.params_path.filter(|_| cfg.pce_cache)),
             cfg,
         });
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
@@ -290,7 +332,18 @@ impl Engine {
         let mut synth_threads = Vec::new();
         for w in 0..shared.cfg.pw {
             let (sh, rx, tx) = (shared.clone(), work_rx.clone(), gpu_tx.clone());
-            synth_threads.push(spawn(format!("synth-{w}"), Box::new(move || workers::synth_worker(sh, w, rx, tx)))?);
+            // Threads of this worker's PCE products (`synthesis_threads`; none: the global pool).
+            let pool = match (shared.cfg.synthesis, shared.cfg.synthesis_threads) {
+                (SynthesisMode::Pce, n) if n > 0 => Some(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(n as usize)
+                        .thread_name(move |i| format!("synth-{w}-pce-{i}"))
+                        .build()
+                        .map_err(|e| ConfigError::Invalid { field: "synthesis_threads", reason: format!("cannot start a pool of {n} threads: {e}") })?,
+                ),
+                _ => None,
+            };
+            synth_threads.push(spawn(format!("synth-{w}"), Box::new(move || workers::synth_worker(sh, w, rx, tx, pool)))?);
         }
         let mut gpu_threads = Vec::new();
         for d in 0..shared.backends.len() {
@@ -338,6 +391,11 @@ impl Engine {
 
     pub fn sink(&self) -> &EventSink {
         &self.shared.sink
+    }
+
+    /// The pre-compiled constraints, once a synthesis worker has made them (`synthesis = "pce"`).
+    pub fn pce(&self) -> Option<Arc<crate::pce::Pce>> {
+        self.shared.pce.get()
     }
 
     /// Nanoseconds since the engine (and its timeline) started.

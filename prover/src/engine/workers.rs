@@ -16,7 +16,7 @@ use timeline::event::counters::QUEUE_DEPTH;
 use tracing::info_span;
 
 use super::locks::{acquire, EngineGate};
-use super::{FinishTask, GpuTask, LockMode, PartitionProof, Retry, Shared, SynthTask};
+use super::{FinishTask, GpuTask, LockMode, PartitionProof, Retry, Shared, SynthTask, SynthesisMode};
 use crate::backend::{Backend, Blinding, NoGate, Pending, ProveError, StartFailure};
 use crate::proof::Proof;
 
@@ -34,7 +34,7 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "panic".into())
 }
 
-pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx: Sender<GpuTask>) {
+pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx: Sender<GpuTask>, pool: Option<rayon::ThreadPool>) {
     with_dispatch(&sh.clone(), || {
         // Every partition's vectors sized from the parameter file up front.
         let info = &sh.params.info;
@@ -54,7 +54,11 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx:
             }
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w);
             let entered = ctx.enter();
-            let synthesized = catch_unwind(AssertUnwindSafe(|| circuit.synthesize(hint)))
+            let synthesize = || match sh.cfg.synthesis {
+                SynthesisMode::Circuit => circuit.synthesize(hint),
+                SynthesisMode::Pce => super::pce_slot::synthesize(&sh, circuit, hint, pool.as_ref()),
+            };
+            let synthesized = catch_unwind(AssertUnwindSafe(synthesize))
                 .unwrap_or_else(|p| Err(ProveError::Device(format!("synthesis panicked: {}", panic_message(p)))));
             drop(entered);
             match synthesized {

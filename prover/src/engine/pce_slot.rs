@@ -1,0 +1,184 @@
+//! The engine's pre-compiled constraints (`synthesis = "pce"`): one set per engine (its
+//! parameters are for one circuit shape), shared by every synthesis worker through an
+//! `Arc`, made on first use by the worker that claims it (span `pce_build` inside that
+//! partition's `synthesis`): read from the cache next to the parameter file when it is
+//! there and for these parameters, else extracted from that partition's circuit (which
+//! yields its witness too) and written there. Partitions that start while it is being made
+//! take the circuit path rather than wait; a corrupt cache fails every partition with an
+//! error naming the file (or is rebuilt, `pce_rebuild_corrupt`).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use rayon::ThreadPool;
+use timeline::event::{arg, kind};
+use tracing::info_span;
+
+use super::{PartitionCircuit, Shared};
+use crate::backend::ProveError;
+use crate::pce::cache::{self, Lookup, PceKey};
+use crate::pce::{self, Pce, PceError, PceRun};
+use crate::synthesis::{ProvingAssignment, SizeHint};
+
+enum State {
+    Empty,
+    Building,
+    Ready(Arc<Pce>),
+    Failed(String),
+}
+
+/// The slot of the engine's PCE.
+pub struct PceSlot {
+    state: Mutex<State>,
+    /// The parameter file (the cache is `<it>.pce`); `None`: no cache.
+    params_path: Option<PathBuf>,
+}
+
+/// What a worker found in the slot.
+enum Claim<'a> {
+    Ready(Arc<Pce>),
+    /// Another worker is making it.
+    Busy,
+    Failed(String),
+    /// This worker makes it.
+    Mine(BuildGuard<'a>),
+}
+
+/// The right to fill the slot; dropped without filling it (an error, a panic), it empties
+/// the slot again so that a later partition tries again.
+struct BuildGuard<'a> {
+    slot: &'a PceSlot,
+    done: bool,
+}
+
+impl BuildGuard<'_> {
+    fn set(mut self, s: State) {
+        *self.slot.lock() = s;
+        self.done = true;
+    }
+}
+
+impl Drop for BuildGuard<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            *self.slot.lock() = State::Empty;
+        }
+    }
+}
+
+impl PceSlot {
+    pub fn new(params_path: Option<PathBuf>) -> Self {
+        PceSlot { state: Mutex::new(State::Empty), params_path }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn claim(&self) -> Claim<'_> {
+        let mut s = self.lock();
+        match &*s {
+            State::Ready(p) => Claim::Ready(p.clone()),
+            State::Building => Claim::Busy,
+            State::Failed(e) => Claim::Failed(e.clone()),
+            State::Empty => {
+                *s = State::Building;
+                Claim::Mine(BuildGuard { slot: self, done: false })
+            }
+        }
+    }
+
+    /// The PCE, once made.
+    pub fn get(&self) -> Option<Arc<Pce>> {
+        match &*self.lock() {
+            State::Ready(p) => Some(p.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Synthesise one partition on the pre-compiled path (see the module docs).
+pub(super) fn synthesize(sh: &Shared, circuit: Box<dyn PartitionCircuit>, hint: SizeHint, pool: Option<&ThreadPool>) -> Result<ProvingAssignment, ProveError> {
+    let run = PceRun { pool, chunk_rows: pce::DEFAULT_CHUNK_ROWS };
+    match sh.pce.claim() {
+        Claim::Busy => circuit.synthesize(hint),
+        Claim::Failed(e) => Err(ProveError::Pce(e)),
+        Claim::Ready(p) => {
+            let span = info_span!(kind::SYNTHESIS, constraints = p.num_constraints() as u64, path = "pce");
+            let _e = span.enter();
+            let w = witness(circuit, &p)?;
+            Ok(pce::assemble(w, &p, run)?)
+        }
+        Claim::Mine(guard) => {
+            let span = info_span!(kind::SYNTHESIS, constraints = tracing::field::Empty, path = "pce");
+            let _e = span.enter();
+            let (p, w) = build(sh, circuit, guard)?;
+            span.record("constraints", p.num_constraints() as u64);
+            Ok(pce::assemble(w, &p, run)?)
+        }
+    }
+}
+
+fn witness(circuit: Box<dyn PartitionCircuit>, p: &Pce) -> Result<pce::Witness, ProveError> {
+    let span = info_span!(kind::WITNESS, aux = p.num_aux() as u64);
+    let _e = span.enter();
+    circuit.witness(p.num_inputs(), p.num_aux())
+}
+
+/// Make the PCE (span `pce_build`): from the cache, else by extraction from `circuit`
+/// (then its witness comes back too). On a cache hit the circuit's witness is generated
+/// here as well, so that the caller always gets one.
+fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>) -> Result<(Arc<Pce>, pce::Witness), ProveError> {
+    let span = info_span!(kind::PCE_BUILD, source = tracing::field::Empty, { arg::BYTES } = tracing::field::Empty, path = tracing::field::Empty);
+    let entered = span.enter();
+    let cache = sh.pce.params_path.as_deref().and_then(|params| match PceKey::for_params(&sh.params.info, Some(params)) {
+        Ok(key) => Some((cache::cache_path(params), key)),
+        Err(e) => {
+            sh.warn(&format!("no PCE cache: {e}"));
+            None
+        }
+    });
+    if let Some((path, _)) = &cache {
+        span.record("path", path.display().to_string());
+    }
+    let found = match &cache {
+        Some((path, key)) => cache::read(path, key),
+        None => Ok(Lookup::Missing),
+    };
+    let rebuild_why = match found {
+        Ok(Lookup::Hit(p)) => {
+            let p = Arc::new(p);
+            span.record("source", "cache");
+            span.record(arg::BYTES, p.matrix_bytes());
+            guard.set(State::Ready(p.clone()));
+            drop(entered);
+            let w = witness(circuit, &p)?;
+            return Ok((p, w));
+        }
+        Ok(Lookup::Missing) => None,
+        Ok(Lookup::Stale(why)) => Some(why),
+        Err(e @ PceError::Corrupt { .. }) if sh.cfg.pce_rebuild_corrupt => {
+            sh.warn(&format!("{e}; rebuilding it"));
+            Some(e.to_string())
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            guard.set(State::Failed(msg.clone()));
+            return Err(ProveError::Pce(msg));
+        }
+    };
+    let (p, w) = circuit.extract_with_witness()?;
+    let p = Arc::new(p);
+    span.record("source", if rebuild_why.is_some() { "rebuilt" } else { "extracted" });
+    span.record(arg::BYTES, p.matrix_bytes());
+    if let Some((path, key)) = &cache {
+        if let Some(why) = &rebuild_why {
+            sh.info(&format!("{}: the PCE cache was {why}; rebuilt", path.display()));
+        }
+        if let Err(e) = cache::write(&p, key, path) {
+            sh.warn(&format!("could not write the PCE cache: {e}"));
+        }
+    }
+    guard.set(State::Ready(p.clone()));
+    Ok((p, w))
+}
