@@ -49,9 +49,10 @@ pub fn products(pce: &Pce, w: &[Scalar], chunk_rows: usize) -> Products {
     let chunk = chunk_rows.max(1);
     let (ma, mb, mc) = pce.matrices();
     let (oa, ob, oc) = pce.ops();
-    let mut a: Vec<Scalar> = Vec::with_capacity(n);
-    let mut b: Vec<Scalar> = Vec::with_capacity(n);
-    let mut c: Vec<Scalar> = Vec::with_capacity(n);
+    let cx = Ctx { w, one_col: pce.num_aux(), consts: consts() };
+    let mut a: Vec<Scalar> = with_capacity_huge(n);
+    let mut b: Vec<Scalar> = with_capacity_huge(n);
+    let mut c: Vec<Scalar> = with_capacity_huge(n);
     let first_unsatisfied = {
         let (sa, sb, sc) = (&mut a.spare_capacity_mut()[..n], &mut b.spare_capacity_mut()[..n], &mut c.spare_capacity_mut()[..n]);
         sa.par_chunks_mut(chunk)
@@ -60,7 +61,7 @@ pub fn products(pce: &Pce, w: &[Scalar], chunk_rows: usize) -> Products {
             .enumerate()
             .filter_map(|(k, ((ca, cb), cc))| {
                 let r0 = k * chunk;
-                let (ca, cb, cc) = (eval_rows(ma, oa, r0, ca, w), eval_rows(mb, ob, r0, cb, w), eval_rows(mc, oc, r0, cc, w));
+                let (ca, cb, cc) = (eval_rows(ma, oa, r0, ca, cx), eval_rows(mb, ob, r0, cb, cx), eval_rows(mc, oc, r0, cc, cx));
                 first_unsatisfied_in(ca, cb, cc).map(|j| r0 + j)
             })
             .min()
@@ -75,39 +76,93 @@ pub fn products(pce: &Pce, w: &[Scalar], chunk_rows: usize) -> Products {
     Products { a, b, c, first_unsatisfied }
 }
 
+/// What every row of a chunk needs besides its matrix: the witness, the column of ONE, and
+/// the reduction table.
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    w: &'a [Scalar],
+    one_col: usize,
+    consts: &'a Consts,
+}
+
+/// An empty vector with room for `n` values whose pages the kernel may back with huge
+/// pages (Linux `MADV_HUGEPAGE`, for transparent huge pages in `madvise` mode): a fresh
+/// vector of a partition's size is otherwise thousands of 4 KiB page faults, which cost
+/// more than the products that fill it. A hint only; elsewhere a plain `with_capacity`.
+pub fn with_capacity_huge<T>(n: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = v.capacity() * std::mem::size_of::<T>();
+        if bytes >= HUGE {
+            let page = 4096usize;
+            let start = (v.as_ptr() as usize).div_ceil(page) * page;
+            let end = (v.as_ptr() as usize + bytes) / page * page;
+            if end > start {
+                // SAFETY: the range lies inside this vector's allocation (rounded inwards to
+                // whole pages); MADV_HUGEPAGE changes no contents and fails harmlessly.
+                unsafe {
+                    libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+                }
+            }
+        }
+    }
+    v
+}
+
 /// Evaluate rows `r0 .. r0 + out.len()` of `m` into `out`; returns them initialised.
-fn eval_rows<'a>(m: &CsrMatrix, ops: &[Op], r0: usize, out: &'a mut [MaybeUninit<Scalar>], w: &[Scalar]) -> &'a [Scalar] {
+fn eval_rows<'a>(m: &CsrMatrix, ops: &[Op], r0: usize, out: &'a mut [MaybeUninit<Scalar>], cx: Ctx<'_>) -> &'a [Scalar] {
     match &m.coeffs {
-        CoeffIndex::U8(idx) => rows_with(m, ops, idx, r0, out, w),
-        CoeffIndex::U16(idx) => rows_with(m, ops, idx, r0, out, w),
-        CoeffIndex::U32(idx) => rows_with(m, ops, idx, r0, out, w),
+        CoeffIndex::U8(idx) => rows_with(m, ops, idx, r0, out, cx),
+        CoeffIndex::U16(idx) => rows_with(m, ops, idx, r0, out, cx),
+        CoeffIndex::U32(idx) => rows_with(m, ops, idx, r0, out, cx),
     }
     // SAFETY: `rows_with` wrote every element of `out`; MaybeUninit<T> has T's layout.
     unsafe { &*(out as *const [MaybeUninit<Scalar>] as *const [Scalar]) }
 }
 
 #[inline(always)]
-fn rows_with<I: Copy + Into<u32>>(m: &CsrMatrix, ops: &[Op], idx: &[I], r0: usize, out: &mut [MaybeUninit<Scalar>], w: &[Scalar]) {
+fn rows_with<I: Copy + Into<u32>>(m: &CsrMatrix, ops: &[Op], idx: &[I], r0: usize, out: &mut [MaybeUninit<Scalar>], cx: Ctx<'_>) {
     let offsets = &m.row_ptr[r0..r0 + out.len() + 1];
-    let (cols, table) = (&m.cols[..], &m.table[..]);
+    let (cols, table, w) = (&m.cols[..], &m.table[..], cx.w);
     for (o, rp) in out.iter_mut().zip(offsets.windows(2)) {
+        let (start, end) = (rp[0] as usize, rp[1] as usize);
+        // The most common rows need no arithmetic: empty (0), or one witness value with
+        // coefficient 1 (a copy).
+        if end == start {
+            o.write(Scalar::ZERO);
+            continue;
+        }
+        if end == start + 1 {
+            // SAFETY: as below.
+            let (col, ix) = unsafe { (*cols.get_unchecked(start) as usize, (*idx.get_unchecked(start)).into() as usize) };
+            if col != cx.one_col && unsafe { *ops.get_unchecked(ix) } == Op::ONE {
+                o.write(unsafe { *w.get_unchecked(col) });
+                continue;
+            }
+        }
         let mut acc = Acc::default();
-        for k in rp[0] as usize..rp[1] as usize {
+        for k in start..end {
             // SAFETY: a `Pce` holds only validated matrices (`CsrMatrix::validate`): every
             // offset is at most the number of non-zeros (= cols.len() = idx.len()), every
             // column is below the PCE's column count (= w.len(), asserted by `products`),
             // and every coefficient index is inside the table (= ops.len()).
             let (col, ix) = unsafe { (*cols.get_unchecked(k) as usize, (*idx.get_unchecked(k)).into() as usize) };
-            let v = unsafe { w.get_unchecked(col) };
-            match unsafe { *ops.get_unchecked(ix) } {
-                Op::One => acc.add(&limbs(v)),
-                Op::MinusOne => acc.add(&neg(&limbs(v))),
-                Op::Mul(k) => acc.mac(&limbs(v), k),
-                Op::MulNeg(k) => acc.mac(&neg(&limbs(v)), k),
-                Op::Big => acc.add(&limbs(&(*v * unsafe { table.get_unchecked(ix) }))),
+            let op = unsafe { *ops.get_unchecked(ix) };
+            if col == cx.one_col {
+                // c · ONE = c: the coefficient's own limbs (below r; no carry into the top).
+                acc.add(&limbs(unsafe { table.get_unchecked(ix) }));
+            } else if op == Op::ONE {
+                acc.add(&limbs(unsafe { w.get_unchecked(col) }));
+            } else if op.k != 0 {
+                let v = limbs(unsafe { w.get_unchecked(col) });
+                acc.mac(&neg_if(&v, op.neg), op.k);
+            } else {
+                acc.add(&limbs(&(unsafe { *w.get_unchecked(col) } * unsafe { table.get_unchecked(ix) })));
             }
         }
-        o.write(acc.reduce());
+        o.write(acc.reduce(cx.consts));
     }
 }
 
@@ -116,21 +171,21 @@ fn rows_with<I: Copy + Into<u32>>(m: &CsrMatrix, ops: &[Op], idx: &[I], r0: usiz
 /// scale the witness value's Montgomery limbs directly (k·(xR) = (kx)R) into a wide
 /// accumulator reduced once per row; only the others take a Montgomery multiplication.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    One,
-    MinusOne,
-    /// Multiply by this integer (at least 2).
-    Mul(u64),
-    /// Multiply by minus this integer (at least 2).
-    MulNeg(u64),
-    /// Neither c nor −c fits 64 bits: a field multiplication.
-    Big,
+pub struct Op {
+    /// |c| when c or −c fits 64 bits; 0: neither does (a field multiplication).
+    pub k: u64,
+    /// c = −k.
+    pub neg: bool,
 }
 
 /// The modulus r of the scalar field, little-endian limbs.
 const P: [u64; 4] = [0xffff_ffff_0000_0001, 0x53bd_a402_fffe_5bfe, 0x3339_d808_09a1_d805, 0x73ed_a753_299d_7d48];
 
 impl Op {
+    pub const ONE: Op = Op { k: 1, neg: false };
+    pub const MINUS_ONE: Op = Op { k: 1, neg: true };
+    pub const BIG: Op = Op { k: 0, neg: false };
+
     /// The op of coefficient `c` (non-zero).
     pub fn of(c: &Scalar) -> Op {
         use ff::PrimeField;
@@ -139,13 +194,11 @@ impl Op {
             let limb = |i: usize| u64::from_le_bytes(r[8 * i..8 * i + 8].try_into().expect("8 bytes"));
             [limb(0), limb(1), limb(2), limb(3)]
         };
-        let small = |l: [u64; 4]| (l[1] | l[2] | l[3] == 0).then_some(l[0]);
+        let small = |l: [u64; 4]| (l[1] | l[2] | l[3] == 0 && l[0] != 0).then_some(l[0]);
         match (small(canon(c)), small(canon(&-*c))) {
-            (Some(1), _) => Op::One,
-            (_, Some(1)) => Op::MinusOne,
-            (Some(k), _) => Op::Mul(k),
-            (_, Some(k)) => Op::MulNeg(k),
-            _ => Op::Big,
+            (Some(k), _) => Op { k, neg: false },
+            (_, Some(k)) => Op { k, neg: true },
+            _ => Op::BIG,
         }
     }
 }
@@ -161,18 +214,43 @@ fn limbs(s: &Scalar) -> [u64; 4] {
     blst::blst_fr::from(*s).l
 }
 
-/// r − x for reduced x (r itself for 0, which the final reduction takes to 0).
+/// r − x when `neg` (r itself for 0, which the final reduction takes to 0), else x;
+/// without a branch.
 #[inline(always)]
-fn neg(x: &[u64; 4]) -> [u64; 4] {
+fn neg_if(x: &[u64; 4], neg: bool) -> [u64; 4] {
+    let mask = (neg as u64).wrapping_neg();
     let mut out = [0u64; 4];
     let mut borrow = 0u64;
     for i in 0..4 {
         let (d, b1) = P[i].overflowing_sub(x[i]);
         let (d, b2) = d.overflowing_sub(borrow);
-        out[i] = d;
         borrow = (b1 | b2) as u64;
+        out[i] = (d & mask) | (x[i] & !mask);
     }
     out
+}
+
+/// Constants of the final reduction.
+struct Consts {
+    /// The scalar whose Montgomery limbs are R² mod r (the value 2^256 mod r).
+    r2: Scalar,
+    /// h·2^256 mod r for the small top parts h of an accumulator.
+    high: [[u64; 4]; HIGH],
+}
+
+const HIGH: usize = 64;
+
+fn consts() -> &'static Consts {
+    static C: std::sync::OnceLock<Consts> = std::sync::OnceLock::new();
+    C.get_or_init(|| {
+        let r2 = Scalar::from(2u64).pow_vartime([256]);
+        let mut high = [[0u64; 4]; HIGH];
+        for (h, e) in high.iter_mut().enumerate() {
+            // limbs h (< r) times R² mod r, Montgomery-reduced: h·R = h·2^256 mod r.
+            *e = limbs(&(Scalar::from(blst::blst_fr { l: [h as u64, 0, 0, 0] }) * r2));
+        }
+        Consts { r2, high }
+    })
 }
 
 /// 384-bit accumulator of Montgomery limbs scaled by 64-bit integers: a row of fewer than
@@ -183,15 +261,17 @@ struct Acc([u64; 6]);
 impl Acc {
     #[inline(always)]
     fn add(&mut self, x: &[u64; 4]) {
-        let mut carry = 0u128;
-        for (a, &x) in self.0.iter_mut().zip(x) {
-            let t = *a as u128 + x as u128 + carry;
-            *a = t as u64;
-            carry = t >> 64;
+        let a = &mut self.0;
+        let mut carry = false;
+        for i in 0..4 {
+            let (s, c1) = a[i].overflowing_add(x[i]);
+            let (s, c2) = s.overflowing_add(carry as u64);
+            a[i] = s;
+            carry = c1 | c2;
         }
-        let t = self.0[4] as u128 + carry;
-        self.0[4] = t as u64;
-        self.0[5] = self.0[5].wrapping_add((t >> 64) as u64);
+        let (s, c) = a[4].overflowing_add(carry as u64);
+        a[4] = s;
+        a[5] = a[5].wrapping_add(c as u64);
     }
 
     #[inline(always)]
@@ -207,27 +287,42 @@ impl Acc {
         self.0[5] = self.0[5].wrapping_add((t >> 64) as u64);
     }
 
-    /// The accumulated value mod r, as a scalar: lo + hi·2^256 with hi·2^256 ≡ hi·R taken
-    /// by one Montgomery multiplication with R² (only when hi ≠ 0), lo reduced by at most
-    /// two subtractions (2^256 < 3r).
+    /// The accumulated value mod r, as a scalar: lo + hi·2^256, lo reduced by at most two
+    /// subtractions (2^256 < 3r), hi·2^256 mod r from a table when hi is small (rows of a
+    /// few unit terms), else by one Montgomery multiplication with R².
     #[inline(always)]
-    fn reduce(self) -> Scalar {
+    fn reduce(self, c: &Consts) -> Scalar {
         let mut lo = [self.0[0], self.0[1], self.0[2], self.0[3]];
         sub_r_if_ge(&mut lo);
         sub_r_if_ge(&mut lo);
-        let lo = Scalar::from(blst::blst_fr { l: lo });
         if self.0[4] == 0 && self.0[5] == 0 {
-            return lo;
+            return Scalar::from(blst::blst_fr { l: lo });
         }
-        // hi < 2^128 < r: a valid reduced Montgomery value; times R² mod r → hi·R mod r.
+        if self.0[5] == 0 && (self.0[4] as usize) < HIGH {
+            // lo, high[h] < r < 2^255: their sum fits 256 bits.
+            let h = &c.high[self.0[4] as usize];
+            let mut carry = false;
+            for (l, &x) in lo.iter_mut().zip(h) {
+                let (s, c1) = l.overflowing_add(x);
+                let (s, c2) = s.overflowing_add(carry as u64);
+                *l = s;
+                carry = c1 | c2;
+            }
+            sub_r_if_ge(&mut lo);
+            return Scalar::from(blst::blst_fr { l: lo });
+        }
+        // hi < 2^128 < r: a valid reduced Montgomery value; times R² mod r → hi·2^256 mod r.
         let hi = Scalar::from(blst::blst_fr { l: [self.0[4], self.0[5], 0, 0] });
-        lo + hi * r_squared()
+        Scalar::from(blst::blst_fr { l: lo }) + hi * c.r2
     }
 }
 
 /// x −= r when x ≥ r.
 #[inline(always)]
 fn sub_r_if_ge(x: &mut [u64; 4]) {
+    if x[3] < P[3] {
+        return; // below r already (the common case for a reduced value or a short row)
+    }
     let mut d = [0u64; 4];
     let mut borrow = 0u64;
     for i in 0..4 {
@@ -241,22 +336,20 @@ fn sub_r_if_ge(x: &mut [u64; 4]) {
     }
 }
 
-/// The scalar whose Montgomery limbs are R² mod r (the value 2^256 mod r).
-#[inline(always)]
-fn r_squared() -> Scalar {
-    static R2: std::sync::OnceLock<Scalar> = std::sync::OnceLock::new();
-    *R2.get_or_init(|| Scalar::from(2u64).pow_vartime([256]))
-}
 
-/// First j with a_j·b_j ≠ c_j. B is mostly 0 or 1 (booleanity, ONE), which needs no product.
+/// First j with a_j·b_j ≠ c_j. B is mostly 0 or 1 (booleanity, ONE), which needs no
+/// product. Values are compared by their limbs (fully reduced, so equal limbs ⇔ equal values;
+/// blstrs' `==` is constant-time, which this check does not need).
 fn first_unsatisfied_in(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Option<usize> {
+    let one = limbs(&Scalar::ONE);
     (0..a.len()).find(|&j| {
-        let ok = if b[j] == Scalar::ONE {
-            a[j] == c[j]
-        } else if bool::from(b[j].is_zero()) {
-            bool::from(c[j].is_zero())
+        let (a, b, c) = (limbs(&a[j]), limbs(&b[j]), limbs(&c[j]));
+        let ok = if b == one {
+            a == c
+        } else if b == [0; 4] {
+            c == [0; 4]
         } else {
-            a[j] * b[j] == c[j]
+            limbs(&(Scalar::from(blst::blst_fr { l: a }) * Scalar::from(blst::blst_fr { l: b }))) == c
         };
         !ok
     })
@@ -287,8 +380,10 @@ mod tests {
         assert!(bool::from(Scalar::from_repr(r_bytes).is_none()));
         assert!(Scalar::from_repr(r_minus_1).unwrap() == -Scalar::ONE);
         let ops = ops_of(&coeffs);
-        assert_eq!(&ops[..6], &[Op::One, Op::MinusOne, Op::Mul(2), Op::MulNeg(2), Op::Mul(u64::MAX), Op::MulNeg(u64::MAX)]);
-        assert_eq!((ops[7], ops[8], ops[9]), (Op::Big, Op::Big, Op::Big));
+        let op = |k, neg| Op { k, neg };
+        assert_eq!(&ops[..6], &[Op::ONE, Op::MINUS_ONE, op(2, false), op(2, true), op(u64::MAX, false), op(u64::MAX, true)]);
+        assert_eq!((ops[7], ops[8], ops[9]), (Op::BIG, Op::BIG, Op::BIG));
+        let consts = consts();
         let mut values = vec![Scalar::ZERO, Scalar::ONE, -Scalar::ONE, -Scalar::from(2u64)];
         values.extend((0..50).map(|_| Scalar::random(&mut rng)));
         for len in [0usize, 1, 2, 3, 5, 17, 300] {
@@ -299,14 +394,16 @@ mod tests {
                     let (ci, v) = (rng.gen_range(0..coeffs.len()), values[rng.gen_range(0..values.len())]);
                     want += v * coeffs[ci];
                     match ops[ci] {
-                        Op::One => acc.add(&limbs(&v)),
-                        Op::MinusOne => acc.add(&neg(&limbs(&v))),
-                        Op::Mul(k) => acc.mac(&limbs(&v), k),
-                        Op::MulNeg(k) => acc.mac(&neg(&limbs(&v)), k),
-                        Op::Big => acc.add(&limbs(&(v * coeffs[ci]))),
+                        Op { k: 0, .. } => acc.add(&limbs(&(v * coeffs[ci]))),
+                        Op { k, neg } if rng.gen_bool(0.8) => acc.mac(&neg_if(&limbs(&v), neg), k),
+                        // A term on ONE's column: the coefficient's limbs.
+                        _ => {
+                            acc.add(&limbs(&coeffs[ci]));
+                            want += coeffs[ci] - v * coeffs[ci];
+                        }
                     }
                 }
-                let got = acc.reduce();
+                let got = acc.reduce(consts);
                 assert!(got == want && limbs(&got) == limbs(&want), "len {len}");
             }
         }
@@ -314,9 +411,15 @@ mod tests {
         let mut acc = Acc::default();
         let mut want = Scalar::ZERO;
         for _ in 0..1000 {
-            acc.mac(&neg(&limbs(&Scalar::ONE)), u64::MAX);
+            acc.mac(&neg_if(&limbs(&Scalar::ONE), true), u64::MAX);
             want -= small(u64::MAX);
         }
-        assert!(acc.reduce() == want);
+        assert!(acc.reduce(consts) == want);
+        // Every small top part of the table, and the first one past it.
+        for h in 0..=HIGH as u64 {
+            let mut acc = Acc([5, 0, 0, 0, h, 0]);
+            let want = Scalar::from(blst::blst_fr { l: [5, 0, 0, 0] }) + Scalar::from(blst::blst_fr { l: [h, 0, 0, 0] }) * consts.r2;
+            assert!(std::mem::take(&mut acc).reduce(consts) == want, "h = {h}");
+        }
     }
 }

@@ -30,7 +30,7 @@ impl WitnessCs {
     /// Room for `inputs` inputs and `aux` aux values; the aux vector gets `inputs` more so
     /// that the products can append the inputs to it without moving it.
     pub fn with_capacity(inputs: usize, aux: usize) -> Self {
-        WitnessCs { w: Witness { inputs: Vec::with_capacity(inputs), aux: Vec::with_capacity(aux + inputs), constraints: 0 } }
+        WitnessCs { w: Witness { inputs: Vec::with_capacity(inputs), aux: super::eval::with_capacity_huge(aux + inputs), constraints: 0 } }
     }
     pub fn into_witness(self) -> Witness {
         self.w
