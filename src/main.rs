@@ -23,7 +23,8 @@ enum Command {
     Demo(cmd::demo::Args),
     /// CUDA backend: kernel checks against the CPU path and device timings (`--features cuda`).
     Gpu(cmd::gpu::Args),
-    /// Print the R1CS shape of the PoRep-like benchmark circuit of N constraints.
+    /// Print the R1CS shape of a benchmark circuit of N constraints (or, with
+    /// --synthesis-bench, time its synthesis on the circuit path against the PCE).
     Circuit(cmd::circuit::Args),
     /// TEST-ONLY seeded trusted setup: a parameter file for the PoRep-like circuit of N constraints.
     Setup(cmd::setup::Args),

@@ -1,5 +1,7 @@
 //! `proofscope circuit --constraints N [--circuit porep-like|mix16]`: build a benchmark
-//! circuit of that size and print its measured R1CS shape next to PoRep's reference shape.
+//! circuit of that size and print its measured R1CS shape next to PoRep's reference shape;
+//! with `--synthesis-bench`, time one partition's synthesis on the circuit path against the
+//! pre-compiled path instead ([`super::synthesis_bench`]).
 
 use std::process::ExitCode;
 
@@ -14,9 +16,37 @@ pub struct Args {
     /// Circuit family: porep-like or mix16.
     #[arg(long, default_value = "porep-like", value_parser = Family::parse)]
     pub circuit: Family,
-    /// Print the shape as JSON instead of a table.
+    /// Print the shape (or the bench's report) as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Time one partition's synthesis: the circuit path against the pre-compiled
+    /// constraints (PCE), with the PCE's size, a memory-bandwidth probe and the products'
+    /// floor (no parameter file or GPU needed).
+    #[arg(long)]
+    pub synthesis_bench: bool,
+    /// With --synthesis-bench: threads per PCE synthesis for the products (0 = the cores ÷
+    /// --concurrent).
+    #[arg(long, default_value_t = 0, requires = "synthesis_bench")]
+    pub threads: usize,
+    /// With --synthesis-bench: syntheses run at once (each path).
+    #[arg(long, default_value_t = 1, requires = "synthesis_bench")]
+    pub concurrent: usize,
+    /// With --synthesis-bench: rounds of each path (medians are reported).
+    #[arg(long, default_value_t = 3, requires = "synthesis_bench")]
+    pub reps: usize,
+    /// With --synthesis-bench: rows per task of the products.
+    #[arg(long, default_value_t = prover::pce::DEFAULT_CHUNK_ROWS, requires = "synthesis_bench")]
+    pub chunk_rows: usize,
+    /// With --synthesis-bench: MiB per array of the bandwidth probe (three arrays).
+    #[arg(long, default_value_t = 256, requires = "synthesis_bench")]
+    pub probe_mib: usize,
+    /// With --synthesis-bench: also write the PCE to this cache file and time reading it back.
+    #[arg(long, requires = "synthesis_bench")]
+    pub pce_cache: Option<std::path::PathBuf>,
+    /// With --synthesis-bench: time only the PCE path (e.g. a second split of the cores
+    /// whose circuit-path baseline is already known).
+    #[arg(long, requires = "synthesis_bench")]
+    pub skip_circuit: bool,
 }
 
 /// Accept `16384`, `2^14` or `1<<14`.
@@ -44,6 +74,19 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let circuit = args.circuit.circuit(args.constraints, 0);
     let sections = circuit.sections().map_err(anyhow::Error::msg)?;
+    if args.synthesis_bench {
+        let o = super::synthesis_bench::Options {
+            threads: args.threads,
+            concurrent: args.concurrent,
+            reps: args.reps,
+            chunk_rows: args.chunk_rows,
+            probe_mib: args.probe_mib,
+            pce_cache: args.pce_cache.clone(),
+            skip_circuit: args.skip_circuit,
+        };
+        super::synthesis_bench::run(&circuit, args.constraints, &o, args.json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let shape = measure(circuit.clone()).context("measuring the circuit")?;
     if args.json {
         let mut v = serde_json::json!({

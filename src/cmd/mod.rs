@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod compare;
 pub mod demo;
 pub mod circuit;
+pub mod synthesis_bench;
 pub mod setup;
 pub mod prove;
 pub mod simulate;

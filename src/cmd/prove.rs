@@ -62,6 +62,11 @@ pub struct Args {
     /// Where the CUDA backend computes the G2 MSM: device (GPU) or cpu (the finisher).
     #[arg(long)]
     pub g2_msm: Option<prover::engine::G2Msm>,
+    /// How partitions are synthesised: circuit (the circuit's code builds every constraint)
+    /// or pce (pre-compiled constraints, cached beside --params as PARAMS.pce: witness only, then sparse
+    /// products on `synthesis_threads` threads). Engine key `synthesis`.
+    #[arg(long)]
+    pub synthesis: Option<prover::engine::SynthesisMode>,
     /// Verify every proof (exit 1 if any fails).
     #[arg(long)]
     pub verify: bool,
@@ -171,6 +176,9 @@ pub fn engine_config(args: &Args) -> anyhow::Result<EngineConfig> {
     if let Some(v) = args.g2_msm {
         cfg.g2_msm = v;
     }
+    if let Some(v) = args.synthesis {
+        cfg.synthesis = v;
+    }
     if let Some(v) = args.split_finalize {
         cfg.split_finalize = v;
     }
@@ -223,7 +231,9 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     let stop = engine::interrupt_flag().context("installing the Ctrl-C handler")?;
     #[cfg(feature = "cuda")]
     let sampler = gpu_counters.as_mut().and_then(|g| g.start(&sink));
-    let engine = Engine::start(cfg, params, backends, sink)?;
+    // The PCE cache lives beside the parameter file (when there is one: `demo` has none).
+    let opts = engine::StartOptions { params_path: args.params.is_file().then(|| args.params.clone()) };
+    let engine = Engine::start_with(cfg, params, backends, sink, opts)?;
     let t0 = Instant::now();
     for job in engine::bench_jobs(family, args.proofs, args.partitions, constraints, args.witness_seed) {
         engine.submit(job);
