@@ -171,5 +171,78 @@ fn synthesis(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, prove, msm_vs_blst, engine_events, prep_split, synthesis);
+/// One partition's synthesis, the circuit path against the pre-compiled constraints (PCE:
+/// witness only, then the sparse products on all cores), PoRep-like at 2^16 and 2^18 (2^20
+/// with `PROOFSCOPE_BENCH_MAX_LOG=20`); the products alone for several row-chunk sizes; and,
+/// printed, the same comparison timed by hand (median of 5) with the STREAM-like bandwidth
+/// probe, the products' floor (their bytes ÷ the triad rate) and measured ÷ floor.
+fn synthesis_pce(c: &mut Criterion) {
+    use criterion::BatchSize;
+    use prover::pce::{self, bandwidth, PceRun};
+    use prover::synthesis::{synthesize_with_capacity, SizeHint};
+    let mut g = c.benchmark_group("synthesis_pce");
+    g.sample_size(10).measurement_time(Duration::from_secs(8)).warm_up_time(Duration::from_secs(1));
+    let bw = bandwidth::probe(0, bandwidth::DEFAULT_ARRAY_BYTES, 3).expect("probe");
+    eprintln!("synthesis_pce: bandwidth with {} threads: copy {:.1} GB/s, triad {:.1} GB/s", bw.threads, bw.copy_gbs, bw.triad_gbs);
+    let median = |f: &mut dyn FnMut() -> f64| {
+        let mut v: Vec<f64> = (0..5).map(|_| f()).collect();
+        v.sort_by(f64::total_cmp);
+        v[2]
+    };
+    for log in (16..=max_log().max(18)).step_by(2) {
+        let n = 1u64 << log;
+        let circuit = PorepLike::new(n, 1);
+        let t = std::time::Instant::now();
+        let p = pce::extract(circuit.clone()).expect("extract");
+        let extract_s = t.elapsed().as_secs_f64();
+        let hint = SizeHint { constraints: p.num_constraints(), inputs: p.num_inputs(), aux: p.num_aux() };
+        let want = synthesize_with_capacity(circuit.clone(), hint).expect("satisfied");
+        let got = pce::synthesize_pce(circuit.clone(), &p, PceRun::default()).expect("satisfied");
+        assert!(got.a == want.a && got.b == want.b && got.c == want.c && got.aux_assignment == want.aux_assignment);
+        drop((want, got));
+        let size = p.size();
+        let at = format!("2^{log}");
+        g.bench_function(BenchmarkId::new("circuit", &at), |b| b.iter(|| synthesize_with_capacity(circuit.clone(), hint).expect("satisfied")));
+        g.bench_function(BenchmarkId::new("pce", &at), |b| b.iter(|| pce::synthesize_pce(circuit.clone(), &p, PceRun::default()).expect("satisfied")));
+        g.bench_function(BenchmarkId::new("pce_witness", &at), |b| b.iter(|| pce::witness::generate(circuit.clone(), p.num_inputs(), p.num_aux()).expect("witness")));
+        let w = pce::witness::generate(circuit.clone(), p.num_inputs(), p.num_aux()).expect("witness");
+        for chunk_rows in [1usize << 10, 1 << 12, 1 << 14, 1 << 16] {
+            let run = PceRun { pool: None, chunk_rows };
+            g.bench_function(BenchmarkId::new(format!("pce_products/chunk_{chunk_rows}"), &at), |b| {
+                b.iter_batched(|| w.clone(), |w| pce::assemble(w, &p, run).expect("satisfied"), BatchSize::LargeInput)
+            });
+        }
+        // The same comparison by hand, for the ratios.
+        let circuit_s = median(&mut || {
+            let t = std::time::Instant::now();
+            std::hint::black_box(synthesize_with_capacity(circuit.clone(), hint).expect("satisfied"));
+            t.elapsed().as_secs_f64()
+        });
+        let witness_s = median(&mut || {
+            let t = std::time::Instant::now();
+            std::hint::black_box(pce::witness::generate(circuit.clone(), p.num_inputs(), p.num_aux()).expect("witness"));
+            t.elapsed().as_secs_f64()
+        });
+        let products_s = median(&mut || {
+            let w = w.clone();
+            let t = std::time::Instant::now();
+            std::hint::black_box(pce::assemble(w, &p, PceRun::default()).expect("satisfied"));
+            t.elapsed().as_secs_f64()
+        });
+        let floor = bw.floor_s(p.traffic_bytes());
+        let pce_s = witness_s + products_s;
+        eprintln!(
+            "synthesis_pce {at}: {:.1} B/constraint (extracted in {extract_s:.2} s); circuit {circuit_s:.4} s, pce {pce_s:.4} s (witness {witness_s:.4} + products {products_s:.4}): {:.2}x; products floor {floor:.4} s ({:.1} MiB at {:.1} GB/s), products / floor {:.2}, synthesis / floor {:.2}",
+            size.bytes_per_constraint,
+            circuit_s / pce_s,
+            p.traffic_bytes() as f64 / (1 << 20) as f64,
+            bw.triad_gbs,
+            products_s / floor,
+            pce_s / floor
+        );
+    }
+    g.finish();
+}
+
+criterion_group!(benches, prove, msm_vs_blst, engine_events, prep_split, synthesis, synthesis_pce);
 criterion_main!(benches);
