@@ -19,6 +19,8 @@
 # then on the machine (device run, carry ["dist"]):
 #   bash scripts/device/synthesis.sh
 #   LOGS_FULL="22" SPLITS="8x2" REPS=5 BUDGET=300 bash scripts/device/synthesis.sh
+# (LOGS_FULL: sizes with all cores; SPLITS: threads x syntheses at SPLIT_LOG; MIX_LOG: the
+# mix16 run, "" for none; CACHE_LOG: the size whose cache file is timed.)
 set -uo pipefail
 [ -n "${BIN:-}" ] || bash "$(dirname "$0")/unpack.sh" || exit 2
 BIN=${BIN:-dist/proofscope}
@@ -27,7 +29,10 @@ REPS=${REPS:-3}
 BUDGET=${BUDGET:-450}
 CORES=$(nproc)
 LOGS_FULL=${LOGS_FULL:-"22 24"}
-SPLITS=${SPLITS:-"$((CORES / 2))x2 $((CORES / 4))x4 $((CORES / 8))x8"}
+SPLITS=${SPLITS-"$((CORES / 2))x2 $((CORES / 4))x4 $((CORES / 8))x8"}
+SPLIT_LOG=${SPLIT_LOG:-22}
+MIX_LOG=${MIX_LOG-22}
+CACHE_LOG=${CACHE_LOG:-24}
 mkdir -p "$OUT"
 : > "$OUT/synthesis.jsonl"
 {
@@ -63,7 +68,7 @@ run() {
 
 for log in $LOGS_FULL; do
   cache=()
-  [ "$log" = 24 ] && cache=(--pce-cache "/tmp/proofscope-pce-$log.pce")
+  [ "$log" = "$CACHE_LOG" ] && cache=(--pce-cache "/tmp/proofscope-pce-$log.pce")
   cap=150
   [ "$log" -ge 24 ] && cap=280
   run "porep-like-$log-${CORES}x1" "$cap" --constraints "2^$log" --threads "$CORES" --concurrent 1 "${cache[@]}"
@@ -73,9 +78,9 @@ for split in $SPLITS; do
   t=${split%x*}
   k=${split#*x}
   [ "$t" -ge 1 ] || continue
-  run "porep-like-22-${t}x${k}" 120 --constraints 2^22 --threads "$t" --concurrent "$k"
+  run "porep-like-$SPLIT_LOG-${t}x${k}" 120 --constraints "2^$SPLIT_LOG" --threads "$t" --concurrent "$k"
 done
-run "mix16-22-${CORES}x1" 90 --circuit mix16 --constraints 2^22 --threads "$CORES" --concurrent 1
+[ -n "$MIX_LOG" ] && run "mix16-$MIX_LOG-${CORES}x1" 90 --circuit mix16 --constraints "2^$MIX_LOG" --threads "$CORES" --concurrent 1
 
 # Summary table (python3; the JSON lines are the record either way).
 python3 - "$OUT/synthesis.jsonl" <<'EOF' 2>&1 | tee -a "$OUT/synthesis.txt"
