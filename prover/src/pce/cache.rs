@@ -264,6 +264,12 @@ pub fn write(pce: &Pce, key: &PceKey, path: &Path) -> Result<u64, PceError> {
         f.write_all(&header).map_err(io)?;
         f.sync_all().map_err(io)?;
     }
+    // A temporary file is private (0600); the cache is as readable as the parameters.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(io)?;
+    }
     tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(written)
 }
