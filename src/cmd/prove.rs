@@ -62,9 +62,10 @@ pub struct Args {
     /// Where the CUDA backend computes the G2 MSM: device (GPU) or cpu (the finisher).
     #[arg(long)]
     pub g2_msm: Option<prover::engine::G2Msm>,
-    /// How partitions are synthesised: circuit (the circuit's code builds every constraint)
-    /// or pce (pre-compiled constraints, cached beside --params as PARAMS.pce: witness only, then sparse
-    /// products on `synthesis_threads` threads). Engine key `synthesis`.
+    /// How partitions are synthesised: pce (the default: pre-compiled constraints, cached
+    /// beside --params as PARAMS.pce; witness only, then sparse products on
+    /// `synthesis_threads` threads) or circuit (the circuit's code builds every constraint).
+    /// Engine key `synthesis`.
     #[arg(long)]
     pub synthesis: Option<prover::engine::SynthesisMode>,
     /// Verify every proof (exit 1 if any fails).

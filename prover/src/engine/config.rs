@@ -53,6 +53,7 @@ pub struct EngineConfig {
     /// on first use (span `pce_build`) from the first partition, kept in memory for all
     /// workers, and cached next to the parameter file (`<params>.pce`); partitions that
     /// start while it is being built take the circuit path. Same assignments, same proofs.
+    /// Default `pce` (2–4× faster synthesis measured on 2 cores; docs/reference/engine.md).
     pub synthesis: SynthesisMode,
     /// Threads per synthesis for the PCE products: each synthesis worker gets its own pool
     /// of this many threads; 0 = rayon's global pool (all cores, shared by the workers).
@@ -73,9 +74,9 @@ pub struct EngineConfig {
 #[serde(rename_all = "snake_case")]
 pub enum SynthesisMode {
     /// The circuit's code builds and evaluates every constraint.
-    #[default]
     Circuit,
     /// Witness generation, then sparse products with the pre-compiled constraints.
+    #[default]
     Pce,
 }
 
@@ -149,7 +150,7 @@ impl Default for EngineConfig {
             cpu_msm: crate::msm::CpuMsm::Blst,
             cpu_fallback: true,
             g2_msm: G2Msm::Device,
-            synthesis: SynthesisMode::Circuit,
+            synthesis: SynthesisMode::Pce,
             synthesis_threads: 0,
             pce_cache: true,
             pce_rebuild_corrupt: false,
@@ -243,10 +244,10 @@ mod tests {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
         assert_eq!((c.pw, c.lock, c.queue_capacity, c.max_attempts, c.events, c.rss_sample_ms, c.cpu_fallback, c.seed, c.g2_msm), (5, LockMode::Whole, 3, 4, false, 0, false, Some(9), G2Msm::Cpu));
-        for (k, v) in [("synthesis", "pce"), ("synthesis_threads", "4"), ("pce_cache", "false"), ("pce_rebuild_corrupt", "true")] {
+        for (k, v) in [("synthesis", "circuit"), ("synthesis_threads", "4"), ("pce_cache", "false"), ("pce_rebuild_corrupt", "true")] {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
-        assert_eq!((c.synthesis, c.synthesis_threads, c.pce_cache, c.pce_rebuild_corrupt), (SynthesisMode::Pce, 4, false, true));
+        assert_eq!((c.synthesis, c.synthesis_threads, c.pce_cache, c.pce_rebuild_corrupt), (SynthesisMode::Circuit, 4, false, true));
         for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("synthesis", "magic", "magic"), ("synthesis_threads", "100000", "synthesis_threads")] {
             let before = c.clone();
             let e = c.set(k, v).unwrap_err().to_string();
