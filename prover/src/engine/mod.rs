@@ -8,14 +8,14 @@
 //! fallback (`cpu_fallback`, span `fallback`), and a job whose partition fails for good
 //! fails alone while the engine keeps serving the others. With `synthesis = "pce"` the
 //! synthesis workers share one set of pre-compiled constraints ([`crate::pce`]), loaded or
-//! extracted on first use ([`pce_slot`]).
+//! extracted on first use (`pce_slot`).
 //! Every stage is a span (see [`crate::events`]).
 
 pub mod backends;
 pub mod config;
 pub mod jobs;
 pub mod locks;
-pub mod pce_slot;
+mod pce_slot;
 mod workers;
 
 use timeline::event::kind;
