@@ -6,6 +6,7 @@
 //! [`pipeline`]; floors come from the model's demands ([`floors`]), not from running it.
 
 pub mod calibrate;
+pub mod campaign;
 pub mod config;
 pub mod costs;
 pub mod cpu_demand;
