@@ -10,6 +10,7 @@ pub mod simulate;
 pub mod sweep;
 pub mod calibrate;
 pub mod predict;
+pub mod campaign;
 pub mod validate_trace;
 pub mod output;
 pub mod completions;
