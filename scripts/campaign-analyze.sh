@@ -28,25 +28,6 @@ CALLER=$PWD
 abs() { case $1 in /*) echo "$1" ;; *) echo "$CALLER/$1" ;; esac; }
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-# The binary ($PS): PROOFSCOPE, else built here.
-need_binary() {
-  if [ -z "${PROOFSCOPE:-}" ]; then
-    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/proofscope-target}"
-    cargo build -q -p proofscope
-    PROOFSCOPE="$CARGO_TARGET_DIR/debug/proofscope"
-  fi
-  PS=$PROOFSCOPE
-}
-# base.toml: the reference config with a machine's sizes.
-# usage: write_base MACHINE_TXT CALIBRATION_RUN.jsonl OUT.toml
-write_base() { "$PS" campaign base "$1" "$2" -o "$3"; }
-# `campaign-analyze.sh --base-config MACHINE_TXT RUN.jsonl OUT.toml`: only write the base
-# config (kept for older callers: `proofscope campaign base` is the same).
-if [ "${1:-}" = "--base-config" ]; then
-  need_binary
-  write_base "$(abs "${2:?machine.txt}")" "$(abs "${3:?run.jsonl}")" "$(abs "${4:?out.toml}")"
-  exit 0
-fi
 CAMP=$(abs "${1:?usage: campaign-analyze.sh CAMPAIGN_DIR [REPORT_DIR]}")
 [ -d "$CAMP" ] || { echo "campaign-analyze: $CAMP is not a folder" >&2; exit 2; }
 [ -f "$CAMP/campaign.env" ] || { echo "campaign-analyze: $CAMP/campaign.env missing: not a folder written by scripts/campaign.sh" >&2; exit 2; }
@@ -57,7 +38,12 @@ DAY=$(sed -n 's/^date: \([0-9-]*\)T.*/\1/p' "$CAMP/machine.txt" | head -n 1)
 OUT=${2:+$(abs "$2")}
 OUT=${OUT:-$ROOT/reports/campaign-${DAY:-$(date -u +%F)}}
 
-need_binary
+if [ -z "${PROOFSCOPE:-}" ]; then
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/proofscope-target}"
+  cargo build -q -p proofscope
+  PROOFSCOPE="$CARGO_TARGET_DIR/debug/proofscope"
+fi
+PS=$PROOFSCOPE
 ok() { grep -q '^ok' "$CAMP/runs/$1.status" 2>/dev/null && [ -f "$CAMP/runs/$1.jsonl.gz" ]; }
 grep -q "^$CAL " "$CAMP/grid.txt" || { echo "campaign-analyze: calibration configuration $CAL is not in grid.txt" >&2; exit 2; }
 ok "$CAL" || { echo "campaign-analyze: the calibration run $CAL did not complete (runs/$CAL.status)" >&2; exit 1; }
@@ -93,7 +79,8 @@ for c in "${CONFIGS[@]}"; do
   gzip -9 -f "$OUT/$c/trace.json"
 done
 
-write_base "$CAMP/machine.txt" "$TMP/$CAL.jsonl" "$OUT/base.toml"
+# base.toml: the reference config with this machine's sizes.
+"$PS" campaign base "$CAMP/machine.txt" "$TMP/$CAL.jsonl" -o "$OUT"
 
 # The calibration configuration's runs: all of them when the campaign repeated it
 # (CAL_RUNS=all, the default: one configuration, its run-to-run noise averaged), or its first

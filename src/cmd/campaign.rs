@@ -1,11 +1,12 @@
 //! `proofscope campaign base|score`: the Rust half of `scripts/campaign-analyze.sh`, which
 //! only orchestrates (analyze, calibrate, simulate, compare) and calls these two:
 //!
-//! - `campaign base MACHINE_TXT CAL_RUN -o base.toml`: the base config of the measured
-//!   machine (phase8.toml with its cores, RAM, VRAM and RSS-based footprints);
-//! - `campaign score DIR`: reads every configuration's `parity/parity.json` (+ `parity@K/`
-//!   repeats), `parity/prediction.json` and `summary.json` in a campaign report folder and
-//!   writes `campaign.json`, `campaign.md`, `parity-campaign.svg` and `host-runs.json`.
+//! - `campaign base MACHINE_TXT CAL_RUN -o DIR`: DIR/base.toml, the base config of the
+//!   measured machine (phase8.toml with its cores, RAM, VRAM and RSS-based footprints);
+//! - `campaign score DIR [-o OUT]`: reads every configuration's `parity/parity.json` (+
+//!   `parity@K/` repeats), `parity/prediction.json` and `summary.json` in a campaign report
+//!   folder and writes `campaign.json`, `campaign.md`, `parity-campaign.svg` and
+//!   `host-runs.json` (into DIR unless `-o`).
 //!
 //! The work is in [`simulator::campaign`].
 
@@ -20,6 +21,8 @@ use simulator::campaign::{self, ConfigInput};
 use simulator::parity::Parity;
 use simulator::SimResult;
 use timeline::analysis::Summary;
+
+use super::output;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -41,8 +44,8 @@ pub struct BaseArgs {
     pub machine: PathBuf,
     /// The calibration run's timeline (JSON lines, gzipped or not): its rss_bytes counter and its pw/gw/gpus.
     pub cal_run: PathBuf,
-    /// Where to write the base config (TOML).
-    #[arg(short, long)]
+    /// Output folder: the base config goes to DIR/base.toml.
+    #[arg(short, long, value_name = "DIR")]
     pub out: PathBuf,
     /// Reference config to start from (default: simulator/configs/phase8.toml, embedded in the binary).
     #[arg(long)]
@@ -51,8 +54,11 @@ pub struct BaseArgs {
 
 #[derive(clap::Args)]
 pub struct ScoreArgs {
-    /// Campaign report folder (from scripts/campaign-analyze.sh): one <config>/ folder per configuration with summary.json, parity/parity.json, parity/prediction.json (and parity@K/parity.json for repeats). The outputs are written here.
+    /// Campaign report folder (from scripts/campaign-analyze.sh): one <config>/ folder per configuration with summary.json, parity/parity.json, parity/prediction.json (and parity@K/parity.json for repeats).
     pub dir: PathBuf,
+    /// Output folder for campaign.json, campaign.md, parity-campaign.svg and host-runs.json (default: DIR itself).
+    #[arg(short, long, value_name = "OUT")]
+    pub out: Option<PathBuf>,
     /// The configuration the model was calibrated on (left out of the MAPEs); default: CAL in DIR/campaign.env.
     #[arg(long, value_name = "CONFIG")]
     pub calibration: Option<String>,
@@ -88,8 +94,9 @@ fn base(a: BaseArgs) -> anyhow::Result<ExitCode> {
         tracing::warn!("{}: {} lines rejected by the reader", a.cal_run.display(), cal.diagnostics.lines_rejected);
     }
     let text = campaign::base_config(&reference, &machine, &cal).with_context(|| format!("base config from {ref_name} and {}", a.machine.display()))?;
-    write_atomic(&a.out, text.as_bytes())?;
-    tracing::info!("base config: {}", a.out.display());
+    let path = output::dir(&a.out)?.join("base.toml");
+    output::write_atomic(&path, text.as_bytes())?;
+    tracing::info!("base config: {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -201,13 +208,14 @@ fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
         None
     };
 
-    write_atomic(&dir.join("campaign.json"), &json(&res)?)?;
-    write_atomic(&dir.join("campaign.md"), md.as_bytes())?;
+    let out = output::dir(a.out.as_deref().unwrap_or(dir.as_path()))?;
+    output::write_atomic(&out.join("campaign.json"), &json(&res)?)?;
+    output::write_atomic(&out.join("campaign.md"), md.as_bytes())?;
     if let Some(svg) = res.parity_svg() {
-        write_atomic(&dir.join("parity-campaign.svg"), svg.as_bytes())?;
+        output::write_atomic(&out.join("parity-campaign.svg"), svg.as_bytes())?;
     }
     if let Some(rows) = &host {
-        write_atomic(&dir.join("host-runs.json"), &json(rows)?)?;
+        output::write_atomic(&out.join("host-runs.json"), &json(rows)?)?;
     }
     let f = |x: Option<f64>| x.map_or_else(|| "—".to_string(), |v| format!("{v:.2}"));
     println!(
@@ -216,7 +224,7 @@ fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
         res.best_measured.as_deref().unwrap_or("—"),
         res.best_predicted.as_deref().unwrap_or("—"),
         if res.target_met { "met" } else { "NOT met" },
-        dir.display()
+        out.display()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -228,18 +236,6 @@ fn json<T: Serialize>(v: &T) -> anyhow::Result<Vec<u8>> {
     v.serialize(&mut ser)?;
     out.push(b'\n');
     Ok(out)
-}
-
-/// Write through a temporary file in the same folder and a rename: a reader never sees half a file.
-fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().with_context(|| format!("{}: not a file name", path.display()))?;
-    let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
-    fs::write(&tmp, data).with_context(|| format!("cannot write {}", tmp.display()))?;
-    fs::rename(&tmp, path).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        anyhow::anyhow!("cannot rename {} to {}: {e}", tmp.display(), path.display())
-    })
 }
 
 #[cfg(test)]
@@ -285,7 +281,7 @@ mod tests {
     }
 
     fn score_args(dir: &Path) -> ScoreArgs {
-        ScoreArgs { dir: dir.to_path_buf(), calibration: None, cal_runs: None, configs: vec![], runs_dir: None, log: None }
+        ScoreArgs { dir: dir.to_path_buf(), out: None, calibration: None, cal_runs: None, configs: vec![], runs_dir: None, log: None }
     }
 
     #[test]
@@ -313,6 +309,16 @@ mod tests {
     }
 
     #[test]
+    fn writes_elsewhere_with_o() {
+        let d = campaign_dir();
+        let out = d.path().join("scored");
+        score(ScoreArgs { out: Some(out.clone()), ..score_args(d.path()) }).unwrap();
+        for f in ["campaign.json", "campaign.md", "parity-campaign.svg", "host-runs.json"] {
+            assert!(out.join(f).is_file() && !d.path().join(f).exists(), "{f}");
+        }
+    }
+
+    #[test]
     fn bad_input_names_the_file_and_the_field() {
         let d = campaign_dir();
         fs::write(d.path().join("a").join("parity").join("prediction.json"), r#"{"name": "x"}"#).unwrap();
@@ -332,11 +338,11 @@ mod tests {
         fs::write(&machine, "nproc: 8\nram_gib: 64\n").unwrap();
         let run = d.path().join("cal.jsonl");
         fs::write(&run, "{\"type\":\"counter\",\"name\":\"rss_bytes\",\"t_ns\":0,\"value\":1073741824}\n").unwrap();
-        let out = d.path().join("base.toml");
+        let out = d.path().join("out");
         base(BaseArgs { machine: machine.clone(), cal_run: run.clone(), out: out.clone(), reference: None }).unwrap();
-        let text = fs::read_to_string(&out).unwrap();
+        let text = fs::read_to_string(out.join("base.toml")).unwrap();
         assert!(text.contains("cpu_cores = 8  # machine.txt (nproc)") && text.contains("baseline_gib = 1.000  #"), "{text}");
-        simulator::Config::load(&out).unwrap();
+        simulator::Config::load(&out.join("base.toml")).unwrap();
         fs::write(&machine, "nproc: eight\n").unwrap();
         let e = format!("{:#}", base(BaseArgs { machine, cal_run: run, out, reference: None }).unwrap_err());
         assert!(e.contains("machine.txt") && e.contains("nproc"), "{e}");
