@@ -95,7 +95,7 @@ if [ "${CAL_RUNS:-all}" = all ]; then
     cal_files+=("$TMP/$k.jsonl")
   done
 fi
-"$PS" calibrate "${cal_files[@]}" --base "$OUT/base.toml" -o "$OUT/model.toml" > "$OUT/calibrate.txt"
+"$PS" calibrate "${cal_files[@]}" --base "$OUT/base.toml" -o "$OUT" > "$OUT/calibrate.txt"
 for c in "${CONFIGS[@]}"; do
   read -r _ pw gw lock split fin <<< "$(grep "^$c " "$CAMP/grid.txt")"
   sets=(--set "pw=$pw" --set "gw=$gw" --set "lock=$lock" --set "split=$split" --set "finalizers=${fin:-1}" --set "c=$PROOFS" --set "partitions=$PARTITIONS")
@@ -120,7 +120,7 @@ done
 labels=$(IFS=,; echo "${CONFIGS[*]}")
 dirs=()
 for c in "${CONFIGS[@]}"; do dirs+=("$OUT/$c"); done
-"$PS" compare "${dirs[@]}" --labels "$labels" -o "$OUT/evolution.md" > /dev/null
+"$PS" compare "${dirs[@]}" --labels "$labels" > "$OUT/evolution.md"
 
 # campaign.json, campaign.md, parity-campaign.svg and host-runs.json (every run in the order it
 # ran, from campaign.log: synthesis speed and what else the host did meanwhile).
