@@ -32,7 +32,7 @@ use cudarc::driver::CudaSlice;
 
 use super::device::{par_copy, Ctx, Gpu, GpuError};
 use super::msm::{pre_window_bits, DevicePoints, GpuCurve, G1, G2, MSM_C_RANGE, PRE_MIN_POINTS};
-use crate::backend::{Backend, Blinding, Gate, Pending, ProveError, StartFailure};
+use crate::backend::{Backend, Blinding, DeviceError, Gate, Pending, ProveError, StartFailure};
 use crate::domain::Domain;
 use crate::msm::Split;
 use crate::params::Parameters;
@@ -243,12 +243,14 @@ impl ShiftChoice {
 /// Device memory a shift table must leave free (scratch of the MSMs, other buffers).
 const SHIFT_SPARE_BYTES: usize = 2 << 30;
 
-/// A device error as the engine sees it: out-of-memory (CPU fallback) or other (retry).
+/// A device error as the engine sees it: out-of-memory (CPU fallback) or other (retry),
+/// the [`GpuError`] kept as the source. (No `From<GpuError> for ProveError`: a `?` would
+/// skip this classification.)
 fn dev_err(e: GpuError) -> ProveError {
     if is_out_of_memory(&e) {
-        ProveError::DeviceOutOfMemory(e.to_string())
+        ProveError::DeviceOutOfMemory(DeviceError::backend(e))
     } else {
-        ProveError::Device(e.to_string())
+        ProveError::Device(DeviceError::backend(e))
     }
 }
 
@@ -733,14 +735,14 @@ impl Backend for CudaBackend {
         "cuda"
     }
     /// `cuda_sched` (how host threads wait) and `ntt` (pass plan, bit reversal, radix, product).
-    fn meta(&self) -> Vec<(&'static str, String)> {
+    fn meta(&self) -> Vec<(&'static str, serde_json::Value)> {
         let g = &self.gpu;
         vec![
-            ("cuda_sched", g.cuda_sched().name().to_string()),
-            ("ntt", format!("{} {} {} {}", g.ntt_plan().name(), g.ntt_bitrev().name(), g.ntt_radix().name(), g.ntt_mul().name())),
-            ("msm_precomp", self.shifts.name()),
-            ("gpu_params", self.params_mode.name().to_string()),
-            ("msm_batch", self.batch.name().to_string()),
+            ("cuda_sched", g.cuda_sched().name().into()),
+            ("ntt", format!("{} {} {} {}", g.ntt_plan().name(), g.ntt_bitrev().name(), g.ntt_radix().name(), g.ntt_mul().name()).into()),
+            ("msm_precomp", self.shifts.name().into()),
+            ("gpu_params", self.params_mode.name().into()),
+            ("msm_batch", self.batch.name().into()),
         ]
     }
     fn device(&self) -> u32 {
@@ -795,7 +797,7 @@ fn spawn_in_span<'scope, 'env, T: Send + 'scope>(
 
 /// The result of an MSM lane's thread (a panic there is a device error of the partition).
 fn join_lane<T>(h: std::thread::ScopedJoinHandle<'_, Result<T, ProveError>>) -> Result<T, ProveError> {
-    h.join().map_err(|_| ProveError::Device("an MSM lane's thread panicked".into()))?
+    h.join().map_err(|p| ProveError::Device(DeviceError::panicked("an MSM lane's thread", p)))?
 }
 
 /// Frees a used assignment (or density split) off the GPU worker: a 2^24-constraint
@@ -886,5 +888,9 @@ mod tests {
         assert!(!is_out_of_memory(&launch));
         assert!(!is_out_of_memory(&GpuError::Other("out of memory".into())));
         assert!(matches!(dev_err(GpuError::Other("bad index".into())), ProveError::Device(_)));
+        // The engine's classification, with the GpuError kept as the source.
+        let e = dev_err(oom);
+        let ProveError::DeviceOutOfMemory(inner) = e else { panic!("{e:?}") };
+        assert!(inner.downcast_ref::<GpuError>().is_some_and(is_out_of_memory));
     }
 }
