@@ -3,7 +3,10 @@
 //! the `cuda` feature so that an engine file parses the same in every build.
 //!
 //! The `PROOFSCOPE_*` environment variables of the device scripts are overrides of these
-//! keys, read in one place ([`CudaSettings::with_env_overrides`], table [`ENV_OVERRIDES`]).
+//! keys, read in one place ([`CudaSettings::with_env_overrides`], table [`ENV_OVERRIDES`]);
+//! the CUDA backend gets the resolved settings as a value and records them, with the
+//! overrides that were applied, in the run meta. Nothing else in the proving path reads
+//! the environment.
 
 use std::fmt;
 
@@ -196,7 +199,8 @@ impl CudaSettings {
     }
 
     /// Checks what the types alone do not: positive chunk, window size in [`MSM_C_RANGE`],
-    /// segment a power of two in 1..=256.
+    /// segment a power of two in 1..=256 and (in a build with the `cuda` feature, which
+    /// knows the kernels) the MSM specs.
     pub fn validate(&self) -> Result<(), CudaSettingsError> {
         let bad = |key: &'static str, value: String, reason: String| Err(CudaSettingsError { key, var: None, value, reason });
         if self.stream_chunk == Some(0) {
@@ -208,6 +212,8 @@ impl CudaSettings {
         if let Some(s) = self.msm_seg.filter(|s| !(1..=256).contains(s) || !s.is_power_of_two()) {
             return bad("msm_seg", s.to_string(), "MSM reduction segment length is not a power of two in 1..=256".into());
         }
+        #[cfg(feature = "cuda")]
+        crate::gpu::MsmDefaults::from_settings(self)?;
         Ok(())
     }
 }
