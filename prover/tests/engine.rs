@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use prover::backend::{Backend, Blinding, Gate, GateGuard, Pending, ProveError, StartFailure};
+use prover::backend::{Backend, Blinding, DeviceError, Gate, GateGuard, Pending, ProveError, StartFailure};
 use prover::circuit::PorepLike;
 use prover::cpu::CpuBackend;
 use prover::engine::{self, Engine, EngineConfig, Job, LockMode};
@@ -65,12 +65,12 @@ impl Backend for Slow {
             std::thread::sleep(self.prep);
         }
         if self.fail {
-            return Err(ProveError::Device("injected device fault".into()));
+            return Err(ProveError::Device(DeviceError::backend(std::io::Error::other("injected device fault"))));
         }
         self.inner.prove_start(a, p, b, &SlowGate { inner: gate, kernel: self.kernel })
     }
-    fn meta(&self) -> Vec<(&'static str, String)> {
-        vec![("slow_kernel_ms", self.kernel.as_millis().to_string())]
+    fn meta(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![("slow_kernel_ms", self.kernel.as_millis().to_string().into())]
     }
 }
 
@@ -285,7 +285,7 @@ impl Backend for OutOfMemory {
         self.prove_start_or_return(a, p, b, g).map_err(|f| f.error)
     }
     fn prove_start_or_return(&self, a: ProvingAssignment, _: &Parameters, _: Blinding, _: &dyn Gate) -> Result<Pending, StartFailure> {
-        let error = ProveError::DeviceOutOfMemory("CUDA driver error in alloc H buffer: CUDA_ERROR_OUT_OF_MEMORY".into());
+        let error = ProveError::DeviceOutOfMemory(DeviceError::backend(std::io::Error::other("CUDA driver error in alloc H buffer: CUDA_ERROR_OUT_OF_MEMORY")));
         Err(StartFailure { error, assignment: self.hand_back.then(|| Box::new(a)) })
     }
 }

@@ -247,7 +247,7 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
     };
     if let Some(b) = backends.first() {
         for (k, v) in b.meta() {
-            m.extra.insert(k.into(), v.into());
+            m.extra.insert(k.into(), v);
         }
     }
     m
