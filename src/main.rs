@@ -41,6 +41,8 @@ enum Command {
     Campaign(cmd::campaign::Args),
     /// Check a Chrome trace JSON (e.g. analyze's trace.json) for what Perfetto needs; exit 1 listing the problems.
     ValidateTrace(cmd::validate_trace::Args),
+    /// Calibrate from logs, then predict what each phase made faster or resource made larger would buy.
+    Whatif(cmd::whatif::Args),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::Args),
     /// Write the man pages (proofscope.1 and one per command) into a folder.
@@ -76,6 +78,7 @@ fn main() -> std::process::ExitCode {
         Command::Predict(a) => cmd::predict::run(a),
         Command::Campaign(a) => cmd::campaign::run(a),
         Command::ValidateTrace(a) => cmd::validate_trace::run(a),
+        Command::Whatif(a) => cmd::whatif::run(a),
         Command::Completions(a) => cmd::completions::run(a, Cli::command()),
         Command::Man(a) => cmd::man::run(a, Cli::command()),
     };

@@ -19,6 +19,7 @@ pub mod report;
 pub mod resources;
 pub mod rng;
 pub mod sweep;
+pub mod whatif;
 
 pub use config::{Config, ConfigError, LockMode};
 pub use pipeline::{simulate, Options, Outcome};

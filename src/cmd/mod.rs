@@ -15,3 +15,4 @@ pub mod validate_trace;
 pub mod output;
 pub mod completions;
 pub mod man;
+pub mod whatif;
