@@ -209,4 +209,8 @@ pub trait Backend: Send + Sync {
     fn meta(&self) -> Vec<(&'static str, serde_json::Value)> {
         Vec::new()
     }
+    /// Total memory of the device, bytes, where it has its own (a GPU); `None` for the CPU.
+    fn device_memory_bytes(&self) -> Option<u64> {
+        None
+    }
 }

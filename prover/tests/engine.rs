@@ -131,6 +131,11 @@ fn cpu_engine_proves_verifies_and_its_timeline_reads_clean() {
     assert!(!out.jsonl.diagnostics.has_warnings(), "{:?}", out.jsonl.diagnostics);
     assert_eq!(out.jsonl.spans.len(), out.run.spans.len());
     assert_eq!(out.jsonl.meta.config.pw, Some(2));
+    // The machine, for calibrate: the cores always; RAM where /proc/meminfo exists.
+    assert!(out.jsonl.meta.machine.cpu_cores.is_some_and(|c| c >= 1), "{:?}", out.jsonl.meta.machine);
+    if std::path::Path::new("/proc/meminfo").exists() {
+        assert!(out.jsonl.meta.machine.ram_gib.is_some_and(|r| r > 0.1), "{:?}", out.jsonl.meta.machine);
+    }
     for kind in ["synthesis", "gpu_queue", "gpu_pickup", "gpu", "prep_msm", "ntt", "msm_h", "msm_l", "msm_a", "msm_b_g1", "batch_add", "tail_msm", "cpu_msm_b_g2", "finalize", "lock_wait", "lock_hold"] {
         let k: SpanKind = kind.parse().unwrap();
         assert!(out.jsonl.spans_of(&k).count() >= 6, "at least one {kind} per partition");

@@ -616,6 +616,9 @@ impl Backend for CudaBackend {
     fn device(&self) -> u32 {
         self.device
     }
+    fn device_memory_bytes(&self) -> Option<u64> {
+        self.gpu.mem_info().ok().map(|(_, total)| total as u64)
+    }
     fn prove_start(&self, asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
         let r = self.device_part(&asg, params, blinding, gate);
         drop_in_background(asg);
