@@ -13,6 +13,11 @@
 //! this script) reuses the kernels already in its target directory (CI does: compiling them
 //! all takes ~12 minutes on two cores), and an edit of `ntt.cu` recompiles `ntt.cu` alone
 //! (seconds) instead of the MSM files too.
+//!
+//! With or without nvcc it writes `$OUT_DIR/kernel_names.rs`: the kernels each source defines
+//! (`extern "C" __global__ void NAME(`, macro-generated entry points expanded), one module per
+//! source with a typed constant per kernel, which the launchers use instead of string literals;
+//! after a compilation the names are checked against the PTX's entry points.
 
 use std::collections::hash_map::DefaultHasher;
 use std::env;
@@ -31,12 +36,6 @@ fn main() {
     }
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let rs = out.join("cuda_kernels.rs");
-    let Some(nvcc) = find_nvcc() else {
-        println!("cargo:warning=prover: nvcc not found (set NVCC or run scripts/install-nvcc.sh); building the CUDA backend without kernels");
-        fs::write(&rs, "pub const MODULES: &[(&str, &[u8], &str)] = &[];\npub const NVCC_VERSION: &str = \"\";\n")
-            .expect("write cuda_kernels.rs");
-        return;
-    };
     let dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("cuda");
     let mut sources: Vec<PathBuf> = fs::read_dir(&dir)
         .expect("read prover/cuda")
@@ -44,6 +43,23 @@ fn main() {
         .filter(|p| p.extension().is_some_and(|x| x == "cu"))
         .collect();
     sources.sort();
+    for src in &sources {
+        println!("cargo:rerun-if-changed={}", src.display());
+    }
+    // The kernel names, with or without nvcc: the launchers name kernels by these constants.
+    let names: Vec<(String, Vec<String>)> = sources
+        .iter()
+        .map(|src| {
+            let text = fs::read_to_string(src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
+            (stem(src).to_string(), kernel_names(&text))
+        })
+        .collect();
+    fs::write(out.join("kernel_names.rs"), names_code(&names)).expect("write kernel_names.rs");
+    let Some(nvcc) = find_nvcc() else {
+        println!("cargo:warning=prover: nvcc not found (set NVCC or run scripts/install-nvcc.sh); building the CUDA backend without kernels");
+        fs::write(&rs, "pub const MODULES: &[Module] = &[];\npub const NVCC_VERSION: &str = \"\";\n").expect("write cuda_kernels.rs");
+        return;
+    };
     let version = Command::new(&nvcc)
         .arg("--version")
         .output()
@@ -67,9 +83,6 @@ fn main() {
             Some((src.clone(), key))
         })
         .collect();
-    for src in &sources {
-        println!("cargo:rerun-if-changed={}", src.display());
-    }
     // Launch every compilation at once (cubin and PTX of each stale file), then wait for all.
     let mut jobs = Vec::new();
     for (src, _) in &stale {
@@ -100,11 +113,27 @@ fn main() {
         let stem = src.file_stem().and_then(|s| s.to_str()).expect("utf-8 kernel file name");
         fs::write(out.join(format!("{stem}.stamp")), key).expect("write kernel stamp");
     }
-    let mut code = String::from("pub const MODULES: &[(&str, &[u8], &str)] = &[\n");
+    // The names scanned from the sources must be exactly the PTX's entry points: the
+    // device loads these and no others.
+    for (stem, scanned) in &names {
+        let ptx = fs::read_to_string(out.join(format!("{stem}.compute_90.ptx"))).expect("read the PTX just built");
+        let mut entries: Vec<String> = ptx
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
+            .map(|rest| rest.split(['(', ' ']).next().unwrap_or("").to_string())
+            .collect();
+        let mut scanned = scanned.clone();
+        entries.sort();
+        scanned.sort();
+        if entries != scanned {
+            panic!("prover/cuda/{stem}.cu: kernels found in the source {scanned:?} differ from the PTX's entry points {entries:?} (build.rs: kernel_names)");
+        }
+    }
+    let mut code = String::from("pub const MODULES: &[Module] = &[\n");
     for src in &sources {
-        let stem = src.file_stem().and_then(|s| s.to_str()).expect("utf-8 kernel file name");
+        let stem = stem(src);
         code.push_str(&format!(
-            "    ({stem:?}, include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{stem}.sm_90.cubin\")), include_str!(concat!(env!(\"OUT_DIR\"), \"/{stem}.compute_90.ptx\"))),\n"
+            "    Module {{ name: {stem:?}, cubin: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{stem}.sm_90.cubin\")), ptx: include_str!(concat!(env!(\"OUT_DIR\"), \"/{stem}.compute_90.ptx\")), kernels: super::{stem}::ALL }},\n"
         ));
     }
     code.push_str("];\n");
@@ -172,4 +201,122 @@ fn inputs_hash(src: &Path, version: &str, flags: &[&str]) -> String {
 
 fn is_file(p: &Path) -> bool {
     p.is_file()
+}
+
+fn stem(src: &Path) -> &str {
+    src.file_stem().and_then(|s| s.to_str()).expect("utf-8 kernel file name")
+}
+
+/// The kernels a `.cu` source defines: every `extern "C" __global__ void [__launch_bounds__(..)]
+/// NAME(`, and those of a `#define MACRO(P, ...)` whose body declares `NAME##P(` expanded for
+/// each invocation `MACRO(arg, ...)` (ntt.cu's `NTT_ENTRIES(_eo, FrEo)`). Comments are
+/// skipped and macro continuation lines joined; the names are in source order.
+fn kernel_names(text: &str) -> Vec<String> {
+    let code = strip_comments(text).replace("\\\n", " ");
+    let mut macros: Vec<(String, Vec<String>, Vec<String>)> = Vec::new(); // name, params, kernel templates
+    let mut names = Vec::new();
+    for line in code.lines() {
+        let t = line.trim();
+        if let Some(def) = t.strip_prefix("#define") {
+            let def = def.trim_start();
+            let Some(open) = def.find('(').filter(|&i| def[..i].chars().all(is_ident)) else { continue };
+            let Some(close) = def[open..].find(')').map(|i| open + i) else { continue };
+            let params = def[open + 1..close].split(',').map(|p| p.trim().to_string()).collect();
+            let kernels = declared(&def[close + 1..]);
+            if !kernels.is_empty() {
+                macros.push((def[..open].to_string(), params, kernels));
+            }
+            continue;
+        }
+        if t.starts_with('#') {
+            continue;
+        }
+        names.extend(declared(t).into_iter().filter(|n| !n.contains("##")));
+        for (name, params, kernels) in &macros {
+            let Some(args) = t.strip_prefix(name.as_str()).and_then(|r| r.trim_start().strip_prefix('(')).and_then(|r| r.split_once(')')).map(|(a, _)| a) else { continue };
+            let args: Vec<&str> = args.split(',').map(str::trim).collect();
+            for k in kernels {
+                let mut n = k.clone();
+                for (p, a) in params.iter().zip(&args) {
+                    n = n.replace(&format!("##{p}"), a);
+                }
+                names.push(n);
+            }
+        }
+    }
+    names
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The names after each `__global__ void` of `code` (with any `__launch_bounds__(...)` in
+/// between skipped), `##` pastes kept.
+fn declared(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("__global__") {
+        rest = rest[i + "__global__".len()..].trim_start();
+        let Some(r) = rest.strip_prefix("void") else { continue };
+        let mut r = r.trim_start();
+        if let Some(lb) = r.strip_prefix("__launch_bounds__") {
+            let Some(close) = lb.find(')') else { continue };
+            r = lb[close + 1..].trim_start();
+        }
+        let name: String = r.chars().take_while(|&c| is_ident(c) || c == '#').collect();
+        if !name.is_empty() && r[name.len()..].trim_start().starts_with('(') {
+            out.push(name);
+        }
+        rest = r;
+    }
+    out
+}
+
+/// `text` without `//` and `/* */` comments (string literals of kernel sources hold none).
+fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut prev = ' ';
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                    }
+                    if prev == '*' && c == '/' {
+                        break;
+                    }
+                    prev = c;
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `kernel_names.rs`: a module per source with a [`KernelName`] constant per kernel (the name
+/// in upper case) and `ALL`, the module's kernels in source order.
+fn names_code(names: &[(String, Vec<String>)]) -> String {
+    let mut code = String::from("// Generated by prover/build.rs from prover/cuda/*.cu.\n");
+    for (stem, kernels) in names {
+        code.push_str(&format!("/// The kernels of `prover/cuda/{stem}.cu`.\npub mod {stem} {{\n    use super::KernelName;\n"));
+        for k in kernels {
+            code.push_str(&format!("    pub const {}: KernelName = KernelName({k:?});\n", k.to_uppercase()));
+        }
+        let all: Vec<String> = kernels.iter().map(|k| k.to_uppercase()).collect();
+        code.push_str(&format!("    /// Every kernel of the source, in source order.\n    pub const ALL: &[KernelName] = &[{}];\n}}\n", all.join(", ")));
+    }
+    code
 }

@@ -143,7 +143,7 @@ if [ -z "${SKIP_DEMO:-}" ]; then
     echo "ram_gib: $(awk '/MemTotal/ {printf "%.0f", $2 / 1048576}' /proc/meminfo)"
     echo "cpu: $CPU"
   } > reports/demo-cpu/parity/machine.txt
-  bash scripts/campaign-analyze.sh --base-config reports/demo-cpu/parity/machine.txt reports/demo-cpu/run.jsonl reports/demo-cpu/parity/base.toml
+  "$PS" campaign base reports/demo-cpu/parity/machine.txt reports/demo-cpu/run.jsonl -o reports/demo-cpu/parity
   "$PS" calibrate reports/demo-cpu/run.jsonl --base reports/demo-cpu/parity/base.toml -o reports/demo-cpu/parity > reports/demo-cpu/parity/calibrate.txt
   "$PS" simulate reports/demo-cpu/parity/model.toml --compare-to reports/demo-cpu/run.jsonl -o reports/demo-cpu/parity > reports/demo-cpu/parity/simulate.txt
   gzip -n -f reports/demo-cpu/run.jsonl reports/demo-cpu/run.cuzk.log
@@ -153,7 +153,7 @@ if [ -z "${SKIP_DEMO:-}" ]; then
     "proofscope demo --backend cpu -o reports/demo-cpu > reports/demo-cpu/demo.txt 2>&1" \
     "rm -rf reports/demo-cpu/proofs" \
     "proofscope validate-trace reports/demo-cpu/trace.json" \
-    "bash scripts/campaign-analyze.sh --base-config reports/demo-cpu/parity/machine.txt reports/demo-cpu/run.jsonl reports/demo-cpu/parity/base.toml" \
+    "proofscope campaign base reports/demo-cpu/parity/machine.txt reports/demo-cpu/run.jsonl -o reports/demo-cpu/parity" \
     "proofscope calibrate reports/demo-cpu/run.jsonl --base reports/demo-cpu/parity/base.toml -o reports/demo-cpu/parity" \
     "proofscope simulate reports/demo-cpu/parity/model.toml --compare-to reports/demo-cpu/run.jsonl -o reports/demo-cpu/parity" \
     "gzip -n reports/demo-cpu/run.jsonl reports/demo-cpu/run.cuzk.log"

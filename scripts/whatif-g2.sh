@@ -26,7 +26,7 @@ cat_any() { case $1 in *.gz) gunzip -c "$1" ;; *) cat "$1" ;; esac; }
 cat_any "$CPU_RUN" > "$TMP/cpu.jsonl"
 cat_any "$GPU_RUN" > "$TMP/gpu.jsonl"
 rm -rf "$OUT"; mkdir -p "$OUT"
-bash scripts/campaign-analyze.sh --base-config "$MACHINE" "$TMP/cpu.jsonl" "$OUT/base.toml"
+"$PS" campaign base "$MACHINE" "$TMP/cpu.jsonl" -o "$OUT"
 "$PS" calibrate "$TMP/cpu.jsonl" --base "$OUT/base.toml" -o "$OUT" > "$OUT/calibrate.txt"
 # Mean device time of the B_G1 MSM (CPU-G2 run) and of the G2 MSM (GPU-G2 run), ms.
 mean_ms() { python3 -c '

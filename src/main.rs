@@ -38,8 +38,12 @@ enum Command {
     Calibrate(cmd::calibrate::Args),
     /// Calibrate from logs, check parity with the first, and predict other configurations.
     Predict(cmd::predict::Args),
+    /// Campaign reports: the base config of the measured machine (`base`), the scoring of the predictions (`score`).
+    Campaign(cmd::campaign::Args),
     /// Check a Chrome trace JSON (e.g. analyze's trace.json) for what Perfetto needs; exit 1 listing the problems.
     ValidateTrace(cmd::validate_trace::Args),
+    /// Calibrate from logs, then predict what each phase made faster or resource made larger would buy.
+    Whatif(cmd::whatif::Args),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::Args),
     /// Write the man pages (proofscope.1 and one per command) into a folder.
@@ -73,7 +77,9 @@ fn main() -> std::process::ExitCode {
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(a),
         Command::Predict(a) => cmd::predict::run(a),
+        Command::Campaign(a) => cmd::campaign::run(a),
         Command::ValidateTrace(a) => cmd::validate_trace::run(a),
+        Command::Whatif(a) => cmd::whatif::run(a),
         Command::Completions(a) => cmd::completions::run(a, Cli::command()),
         Command::Man(a) => cmd::man::run(a, Cli::command()),
     };

@@ -101,14 +101,58 @@ pub enum ProveError {
     Pce(String),
     #[error(transparent)]
     Domain(#[from] crate::domain::DomainError),
+    /// A device fault: the engine retries the partition on another device.
     #[error("device error: {0}")]
-    Device(String),
+    Device(#[from] DeviceError),
     /// The device ran out of memory (an allocation or upload failed with
     /// CUDA_ERROR_OUT_OF_MEMORY): the engine proves the partition on its CPU fallback.
     #[error("device out of memory: {0}")]
-    DeviceOutOfMemory(String),
+    DeviceOutOfMemory(DeviceError),
     #[error("proof did not verify")]
     Unverified,
+}
+
+/// What went wrong on a device, typed: a backend's own error kept whole (the CUDA backend's
+/// `GpuError`, found again with [`DeviceError::downcast_ref`]), a thread that panicked, or
+/// a verifier that could not check the proof.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// A backend's own error.
+    #[error(transparent)]
+    Backend(Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// A thread panicked while it worked for the device: `what` says which (the synthesis,
+    /// the backend call, an MSM lane, the CPU fallback, a finaliser).
+    #[error("{what} panicked: {message}")]
+    Panicked { what: &'static str, message: String },
+    /// The verifier failed to run on the proof (an error, not a wrong proof: that is
+    /// [`ProveError::Unverified`]).
+    #[error("verifying the proof: {0}")]
+    Verify(#[from] crate::verifier::VerifyError),
+}
+
+impl DeviceError {
+    /// A backend's error as the source of a [`ProveError::Device`].
+    pub fn backend(e: impl std::error::Error + Send + Sync + 'static) -> DeviceError {
+        DeviceError::Backend(Box::new(e))
+    }
+
+    /// A panic's payload (`catch_unwind`, `JoinHandle::join`) as a device error.
+    pub fn panicked(what: &'static str, payload: Box<dyn std::any::Any + Send>) -> DeviceError {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".into());
+        DeviceError::Panicked { what, message }
+    }
+
+    /// The backend's own error, when it is an `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        match self {
+            DeviceError::Backend(e) => e.downcast_ref::<E>(),
+            _ => None,
+        }
+    }
 }
 
 /// A failed [`Backend::prove_start_or_return`]: the error and, when the backend still
@@ -163,9 +207,14 @@ pub trait Backend: Send + Sync {
     fn verifies_proofs(&self) -> bool {
         false
     }
-    /// The knobs this backend applied, for the run's meta (`extra`): what a reader of the
-    /// timeline needs to compare runs made with different settings. None by default.
-    fn meta(&self) -> Vec<(&'static str, String)> {
+    /// The knobs this backend applied, for the run's meta (`extra`, one entry per key):
+    /// what a reader of the timeline needs to compare runs made with different settings.
+    /// None by default.
+    fn meta(&self) -> Vec<(&'static str, serde_json::Value)> {
         Vec::new()
+    }
+    /// Total memory of the device, bytes, where it has its own (a GPU); `None` for the CPU.
+    fn device_memory_bytes(&self) -> Option<u64> {
+        None
     }
 }

@@ -208,7 +208,7 @@ pub fn finish_verified(p: Pending, params: &Parameters) -> Result<Proof, ProveEr
     match crate::verifier::verify(&params.vk, &proof, &inputs) {
         Ok(true) => Ok(proof),
         Ok(false) => Err(ProveError::Unverified),
-        Err(e) => Err(ProveError::Device(format!("verifying the proof: {e}"))),
+        Err(e) => Err(ProveError::Device(e.into())),
     }
 }
 

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use prover::backend::{Backend, Blinding, Gate, GateGuard, Pending, ProveError, StartFailure};
+use prover::backend::{Backend, Blinding, DeviceError, Gate, GateGuard, Pending, ProveError, StartFailure};
 use prover::circuit::PorepLike;
 use prover::cpu::CpuBackend;
 use prover::engine::{self, Engine, EngineConfig, Job, LockMode};
@@ -65,12 +65,12 @@ impl Backend for Slow {
             std::thread::sleep(self.prep);
         }
         if self.fail {
-            return Err(ProveError::Device("injected device fault".into()));
+            return Err(ProveError::Device(DeviceError::backend(std::io::Error::other("injected device fault"))));
         }
         self.inner.prove_start(a, p, b, &SlowGate { inner: gate, kernel: self.kernel })
     }
-    fn meta(&self) -> Vec<(&'static str, String)> {
-        vec![("slow_kernel_ms", self.kernel.as_millis().to_string())]
+    fn meta(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![("slow_kernel_ms", self.kernel.as_millis().to_string().into())]
     }
 }
 
@@ -131,6 +131,11 @@ fn cpu_engine_proves_verifies_and_its_timeline_reads_clean() {
     assert!(!out.jsonl.diagnostics.has_warnings(), "{:?}", out.jsonl.diagnostics);
     assert_eq!(out.jsonl.spans.len(), out.run.spans.len());
     assert_eq!(out.jsonl.meta.config.pw, Some(2));
+    // The machine, for calibrate: the cores always; RAM where /proc/meminfo exists.
+    assert!(out.jsonl.meta.machine.cpu_cores.is_some_and(|c| c >= 1), "{:?}", out.jsonl.meta.machine);
+    if std::path::Path::new("/proc/meminfo").exists() {
+        assert!(out.jsonl.meta.machine.ram_gib.is_some_and(|r| r > 0.1), "{:?}", out.jsonl.meta.machine);
+    }
     for kind in ["synthesis", "gpu_queue", "gpu_pickup", "gpu", "prep_msm", "ntt", "msm_h", "msm_l", "msm_a", "msm_b_g1", "batch_add", "tail_msm", "cpu_msm_b_g2", "finalize", "lock_wait", "lock_hold"] {
         let k: SpanKind = kind.parse().unwrap();
         assert!(out.jsonl.spans_of(&k).count() >= 6, "at least one {kind} per partition");
@@ -285,7 +290,7 @@ impl Backend for OutOfMemory {
         self.prove_start_or_return(a, p, b, g).map_err(|f| f.error)
     }
     fn prove_start_or_return(&self, a: ProvingAssignment, _: &Parameters, _: Blinding, _: &dyn Gate) -> Result<Pending, StartFailure> {
-        let error = ProveError::DeviceOutOfMemory("CUDA driver error in alloc H buffer: CUDA_ERROR_OUT_OF_MEMORY".into());
+        let error = ProveError::DeviceOutOfMemory(DeviceError::backend(std::io::Error::other("CUDA driver error in alloc H buffer: CUDA_ERROR_OUT_OF_MEMORY")));
         Err(StartFailure { error, assignment: self.hand_back.then(|| Box::new(a)) })
     }
 }

@@ -6,19 +6,23 @@
 use blstrs::{G1Affine, G1Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Group};
-use prover::gpu::reference::{h_ref, msm_ref, ntt_ref, random_points, random_scalars, sum_ref};
-use prover::gpu::{affine_words, check, check::ProofVariant, scalar_words, xyzz_to_projective, Gpu, MsmBatch, ParamsMode, ShiftChoice};
+use prover::cuda_settings::CudaSettings;
+use prover::gpu::diag::check::{self, ProofVariant};
+use prover::gpu::diag::reference::{h_ref, msm_ref, ntt_ref, random_points, random_scalars, sum_ref};
+use prover::gpu::{affine_words, scalar_words, xyzz_to_projective, Gpu, MsmBatch, ParamsMode, ShiftChoice};
 
 #[test]
 fn gpu_kernels_match_the_cpu_path_or_skip() {
-    let gpu = match Gpu::open(0) {
+    // The defaults with the environment's overrides, as `gpu check` runs.
+    let (settings, _) = CudaSettings::default().with_env_overrides().expect("PROOFSCOPE_* overrides");
+    let gpu = match Gpu::open(0, settings.sched) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("skipping GPU kernel checks: {e}");
             return;
         }
     };
-    let mut outcomes = check::run_all(&gpu, check::CheckOptions { seed: 12345, quick: true });
+    let mut outcomes = check::run_all(&gpu, &settings, check::CheckOptions { seed: 12345, quick: true });
     let d = ProofVariant::default();
     for v in [
         d,
@@ -27,7 +31,7 @@ fn gpu_kernels_match_the_cpu_path_or_skip() {
         ProofVariant { mode: ParamsMode::Stream, stream_chunk: Some(300), ..d },
         ProofVariant { batch: MsmBatch::Off, ..d },
     ] {
-        outcomes.push(check::check_full_proof(0, 10, 12345, &v));
+        outcomes.push(check::check_full_proof(0, &settings, 10, 12345, &v));
     }
     let report = check::format_outcomes(&outcomes);
     assert!(outcomes.iter().all(|o| o.ok), "GPU checks failed:\n{report}");

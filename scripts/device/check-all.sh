@@ -8,7 +8,8 @@
 # (PROOFSCOPE_MSM_PRECOMP=on), with every query streamed instead of resident
 # (PROOFSCOPE_GPU_PARAMS=stream), and with the MSMs of a partition one after the other
 # instead of on lanes (PROOFSCOPE_MSM_BATCH=off), and streamed in chunks of 300 000 terms
-# (PROOFSCOPE_STREAM_CHUNK); all must give byte-identical proofs.
+# (PROOFSCOPE_STREAM_CHUNK); all must give byte-identical proofs. (The PROOFSCOPE_* variables
+# override keys of the engine's [cuda] section; each timeline's meta records those applied.)
 # Build first, here: bash scripts/build-gpu-binary.sh   (carry dist)
 # Knobs: everything gpu-check.sh takes (MSM, NTT, RUNS, CHECK_ARGS, PROOFSCOPE_MSM_VARIANTS),
 #        LOG (default 20), ENGINE ("pw:gw:proofs:partitions", default 2:2:2:4), SKIP_ENGINE=1.

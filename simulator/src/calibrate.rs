@@ -65,6 +65,10 @@ pub struct FitReport {
     /// The CPU sections' core demands come from the run's busy-cores counter.
     #[serde(default)]
     pub cpu_demands_fitted: bool,
+    /// Machine values the runs' meta did not give, taken from the base config instead
+    /// (`key = value`): what a reader must check before trusting a prediction.
+    #[serde(default)]
+    pub assumed_machine: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -301,14 +305,64 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String
     (t0, Contention { synth_knee: knee, synth_slope: (slope * 1e4).round() / 1e4 }, None)
 }
 
+/// The machine of the runs (`RunMeta::machine`, the first run that has it): cores, RAM,
+/// device memory (the smallest device), memory bandwidth when probed. What the meta does not
+/// say stays the base config's and is listed in `assumed_machine` and in a note; the GPU
+/// count comes from the devices seen (below) and the PCIe bandwidth always from the base.
+fn take_machine(runs: &[(String, Run)], cfg: &mut Config, rep: &mut FitReport) {
+    let from = runs.iter().find(|(_, r)| !r.meta.machine.is_empty());
+    let m = from.map(|(_, r)| r.meta.machine.clone()).unwrap_or_default();
+    let base = if cfg.name.is_empty() { "the base config".to_string() } else { format!("the base config `{}`", cfg.name) };
+    let mc = &mut cfg.machine;
+    let mut taken = Vec::new();
+    let mut assumed = Vec::new();
+    match m.cpu_cores {
+        Some(c) if c > 0 => {
+            mc.cpu_cores = c as f64;
+            taken.push(format!("cpu_cores = {c}"));
+        }
+        _ => assumed.push(format!("cpu_cores = {}", mc.cpu_cores)),
+    }
+    match m.ram_gib {
+        Some(r) if r > 0.0 && r.is_finite() => {
+            mc.ram_gib = (r * 10.0).round() / 10.0;
+            taken.push(format!("ram_gib = {}", mc.ram_gib));
+        }
+        _ => assumed.push(format!("ram_gib = {}", mc.ram_gib)),
+    }
+    match m.gpu_mem_gib.iter().copied().filter(|v| *v > 0.0 && v.is_finite()).reduce(f64::min) {
+        Some(v) => {
+            mc.vram_gib = (v * 10.0).round() / 10.0;
+            taken.push(format!("vram_gib = {}", mc.vram_gib));
+        }
+        None => assumed.push(format!("vram_gib = {}", mc.vram_gib)),
+    }
+    match m.mem_bandwidth_gbs {
+        Some(b) if b > 0.0 && b.is_finite() => {
+            mc.mem_bandwidth_gbs = b;
+            taken.push(format!("mem_bandwidth_gbs = {b}"));
+        }
+        _ => assumed.push(format!("mem_bandwidth_gbs = {}", mc.mem_bandwidth_gbs)),
+    }
+    assumed.push(format!("pcie_gbs = {}", mc.pcie_gbs));
+    if let Some((name, _)) = from {
+        rep.notes.push(format!("machine from the meta of {name}: {}", taken.join(", ")));
+    }
+    rep.notes.push(format!("machine values not in the runs' meta, taken from {base}: {}", assumed.join(", ")));
+    rep.assumed_machine = assumed;
+}
+
 /// Calibrate from one or more measured runs of the same machine and pipeline code.
 pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, CalibrateError> {
     let mut cfg = base.clone();
     let mut rep = FitReport { inputs: runs.iter().map(|(n, _)| n.clone()).collect(), ..Default::default() };
     let names = rep.inputs.join(", ");
 
+    // ---- The machine: from the runs' meta where they say it, else the base config (named) ----
+    take_machine(runs, &mut cfg, &mut rep);
+
     // ---- CPU demands: fitted from the busy-cores counter when a run has one ----
-    if let Some((name, f)) = runs.iter().find_map(|(n, r)| cpu_demand::fit(r, base.machine.cpu_cores).map(|f| (n, f))) {
+    if let Some((name, f)) = runs.iter().find_map(|(n, r)| cpu_demand::fit(r, cfg.machine.cpu_cores).map(|f| (n, f))) {
         let show = |v: Option<f64>| v.map_or("not identified (base value kept)".to_string(), |d| format!("{d:.2}"));
         rep.notes.push(format!(
             "CPU demands fitted from cpu_busy_cores of {name} ({} of {} sample periods unsaturated, R² {:.2}): synth {} cores, prep {}, finalize {}; a thread waiting for kernels {}; baseline {:.2}",

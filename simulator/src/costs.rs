@@ -32,6 +32,18 @@ impl Dist {
         }
     }
 
+    /// The same distribution with every duration multiplied by `f` (≥ 0): a phase made
+    /// faster (f < 1) or slower, for what-if questions. The lognormal's sigma (its spread
+    /// in proportion) is unchanged.
+    pub fn scaled(&self, f: f64) -> Dist {
+        match self {
+            Dist::Fixed(v) => Dist::Fixed(v * f),
+            Dist::Normal { mean, sd } => Dist::Normal { mean: mean * f, sd: sd * f },
+            Dist::Lognormal { median, sigma } => Dist::Lognormal { median: (median * f).max(f64::MIN_POSITIVE), sigma: *sigma },
+            Dist::Empirical(v) => Dist::Empirical(v.iter().map(|x| x * f).collect()),
+        }
+    }
+
     pub fn is_zero(&self) -> bool {
         matches!(self, Dist::Fixed(v) if *v == 0.0)
     }

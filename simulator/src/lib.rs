@@ -6,6 +6,7 @@
 //! [`pipeline`]; floors come from the model's demands ([`floors`]), not from running it.
 
 pub mod calibrate;
+pub mod campaign;
 pub mod config;
 pub mod costs;
 pub mod cpu_demand;
@@ -18,6 +19,7 @@ pub mod report;
 pub mod resources;
 pub mod rng;
 pub mod sweep;
+pub mod whatif;
 
 pub use config::{Config, ConfigError, LockMode};
 pub use pipeline::{simulate, Options, Outcome};

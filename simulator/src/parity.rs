@@ -14,6 +14,9 @@ use timeline::Run;
 pub struct MetricParity {
     /// Stable key: the `summary.json` field the figure comes from (e.g.
     /// `throughput.partition_rate_s_per_proof`); what scripts and `campaign score` key on.
+    /// Empty in reports written before it existed: [`crate::campaign::metric_key`] then maps
+    /// the label through [`METRICS`].
+    #[serde(default)]
     pub key: String,
     /// Display label.
     pub metric: String,

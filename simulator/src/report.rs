@@ -21,11 +21,15 @@ pub struct Failure {
 pub struct GpuUtil {
     pub device: u32,
     /// Union of the GPU calls (cuzk's GPU_START..GPU_END), over the device's active window
-    /// (first call start to last call end): what "TIMELINE GPU util" reports.
+    /// (first call start to last call end): what "TIMELINE GPU util" reports. (Earlier files:
+    /// `union_util`, `union_util_run`, `kernel_util` for this field and the next two.)
+    #[serde(alias = "union_util")]
     pub gpu_utilization: f64,
     /// Same union over the whole run (0 to the last proof's completion).
+    #[serde(alias = "union_util_run")]
     pub gpu_utilization_run: f64,
     /// True kernel time over the active window (kernels of one device are serialised).
+    #[serde(alias = "kernel_util")]
     pub kernel_utilization: f64,
     /// Fraction of the active window a lock of the device was held (compute lock for two_lock).
     pub lock_hold: f64,
@@ -48,6 +52,8 @@ pub struct SimResult {
     /// makespan / proofs.
     pub total_s_per_proof: f64,
     /// (last completion − first completion) / (proofs − 1): the rate once the pipeline is full.
+    /// (`steady_s_per_proof` in files written before the summary's vocabulary.)
+    #[serde(alias = "steady_s_per_proof")]
     pub steady_state_s_per_proof: f64,
     /// Per-proof latency: first synthesis start to completion (as the analyzer measures it).
     pub latency_mean_s: f64,
@@ -142,5 +148,23 @@ impl SimResult {
         let _ = writeln!(s, "verdict         {}", f.verdict);
         let _ = writeln!(s, "demand/proof    {}", f.resources.iter().map(|r| format!("{} {:.2} s", r.name, r.s_per_proof)).collect::<Vec<_>>().join(", "));
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_results_written_with_the_old_field_names() {
+        let r = SimResult { steady_state_s_per_proof: 1.5, gpus: vec![GpuUtil { gpu_utilization: 0.5, gpu_utilization_run: 0.4, kernel_utilization: 0.3, ..Default::default() }], ..Default::default() };
+        let text = serde_json::to_string(&r)
+            .unwrap()
+            .replace("\"steady_state_s_per_proof\"", "\"steady_s_per_proof\"")
+            .replace("\"gpu_utilization\"", "\"union_util\"")
+            .replace("\"gpu_utilization_run\"", "\"union_util_run\"")
+            .replace("\"kernel_utilization\"", "\"kernel_util\"");
+        assert!(text.contains("\"union_util_run\"") && !text.contains("steady_state"), "{text}");
+        assert_eq!(serde_json::from_str::<SimResult>(&text).unwrap(), r);
     }
 }

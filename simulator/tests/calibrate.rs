@@ -335,3 +335,21 @@ fn repeats_of_one_configuration_calibrate_like_one_run() {
     assert!(held(&one).is_some(), "{:?}", one.report.notes);
     assert_eq!(held(&one), held(&two));
 }
+
+/// The machine comes from the run's meta where it says it; what it does not say is named as
+/// assumed from the base config, never taken silently.
+#[test]
+fn the_machine_comes_from_the_run_s_meta_and_the_rest_is_named() {
+    let mut run = prover_shaped_run();
+    run.meta.machine = timeline::MachineInfo { cpu_cores: Some(16), ram_gib: Some(125.47), gpu_mem_gib: vec![139.81], mem_bandwidth_gbs: None };
+    let cal = calibrate(&[("h200.jsonl".into(), run.clone())], &default_base()).unwrap();
+    let m = &cal.config.machine;
+    assert_eq!((m.cpu_cores, m.ram_gib, m.vram_gib), (16.0, 125.5, 139.8));
+    assert_eq!(cal.report.assumed_machine, vec!["mem_bandwidth_gbs = 300".to_string(), "pcie_gbs = 25".to_string()]);
+    assert!(cal.to_toml().contains("taken from the base config `phase8`: mem_bandwidth_gbs = 300"), "{}", cal.to_toml());
+    // Without a machine in the meta, every value is named as assumed.
+    run.meta.machine = Default::default();
+    let cal = calibrate(&[("old.jsonl".into(), run)], &default_base()).unwrap();
+    assert_eq!(cal.report.assumed_machine.len(), 5);
+    assert_eq!(cal.config.machine.cpu_cores, 96.0);
+}

@@ -27,6 +27,7 @@ pub struct Args {
 
 /// Read the logs and calibrate (shared with predict).
 pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>) -> anyhow::Result<Calibration> {
+    let base_path = base;
     let base: Config = match base {
         Some(p) => Config::load(p)?,
         None => default_base(),
@@ -40,6 +41,13 @@ pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>) -> anyhow::Result<C
         runs.push((l.display().to_string(), run));
     }
     let cal = calibrate(&runs, &base)?;
+    if !cal.report.assumed_machine.is_empty() {
+        let whose = match base_path {
+            Some(p) => format!("taken from {}", p.display()),
+            None => "ASSUMED from the cuzk reference box (simulator/configs/phase8.toml; give --base to say what your machine is)".to_string(),
+        };
+        tracing::warn!("the logs do not say {}: {whose}", cal.report.assumed_machine.join(", "));
+    }
     cal.config.validate().context("the calibrated model does not validate")?;
     Ok(cal)
 }

@@ -6,6 +6,10 @@
 //! - `gpu bench --msm 16..26 --ntt 16..26 --msm-g2 16..22`: CUDA-event times (warm-up,
 //!   median of `--runs`) against the card's floor and the sppark figures; the G2 MSM also
 //!   against blst's CPU G2 MSM timed in the same run.
+//!
+//! The CUDA settings are the defaults of `[cuda]` with the `PROOFSCOPE_*` environment
+//! overrides applied (`CudaSettings::with_env_overrides`), as for `prove`; the ones applied
+//! are printed. The diagnostics themselves live in `prover::gpu::diag`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -101,7 +105,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 #[cfg(feature = "cuda")]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    use prover::gpu::{bench, check, check::ProofVariant, kernels_built, Gpu, MsmBatch, ParamsMode, ShiftChoice};
+    use prover::cuda_settings::CudaSettings;
+    use prover::gpu::diag::{bench, check, check::ProofVariant};
+    use prover::gpu::{kernels_built, Gpu, MsmBatch, MsmDefaults, NttConfig, ParamsMode, ShiftChoice};
+    let (settings, applied) = CudaSettings::default().with_env_overrides()?;
+    let show_overrides = || {
+        if !applied.is_empty() {
+            println!("environment overrides: {}", applied.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
+        }
+    };
     match args.action {
         Action::Info => {
             match kernels_built() {
@@ -111,23 +123,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let n = Gpu::device_count()?;
             println!("CUDA devices: {n}");
             for d in 0..n {
-                println!("  {}", Gpu::open(d)?.describe());
+                println!("  {}", Gpu::open(d, settings.sched)?.describe());
             }
             Ok(ExitCode::SUCCESS)
         }
         Action::Check { seed, quick, device, json } => {
             let seed = seed.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7));
-            let gpu = Gpu::open(device)?;
+            let gpu = Gpu::open(device, settings.sched)?;
             println!("gpu check on {}", gpu.describe());
+            show_overrides();
             println!("seed {seed}{}", if quick { " (quick)" } else { "" });
-            let mut outcomes = check::run_all(&gpu, check::CheckOptions { seed, quick });
+            let mut outcomes = check::run_all(&gpu, &settings, check::CheckOptions { seed, quick });
             for log_n in if quick { vec![10] } else { vec![10, 14] } {
-                outcomes.push(check::check_full_proof(device, log_n, seed, &ProofVariant::default()));
+                outcomes.push(check::check_full_proof(device, &settings, log_n, seed, &ProofVariant::default()));
             }
-            // The MSMs one after the other instead of on lanes (PROOFSCOPE_MSM_BATCH=off), the
-            // G1 queries over tables of precomputed shifted bases (PROOFSCOPE_MSM_PRECOMP), every
-            // query streamed (PROOFSCOPE_GPU_PARAMS=stream), and streamed in chunks of 3000 terms
-            // (PROOFSCOPE_STREAM_CHUNK: every MSM of 2^14 cut in several).
+            // The MSMs one after the other instead of on lanes (msm_batch = off), the G1
+            // queries over tables of precomputed shifted bases (msm_precomp), every query
+            // streamed (params = stream), and streamed in chunks of 3000 terms (stream_chunk:
+            // every MSM of 2^14 cut in several).
             let log_n = if quick { 10 } else { 14 };
             let d = ProofVariant::default();
             for v in [
@@ -136,7 +149,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 ProofVariant { mode: ParamsMode::Stream, ..d },
                 ProofVariant { mode: ParamsMode::Stream, stream_chunk: Some(if quick { 300 } else { 3000 }), ..d },
             ] {
-                outcomes.push(check::check_full_proof(device, log_n, seed, &v));
+                outcomes.push(check::check_full_proof(device, &settings, log_n, seed, &v));
             }
             print!("{}", check::format_outcomes(&outcomes));
             if let Some(p) = json {
@@ -152,16 +165,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if msm.is_empty() && ntt.is_empty() && msm_g2.is_empty() && batch_add.is_empty() {
                 anyhow::bail!("nothing to time: give --msm, --ntt, --msm-g2 and/or --batch-add sizes");
             }
-            let gpu = Gpu::open(device)?;
+            let gpu = Gpu::open(device, settings.sched)?;
+            let msm_defaults = MsmDefaults::from_settings(&settings)?;
             println!("gpu bench on {}", gpu.describe());
+            show_overrides();
             println!("CUDA-event times, data resident on the device, 1 warm-up + median of {runs}; floor at {:.3e} multiply-adds/s", bench::H200_MADS_PER_S);
             println!("{}", bench::header());
             // NVML every 50 ms during the bench: the card's clock and power next to the times.
             let sampler = prover::gpu::nvml::NvmlSampler::start(vec![device as u32], std::time::Duration::from_millis(50), std::time::Instant::now());
             let mut log = |s: &str| println!("{s}");
-            let mut rows = bench::bench_ntt(&gpu, &ntt, runs, seed, &mut log)?;
+            let mut rows = bench::bench_ntt(&gpu, NttConfig::of(&settings), &ntt, runs, seed, &mut log)?;
             rows.extend(bench::bench_msm(&gpu, &msm, runs, seed, &mut log)?);
-            rows.extend(bench::bench_msm_g2(&gpu, &msm_g2, runs, cpu_runs, seed, &mut log)?);
+            rows.extend(bench::bench_msm_g2(&gpu, &msm_defaults, &msm_g2, runs, cpu_runs, seed, &mut log)?);
             rows.extend(bench::bench_batch_add(&gpu, &batch_add, runs, seed, &mut log)?);
             let nvml_error = sampler.error.lock().ok().and_then(|g| g.clone());
             let samples = sampler.stop();

@@ -489,6 +489,30 @@ pub struct RunConfig {
     pub g2_msm: Option<String>,
 }
 
+/// The machine a run was made on, as far as the producer could read it (all optional: a
+/// cuzk log says none of it). `calibrate` takes the simulator's machine from here.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineInfo {
+    /// Host CPU cores available to the process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_cores: Option<u32>,
+    /// Host RAM (MemTotal), GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram_gib: Option<f64>,
+    /// Device memory of each device in use, GiB.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_mem_gib: Vec<f64>,
+    /// Host memory bandwidth, GB/s, when the producer measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_bandwidth_gbs: Option<f64>,
+}
+
+impl MachineInfo {
+    pub fn is_empty(&self) -> bool {
+        *self == MachineInfo::default()
+    }
+}
+
 /// What was run, where, by which tool.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunMeta {
@@ -507,6 +531,9 @@ pub struct RunMeta {
     pub started_at: Option<String>,
     #[serde(default)]
     pub config: RunConfig,
+    /// The machine (cores, RAM, device memory) where the producer could read it.
+    #[serde(default, skip_serializing_if = "MachineInfo::is_empty")]
+    pub machine: MachineInfo,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: Args,
 }
@@ -522,6 +549,7 @@ impl RunMeta {
             gpus: Vec::new(),
             started_at: None,
             config: RunConfig::default(),
+            machine: MachineInfo::default(),
             extra: Args::new(),
         }
     }

@@ -18,4 +18,4 @@ pub mod settings;
 pub mod stats;
 pub mod write;
 
-pub use event::{Counter, Diagnostics, LockMode, Record, Run, RunConfig, RunMeta, Span, SpanKind, SCHEMA_VERSION};
+pub use event::{Counter, Diagnostics, LockMode, MachineInfo, Record, Run, RunConfig, RunMeta, Span, SpanKind, SCHEMA_VERSION};

@@ -65,7 +65,8 @@ pub struct EngineConfig {
     /// A corrupt PCE cache is rebuilt with a warning (off: every partition fails with an
     /// error naming the file until it is deleted).
     pub pce_rebuild_corrupt: bool,
-    /// The CUDA backend's knobs (`[cuda]` section).
+    /// The CUDA backend's knobs (`[cuda]` section; the `PROOFSCOPE_*` environment variables
+    /// override them when the CUDA backends are made, see [`crate::cuda_settings`]).
     pub cuda: crate::cuda_settings::CudaSettings,
 }
 
@@ -216,6 +217,7 @@ impl EngineConfig {
         if self.pw > 4096 || self.gw > 64 || self.devices > 64 {
             return Err(ConfigError::Invalid { field: "pw/gw/devices", reason: "implausibly large (pw ≤ 4096, gw ≤ 64, devices ≤ 64)".into() });
         }
+        self.cuda.validate().map_err(|e| ConfigError::Invalid { field: "cuda", reason: e.to_string() })?;
         Ok(())
     }
 }
@@ -248,11 +250,77 @@ mod tests {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
         assert_eq!((c.synthesis, c.synthesis_threads, c.pce_cache, c.pce_rebuild_corrupt), (SynthesisMode::Circuit, 4, false, true));
-        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("synthesis", "magic", "magic"), ("synthesis_threads", "100000", "synthesis_threads")] {
+        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("cuda.params", "streamed", "streamed"), ("cuda.msm_c", "30", "msm_c"), ("cuda.stream_chunk", "0", "stream_chunk"), ("cuda.ntt_radix", "8", "radix"), ("synthesis", "magic", "magic"), ("synthesis_threads", "100000", "synthesis_threads")] {
             let before = c.clone();
             let e = c.set(k, v).unwrap_err().to_string();
             assert!(e.contains(want), "{k}={v}: {e}");
             assert_eq!(c, before, "a refused --set changes nothing");
+        }
+    }
+
+    #[test]
+    fn every_cuda_key_is_settable_by_its_path() {
+        use crate::cuda_settings::*;
+        let mut c = EngineConfig::default();
+        let sets = [
+            ("params", "stream"),
+            ("stream_chunk", "3000"),
+            ("msm_batch", "off"),
+            ("msm_precomp", "20"),
+            ("msm_acc", "eo:17"),
+            ("msm_c", "16"),
+            ("msm_seg", "8"),
+            ("msm_g2_acc", "g2eo"),
+            ("ntt_mul", "cios"),
+            ("ntt_radix", "2"),
+            ("ntt_plan", "g6"),
+            ("ntt_bitrev", "tile"),
+            ("sched", "blocking"),
+        ];
+        for (k, v) in sets {
+            c.set(&format!("cuda.{k}"), v).unwrap_or_else(|e| panic!("cuda.{k}={v}: {e}"));
+        }
+        let want = CudaSettings {
+            params: ParamsMode::Stream,
+            stream_chunk: Some(3000),
+            msm_batch: MsmBatch::Off,
+            msm_precomp: ShiftChoice::C(20),
+            msm_acc: Some("eo:17".into()),
+            msm_c: Some(16),
+            msm_seg: Some(8),
+            msm_g2_acc: Some("g2eo".into()),
+            ntt_mul: NttMul::Cios,
+            ntt_radix: NttRadix::R2,
+            ntt_plan: NttPlan { kmax: 6, even: false },
+            ntt_bitrev: NttBitrev::Tile,
+            sched: CudaSched::Blocking,
+        };
+        assert_eq!(c.cuda, want);
+        // Every key of the section was set (a new key needs a line here), and each one has
+        // its environment override.
+        let keys: Vec<String> = match toml::Value::try_from(&want).unwrap() {
+            toml::Value::Table(t) => t.keys().cloned().collect(),
+            _ => unreachable!(),
+        };
+        assert_eq!(keys.len(), sets.len(), "{keys:?}");
+        for k in &keys {
+            assert!(ENV_OVERRIDES.iter().any(|o| o.key == k), "no environment override of cuda.{k}");
+        }
+        // Words or numbers where the environment took either.
+        c.set("cuda.msm_precomp", "on").unwrap();
+        c.set("cuda.ntt_radix", "\"4\"").unwrap();
+        assert_eq!((c.cuda.msm_precomp, c.cuda.ntt_radix), (ShiftChoice::Auto, NttRadix::R4));
+    }
+
+    #[test]
+    fn the_example_s_cuda_section_is_the_defaults() {
+        let text = include_str!("../../configs/engine.example.toml");
+        let cfg = EngineConfig::from_toml_str(text, "engine.example.toml").unwrap();
+        assert_eq!(cfg.cuda, crate::cuda_settings::CudaSettings::default());
+        // Every key is in the example, set or (unset by default) commented out.
+        for o in crate::cuda_settings::ENV_OVERRIDES {
+            assert!(text.lines().any(|l| l.trim_start_matches("# ").starts_with(&format!("{} = ", o.key))), "cuda.{} missing from the example", o.key);
+            assert!(text.contains(o.var), "the example does not name {}", o.var);
         }
     }
 }

@@ -258,6 +258,13 @@ pub struct Engine {
     fin_tx: Option<Sender<FinishTask>>,
 }
 
+/// MemTotal of /proc/meminfo, GiB (None where there is no such file).
+fn mem_total_gib() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: f64 = text.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / (1u64 << 20) as f64)
+}
+
 /// The run metadata of an engine run (fill `proofs`, `partitions`, `constraints`).
 pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
     let mut m = RunMeta::new("prover");
@@ -281,9 +288,15 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
     if cfg.synthesis == SynthesisMode::Pce {
         m.extra.insert("synthesis_threads".into(), cfg.synthesis_threads.into());
     }
+    m.machine = timeline::MachineInfo {
+        cpu_cores: std::thread::available_parallelism().ok().map(|n| n.get() as u32),
+        ram_gib: mem_total_gib(),
+        gpu_mem_gib: backends.iter().filter_map(|b| b.device_memory_bytes()).map(|b| b as f64 / (1u64 << 30) as f64).collect(),
+        mem_bandwidth_gbs: None,
+    };
     if let Some(b) = backends.first() {
         for (k, v) in b.meta() {
-            m.extra.insert(k.into(), v.into());
+            m.extra.insert(k.into(), v);
         }
     }
     m

@@ -17,7 +17,7 @@ use tracing::info_span;
 
 use super::locks::{acquire, EngineGate};
 use super::{FinishTask, GpuTask, LockMode, PartitionProof, Retry, Shared, SynthTask, SynthesisMode};
-use crate::backend::{Backend, Blinding, NoGate, Pending, ProveError, StartFailure};
+use crate::backend::{Backend, Blinding, DeviceError, NoGate, Pending, ProveError, StartFailure};
 use crate::proof::Proof;
 
 fn with_dispatch<T>(sh: &Shared, f: impl FnOnce() -> T) -> T {
@@ -25,13 +25,6 @@ fn with_dispatch<T>(sh: &Shared, f: impl FnOnce() -> T) -> T {
         Some(d) => tracing::dispatcher::with_default(d, f),
         None => f(),
     }
-}
-
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "panic".into())
 }
 
 pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx: Sender<GpuTask>, pool: Option<rayon::ThreadPool>) {
@@ -59,7 +52,7 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx:
                 SynthesisMode::Pce => super::pce_slot::synthesize(&sh, circuit, hint, pool.as_ref()),
             };
             let synthesized = catch_unwind(AssertUnwindSafe(synthesize))
-                .unwrap_or_else(|p| Err(ProveError::Device(format!("synthesis panicked: {}", panic_message(p)))));
+                .unwrap_or_else(|p| Err(ProveError::Device(DeviceError::panicked("synthesis", p))));
             drop(entered);
             match synthesized {
                 Err(e) => sh.finish_partition(&job, partition, Err(e.to_string())),
@@ -189,7 +182,7 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
                     }
                 };
                 catch_unwind(AssertUnwindSafe(run))
-                    .unwrap_or_else(|p| Err(ProveError::Device(format!("backend panicked: {}", panic_message(p))).into()))
+                    .unwrap_or_else(|p| Err(ProveError::Device(DeviceError::panicked("backend", p)).into()))
             };
             // Out of device memory: the partition runs on the CPU fallback instead.
             let mut used = backend.clone();
@@ -200,12 +193,12 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
                         None => backup.take().unwrap_or_default(),
                     };
                     sh.warn(&format!("{} partition {partition}: device {device} out of memory ({why}); proving it on the {} fallback", job.id, fb.name()));
-                    let span = info_span!(kind::FALLBACK, fallback = fb.name(), reason = why.as_str());
+                    let span = info_span!(kind::FALLBACK, fallback = fb.name(), reason = why.to_string().as_str());
                     let _f = span.enter();
                     used = fb.clone();
                     let run = || -> Result<Outcome, StartFailure> { Ok(finish(fb.as_ref(), fb.prove_start(asg, params, blinding, &NoGate)?)?) };
                     catch_unwind(AssertUnwindSafe(run))
-                        .unwrap_or_else(|p| Err(ProveError::Device(format!("CPU fallback panicked: {}", panic_message(p))).into()))
+                        .unwrap_or_else(|p| Err(ProveError::Device(DeviceError::panicked("CPU fallback", p)).into()))
                 }
                 (o, _) => o,
             };
@@ -269,7 +262,7 @@ pub(super) fn finalizer(sh: Arc<Shared>, f: u32, rx: Receiver<FinishTask>) {
             let _e = ctx.enter();
             let public_inputs = pending.public_inputs.clone();
             let proof = catch_unwind(AssertUnwindSafe(|| backend.prove_finish(pending, &sh.params)))
-                .unwrap_or_else(|p| Err(ProveError::Device(format!("finaliser panicked: {}", panic_message(p)))));
+                .unwrap_or_else(|p| Err(ProveError::Device(DeviceError::panicked("finaliser", p))));
             match (proof, retry) {
                 (Err(error), Some(Retry { assignment, attempts, tried, target })) if retryable(&error) => {
                     sh.warn(&format!("{} partition {partition}: the proof of device {device} failed ({error}); retrying on device {target}", job.id));

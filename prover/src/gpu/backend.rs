@@ -20,6 +20,10 @@
 //! A device allocation or upload failing with CUDA_ERROR_OUT_OF_MEMORY is
 //! [`ProveError::DeviceOutOfMemory`], and `prove_start_or_return` hands the assignment
 //! back with it so the engine can prove that partition on its CPU fallback.
+//!
+//! Every knob comes from the [`CudaSettings`] the backend is built with (the engine's
+//! `[cuda]` section with its environment overrides applied); [`Backend::meta`] reports them
+//! in full, with the overrides, for the run's meta.
 
 use timeline::event::{arg, kind};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -30,9 +34,13 @@ use tracing::{field::Empty, info_span};
 
 use cudarc::driver::CudaSlice;
 
-use super::device::{par_copy, Ctx, Gpu, GpuError};
-use super::msm::{pre_window_bits, DevicePoints, GpuCurve, G1, G2, MSM_C_RANGE, PRE_MIN_POINTS};
-use crate::backend::{Backend, Blinding, Gate, Pending, ProveError, StartFailure};
+use super::device::{par_copy, Gpu};
+use super::error::{Ctx, GpuError};
+use super::msm::{msm_scratch_bytes, pre_window_bits, DevicePoints, GpuCurve, MsmDefaults, G1, G2, PRE_MIN_POINTS};
+use super::ntt::{Ntt, NttConfig};
+use crate::backend::{Backend, Blinding, DeviceError, Gate, Pending, ProveError, StartFailure};
+use crate::cuda_settings::{AppliedOverrides, CudaSettings};
+pub use crate::cuda_settings::{MsmBatch, ParamsMode, ShiftChoice};
 use crate::domain::Domain;
 use crate::msm::Split;
 use crate::params::Parameters;
@@ -67,42 +75,6 @@ impl<C: GpuCurve> Bases<C> {
     }
 }
 
-/// Where the query points live (`PROOFSCOPE_GPU_PARAMS`): `auto` (unset: resident, and a
-/// query whose upload runs out of device memory is streamed), `resident` (an upload out of
-/// memory fails the partition, which the engine proves on its CPU fallback) or `stream`
-/// (every query streamed: per partition each MSM uploads the points it needs — H all of its
-/// points, L/A/B the points of their tail and of their scalar-one terms, gathered on the host
-/// — and frees them after; device memory then holds one query's points at a time).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParamsMode {
-    Auto,
-    Resident,
-    Stream,
-}
-
-impl ParamsMode {
-    pub fn parse(v: &str) -> Result<ParamsMode, String> {
-        match v.trim() {
-            "" | "auto" => Ok(ParamsMode::Auto),
-            "resident" => Ok(ParamsMode::Resident),
-            "stream" => Ok(ParamsMode::Stream),
-            other => Err(format!("PROOFSCOPE_GPU_PARAMS={other:?}: expected auto, resident or stream")),
-        }
-    }
-
-    pub fn from_env() -> Result<ParamsMode, String> {
-        std::env::var("PROOFSCOPE_GPU_PARAMS").map_or(Ok(ParamsMode::Auto), |v| ParamsMode::parse(&v))
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            ParamsMode::Auto => "auto",
-            ParamsMode::Resident => "resident",
-            ParamsMode::Stream => "stream",
-        }
-    }
-}
-
 /// The uploads of one split MSM, staged before the compute gate.
 struct StagedSplit {
     /// Device indices of the scalar-one terms (None for a streamed query or none).
@@ -118,17 +90,19 @@ pub struct CudaBackend {
     resident: Mutex<Option<Arc<ResidentParams>>>,
     /// The G2 MSM on the device (`msm_b_g2`) rather than in the CPU finisher.
     g2_on_device: bool,
-    /// Tables of precomputed shifted bases for the resident G1 queries.
-    shifts: ShiftChoice,
-    /// Resident or streamed query points.
-    params_mode: ParamsMode,
-    /// The split MSMs of a partition concurrently on lanes, or one after the other.
-    batch: MsmBatch,
+    /// Every knob: tables of shifted bases (`msm_precomp`), resident or streamed query points
+    /// (`params`), the split MSMs on lanes or serial (`msm_batch`), the streamed MSMs' chunk
+    /// (`stream_chunk`), and what `ntt` and `msm` were made from.
+    settings: CudaSettings,
+    /// The environment overrides `settings` came with (for the run meta).
+    env_overrides: AppliedOverrides,
+    /// The NTTs of H on the device's stream, with the `ntt_*` choices.
+    ntt: Ntt,
+    /// The G1 and G2 MSM configs (`msm_acc`, `msm_c`, `msm_seg`, `msm_g2_acc`).
+    msm: MsmDefaults,
     /// The lanes (streams of their own on this device) of the L, A, B-in-G1 and B-in-G2
     /// MSMs, opened on first use.
     lanes: OnceLock<Vec<Gpu>>,
-    /// Terms per chunk of a streamed MSM, when forced (else by free device memory).
-    stream_chunk: Option<usize>,
     /// Streamed MSMs run in more than one chunk so far.
     chunked: std::sync::atomic::AtomicU64,
 }
@@ -138,91 +112,13 @@ const STREAM_SPARE_BYTES: usize = 1 << 30;
 /// Fewest terms per chunk of a streamed MSM (below, the MSM would be all overhead).
 const MIN_STREAM_CHUNK: usize = 1 << 16;
 
-/// `PROOFSCOPE_STREAM_CHUNK`: terms per chunk of a streamed MSM (unset: by free device memory).
-pub fn stream_chunk_from_env() -> Result<Option<usize>, String> {
-    std::env::var("PROOFSCOPE_STREAM_CHUNK").map_or(Ok(None), |v| parse_stream_chunk(&v))
-}
-
-/// A value of `PROOFSCOPE_STREAM_CHUNK`: empty (None) or a positive number of terms.
-pub fn parse_stream_chunk(v: &str) -> Result<Option<usize>, String> {
-    match v.trim() {
-        "" => Ok(None),
-        t => match t.parse::<usize>() {
-            Ok(n) if n > 0 => Ok(Some(n)),
-            _ => Err(format!("PROOFSCOPE_STREAM_CHUNK={v:?}: expected a positive number of terms")),
-        },
-    }
-}
-
-/// Whether the MSMs of one partition run concurrently (`PROOFSCOPE_MSM_BATCH`): `on` (unset)
-/// — the L, A, B-in-G1 and B-in-G2 MSMs each on a lane (a CUDA stream of its own, driven by a
-/// thread of its own), beside the NTTs and the H MSM on the device's stream, when the device
-/// scratch of all five fits in the free device memory (else one after the other); `off` —
-/// one after the other on one stream. Their spans then overlap: each one's `gpu_ns` is its
-/// CUDA-event time on its lane, shared with the others, and the partition's device time is
-/// the union of its spans.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MsmBatch {
-    Off,
-    On,
-}
-
-impl MsmBatch {
-    pub fn parse(v: &str) -> Result<MsmBatch, String> {
-        match v.trim() {
-            "" | "on" | "1" => Ok(MsmBatch::On),
-            "off" | "0" => Ok(MsmBatch::Off),
-            other => Err(format!("PROOFSCOPE_MSM_BATCH={other:?}: expected on or off")),
-        }
-    }
-
-    pub fn from_env() -> Result<MsmBatch, String> {
-        std::env::var("PROOFSCOPE_MSM_BATCH").map_or(Ok(MsmBatch::On), |v| MsmBatch::parse(&v))
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            MsmBatch::Off => "off",
-            MsmBatch::On => "on",
-        }
-    }
-}
-
 /// Device memory the concurrent MSMs must leave free beyond their estimated scratch.
 const LANE_SPARE_BYTES: usize = 1 << 30;
 
-/// Whether the resident G1 queries (H, L, A, B) get tables of precomputed shifted bases
-/// (`msm::ShiftTable`: fewer bucket additions per MSM, nwin times the points' device
-/// memory), from `PROOFSCOPE_MSM_PRECOMP`: unset, `0` or `off`: no; `1`, `on` or `auto`:
-/// for queries of at least `msm::PRE_MIN_POINTS` points, window size by query size
-/// (`msm::pre_window_bits`); a number: every query, that window size.
-/// A table that would not fit in the free device memory (with 2 GiB to spare) is skipped
-/// and that query's MSMs run without one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShiftChoice {
-    Off,
-    Auto,
-    C(u32),
-}
-
 impl ShiftChoice {
-    pub fn parse(v: &str) -> Result<ShiftChoice, String> {
-        let bad = || format!("PROOFSCOPE_MSM_PRECOMP={v:?}: expected off, on (window size by query size) or a window size {}..={}", MSM_C_RANGE.start(), MSM_C_RANGE.end());
-        match v.trim() {
-            "" | "0" | "off" => Ok(ShiftChoice::Off),
-            "1" | "on" | "auto" => Ok(ShiftChoice::Auto),
-            x => match x.parse::<u32>() {
-                Ok(c) if MSM_C_RANGE.contains(&c) => Ok(ShiftChoice::C(c)),
-                _ => Err(bad()),
-            },
-        }
-    }
-
-    pub fn from_env() -> Result<ShiftChoice, String> {
-        std::env::var("PROOFSCOPE_MSM_PRECOMP").map_or(Ok(ShiftChoice::Off), |v| ShiftChoice::parse(&v))
-    }
-
-    /// The window size of a table for n points, or None for no table.
+    /// The window size of a table for n points, or None for no table: `auto` (`on`) for
+    /// queries of at least `msm::PRE_MIN_POINTS` points, window size by query size
+    /// (`msm::pre_window_bits`); a window size for every query.
     pub fn window_bits(&self, n: usize) -> Option<u32> {
         match self {
             ShiftChoice::Off => None,
@@ -230,32 +126,20 @@ impl ShiftChoice {
             ShiftChoice::C(c) => Some(*c),
         }
     }
-
-    pub fn name(&self) -> String {
-        match self {
-            ShiftChoice::Off => "off".into(),
-            ShiftChoice::Auto => "auto".into(),
-            ShiftChoice::C(c) => format!("c{c}"),
-        }
-    }
 }
 
 /// Device memory a shift table must leave free (scratch of the MSMs, other buffers).
 const SHIFT_SPARE_BYTES: usize = 2 << 30;
 
-/// A device error as the engine sees it: out-of-memory (CPU fallback) or other (retry).
+/// A device error as the engine sees it: out-of-memory (CPU fallback) or other (retry),
+/// the [`GpuError`] kept as the source. (No `From<GpuError> for ProveError`: a `?` would
+/// skip this classification.)
 fn dev_err(e: GpuError) -> ProveError {
-    if is_out_of_memory(&e) {
-        ProveError::DeviceOutOfMemory(e.to_string())
+    if e.is_out_of_memory() {
+        ProveError::DeviceOutOfMemory(DeviceError::backend(e))
     } else {
-        ProveError::Device(e.to_string())
+        ProveError::Device(DeviceError::backend(e))
     }
-}
-
-/// Whether `e` is the driver's CUDA_ERROR_OUT_OF_MEMORY (a failed `cuMemAlloc`, async
-/// allocation or pinned host allocation).
-pub(crate) fn is_out_of_memory(e: &GpuError) -> bool {
-    matches!(e, GpuError::Driver { err, .. } if err.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY)
 }
 
 fn ns(ms: f64) -> u64 {
@@ -263,27 +147,26 @@ fn ns(ms: f64) -> u64 {
 }
 
 impl CudaBackend {
-    /// A backend on `gpu`; the G2 MSM runs on the device.
-    pub fn new(gpu: Gpu, device: u32) -> Self {
-        Self::with_g2(gpu, device, true)
+    /// A backend on `gpu` (opened with `settings.sched`) with the knobs of `settings`;
+    /// `g2_on_device`: the G2 MSM on the GPU (true) or in the CPU finisher (false). An error
+    /// when the settings cannot be used (an MSM spec, a window size).
+    pub fn new(gpu: Gpu, device: u32, settings: CudaSettings, g2_on_device: bool) -> Result<Self, GpuError> {
+        settings.validate()?;
+        let msm = MsmDefaults::from_settings(&settings)?;
+        let ntt = Ntt::new(NttConfig::of(&settings));
+        Ok(CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device, settings, env_overrides: Vec::new(), ntt, msm, lanes: OnceLock::new(), chunked: Default::default() })
     }
 
-    /// `g2_on_device`: the G2 MSM on the GPU (true) or in the CPU finisher (false).
-    pub fn with_g2(gpu: Gpu, device: u32, g2_on_device: bool) -> Self {
-        CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device, shifts: ShiftChoice::Off, params_mode: ParamsMode::Auto, batch: MsmBatch::On, lanes: OnceLock::new(), stream_chunk: None, chunked: Default::default() }
-    }
-
-    /// The same backend with streamed MSMs cut into chunks of at most `terms` terms (None:
-    /// chunks by free device memory).
-    pub fn with_stream_chunk(mut self, terms: Option<usize>) -> Self {
-        self.stream_chunk = terms.map(|t| t.max(1));
+    /// The same backend, recording that its settings came with these environment overrides
+    /// ([`CudaSettings::with_env_overrides`]); they are reported in its meta.
+    pub fn with_env_overrides(mut self, applied: AppliedOverrides) -> Self {
+        self.env_overrides = applied;
         self
     }
 
-    /// The same backend with the MSMs of a partition concurrent on lanes, or serial.
-    pub fn with_batch(mut self, batch: MsmBatch) -> Self {
-        self.batch = batch;
-        self
+    /// The settings this backend runs with.
+    pub fn settings(&self) -> &CudaSettings {
+        &self.settings
     }
 
     /// How many streamed MSMs ran in more than one chunk.
@@ -301,19 +184,21 @@ impl CudaBackend {
     /// [`LANE_SPARE_BYTES`] to spare; else None (they run one after the other).
     fn lanes_if_they_fit(&self, res: &ResidentParams, plan: &prover::MsmPlan, params: &Parameters) -> Result<Option<&[Gpu]>, GpuError> {
         let g = &self.gpu;
-        fn need<C: GpuCurve>(g: &Gpu, bases: &Bases<C>, n: usize, montgomery: bool) -> Result<usize, GpuError> {
+        fn need<C: GpuCurve>(d: &MsmDefaults, bases: &Bases<C>, n: usize, montgomery: bool) -> usize {
+            let cfg = d.of::<C>();
             match bases {
-                Bases::Resident(p) => g.msm_scratch_bytes::<C>(p.shift_c(), n, montgomery),
+                Bases::Resident(p) => msm_scratch_bytes::<C>(&cfg, p.shift_c(), n, montgomery),
                 // Streamed: the points too, and a plain MSM over them.
-                Bases::Streamed => Ok(n * C::AFFINE_WORDS * 4 + g.msm_scratch_bytes::<C>(None, n, montgomery)?),
+                Bases::Streamed => n * C::AFFINE_WORDS * 4 + msm_scratch_bytes::<C>(&cfg, None, n, montgomery),
             }
         }
-        let mut bytes = need(g, &res.h, params.h.len(), true)?;
+        let d = &self.msm;
+        let mut bytes = need(d, &res.h, params.h.len(), true);
         for (bases, split) in [(&res.l, &plan.l), (&res.a, &plan.a), (&res.b_g1, &plan.b)] {
-            bytes += need(g, bases, split.tail.len(), false)?;
+            bytes += need(d, bases, split.tail.len(), false);
         }
         if let Some(b) = &res.b_g2 {
-            bytes += need(g, b, plan.b.tail.len(), false)?;
+            bytes += need(d, b, plan.b.tail.len(), false);
         }
         let (free, _) = g.mem_info()?;
         if bytes + LANE_SPARE_BYTES > free {
@@ -326,22 +211,16 @@ impl CudaBackend {
         Ok(self.lanes.get().map(|l| l.as_slice()))
     }
 
-    /// The same backend with its query points resident, streamed, or resident when they fit.
-    pub fn with_params_mode(mut self, mode: ParamsMode) -> Self {
-        self.params_mode = mode;
-        self
-    }
-
     /// Uploads one query's points for residence: `Streamed` when the mode says so, or (mode
     /// `auto`) when the upload runs out of device memory.
     fn upload_query<C: GpuCurve>(&self, points: &[C::Affine], streamed: &mut Vec<&'static str>, name: &'static str) -> Result<Bases<C>, GpuError> {
-        if self.params_mode == ParamsMode::Stream {
+        if self.settings.params == ParamsMode::Stream {
             streamed.push(name);
             return Ok(Bases::Streamed);
         }
         match self.gpu.upload_points_of::<C>(points) {
             Ok(p) => Ok(Bases::Resident(p)),
-            Err(e) if self.params_mode == ParamsMode::Auto && is_out_of_memory(&e) => {
+            Err(e) if self.settings.params == ParamsMode::Auto && e.is_out_of_memory() => {
                 streamed.push(name);
                 Ok(Bases::Streamed)
             }
@@ -370,15 +249,15 @@ impl CudaBackend {
     }
 
     /// Terms per chunk of a streamed MSM of n terms on `gpu`: the forced chunk
-    /// (`PROOFSCOPE_STREAM_CHUNK`, [`CudaBackend::with_stream_chunk`]), else as many as the free
-    /// device memory holds with their points and the MSM's scratch, [`STREAM_SPARE_BYTES`]
-    /// to spare (at least [`MIN_STREAM_CHUNK`]).
+    /// (`stream_chunk` of [`CudaSettings`]), else as many as the free device memory holds with
+    /// their points and the MSM's scratch, [`STREAM_SPARE_BYTES`] to spare (at least
+    /// [`MIN_STREAM_CHUNK`]).
     fn stream_chunk<C: GpuCurve>(&self, gpu: &Gpu, n: usize, montgomery: bool) -> Result<usize, GpuError> {
-        if let Some(c) = self.stream_chunk {
-            return Ok(c);
+        if let Some(c) = self.settings.stream_chunk {
+            return Ok(c.max(1));
         }
         let n = n.max(1);
-        let per_term = C::AFFINE_WORDS * 4 + gpu.msm_scratch_bytes::<C>(None, n, montgomery)?.div_ceil(n);
+        let per_term = C::AFFINE_WORDS * 4 + msm_scratch_bytes::<C>(&self.msm.of::<C>(), None, n, montgomery).div_ceil(n);
         let (free, _) = gpu.mem_info()?;
         Ok((free.saturating_sub(STREAM_SPARE_BYTES) / per_term).max(MIN_STREAM_CHUNK))
     }
@@ -396,9 +275,10 @@ impl CudaBackend {
             return Ok((C::Proj::identity(), 0.0, 0));
         }
         if idx.map_or(host.len(), |i| i.len()) < n || scalars.is_some_and(|(s, _)| s.len() < n * 8) {
-            return Err(GpuError::Other(format!("{what}: a streamed MSM of {n} terms over {} points / indices", idx.map_or(host.len(), |i| i.len()))));
+            return Err(GpuError::input("streamed MSM", format!("{what}: {n} terms over {} points / indices", idx.map_or(host.len(), |i| i.len()))));
         }
         let chunk = self.stream_chunk::<C>(gpu, n, scalars.is_some_and(|(_, m)| m))?;
+        let cfg = self.msm.of::<C>();
         let chunks = n.div_ceil(chunk);
         if chunks > 1 {
             self.chunked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -414,14 +294,14 @@ impl CudaBackend {
             let (p, t) = match scalars {
                 None => gpu.sum_indexed(&pts, None, hi - lo)?,
                 Some((sc, montgomery)) if chunks == 1 => {
-                    let (p, t) = gpu.msm_device_ex(&pts, sc, n, None, montgomery)?;
+                    let (p, t) = gpu.msm_device_ex(&pts, sc, n, None, montgomery, &cfg)?;
                     (p, t.total_ms)
                 }
                 Some((sc, montgomery)) => {
                     // SAFETY: the copy below writes every word before the MSM reads them.
                     let mut part = unsafe { gpu.stream.alloc::<u32>((hi - lo) * 8) }.ctx("alloc a scalar chunk")?;
                     gpu.stream.memcpy_dtod(&sc.slice(lo * 8..hi * 8), &mut part).ctx("copy a scalar chunk")?;
-                    let (p, t) = gpu.msm_device_ex(&pts, &part, hi - lo, None, montgomery)?;
+                    let (p, t) = gpu.msm_device_ex(&pts, &part, hi - lo, None, montgomery, &cfg)?;
                     (p, t.total_ms)
                 }
             };
@@ -444,17 +324,11 @@ impl CudaBackend {
         Ok(buf)
     }
 
-    /// The same backend with (or without) tables of shifted bases for the G1 queries.
-    pub fn with_shifts(mut self, shifts: ShiftChoice) -> Self {
-        self.shifts = shifts;
-        self
-    }
-
     /// Builds the table of `points` when the choice asks for one and it fits (span
     /// `shift_table`, with the device time in `gpu_ns`); a table that does not fit, by the
     /// free-memory estimate or by an out-of-memory error, is skipped (`skipped` says why).
     fn add_shift_table(&self, query: &'static str, points: &mut DevicePoints) -> Result<(), GpuError> {
-        let Some(c) = self.shifts.window_bits(points.len) else { return Ok(()) };
+        let Some(c) = self.settings.msm_precomp.window_bits(points.len) else { return Ok(()) };
         let bytes = Gpu::shift_table_bytes::<G1>(points.len, c);
         let span = info_span!(kind::SHIFT_TABLE, query = query, c = c as u64, points = points.len as u64, bytes = bytes as u64, { arg::GPU_NS } = Empty, skipped = Empty);
         let _e = span.enter();
@@ -468,7 +342,7 @@ impl CudaBackend {
                 span.record(arg::GPU_NS, ns(ms));
                 Ok(())
             }
-            Err(e) if is_out_of_memory(&e) => {
+            Err(e) if e.is_out_of_memory() => {
                 span.record("skipped", e.to_string().as_str());
                 Ok(())
             }
@@ -488,13 +362,13 @@ impl CudaBackend {
     /// B query in G2 (uploaded on first use; span `h2d`).
     fn resident(&self, params: &Parameters) -> Result<Arc<ResidentParams>, GpuError> {
         let key = Self::params_key(params);
-        let mut slot = self.resident.lock().map_err(|_| GpuError::Other("poisoned parameter cache".into()))?;
+        let mut slot = self.resident.lock().map_err(|_| GpuError::Poisoned("parameter cache"))?;
         if let Some(r) = slot.as_ref().filter(|r| r.key == key) {
             return Ok(r.clone());
         }
         *slot = None; // free the previous set first
         if self.g2_on_device && params.b_g2.len() != params.b_g1.len() {
-            return Err(GpuError::Other(format!("B query: {} points in G1 but {} in G2", params.b_g1.len(), params.b_g2.len())));
+            return Err(GpuError::input("parameters", format!("B query: {} points in G1 but {} in G2", params.b_g1.len(), params.b_g2.len())));
         }
         let g2_bytes = if self.g2_on_device { params.b_g2.len() * 192 } else { 0 };
         let span = info_span!(kind::H2D, what = "params", bytes = ((params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) * 96 + g2_bytes) as u64, { arg::GPU_NS } = Empty, streamed = Empty);
@@ -534,7 +408,7 @@ impl CudaBackend {
     /// staging buffer (8 little-endian u32 words per scalar), no intermediate Vec.
     fn stage_split(&self, name: &'static str, points: usize, streamed: bool, split: &Split) -> Result<StagedSplit, GpuError> {
         if let Some(bad) = split.ones.iter().chain(&split.tail_idx).find(|&&i| i as usize >= points) {
-            return Err(GpuError::Other(format!("{name}: point index {bad} out of {points} query points")));
+            return Err(GpuError::input("density split", format!("{name}: point index {bad} out of {points} query points")));
         }
         let upload = |what: &str, words: usize, fill: &dyn Fn(&mut [u32])| Self::h2d_upload(&self.gpu, what, words, fill);
         // A streamed query needs no device indices: its MSMs gather their points on the host.
@@ -582,7 +456,7 @@ impl CudaBackend {
                     let (p, ms, chunks) = self.stream_msm::<C>(gpu, &format!("{name} ones"), host, Some(&split.ones), None, split.ones.len())?;
                     (p, ms, Some(chunks))
                 }
-                (Some(_), None) => return Err(GpuError::Other(format!("{name}: scalar-one indices were not staged"))),
+                (Some(_), None) => return Err(GpuError::input("split MSM", format!("{name}: scalar-one indices were not staged"))),
             };
             if !split.ones.is_empty() {
                 record_device_time(&s, ms, chunks);
@@ -595,14 +469,14 @@ impl CudaBackend {
             let (p, ms, chunks) = match (bases, &staged.tail) {
                 (_, None) => (C::Proj::identity(), 0.0, None),
                 (Some(b), Some((Some(idx), scalars))) => {
-                    let (p, t) = gpu.msm_device_ex(b, scalars, split.tail.len(), Some(idx), false)?;
+                    let (p, t) = gpu.msm_device_ex(b, scalars, split.tail.len(), Some(idx), false, &self.msm.of::<C>())?;
                     (p, t.total_ms, None)
                 }
                 (None, Some((_, scalars))) => {
                     let (p, ms, chunks) = self.stream_msm::<C>(gpu, &format!("{name} tail"), host, Some(&split.tail_idx), Some((scalars, false)), split.tail.len())?;
                     (p, ms, Some(chunks))
                 }
-                (Some(_), Some((None, _))) => return Err(GpuError::Other(format!("{name}: tail indices were not staged"))),
+                (Some(_), Some((None, _))) => return Err(GpuError::input("split MSM", format!("{name}: tail indices were not staged"))),
             };
             if staged.tail.is_some() {
                 record_device_time(&s, ms, chunks);
@@ -651,7 +525,7 @@ impl CudaBackend {
             let (hbuf, h_len) = {
                 let span = info_span!(kind::NTT, n = d.n as u64, { arg::GPU_NS } = Empty, h2d_ns = Empty);
                 let _e = span.enter();
-                let (buf, t) = self.gpu.h_quotient_uploaded(abc, d.log_n, abc_ms).map_err(dev_err)?;
+                let (buf, t) = self.ntt.h_quotient_uploaded(&self.gpu, abc, d.log_n, abc_ms).map_err(dev_err)?;
                 span.record(arg::GPU_NS, ns(t.ntt_ms));
                 span.record("h2d_ns", ns(t.h2d_ms));
                 (buf, d.n - 1)
@@ -661,7 +535,7 @@ impl CudaBackend {
             let _e = span.enter();
             let (p, ms, chunks) = match res.h.resident() {
                 Some(b) => {
-                    let (p, t) = self.gpu.msm_device(b, &hbuf, n).map_err(dev_err)?;
+                    let (p, t) = self.gpu.msm_device(b, &hbuf, n, &self.msm.g1).map_err(dev_err)?;
                     (p, t.total_ms, None)
                 }
                 None => {
@@ -683,7 +557,7 @@ impl CudaBackend {
             span.record(arg::GPU_NS, ns(ms));
             Ok(p)
         }
-        let lanes = match self.batch {
+        let lanes = match self.settings.msm_batch {
             MsmBatch::Off => None,
             MsmBatch::On => self.lanes_if_they_fit(&res, &plan, params).map_err(dev_err)?,
         };
@@ -732,19 +606,18 @@ impl Backend for CudaBackend {
     fn name(&self) -> &str {
         "cuda"
     }
-    /// `cuda_sched` (how host threads wait) and `ntt` (pass plan, bit reversal, radix, product).
-    fn meta(&self) -> Vec<(&'static str, String)> {
-        let g = &self.gpu;
-        vec![
-            ("cuda_sched", g.cuda_sched().name().to_string()),
-            ("ntt", format!("{} {} {} {}", g.ntt_plan().name(), g.ntt_bitrev().name(), g.ntt_radix().name(), g.ntt_mul().name())),
-            ("msm_precomp", self.shifts.name()),
-            ("gpu_params", self.params_mode.name().to_string()),
-            ("msm_batch", self.batch.name().to_string()),
-        ]
+    /// `cuda`: the settings it runs with, every key of `[cuda]` (environment overrides
+    /// applied), and `env_overrides`: the `PROOFSCOPE_*` variables that were applied and
+    /// their values (an empty object when none).
+    fn meta(&self) -> Vec<(&'static str, serde_json::Value)> {
+        let overrides: serde_json::Map<String, serde_json::Value> = self.env_overrides.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect();
+        vec![("cuda", serde_json::to_value(&self.settings).unwrap_or_default()), ("env_overrides", overrides.into())]
     }
     fn device(&self) -> u32 {
         self.device
+    }
+    fn device_memory_bytes(&self) -> Option<u64> {
+        self.gpu.mem_info().ok().map(|(_, total)| total as u64)
     }
     fn prove_start(&self, asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
         let r = self.device_part(&asg, params, blinding, gate);
@@ -795,7 +668,7 @@ fn spawn_in_span<'scope, 'env, T: Send + 'scope>(
 
 /// The result of an MSM lane's thread (a panic there is a device error of the partition).
 fn join_lane<T>(h: std::thread::ScopedJoinHandle<'_, Result<T, ProveError>>) -> Result<T, ProveError> {
-    h.join().map_err(|_| ProveError::Device("an MSM lane's thread panicked".into()))?
+    h.join().map_err(|p| ProveError::Device(DeviceError::panicked("an MSM lane's thread", p)))?
 }
 
 /// Frees a used assignment (or density split) off the GPU worker: a 2^24-constraint
@@ -807,22 +680,20 @@ fn drop_in_background<T: Send + 'static>(v: T) {
     let _ = std::thread::Builder::new().name("proofscope-free".into()).spawn(move || drop(v));
 }
 
-/// One backend per CUDA device (the engine's `--backend cuda`), or why there are none;
+/// One backend per CUDA device (the engine's `--backend cuda`), or why there are none
+/// (empty when the driver sees no device): each opened with `settings.sched` and running
+/// with `settings`, which came with the environment overrides `applied` (for the meta);
 /// `g2_on_device`: where the G2 MSM runs (the engine's `g2_msm`).
-pub fn backends(g2_on_device: bool) -> Result<Vec<Arc<dyn Backend>>, String> {
-    let shifts = ShiftChoice::from_env()?;
-    let params_mode = ParamsMode::from_env()?;
-    let batch = MsmBatch::from_env()?;
-    let chunk = stream_chunk_from_env()?;
-    let n = Gpu::device_count().map_err(|e| e.to_string())?;
-    if n == 0 {
-        return Err("no CUDA device found".into());
-    }
+pub fn backends(settings: &CudaSettings, applied: &AppliedOverrides, g2_on_device: bool) -> Result<Vec<Arc<dyn Backend>>, GpuError> {
+    settings.validate()?;
+    let n = Gpu::device_count()?;
     (0..n)
-        .map(|d| Gpu::open(d).map(|g| Arc::new(CudaBackend::with_g2(g, d as u32, g2_on_device).with_shifts(shifts).with_params_mode(params_mode).with_batch(batch).with_stream_chunk(chunk)) as Arc<dyn Backend>).map_err(|e| e.to_string()))
+        .map(|d| {
+            let gpu = Gpu::open(d, settings.sched)?;
+            Ok(Arc::new(CudaBackend::new(gpu, d as u32, settings.clone(), g2_on_device)?.with_env_overrides(applied.clone())) as Arc<dyn Backend>)
+        })
         .collect()
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -831,60 +702,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn params_modes_parse_and_a_bad_value_names_the_variable() {
-        for (v, want) in [("", ParamsMode::Auto), ("auto", ParamsMode::Auto), (" resident", ParamsMode::Resident), ("stream ", ParamsMode::Stream)] {
-            assert_eq!(ParamsMode::parse(v).unwrap(), want, "{v:?}");
-            assert_eq!(ParamsMode::parse(want.name()).unwrap(), want);
-        }
-        let e = ParamsMode::parse("streamed").unwrap_err();
-        assert!(e.contains("PROOFSCOPE_GPU_PARAMS") && e.contains("streamed"), "{e}");
-    }
-
-    #[test]
-    fn stream_chunks_are_positive_numbers_and_a_bad_value_names_the_variable() {
-        assert_eq!(parse_stream_chunk("").unwrap(), None);
-        assert_eq!(parse_stream_chunk(" 3000 ").unwrap(), Some(3000));
-        for bad in ["0", "-5", "1e6", "many"] {
-            let e = parse_stream_chunk(bad).unwrap_err();
-            assert!(e.contains("PROOFSCOPE_STREAM_CHUNK") && e.contains(bad), "{e}");
-        }
-    }
-
-    #[test]
-    fn msm_batching_is_on_unless_turned_off_and_a_bad_value_names_the_variable() {
-        for (v, want) in [("", MsmBatch::On), ("on", MsmBatch::On), ("1", MsmBatch::On), (" off", MsmBatch::Off), ("0", MsmBatch::Off)] {
-            assert_eq!(MsmBatch::parse(v).unwrap(), want, "{v:?}");
-            assert_eq!(MsmBatch::parse(want.name()).unwrap(), want);
-        }
-        let e = MsmBatch::parse("yes").unwrap_err();
-        assert!(e.contains("PROOFSCOPE_MSM_BATCH") && e.contains("yes"), "{e}");
-    }
-
-    #[test]
-    fn shift_tables_are_asked_for_by_name_or_window_size_and_bad_values_name_the_variable() {
-        for (v, want) in [("", ShiftChoice::Off), ("off", ShiftChoice::Off), ("0", ShiftChoice::Off), (" on", ShiftChoice::Auto), ("1", ShiftChoice::Auto), ("auto", ShiftChoice::Auto), ("20", ShiftChoice::C(20)), ("9 ", ShiftChoice::C(9))] {
-            assert_eq!(ShiftChoice::parse(v).unwrap(), want, "{v:?}");
-        }
-        for bad in ["yes", "3", "23", "-1", "20x"] {
-            let e = ShiftChoice::parse(bad).unwrap_err();
-            assert!(e.contains("PROOFSCOPE_MSM_PRECOMP") && e.contains(bad), "{e}");
-        }
+    fn shift_tables_follow_the_query_size_or_the_window_size_asked_for() {
         assert_eq!(ShiftChoice::Off.window_bits(1 << 24), None);
         assert_eq!(ShiftChoice::Auto.window_bits(1 << 24), Some(20));
         assert_eq!(ShiftChoice::Auto.window_bits(1 << 20), Some(16));
         assert_eq!(ShiftChoice::Auto.window_bits((1 << 19) - 1), None);
         assert_eq!(ShiftChoice::C(17).window_bits(10), Some(17));
-        assert_eq!(ShiftChoice::C(17).name(), "c17");
     }
 
     #[test]
     fn out_of_memory_is_told_apart_from_other_device_errors() {
         // (Only the classification: formatting a DriverError needs libcuda.)
-        let oom = GpuError::Driver { what: "alloc H buffer".into(), err: DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY) };
-        assert!(is_out_of_memory(&oom));
-        let launch = GpuError::Driver { what: "launching msm".into(), err: DriverError(CUresult::CUDA_ERROR_LAUNCH_FAILED) };
-        assert!(!is_out_of_memory(&launch));
-        assert!(!is_out_of_memory(&GpuError::Other("out of memory".into())));
-        assert!(matches!(dev_err(GpuError::Other("bad index".into())), ProveError::Device(_)));
+        let oom = GpuError::Driver { op: "alloc H buffer".into(), source: DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY) };
+        assert!(oom.is_out_of_memory());
+        let launch = GpuError::Driver { op: "launching msm".into(), source: DriverError(CUresult::CUDA_ERROR_LAUNCH_FAILED) };
+        assert!(!launch.is_out_of_memory());
+        assert!(!GpuError::input("upload", "out of memory").is_out_of_memory());
+        assert!(matches!(dev_err(GpuError::input("split MSM", "bad index")), ProveError::Device(_)));
+        // The engine's classification, with the GpuError kept as the source.
+        let e = dev_err(oom);
+        assert!(matches!(&e, ProveError::DeviceOutOfMemory(_)), "{e:?}");
+        let ProveError::DeviceOutOfMemory(inner) = e else { unreachable!() };
+        assert!(inner.downcast_ref::<GpuError>().is_some_and(|g| g.is_out_of_memory()));
     }
 }

@@ -1,61 +1,31 @@
-//! Opening a GPU: driver presence check, context, stream, and the embedded kernel modules;
-//! and the upload path of per-partition data ([`Gpu::upload_words`]): page-locked staging
-//! buffers reused across partitions and a copy stream of its own, because pageable
-//! `clone_htod` on the compute stream ran at ~0.6 GB/s and queued behind other workers'
-//! kernels.
+//! The device handle: opening a GPU (driver presence check, scheduling flag, context,
+//! streams, the embedded kernel modules) and the upload path of per-partition data
+//! ([`Gpu::upload_words`]): page-locked staging buffers reused across partitions and a copy
+//! stream of its own, because pageable `clone_htod` on the compute stream ran at ~0.6 GB/s
+//! and queued behind other workers' kernels. A [`Gpu`] holds no knobs of the kernel
+//! families: their launchers (ntt, msm) take their configuration as values.
 
 use timeline::event::{arg, kind};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DriverError, PinnedHostSlice};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, PinnedHostSlice};
 use cudarc::nvrtc::Ptx;
 
-mod kernels {
-    #![allow(dead_code)]
-    #[cfg(cuda_kernels)]
-    include!(concat!(env!("OUT_DIR"), "/cuda_kernels.rs"));
-    #[cfg(not(cuda_kernels))]
-    pub const MODULES: &[(&str, &[u8], &str)] = &[];
-    #[cfg(not(cuda_kernels))]
-    pub const NVCC_VERSION: &str = "";
-}
-
-/// Why the CUDA backend cannot run (or failed).
-#[derive(Debug, thiserror::Error)]
-pub enum GpuError {
-    #[error("this binary was built without CUDA kernels (no nvcc at build time; see scripts/install-nvcc.sh)")]
-    NoKernels,
-    #[error("no CUDA driver (libcuda) on this machine")]
-    NoDriver,
-    #[error("no CUDA device {0}: {1}")]
-    NoDevice(usize, String),
-    #[error("CUDA driver error in {what}: {err}")]
-    Driver { what: String, err: DriverError },
-    #[error("{0}")]
-    Other(String),
-}
-
-pub(crate) trait Ctx<T> {
-    fn ctx(self, what: &str) -> Result<T, GpuError>;
-}
-
-impl<T> Ctx<T> for Result<T, DriverError> {
-    fn ctx(self, what: &str) -> Result<T, GpuError> {
-        self.map_err(|err| GpuError::Driver { what: what.to_string(), err })
-    }
-}
+use super::error::{Ctx, GpuError};
+use super::kernels::{KernelName, MODULES, NVCC_VERSION};
+use crate::cuda_settings::CudaSched;
 
 /// Whether this binary carries compiled kernels, and the nvcc that built them.
 pub fn kernels_built() -> Option<&'static str> {
-    (!kernels::MODULES.is_empty()).then_some(kernels::NVCC_VERSION)
+    (!MODULES.is_empty()).then_some(NVCC_VERSION)
 }
 
-/// One GPU: its context, one stream, and every kernel function by name.
+/// One GPU: its context, one compute stream, and every kernel function by name.
 pub struct Gpu {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
-    funcs: HashMap<String, CudaFunction>,
+    funcs: HashMap<KernelName, CudaFunction>,
     pub name: String,
     pub ordinal: usize,
     pub compute_capability: (i32, i32),
@@ -64,15 +34,6 @@ pub struct Gpu {
     pub native_cubin: bool,
     /// How host threads wait for this device: what [`Gpu::open`] applied.
     sched: CudaSched,
-    pub(crate) ntt_domains: Mutex<HashMap<u32, Arc<crate::gpu::ntt::Domain>>>,
-    /// Fr product of the NTT kernels (`PROOFSCOPE_NTT_MUL`, [`Gpu::set_ntt_mul`]).
-    pub(crate) ntt_eo: std::sync::atomic::AtomicBool,
-    /// DIF pass two stages per step (`PROOFSCOPE_NTT_RADIX=4`, [`Gpu::set_ntt_radix`]).
-    pub(crate) ntt_r4: std::sync::atomic::AtomicBool,
-    /// Grouping of stages into passes (`PROOFSCOPE_NTT_PLAN`, [`Gpu::set_ntt_plan`]).
-    pub(crate) ntt_plan: std::sync::atomic::AtomicU32,
-    /// The closing bit reversal, [`crate::gpu::ntt::NttBitrev::encode`] (`PROOFSCOPE_NTT_BITREV`, [`Gpu::set_ntt_bitrev`]).
-    pub(crate) ntt_bitrev: std::sync::atomic::AtomicU32,
     /// Pinned staging buffers and the copy stream of [`Gpu::upload_words`] (shared by the
     /// lanes of [`Gpu::lane`]).
     staging: Arc<Staging>,
@@ -203,79 +164,38 @@ pub(crate) fn par_copy(dst: &mut [u32], src: &[u32]) {
     dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
 }
 
-/// How a host thread waits for the GPU (the primary context's scheduling flag), set with
-/// `PROOFSCOPE_CUDA_SCHED` before a device is opened: `auto` (unset: the driver's choice, which
-/// spins while there are fewer active contexts than cores), `spin`, `yield` or `blocking` (the
-/// thread sleeps on an OS primitive). A spinning waiter occupies a core the syntheses could use.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CudaSched {
-    #[default]
-    Auto,
-    Spin,
-    Yield,
-    Blocking,
+/// The primary context's scheduling flag for `sched`.
+fn sched_flag(sched: CudaSched) -> u32 {
+    use cudarc::driver::sys::CUctx_flags as F;
+    match sched {
+        CudaSched::Auto => F::CU_CTX_SCHED_AUTO as u32,
+        CudaSched::Spin => F::CU_CTX_SCHED_SPIN as u32,
+        CudaSched::Yield => F::CU_CTX_SCHED_YIELD as u32,
+        CudaSched::Blocking => F::CU_CTX_SCHED_BLOCKING_SYNC as u32,
+    }
 }
 
-impl CudaSched {
-    pub fn parse(v: &str) -> Result<CudaSched, GpuError> {
-        match v.trim() {
-            "auto" => Ok(CudaSched::Auto),
-            "spin" => Ok(CudaSched::Spin),
-            "yield" => Ok(CudaSched::Yield),
-            "blocking" => Ok(CudaSched::Blocking),
-            other => Err(GpuError::Other(format!("PROOFSCOPE_CUDA_SCHED: unknown value {other:?} (expected auto, spin, yield or blocking)"))),
-        }
+/// Sets `sched`'s flag on device `ordinal`'s primary context (nothing for `auto`).
+fn apply_sched(sched: CudaSched, ordinal: usize) -> Result<(), GpuError> {
+    if sched == CudaSched::Auto {
+        return Ok(());
     }
-
-    /// The value's spelling (`auto`, `spin`, `yield`, `blocking`).
-    pub fn name(self) -> &'static str {
-        match self {
-            CudaSched::Auto => "auto",
-            CudaSched::Spin => "spin",
-            CudaSched::Yield => "yield",
-            CudaSched::Blocking => "blocking",
-        }
-    }
-
-    pub fn from_env() -> Result<CudaSched, GpuError> {
-        match std::env::var("PROOFSCOPE_CUDA_SCHED") {
-            Ok(v) if !v.trim().is_empty() => CudaSched::parse(&v),
-            _ => Ok(CudaSched::Auto),
-        }
-    }
-
-    fn flag(self) -> u32 {
-        use cudarc::driver::sys::CUctx_flags as F;
-        match self {
-            CudaSched::Auto => F::CU_CTX_SCHED_AUTO as u32,
-            CudaSched::Spin => F::CU_CTX_SCHED_SPIN as u32,
-            CudaSched::Yield => F::CU_CTX_SCHED_YIELD as u32,
-            CudaSched::Blocking => F::CU_CTX_SCHED_BLOCKING_SYNC as u32,
-        }
-    }
-
-    /// Sets the flag on device `ordinal`'s primary context (nothing for `auto`).
-    fn apply(self, ordinal: usize) -> Result<(), GpuError> {
-        if self == CudaSched::Auto {
-            return Ok(());
-        }
-        let dev = std::panic::catch_unwind(|| {
-            cudarc::driver::result::init()?;
-            cudarc::driver::result::device::get(ordinal as i32)
-        })
-        .map_err(|_| GpuError::NoDriver)?
-        .map_err(|e| GpuError::NoDevice(ordinal, e.to_string()))?;
-        // SAFETY: a plain driver call on a valid device handle.
-        unsafe { cudarc::driver::sys::cuDevicePrimaryCtxSetFlags_v2(dev, self.flag()) }
-            .result()
-            .map_err(|e| GpuError::Other(format!("cuDevicePrimaryCtxSetFlags({self:?}): {e}")))
-    }
+    let dev = std::panic::catch_unwind(|| {
+        cudarc::driver::result::init()?;
+        cudarc::driver::result::device::get(ordinal as i32)
+    })
+    .map_err(|_| GpuError::NoDriver)?
+    .map_err(|e| GpuError::NoDevice { ordinal, reason: e.to_string() })?;
+    // SAFETY: a plain driver call on a valid device handle.
+    unsafe { cudarc::driver::sys::cuDevicePrimaryCtxSetFlags_v2(dev, sched_flag(sched)) }
+        .result()
+        .ctx(&format!("cuDevicePrimaryCtxSetFlags({})", sched.name()))
 }
 
 impl Gpu {
     /// Number of CUDA devices, or an error saying why there are none.
     pub fn device_count() -> Result<usize, GpuError> {
-        if kernels::MODULES.is_empty() {
+        if MODULES.is_empty() {
             return Err(GpuError::NoKernels);
         }
         // SAFETY: only tries to dlopen libcuda; no CUDA call is made.
@@ -288,17 +208,18 @@ impl Gpu {
         Ok(n.max(0) as usize)
     }
 
-    /// Opens device `ordinal` and loads the kernel modules (cubin on sm_90, PTX elsewhere).
-    pub fn open(ordinal: usize) -> Result<Gpu, GpuError> {
+    /// Opens device `ordinal` with host threads waiting for it as `sched` says
+    /// ([`crate::cuda_settings::CudaSettings::sched`]) and loads the kernel modules (cubin on
+    /// sm_90, PTX elsewhere).
+    pub fn open(ordinal: usize, sched: CudaSched) -> Result<Gpu, GpuError> {
         let count = Self::device_count()?;
         if ordinal >= count {
-            return Err(GpuError::NoDevice(ordinal, format!("{count} device(s) present")));
+            return Err(GpuError::NoDevice { ordinal, reason: format!("{count} device(s) present") });
         }
-        let sched = CudaSched::from_env()?;
-        sched.apply(ordinal)?;
+        apply_sched(sched, ordinal)?;
         let ctx = std::panic::catch_unwind(|| CudaContext::new(ordinal))
             .map_err(|_| GpuError::NoDriver)?
-            .map_err(|e| GpuError::NoDevice(ordinal, e.to_string()))?;
+            .map_err(|e| GpuError::NoDevice { ordinal, reason: e.to_string() })?;
         // SAFETY: every buffer of a Gpu is allocated, used and freed on its one stream, so
         // cudarc's cross-stream event tracking (an event record per argument) is not needed.
         unsafe { ctx.disable_event_tracking() };
@@ -311,12 +232,12 @@ impl Gpu {
             .ctx("multiprocessor count")?;
         let native_cubin = compute_capability == (9, 0);
         let mut funcs = HashMap::new();
-        for (module, cubin, ptx) in kernels::MODULES {
-            let image = if native_cubin { Ptx::from_binary(cubin.to_vec()) } else { Ptx::from_src(*ptx) };
-            let m = ctx.load_module(image).ctx(&format!("loading module {module}"))?;
-            for f in kernel_names(ptx) {
-                let func = m.load_function(&f).ctx(&format!("loading kernel {f}"))?;
-                funcs.insert(f, func);
+        for module in MODULES {
+            let image = if native_cubin { Ptx::from_binary(module.cubin.to_vec()) } else { Ptx::from_src(module.ptx) };
+            let m = ctx.load_module(image).ctx(&format!("loading module {}", module.name))?;
+            for &k in module.kernels {
+                let func = m.load_function(k.as_str()).ctx(&format!("loading kernel {k}"))?;
+                funcs.insert(k, func);
             }
         }
         Ok(Gpu {
@@ -329,22 +250,16 @@ impl Gpu {
             sm_count,
             native_cubin,
             sched,
-            ntt_domains: Mutex::new(HashMap::new()),
-            ntt_eo: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttMul::from_env()? == crate::gpu::ntt::NttMul::Eo),
-            ntt_r4: std::sync::atomic::AtomicBool::new(crate::gpu::ntt::NttRadix::from_env()? == crate::gpu::ntt::NttRadix::R4),
-            ntt_plan: std::sync::atomic::AtomicU32::new(crate::gpu::ntt::NttPlan::from_env()?.encode()),
-            ntt_bitrev: std::sync::atomic::AtomicU32::new(crate::gpu::ntt::NttBitrev::from_env()?.encode()),
             staging: Arc::new(Staging { copy, pool: Mutex::new(Vec::new()) }),
         })
     }
 
     /// Another handle on the same device with a compute stream of its own (same context,
-    /// kernels, knobs and upload staging), so that independent work — the MSMs of one
-    /// partition — runs concurrently with this handle's. Every buffer a lane allocates is
-    /// used and freed on its stream; buffers it only reads (resident points, staged uploads)
-    /// must be complete before the lane's first launch (their owners synchronise on them).
+    /// kernels and upload staging), so that independent work — the MSMs of one partition —
+    /// runs concurrently with this handle's. Every buffer a lane allocates is used and freed
+    /// on its stream; buffers it only reads (resident points, staged uploads) must be
+    /// complete before the lane's first launch (their owners synchronise on them).
     pub fn lane(&self) -> Result<Gpu, GpuError> {
-        use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
         Ok(Gpu {
             ctx: self.ctx.clone(),
             stream: self.ctx.new_stream().ctx("cuStreamCreate (lane)")?,
@@ -355,29 +270,24 @@ impl Gpu {
             sm_count: self.sm_count,
             native_cubin: self.native_cubin,
             sched: self.sched,
-            ntt_domains: Mutex::new(HashMap::new()),
-            ntt_eo: AtomicBool::new(self.ntt_eo.load(Relaxed)),
-            ntt_r4: AtomicBool::new(self.ntt_r4.load(Relaxed)),
-            ntt_plan: AtomicU32::new(self.ntt_plan.load(Relaxed)),
-            ntt_bitrev: AtomicU32::new(self.ntt_bitrev.load(Relaxed)),
             staging: self.staging.clone(),
         })
     }
 
-    /// How host threads wait for this device (`PROOFSCOPE_CUDA_SCHED` when it was opened).
+    /// How host threads wait for this device (what [`Gpu::open`] was given).
     pub fn cuda_sched(&self) -> CudaSched {
         self.sched
     }
 
-    pub(crate) fn func(&self, name: &str) -> Result<&CudaFunction, GpuError> {
-        self.funcs.get(name).ok_or_else(|| GpuError::Other(format!("kernel {name} missing from the embedded modules")))
+    pub(crate) fn func(&self, name: KernelName) -> Result<&CudaFunction, GpuError> {
+        self.funcs.get(&name).ok_or(GpuError::KernelMissing(name))
     }
 
     /// A staging buffer of at least `len` words: an idle one that fits, else a new one
     /// (pool not full), else a busy one that fits (after its copy), else the smallest one
     /// regrown. `None` when pinned memory cannot be allocated.
     fn take_staging(&self, len: usize) -> Result<Option<StagingBuf>, GpuError> {
-        let mut pool = self.staging.pool.lock().map_err(|_| GpuError::Other("poisoned staging pool".into()))?;
+        let mut pool = self.staging.pool.lock().map_err(|_| GpuError::Poisoned("staging pool"))?;
         let fits = |b: &StagingBuf| b.host.len() >= len;
         let pick = |pool: &Vec<StagingBuf>, want_idle: bool| {
             pool.iter().enumerate().filter(|(_, b)| fits(b) && (!want_idle || b.idle())).min_by_key(|(_, b)| b.host.len()).map(|(i, _)| i)
@@ -510,7 +420,7 @@ impl Gpu {
             total as f64 / (1u64 << 30) as f64,
             free as f64 / (1u64 << 30) as f64,
             if self.native_cubin { "sm_90 cubin" } else { "PTX JIT" },
-            kernels::NVCC_VERSION,
+            NVCC_VERSION,
             self.sched.name()
         )
     }
@@ -527,24 +437,17 @@ impl KernelTimer {
     }
 }
 
-/// Kernel entry points of a PTX text (`.visible .entry NAME(`).
-fn kernel_names(ptx: &str) -> Vec<String> {
-    ptx.lines()
-        .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
-        .map(|rest| rest.split(['(', ' ']).next().unwrap_or("").to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
-/// Launch a kernel: `launch!(gpu, "name", cfg, arg1, arg2, ...)` with args by reference.
+/// Launch a kernel: `launch!(gpu, kernels::ntt::FR_POWERS, cfg, arg1, arg2, ...)` (a
+/// [`KernelName`]) with args by reference.
 macro_rules! launch {
     ($gpu:expr, $name:expr, $cfg:expr $(, $arg:expr)* $(,)?) => {{
         use cudarc::driver::PushKernelArg as _;
-        let f = $gpu.func($name)?;
+        let name: $crate::gpu::kernels::KernelName = $name;
+        let f = $gpu.func(name)?;
         let mut b = $gpu.stream.launch_builder(f);
         $( b.arg($arg); )*
         // SAFETY: argument lists match the extern "C" kernel signatures in prover/cuda.
-        unsafe { b.launch($cfg) }.map_err(|err| $crate::gpu::GpuError::Driver { what: format!("launching {}", $name), err })?;
+        unsafe { b.launch($cfg) }.map_err(|source| $crate::gpu::GpuError::Driver { op: format!("launching {name}"), source })?;
     }};
 }
 pub(crate) use launch;
@@ -557,18 +460,12 @@ pub(crate) fn cfg_1d(n: u64, block: u32) -> cudarc::driver::LaunchConfig {
 
 #[cfg(test)]
 mod sched_tests {
-    use super::CudaSched;
+    use super::{sched_flag, CudaSched};
 
     #[test]
-    fn cuda_sched_parses_its_four_values_and_names_the_variable_on_a_bad_one() {
-        for (v, want) in [("auto", CudaSched::Auto), (" spin", CudaSched::Spin), ("yield", CudaSched::Yield), ("blocking ", CudaSched::Blocking)] {
-            assert_eq!(CudaSched::parse(v).unwrap(), want);
-        }
-        assert_eq!(CudaSched::default(), CudaSched::Auto);
-        let e = CudaSched::parse("sleepy").unwrap_err().to_string();
-        assert!(e.contains("PROOFSCOPE_CUDA_SCHED") && e.contains("blocking"), "{e}");
+    fn each_scheduling_choice_sets_its_own_driver_flag() {
         // Distinct driver flags (auto is the driver's 0).
-        let flags: Vec<u32> = [CudaSched::Auto, CudaSched::Spin, CudaSched::Yield, CudaSched::Blocking].iter().map(|s| s.flag()).collect();
+        let flags: Vec<u32> = CudaSched::ALL.iter().map(|&s| sched_flag(s)).collect();
         assert_eq!(flags, [0, 1, 2, 4]);
     }
 }

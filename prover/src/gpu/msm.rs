@@ -8,13 +8,12 @@
 //! Tuning knobs (issue 5): the bucket-accumulation kernel, the window size c, the
 //! reduction's segment length, the balanced kernels' chunk and the use of a table of
 //! precomputed shifted bases ([`ShiftTable`], G1 only) form an [`MsmConfig`], written
-//! `KERNEL[+pre][:C[:SEG[:CHUNK]]]` (e.g. `eo:17`, `bal+pre:20`). The engine uses the default config: `PROOFSCOPE_MSM_ACC` (a spec),
-//! `PROOFSCOPE_MSM_C` and `PROOFSCOPE_MSM_SEG` override the built-in choice (kernel `bal`, c
-//! from [`msm_window_bits`], segments of 16); `gpu check` and `gpu bench` run explicit
-//! configs (`PROOFSCOPE_MSM_VARIANTS`, see bench.rs and check.rs). The G2 MSM has its own
-//! kernels ([`G2_ACC_KERNELS`]) and its own default (`PROOFSCOPE_MSM_G2_ACC`, a spec).
-
-use std::sync::OnceLock;
+//! `KERNEL[+pre][:C[:SEG[:CHUNK]]]` (e.g. `eo:17`, `bal+pre:20`). The engine runs the
+//! configs of [`MsmDefaults`]: the `[cuda]` keys `msm_acc` (a spec), `msm_c` and `msm_seg`
+//! override the built-in choice (kernel `bal`, c from [`msm_window_bits`], segments of 16);
+//! `gpu check` and `gpu bench` run explicit configs (see `diag`). The G2 MSM has its own
+//! kernels ([`G2_ACC_KERNELS`]) and its own default (`msm_g2_acc`, a spec). The launchers
+//! take the config as an argument: the device handle holds none.
 
 use std::marker::PhantomData;
 
@@ -23,7 +22,11 @@ use cudarc::driver::{CudaSlice, CudaView};
 use group::Group;
 
 use super::convert::{affine_words, affine_words_g2, scalar_words, xyzz_to_projective, xyzz_to_projective_g2};
-use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
+use super::device::{cfg_1d, launch, Gpu};
+use super::error::{Ctx, GpuError};
+use super::kernels::{msm as k1, msm_g2 as k2, KernelName};
+use crate::cuda_settings::{CudaSettings, CudaSettingsError};
+pub use crate::cuda_settings::MSM_C_RANGE;
 
 /// What the MSM code needs to know about a group: the layouts of its points on the device,
 /// its kernels and the conversion of the kernels' XYZZ results back to blstrs.
@@ -42,27 +45,27 @@ pub trait GpuCurve: 'static {
     /// u32 words per affine point (x and y: half an XYZZ point).
     const AFFINE_WORDS: usize = Self::XYZZ_WORDS / 2;
     /// Bucket-accumulation kernels (short name, kernel) and the default one.
-    const ACC_KERNELS: &'static [(&'static str, &'static str)];
+    const ACC_KERNELS: &'static [(&'static str, KernelName)];
     const DEFAULT_ACC: &'static str;
-    /// Environment variable holding this group's default MSM spec (`KERNEL[:C[:SEG]]`).
-    const ACC_ENV: &'static str;
+    /// The `[cuda]` key of this group's MSM spec (`msm_acc`, `msm_g2_acc`).
+    const ACC_KEY: &'static str;
     /// Bucket reduction (segments closed by a double-and-add).
-    const REDUCE: &'static str;
+    const REDUCE: KernelName;
     /// The fixup of the balanced accumulation kernels (`*_bal`: carries of split buckets).
-    const FIXUP: &'static str;
-    const SUM_CHUNKS: &'static str;
+    const FIXUP: KernelName;
+    const SUM_CHUNKS: KernelName;
     /// Batch-addition kernels (short name, kernel): chunked sums of indexed affine points.
-    const SUM_AFFINE_KERNELS: &'static [(&'static str, &'static str)];
+    const SUM_AFFINE_KERNELS: &'static [(&'static str, KernelName)];
     /// The batch addition the backend uses: kernel (short name) and points per thread.
     const DEFAULT_SUM: (&'static str, u32);
     /// The kernels that build a table of precomputed shifted bases (doubling into XYZZ,
     /// batch conversion back to affine), when this group has them (G1; not G2).
-    const SHIFT: Option<(&'static str, &'static str)>;
+    const SHIFT: Option<(KernelName, KernelName)>;
     fn words(points: &[Self::Affine]) -> &[u32];
     /// `None` when the words are not a point of the curve (a kernel bug).
     fn from_xyzz(w: &[u32]) -> Option<Self::Proj>;
-    /// The cached environment default (one cell per group).
-    fn env_cell() -> &'static OnceLock<Result<Option<MsmConfig>, String>>;
+    /// This group's config among the engine's.
+    fn config(d: &MsmDefaults) -> MsmConfig;
     /// Window size c for an MSM of n points when the config gives none.
     fn default_window_bits(n: usize) -> u32 {
         msm_window_bits(n)
@@ -79,27 +82,26 @@ impl GpuCurve for G1 {
     type Proj = G1Projective;
     const NAME: &'static str = "G1";
     const XYZZ_WORDS: usize = 48;
-    const ACC_KERNELS: &'static [(&'static str, &'static str)] = ACC_KERNELS;
+    const ACC_KERNELS: &'static [(&'static str, KernelName)] = ACC_KERNELS;
     const DEFAULT_ACC: &'static str = "bal";
-    const ACC_ENV: &'static str = "PROOFSCOPE_MSM_ACC";
-    const REDUCE: &'static str = "msm_bucket_reduce";
-    const FIXUP: &'static str = "msm_bucket_fixup";
-    const SUM_CHUNKS: &'static str = "g1_sum_chunks";
-    const SUM_AFFINE_KERNELS: &'static [(&'static str, &'static str)] = &[("std", "g1_sum_affine_chunks"), ("eo", "g1_sum_affine_chunks_eo")];
+    const ACC_KEY: &'static str = "msm_acc";
+    const REDUCE: KernelName = k1::MSM_BUCKET_REDUCE;
+    const FIXUP: KernelName = k1::MSM_BUCKET_FIXUP;
+    const SUM_CHUNKS: KernelName = k1::G1_SUM_CHUNKS;
+    const SUM_AFFINE_KERNELS: &'static [(&'static str, KernelName)] = &[("std", k1::G1_SUM_AFFINE_CHUNKS), ("eo", k1::G1_SUM_AFFINE_CHUNKS_EO)];
     /// H200, run 44 (`gpu bench --batch-add 20,23`): 2^23 points 6.80 ms with eo at 64 per
     /// thread vs 9.12 with the CIOS product (the default before), eo at 32 6.88, at 128 7.63;
     /// 2^20 3.23 vs 5.05.
     const DEFAULT_SUM: (&'static str, u32) = ("eo", 64);
-    const SHIFT: Option<(&'static str, &'static str)> = Some(("g1_shift_dbl", "g1_xyzz_to_affine"));
+    const SHIFT: Option<(KernelName, KernelName)> = Some((k1::G1_SHIFT_DBL, k1::G1_XYZZ_TO_AFFINE));
     fn words(points: &[G1Affine]) -> &[u32] {
         affine_words(points)
     }
     fn from_xyzz(w: &[u32]) -> Option<G1Projective> {
         xyzz_to_projective(w)
     }
-    fn env_cell() -> &'static OnceLock<Result<Option<MsmConfig>, String>> {
-        static CELL: OnceLock<Result<Option<MsmConfig>, String>> = OnceLock::new();
-        &CELL
+    fn config(d: &MsmDefaults) -> MsmConfig {
+        d.g1
     }
 }
 
@@ -108,26 +110,25 @@ impl GpuCurve for G2 {
     type Proj = G2Projective;
     const NAME: &'static str = "G2";
     const XYZZ_WORDS: usize = 96;
-    const ACC_KERNELS: &'static [(&'static str, &'static str)] = G2_ACC_KERNELS;
+    const ACC_KERNELS: &'static [(&'static str, KernelName)] = G2_ACC_KERNELS;
     const DEFAULT_ACC: &'static str = "g2bal";
-    const ACC_ENV: &'static str = "PROOFSCOPE_MSM_G2_ACC";
-    const REDUCE: &'static str = "g2_bucket_reduce";
-    const FIXUP: &'static str = "g2_bucket_fixup";
-    const SUM_CHUNKS: &'static str = "g2_sum_chunks";
-    const SUM_AFFINE_KERNELS: &'static [(&'static str, &'static str)] = &[("eo", "g2_sum_affine_chunks")];
+    const ACC_KEY: &'static str = "msm_g2_acc";
+    const REDUCE: KernelName = k2::G2_BUCKET_REDUCE;
+    const FIXUP: KernelName = k2::G2_BUCKET_FIXUP;
+    const SUM_CHUNKS: KernelName = k2::G2_SUM_CHUNKS;
+    const SUM_AFFINE_KERNELS: &'static [(&'static str, KernelName)] = &[("eo", k2::G2_SUM_AFFINE_CHUNKS)];
     /// H200, run 44: 2^20 G2 points 4.51 ms at 32 per thread vs 5.42 at 64 (the default
     /// before), 4.99 at 16, 7.87 at 128 (larger sizes not timed).
     const DEFAULT_SUM: (&'static str, u32) = ("eo", 32);
-    const SHIFT: Option<(&'static str, &'static str)> = None;
+    const SHIFT: Option<(KernelName, KernelName)> = None;
     fn words(points: &[G2Affine]) -> &[u32] {
         affine_words_g2(points)
     }
     fn from_xyzz(w: &[u32]) -> Option<G2Projective> {
         xyzz_to_projective_g2(w)
     }
-    fn env_cell() -> &'static OnceLock<Result<Option<MsmConfig>, String>> {
-        static CELL: OnceLock<Result<Option<MsmConfig>, String>> = OnceLock::new();
-        &CELL
+    fn config(d: &MsmDefaults) -> MsmConfig {
+        d.g2
     }
     /// c = 14 from 2^17 to 2^20 points: a G2 bucket is 4x the work of a G1 one, so fewer
     /// buckets pay earlier. H200, run 21 (same run, g2eo): 2^17 11.30 vs 11.55 ms (c 13),
@@ -205,7 +206,17 @@ impl MsmShape {
     }
 }
 
-/// Device scratch of one MSM of n terms at window size c (see [`Gpu::msm_scratch_bytes`]);
+/// Device scratch in bytes that [`Gpu::msm_device_ex`] allocates for an MSM of n terms with
+/// config `cfg` over points with a table of window size `shift_c` or none (its digits and
+/// entries, offsets and counts, buckets, the balanced kernels' carries, the reduction's
+/// partials, and for Montgomery scalars their canonical copy): what must be free for it to
+/// run beside other work.
+pub fn msm_scratch_bytes<C: GpuCurve>(cfg: &MsmConfig, shift_c: Option<u32>, n: usize, montgomery: bool) -> usize {
+    let c = shift_c.unwrap_or_else(|| cfg.window_bits_for::<C>(n));
+    msm_scratch_bytes_for::<C>(n, c, shift_c.is_some(), cfg, montgomery)
+}
+
+/// Device scratch of one MSM of n terms at window size c (see [`msm_scratch_bytes`]);
 /// `table`: over precomputed shifted bases (one bucket set).
 pub fn msm_scratch_bytes_for<C: GpuCurve>(n: usize, c: u32, table: bool, cfg: &MsmConfig, montgomery: bool) -> usize {
     if n == 0 {
@@ -218,33 +229,30 @@ pub fn msm_scratch_bytes_for<C: GpuCurve>(n: usize, c: u32, table: bool, cfg: &M
 /// exclusive_scan / scan_add_tiles): 0.06 vs 1.0 ms for the 2^19 counts of c = 16 (run 26).
 const SINGLE_BLOCK_SCAN_MAX: u32 = 1 << 12;
 
-/// Smallest and largest window size accepted (c = 22 already needs 25M buckets).
-pub const MSM_C_RANGE: std::ops::RangeInclusive<u32> = 4..=22;
-
 /// An error naming the window size when it is outside [`MSM_C_RANGE`].
 fn check_window_bits(c: u32) -> Result<(), GpuError> {
     if MSM_C_RANGE.contains(&c) {
         Ok(())
     } else {
-        Err(GpuError::Other(format!("MSM window size {c} outside {}..={}", MSM_C_RANGE.start(), MSM_C_RANGE.end())))
+        Err(GpuError::config("MSM window size", format!("{c} outside {}..={}", MSM_C_RANGE.start(), MSM_C_RANGE.end())))
     }
 }
 
 /// Bucket-accumulation kernels of `msm.cu`: (short name, kernel). See the comment above
 /// the kernels for what each one is.
-pub const ACC_KERNELS: &[(&str, &str)] = &[
-    ("b4", "msm_bucket_acc"),
-    ("eo", "msm_bucket_acc_eo"),
-    ("f1eo3", "msm_bucket_acc_f1eo3"),
-    ("bal", "msm_bucket_acc_bal"),
+pub const ACC_KERNELS: &[(&str, KernelName)] = &[
+    ("b4", k1::MSM_BUCKET_ACC),
+    ("eo", k1::MSM_BUCKET_ACC_EO),
+    ("f1eo3", k1::MSM_BUCKET_ACC_F1EO3),
+    ("bal", k1::MSM_BUCKET_ACC_BAL),
 ];
 
 /// The G2 bucket-accumulation kernels of `msm_g2.cu`.
-pub const G2_ACC_KERNELS: &[(&str, &str)] = &[
-    ("g2", "g2_bucket_acc"),
-    ("g2eo", "g2_bucket_acc_eo"),
-    ("g2f1eo", "g2_bucket_acc_f1eo"),
-    ("g2bal", "g2_bucket_acc_bal"),
+pub const G2_ACC_KERNELS: &[(&str, KernelName)] = &[
+    ("g2", k2::G2_BUCKET_ACC),
+    ("g2eo", k2::G2_BUCKET_ACC_EO),
+    ("g2f1eo", k2::G2_BUCKET_ACC_F1EO),
+    ("g2bal", k2::G2_BUCKET_ACC_BAL),
 ];
 
 /// Whether an accumulation kernel (short or full name) is a balanced one: a fixed chunk of
@@ -326,7 +334,7 @@ impl MsmConfig {
 
     /// Parses a spec whose kernel is one of group `C`'s (e.g. `g2eo:15` for G2).
     pub fn parse_for<C: GpuCurve>(spec: &str) -> Result<MsmConfig, GpuError> {
-        let bad = |why: String| GpuError::Other(format!("{} MSM variant {spec:?}: {why} (expected KERNEL[+pre][:C[:SEG[:CHUNK]]], kernels {})", C::NAME, C::ACC_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")));
+        let bad = |why: String| GpuError::config(format!("{} MSM variant {spec:?}", C::NAME), format!("{why} (expected KERNEL[+pre][:C[:SEG[:CHUNK]]], kernels {})", C::ACC_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")));
         let mut parts = spec.trim().split(':');
         let head = parts.next().unwrap_or("").trim();
         let (name, pre) = match head.split_once('+') {
@@ -361,15 +369,15 @@ impl MsmConfig {
         }
         if let Some(s) = self.seg {
             if !(1..=256).contains(&s) || !s.is_power_of_two() {
-                return Err(GpuError::Other(format!("MSM reduction segment length {s} is not a power of two in 1..=256")));
+                return Err(GpuError::config("MSM reduction segment length", format!("{s} is not a power of two in 1..=256")));
             }
         }
         if let Some(k) = self.chunk {
             if !is_balanced(self.acc) {
-                return Err(GpuError::Other(format!("MSM chunk {k} given to kernel {:?}, which is not a balanced one", self.acc)));
+                return Err(GpuError::config("MSM chunk", format!("{k} given to kernel {:?}, which is not a balanced one", self.acc)));
             }
             if !(1..=4096).contains(&k) {
-                return Err(GpuError::Other(format!("MSM chunk {k} outside 1..=4096 entries per thread")));
+                return Err(GpuError::config("MSM chunk", format!("{k} outside 1..=4096 entries per thread")));
             }
         }
         Ok(())
@@ -388,46 +396,66 @@ impl MsmConfig {
 
     /// The kernel of this config for group `C`; an error when the config names another
     /// group's kernel (launching it on these buffers would read out of bounds).
-    pub fn kernel_for<C: GpuCurve>(&self) -> Result<&'static str, GpuError> {
+    pub fn kernel_for<C: GpuCurve>(&self) -> Result<KernelName, GpuError> {
         C::ACC_KERNELS
             .iter()
             .find(|k| k.0 == self.acc)
             .map(|k| k.1)
-            .ok_or_else(|| GpuError::Other(format!("MSM kernel {:?} is not a {} kernel", self.acc, C::NAME)))
+            .ok_or_else(|| GpuError::config("MSM kernel", format!("{:?} is not a {} kernel", self.acc, C::NAME)))
     }
 
     /// The window size for an MSM of n points in group `C`: the config's, else `C`'s default.
     pub fn window_bits_for<C: GpuCurve>(&self, n: usize) -> u32 {
         self.c.unwrap_or_else(|| C::default_window_bits(n))
     }
+}
 
-    /// Group `C`'s default config from the environment (read once): `C::ACC_ENV` (a spec;
-    /// `PROOFSCOPE_MSM_ACC` for G1, `PROOFSCOPE_MSM_G2_ACC` for G2), and for G1 also
-    /// `PROOFSCOPE_MSM_C`, `PROOFSCOPE_MSM_SEG`; None when unset.
-    fn from_env<C: GpuCurve>() -> Result<Option<MsmConfig>, GpuError> {
-        C::env_cell()
-            .get_or_init(|| {
-                let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-                let acc = var(C::ACC_ENV);
-                let (c, seg) = if C::NAME == "G1" { (var("PROOFSCOPE_MSM_C"), var("PROOFSCOPE_MSM_SEG")) } else { (None, None) };
-                if acc.is_none() && c.is_none() && seg.is_none() {
-                    return Ok(None);
-                }
-                let mut cfg = match &acc {
-                    Some(a) => MsmConfig::parse_for::<C>(a).map_err(|e| format!("{}: {e}", C::ACC_ENV))?,
-                    None => MsmConfig::default_for::<C>(),
-                };
-                if let Some(c) = c {
-                    cfg.c = Some(c.trim().parse().map_err(|_| format!("PROOFSCOPE_MSM_C={c:?} is not a number"))?);
-                }
-                if let Some(s) = seg {
-                    cfg.seg = Some(s.trim().parse().map_err(|_| format!("PROOFSCOPE_MSM_SEG={s:?} is not a number"))?);
-                }
-                cfg.check().map_err(|e| e.to_string())?;
-                Ok(Some(cfg))
-            })
-            .clone()
-            .map_err(GpuError::Other)
+/// The MSM configs the engine runs, G1's and G2's: the `msm_*` keys of `[cuda]` over the
+/// built-in defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsmDefaults {
+    pub g1: MsmConfig,
+    pub g2: MsmConfig,
+}
+
+impl Default for MsmDefaults {
+    fn default() -> Self {
+        MsmDefaults { g1: MsmConfig::default_for::<G1>(), g2: MsmConfig::default_for::<G2>() }
+    }
+}
+
+impl MsmDefaults {
+    /// G1: `msm_acc` (a spec, else the built-in default) with `msm_c` and `msm_seg` over
+    /// it; G2: `msm_g2_acc` (a spec, else the built-in default). An error names the key.
+    pub fn from_settings(s: &CudaSettings) -> Result<MsmDefaults, CudaSettingsError> {
+        let err = |key: &'static str, value: String, e: GpuError| CudaSettingsError { key, var: None, value, reason: e.to_string() };
+        let spec = |key: &'static str, v: &Option<String>| (key, v.clone().unwrap_or_default());
+        let mut g1 = match &s.msm_acc {
+            Some(a) => MsmConfig::parse_for::<G1>(a).map_err(|e| err(G1::ACC_KEY, a.clone(), e))?,
+            None => MsmConfig::default_for::<G1>(),
+        };
+        if let Some(c) = s.msm_c {
+            check_window_bits(c).map_err(|e| err("msm_c", c.to_string(), e))?;
+            g1.c = Some(c);
+        }
+        if let Some(seg) = s.msm_seg {
+            g1.seg = Some(seg);
+            MsmConfig { seg: Some(seg), ..MsmConfig::default_for::<G1>() }.check().map_err(|e| err("msm_seg", seg.to_string(), e))?;
+        }
+        g1.check().map_err(|e| {
+            let (key, value) = spec(G1::ACC_KEY, &s.msm_acc);
+            err(key, value, e)
+        })?;
+        let g2 = match &s.msm_g2_acc {
+            Some(a) => MsmConfig::parse_for::<G2>(a).map_err(|e| err(G2::ACC_KEY, a.clone(), e))?,
+            None => MsmConfig::default_for::<G2>(),
+        };
+        Ok(MsmDefaults { g1, g2 })
+    }
+
+    /// Group `C`'s config.
+    pub fn of<C: GpuCurve>(&self) -> MsmConfig {
+        C::config(self)
     }
 }
 
@@ -519,10 +547,10 @@ impl Gpu {
 
     /// The affine words of window block w of the points' table (checks).
     pub(crate) fn shift_table_block<C: GpuCurve>(&self, points: &DevicePoints<C>, w: usize) -> Result<Vec<u32>, GpuError> {
-        let t = points.shifted.as_ref().ok_or_else(|| GpuError::Other("the points have no shift table".into()))?;
+        let t = points.shifted.as_ref().ok_or_else(|| GpuError::input("shift table", "the points have no shift table"))?;
         let aw = C::AFFINE_WORDS;
         if w >= WindowLayout::new(t.c).nwin as usize {
-            return Err(GpuError::Other(format!("window {w} outside the table of c = {}", t.c)));
+            return Err(GpuError::input("shift table", format!("window {w} outside the table of c = {}", t.c)));
         }
         self.download_words(&t.buf.slice(w * points.len * aw..(w + 1) * points.len * aw), "download shift table")
     }
@@ -538,13 +566,13 @@ impl Gpu {
     /// without shift kernels, or when nwin * len points cannot be indexed in 31 bits.
     pub fn precompute_shifts<C: GpuCurve>(&self, points: &mut DevicePoints<C>, c: u32) -> Result<f64, GpuError> {
         let Some((dbl, to_affine)) = C::SHIFT else {
-            return Err(GpuError::Other(format!("no precomputed bases for {} (G1 only)", C::NAME)));
+            return Err(GpuError::input("shift table", format!("no precomputed bases for {} (G1 only)", C::NAME)));
         };
         check_window_bits(c)?;
         let layout = WindowLayout::new(c);
         let n = points.len;
         if (layout.nwin as u64) * (n as u64) >= 1 << 31 {
-            return Err(GpuError::Other(format!("a table of {} windows of {n} points cannot be indexed in 31 bits", layout.nwin)));
+            return Err(GpuError::input("shift table", format!("a table of {} windows of {n} points cannot be indexed in 31 bits", layout.nwin)));
         }
         points.shifted = None; // free the old table first
         let aw = C::AFFINE_WORDS;
@@ -586,19 +614,20 @@ impl Gpu {
         let words = self.download_words(&buf.slice(0..count * C::XYZZ_WORDS), "download points")?;
         words
             .chunks_exact(C::XYZZ_WORDS)
-            .map(|w| C::from_xyzz(w).ok_or_else(|| GpuError::Other(format!("kernel returned a point off the {} curve", C::NAME))))
+            .map(|w| C::from_xyzz(w).ok_or(GpuError::OffCurve { group: C::NAME }))
             .collect()
     }
 
     /// `sum_i scalars[i] * points[i]` for the first `n` points of `points` (device-resident)
-    /// and `scalars` (Montgomery words on the device).
-    pub fn msm_device(&self, points: &DevicePoints, scalars: &CudaSlice<u32>, n: usize) -> Result<(G1Projective, MsmTimes), GpuError> {
-        self.msm_device_ex(points, scalars, n, None, true)
+    /// and `scalars` (Montgomery words on the device), with the engine's G1 config `cfg`.
+    pub fn msm_device(&self, points: &DevicePoints, scalars: &CudaSlice<u32>, n: usize, cfg: &MsmConfig) -> Result<(G1Projective, MsmTimes), GpuError> {
+        self.msm_device_ex(points, scalars, n, None, true, cfg)
     }
 
     /// General form: `idx` (device) maps term i to point `idx[i]` (else i); `montgomery` says
     /// whether the scalar words are Montgomery (blstrs memory) or canonical integers.
-    /// Any group; the config is the group's default ([`Gpu::msm_default_config_for`]).
+    /// Any group; `cfg` is the group's engine config ([`MsmDefaults::of`]), run over the
+    /// points' table when they have one.
     pub fn msm_device_ex<C: GpuCurve>(
         &self,
         points: &DevicePoints<C>,
@@ -606,38 +635,17 @@ impl Gpu {
         n: usize,
         idx: Option<&CudaSlice<u32>>,
         montgomery: bool,
+        cfg: &MsmConfig,
     ) -> Result<(C::Proj, MsmTimes), GpuError> {
-        let mut cfg = self.msm_default_config_for::<C>()?;
+        let mut cfg = *cfg;
         // Points that carry a table were given one to be used, at its window size; points
-        // without one run the plain MSM (a `+pre` in the environment's spec does not build
-        // tables: PROOFSCOPE_MSM_PRECOMP does, for the engine's resident queries).
+        // without one run the plain MSM (a `+pre` in `msm_acc` does not build tables:
+        // `msm_precomp` does, for the engine's resident queries).
         cfg.pre = points.shifted.is_some();
         if cfg.pre {
             cfg.c = None;
         }
         self.msm_device_cfg(points, scalars, n, idx, montgomery, &cfg)
-    }
-
-    /// Device scratch in bytes that [`Gpu::msm_device_ex`] allocates for an MSM of n terms
-    /// over points with a table of window size `shift_c` or none (its digits and entries,
-    /// offsets and counts, buckets, the balanced kernels' carries, the reduction's partials,
-    /// and for Montgomery scalars their canonical copy): what must be free for it to run
-    /// beside other work.
-    pub fn msm_scratch_bytes<C: GpuCurve>(&self, shift_c: Option<u32>, n: usize, montgomery: bool) -> Result<usize, GpuError> {
-        let cfg = self.msm_default_config_for::<C>()?;
-        let c = shift_c.unwrap_or_else(|| cfg.window_bits_for::<C>(n));
-        Ok(msm_scratch_bytes_for::<C>(n, c, shift_c.is_some(), &cfg, montgomery))
-    }
-
-    /// The G1 config the engine uses: the environment's (see the module doc), else
-    /// [`MsmConfig::default`].
-    pub fn msm_default_config(&self) -> Result<MsmConfig, GpuError> {
-        self.msm_default_config_for::<G1>()
-    }
-
-    /// Group `C`'s config: the environment's, else the built-in default.
-    pub fn msm_default_config_for<C: GpuCurve>(&self) -> Result<MsmConfig, GpuError> {
-        Ok(MsmConfig::from_env::<C>()?.unwrap_or_else(MsmConfig::default_for::<C>))
     }
 
     /// [`Gpu::msm_device_ex`] with an explicit config (checks and benches of the variants).
@@ -654,7 +662,7 @@ impl Gpu {
             return Ok((C::Proj::identity(), MsmTimes::default()));
         }
         if idx.is_some_and(|i| i.len() < n) || (idx.is_none() && n > points.len) || scalars.len() < n * 8 || n >= (1 << 31) {
-            return Err(GpuError::Other(format!("{} MSM of {n} terms over {} points / {} scalars", C::NAME, points.len, scalars.len() / 8)));
+            return Err(GpuError::input("MSM", format!("{} MSM of {n} terms over {} points / {} scalars", C::NAME, points.len, scalars.len() / 8)));
         }
         cfg.check()?;
         let acc_kernel = cfg.kernel_for::<C>()?;
@@ -662,10 +670,10 @@ impl Gpu {
         // entries naming point w * len + i of the table (point stride len).
         let table = match (cfg.pre, &points.shifted) {
             (false, _) => None,
-            (true, None) => return Err(GpuError::Other(format!("{} MSM config {} asks for precomputed bases, but the points have no table", C::NAME, cfg.spec()))),
+            (true, None) => return Err(GpuError::config(format!("{} MSM config {}", C::NAME, cfg.spec()), "asks for precomputed bases, but the points have no table")),
             (true, Some(t)) => {
                 if cfg.c.is_some_and(|c| c != t.c) {
-                    return Err(GpuError::Other(format!("{} MSM config {} asks for window size {}, but the points' table was built for {}", C::NAME, cfg.spec(), cfg.c.unwrap_or(0), t.c)));
+                    return Err(GpuError::config(format!("{} MSM config {}", C::NAME, cfg.spec()), format!("asks for window size {}, but the points' table was built for {}", cfg.c.unwrap_or(0), t.c)));
                 }
                 Some(t)
             }
@@ -688,7 +696,7 @@ impl Gpu {
         let canon = if montgomery {
             let mut out = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scalars")?;
             let mont = scalars.slice(0..n * 8);
-            launch!(self, "fr_from_mont", cfg_1d(nn, 256), &mont, &mut out, &nn);
+            launch!(self, k1::FR_FROM_MONT, cfg_1d(nn, 256), &mont, &mut out, &nn);
             converted = out;
             &converted
         } else {
@@ -699,14 +707,14 @@ impl Gpu {
         // SAFETY: the scatter writes entries [0, offsets[nbk]), and nothing reads past it.
         let mut entries = unsafe { self.stream.alloc::<u32>(n * nwin as usize) }.ctx("alloc entries")?;
         let mut counts = self.stream.alloc_zeros::<u32>(nbk as usize).ctx("alloc counts")?;
-        launch!(self, "msm_digits_count", cfg_1d(nn, 256), canon, &n32, &c, &key_stride, &mut counts);
+        launch!(self, k1::MSM_DIGITS_COUNT, cfg_1d(nn, 256), canon, &n32, &c, &key_stride, &mut counts);
         let t_digits = self.timer()?;
         self.scan_offsets(&counts, &mut offsets, nbk)?;
         self.stream.memset_zeros(&mut counts).ctx("clear cursors")?;
         let t_scan = self.timer()?;
         match idx {
-            Some(ix) => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &key_stride, &point_stride, &offsets, &mut counts, &mut entries, ix),
-            None => launch!(self, "msm_digits_scatter", cfg_1d(nn, 256), canon, &n32, &c, &key_stride, &point_stride, &offsets, &mut counts, &mut entries, &null),
+            Some(ix) => launch!(self, k1::MSM_DIGITS_SCATTER, cfg_1d(nn, 256), canon, &n32, &c, &key_stride, &point_stride, &offsets, &mut counts, &mut entries, ix),
+            None => launch!(self, k1::MSM_DIGITS_SCATTER, cfg_1d(nn, 256), canon, &n32, &c, &key_stride, &point_stride, &offsets, &mut counts, &mut entries, &null),
         }
         drop(counts);
         let t1 = self.timer()?;
@@ -764,15 +772,15 @@ impl Gpu {
     /// Exclusive prefix sum of `len` counts into offsets[0..=len] (offsets[len] = total).
     fn scan_offsets(&self, counts: &CudaSlice<u32>, offsets: &mut CudaSlice<u32>, len: u32) -> Result<(), GpuError> {
         if len <= SINGLE_BLOCK_SCAN_MAX {
-            launch!(self, "exclusive_scan", cfg_1d(1024, 1024), counts, &mut *offsets, &len);
+            launch!(self, k1::EXCLUSIVE_SCAN, cfg_1d(1024, 1024), counts, &mut *offsets, &len);
         } else {
             // Tiles of 1024 counts: in-tile offsets, then the tile totals scanned, then added.
             let ntiles = len.div_ceil(1024);
             let mut tile_sums = self.stream.alloc_zeros::<u32>(ntiles as usize).ctx("alloc tile sums")?;
             let mut tile_offsets = self.stream.alloc_zeros::<u32>(ntiles as usize + 1).ctx("alloc tile offsets")?;
-            launch!(self, "scan_tiles", cfg_1d(ntiles as u64 * 1024, 1024), counts, &mut *offsets, &len, &mut tile_sums);
-            launch!(self, "exclusive_scan", cfg_1d(1024, 1024), &tile_sums, &mut tile_offsets, &ntiles);
-            launch!(self, "scan_add_tiles", cfg_1d(len as u64 + 1, 1024), offsets, &len, &tile_offsets, &ntiles);
+            launch!(self, k1::SCAN_TILES, cfg_1d(ntiles as u64 * 1024, 1024), counts, &mut *offsets, &len, &mut tile_sums);
+            launch!(self, k1::EXCLUSIVE_SCAN, cfg_1d(1024, 1024), &tile_sums, &mut tile_offsets, &ntiles);
+            launch!(self, k1::SCAN_ADD_TILES, cfg_1d(len as u64 + 1, 1024), offsets, &len, &tile_offsets, &ntiles);
         }
         Ok(())
     }
@@ -791,13 +799,7 @@ impl Gpu {
         Ok(buf)
     }
 
-    /// MSM with host inputs: uploads, runs [`Gpu::msm_device`], returns the point.
-    pub fn msm(&self, points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, GpuError> {
-        let cfg = self.msm_default_config()?;
-        self.msm_with(points, scalars, &cfg)
-    }
-
-    /// [`Gpu::msm`] with an explicit config.
+    /// G1 MSM with host inputs and config `cfg`: uploads, runs it, returns the point.
     pub fn msm_with(&self, points: &[G1Affine], scalars: &[Scalar], cfg: &MsmConfig) -> Result<G1Projective, GpuError> {
         self.msm_of::<G1>(points, scalars, cfg)
     }
@@ -806,7 +808,7 @@ impl Gpu {
     /// first, at its c or [`pre_window_bits`]).
     pub fn msm_of<C: GpuCurve>(&self, points: &[C::Affine], scalars: &[Scalar], cfg: &MsmConfig) -> Result<C::Proj, GpuError> {
         if points.len() != scalars.len() {
-            return Err(GpuError::Other(format!("{} points but {} scalars", points.len(), scalars.len())));
+            return Err(GpuError::input("MSM", format!("{} points but {} scalars", points.len(), scalars.len())));
         }
         let mut p = self.upload_points_of::<C>(points)?;
         if cfg.pre {
@@ -831,9 +833,9 @@ impl Gpu {
             .iter()
             .find(|k| k.0 == kernel)
             .map(|k| k.1)
-            .ok_or_else(|| GpuError::Other(format!("no {} batch-addition kernel {kernel:?} (have {})", C::NAME, C::SUM_AFFINE_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", "))))?;
+            .ok_or_else(|| GpuError::config(format!("{} batch-addition kernel", C::NAME), format!("no kernel {kernel:?} (have {})", C::SUM_AFFINE_KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", "))))?;
         if chunk == 0 {
-            return Err(GpuError::Other("batch addition with 0 points per thread".into()));
+            return Err(GpuError::config("batch addition", "0 points per thread"));
         }
         if count == 0 {
             return Ok((C::Proj::identity(), 0.0));
@@ -863,7 +865,7 @@ impl Gpu {
     /// Batch addition with host indices (uploads them first).
     pub fn sum_selected<C: GpuCurve>(&self, points: &DevicePoints<C>, idx: &[u32]) -> Result<C::Proj, GpuError> {
         if let Some(bad) = idx.iter().find(|&&i| i as usize >= points.len) {
-            return Err(GpuError::Other(format!("index {bad} out of {} points", points.len)));
+            return Err(GpuError::input("batch addition", format!("index {bad} out of {} points", points.len)));
         }
         if idx.is_empty() {
             return Ok(C::Proj::identity());
@@ -965,12 +967,38 @@ mod tests {
     }
 
     #[test]
+    fn the_engine_s_msm_configs_come_from_the_settings() {
+        use crate::cuda_settings::CudaSettings;
+        let d = MsmDefaults::from_settings(&CudaSettings::default()).unwrap();
+        assert_eq!(d, MsmDefaults::default());
+        assert_eq!((d.g1.spec(), d.g2.spec()), ("bal".to_string(), "g2bal".to_string()));
+        // msm_c and msm_seg over msm_acc's, as PROOFSCOPE_MSM_C and _SEG did.
+        let s = CudaSettings { msm_acc: Some("eo:20:8".into()), msm_c: Some(17), msm_g2_acc: Some("g2eo:15".into()), ..Default::default() };
+        let d = MsmDefaults::from_settings(&s).unwrap();
+        assert_eq!((d.g1.spec(), d.of::<G2>().spec()), ("eo:17:8".to_string(), "g2eo:15".to_string()));
+        let s = CudaSettings { msm_seg: Some(4), ..Default::default() };
+        assert_eq!(MsmDefaults::from_settings(&s).unwrap().g1.spec(), "bal::4");
+        for (s, key) in [
+            (CudaSettings { msm_acc: Some("b7".into()), ..Default::default() }, "msm_acc"),
+            (CudaSettings { msm_acc: Some("b4:16::64".into()), ..Default::default() }, "msm_acc"),
+            (CudaSettings { msm_c: Some(3), ..Default::default() }, "msm_c"),
+            (CudaSettings { msm_seg: Some(3), ..Default::default() }, "msm_seg"),
+            (CudaSettings { msm_g2_acc: Some("bal".into()), ..Default::default() }, "msm_g2_acc"),
+        ] {
+            let e = MsmDefaults::from_settings(&s).unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+            // The engine config refuses them too (EngineConfig::validate).
+            assert_eq!(s.validate().unwrap_err().key, key);
+        }
+    }
+
+    #[test]
     fn variant_specs_parse_and_reject_bad_input() {
         assert_eq!(MsmConfig::parse("bal").unwrap(), MsmConfig::default());
         let c = MsmConfig::parse("eo:17").unwrap();
         assert_eq!((c.acc, c.c, c.seg), ("eo", Some(17), None));
-        assert_eq!(c.kernel_for::<G1>().unwrap(), "msm_bucket_acc_eo");
-        assert_eq!(MsmConfig::parse("b4").unwrap().kernel_for::<G1>().unwrap(), "msm_bucket_acc");
+        assert_eq!(c.kernel_for::<G1>().unwrap().as_str(), "msm_bucket_acc_eo");
+        assert_eq!(MsmConfig::parse("b4").unwrap().kernel_for::<G1>().unwrap().as_str(), "msm_bucket_acc");
         let src = include_str!("../../cuda/msm.cu");
         for (name, kernel) in ACC_KERNELS {
             assert!(src.contains(&format!(" {kernel}(ACC_ARGS)")) || src.contains(&format!(" {kernel}(ACC_ARGS, ")), "{name}: {kernel} not in msm.cu");
@@ -984,8 +1012,8 @@ mod tests {
         assert_eq!((b.acc, b.c, b.seg, b.chunk), ("bal", Some(16), None, Some(128)));
         assert_eq!(b.spec(), "bal:16::128");
         assert_eq!(MsmConfig::parse("bal").unwrap().spec(), "bal");
-        assert!(is_balanced(b.kernel_for::<G1>().unwrap()));
-        assert!(!is_balanced(MsmConfig::kernel("f1eo3").kernel_for::<G1>().unwrap()));
+        assert!(is_balanced(b.kernel_for::<G1>().unwrap().as_str()));
+        assert!(!is_balanced(MsmConfig::kernel("f1eo3").kernel_for::<G1>().unwrap().as_str()));
         // +pre: over a table of shifted bases (G1 only), round-trips through spec().
         let p = MsmConfig::parse("bal+pre:20").unwrap();
         assert_eq!((p.acc, p.c, p.pre), ("bal", Some(20), true));

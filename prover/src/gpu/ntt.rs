@@ -1,35 +1,39 @@
-//! Fr NTTs on the GPU: domains (twiddle tables resident on the device, one per size), the
-//! pass plan of the DIF kernel, forward/inverse/coset transforms and the quotient
-//! H = (A*B - C) / Z of Groth16, all natural order in and out like the CPU path.
+//! The Fr NTT launcher: domains (twiddle tables resident on the device, one per size and Fr
+//! product), the pass plan of the DIF kernel, forward/inverse/coset transforms and the
+//! quotient H = (A*B - C) / Z of Groth16, all natural order in and out like the CPU path.
+//! [`Ntt`] runs them on a [`Gpu`] with the choices of an [`NttConfig`] (the `ntt_*` keys of
+//! `[cuda]`); every choice gives the same output bit for bit.
 //!
 //! Every NTT kernel exists with two Fr products (issue 5): the CIOS `Fr::mul` and the
 //! even/odd `Fr::mul_eo` (`_eo` kernels, identical results; it made the MSM's bucket sums
-//! 1.8x faster). [`NttMul`] picks the set: `PROOFSCOPE_NTT_MUL=cios|eo` when the device is
-//! opened (default eo: measured faster on the H200, bit-identical), or [`Gpu::set_ntt_mul`] (`gpu check` and `gpu bench`
-//! run both).
+//! 1.8x faster). [`NttMul`] picks the set (default eo: measured faster on the H200,
+//! bit-identical; `gpu check` and `gpu bench` run both).
 //!
 //! The DIF pass exists in two shapes: one radix-2 stage per shared-memory step
 //! (`ntt_dif_pass`, a barrier per stage) and two stages per step (`ntt_dif_pass_r4`: each
 //! thread keeps 4 elements in registers across both stages, one barrier per two stages;
-//! same butterflies, identical output). [`NttRadix`] picks it: `PROOFSCOPE_NTT_RADIX=2|4`
-//! when the device is opened (default 4: measured faster on the H200, bit-identical), or [`Gpu::set_ntt_radix`].
+//! same butterflies, identical output). [`NttRadix`] picks it (default 4: measured faster on
+//! the H200, bit-identical).
 //!
-//! Two more knobs shape the memory traffic, same output bit for bit: [`NttPlan`]
-//! (`PROOFSCOPE_NTT_PLAN`, [`Gpu::set_ntt_plan`]) groups the stages above the last ten into
-//! as few DIF passes as possible, each one global-memory round trip; [`NttBitrev`]
-//! (`PROOFSCOPE_NTT_BITREV`, [`Gpu::set_ntt_bitrev`]) picks the closing bit reversal: one
-//! scattered store per element, a 32x32 shared-memory tile with coalesced reads and writes, or
-//! (the default) none of its own, fused into the store of the last DIF pass.
+//! Two more knobs shape the memory traffic, same output bit for bit: [`NttPlan`] groups the
+//! stages above the last ten into as few DIF passes as possible, each one global-memory round
+//! trip; [`NttBitrev`] picks the closing bit reversal: one scattered store per element, a
+//! 32x32 shared-memory tile with coalesced reads and writes, or (the default) none of its
+//! own, fused into the store of the last DIF pass.
 
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use blstrs::Scalar;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use ff::{Field, PrimeField};
 
 use super::convert::{scalar_words, scalars_from_words};
-use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError, KernelTimer, UploadTimes};
+use super::device::{cfg_1d, launch, Gpu, KernelTimer, UploadTimes};
+use super::error::{Ctx, GpuError};
+use super::kernels::{ntt as k, KernelName};
+use crate::cuda_settings::CudaSettings;
+pub use crate::cuda_settings::{NttBitrev, NttMul, NttPlan, NttRadix};
 
 /// Largest supported domain (the twiddle index fits in 32 bits, the bit reversal too).
 pub const MAX_LOG_N: u32 = 28;
@@ -40,7 +44,6 @@ pub(crate) struct Domain {
     /// w^j for j < n/2, and w^-j.
     tw_fwd: CudaSlice<u32>,
     tw_inv: CudaSlice<u32>,
-    omega: Scalar,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,122 +52,88 @@ pub enum NttDirection {
     Inverse,
 }
 
-/// A run-time choice read from the environment variable `name`: unset or empty gives the
-/// type's default, a bad value an error naming the variable.
-fn env_choice<T: Default>(name: &str, parse: fn(&str) -> Result<T, GpuError>) -> Result<T, GpuError> {
-    match std::env::var(name) {
-        Ok(v) if !v.trim().is_empty() => parse(&v).map_err(|e| GpuError::Other(format!("{name}: {e}"))),
-        _ => Ok(T::default()),
-    }
-}
-
-/// The variant of `all` whose `name` is `v` (trimmed), else an error naming `what` and the
-/// accepted names: one parser for the knobs whose names are their spellings.
-fn parse_named<T: Copy>(v: &str, all: &[T], name: fn(T) -> &'static str, what: &str) -> Result<T, GpuError> {
-    let v = v.trim();
-    all.iter().copied().find(|&x| name(x) == v).ok_or_else(|| {
-        let names: Vec<&str> = all.iter().map(|&x| name(x)).collect();
-        GpuError::Other(format!("unknown {what} {v:?} (expected {})", names.join(" or ")))
-    })
-}
-
-/// The Fr product of the NTT kernels (see the module doc).
+/// The choices of the NTT kernels: Fr product, DIF pass shape, pass plan, bit reversal.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum NttMul {
-    /// `Fr::mul` (CIOS), the plain kernel names.
-    Cios,
-    /// `Fr::mul_eo` (even/odd), the `_eo` kernels. The default: 6.27 ms vs 7.66 ms at 2^24
-    /// on the H200, bit-identical (reports/gpu/2026-11-30-run4-even-odd.md).
-    #[default]
-    Eo,
+pub struct NttConfig {
+    pub mul: NttMul,
+    pub radix: NttRadix,
+    pub plan: NttPlan,
+    pub bitrev: NttBitrev,
 }
 
-impl NttMul {
-    pub const ALL: [NttMul; 2] = [NttMul::Cios, NttMul::Eo];
-
-    pub fn parse(v: &str) -> Result<NttMul, GpuError> {
-        parse_named(v, &NttMul::ALL, NttMul::name, "NTT product")
+impl NttConfig {
+    /// The `ntt_*` keys of `[cuda]`.
+    pub fn of(s: &CudaSettings) -> NttConfig {
+        NttConfig { mul: s.ntt_mul, radix: s.ntt_radix, plan: s.ntt_plan, bitrev: s.ntt_bitrev }
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            NttMul::Cios => "cios",
-            NttMul::Eo => "eo",
-        }
-    }
-
-    /// `PROOFSCOPE_NTT_MUL` (unset or empty: the default, eo).
-    pub(crate) fn from_env() -> Result<NttMul, GpuError> {
-        env_choice("PROOFSCOPE_NTT_MUL", NttMul::parse)
-    }
-
-    /// The kernel of `ntt.cu` named `base` for this product.
-    fn kernel(self, base: &'static str) -> &'static str {
-        match (self, base) {
-            (NttMul::Cios, _) => base,
-            (NttMul::Eo, "ntt_dif_pass") => "ntt_dif_pass_eo",
-            (NttMul::Eo, "ntt_bitrev_scale") => "ntt_bitrev_scale_eo",
-            (NttMul::Eo, "ntt_bitrev_tile") => "ntt_bitrev_tile_eo",
-            (NttMul::Eo, "ntt_dif_last_bitrev") => "ntt_dif_last_bitrev_eo",
-            (NttMul::Eo, "fr_powers") => "fr_powers_eo",
-            (NttMul::Eo, "fr_abc_div_z") => "fr_abc_div_z_eo",
-            (NttMul::Eo, "fr_scale_powers") => "fr_scale_powers_eo",
-            // Not an NTT kernel: func() reports it missing under this name.
-            (NttMul::Eo, other) => other,
-        }
+    /// `e8 fused r4 eo`: plan, bit reversal, radix, product.
+    pub fn describe(&self) -> String {
+        format!("{} {} {} {}", self.plan.name(), self.bitrev.name(), self.radix.name(), self.mul.name())
     }
 }
 
-/// The DIF pass kernel shape (see the module doc).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum NttRadix {
-    /// One radix-2 stage per step (`ntt_dif_pass`), blockDim = elements / 2.
-    R2,
-    /// Two stages per step (`ntt_dif_pass_r4`), blockDim = max(elements / 4, 1). The
-    /// default: 5.33 ms vs 6.25 ms at 2^24 on the H200 with the even/odd product,
-    /// bit-identical (reports/gpu/2026-11-30-run4-even-odd.md, run 8).
-    #[default]
-    R4,
+/// The entry points of `ntt.cu` for one Fr product.
+struct NttKernels {
+    dif_pass: KernelName,
+    dif_pass_r4: KernelName,
+    last_bitrev: KernelName,
+    last_bitrev_r4: KernelName,
+    bitrev_scale: KernelName,
+    bitrev_tile: KernelName,
+    powers: KernelName,
+    abc_div_z: KernelName,
+    scale_powers: KernelName,
+}
+
+/// `Fr::mul` (CIOS): the plain names.
+const CIOS_KERNELS: NttKernels = NttKernels {
+    dif_pass: k::NTT_DIF_PASS,
+    dif_pass_r4: k::NTT_DIF_PASS_R4,
+    last_bitrev: k::NTT_DIF_LAST_BITREV,
+    last_bitrev_r4: k::NTT_DIF_LAST_BITREV_R4,
+    bitrev_scale: k::NTT_BITREV_SCALE,
+    bitrev_tile: k::NTT_BITREV_TILE,
+    powers: k::FR_POWERS,
+    abc_div_z: k::FR_ABC_DIV_Z,
+    scale_powers: k::FR_SCALE_POWERS,
+};
+
+/// `Fr::mul_eo` (even/odd): the `_eo` names.
+const EO_KERNELS: NttKernels = NttKernels {
+    dif_pass: k::NTT_DIF_PASS_EO,
+    dif_pass_r4: k::NTT_DIF_PASS_R4_EO,
+    last_bitrev: k::NTT_DIF_LAST_BITREV_EO,
+    last_bitrev_r4: k::NTT_DIF_LAST_BITREV_R4_EO,
+    bitrev_scale: k::NTT_BITREV_SCALE_EO,
+    bitrev_tile: k::NTT_BITREV_TILE_EO,
+    powers: k::FR_POWERS_EO,
+    abc_div_z: k::FR_ABC_DIV_Z_EO,
+    scale_powers: k::FR_SCALE_POWERS_EO,
+};
+
+/// The kernels of product `mul`.
+fn kernels(mul: NttMul) -> &'static NttKernels {
+    match mul {
+        NttMul::Cios => &CIOS_KERNELS,
+        NttMul::Eo => &EO_KERNELS,
+    }
 }
 
 impl NttRadix {
-    pub const ALL: [NttRadix; 2] = [NttRadix::R2, NttRadix::R4];
-
-    pub fn parse(v: &str) -> Result<NttRadix, GpuError> {
-        match v.trim() {
-            "2" => Ok(NttRadix::R2),
-            "4" => Ok(NttRadix::R4),
-            other => Err(GpuError::Other(format!("unknown NTT radix {other:?} (expected 2 or 4)"))),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            NttRadix::R2 => "r2",
-            NttRadix::R4 => "r4",
-        }
-    }
-
-    /// `PROOFSCOPE_NTT_RADIX` (unset or empty: the default, 4).
-    pub(crate) fn from_env() -> Result<NttRadix, GpuError> {
-        env_choice("PROOFSCOPE_NTT_RADIX", NttRadix::parse)
-    }
-
     /// The DIF pass kernel for this shape and product `mul`.
-    fn dif_kernel(self, mul: NttMul) -> &'static str {
-        match (self, mul) {
-            (NttRadix::R2, m) => m.kernel("ntt_dif_pass"),
-            (NttRadix::R4, NttMul::Cios) => "ntt_dif_pass_r4",
-            (NttRadix::R4, NttMul::Eo) => "ntt_dif_pass_r4_eo",
+    fn dif_kernel(self, mul: NttMul) -> KernelName {
+        match self {
+            NttRadix::R2 => kernels(mul).dif_pass,
+            NttRadix::R4 => kernels(mul).dif_pass_r4,
         }
     }
 
     /// The fused last DIF pass + bit reversal kernel for this shape and product `mul`.
-    fn last_bitrev_kernel(self, mul: NttMul) -> &'static str {
-        match (self, mul) {
-            (NttRadix::R2, m) => m.kernel("ntt_dif_last_bitrev"),
-            (NttRadix::R4, NttMul::Cios) => "ntt_dif_last_bitrev_r4",
-            (NttRadix::R4, NttMul::Eo) => "ntt_dif_last_bitrev_r4_eo",
+    fn last_bitrev_kernel(self, mul: NttMul) -> KernelName {
+        match self {
+            NttRadix::R2 => kernels(mul).last_bitrev,
+            NttRadix::R4 => kernels(mul).last_bitrev_r4,
         }
     }
 
@@ -184,60 +153,7 @@ impl NttRadix {
     }
 }
 
-/// How the stages above the last pass (10 stages, one 1024-element block of stride 1; 8
-/// stages on 4 chunks when the bit reversal is fused into it, [`NttBitrev::Fused`]) are
-/// grouped into DIF passes of at most `kmax` stages each (a block holds 2^k groups of
-/// 2^(10-k) lanes): `greedy` takes `kmax` stages while it can and leaves the rest to one
-/// short pass (the plan before 2026-11-30's run 16: 6 + 6 + 2 + 10 at 2^24), `even` uses as
-/// few passes as `kmax` allows and spreads the stages evenly over them (7 + 7 + 10 at 2^24
-/// with kmax 7 or 8: one global round trip less). Written `g6`, `e8`, ...
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NttPlan {
-    pub kmax: u32,
-    pub even: bool,
-}
-
-impl Default for NttPlan {
-    fn default() -> Self {
-        NttPlan { kmax: 8, even: true }
-    }
-}
-
 impl NttPlan {
-    /// The plans `gpu bench` and `gpu check` compare: the old greedy one and two even ones.
-    pub const COMPARED: [NttPlan; 4] = [NttPlan { kmax: 6, even: false }, NttPlan { kmax: 7, even: true }, NttPlan { kmax: 8, even: true }, NttPlan { kmax: 9, even: true }];
-
-    pub fn parse(v: &str) -> Result<NttPlan, GpuError> {
-        let v = v.trim();
-        let bad = || GpuError::Other(format!("unknown NTT pass plan {v:?} (expected g<k> or e<k>, k in 1..=9, e.g. e8)"));
-        let (even, k) = match v.split_at_checked(1) {
-            Some(("g", k)) => (false, k),
-            Some(("e", k)) => (true, k),
-            _ => return Err(bad()),
-        };
-        match k.parse::<u32>() {
-            Ok(kmax) if (1..=9).contains(&kmax) => Ok(NttPlan { kmax, even }),
-            _ => Err(bad()),
-        }
-    }
-
-    pub fn name(self) -> String {
-        format!("{}{}", if self.even { "e" } else { "g" }, self.kmax)
-    }
-
-    /// `PROOFSCOPE_NTT_PLAN` (unset or empty: the default).
-    pub(crate) fn from_env() -> Result<NttPlan, GpuError> {
-        env_choice("PROOFSCOPE_NTT_PLAN", NttPlan::parse)
-    }
-
-    pub(crate) fn encode(self) -> u32 {
-        self.kmax | (self.even as u32) << 8
-    }
-
-    pub(crate) fn decode(v: u32) -> NttPlan {
-        NttPlan { kmax: v & 0xff, even: v >> 8 & 1 == 1 }
-    }
-
     /// The DIF passes for 2^log_n ending with `bitrev`'s closing step: (lam0, k, log_g) = top
     /// stage, number of stages, lanes. When `bitrev` fuses (2^10 and up) the last entry is the
     /// fused pass: k = 8 stages on 2^log_g = 4 chunks ([`NttBitrev::fused_last`]).
@@ -274,70 +190,27 @@ impl NttPlan {
     }
 }
 
-/// The bit-reversal step that ends every NTT (with its output scale): `plain`, one thread
-/// per element scattering it to its reversed index; `tile`, the permutation through a 32x32
-/// tile in shared memory so that reads and writes are both coalesced (`ntt_bitrev_tile` in
-/// ntt.cu); `fused` (the default), no pass of its own: the last DIF pass runs 8 stages on 4
-/// chunks whose outputs are neighbours and stores them permuted and scaled
-/// (`ntt_dif_last_bitrev`), one round trip through memory less: 4.320 vs 4.674 ms (tile) at
-/// 2^24 on the H200 with plan e8, 18.70 vs 19.77 ms at 2^26 (run 22,
-/// reports/gpu/2026-11-30-run22-25.md). `tile` and `fused` need 2^10 and up; below, `plain`
-/// runs. Same output bit for bit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum NttBitrev {
-    Plain,
-    Tile,
-    #[default]
-    Fused,
-}
+/// Stages and log2 chunks per block of the fused last pass.
+const FUSED_K: u32 = 8;
+const FUSED_LOG_G: u32 = 2;
 
 impl NttBitrev {
-    pub const ALL: [NttBitrev; 3] = [NttBitrev::Plain, NttBitrev::Tile, NttBitrev::Fused];
-
-    /// Stages and log2 chunks per block of the fused last pass.
-    const FUSED_K: u32 = 8;
-    const FUSED_LOG_G: u32 = 2;
-
-    pub fn parse(v: &str) -> Result<NttBitrev, GpuError> {
-        parse_named(v, &NttBitrev::ALL, NttBitrev::name, "NTT bit reversal")
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            NttBitrev::Plain => "plain",
-            NttBitrev::Tile => "tile",
-            NttBitrev::Fused => "fused",
-        }
-    }
-
-    pub(crate) fn encode(self) -> u32 {
-        self as u32
-    }
-
-    pub(crate) fn decode(v: u32) -> NttBitrev {
-        NttBitrev::ALL.get(v as usize).copied().unwrap_or_default()
-    }
-
-    /// `PROOFSCOPE_NTT_BITREV` (unset or empty: the default, fused).
-    pub(crate) fn from_env() -> Result<NttBitrev, GpuError> {
-        env_choice("PROOFSCOPE_NTT_BITREV", NttBitrev::parse)
-    }
-
     /// (k, log_g) of the fused last pass at 2^log_n, or None when a separate bit-reversal
     /// kernel ends the NTT (not fused, or below 2^10).
     pub(crate) fn fused_last(self, log_n: u32) -> Option<(u32, u32)> {
-        (self == NttBitrev::Fused && log_n >= 10).then_some((Self::FUSED_K, Self::FUSED_LOG_G))
+        (self == NttBitrev::Fused && log_n >= 10).then_some((FUSED_K, FUSED_LOG_G))
     }
 
-    /// Kernel base name and launch geometry of the separate bit-reversal pass for 2^log_n
-    /// elements (the tile needs 2^10; `fused` has no such pass from 2^10 up, the plain one below).
-    fn launch(self, log_n: u32) -> (&'static str, LaunchConfig) {
+    /// Kernel (for product `mul`) and launch geometry of the separate bit-reversal pass for
+    /// 2^log_n elements (the tile needs 2^10; `fused` has no such pass from 2^10 up, the plain
+    /// one below).
+    fn launch(self, log_n: u32, mul: NttMul) -> (KernelName, LaunchConfig) {
         match self {
             NttBitrev::Tile if log_n >= 10 => (
-                "ntt_bitrev_tile",
+                kernels(mul).bitrev_tile,
                 LaunchConfig { grid_dim: (1u32 << (log_n - 10), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 },
             ),
-            _ => ("ntt_bitrev_scale", cfg_1d(1u64 << log_n, 256)),
+            _ => (kernels(mul).bitrev_scale, cfg_1d(1u64 << log_n, 256)),
         }
     }
 }
@@ -385,224 +258,23 @@ pub fn omega(log_n: u32) -> Scalar {
     w
 }
 
+fn inverse(x: Scalar, what: &'static str) -> Result<Scalar, GpuError> {
+    Option::<Scalar>::from(x.invert()).ok_or(GpuError::NotInvertible(what))
+}
+
+fn ninv(log_n: u32) -> Result<Scalar, GpuError> {
+    inverse(Scalar::from(1u64 << log_n), "n")
+}
+
 impl Gpu {
-    /// Selects the Fr product of the NTT kernels for the following calls. A change drops the
-    /// cached twiddle tables, so that the next domain is built by the new `fr_powers` too.
-    pub fn set_ntt_mul(&self, m: NttMul) -> Result<(), GpuError> {
-        let mut domains = self.ntt_domains.lock().map_err(|_| GpuError::Other("poisoned domain cache".into()))?;
-        if self.ntt_mul() != m {
-            domains.clear();
-            self.ntt_eo.store(m == NttMul::Eo, Ordering::Relaxed);
-        }
-        Ok(())
-    }
-
-    pub fn ntt_mul(&self) -> NttMul {
-        if self.ntt_eo.load(Ordering::Relaxed) { NttMul::Eo } else { NttMul::Cios }
-    }
-
-    /// Selects the DIF pass shape for the following calls (results are identical).
-    pub fn set_ntt_radix(&self, r: NttRadix) {
-        self.ntt_r4.store(r == NttRadix::R4, Ordering::Relaxed);
-    }
-
-    pub fn ntt_radix(&self) -> NttRadix {
-        if self.ntt_r4.load(Ordering::Relaxed) { NttRadix::R4 } else { NttRadix::R2 }
-    }
-
-    /// Selects the grouping of stages into passes for the following calls (same results).
-    pub fn set_ntt_plan(&self, p: NttPlan) {
-        self.ntt_plan.store(p.encode(), Ordering::Relaxed);
-    }
-
-    pub fn ntt_plan(&self) -> NttPlan {
-        NttPlan::decode(self.ntt_plan.load(Ordering::Relaxed))
-    }
-
-    /// Selects the bit-reversal kernel for the following calls (same results).
-    pub fn set_ntt_bitrev(&self, b: NttBitrev) {
-        self.ntt_bitrev.store(b.encode(), Ordering::Relaxed);
-    }
-
-    pub fn ntt_bitrev(&self) -> NttBitrev {
-        NttBitrev::decode(self.ntt_bitrev.load(Ordering::Relaxed))
-    }
-
-    /// Kernel `base` of `ntt.cu` with the selected product.
-    fn nk(&self, base: &'static str) -> &'static str {
-        self.ntt_mul().kernel(base)
-    }
-
     fn upload_scalars(&self, s: &[Scalar]) -> Result<CudaSlice<u32>, GpuError> {
         self.stream.clone_htod(scalar_words(s)).ctx("upload scalars")
-    }
-
-    /// Device buffer of `count` powers c * base^j.
-    fn powers(&self, c: Scalar, base: Scalar, count: u64) -> Result<CudaSlice<u32>, GpuError> {
-        let Scale { hi: hi_d, lo: lo_d } = self.scale(c, base, count)?;
-        let mut out = self.stream.alloc_zeros::<u32>((count.max(1) * 8) as usize).ctx("alloc powers")?;
-        launch!(self, self.nk("fr_powers"), cfg_1d(count, 256), &mut out, &count, &hi_d, &lo_d);
-        Ok(out)
     }
 
     /// Device tables of j -> c * base^j for j < count.
     pub(crate) fn scale(&self, c: Scalar, base: Scalar, count: u64) -> Result<Scale, GpuError> {
         let (hi, lo) = two_level(c, base, count);
         Ok(Scale { hi: self.upload_scalars(&hi)?, lo: self.upload_scalars(&lo)? })
-    }
-
-    pub(crate) fn domain(&self, log_n: u32) -> Result<Arc<Domain>, GpuError> {
-        if !(1..=MAX_LOG_N).contains(&log_n) {
-            return Err(GpuError::Other(format!("NTT size 2^{log_n} outside 2^1..2^{MAX_LOG_N}")));
-        }
-        if let Some(d) = self.ntt_domains.lock().map_err(|_| GpuError::Other("poisoned domain cache".into()))?.get(&log_n) {
-            return Ok(d.clone());
-        }
-        let w = omega(log_n);
-        let winv = Option::<Scalar>::from(w.invert()).ok_or_else(|| GpuError::Other("omega not invertible".into()))?;
-        let half = 1u64 << (log_n - 1);
-        let d = Arc::new(Domain {
-            log_n,
-            tw_fwd: self.powers(Scalar::ONE, w, half)?,
-            tw_inv: self.powers(Scalar::ONE, winv, half)?,
-            omega: w,
-        });
-        self.ntt_domains
-            .lock()
-            .map_err(|_| GpuError::Other("poisoned domain cache".into()))?
-            .insert(log_n, d.clone());
-        Ok(d)
-    }
-
-    /// In-place NTT of `data` (2^log_n Fr, natural order in and out); `scratch` has the same
-    /// size and is swapped with `data`. `scale` multiplies output j by c * base^j.
-    pub(crate) fn ntt_device(
-        &self,
-        data: &mut CudaSlice<u32>,
-        scratch: &mut CudaSlice<u32>,
-        log_n: u32,
-        dir: NttDirection,
-        scale: Option<&Scale>,
-    ) -> Result<(), GpuError> {
-        let d = self.domain(log_n)?;
-        debug_assert_eq!(d.log_n, log_n);
-        let tw = match dir {
-            NttDirection::Forward => &d.tw_fwd,
-            NttDirection::Inverse => &d.tw_inv,
-        };
-        self.ntt_kernels(data, scratch, tw, log_n, scale, None)
-    }
-
-    /// The kernels of one NTT of `data` with twiddles `tw`: the DIF passes in place, then the
-    /// closing permutation with `scale` into `scratch`, which is swapped with `data` (fused into
-    /// the last pass or a pass of its own, per [`NttBitrev`]). With `phases`, each launch is
-    /// timed with CUDA events and labelled `p<lam0>x<k>`, `bitrev` or `p<lam0>x<k>+bitrev`.
-    fn ntt_kernels(
-        &self,
-        data: &mut CudaSlice<u32>,
-        scratch: &mut CudaSlice<u32>,
-        tw: &CudaSlice<u32>,
-        log_n: u32,
-        scale: Option<&Scale>,
-        mut phases: Option<&mut Vec<(String, f64)>>,
-    ) -> Result<(), GpuError> {
-        let radix = self.ntt_radix();
-        let pass = radix.dif_kernel(self.ntt_mul());
-        let bitrev = self.ntt_bitrev();
-        let mut passes = self.ntt_plan().passes(log_n, bitrev);
-        let fused = bitrev.fused_last(log_n).and_then(|_| passes.pop());
-        let start = |timed: bool| if timed { self.timer().map(Some) } else { Ok(None) };
-        for (lam0, k, log_g) in passes {
-            let t0 = start(phases.is_some())?;
-            launch!(self, pass, radix.pass_cfg(log_n, k, log_g), &mut *data, tw, &log_n, &lam0, &k, &log_g);
-            self.end_phase(t0, &mut phases, || format!("p{lam0}x{k}"))?;
-        }
-        // Unscaled: the twiddle table stands in for the (unread) scale tables.
-        let (hi, lo, scaled) = match scale {
-            Some(s) => (&s.hi, &s.lo, 1u32),
-            None => (tw, tw, 0u32),
-        };
-        let t0 = start(phases.is_some())?;
-        if let Some((lam0, k, log_g)) = fused {
-            let last = radix.last_bitrev_kernel(self.ntt_mul());
-            launch!(self, last, radix.pass_cfg(log_n, k, log_g), &*data, &mut *scratch, tw, &log_n, &k, &log_g, hi, lo, &scaled);
-            self.end_phase(t0, &mut phases, || format!("p{lam0}x{k}+bitrev"))?;
-        } else {
-            let (kernel, cfg) = bitrev.launch(log_n);
-            launch!(self, self.nk(kernel), cfg, &*data, &mut *scratch, &log_n, hi, lo, &scaled);
-            self.end_phase(t0, &mut phases, || "bitrev".into())?;
-        }
-        std::mem::swap(data, scratch);
-        Ok(())
-    }
-
-    /// Closes a timed launch begun at `t0` (when phases are recorded) as `label`.
-    fn end_phase(&self, t0: Option<KernelTimer>, phases: &mut Option<&mut Vec<(String, f64)>>, label: impl FnOnce() -> String) -> Result<(), GpuError> {
-        if let (Some(t0), Some(p)) = (t0, phases.as_deref_mut()) {
-            let t1 = self.timer()?;
-            p.push((label(), t0.ms_to(&t1)?));
-        }
-        Ok(())
-    }
-
-    /// NTT of `values` (padded with zeros to 2^log_n) on the GPU; `coset` evaluates on / interpolates
-    /// from the coset g*H with g = MULTIPLICATIVE_GENERATOR. Inverse includes the 1/n factor.
-    pub fn ntt(&self, values: &[Scalar], log_n: u32, dir: NttDirection, coset: bool) -> Result<Vec<Scalar>, GpuError> {
-        let n = 1usize << log_n;
-        if values.len() > n {
-            return Err(GpuError::Other(format!("{} values do not fit a domain of 2^{log_n}", values.len())));
-        }
-        let mut padded = values.to_vec();
-        padded.resize(n, Scalar::ZERO);
-        let mut data = self.upload_scalars(&padded)?;
-        let mut scratch = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
-        let g = Scalar::MULTIPLICATIVE_GENERATOR;
-        match (dir, coset) {
-            (NttDirection::Forward, false) => self.ntt_device(&mut data, &mut scratch, log_n, dir, None)?,
-            (NttDirection::Inverse, false) => {
-                let s = self.scale(self.ninv(log_n)?, Scalar::ONE, n as u64)?;
-                self.ntt_device(&mut data, &mut scratch, log_n, dir, Some(&s))?
-            }
-            (NttDirection::Forward, true) => {
-                // Scale the input by g^i (a pass of its own here; fused in the H pipeline).
-                let s = self.scale(Scalar::ONE, g, n as u64)?;
-                let nn = n as u64;
-                launch!(self, self.nk("fr_scale_powers"), cfg_1d(nn, 256), &mut data, &nn, &s.hi, &s.lo);
-                self.ntt_device(&mut data, &mut scratch, log_n, dir, None)?
-            }
-            (NttDirection::Inverse, true) => {
-                let ginv = Option::<Scalar>::from(g.invert()).ok_or_else(|| GpuError::Other("g not invertible".into()))?;
-                let s = self.scale(self.ninv(log_n)?, ginv, n as u64)?;
-                self.ntt_device(&mut data, &mut scratch, log_n, dir, Some(&s))?
-            }
-        }
-        let out = self.download_words(&data.slice(..), "download NTT")?;
-        Ok(scalars_from_words(&out))
-    }
-
-    fn ninv(&self, log_n: u32) -> Result<Scalar, GpuError> {
-        Option::<Scalar>::from(Scalar::from(1u64 << log_n).invert()).ok_or_else(|| GpuError::Other("n not invertible".into()))
-    }
-
-    /// The Groth16 quotient on the GPU: for each of a, b, c (evaluations on the domain H of
-    /// size 2^log_n, zero-padded): inverse NTT, then forward NTT on the coset gH; then
-    /// (a*b - c) / Z(g) with Z(g) = g^n - 1; then inverse coset NTT. Returns all 2^log_n
-    /// coefficients (the top one is zero for a satisfied circuit) and the device times.
-    pub fn h_quotient(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(Vec<Scalar>, NttTimes), GpuError> {
-        let (buf, mut times) = self.h_quotient_device(a, b, c, log_n)?;
-        let t0 = self.timer()?;
-        let out = self.download_words(&buf.slice(..), "download H")?;
-        let t1 = self.timer()?;
-        times.d2h_ms = t0.ms_to(&t1)?;
-        Ok((scalars_from_words(&out), times))
-    }
-
-    /// [`Gpu::h_quotient`] leaving the 2^log_n coefficients (Montgomery words) on the device,
-    /// ready for the H MSM.
-    pub fn h_quotient_device(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
-        let (bufs, up) = self.upload_abc(a, b, c, log_n)?;
-        let h2d_ms = up.gpu_ms;
-        self.h_quotient_uploaded(bufs, log_n, h2d_ms)
     }
 
     /// a, b, c (Montgomery words) in three zero-padded 2^log_n buffers, through pinned
@@ -612,7 +284,7 @@ impl Gpu {
         let n = 1usize << log_n;
         for (name, v) in [("a", a), ("b", b), ("c", c)] {
             if v.len() > n {
-                return Err(GpuError::Other(format!("{name} has {} values, over the domain 2^{log_n}", v.len())));
+                return Err(GpuError::input("upload_abc", format!("{name} has {} values, over the domain 2^{log_n}", v.len())));
             }
         }
         let mut ups = Vec::with_capacity(3);
@@ -629,77 +301,261 @@ impl Gpu {
         }
         Ok((bufs, times))
     }
+}
 
-    /// [`Gpu::h_quotient_device`] on a, b, c already uploaded by [`Gpu::upload_abc`]
-    /// (consumed; the first becomes H). `h2d_ms` is reported as the times' `h2d_ms`.
-    pub fn h_quotient_uploaded(&self, bufs: Vec<CudaSlice<u32>>, log_n: u32, h2d_ms: f64) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
-        let n = 1usize << log_n;
-        if bufs.len() != 3 || bufs.iter().any(|b| b.len() != n * 8) {
-            return Err(GpuError::Other(format!("H needs three buffers of 2^{log_n} scalars")));
-        }
-        let g = Scalar::MULTIPLICATIVE_GENERATOR;
-        let ginv = Option::<Scalar>::from(g.invert()).ok_or_else(|| GpuError::Other("g not invertible".into()))?;
-        let ninv = self.ninv(log_n)?;
-        let zinv = Option::<Scalar>::from((g.pow_vartime([n as u64]) - Scalar::ONE).invert())
-            .ok_or_else(|| GpuError::Other("Z(g) = 0".into()))?;
-        self.domain(log_n)?; // twiddles and scale tables outside the timed region
-        let to_coset = self.scale(ninv, g, n as u64)?;
-        let from_coset = self.scale(ninv, ginv, n as u64)?;
-        let zinv_d = self.upload_scalars(&[zinv])?;
-        let mut bufs = bufs;
-        let mut scratch = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
-        let t1 = self.timer()?;
-        for buf in bufs.iter_mut() {
-            self.ntt_device(buf, &mut scratch, log_n, NttDirection::Inverse, Some(&to_coset))?;
-            self.ntt_device(buf, &mut scratch, log_n, NttDirection::Forward, None)?;
-        }
-        let nn = n as u64;
-        let (ab, rest) = bufs.split_at_mut(1);
-        launch!(self, self.nk("fr_abc_div_z"), cfg_1d(nn, 256), &mut ab[0], &rest[0], &rest[1], &zinv_d, &nn);
-        self.ntt_device(&mut ab[0], &mut scratch, log_n, NttDirection::Inverse, Some(&from_coset))?;
-        let t2 = self.timer()?;
-        let times = NttTimes { h2d_ms, ntt_ms: t1.ms_to(&t2)?, d2h_ms: 0.0 };
-        let mut bufs = bufs.into_iter();
-        let out = bufs.next().ok_or_else(|| GpuError::Other("no H buffer".into()))?;
-        Ok((out, times))
+/// What the NTTs built on one device stream: its twiddle tables (per size and product) and
+/// the stream they live on.
+#[derive(Default)]
+struct Twiddles {
+    /// The `CUstream` of the first [`Gpu`] used: the tables belong to it.
+    stream: OnceLock<usize>,
+    domains: Mutex<HashMap<(u32, NttMul), Arc<Domain>>>,
+}
+
+/// The NTT launcher of one device stream: an [`NttConfig`] and the twiddle tables it built
+/// (kept for the next partition). Its methods take the [`Gpu`] to launch on, always the same
+/// handle (the tables live on its stream).
+pub struct Ntt {
+    cfg: NttConfig,
+    twiddles: Arc<Twiddles>,
+}
+
+impl Ntt {
+    pub fn new(cfg: NttConfig) -> Ntt {
+        Ntt { cfg, twiddles: Arc::default() }
     }
 
-    /// Device time of each launch of one forward NTT (for the bench's phase column): every
-    /// DIF pass, and the bit reversal or the last pass with it fused (see [`Gpu::ntt_kernels`]).
-    pub fn ntt_phases(&self, log_n: u32, seed: u64) -> Result<Vec<(String, f64)>, GpuError> {
-        let n = 1usize << log_n;
-        let values = super::reference::random_scalars(n, seed);
-        let mut data = self.upload_scalars(&values)?;
-        let mut scratch = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
-        let d = self.domain(log_n)?;
-        let mut out = Vec::new();
-        self.ntt_kernels(&mut data, &mut scratch, &d.tw_fwd, log_n, None, Some(&mut out))?;
+    pub fn config(&self) -> NttConfig {
+        self.cfg
+    }
+
+    /// The same launcher (same device stream, same twiddle tables) with other choices: the
+    /// checks and benches compare them.
+    pub fn with_config(&self, cfg: NttConfig) -> Ntt {
+        Ntt { cfg, twiddles: self.twiddles.clone() }
+    }
+
+    /// The twiddle tables of 2^log_n for this config's product (built by its `fr_powers`).
+    fn domain(&self, gpu: &Gpu, log_n: u32) -> Result<Arc<Domain>, GpuError> {
+        if !(1..=MAX_LOG_N).contains(&log_n) {
+            return Err(GpuError::input("NTT", format!("size 2^{log_n} outside 2^1..2^{MAX_LOG_N}")));
+        }
+        let stream = gpu.stream.cu_stream() as usize;
+        if *self.twiddles.stream.get_or_init(|| stream) != stream {
+            return Err(GpuError::input("NTT", "a launcher's twiddle tables live on the stream of the device handle it first ran on"));
+        }
+        let key = (log_n, self.cfg.mul);
+        if let Some(d) = self.twiddles.domains.lock().map_err(|_| GpuError::Poisoned("NTT domain cache"))?.get(&key) {
+            return Ok(d.clone());
+        }
+        let w = omega(log_n);
+        let winv = inverse(w, "omega")?;
+        let half = 1u64 << (log_n - 1);
+        let d = Arc::new(Domain { log_n, tw_fwd: self.powers(gpu, Scalar::ONE, w, half)?, tw_inv: self.powers(gpu, Scalar::ONE, winv, half)? });
+        self.twiddles.domains.lock().map_err(|_| GpuError::Poisoned("NTT domain cache"))?.insert(key, d.clone());
+        Ok(d)
+    }
+
+    /// Device buffer of `count` powers c * base^j.
+    fn powers(&self, gpu: &Gpu, c: Scalar, base: Scalar, count: u64) -> Result<CudaSlice<u32>, GpuError> {
+        let Scale { hi: hi_d, lo: lo_d } = gpu.scale(c, base, count)?;
+        let mut out = gpu.stream.alloc_zeros::<u32>((count.max(1) * 8) as usize).ctx("alloc powers")?;
+        launch!(gpu, kernels(self.cfg.mul).powers, cfg_1d(count, 256), &mut out, &count, &hi_d, &lo_d);
         Ok(out)
     }
 
-    /// Device time of one forward NTT of 2^log_n random values already on the device
-    /// (median of `runs` after one warm-up), for the bench.
-    pub fn time_ntt(&self, log_n: u32, runs: usize, seed: u64) -> Result<Vec<f64>, GpuError> {
+    /// In-place NTT of `data` (2^log_n Fr, natural order in and out); `scratch` has the same
+    /// size and is swapped with `data`. `scale` multiplies output j by c * base^j.
+    pub(crate) fn ntt_device(&self, gpu: &Gpu, data: &mut CudaSlice<u32>, scratch: &mut CudaSlice<u32>, log_n: u32, dir: NttDirection, scale: Option<&Scale>) -> Result<(), GpuError> {
+        let d = self.domain(gpu, log_n)?;
+        debug_assert_eq!(d.log_n, log_n);
+        let tw = match dir {
+            NttDirection::Forward => &d.tw_fwd,
+            NttDirection::Inverse => &d.tw_inv,
+        };
+        self.ntt_kernels(gpu, data, scratch, tw, log_n, scale, None)
+    }
+
+    /// The kernels of one NTT of `data` with twiddles `tw`: the DIF passes in place, then the
+    /// closing permutation with `scale` into `scratch`, which is swapped with `data` (fused into
+    /// the last pass or a pass of its own, per [`NttBitrev`]). With `phases`, each launch is
+    /// timed with CUDA events and labelled `p<lam0>x<k>`, `bitrev` or `p<lam0>x<k>+bitrev`.
+    #[allow(clippy::too_many_arguments)]
+    fn ntt_kernels(
+        &self,
+        gpu: &Gpu,
+        data: &mut CudaSlice<u32>,
+        scratch: &mut CudaSlice<u32>,
+        tw: &CudaSlice<u32>,
+        log_n: u32,
+        scale: Option<&Scale>,
+        mut phases: Option<&mut Vec<(String, f64)>>,
+    ) -> Result<(), GpuError> {
+        let NttConfig { mul, radix, plan, bitrev } = self.cfg;
+        let pass = radix.dif_kernel(mul);
+        let mut passes = plan.passes(log_n, bitrev);
+        let fused = bitrev.fused_last(log_n).and_then(|_| passes.pop());
+        let start = |timed: bool| if timed { gpu.timer().map(Some) } else { Ok(None) };
+        for (lam0, k, log_g) in passes {
+            let t0 = start(phases.is_some())?;
+            launch!(gpu, pass, radix.pass_cfg(log_n, k, log_g), &mut *data, tw, &log_n, &lam0, &k, &log_g);
+            end_phase(gpu, t0, &mut phases, || format!("p{lam0}x{k}"))?;
+        }
+        // Unscaled: the twiddle table stands in for the (unread) scale tables.
+        let (hi, lo, scaled) = match scale {
+            Some(s) => (&s.hi, &s.lo, 1u32),
+            None => (tw, tw, 0u32),
+        };
+        let t0 = start(phases.is_some())?;
+        if let Some((lam0, k, log_g)) = fused {
+            launch!(gpu, radix.last_bitrev_kernel(mul), radix.pass_cfg(log_n, k, log_g), &*data, &mut *scratch, tw, &log_n, &k, &log_g, hi, lo, &scaled);
+            end_phase(gpu, t0, &mut phases, || format!("p{lam0}x{k}+bitrev"))?;
+        } else {
+            let (kernel, cfg) = bitrev.launch(log_n, mul);
+            launch!(gpu, kernel, cfg, &*data, &mut *scratch, &log_n, hi, lo, &scaled);
+            end_phase(gpu, t0, &mut phases, || "bitrev".into())?;
+        }
+        std::mem::swap(data, scratch);
+        Ok(())
+    }
+
+    /// NTT of `values` (padded with zeros to 2^log_n) on the GPU; `coset` evaluates on / interpolates
+    /// from the coset g*H with g = MULTIPLICATIVE_GENERATOR. Inverse includes the 1/n factor.
+    pub fn ntt(&self, gpu: &Gpu, values: &[Scalar], log_n: u32, dir: NttDirection, coset: bool) -> Result<Vec<Scalar>, GpuError> {
         let n = 1usize << log_n;
-        let values = super::reference::random_scalars(n, seed);
-        let mut data = self.upload_scalars(&values)?;
-        let mut scratch = self.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
-        self.ntt_device(&mut data, &mut scratch, log_n, NttDirection::Forward, None)?;
+        if values.len() > n {
+            return Err(GpuError::input("NTT", format!("{} values do not fit a domain of 2^{log_n}", values.len())));
+        }
+        let mut padded = values.to_vec();
+        padded.resize(n, Scalar::ZERO);
+        let mut data = gpu.upload_scalars(&padded)?;
+        let mut scratch = gpu.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
+        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        match (dir, coset) {
+            (NttDirection::Forward, false) => self.ntt_device(gpu, &mut data, &mut scratch, log_n, dir, None)?,
+            (NttDirection::Inverse, false) => {
+                let s = gpu.scale(ninv(log_n)?, Scalar::ONE, n as u64)?;
+                self.ntt_device(gpu, &mut data, &mut scratch, log_n, dir, Some(&s))?
+            }
+            (NttDirection::Forward, true) => {
+                // Scale the input by g^i (a pass of its own here; fused in the H pipeline).
+                let s = gpu.scale(Scalar::ONE, g, n as u64)?;
+                let nn = n as u64;
+                launch!(gpu, kernels(self.cfg.mul).scale_powers, cfg_1d(nn, 256), &mut data, &nn, &s.hi, &s.lo);
+                self.ntt_device(gpu, &mut data, &mut scratch, log_n, dir, None)?
+            }
+            (NttDirection::Inverse, true) => {
+                let ginv = inverse(g, "g")?;
+                let s = gpu.scale(ninv(log_n)?, ginv, n as u64)?;
+                self.ntt_device(gpu, &mut data, &mut scratch, log_n, dir, Some(&s))?
+            }
+        }
+        let out = gpu.download_words(&data.slice(..), "download NTT")?;
+        Ok(scalars_from_words(&out))
+    }
+
+    /// The Groth16 quotient on the GPU: for each of a, b, c (evaluations on the domain H of
+    /// size 2^log_n, zero-padded): inverse NTT, then forward NTT on the coset gH; then
+    /// (a*b - c) / Z(g) with Z(g) = g^n - 1; then inverse coset NTT. Returns all 2^log_n
+    /// coefficients (the top one is zero for a satisfied circuit) and the device times.
+    pub fn h_quotient(&self, gpu: &Gpu, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(Vec<Scalar>, NttTimes), GpuError> {
+        let (buf, mut times) = self.h_quotient_device(gpu, a, b, c, log_n)?;
+        let t0 = gpu.timer()?;
+        let out = gpu.download_words(&buf.slice(..), "download H")?;
+        let t1 = gpu.timer()?;
+        times.d2h_ms = t0.ms_to(&t1)?;
+        Ok((scalars_from_words(&out), times))
+    }
+
+    /// [`Ntt::h_quotient`] leaving the 2^log_n coefficients (Montgomery words) on the device,
+    /// ready for the H MSM.
+    pub fn h_quotient_device(&self, gpu: &Gpu, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
+        let (bufs, up) = gpu.upload_abc(a, b, c, log_n)?;
+        let h2d_ms = up.gpu_ms;
+        self.h_quotient_uploaded(gpu, bufs, log_n, h2d_ms)
+    }
+
+    /// [`Ntt::h_quotient_device`] on a, b, c already uploaded by [`Gpu::upload_abc`]
+    /// (consumed; the first becomes H). `h2d_ms` is reported as the times' `h2d_ms`.
+    pub fn h_quotient_uploaded(&self, gpu: &Gpu, bufs: Vec<CudaSlice<u32>>, log_n: u32, h2d_ms: f64) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
+        let n = 1usize << log_n;
+        if bufs.len() != 3 || bufs.iter().any(|b| b.len() != n * 8) {
+            return Err(GpuError::input("H quotient", format!("needs three buffers of 2^{log_n} scalars")));
+        }
+        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        let ginv = inverse(g, "g")?;
+        let ninv = ninv(log_n)?;
+        let zinv = inverse(g.pow_vartime([n as u64]) - Scalar::ONE, "Z(g)")?;
+        self.domain(gpu, log_n)?; // twiddles and scale tables outside the timed region
+        let to_coset = gpu.scale(ninv, g, n as u64)?;
+        let from_coset = gpu.scale(ninv, ginv, n as u64)?;
+        let zinv_d = gpu.upload_scalars(&[zinv])?;
+        let mut bufs = bufs;
+        let mut scratch = gpu.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
+        let t1 = gpu.timer()?;
+        for buf in bufs.iter_mut() {
+            self.ntt_device(gpu, buf, &mut scratch, log_n, NttDirection::Inverse, Some(&to_coset))?;
+            self.ntt_device(gpu, buf, &mut scratch, log_n, NttDirection::Forward, None)?;
+        }
+        let nn = n as u64;
+        let (ab, rest) = bufs.split_at_mut(1);
+        launch!(gpu, kernels(self.cfg.mul).abc_div_z, cfg_1d(nn, 256), &mut ab[0], &rest[0], &rest[1], &zinv_d, &nn);
+        self.ntt_device(gpu, &mut ab[0], &mut scratch, log_n, NttDirection::Inverse, Some(&from_coset))?;
+        let t2 = gpu.timer()?;
+        let times = NttTimes { h2d_ms, ntt_ms: t1.ms_to(&t2)?, d2h_ms: 0.0 };
+        let out = bufs.into_iter().next().ok_or_else(|| GpuError::input("H quotient", "no H buffer"))?;
+        Ok((out, times))
+    }
+
+    /// Device time of each launch of one forward NTT of `values` (2^log_n of them; the
+    /// bench's phase column): every DIF pass, and the bit reversal or the last pass with it
+    /// fused (as `Ntt::ntt_kernels` launches them).
+    pub fn forward_phases(&self, gpu: &Gpu, values: &[Scalar], log_n: u32) -> Result<Vec<(String, f64)>, GpuError> {
+        let n = 1usize << log_n;
+        if values.len() != n {
+            return Err(GpuError::input("NTT phases", format!("{} values for a domain of 2^{log_n}", values.len())));
+        }
+        let mut data = gpu.upload_scalars(values)?;
+        let mut scratch = gpu.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
+        let d = self.domain(gpu, log_n)?;
+        let mut out = Vec::new();
+        self.ntt_kernels(gpu, &mut data, &mut scratch, &d.tw_fwd, log_n, None, Some(&mut out))?;
+        Ok(out)
+    }
+
+    /// Device times of `runs` forward NTTs of `values` (2^log_n of them) already on the
+    /// device, after one warm-up (the bench takes their median).
+    pub fn time_forward(&self, gpu: &Gpu, values: &[Scalar], log_n: u32, runs: usize) -> Result<Vec<f64>, GpuError> {
+        let n = 1usize << log_n;
+        if values.len() != n {
+            return Err(GpuError::input("NTT timing", format!("{} values for a domain of 2^{log_n}", values.len())));
+        }
+        let mut data = gpu.upload_scalars(values)?;
+        let mut scratch = gpu.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
+        self.ntt_device(gpu, &mut data, &mut scratch, log_n, NttDirection::Forward, None)?;
         let mut times = Vec::with_capacity(runs);
         for _ in 0..runs {
-            let t0 = self.timer()?;
-            self.ntt_device(&mut data, &mut scratch, log_n, NttDirection::Forward, None)?;
-            let t1 = self.timer()?;
+            let t0 = gpu.timer()?;
+            self.ntt_device(gpu, &mut data, &mut scratch, log_n, NttDirection::Forward, None)?;
+            let t1 = gpu.timer()?;
             times.push(t0.ms_to(&t1)?);
         }
-        let _ = &self.domain(log_n)?.omega;
         Ok(times)
     }
 }
 
+/// Closes a timed launch begun at `t0` (when phases are recorded) as `label`.
+fn end_phase(gpu: &Gpu, t0: Option<KernelTimer>, phases: &mut Option<&mut Vec<(String, f64)>>, label: impl FnOnce() -> String) -> Result<(), GpuError> {
+    if let (Some(t0), Some(p)) = (t0, phases.as_deref_mut()) {
+        let t1 = gpu.timer()?;
+        p.push((label(), t0.ms_to(&t1)?));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{GpuError, NttBitrev, NttMul, NttPlan, NttRadix};
+    use super::{k, NttBitrev, NttMul, NttPlan, NttRadix, CIOS_KERNELS, EO_KERNELS};
 
     /// Host model of the shared-memory steps of one block (`dif_steps_r2` / `dif_steps_r4` of
     /// ntt.cu) with the tile's slot and twiddle-index functions, step by step as the kernels
@@ -908,36 +764,42 @@ mod tests {
     }
 
     #[test]
-    fn ntt_radix_parses_and_names_kernels_of_ntt_cu() {
-        assert_eq!(NttRadix::parse(" 4 ").unwrap(), NttRadix::R4);
-        // The defaults (unset environment) are the measured winners.
+    fn radix_and_product_pick_the_kernels_of_ntt_cu() {
+        // The defaults are the measured winners.
         assert_eq!((NttMul::default(), NttRadix::default()), (NttMul::Eo, NttRadix::R4));
-        assert_eq!(NttRadix::parse("2").unwrap(), NttRadix::R2);
-        assert!(NttRadix::parse("8").is_err());
-        assert!(NttRadix::parse("").is_err());
         let src = include_str!("../../cuda/ntt.cu");
         assert!(src.contains("void ntt_dif_pass_r4_t("));
         assert!(src.contains("void ntt_dif_pass_r4##SUF("));
-        assert_eq!(NttRadix::R4.dif_kernel(NttMul::Cios), "ntt_dif_pass_r4");
-        assert_eq!(NttRadix::R4.dif_kernel(NttMul::Eo), "ntt_dif_pass_r4_eo");
-        assert_eq!(NttRadix::R2.dif_kernel(NttMul::Eo), "ntt_dif_pass_eo");
-        assert_eq!(NttRadix::R2.dif_kernel(NttMul::Cios), "ntt_dif_pass");
+        assert_eq!(NttRadix::R4.dif_kernel(NttMul::Cios).as_str(), "ntt_dif_pass_r4");
+        assert_eq!(NttRadix::R4.dif_kernel(NttMul::Eo).as_str(), "ntt_dif_pass_r4_eo");
+        assert_eq!(NttRadix::R2.dif_kernel(NttMul::Eo).as_str(), "ntt_dif_pass_eo");
+        assert_eq!(NttRadix::R2.dif_kernel(NttMul::Cios).as_str(), "ntt_dif_pass");
     }
 
     #[test]
-    fn ntt_mul_names_map_every_kernel_and_parse() {
-        assert_eq!(NttMul::parse("eo").unwrap(), NttMul::Eo);
-        assert_eq!(NttMul::parse(" cios ").unwrap(), NttMul::Cios);
-        assert!(NttMul::parse("mont").is_err());
-        assert!(NttMul::parse("").is_err());
-        for k in ["ntt_dif_pass", "ntt_bitrev_scale", "fr_powers", "fr_abc_div_z", "fr_scale_powers"] {
-            assert_eq!(NttMul::Cios.kernel(k), k);
-            assert_eq!(NttMul::Eo.kernel(k), format!("{k}_eo"));
-            // Each name comes from a template of ntt.cu instantiated for both products.
-            let src = include_str!("../../cuda/ntt.cu");
-            assert!(src.contains(&format!("void {k}_t(")), "{k}: no template in ntt.cu");
+    fn every_ntt_kernel_has_both_products() {
+        let (c, e) = (&CIOS_KERNELS, &EO_KERNELS);
+        let pairs = [
+            (c.dif_pass, e.dif_pass),
+            (c.dif_pass_r4, e.dif_pass_r4),
+            (c.last_bitrev, e.last_bitrev),
+            (c.last_bitrev_r4, e.last_bitrev_r4),
+            (c.bitrev_scale, e.bitrev_scale),
+            (c.bitrev_tile, e.bitrev_tile),
+            (c.powers, e.powers),
+            (c.abc_div_z, e.abc_div_z),
+            (c.scale_powers, e.scale_powers),
+        ];
+        let src = include_str!("../../cuda/ntt.cu");
+        for (cios, eo) in pairs {
+            assert_eq!(eo.as_str(), format!("{cios}_eo"));
+            // Each name comes from the macro of ntt.cu instantiated for both products.
+            assert!(src.contains(&format!(" {cios}##SUF(")) || src.contains(&format!("{cios}##SUF(")), "{cios}: not an entry of NTT_ENTRIES");
         }
-        assert!(include_str!("../../cuda/ntt.cu").contains("NTT_ENTRIES(_eo, FrEo)"));
+        assert!(src.contains("NTT_ENTRIES(_eo, FrEo)"));
+        // Every entry point of ntt.cu is one of the two sets.
+        assert_eq!(pairs.len() * 2, k::ALL.len());
+        assert_eq!(super::kernels(NttMul::Eo).powers.as_str(), "fr_powers_eo");
     }
 
     #[test]
@@ -993,36 +855,19 @@ mod tests {
     }
 
     #[test]
-    fn ntt_plan_and_bitrev_parse_and_name() {
-        assert_eq!(NttPlan::parse(" e8 ").unwrap(), NttPlan { kmax: 8, even: true });
-        assert_eq!(NttPlan::parse("g6").unwrap().name(), "g6");
-        for bad in ["", "e", "e0", "e10", "x8", "8", "e-1", "é8"] {
-            let e = NttPlan::parse(bad).unwrap_err().to_string();
-            assert!(e.contains("pass plan"), "{bad:?}: {e}");
-        }
-        assert_eq!(NttPlan::decode(NttPlan { kmax: 7, even: true }.encode()), NttPlan { kmax: 7, even: true });
-        assert_eq!(NttPlan::decode(NttPlan { kmax: 6, even: false }.encode()), NttPlan { kmax: 6, even: false });
-        assert_eq!(NttBitrev::parse("tile").unwrap(), NttBitrev::Tile);
-        assert_eq!(NttBitrev::parse(" plain").unwrap(), NttBitrev::Plain);
-        assert!(NttBitrev::parse("fast").is_err());
-        // The messages name the knob and every accepted value.
-        assert_eq!(NttBitrev::parse(" fast ").unwrap_err().to_string(), GpuError::Other("unknown NTT bit reversal \"fast\" (expected plain or tile or fused)".into()).to_string());
-        assert_eq!(NttMul::parse("mont").unwrap_err().to_string(), GpuError::Other("unknown NTT product \"mont\" (expected cios or eo)".into()).to_string());
-        assert_eq!(NttBitrev::default(), NttBitrev::Fused);
-        assert_eq!(NttBitrev::parse("fused").unwrap(), NttBitrev::Fused);
-        for b in NttBitrev::ALL {
-            assert_eq!(NttBitrev::decode(b.encode()), b);
-        }
-        assert_eq!(NttRadix::R4.last_bitrev_kernel(NttMul::Eo), "ntt_dif_last_bitrev_r4_eo");
-        assert_eq!(NttRadix::R2.last_bitrev_kernel(NttMul::Eo), "ntt_dif_last_bitrev_eo");
-        assert_eq!(NttRadix::R2.last_bitrev_kernel(NttMul::Cios), "ntt_dif_last_bitrev");
+    fn bit_reversal_kernels_follow_the_choice_and_the_size() {
+        assert_eq!(NttRadix::R4.last_bitrev_kernel(NttMul::Eo).as_str(), "ntt_dif_last_bitrev_r4_eo");
+        assert_eq!(NttRadix::R2.last_bitrev_kernel(NttMul::Eo).as_str(), "ntt_dif_last_bitrev_eo");
+        assert_eq!(NttRadix::R2.last_bitrev_kernel(NttMul::Cios).as_str(), "ntt_dif_last_bitrev");
         let src = include_str!("../../cuda/ntt.cu");
         assert!(src.contains("void ntt_dif_last_bitrev##SUF(") && src.contains("__launch_bounds__(256, 3)") && src.contains("ntt_dif_last_bitrev_r4##SUF("));
         // Below 2^10 the tile does not fit: the plain kernel runs.
-        assert_eq!(NttBitrev::Tile.launch(9).0, "ntt_bitrev_scale");
-        assert_eq!(NttBitrev::Tile.launch(10).0, "ntt_bitrev_tile");
-        assert_eq!(NttMul::Eo.kernel("ntt_bitrev_tile"), "ntt_bitrev_tile_eo");
+        assert_eq!(NttBitrev::Tile.launch(9, NttMul::Cios).0.as_str(), "ntt_bitrev_scale");
+        assert_eq!(NttBitrev::Tile.launch(10, NttMul::Cios).0.as_str(), "ntt_bitrev_tile");
+        assert_eq!(NttBitrev::Tile.launch(10, NttMul::Eo).0.as_str(), "ntt_bitrev_tile_eo");
+        assert_eq!(NttBitrev::Plain.launch(12, NttMul::Eo).0.as_str(), "ntt_bitrev_scale_eo");
         assert!(include_str!("../../cuda/ntt.cu").contains("void ntt_bitrev_tile##SUF("));
+        assert_eq!(NttBitrev::default(), NttBitrev::Fused);
     }
 
     /// Host model of `ntt_bitrev_tile_t`'s indexing (block m, load slot, store slot): every

@@ -270,7 +270,7 @@ impl<'c> Sim<'c> {
         }
         if self.record {
             let t = self.now();
-            self.counters.push(Counter { name: "rss_bytes".into(), t_ns: t, value: (self.ram_used * GIB).round(), device: None });
+            self.counters.push(Counter { name: timeline::event::counters::RSS_BYTES.into(), t_ns: t, value: (self.ram_used * GIB).round(), device: None });
         }
     }
 
@@ -278,7 +278,7 @@ impl<'c> Sim<'c> {
         let t = self.now();
         self.queue_len.set(t, self.queue.len() as f64);
         if self.record {
-            self.counters.push(Counter { name: "queue_depth".into(), t_ns: t, value: self.queue.len() as f64, device: None });
+            self.counters.push(Counter { name: timeline::event::counters::QUEUE_DEPTH.into(), t_ns: t, value: self.queue.len() as f64, device: None });
         }
     }
 
@@ -529,7 +529,7 @@ impl<'c> Sim<'c> {
             self.agenda.at(t, Ev::Arrive(i));
         }
         if self.record {
-            self.counters.push(Counter { name: "rss_bytes".into(), t_ns: 0, value: (self.ram_used * GIB).round(), device: None });
+            self.counters.push(Counter { name: timeline::event::counters::RSS_BYTES.into(), t_ns: 0, value: (self.ram_used * GIB).round(), device: None });
         }
         while self.failure.is_none() {
             let Some((_, ev)) = self.agenda.pop() else { break };

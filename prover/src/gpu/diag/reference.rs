@@ -10,7 +10,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use super::ntt::omega;
+use crate::gpu::ntt::omega;
 
 /// Natural-order in-place radix-2 NTT with root `w` (Cooley-Tukey after a bit reversal).
 pub fn ntt_cpu(a: &mut [Scalar], w: Scalar) {
@@ -40,7 +40,7 @@ pub fn ntt_cpu(a: &mut [Scalar], w: Scalar) {
     }
 }
 
-/// CPU NTT of `values` zero-padded to 2^log_n, same conventions as [`crate::gpu::Gpu::ntt`].
+/// CPU NTT of `values` zero-padded to 2^log_n, same conventions as [`crate::gpu::Ntt::ntt`].
 pub fn ntt_ref(values: &[Scalar], log_n: u32, inverse: bool, coset: bool) -> Vec<Scalar> {
     let n = 1usize << log_n;
     let mut a = values.to_vec();
@@ -71,7 +71,7 @@ pub fn ntt_ref(values: &[Scalar], log_n: u32, inverse: bool, coset: bool) -> Vec
     a
 }
 
-/// CPU quotient H with the same steps as [`crate::gpu::Gpu::h_quotient`].
+/// CPU quotient H with the same steps as [`crate::gpu::Ntt::h_quotient`].
 pub fn h_ref(a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Vec<Scalar> {
     let ev = |v: &[Scalar]| ntt_ref(&ntt_ref(v, log_n, true, false), log_n, false, true);
     let (ea, eb, ec) = (ev(a), ev(b), ev(c));

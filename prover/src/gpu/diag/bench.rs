@@ -3,10 +3,11 @@
 //! the card's arithmetic floor and the sppark figures measured on the same H200. The MSM is
 //! timed for every variant of `PROOFSCOPE_MSM_VARIANTS` (kernel, window size, reduction
 //! segment; see `msm.rs`), size by size, with the fastest named per size; the row of the
-//! default config is `msm_g1`, the others `msm_SPEC` (`msm_b4`: the kernel before issue 5).
+//! built-in config is `msm_g1`, the others `msm_SPEC` (`msm_b4`: the kernel before issue 5).
 //! The NTT is timed with both Fr products and both passes: `ntt_fr` (CIOS, radix 2),
 //! `ntt_fr_eo` (even/odd, radix 2), `ntt_fr_r4`, `ntt_fr_eo_r4` (even/odd, radix 4: the default
-//! since run 8).
+//! since run 8) with the plan and bit reversal of the settings, then every compared plan and
+//! bit reversal with the settings' product and radix.
 //! The G2 MSM (`--msm-g2`) is timed for every G2 kernel (`msm_g2_SPEC`, the default's row
 //! `msm_g2`) next to blst's multi-threaded CPU G2 MSM on the same terms (`cpu_blst_g2`, wall
 //! time, all cores): the placement the engine's `g2_msm` chooses between. Its floor is the G1
@@ -14,10 +15,10 @@
 
 use std::time::Instant;
 
-use super::device::{Gpu, GpuError};
-use super::msm::{pre_window_bits, DevicePoints, GpuCurve, MsmConfig, G2, G2_ACC_KERNELS};
-use super::ntt::{NttBitrev, NttMul, NttPlan, NttRadix};
 use super::reference::{random_points, random_points_in, random_scalars};
+use crate::gpu::msm::{pre_window_bits, DevicePoints, GpuCurve, MsmConfig, MsmDefaults, WindowLayout, G1, G2};
+use crate::gpu::ntt::{Ntt, NttBitrev, NttConfig, NttMul, NttPlan, NttRadix};
+use crate::gpu::{Gpu, GpuError};
 
 /// 32-bit multiply-adds per second of an H200 (the floor's rate, from the issue).
 pub const H200_MADS_PER_S: f64 = 1.66e13;
@@ -34,7 +35,7 @@ pub fn msm_floor_ms(log_n: u32) -> f64 {
 /// window block 8 products of the batch conversion plus a 571-product inversion shared by
 /// 32 points (msm.rs SHIFT_INV_CHUNK), 576 multiply-adds a product.
 pub fn shift_table_floor_ms(log_n: u32, c: u32) -> f64 {
-    let l = super::msm::WindowLayout::new(c);
+    let l = WindowLayout::new(c);
     let doublings: u32 = (0..l.nwin - 1).map(|w| l.width(w)).sum();
     let products = doublings as f64 * 9.0 + (l.nwin - 1) as f64 * (8.0 + 571.0 / 32.0);
     products * (1u64 << log_n) as f64 * 576.0 / H200_MADS_PER_S * 1e3
@@ -57,7 +58,7 @@ pub const BATCH_ADD_CHUNKS: [u32; 5] = [8, 16, 32, 64, 128];
 pub fn bench_batch_add(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
     let mut rows = Vec::new();
     let Some(&max) = logs.iter().max() else { return Ok(rows) };
-    rows.extend(batch_add_rows::<super::msm::G1>(gpu, logs, runs, seed, "batch_add", 1.0, log)?);
+    rows.extend(batch_add_rows::<G1>(gpu, logs, runs, seed, "batch_add", 1.0, log)?);
     let g2: Vec<u32> = logs.iter().copied().filter(|&l| l <= 21).collect();
     if max > 21 {
         log("batch_add_g2: sizes above 2^21 skipped (point generation)");
@@ -164,7 +165,7 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
     let ds = gpu.upload_scalar_words(&scalars)?;
     drop(points);
     let mut rows = Vec::new();
-    let variants = msm_variants_from_env()?;
+    let variants = super::msm_variants_from_env()?.unwrap_or_else(default_variants);
     for &l in logs {
         let m = 1usize << l;
         let mut best: Option<(String, f64)> = None;
@@ -175,7 +176,7 @@ pub fn bench_msm(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn 
                 let c = cfg.c.unwrap_or_else(|| pre_window_bits(n));
                 if dp.shift_c() != Some(c) {
                     let ms = gpu.precompute_shifts(&mut dp, c)?;
-                    let gb = Gpu::shift_table_bytes::<super::msm::G1>(n, c) as f64 / 1e9;
+                    let gb = Gpu::shift_table_bytes::<G1>(n, c) as f64 / 1e9;
                     log(&format!("shift table c={c} of 2^{max} points built in {ms:.1} ms ({gb:.1} GB)"));
                     rows.push(BenchRow::timed(format!("shift_table_c{c}"), max, vec![ms], shift_table_floor_ms(max, c), None, vec![("gb".into(), gb)]));
                 }
@@ -236,7 +237,9 @@ fn time_msm_row<C: GpuCurve>(
 /// G2 MSM timings for each size in `logs`: every G2 kernel (or `PROOFSCOPE_MSM_G2_VARIANTS`,
 /// comma-separated specs) on device-resident data, then blst's CPU G2 MSM on the same
 /// points and scalars (`cpu_runs` timed runs after a warm-up; 0: skipped) as the baseline.
-pub fn bench_msm_g2(gpu: &Gpu, logs: &[u32], runs: usize, cpu_runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+/// The row of the engine's G2 config (`msm.g2`) is `msm_g2`.
+#[allow(clippy::too_many_arguments)]
+pub fn bench_msm_g2(gpu: &Gpu, msm: &MsmDefaults, logs: &[u32], runs: usize, cpu_runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
     let Some(&max) = logs.iter().max() else { return Ok(Vec::new()) };
     let n = 1usize << max;
     let t = Instant::now();
@@ -245,16 +248,8 @@ pub fn bench_msm_g2(gpu: &Gpu, logs: &[u32], runs: usize, cpu_runs: usize, seed:
     log(&format!("generated {n} random G2 points and scalars in {:.1} s", t.elapsed().as_secs_f64()));
     let dp = gpu.upload_points_of::<G2>(&points)?;
     let ds = gpu.upload_scalar_words(&scalars)?;
-    let variants: Vec<MsmConfig> = match std::env::var("PROOFSCOPE_MSM_G2_VARIANTS") {
-        Ok(v) if !v.trim().is_empty() => v
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| MsmConfig::parse_for::<G2>(s).map_err(|e| GpuError::Other(format!("PROOFSCOPE_MSM_G2_VARIANTS: {e}"))))
-            .collect::<Result<_, _>>()?,
-        _ => G2_ACC_KERNELS.iter().map(|(acc, _)| MsmConfig::kernel(acc)).collect(),
-    };
-    let default = gpu.msm_default_config_for::<G2>()?;
+    let variants = super::msm_g2_variants_from_env()?;
+    let default = msm.g2;
     let mut rows = Vec::new();
     for &l in logs {
         let m = 1usize << l;
@@ -282,50 +277,33 @@ pub fn bench_msm_g2(gpu: &Gpu, logs: &[u32], runs: usize, cpu_runs: usize, seed:
     Ok(rows)
 }
 
-/// The MSM variants to time and check: `PROOFSCOPE_MSM_VARIANTS`, comma-separated
-/// `KERNEL[:C[:SEG]]` specs (see [`MsmConfig::parse`]); default: the engine's config
+/// The MSM variants timed without `PROOFSCOPE_MSM_VARIANTS`: the built-in config
 /// (`msm_g1`) and the baseline kernel b4 (`msm_b4`, the default before issue 5).
-pub fn msm_variants_from_env() -> Result<Vec<MsmConfig>, GpuError> {
-    match std::env::var("PROOFSCOPE_MSM_VARIANTS") {
-        Ok(v) if !v.trim().is_empty() => {
-            let specs: Vec<&str> = v.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
-            specs.iter().map(|s| MsmConfig::parse(s).map_err(|e| GpuError::Other(format!("PROOFSCOPE_MSM_VARIANTS: {e}")))).collect()
-        }
-        _ => Ok(vec![MsmConfig::default(), MsmConfig::kernel("b4")]),
-    }
+fn default_variants() -> Vec<MsmConfig> {
+    vec![MsmConfig::default(), MsmConfig::kernel("b4")]
 }
 
 /// Forward NTT timings for each size in `logs`, once per Fr product and DIF pass shape
-/// (rows `ntt_fr`: CIOS, `ntt_fr_eo`: even/odd, `_r4` suffix: radix-4 pass), the fastest
-/// named per size; the device's product and radix choices are restored.
-/// Then, with the device's product and radix, each compared pass plan ([`NttPlan::COMPARED`])
-/// with each bit-reversal kernel (rows `ntt_fr_<plan>_<bitrev>`, e.g. `ntt_fr_g6_plain`: the
-/// kernels before run 16); the device's plan and bit reversal are restored too.
-pub fn bench_ntt(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
-    let chosen = gpu.ntt_mul();
-    let chosen_radix = gpu.ntt_radix();
-    let (chosen_plan, chosen_bitrev) = (gpu.ntt_plan(), gpu.ntt_bitrev());
-    let r = bench_ntt_both(gpu, logs, runs, seed, log);
-    gpu.set_ntt_radix(chosen_radix);
-    gpu.set_ntt_mul(chosen)?;
-    let mut rows = r?;
-    let r = bench_ntt_plans(gpu, logs, runs, seed, log);
-    gpu.set_ntt_plan(chosen_plan);
-    gpu.set_ntt_bitrev(chosen_bitrev);
-    rows.extend(r?);
+/// (rows `ntt_fr`: CIOS, `ntt_fr_eo`: even/odd, `_r4` suffix: radix-4 pass) with `base`'s plan
+/// and bit reversal, the fastest named per size. Then, with `base`'s product and radix, each
+/// compared pass plan ([`NttPlan::COMPARED`]) with each bit-reversal kernel (rows
+/// `ntt_fr_<plan>_<bitrev>`, e.g. `ntt_fr_g6_plain`: the kernels before run 16).
+pub fn bench_ntt(gpu: &Gpu, base: NttConfig, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+    let ntt = Ntt::new(base);
+    let mut rows = bench_ntt_both(gpu, &ntt, logs, runs, seed, log)?;
+    rows.extend(bench_ntt_plans(gpu, &ntt, logs, runs, seed, log)?);
     Ok(rows)
 }
 
-fn bench_ntt_plans(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+fn bench_ntt_plans(gpu: &Gpu, ntt: &Ntt, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+    let base = ntt.config();
     let mut rows = Vec::new();
     for &l in logs {
         let mut best: Option<(String, f64)> = None;
         for plan in NttPlan::COMPARED {
             for bitrev in NttBitrev::ALL {
-                gpu.set_ntt_plan(plan);
-                gpu.set_ntt_bitrev(bitrev);
                 let what = format!("ntt_fr_{}_{}", plan.name(), bitrev.name());
-                let row = ntt_row(gpu, what.clone(), l, runs, seed)?;
+                let row = ntt_row(gpu, &ntt.with_config(NttConfig { plan, bitrev, ..base }), what.clone(), l, runs, seed)?;
                 log(&format_row(&row));
                 if best.as_ref().is_none_or(|b| row.median_ms < b.1) {
                     best = Some((what, row.median_ms));
@@ -340,26 +318,28 @@ fn bench_ntt_plans(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dy
     Ok(rows)
 }
 
-/// One bench row: a forward NTT of 2^l timed with the device's current NTT choices.
-fn ntt_row(gpu: &Gpu, what: String, l: u32, runs: usize, seed: u64) -> Result<BenchRow, GpuError> {
-    let times = gpu.time_ntt(l, runs.max(1), seed ^ l as u64)?;
-    Ok(BenchRow::timed(what, l, times, ntt_floor_ms(l), sppark_ntt_ms(l), gpu.ntt_phases(l, seed)?))
+/// One bench row: forward NTTs of 2^l random values timed with `ntt`'s choices, and the
+/// phases of one.
+fn ntt_row(gpu: &Gpu, ntt: &Ntt, what: String, l: u32, runs: usize, seed: u64) -> Result<BenchRow, GpuError> {
+    let n = 1usize << l;
+    let times = ntt.time_forward(gpu, &random_scalars(n, seed ^ l as u64), l, runs.max(1))?;
+    let phases = ntt.forward_phases(gpu, &random_scalars(n, seed), l)?;
+    Ok(BenchRow::timed(what, l, times, ntt_floor_ms(l), sppark_ntt_ms(l), phases))
 }
 
-fn bench_ntt_both(gpu: &Gpu, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+fn bench_ntt_both(gpu: &Gpu, ntt: &Ntt, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+    let base = ntt.config();
     let mut rows = Vec::new();
     for &l in logs {
         let mut best: Option<(NttMul, NttRadix, f64)> = None;
         for (radix, mul) in NttRadix::ALL.into_iter().flat_map(|r| NttMul::ALL.map(|m| (r, m))) {
-            gpu.set_ntt_radix(radix);
-            gpu.set_ntt_mul(mul)?;
             let what = match (mul, radix) {
                 (NttMul::Cios, NttRadix::R2) => "ntt_fr".into(),
                 (m, NttRadix::R2) => format!("ntt_fr_{}", m.name()),
                 (NttMul::Cios, r) => format!("ntt_fr_{}", r.name()),
                 (m, r) => format!("ntt_fr_{}_{}", m.name(), r.name()),
             };
-            let row = ntt_row(gpu, what, l, runs, seed)?;
+            let row = ntt_row(gpu, &ntt.with_config(NttConfig { radix, mul, ..base }), what, l, runs, seed)?;
             let med = row.median_ms;
             log(&format_row(&row));
             if best.is_none_or(|b| med < b.2) {

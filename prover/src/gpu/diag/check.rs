@@ -2,8 +2,9 @@
 //! inputs, including zero and one scalars, -1, the identity point, duplicate and opposite
 //! points and sizes that are not powers of two, for every MSM variant (kernel, window size,
 //! segment) that `gpu bench` may time, and for both Fr products and both DIF pass shapes of
-//! the NTT (radix 2 and 4). Used by the CLI on a GPU machine and by the crate's
-//! tests (which skip when no GPU is present).
+//! the NTT (radix 2 and 4), around the choices of the [`CudaSettings`] given; then whole
+//! proofs on the CUDA backend against the CPU backend. Used by the CLI on a GPU machine and
+//! by the crate's tests (which skip when no GPU is present).
 
 use std::time::Instant;
 
@@ -13,11 +14,15 @@ use group::{prime::PrimeCurveAffine, Group};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::convert::{fp_from_words, fp_words, scalar_words, scalars_from_words, xyzz_to_projective, RawFp};
-use super::device::{cfg_1d, launch, Ctx, Gpu, GpuError};
-use super::msm::{GpuCurve, MsmConfig, WindowLayout, ACC_KERNELS, G1, G2, G2_ACC_KERNELS};
-use super::ntt::{NttBitrev, NttDirection, NttMul, NttPlan, NttRadix};
 use super::reference::{h_ref, ntt_ref, random_points, random_points_in, random_scalars, sum_ref};
+use crate::cuda_settings::{CudaSettings, MsmBatch, ParamsMode, ShiftChoice};
+use crate::gpu::convert::{fp_from_words, fp_words, scalar_words, scalars_from_words, xyzz_to_projective, RawFp};
+use crate::gpu::device::{cfg_1d, launch};
+use crate::gpu::error::Ctx;
+use crate::gpu::kernels::{selftest, KernelName};
+use crate::gpu::msm::{GpuCurve, MsmConfig, MsmDefaults, WindowLayout, ACC_KERNELS, G1, G2, G2_ACC_KERNELS};
+use crate::gpu::ntt::{Ntt, NttBitrev, NttConfig, NttDirection, NttMul, NttPlan, NttRadix};
+use crate::gpu::{CudaBackend, Gpu, GpuError};
 
 /// Outcome of one check.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -35,7 +40,7 @@ pub struct CheckOptions {
     pub quick: bool,
 }
 
-fn outcome(name: String, started: Instant, r: Result<Option<String>, GpuError>) -> CheckOutcome {
+fn outcome<E: std::fmt::Display>(name: String, started: Instant, r: Result<Option<String>, E>) -> CheckOutcome {
     let ms = started.elapsed().as_secs_f64() * 1e3;
     match r {
         Ok(None) => CheckOutcome { name, ok: true, detail: "ok".into(), ms },
@@ -44,79 +49,75 @@ fn outcome(name: String, started: Instant, r: Result<Option<String>, GpuError>) 
     }
 }
 
-/// Runs all checks; each one independent so that a failure does not hide the others.
-pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
+/// Runs all checks; each one independent so that a failure does not hide the others. The
+/// NTT and MSM choices of `settings` are the ones checked by default and the base of the
+/// variants.
+pub fn run_all(gpu: &Gpu, settings: &CudaSettings, opt: CheckOptions) -> Vec<CheckOutcome> {
     let mut out = Vec::new();
+    let msm = match MsmDefaults::from_settings(settings) {
+        Ok(m) => m,
+        Err(e) => {
+            out.push(outcome("msm configs of the settings".into(), Instant::now(), Err::<Option<String>, _>(e)));
+            return out;
+        }
+    };
+    let base = NttConfig::of(settings);
+    let ntt = Ntt::new(base);
     let mut rng = ChaCha8Rng::seed_from_u64(opt.seed);
     let t = Instant::now();
     out.push(outcome("fr arithmetic (mul/add/sub/neg, 4099 values)".into(), t, check_fr(gpu, &mut rng)));
     let t = Instant::now();
     out.push(outcome("fp arithmetic (mul/add/sub/neg, 4099 values)".into(), t, check_fp(gpu, &mut rng)));
     let t = Instant::now();
-    out.push(outcome("g1 add/double/mixed/sub (XYZZ)".into(), t, check_curve_ops::<G1>(gpu, &mut rng, "g1_selftest")));
+    out.push(outcome("g1 add/double/mixed/sub (XYZZ)".into(), t, check_curve_ops::<G1>(gpu, &mut rng, selftest::G1_SELFTEST)));
     // The NTT items with each Fr product (CIOS and even/odd kernels) and each DIF pass shape
-    // (radix 2 and 4), then the device's own choice (PROOFSCOPE_NTT_MUL, PROOFSCOPE_NTT_RADIX)
-    // back for the items that follow.
+    // (radix 2 and 4), with the settings' plan and bit reversal.
     let ntt_sizes: &[u32] = if opt.quick { &[1, 2, 5, 10, 11] } else { &[1, 2, 5, 10, 11, 12, 13, 16, 17] };
-    let chosen = gpu.ntt_mul();
-    let chosen_radix = gpu.ntt_radix();
     for (radix, mul) in NttRadix::ALL.into_iter().flat_map(|r| NttMul::ALL.map(|m| (r, m))) {
-        gpu.set_ntt_radix(radix);
+        let ntt = ntt.with_config(NttConfig { radix, mul, ..base });
         let tag = match (radix, mul) {
             (NttRadix::R2, NttMul::Cios) => String::new(),
             (NttRadix::R2, m) => format!(" [{}]", m.name()),
             (r, m) => format!(" [{} {}]", m.name(), r.name()),
         };
-        if let Err(e) = gpu.set_ntt_mul(mul) {
-            out.push(outcome(format!("ntt product {}", mul.name()), Instant::now(), Err(e)));
-            continue;
-        }
         for &log_n in ntt_sizes {
             for (dir, coset) in [(NttDirection::Forward, false), (NttDirection::Inverse, false), (NttDirection::Forward, true), (NttDirection::Inverse, true)] {
                 let t = Instant::now();
                 // Not a power of two: fill 3/4 of the domain (zero padding on both sides).
                 let len = ((1usize << log_n) * 3 / 4).max(1);
-                out.push(outcome(format!("ntt{tag} 2^{log_n} {dir:?}{} ({len} values)", if coset { " coset" } else { "" }), t, check_ntt(gpu, &mut rng, log_n, len, dir, coset)));
+                out.push(outcome(format!("ntt{tag} 2^{log_n} {dir:?}{} ({len} values)", if coset { " coset" } else { "" }), t, check_ntt(gpu, &ntt, &mut rng, log_n, len, dir, coset)));
             }
         }
         for &log_n in if opt.quick { &[4u32, 10][..] } else { &[4u32, 10, 14][..] } {
             let t = Instant::now();
-            out.push(outcome(format!("h quotient{tag} (a*b-c)/Z 2^{log_n}"), t, check_h(gpu, &mut rng, log_n)));
+            out.push(outcome(format!("h quotient{tag} (a*b-c)/Z 2^{log_n}"), t, check_h(gpu, &ntt, &mut rng, log_n)));
         }
     }
-    gpu.set_ntt_radix(chosen_radix);
-    if let Err(e) = gpu.set_ntt_mul(chosen) {
-        out.push(outcome("ntt product (PROOFSCOPE_NTT_MUL) restored".into(), Instant::now(), Err(e)));
-    }
-    // Each compared pass plan with each bit-reversal kernel (the device's product and radix),
+    // Each compared pass plan with each bit-reversal kernel (the settings' product and radix),
     // on sizes where the plans differ (above 2^10) and where the tile applies (2^10 up).
-    let (chosen_plan, chosen_bitrev) = (gpu.ntt_plan(), gpu.ntt_bitrev());
     let plan_sizes: &[u32] = if opt.quick { &[9, 10, 17, 19] } else { &[9, 10, 11, 13, 17, 18, 19, 20] };
     for plan in NttPlan::COMPARED {
         for bitrev in NttBitrev::ALL {
-            gpu.set_ntt_plan(plan);
-            gpu.set_ntt_bitrev(bitrev);
+            let ntt = ntt.with_config(NttConfig { plan, bitrev, ..base });
             let tag = format!(" [{} {}]", plan.name(), bitrev.name());
             for &log_n in plan_sizes {
                 for (dir, coset) in [(NttDirection::Forward, false), (NttDirection::Inverse, true)] {
                     let t = Instant::now();
                     let len = ((1usize << log_n) * 3 / 4).max(1);
-                    out.push(outcome(format!("ntt{tag} 2^{log_n} {dir:?}{} ({len} values)", if coset { " coset" } else { "" }), t, check_ntt(gpu, &mut rng, log_n, len, dir, coset)));
+                    out.push(outcome(format!("ntt{tag} 2^{log_n} {dir:?}{} ({len} values)", if coset { " coset" } else { "" }), t, check_ntt(gpu, &ntt, &mut rng, log_n, len, dir, coset)));
                 }
             }
             let t = Instant::now();
-            out.push(outcome(format!("h quotient{tag} (a*b-c)/Z 2^12"), t, check_h(gpu, &mut rng, 12)));
+            out.push(outcome(format!("h quotient{tag} (a*b-c)/Z 2^12"), t, check_h(gpu, &ntt, &mut rng, 12)));
         }
     }
-    gpu.set_ntt_plan(chosen_plan);
-    gpu.set_ntt_bitrev(chosen_bitrev);
     let msm_sizes: &[usize] = if opt.quick { &[1, 2, 3, 100, 1000, 4097] } else { &[1, 2, 3, 100, 1000, 4097, 65_536, 300_001] };
     for &n in msm_sizes {
         let t = Instant::now();
-        out.push(outcome(format!("msm {n} terms (random + 0/1/-1 scalars, identity/duplicate/opposite points)"), t, check_msm(gpu, &mut rng, n)));
+        out.push(outcome(format!("msm {n} terms (random + 0/1/-1 scalars, identity/duplicate/opposite points)"), t, check_msm_of::<G1>(gpu, &mut rng, n, &msm.g1)));
     }
     let t = Instant::now();
-    out.push(outcome("msm all scalars zero / all points identity".into(), t, check_msm_degenerate(gpu, &mut rng)));
+    out.push(outcome("msm all scalars zero / all points identity".into(), t, check_msm_degenerate(gpu, &mut rng, &msm.g1)));
     // Every MSM variant (kernel, window size, segment) against the CPU, as check_msm does.
     match msm_check_variants() {
         Err(e) => out.push(outcome("msm variants (PROOFSCOPE_MSM_VARIANTS)".into(), Instant::now(), Err(e))),
@@ -125,7 +126,7 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
             for cfg in &variants {
                 for &n in sizes {
                     let t = Instant::now();
-                    out.push(outcome(format!("msm variant {} {n} terms (random + specials)", cfg.spec()), t, check_msm_cfg(gpu, &mut rng, n, Some(cfg))));
+                    out.push(outcome(format!("msm variant {} {n} terms (random + specials)", cfg.spec()), t, check_msm_of::<G1>(gpu, &mut rng, n, cfg)));
                 }
                 let t = Instant::now();
                 out.push(outcome(format!("msm variant {}: 3000 one scalars, 3000 copies of one point", cfg.spec()), t, check_msm_long_buckets(gpu, &mut rng, cfg)));
@@ -147,15 +148,10 @@ pub fn run_all(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
     // G2: the Fp2 curve formulas, then the G2 MSM (the engine's config and every G2
     // kernel) and batch addition, as for G1.
     let t = Instant::now();
-    out.push(outcome("g2 add/double/mixed/sub (XYZZ over Fp2)".into(), t, check_curve_ops::<G2>(gpu, &mut rng, "g2_selftest")));
-    let g2_default = gpu.msm_default_config_for::<G2>();
+    out.push(outcome("g2 add/double/mixed/sub (XYZZ over Fp2)".into(), t, check_curve_ops::<G2>(gpu, &mut rng, selftest::G2_SELFTEST)));
     for &n in if opt.quick { &[1usize, 2, 3, 100, 4097][..] } else { &[1usize, 2, 3, 100, 1000, 4097, 65_536][..] } {
         let t = Instant::now();
-        let r = match &g2_default {
-            Ok(cfg) => check_msm_of::<G2>(gpu, &mut rng, n, cfg),
-            Err(e) => Err(GpuError::Other(e.to_string())),
-        };
-        out.push(outcome(format!("g2 msm {n} terms (random + 0/1/-1 scalars, identity/duplicate/opposite points)"), t, r));
+        out.push(outcome(format!("g2 msm {n} terms (random + 0/1/-1 scalars, identity/duplicate/opposite points)"), t, check_msm_of::<G2>(gpu, &mut rng, n, &msm.g2)));
     }
     for (acc, _) in G2_ACC_KERNELS {
         for (c, n) in [(None, 4097usize), (Some(16), 4097), (None, 100)] {
@@ -187,7 +183,7 @@ fn check_fr(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError>
     let ad = gpu.stream.clone_htod(scalar_words(&a)).ctx("upload")?;
     let bd = gpu.stream.clone_htod(scalar_words(&b)).ctx("upload")?;
     let mut od = gpu.stream.alloc_zeros::<u32>(a.len() * 32).ctx("alloc")?;
-    launch!(gpu, "fr_selftest", cfg_1d(n as u64, 128), &ad, &bd, &mut od, &n);
+    launch!(gpu, selftest::FR_SELFTEST, cfg_1d(n as u64, 128), &ad, &bd, &mut od, &n);
     let o = scalars_from_words(&gpu.stream.clone_dtoh(&od).ctx("download")?);
     for i in 0..a.len() {
         let want = [a[i] * b[i], a[i] + b[i], a[i] - b[i], -a[i]];
@@ -213,7 +209,7 @@ fn check_fp(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError>
     let ad = gpu.stream.clone_htod(&words(&a)).ctx("upload")?;
     let bd = gpu.stream.clone_htod(&words(&b)).ctx("upload")?;
     let mut od = gpu.stream.alloc_zeros::<u32>(a.len() * 48).ctx("alloc")?;
-    launch!(gpu, "fp_selftest", cfg_1d(n as u64, 128), &ad, &bd, &mut od, &n);
+    launch!(gpu, selftest::FP_SELFTEST, cfg_1d(n as u64, 128), &ad, &bd, &mut od, &n);
     let o = gpu.stream.clone_dtoh(&od).ctx("download")?;
     for i in 0..a.len() {
         let want = [a[i].mul(&b[i]), a[i].add(&b[i]), a[i].sub(&b[i]), a[i].neg()];
@@ -230,7 +226,7 @@ fn check_fp(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError>
 /// The curve formulas of group `C` through its self-test kernel (`g1_selftest` /
 /// `g2_selftest`): mixed add, double, XYZZ add and mixed sub of 1005 pairs against blstrs,
 /// with q = p (doubling inside the addition), q = -p and identities on either side.
-fn check_curve_ops<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, kernel: &str) -> Result<Option<String>, GpuError> {
+fn check_curve_ops<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, kernel: KernelName) -> Result<Option<String>, GpuError> {
     let mut p = random_points_in::<C::Proj>(1000, rng.gen());
     let mut q = random_points_in::<C::Proj>(1000, rng.gen());
     let id = C::Affine::identity();
@@ -257,24 +253,25 @@ fn check_curve_ops<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, kernel: &str) -
     Ok(None)
 }
 
-fn check_ntt(gpu: &Gpu, rng: &mut ChaCha8Rng, log_n: u32, len: usize, dir: NttDirection, coset: bool) -> Result<Option<String>, GpuError> {
+#[allow(clippy::too_many_arguments)]
+fn check_ntt(gpu: &Gpu, ntt: &Ntt, rng: &mut ChaCha8Rng, log_n: u32, len: usize, dir: NttDirection, coset: bool) -> Result<Option<String>, GpuError> {
     let mut v = random_scalars(len, rng.gen());
     v[0] = Scalar::ONE;
     if len > 2 {
         v[len - 1] = -Scalar::ONE;
     }
-    let got = gpu.ntt(&v, log_n, dir, coset)?;
+    let got = ntt.ntt(gpu, &v, log_n, dir, coset)?;
     let want = ntt_ref(&v, log_n, dir == NttDirection::Inverse, coset);
     Ok(got.iter().zip(&want).position(|(g, w)| g != w).map(|i| format!("differs from the CPU NTT at index {i}")))
 }
 
-fn check_h(gpu: &Gpu, rng: &mut ChaCha8Rng, log_n: u32) -> Result<Option<String>, GpuError> {
+fn check_h(gpu: &Gpu, ntt: &Ntt, rng: &mut ChaCha8Rng, log_n: u32) -> Result<Option<String>, GpuError> {
     let n = 1usize << log_n;
     let m = n - n / 3; // a/b/c shorter than the domain, as in a prover
     let a = random_scalars(m, rng.gen());
     let b = random_scalars(m, rng.gen());
     let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect(); // satisfied: H has degree < n-1
-    let (got, _) = gpu.h_quotient(&a, &b, &c, log_n)?;
+    let (got, _) = ntt.h_quotient(gpu, &a, &b, &c, log_n)?;
     let want = h_ref(&a, &b, &c, log_n);
     if let Some(i) = got.iter().zip(&want).position(|(g, w)| g != w) {
         return Ok(Some(format!("differs from the CPU quotient at index {i}")));
@@ -291,8 +288,8 @@ fn check_h(gpu: &Gpu, rng: &mut ChaCha8Rng, log_n: u32) -> Result<Option<String>
 /// reduction segment, and c = 19 with a long one (over 2^20 buckets: the tiled scan); the
 /// balanced kernel with short chunks.
 fn msm_check_variants() -> Result<Vec<MsmConfig>, GpuError> {
-    if std::env::var("PROOFSCOPE_MSM_VARIANTS").is_ok_and(|v| !v.trim().is_empty()) {
-        return super::bench::msm_variants_from_env();
+    if let Some(v) = super::msm_variants_from_env()? {
+        return Ok(v);
     }
     let mut v: Vec<MsmConfig> = Vec::new();
     for (acc, _) in ACC_KERNELS {
@@ -405,19 +402,6 @@ fn check_long_buckets_of<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, cfg: &Msm
     Ok(None)
 }
 
-fn check_msm(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize) -> Result<Option<String>, GpuError> {
-    check_msm_cfg(gpu, rng, n, None)
-}
-
-/// check_msm with an explicit MSM config (None: the engine's default).
-fn check_msm_cfg(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize, cfg: Option<&MsmConfig>) -> Result<Option<String>, GpuError> {
-    let cfg = match cfg {
-        Some(c) => *c,
-        None => gpu.msm_default_config()?,
-    };
-    check_msm_of::<G1>(gpu, rng, n, &cfg)
-}
-
 /// One MSM of group `C` with `cfg` against the CPU on `n` random terms with specials
 /// (where they fit): zero, one, -1, 2, -2 scalars; identity, duplicate and opposite points.
 fn check_msm_of<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize, cfg: &MsmConfig) -> Result<Option<String>, GpuError> {
@@ -446,19 +430,21 @@ fn check_msm_of<C: GpuCurve>(gpu: &Gpu, rng: &mut ChaCha8Rng, n: usize, cfg: &Ms
     Ok((got != want).then(|| format!("differs from the CPU {} MSM", C::NAME)))
 }
 
-fn check_msm_degenerate(gpu: &Gpu, rng: &mut ChaCha8Rng) -> Result<Option<String>, GpuError> {
+/// Degenerate G1 MSMs with config `cfg`: all scalars zero, all points the identity, all
+/// scalars one.
+fn check_msm_degenerate(gpu: &Gpu, rng: &mut ChaCha8Rng, cfg: &MsmConfig) -> Result<Option<String>, GpuError> {
     let points = random_points(5000, rng.gen());
     let zeros = vec![Scalar::ZERO; 5000];
-    if gpu.msm(&points, &zeros)? != G1Projective::identity() {
+    if gpu.msm_with(&points, &zeros, cfg)? != G1Projective::identity() {
         return Ok(Some("all-zero scalars did not give the identity".into()));
     }
     let ids = vec![G1Affine::identity(); 5000];
     let scalars = random_scalars(5000, rng.gen());
-    if gpu.msm(&ids, &scalars)? != G1Projective::identity() {
+    if gpu.msm_with(&ids, &scalars, cfg)? != G1Projective::identity() {
         return Ok(Some("all-identity points did not give the identity".into()));
     }
     let ones = vec![Scalar::ONE; 5000];
-    if gpu.msm(&points, &ones)? != sum_ref(&points) {
+    if gpu.msm_with(&points, &ones, cfg)? != sum_ref(&points) {
         return Ok(Some("all-one scalars did not give the sum of the points".into()));
     }
     Ok(None)
@@ -506,48 +492,56 @@ pub fn format_outcomes(outcomes: &[CheckOutcome]) -> String {
 }
 
 
-/// How [`check_full_proof`] sets up the CUDA backend: tables of shifted bases for the G1
-/// queries, resident or streamed query points, the MSMs on lanes or serial, streamed MSMs
-/// cut into chunks of at most this many terms (None: by free memory, one chunk at these
-/// sizes). The default is the engine's default.
+/// How [`check_full_proof`] sets up the CUDA backend over the settings it is given: tables
+/// of shifted bases for the G1 queries, resident or streamed query points, the MSMs on lanes
+/// or serial, streamed MSMs cut into chunks of at most this many terms (None: by free memory,
+/// one chunk at these sizes). The default is the engine's default.
 #[derive(Clone, Copy, Debug)]
 pub struct ProofVariant {
-    pub shifts: super::backend::ShiftChoice,
-    pub mode: super::backend::ParamsMode,
-    pub batch: super::backend::MsmBatch,
+    pub shifts: ShiftChoice,
+    pub mode: ParamsMode,
+    pub batch: MsmBatch,
     pub stream_chunk: Option<usize>,
 }
 
 impl Default for ProofVariant {
     fn default() -> Self {
-        ProofVariant { shifts: super::backend::ShiftChoice::Off, mode: super::backend::ParamsMode::Auto, batch: super::backend::MsmBatch::On, stream_chunk: None }
+        ProofVariant { shifts: ShiftChoice::Off, mode: ParamsMode::Auto, batch: MsmBatch::On, stream_chunk: None }
+    }
+}
+
+impl ProofVariant {
+    /// `base` with this variant's four knobs.
+    pub fn apply(&self, base: &CudaSettings) -> CudaSettings {
+        CudaSettings { msm_precomp: self.shifts, params: self.mode, msm_batch: self.batch, stream_chunk: self.stream_chunk, ..base.clone() }
     }
 }
 
 /// A whole proof of the PoRep-like circuit with 2^log_n constraints on the CUDA backend and
 /// on the CPU backend with the same blinding: the four G1 MSM results and the proofs must be
 /// identical, and the GPU proof must verify. Uses TEST-ONLY parameters made on the spot.
-/// `v`: how the CUDA backend is set up (tables, streaming, lanes, chunks).
-pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, v: &ProofVariant) -> CheckOutcome {
+/// The CUDA backend runs with `settings` and the knobs of `v` (tables, streaming, lanes,
+/// chunks) over them.
+pub fn check_full_proof(ordinal: usize, settings: &CudaSettings, log_n: u32, seed: u64, v: &ProofVariant) -> CheckOutcome {
     let ProofVariant { shifts, mode, batch, stream_chunk } = *v;
     let t = Instant::now();
-    let r = (|| -> Result<Option<String>, GpuError> {
+    let r = (|| -> anyhow::Result<Option<String>> {
         use crate::backend::{Backend, Blinding, NoGate};
-        let other = |e: &dyn std::fmt::Display| GpuError::Other(e.to_string());
         let circuit = crate::circuit::PorepLike::new(1u64 << log_n, seed);
-        let params = crate::setup::generate_test_params(circuit.clone(), &circuit.id(), seed).map_err(|e| other(&e))?;
+        let params = crate::setup::generate_test_params(circuit.clone(), &circuit.id(), seed)?;
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb11d);
         let blinding = Blinding::random(&mut rng);
         let cpu = crate::cpu::CpuBackend::new(0);
-        let cuda = super::CudaBackend::new(Gpu::open(ordinal)?, ordinal as u32).with_shifts(shifts).with_params_mode(mode).with_batch(batch).with_stream_chunk(stream_chunk);
-        let asg = crate::prover::synthesize(circuit.clone()).map_err(|e| other(&e))?;
+        let settings = v.apply(settings);
+        let cuda = CudaBackend::new(Gpu::open(ordinal, settings.sched)?, ordinal as u32, settings, true)?;
+        let asg = crate::prover::synthesize(circuit.clone())?;
         let inputs = asg.public_inputs().to_vec();
-        let pc = cpu.prove_start(asg, &params, blinding, &NoGate).map_err(|e| other(&e))?;
-        let asg = crate::prover::synthesize(circuit).map_err(|e| other(&e))?;
-        let pg = cuda.prove_start(asg, &params, blinding, &NoGate).map_err(|e| other(&e))?;
+        let pc = cpu.prove_start(asg, &params, blinding, &NoGate)?;
+        let asg = crate::prover::synthesize(circuit)?;
+        let pg = cuda.prove_start(asg, &params, blinding, &NoGate)?;
         // A small proof's MSMs always fit beside each other: batched means on the lanes.
-        if batch == super::backend::MsmBatch::On && !cuda.lanes_opened() {
-            return Ok(Some("the MSMs did not run on lanes (PROOFSCOPE_MSM_BATCH=on)".into()));
+        if batch == MsmBatch::On && !cuda.lanes_opened() {
+            return Ok(Some("the MSMs did not run on lanes (msm_batch = on)".into()));
         }
         if stream_chunk.is_some() && cuda.chunked_msms() == 0 {
             return Ok(Some("no streamed MSM ran in chunks".into()));
@@ -557,8 +551,8 @@ pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, v: &ProofVariant)
                 return Ok(Some(format!("msm_{what} differs between the CPU and CUDA backends")));
             }
         }
-        let proof_c = cpu.prove_finish(pc, &params).map_err(|e| other(&e))?;
-        let proof_g = cuda.prove_finish(pg, &params).map_err(|e| other(&e))?;
+        let proof_c = cpu.prove_finish(pc, &params)?;
+        let proof_g = cuda.prove_finish(pg, &params)?;
         if proof_c != proof_g {
             return Ok(Some("proofs differ between the CPU and CUDA backends".into()));
         }
@@ -568,11 +562,11 @@ pub fn check_full_proof(ordinal: usize, log_n: u32, seed: u64, v: &ProofVariant)
             Err(e) => Ok(Some(format!("verifier error: {e}"))),
         }
     })();
-    let mut tables = if shifts == super::backend::ShiftChoice::Off { String::new() } else { format!(", shift tables {}", shifts.name()) };
-    if mode != super::backend::ParamsMode::Auto {
+    let mut tables = if shifts == ShiftChoice::Off { String::new() } else { format!(", shift tables {}", shifts.name()) };
+    if mode != ParamsMode::Auto {
         tables.push_str(&format!(", query points {}", mode.name()));
     }
-    if batch == super::backend::MsmBatch::Off {
+    if batch == MsmBatch::Off {
         tables.push_str(", MSMs serial");
     }
     if let Some(c) = stream_chunk {

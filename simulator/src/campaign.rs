@@ -1,0 +1,981 @@
+//! Scoring of a measurement campaign: how well the simulator, calibrated on one configuration
+//! of a grid, predicts the others (`proofscope campaign score`, called by
+//! `scripts/campaign-analyze.sh`).
+//!
+//! Why a module: the scoring used to live in Python heredocs of that script, keyed on the
+//! display labels of [`crate::parity`]'s metrics; a renamed label silently emptied a column.
+//! Here it is typed and tested: the inputs are the parity reports ([`Parity`], keyed by each
+//! metric's stable `key`, the `summary.json` field it comes from), the prediction
+//! ([`SimResult`]) and the measured [`Summary`] of every configuration; the outputs are serde
+//! structs whose JSON is the `campaign.json` / `host-runs.json` the Python wrote (same field
+//! names, same order), and the figures are computed exactly as it did (same means, same
+//! ordinal ranks, same tie rules), so reports stay comparable across the move.
+//!
+//! Also here: the base config of a campaign ([`base_config`]: the reference config with the
+//! measured machine's sizes) and the run-by-run host table ([`host_run`]).
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+use timeline::analysis::Summary;
+use timeline::event::counters;
+use timeline::{Run, SpanKind};
+
+use crate::parity::{MetricParity, Parity, METRICS};
+use crate::SimResult;
+
+/// Metric keys the campaign scores (see [`crate::parity::METRICS`]).
+pub mod key {
+    /// Steady s/proof from partition completions: the campaign's headline throughput.
+    pub const PARTITION_RATE: &str = "throughput.partition_rate_s_per_proof";
+    /// Steady s/proof from proof completions.
+    pub const STEADY: &str = "throughput.steady_state_s_per_proof";
+    pub const GPU_UTILIZATION: &str = "utilization.gpu_utilization";
+    pub const LATENCY_MEAN: &str = "throughput.latency_mean_s";
+    pub const TOTAL: &str = "throughput.total_s_per_proof";
+}
+
+/// Configurations predicted within this many percent of the lowest prediction are the
+/// model's tied best.
+pub const TIE_PREDICTED_PCT: f64 = 0.5;
+/// The campaign's target: MAPE of the steady s/proof at most this (and the same best).
+pub const TARGET_MAPE_PCT: f64 = 5.0;
+
+/// The key of a metric of a parity report: its `key` field, or, for reports written before
+/// metrics had one, the key [`METRICS`] gives its display label.
+pub fn metric_key(m: &MetricParity) -> &str {
+    if !m.key.is_empty() {
+        return &m.key;
+    }
+    METRICS.iter().find(|(_, label, _, _)| *label == m.metric).map_or("", |(k, _, _, _)| k)
+}
+
+/// The first metric of `p` with this key.
+pub fn metric<'a>(p: &'a Parity, key: &str) -> Option<&'a MetricParity> {
+    p.metrics.iter().find(|m| metric_key(m) == key)
+}
+
+/// One metric over the runs of a configuration.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MetricMean {
+    /// Mean of the measured values over the runs that have the metric.
+    pub measured: Option<f64>,
+    /// The prediction (the first report's: every run of a configuration has the same one).
+    pub predicted: Option<f64>,
+    /// (predicted − mean) ÷ mean, percent (the first report's error when nothing was measured).
+    pub error_pct: Option<f64>,
+    /// (max − min) ÷ mean of the measured values, percent; only with two runs or more.
+    pub spread_pct: Option<f64>,
+}
+
+/// `key` over the parity reports of one configuration (the first is the main run, then the
+/// repeats): the measured mean, the prediction, its error against the mean, the spread.
+pub fn mean_metric(parities: &[Parity], key: &str) -> MetricMean {
+    let vals: Vec<f64> = parities.iter().filter_map(|p| metric(p, key)).map(|m| m.measured).collect();
+    let first = parities.first().and_then(|p| metric(p, key));
+    let predicted = first.map(|m| m.predicted);
+    let mut error_pct = first.map(|m| m.error_pct);
+    if vals.is_empty() {
+        return MetricMean { measured: None, predicted, error_pct, spread_pct: None };
+    }
+    let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+    if let Some(p) = predicted {
+        if mean != 0.0 {
+            error_pct = Some(100.0 * (p - mean) / mean);
+        }
+    }
+    let spread_pct = (vals.len() > 1 && mean != 0.0).then(|| {
+        let max = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let min = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        100.0 * (max - min) / mean
+    });
+    MetricMean { measured: Some(mean), predicted, error_pct, spread_pct }
+}
+
+/// Mean absolute percentage error of (measured, predicted) pairs: 100 × mean(|p − m| ÷ m).
+/// `None` without pairs.
+pub fn mape(pairs: &[(f64, f64)]) -> Option<f64> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let sum: f64 = pairs.iter().map(|(m, p)| (p - m).abs() / m).sum();
+    Some(100.0 * sum / pairs.len() as f64)
+}
+
+/// Ordinal ranks (1-based): ties ranked in the order they come, as the campaign always did
+/// (not the average ranks of the textbook Spearman).
+pub fn ordinal_ranks(values: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].partial_cmp(&values[b]).unwrap_or(std::cmp::Ordering::Equal));
+    let mut r = vec![0.0; values.len()];
+    for (pos, i) in order.into_iter().enumerate() {
+        r[i] = pos as f64 + 1.0;
+    }
+    r
+}
+
+/// Spearman's rank correlation of two equally long series, 1 − 6 Σd² ÷ (n (n² − 1)) over
+/// [`ordinal_ranks`]; `None` under three points.
+pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
+    let n = a.len().min(b.len());
+    if n < 3 {
+        return None;
+    }
+    let (ra, rb) = (ordinal_ranks(&a[..n]), ordinal_ranks(&b[..n]));
+    let d2: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - y) * (x - y)).sum();
+    Some(1.0 - 6.0 * d2 / (n * (n * n - 1)) as f64)
+}
+
+/// The names whose value is at most `best × (1 + pct/100)`, in the given order.
+pub fn within_pct<'a>(items: &[(&'a str, f64)], best: f64, pct: f64) -> Vec<&'a str> {
+    items.iter().filter(|(_, v)| *v <= best * (1.0 + pct / 100.0)).map(|(n, _)| *n).collect()
+}
+
+/// What the campaign knows about one configuration.
+#[derive(Clone, Debug)]
+pub struct ConfigInput {
+    pub name: String,
+    /// The configuration the model was calibrated on (left out of the MAPEs).
+    pub calibration: bool,
+    /// Parity reports: the main run first, then the repeats.
+    pub parities: Vec<Parity>,
+    /// `simulate --json` of the configuration.
+    pub prediction: SimResult,
+    /// The analyzer's summary of the main run.
+    pub measured: Summary,
+}
+
+/// One row of `campaign.json`'s `configs`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConfigRow {
+    pub config: String,
+    pub calibration: bool,
+    pub runs: usize,
+    /// (max − min) ÷ mean of the runs' steady s/proof (partition rate), percent.
+    pub measured_spread_pct: Option<f64>,
+    /// Steady s/proof from partition completions (mean over the runs).
+    pub measured_steady_s: Option<f64>,
+    pub predicted_steady_s: Option<f64>,
+    pub error_pct: Option<f64>,
+    /// Steady s/proof from proof completions.
+    pub measured_steady_proof_ends_s: Option<f64>,
+    pub predicted_steady_proof_ends_s: Option<f64>,
+    pub proof_ends_error_pct: Option<f64>,
+    pub measured_gpu_util_pct: Option<f64>,
+    pub predicted_gpu_util_pct: Option<f64>,
+    pub util_error_pct: Option<f64>,
+    pub measured_latency_s: Option<f64>,
+    pub predicted_latency_s: Option<f64>,
+    pub latency_error_pct: Option<f64>,
+    /// Makespan ÷ proofs.
+    pub measured_total_s: Option<f64>,
+    pub predicted_total_s: Option<f64>,
+    pub total_error_pct: Option<f64>,
+    /// The analyzer's verdict on the main run.
+    pub measured_binding: String,
+    pub measured_headline: String,
+    pub gpu_floor_s: Option<f64>,
+    pub synthesis_floor_s: Option<f64>,
+    pub cpu_floor_s: Option<f64>,
+    pub efficiency_vs_floor: Option<f64>,
+    /// The simulator's floors.
+    pub predicted_verdict: String,
+    pub predicted_theoretical_floor_s: f64,
+    pub predicted_practical_floor_s: f64,
+    pub predicted_practical_binding: String,
+}
+
+/// `campaign.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CampaignScore {
+    pub calibrated_on: String,
+    pub configs: Vec<ConfigRow>,
+    /// MAPE of the steady s/proof (partition rate), calibration configuration excluded.
+    pub mape_pct: Option<f64>,
+    pub mape_proof_ends_pct: Option<f64>,
+    pub mape_gpu_util_pct: Option<f64>,
+    pub mape_latency_pct: Option<f64>,
+    pub mape_total_pct: Option<f64>,
+    /// Configurations with a measured and a predicted steady s/proof, fastest first.
+    pub ranking_measured: Vec<String>,
+    pub ranking_predicted: Vec<String>,
+    pub spearman_rho: Option<f64>,
+    pub best_measured: Option<String>,
+    pub best_predicted: Option<String>,
+    /// The measured and the predicted best have the same name.
+    pub same_best_strict: bool,
+    /// Configurations within the measured best's run-to-run spread of it (grid order).
+    pub tied_best_measured: Vec<String>,
+    /// Configurations predicted within [`TIE_PREDICTED_PCT`] of the lowest prediction.
+    pub tied_best_predicted: Vec<String>,
+    /// The measured best is among the model's tied best.
+    pub same_best: bool,
+    /// MAPE ≤ [`TARGET_MAPE_PCT`] and `same_best`.
+    pub target_met: bool,
+}
+
+fn row(c: &ConfigInput) -> ConfigRow {
+    let m = |k| mean_metric(&c.parities, k);
+    let (s, q, u, l, t) = (m(key::PARTITION_RATE), m(key::STEADY), m(key::GPU_UTILIZATION), m(key::LATENCY_MEAN), m(key::TOTAL));
+    let v = &c.measured.verdict;
+    let f = &c.prediction.floors;
+    ConfigRow {
+        config: c.name.clone(),
+        calibration: c.calibration,
+        runs: c.parities.len(),
+        measured_spread_pct: s.spread_pct,
+        measured_steady_s: s.measured,
+        predicted_steady_s: s.predicted,
+        error_pct: s.error_pct,
+        measured_steady_proof_ends_s: q.measured,
+        predicted_steady_proof_ends_s: q.predicted,
+        proof_ends_error_pct: q.error_pct,
+        measured_gpu_util_pct: u.measured,
+        predicted_gpu_util_pct: u.predicted,
+        util_error_pct: u.error_pct,
+        measured_latency_s: l.measured,
+        predicted_latency_s: l.predicted,
+        latency_error_pct: l.error_pct,
+        measured_total_s: t.measured,
+        predicted_total_s: t.predicted,
+        total_error_pct: t.error_pct,
+        measured_binding: v.binding.clone(),
+        measured_headline: v.headline.clone(),
+        gpu_floor_s: v.floors.gpu_floor_s_per_proof,
+        synthesis_floor_s: v.floors.synthesis_floor_s_per_proof,
+        cpu_floor_s: v.floors.cpu_floor_s_per_proof,
+        efficiency_vs_floor: v.efficiency_vs_floor,
+        predicted_verdict: f.verdict.clone(),
+        predicted_theoretical_floor_s: f.theoretical_s_per_proof,
+        predicted_practical_floor_s: f.practical_s_per_proof,
+        predicted_practical_binding: f.practical_binding.clone(),
+    }
+}
+
+/// A value that counts: present and non-zero (what the scoring skips otherwise).
+fn nonzero(x: Option<f64>) -> Option<f64> {
+    x.filter(|v| *v != 0.0)
+}
+
+/// MAPE over the predicted configurations (the calibration one excluded) that have a
+/// non-zero measurement and a prediction.
+pub fn mape_of(rows: &[ConfigRow], measured: fn(&ConfigRow) -> Option<f64>, predicted: fn(&ConfigRow) -> Option<f64>) -> Option<f64> {
+    let pairs: Vec<(f64, f64)> = rows.iter().filter(|r| !r.calibration).filter_map(|r| Some((nonzero(measured(r))?, predicted(r)?))).collect();
+    mape(&pairs)
+}
+
+/// Score a campaign: `configs` in grid order, `calibrated_on` the calibration configuration.
+pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
+    let rows: Vec<ConfigRow> = configs.iter().map(row).collect();
+    // Configurations with a measured and a predicted steady s/proof, in grid order.
+    let ranked: Vec<(&str, f64, f64)> = rows
+        .iter()
+        .filter_map(|r| Some((r.config.as_str(), nonzero(r.measured_steady_s)?, nonzero(r.predicted_steady_s)?)))
+        .collect();
+    let sorted_by = |f: fn(&(&str, f64, f64)) -> f64| {
+        let mut v = ranked.clone();
+        v.sort_by(|a, b| f(a).partial_cmp(&f(b)).unwrap_or(std::cmp::Ordering::Equal));
+        v.into_iter().map(|r| r.0.to_string()).collect::<Vec<_>>()
+    };
+    let ranking_measured = sorted_by(|r| r.1);
+    let ranking_predicted = sorted_by(|r| r.2);
+    let measured: Vec<f64> = ranked.iter().map(|r| r.1).collect();
+    let predicted: Vec<f64> = ranked.iter().map(|r| r.2).collect();
+    let spearman_rho = spearman(&measured, &predicted);
+    let best_measured = ranking_measured.first().cloned();
+    let best_predicted = ranking_predicted.first().cloned();
+    // Ties. Measured: configurations whose mean is within the best's run-to-run spread of it
+    // are not told apart by the measurements (only with repeats; else the best alone).
+    // Predicted: within TIE_PREDICTED_PCT of the lowest prediction. The best configurations
+    // agree when the measured best is among the model's tied best.
+    let names = |col: &[f64]| ranked.iter().zip(col).map(|(r, v)| (r.0, *v)).collect::<Vec<_>>();
+    let tied_best_measured = match ranked.iter().find(|r| Some(r.0) == best_measured.as_deref()) {
+        Some(best) => {
+            let spread = rows.iter().find(|r| r.config == best.0).and_then(|r| r.measured_spread_pct).unwrap_or(0.0);
+            within_pct(&names(&measured), best.1, spread)
+        }
+        None => Vec::new(),
+    };
+    let low = predicted.iter().copied().reduce(f64::min);
+    let tied_best_predicted = low.map_or_else(Vec::new, |low| within_pct(&names(&predicted), low, TIE_PREDICTED_PCT));
+    let to_strings = |v: Vec<&str>| v.into_iter().map(String::from).collect::<Vec<_>>();
+    let (tied_best_measured, tied_best_predicted) = (to_strings(tied_best_measured), to_strings(tied_best_predicted));
+    let mape_pct = mape_of(&rows, |r| r.measured_steady_s, |r| r.predicted_steady_s);
+    let same_best = best_measured.as_ref().is_some_and(|b| tied_best_predicted.contains(b));
+    CampaignScore {
+        calibrated_on: calibrated_on.to_string(),
+        mape_pct,
+        mape_proof_ends_pct: mape_of(&rows, |r| r.measured_steady_proof_ends_s, |r| r.predicted_steady_proof_ends_s),
+        mape_gpu_util_pct: mape_of(&rows, |r| r.measured_gpu_util_pct, |r| r.predicted_gpu_util_pct),
+        mape_latency_pct: mape_of(&rows, |r| r.measured_latency_s, |r| r.predicted_latency_s),
+        mape_total_pct: mape_of(&rows, |r| r.measured_total_s, |r| r.predicted_total_s),
+        configs: rows,
+        ranking_measured,
+        ranking_predicted,
+        spearman_rho,
+        same_best_strict: best_measured.is_some() && best_measured == best_predicted,
+        best_measured,
+        best_predicted,
+        tied_best_measured,
+        tied_best_predicted,
+        same_best,
+        target_met: mape_pct.is_some_and(|m| m <= TARGET_MAPE_PCT) && same_best,
+    }
+}
+
+/// `x` with `d` decimals, `—` when absent.
+fn num(x: Option<f64>, d: usize) -> String {
+    x.map_or_else(|| "—".to_string(), |v| format!("{v:.d$}"))
+}
+
+/// A signed percentage with one decimal, `—` when absent.
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "—".to_string(), |v| format!("{v:+.1}%"))
+}
+
+impl CampaignScore {
+    /// `campaign.md` (without the host section, [`host_runs_markdown`]). `cal_runs`: how many
+    /// runs of the calibration configuration the model was fitted on.
+    pub fn markdown(&self, cal_runs: usize) -> String {
+        let rows = &self.configs;
+        let cal = &self.calibrated_on;
+        let repeated = rows.iter().any(|r| r.runs > 1);
+        let mut md = vec![
+            format!(
+                "| config | {}measured s/proof | predicted | error | GPU util meas. | pred. | error | latency meas. s | pred. | error | measured bottleneck | predicted verdict |",
+                if repeated { "runs | spread | " } else { "" }
+            ),
+            format!("|---|{}---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|", if repeated { "---:|---:|" } else { "" }),
+        ];
+        for r in rows {
+            let name = if r.calibration { format!("{} (calibration)", r.config) } else { r.config.clone() };
+            let rep = if repeated {
+                let spread = r.measured_spread_pct.map_or_else(|| "—".to_string(), |s| format!("{s:.1}%"));
+                format!("{} | {} | ", r.runs, spread)
+            } else {
+                String::new()
+            };
+            md.push(format!(
+                "| {name} | {rep}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                num(r.measured_steady_s, 2),
+                num(r.predicted_steady_s, 2),
+                pct(r.error_pct),
+                num(r.measured_gpu_util_pct, 1),
+                num(r.predicted_gpu_util_pct, 1),
+                pct(r.util_error_pct),
+                num(r.measured_latency_s, 2),
+                num(r.predicted_latency_s, 2),
+                pct(r.latency_error_pct),
+                r.measured_binding,
+                r.predicted_verdict
+            ));
+        }
+        if repeated {
+            md.push(String::new());
+            md.push("With repeated runs (`REPEATS`), the measured figures are the mean over a configuration's runs, errors are against that mean, and *spread* is (max − min) ÷ mean of its runs' steady s/proof: the run-to-run noise the prediction is up against.".into());
+        }
+        let mut fl = vec![
+            "| config | measured s/proof (steady) | GPU floor | synthesis floor | CPU floor | best floor ÷ measured | predicted theoretical floor | predicted practical floor (binding) |".to_string(),
+            "|---|---:|---:|---:|---:|---:|---:|---|".to_string(),
+        ];
+        for r in rows {
+            fl.push(format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} ({}) |",
+                r.config,
+                num(r.measured_steady_s, 2),
+                num(r.gpu_floor_s, 2),
+                num(r.synthesis_floor_s, 2),
+                num(r.cpu_floor_s, 2),
+                num(r.efficiency_vs_floor, 2),
+                num(Some(r.predicted_theoretical_floor_s), 2),
+                num(Some(r.predicted_practical_floor_s), 2),
+                r.predicted_practical_binding
+            ));
+        }
+        let runs_txt = if cal_runs > 1 { format!("its {cal_runs} runs together") } else { "one run".to_string() };
+        let dash_if_empty = |v: &[String]| if v.is_empty() { "—".to_string() } else { v.join(", ") };
+        let best = |b: &Option<String>| b.clone().unwrap_or_else(|| "None".into());
+        let predicted_n = rows.iter().filter(|r| !r.calibration).count();
+        let mut lines = vec![
+            "# Campaign: predictions vs measurements".to_string(),
+            String::new(),
+            format!("Model calibrated on **{cal}** only ({runs_txt}; `model.toml`, fit notes in `calibrate.txt`), then simulated at every other configuration. Steady-state s/proof, GPU union utilisation and mean latency are computed the same way on the measured and the simulated timelines: both go through the analyzer's `summarize`, so each figure is the number `summary.json` gives for that run. Steady-state s/proof is the partition completion rate × partitions per proof ((last − first partition end) ÷ (n − 1)): with a handful of proofs whose partitions interleave, the spacing of *proof* completions depends on which partition happens to finish last (its MAPE is given too). Errors are (predicted − measured) ÷ measured."),
+            String::new(),
+        ];
+        lines.extend(md);
+        lines.push(String::new());
+        lines.push(format!(
+            "- **MAPE (steady s/proof, {predicted_n} predicted configurations): {} %** (target ≤ 5 %); GPU utilisation {} %; latency {} %; total s/proof (makespan ÷ proofs) {} %; steady s/proof from proof completions {} %.",
+            num(self.mape_pct, 2),
+            num(self.mape_gpu_util_pct, 2),
+            num(self.mape_latency_pct, 2),
+            num(self.mape_total_pct, 2),
+            num(self.mape_proof_ends_pct, 2)
+        ));
+        lines.push(format!(
+            "- Best configuration measured: **{}**; predicted: **{}** ({}). Tied best measured (within the best's run-to-run spread): {}; tied best predicted (within 0.5 % of the lowest prediction): {}. The measured best is {} the model's tied best, so the best configurations {}.",
+            best(&self.best_measured),
+            best(&self.best_predicted),
+            if self.same_best_strict { "same" } else { "different names" },
+            dash_if_empty(&self.tied_best_measured),
+            dash_if_empty(&self.tied_best_predicted),
+            if self.same_best { "among" } else { "NOT among" },
+            if self.same_best { "agree" } else { "DISAGREE" }
+        ));
+        lines.push(format!("- Ranking measured: {}", self.ranking_measured.join(", ")));
+        lines.push(format!("- Ranking predicted: {}", self.ranking_predicted.join(", ")));
+        lines.push(format!("- Spearman rank correlation: {}.", num(self.spearman_rho, 3)));
+        lines.push(format!("- Target (MAPE ≤ 5 % and the same best configuration): **{}**.", if self.target_met { "met" } else { "NOT met" }));
+        lines.push(String::new());
+        lines.push("## Floors and bottlenecks".into());
+        lines.push(String::new());
+        lines.extend(fl);
+        lines.push(String::new());
+        lines.push("Measured floors are the analyzer's (`summary.json` → `verdict.floors`); predicted ones the simulator's (`prediction.json` → `floors`).".into());
+        lines.push(String::new());
+        lines.push("Parity plot: [parity-campaign.svg](parity-campaign.svg). Throughput evolution: [evolution.md](evolution.md).".into());
+        lines.push(String::new());
+        lines.join("\n")
+    }
+
+    /// The campaign's parity plot (predicted against measured steady s/proof, log axes, y = x
+    /// and a ±5 % band), as SVG text written by hand; `None` when no configuration has both.
+    pub fn parity_svg(&self) -> Option<String> {
+        let pts: Vec<(f64, f64, &str, bool)> = self
+            .configs
+            .iter()
+            .filter_map(|r| Some((nonzero(r.measured_steady_s)?, nonzero(r.predicted_steady_s)?, r.config.as_str(), r.calibration)))
+            .collect();
+        if pts.is_empty() {
+            return None;
+        }
+        const W: i64 = 720;
+        const H: i64 = 640;
+        const M: i64 = 70;
+        let lo = pts.iter().map(|p| p.0.min(p.1)).fold(f64::INFINITY, f64::min) * 0.8;
+        let hi = pts.iter().map(|p| p.0.max(p.1)).fold(f64::NEG_INFINITY, f64::max) * 1.25;
+        let span = hi.ln() - lo.ln();
+        let lx = |v: f64| M as f64 + (v.ln() - lo.ln()) / span * (W - 2 * M) as f64;
+        let ly = |v: f64| (H - M) as f64 - (v.ln() - lo.ln()) / span * (H - 2 * M) as f64;
+        let (w2, h2) = (W as f64 / 2.0, H as f64 / 2.0);
+        let mut s = vec![
+            format!(r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="DejaVu Sans, sans-serif" font-size="11">"#),
+            format!(r#"<rect width="{W}" height="{H}" fill="white"/>"#),
+            format!(
+                r#"<text x="{}" y="24" text-anchor="middle" font-size="14">Campaign parity: steady s/proof, MAPE {} % (calibrated on {})</text>"#,
+                py_float(w2),
+                num(self.mape_pct, 2),
+                self.calibrated_on
+            ),
+        ];
+        let band = [(lo, lo * 0.95), (hi, hi * 0.95), (hi, hi * 1.05), (lo, lo * 1.05)];
+        let points: Vec<String> = band.iter().map(|&(x, y)| format!("{:.1},{:.1}", lx(x), ly(y.max(lo).min(hi)))).collect();
+        s.push(format!(r##"<polygon fill="#2ca02c" fill-opacity="0.2" points="{}"/>"##, points.join(" ")));
+        s.push(format!(r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="black"/>"#, lx(lo), ly(lo), lx(hi), ly(hi)));
+        s.push(format!(r##"<rect x="{M}" y="{M}" width="{}" height="{}" fill="none" stroke="#444"/>"##, W - 2 * M, H - 2 * M));
+        let (e0, e1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        for e in e0..=e1 {
+            // 10^e as Python computes it: exact for e ≥ 0, 1 ÷ 10^−e (correctly rounded) below.
+            let p10 = if e >= 0 { 10f64.powi(e) } else { 1.0 / 10f64.powi(-e) };
+            for k in [1.0, 2.0, 5.0] {
+                let v = k * p10;
+                if lo <= v && v <= hi {
+                    let g = fmt_g(v);
+                    s.push(format!(
+                        r##"<text x="{:.1}" y="{}" text-anchor="middle">{g}</text><line x1="{:.1}" y1="{}" x2="{:.1}" y2="{}" stroke="#444"/>"##,
+                        lx(v),
+                        H - M + 16,
+                        lx(v),
+                        H - M,
+                        lx(v),
+                        H - M + 4
+                    ));
+                    s.push(format!(
+                        r##"<text x="{}" y="{:.1}" text-anchor="end">{g}</text><line x1="{}" y1="{:.1}" x2="{M}" y2="{:.1}" stroke="#444"/>"##,
+                        M - 6,
+                        ly(v) + 4.0,
+                        M - 4,
+                        ly(v),
+                        ly(v)
+                    ));
+                }
+            }
+        }
+        s.push(format!(r#"<text x="{}" y="{}" text-anchor="middle">measured steady s/proof</text>"#, py_float(w2), H - 24));
+        s.push(format!(
+            r#"<text x="20" y="{h}" text-anchor="middle" transform="rotate(-90 20 {h})">predicted steady s/proof</text>"#,
+            h = py_float(h2)
+        ));
+        for (x, y, name, is_cal) in &pts {
+            let colour = if *is_cal { "#d62728" } else { "#1f77b4" };
+            s.push(format!(
+                r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="{colour}"/><text x="{:.1}" y="{:.1}" font-size="9">{name}</text>"#,
+                lx(*x),
+                ly(*y),
+                lx(*x) + 6.0,
+                ly(*y) - 6.0
+            ));
+        }
+        s.push(format!(r#"<text x="{}" y="{}">green band: ±5 %; line: y = x; red: the calibration run</text>"#, M + 8, M + 16));
+        s.push("</svg>".into());
+        Some(s.join("\n") + "\n")
+    }
+}
+
+/// A float as Python's `str` writes it when it is integral and small (`360.0`), else Rust's
+/// shortest form (which agrees with Python's `repr` there).
+fn py_float(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e16 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Python's `format(v, "g")`: six significant digits, trailing zeros dropped, the exponent
+/// form below 1e-4 and from 1e6 on (`1e-05`, `1e+06`).
+pub fn fmt_g(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let sci = format!("{v:.5e}");
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let strip = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    if (-4..6).contains(&exp) {
+        strip(format!("{v:.*}", (5 - exp) as usize))
+    } else {
+        format!("{}e{}{:02}", strip(mant.to_string()), if exp < 0 { '-' } else { '+' }, exp.abs())
+    }
+}
+
+/// One run of the campaign in `host-runs.json`: its synthesis times and what else the host
+/// did meanwhile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostRun {
+    pub run: String,
+    /// Start, seconds from the campaign's start (campaign.log).
+    pub start_s: u64,
+    /// Mean, min and max duration of one partition's synthesis, seconds.
+    pub synthesis_mean_s: Option<f64>,
+    pub synthesis_min_s: Option<f64>,
+    pub synthesis_max_s: Option<f64>,
+    /// Mean of the prover's `cpu_busy_cores` samples.
+    pub process_cores: Option<f64>,
+    /// Mean `host_busy_cores` − mean `cpu_busy_cores` (at least 0): other processes.
+    pub other_cores: Option<f64>,
+    /// Mean `host_steal_cores`: the hypervisor's steal.
+    pub steal_cores: Option<f64>,
+}
+
+/// The runs of `campaign.log` (`campaign [<s>s]: <run>: pw=…` lines) in the order they
+/// started, each once, with their start in seconds; `keep` says which runs to list.
+pub fn run_order(log: &str, keep: impl Fn(&str) -> bool) -> Vec<(u64, String)> {
+    let mut order: Vec<(u64, String)> = Vec::new();
+    for line in log.lines() {
+        let Some(rest) = line.strip_prefix("campaign [") else { continue };
+        let Some((secs, rest)) = rest.split_once("s]: ") else { continue };
+        if secs.is_empty() || !secs.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Some((name, rest)) = rest.split_once(": ") else { continue };
+        if name.is_empty() || name.contains(char::is_whitespace) || !rest.starts_with("pw=") {
+            continue;
+        }
+        let Ok(start) = secs.parse() else { continue };
+        if keep(name) && !order.iter().any(|(_, n)| n == name) {
+            order.push((start, name.to_string()));
+        }
+    }
+    order
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The row of one run: synthesis span durations and the host counters' means.
+pub fn host_run(name: &str, start_s: u64, run: &Run) -> HostRun {
+    // (end − start) in integer nanoseconds, then seconds: as exact as the timeline.
+    let secs = |start: u64, end: u64| if end >= start { (end - start) as f64 / 1e9 } else { -((start - end) as f64) / 1e9 };
+    let syn: Vec<f64> = run.spans.iter().filter(|s| s.kind == SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| secs(s.start_ns, e))).collect();
+    let counter = |n: &str| mean(&run.counters.iter().filter(|c| c.name == n).map(|c| c.value).collect::<Vec<_>>());
+    let (proc_, host, steal) = (counter(counters::CPU_BUSY_CORES), counter(counters::HOST_BUSY_CORES), counter(counters::HOST_STEAL_CORES));
+    HostRun {
+        run: name.to_string(),
+        start_s,
+        synthesis_mean_s: mean(&syn),
+        synthesis_min_s: syn.iter().copied().reduce(f64::min),
+        synthesis_max_s: syn.iter().copied().reduce(f64::max),
+        process_cores: proc_,
+        other_cores: match (host, proc_) {
+            (Some(h), Some(p)) => Some((h - p).max(0.0)),
+            _ => None,
+        },
+        steal_cores: steal,
+    }
+}
+
+/// The section of `campaign.md` on the runs, one line each.
+pub fn host_runs_markdown(rows: &[HostRun]) -> String {
+    let mut md = String::from("## Synthesis and the host, run by run\n\n");
+    md.push_str("Every run in the order it ran (start in seconds from the campaign's start): the mean, min and max synthesis time of one partition, the cores the prover kept busy, what other processes on the machine took, and the hypervisor's steal (other tenants of the host). The last two come from the prover's `host_busy_cores` and `host_steal_cores` counters (/proc/stat); — where the binary did not record them. Data: [host-runs.json](host-runs.json).\n\n");
+    md.push_str("| run | start s | synthesis mean s | min | max | prover cores | other processes | steal |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for r in rows {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.run,
+            r.start_s,
+            num(r.synthesis_mean_s, 2),
+            num(r.synthesis_min_s, 2),
+            num(r.synthesis_max_s, 2),
+            num(r.process_cores, 1),
+            num(r.other_cores, 2),
+            num(r.steal_cores, 2)
+        );
+    }
+    md
+}
+
+/// Parse JSON text into a `T`. serde_json is built with `float_roundtrip`, so every float
+/// reads back as the value that was written (the campaign's figures equal the committed
+/// ones to the bit); errors give serde's line and column or the missing field.
+pub fn from_json_exact<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
+/// Errors of [`base_config`].
+#[derive(Debug, thiserror::Error)]
+pub enum BaseError {
+    #[error("the reference config has no `name = ` line")]
+    NoName,
+    #[error("the reference config has no `{0} = ` line")]
+    MissingKey(&'static str),
+    #[error("machine.txt: `{key}: {value}` is not a number")]
+    BadNumber { key: &'static str, value: String },
+}
+
+/// Does `line` set `key` (`key = …`, spaces allowed before the `=`)?
+fn sets_key(line: &str, key: &str) -> bool {
+    line.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with('='))
+}
+
+/// The VRAM of `gpu: <name>, <MiB> MiB, …` in machine.txt (nvidia-smi's memory.total), GiB.
+fn vram_gib(machine: &str) -> Option<f64> {
+    machine.match_indices("gpu: ").find_map(|(i, pat)| {
+        let rest = &machine[i + pat.len()..];
+        let after = &rest[rest.find(',')? + 1..];
+        let after = after.strip_prefix(' ')?;
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 || !after[digits..].starts_with(" MiB") {
+            return None;
+        }
+        after[..digits].parse::<u64>().ok().map(|mib| mib as f64 / 1024.0)
+    })
+}
+
+/// The base config of a campaign: the reference config (`reference`, normally
+/// `simulator/configs/phase8.toml`) with the measured machine's cores, RAM and VRAM
+/// (`machine`: machine.txt's `key: value` lines), footprints from the calibration run's
+/// `rss_bytes` counter and its pw/gw/gpus, and a comment on every changed key saying where
+/// it comes from (GUESS and ROUGH mark what is not measured). What a timeline cannot tell;
+/// `calibrate` replaces the costs and contention.
+pub fn base_config(reference: &str, machine: &str, cal: &Run) -> Result<String, BaseError> {
+    // Drop the reference's header: it describes the reference box.
+    let start = {
+        let mut at = 0;
+        let mut found = None;
+        for line in reference.split_inclusive('\n') {
+            if sets_key(line, "name") {
+                found = Some(at);
+                break;
+            }
+            at += line.len();
+        }
+        found.ok_or(BaseError::NoName)?
+    };
+    let mut lines: Vec<String> = reference[start..].split('\n').map(|l| if l.starts_with("[machine]") { "[machine]".to_string() } else { l.to_string() }).collect();
+    let mut fields: Vec<(&str, &str)> = Vec::new();
+    for l in machine.lines() {
+        if let Some((k, v)) = l.split_once(": ") {
+            fields.retain(|(key, _)| *key != k);
+            fields.push((k, v));
+        }
+    }
+    let field = |k: &str| fields.iter().find(|(key, _)| *key == k).map(|(_, v)| *v);
+    let cores: i64 = match field("nproc") {
+        Some(v) => v.trim().parse().map_err(|_| BaseError::BadNumber { key: "nproc", value: v.into() })?,
+        None => 16,
+    };
+    let ram: f64 = match field("ram_gib") {
+        Some(v) => v.trim().parse().map_err(|_| BaseError::BadNumber { key: "ram_gib", value: v.into() })?,
+        None => 128.0,
+    };
+    let vram = vram_gib(machine).unwrap_or(80.0);
+    let rss: Vec<f64> = cal.counters.iter().filter(|c| c.name == counters::RSS_BYTES).map(|c| c.value).collect();
+    const GIB: f64 = (1u64 << 30) as f64;
+    let base_gib = rss.iter().copied().reduce(f64::min).map_or(1.0, |v| v / GIB);
+    let peak_gib = rss.iter().copied().reduce(f64::max).map_or(2.0, |v| v / GIB);
+    let c = &cal.meta.config;
+    let holders = (c.pw.unwrap_or(1) as i64 + c.gw.unwrap_or(1) as i64 * c.gpus.unwrap_or(1) as i64).max(1);
+    let part_gib = ((peak_gib - base_gib) / holders as f64).max(0.01);
+    let puts: [(&'static str, String, &str); 13] = [
+        ("name", "\"campaign-base\"".into(), "derived by scripts/campaign-analyze.sh from phase8.toml"),
+        ("cpu_cores", cores.to_string(), "machine.txt (nproc)"),
+        ("ram_gib", format!("{ram:.1}"), "machine.txt (MemTotal)"),
+        ("gpus", "1".into(), "the campaign uses one device"),
+        ("vram_gib", format!("{vram:.1}"), "machine.txt (nvidia-smi memory.total), else 80"),
+        ("baseline_gib", format!("{base_gib:.3}"), "smallest rss_bytes sample of the calibration run"),
+        ("partition_gib", format!("{part_gib:.3}"), "ROUGH: (peak - smallest rss) / (pw + gw) of the calibration run"),
+        ("abc_gib", format!("{:.3}", 0.75 * part_gib), "ROUGH: 3/4 of partition_gib"),
+        ("vram_baseline_gib", "1.0".into(), "GUESS"),
+        ("call_vram_gib", "1.0".into(), "GUESS"),
+        ("synth_cores", "1.0".into(), "GUESS: one partition's synthesis runs on one thread"),
+        ("prep_cores", format!("{:.1}", (cores as f64 / 2.0).max(1.0)), "GUESS (fitted from cpu_busy_cores when present): rayon-parallel"),
+        (
+            "finalize_cores",
+            format!("{:.1}", (0.75 * cores as f64).max(1.0)),
+            "GUESS (calibrate fits it from cpu_busy_cores when the run has it): blst's G2 MSM uses the cores it finds",
+        ),
+    ];
+    for (key, value, why) in puts {
+        let line = lines.iter_mut().find(|l| sets_key(l, key)).ok_or(BaseError::MissingKey(key))?;
+        *line = format!("{key} = {value}  # {why}");
+    }
+    Ok(String::from(
+        "# Base config of the measured machine: what a timeline cannot tell (written by scripts/campaign-analyze.sh\n\
+         # from simulator/configs/phase8.toml; values marked GUESS or ROUGH are not measured). Costs and\n\
+         # contention below are phase8's and are replaced by `proofscope calibrate`.\n",
+    ) + &lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mp(key: &str, label: &str, measured: f64, predicted: f64) -> MetricParity {
+        MetricParity { key: key.into(), metric: label.into(), unit: "s".into(), measured, predicted, error_pct: 100.0 * (predicted - measured) / measured }
+    }
+
+    fn parity(metrics: Vec<MetricParity>) -> Parity {
+        Parity { metrics, ..Default::default() }
+    }
+
+    /// A configuration whose runs measured `measured` s/proof (partition rate) and whose
+    /// prediction is `predicted`.
+    fn config(name: &str, calibration: bool, measured: &[f64], predicted: f64) -> ConfigInput {
+        let parities = measured.iter().map(|&m| parity(vec![mp(key::PARTITION_RATE, "steady s/proof (partition rate)", m, predicted)])).collect();
+        ConfigInput { name: name.into(), calibration, parities, prediction: SimResult::default(), measured: Summary::default() }
+    }
+
+    #[test]
+    fn mape_by_hand() {
+        // |110 − 100| / 100 = 10 %, |45 − 50| / 50 = 10 %, |3 − 2| / 2 = 50 %: mean 70/3 %.
+        let m = mape(&[(100.0, 110.0), (50.0, 45.0), (2.0, 3.0)]).unwrap();
+        assert!((m - 70.0 / 3.0).abs() < 1e-12, "{m}");
+        assert_eq!(mape(&[]), None);
+    }
+
+    #[test]
+    fn the_calibration_configuration_is_left_out_of_the_mape() {
+        let s = score("b", &[config("a", false, &[10.0], 11.0), config("b", true, &[10.0], 20.0), config("c", false, &[10.0], 9.0)]);
+        // a: +10 %, c: −10 %; b (+100 %) is the calibration run.
+        assert!((s.mape_pct.unwrap() - 10.0).abs() < 1e-12, "{:?}", s.mape_pct);
+        assert!(s.configs[1].calibration && !s.configs[0].calibration);
+        // Zero and missing measurements are skipped too.
+        let rows = vec![
+            ConfigRow { measured_total_s: Some(0.0), predicted_total_s: Some(1.0), ..s.configs[0].clone() },
+            ConfigRow { measured_total_s: Some(4.0), predicted_total_s: Some(5.0), ..s.configs[2].clone() },
+            ConfigRow { measured_total_s: Some(4.0), predicted_total_s: None, ..s.configs[0].clone() },
+        ];
+        assert_eq!(mape_of(&rows, |r| r.measured_total_s, |r| r.predicted_total_s), Some(25.0));
+    }
+
+    #[test]
+    fn spearman_perfect_reversed_and_tied() {
+        assert_eq!(spearman(&[1.0, 2.0, 3.0, 4.0], &[10.0, 20.0, 30.0, 40.0]), Some(1.0));
+        assert_eq!(spearman(&[1.0, 2.0, 3.0, 4.0], &[40.0, 30.0, 20.0, 10.0]), Some(-1.0));
+        // Ordinal ranks: the tie [5, 5] ranks 1, 2 in order of appearance, so
+        // a = [1, 2, 3], b = [1, 2, 3]: ρ = 1 (average ranks would give 1.5, 1.5, 3).
+        assert_eq!(ordinal_ranks(&[5.0, 5.0, 7.0]), vec![1.0, 2.0, 3.0]);
+        assert_eq!(ordinal_ranks(&[7.0, 5.0, 5.0]), vec![3.0, 1.0, 2.0]);
+        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[5.0, 5.0, 7.0]), Some(1.0));
+        // One swap of neighbours among 4: Σd² = 2, ρ = 1 − 12/60 = 0.8.
+        assert_eq!(spearman(&[1.0, 2.0, 3.0, 4.0], &[1.0, 3.0, 2.0, 4.0]), Some(0.8));
+        assert_eq!(spearman(&[1.0, 2.0], &[1.0, 2.0]), None);
+    }
+
+    #[test]
+    fn mean_and_spread_over_repeats() {
+        let runs = [9.0, 10.0, 11.0];
+        let pars: Vec<Parity> = runs.iter().map(|&m| parity(vec![mp(key::PARTITION_RATE, "x", m, 12.0)])).collect();
+        let m = mean_metric(&pars, key::PARTITION_RATE);
+        assert_eq!(m.measured, Some(10.0));
+        assert_eq!(m.predicted, Some(12.0));
+        // Error against the mean, not against the first run: (12 − 10) / 10.
+        assert_eq!(m.error_pct, Some(20.0));
+        // (11 − 9) / 10.
+        assert_eq!(m.spread_pct, Some(20.0));
+        // One run: no spread; a metric nobody has: nothing.
+        assert_eq!(mean_metric(&pars[..1], key::PARTITION_RATE).spread_pct, None);
+        assert_eq!(mean_metric(&pars, key::TOTAL), MetricMean::default());
+    }
+
+    #[test]
+    fn old_reports_without_keys_are_read_by_label() {
+        let old = r#"{"metrics":[{"metric":"GPU union utilisation","unit":"%","measured":50.0,"predicted":55.0,"error_pct":10.0}],"within_5pct":0,"max_abs_error_pct":10.0}"#;
+        let p: Parity = serde_json::from_str(old).unwrap();
+        assert_eq!(p.metrics[0].key, "");
+        assert_eq!(metric_key(&p.metrics[0]), key::GPU_UTILIZATION);
+        assert_eq!(mean_metric(&[p], key::GPU_UTILIZATION).measured, Some(50.0));
+        // A key wins over the label.
+        let p = parity(vec![mp(key::TOTAL, "GPU union utilisation", 1.0, 1.0)]);
+        assert!(metric(&p, key::GPU_UTILIZATION).is_none() && metric(&p, key::TOTAL).is_some());
+        for k in [key::PARTITION_RATE, key::STEADY, key::GPU_UTILIZATION, key::LATENCY_MEAN, key::TOTAL] {
+            assert!(METRICS.iter().any(|m| m.0 == k), "{k} is not a parity metric");
+        }
+    }
+
+    #[test]
+    fn rankings_best_and_ties() {
+        // Measured means: a 2.0, b 1.0 (spread (1.05 − 0.95) / 1 = 10 %), c 1.08, d 1.2.
+        // Predicted: a 2.2, b 1.003, c 1.0, d 1.3.
+        let s = score(
+            "a",
+            &[config("a", true, &[2.0], 2.2), config("b", false, &[0.95, 1.05], 1.003), config("c", false, &[1.08], 1.0), config("d", false, &[1.2], 1.3)],
+        );
+        assert_eq!(s.ranking_measured, ["b", "c", "d", "a"]);
+        assert_eq!(s.ranking_predicted, ["c", "b", "d", "a"]);
+        assert_eq!(s.best_measured.as_deref(), Some("b"));
+        assert_eq!(s.best_predicted.as_deref(), Some("c"));
+        assert!(!s.same_best_strict);
+        // Within b's 10 % spread of 1.0: b and c (1.08), not d (1.2); grid order.
+        assert_eq!(s.tied_best_measured, ["b", "c"]);
+        // Within 0.5 % of 1.0: c and b (1.003), listed in grid order.
+        assert_eq!(s.tied_best_predicted, ["b", "c"]);
+        assert!(s.same_best);
+        // Ranks: measured [4, 1, 2, 3], predicted [4, 2, 1, 3]: Σd² = 2, ρ = 1 − 12/60.
+        assert_eq!(s.spearman_rho, Some(0.8));
+        // MAPE over b, c, d: |1.003 − 1| / 1, |1 − 1.08| / 1.08, |1.3 − 1.2| / 1.2.
+        let want = 100.0 * (0.003f64 / 1.0 + 0.08 / 1.08 + 0.1 / 1.2) / 3.0;
+        assert!((s.mape_pct.unwrap() - want).abs() < 1e-9);
+        assert!(!s.target_met, "MAPE {:?} is over 5 %", s.mape_pct);
+        // Without repeats the measured tie band is the best alone.
+        let s = score("x", &[config("p", false, &[1.0], 1.0), config("q", false, &[1.001], 1.2)]);
+        assert_eq!(s.tied_best_measured, ["p"]);
+        assert_eq!(s.spearman_rho, None);
+        assert!(s.same_best && !s.target_met, "MAPE {:?}", s.mape_pct);
+        let s = score("x", &[config("p", false, &[1.0], 1.01), config("q", false, &[2.0], 2.02)]);
+        assert!(s.target_met && s.same_best_strict);
+    }
+
+    #[test]
+    fn markdown_and_svg() {
+        let s = score("a", &[config("a", true, &[2.0, 2.2], 2.2), config("b", false, &[1.0, 1.0], 1.1)]);
+        let md = s.markdown(2);
+        assert!(md.contains("calibrated on **a** only (its 2 runs together;"), "{md}");
+        assert!(md.contains("| a (calibration) | 2 | 9.5% | 2.10 | 2.20 | +4.8% | — |"), "{md}");
+        assert!(md.contains("| b | 2 | 0.0% | 1.00 | 1.10 | +10.0% |"), "{md}");
+        assert!(md.contains("**MAPE (steady s/proof, 1 predicted configurations): 10.00 %**"), "{md}");
+        assert!(md.contains("- Spearman rank correlation: —."), "{md}");
+        assert!(md.ends_with("[evolution.md](evolution.md).\n"), "{md}");
+        let svg = s.parity_svg().unwrap();
+        assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"));
+        assert!(svg.contains(r#"<text x="360.0" y="24""#) && svg.contains(">b</text>") && svg.contains("#d62728"), "{svg}");
+        assert_eq!(score("a", &[]).parity_svg(), None);
+    }
+
+    #[test]
+    fn exact_json_numbers() {
+        // 17 significant digits: serde_json's default reader may land one ulp off; ours is
+        // str::parse's correctly rounded value.
+        for t in ["13.888771046829469", "0.0025173521374001234", "4.488466937225891", "1e-7", "-2.5E3", "5", "-7"] {
+            let v: f64 = from_json_exact(t).unwrap();
+            assert_eq!(v, t.parse::<f64>().unwrap(), "{t}");
+        }
+        let p: Parity = from_json_exact(" {\"metrics\": [{\"metric\": \"a\\\"b\\u00e9\", \"unit\": \"s\", \"measured\": 1.5, \"predicted\": 2, \"error_pct\": 33.3}],\n \"within_5pct\": 0, \"max_abs_error_pct\": 0.0} ").unwrap();
+        assert_eq!((p.metrics[0].metric.as_str(), p.metrics[0].predicted), ("a\"bé", 2.0));
+        assert_eq!(from_json_exact::<Vec<Option<bool>>>("[true, false, null]").unwrap(), [Some(true), Some(false), None]);
+        let e = from_json_exact::<Parity>("{\"metrics\": [],\n \"within_5pct\": 0,").unwrap_err();
+        assert!(e.contains("line 2"), "{e}");
+        let e = from_json_exact::<Parity>("{\"metrics\": []}").unwrap_err();
+        assert!(e.contains("missing field `within_5pct`"), "{e}");
+        assert!(from_json_exact::<f64>("1 2").is_err() && from_json_exact::<f64>("NaN").is_err() && from_json_exact::<String>("\"abc").is_err());
+        assert!(from_json_exact::<serde_json::Value>(&"[".repeat(200)).is_err());
+    }
+
+    #[test]
+    fn python_g_format() {
+        for (v, want) in [(1.0, "1"), (2.0, "2"), (0.5, "0.5"), (0.02, "0.02"), (0.0002, "0.0002"), (0.00005, "5e-05"), (100000.0, "100000"), (1e6, "1e+06"), (20.0, "20")] {
+            assert_eq!(fmt_g(v), want, "{v}");
+        }
+    }
+
+    #[test]
+    fn host_runs_in_log_order() {
+        let log = "campaign [1s]: probe: 1 proof x 2 partitions at 2^20, pw=1 gw=1 whole lock\n\
+                   campaign [20s]: b: pw=4 gw=2 lock=kernels\n\
+                   campaign [29s]: b: ok wall_s=9.1\n\
+                   campaign [29s]: a: pw=1 gw=1 lock=whole\n\
+                   campaign [40s]: b: pw=4 gw=2 lock=kernels\n\
+                   campaign [50s]: a@2: pw=1 gw=1 lock=whole\n";
+        let order = run_order(log, |n| n != "probe");
+        assert_eq!(order, [(20, "b".to_string()), (29, "a".to_string()), (50, "a@2".to_string())]);
+        let mut run = Run::default();
+        for (s, e) in [(0u64, 1_000_000_000u64), (0, 3_000_000_000)] {
+            run.spans.push(timeline::Span::new(SpanKind::Synthesis, s, e));
+        }
+        run.spans.push(timeline::Span::new(SpanKind::Gpu, 0, 9_000_000_000));
+        for (name, v) in [(counters::CPU_BUSY_CORES, 2.0), (counters::CPU_BUSY_CORES, 4.0), (counters::HOST_BUSY_CORES, 2.5)] {
+            run.counters.push(timeline::Counter { name: name.into(), t_ns: 0, value: v, device: None });
+        }
+        let r = host_run("a", 29, &run);
+        assert_eq!((r.synthesis_mean_s, r.synthesis_min_s, r.synthesis_max_s), (Some(2.0), Some(1.0), Some(3.0)));
+        // Other processes: 2.5 − 3 < 0 → 0; no steal counter.
+        assert_eq!((r.process_cores, r.other_cores, r.steal_cores), (Some(3.0), Some(0.0), None));
+        let md = host_runs_markdown(&[r]);
+        assert!(md.ends_with("| a | 29 | 2.00 | 1.00 | 3.00 | 3.0 | 0.00 | — |\n"), "{md}");
+        let j = serde_json::to_value(host_run("empty", 0, &Run::default())).unwrap();
+        assert_eq!(j["synthesis_mean_s"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn base_config_from_the_reference() {
+        let reference = "# header about the reference box\n\nname = \"phase8\"   # old\nseed = 1\n\n[machine]   # the box\ncpu_cores = 96 # c\nram_gib = 512.0\ngpus = 1\nvram_gib = 16.0\n\n[memory]\nbaseline_gib = 69.0\npartition_gib = 16.0\nabc_gib = 12.0\nvram_baseline_gib = 2.0\ncall_vram_gib = 12.0\n\n[cpu]\nsynth_cores = 4.0\nprep_cores = 8.0\nfinalize_cores = 8.0\n";
+        let machine = "date: 2026-11-30T15:57:35Z\nram_gib: 126\nnproc: 16\ngpu: NVIDIA H200, 143771 MiB, 580.159.04, 1980 MHz\n";
+        let mut run = Run::default();
+        run.meta.config.pw = Some(4);
+        run.meta.config.gw = Some(2);
+        // 1 GiB idle, 4 GiB peak: (4 − 1) / (4 + 2 × 1) = 0.5 GiB per partition.
+        for v in [1.0, 4.0, 2.0] {
+            run.counters.push(timeline::Counter { name: counters::RSS_BYTES.into(), t_ns: 0, value: v * (1u64 << 30) as f64, device: None });
+        }
+        let out = base_config(reference, machine, &run).unwrap();
+        let want = "# Base config of the measured machine: what a timeline cannot tell (written by scripts/campaign-analyze.sh\n\
+# from simulator/configs/phase8.toml; values marked GUESS or ROUGH are not measured). Costs and\n\
+# contention below are phase8's and are replaced by `proofscope calibrate`.\n\
+name = \"campaign-base\"  # derived by scripts/campaign-analyze.sh from phase8.toml\nseed = 1\n\n[machine]\n\
+cpu_cores = 16  # machine.txt (nproc)\nram_gib = 126.0  # machine.txt (MemTotal)\ngpus = 1  # the campaign uses one device\n\
+vram_gib = 140.4  # machine.txt (nvidia-smi memory.total), else 80\n\n[memory]\n\
+baseline_gib = 1.000  # smallest rss_bytes sample of the calibration run\n\
+partition_gib = 0.500  # ROUGH: (peak - smallest rss) / (pw + gw) of the calibration run\n\
+abc_gib = 0.375  # ROUGH: 3/4 of partition_gib\nvram_baseline_gib = 1.0  # GUESS\ncall_vram_gib = 1.0  # GUESS\n\n[cpu]\n\
+synth_cores = 1.0  # GUESS: one partition's synthesis runs on one thread\n\
+prep_cores = 8.0  # GUESS (fitted from cpu_busy_cores when present): rayon-parallel\n\
+finalize_cores = 12.0  # GUESS (calibrate fits it from cpu_busy_cores when the run has it): blst's G2 MSM uses the cores it finds\n";
+        assert_eq!(out, want);
+        // Without machine.txt values or RSS samples: 16 cores, 128 GiB, 80 GiB VRAM, 1 and 2 GiB.
+        let out = base_config(reference, "", &Run::default()).unwrap();
+        assert!(out.contains("ram_gib = 128.0 ") && out.contains("vram_gib = 80.0 ") && out.contains("partition_gib = 0.500 "), "{out}");
+        assert!(matches!(base_config("seed = 1\n", "", &Run::default()), Err(BaseError::NoName)));
+        assert!(matches!(base_config("name = 1\n", "", &Run::default()), Err(BaseError::MissingKey("cpu_cores"))));
+        assert!(matches!(base_config(reference, "nproc: many\n", &Run::default()), Err(BaseError::BadNumber { key: "nproc", .. })));
+    }
+
+    #[test]
+    fn the_embedded_reference_gives_a_valid_base() {
+        let out = base_config(crate::calibrate::DEFAULT_BASE, "nproc: 16\nram_gib: 126\n", &Run::default()).unwrap();
+        crate::Config::from_toml_str(&out, "base").unwrap().validate().unwrap();
+    }
+}
