@@ -159,6 +159,13 @@ impl EngineConfig {
         if self.pw > 4096 || self.gw > 64 || self.devices > 64 {
             return Err(ConfigError::Invalid { field: "pw/gw/devices", reason: "implausibly large (pw ≤ 4096, gw ≤ 64, devices ≤ 64)".into() });
         }
+        // The GPU queue's slots are allocated up front.
+        if self.queue_capacity > 4096 {
+            return Err(ConfigError::Invalid { field: "queue_capacity", reason: format!("{} is more than 4096 partitions", self.queue_capacity) });
+        }
+        if self.finalizers > 4096 || self.max_attempts > 1000 {
+            return Err(ConfigError::Invalid { field: "finalizers/max_attempts", reason: "implausibly large (finalizers ≤ 4096, max_attempts ≤ 1000)".into() });
+        }
         Ok(())
     }
 }
@@ -187,7 +194,7 @@ mod tests {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
         assert_eq!((c.pw, c.lock, c.queue_capacity, c.max_attempts, c.events, c.rss_sample_ms, c.cpu_fallback, c.seed, c.g2_msm), (5, LockMode::Whole, 3, 4, false, 0, false, Some(9), G2Msm::Cpu));
-        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope")] {
+        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("queue_capacity", "4294967295", "queue_capacity"), ("finalizers", "100000", "finalizers")] {
             let before = c.clone();
             let e = c.set(k, v).unwrap_err().to_string();
             assert!(e.contains(want), "{k}={v}: {e}");

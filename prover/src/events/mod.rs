@@ -62,7 +62,10 @@ impl Shared {
 #[derive(Default)]
 pub struct SinkConfig {
     pub jsonl: Option<Box<dyn Write + Send>>,
+    /// The JSON-lines output's name in error messages (its path).
+    pub jsonl_name: Option<String>,
     pub cuzk: Option<Box<dyn Write + Send>>,
+    pub cuzk_name: Option<String>,
     /// Keep every record in memory and return them as a [`Run`] from [`EventSink::finish`].
     pub collect: bool,
     /// Sample the process RSS (counter `rss_bytes`) at this period.
@@ -73,10 +76,12 @@ pub struct SinkConfig {
 impl SinkConfig {
     pub fn jsonl_file(mut self, path: &Path) -> io::Result<Self> {
         self.jsonl = Some(Box::new(File::create(path)?));
+        self.jsonl_name = Some(path.display().to_string());
         Ok(self)
     }
     pub fn cuzk_file(mut self, path: &Path) -> io::Result<Self> {
         self.cuzk = Some(Box::new(File::create(path)?));
+        self.cuzk_name = Some(path.display().to_string());
         Ok(self)
     }
 }
@@ -88,6 +93,9 @@ pub struct SinkStats {
     pub open_spans: u64,
     pub counters: u64,
     pub cuzk_lines: u64,
+    /// Write errors, one per output that failed (naming its file); that output stopped
+    /// there, everything else went on.
+    pub errors: Vec<String>,
 }
 
 /// What the writer thread returns.
@@ -105,10 +113,10 @@ impl EventSink {
         let (tx, rx) = unbounded();
         let epoch = Instant::now();
         let shared = Arc::new(Shared { tx, epoch, open: Mutex::new(HashMap::new()) });
-        let SinkConfig { jsonl, cuzk, collect, rss_every, meta } = cfg;
+        let SinkConfig { jsonl, jsonl_name, cuzk, cuzk_name, collect, rss_every, meta } = cfg;
         let writer = std::thread::Builder::new()
             .name("timeline-writer".into())
-            .spawn(move || writer::writer_loop(rx, jsonl, cuzk, collect, meta))?;
+            .spawn(move || writer::writer_loop(rx, jsonl, jsonl_name, cuzk, cuzk_name, collect, meta))?;
         let sink = EventSink { shared, writer: Mutex::new(Some(writer)), sampler: Mutex::new(None) };
         if let Some(period) = rss_every {
             let stop = Arc::new(AtomicBool::new(false));
