@@ -13,5 +13,6 @@ pub mod predict;
 pub mod campaign;
 pub mod validate_trace;
 pub mod output;
+pub mod input;
 pub mod completions;
 pub mod man;
