@@ -33,10 +33,28 @@ pub fn dir(path: &Path) -> anyhow::Result<PathBuf> {
     Ok(path.to_path_buf())
 }
 
+/// An output that could not be written (a full disk, a folder that went away): the
+/// command exits 1, "the work failed", not 2 (docs/reference/cli.md#exit-codes).
+#[derive(Debug)]
+pub struct WriteFailed(pub String);
+
+impl std::fmt::Display for WriteFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for WriteFailed {}
+
+/// A [`WriteFailed`] error from anything displayable (its message names the file).
+pub fn write_failed(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(WriteFailed(e.to_string()))
+}
+
 /// Write `bytes` to `path` whole or not at all: a temporary file in the same folder,
 /// synced, then renamed over `path`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    timeline::atomic::write_atomic(path, bytes).map_err(anyhow::Error::from)
+    timeline::atomic::write_atomic(path, bytes).map_err(write_failed)
 }
 
 /// An exclusive flock(2) on `file`, waiting for it (the holder may be another process).
@@ -69,6 +87,7 @@ pub struct OutputDir {
     written: Vec<String>,
     /// Outputs that could not be written, with the reason.
     failed: Vec<String>,
+    finished: bool,
 }
 
 impl OutputDir {
@@ -84,7 +103,7 @@ impl OutputDir {
             .with_context(|| format!("cannot create {}", lock_path.display()))?;
         lock(&f, &path)?;
         timeline::atomic::remove_stale_temps(&path);
-        Ok(OutputDir { path, _lock: f, known: known.to_vec(), written: Vec::new(), failed: Vec::new() })
+        Ok(OutputDir { path, _lock: f, known: known.to_vec(), written: Vec::new(), failed: Vec::new(), finished: false })
     }
 
     pub fn path(&self) -> &Path {
@@ -127,8 +146,29 @@ impl OutputDir {
     }
 
     /// Done: remove the known outputs this run did not write (an earlier run's), release
-    /// the lock. Returns the names written.
-    pub fn finish(self) -> Vec<String> {
+    /// the lock. Returns the names written. (A command that stops on an error after it
+    /// wrote something gets the same clean-up when its `OutputDir` is dropped: the folder
+    /// never mixes its files with an earlier run's; one that wrote nothing leaves the
+    /// earlier run's report as it was.)
+    pub fn finish(mut self) -> Vec<String> {
+        self.clean();
+        self.finished = true;
+        std::mem::take(&mut self.written)
+    }
+
+    /// Whether any output failed (the command then exits 1).
+    pub fn has_failures(&self) -> bool {
+        !self.failed.is_empty()
+    }
+
+    /// Write `DIR/name`; a failure is noted (and reported), not returned.
+    pub fn try_write(&mut self, name: &str, bytes: &[u8]) {
+        if let Err(e) = self.write(name, bytes) {
+            self.fail(name, format!("{e:#}"));
+        }
+    }
+
+    fn clean(&self) {
         for name in &self.known {
             if !self.written.iter().any(|w| w == name) {
                 let p = self.path.join(name);
@@ -140,7 +180,14 @@ impl OutputDir {
                 }
             }
         }
-        self.written
+    }
+}
+
+impl Drop for OutputDir {
+    fn drop(&mut self) {
+        if !self.finished && !self.written.is_empty() {
+            self.clean();
+        }
     }
 }
 

@@ -61,8 +61,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         dir.write("parity.json", serde_json::to_string_pretty(&par)?.as_bytes())?;
         #[cfg(feature = "analysis")]
         {
-            parity::plot::parity_svg(&par, &dir.join("parity.svg"))?;
-            dir.record("parity.svg");
+            match parity::plot::parity_svg(&par, &dir.join("parity.svg")) {
+                Ok(()) => dir.record("parity.svg"),
+                Err(e) => dir.fail("parity.svg", format!("{e:#}")),
+            }
         }
     }
     match points {
@@ -72,7 +74,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             super::sweep::run_sweep(&model, &a.vary, points, &mut dir, !a.no_charts)?;
         }
     }
+    let failed = dir.has_failures();
     dir.finish();
     tracing::info!("wrote {}", a.out.display());
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

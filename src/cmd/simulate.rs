@@ -79,7 +79,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     // Files whole or not at all (timeline::atomic).
     if let (Some(path), Some(run)) = (&a.timeline, &out.run) {
-        timeline::atomic::write_with(path, |w| timeline::write::jsonl::write_run(w, run))?;
+        timeline::atomic::write_with(path, |w| timeline::write::jsonl::write_run(w, run)).map_err(super::output::write_failed)?;
         tracing::info!("timeline: {} ({} spans, {} counters)", path.display(), run.spans.len(), run.counters.len());
     }
     if let (Some(path), Some(run)) = (&a.cuzk_log, &out.run) {
@@ -94,7 +94,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         dir.write("parity.json", serde_json::to_string_pretty(&par)?.as_bytes())?;
         #[cfg(feature = "analysis")]
         {
-            parity::plot::parity_svg(&par, &dir.join("parity.svg"))?;
+            parity::plot::parity_svg(&par, &dir.join("parity.svg")).map_err(super::output::write_failed)?;
             dir.record("parity.svg");
         }
         dir.finish();

@@ -39,8 +39,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let points = sweep::expand(&base, &a.vary)?;
     let mut out = super::output::OutputDir::open(&dir, OUTPUTS)?;
     run_sweep(&base, &a.vary, points, &mut out, !a.no_charts)?;
+    let failed = out.has_failures();
     out.finish();
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// Every file a sweep may write into its folder (predict's folder holds them too).
@@ -62,15 +63,24 @@ pub fn run_sweep(base: &Config, axes: &[Vary], points: Vec<sweep::Point>, dir: &
     println!("{md}");
     tracing::info!("{} configurations simulated in {:.1} ms", rows.len(), elapsed.as_secs_f64() * 1e3);
     let title = format!("# Sweep of {}\n\nAxes: {}\n\n", if base.name.is_empty() { "(unnamed)" } else { &base.name }, axes.iter().map(|a| format!("{}={}", a.key, a.values.join(","))).collect::<Vec<_>>().join("  "));
-    dir.write("sweep.md", format!("{title}{md}").as_bytes())?;
-    dir.write("sweep.json", serde_json::to_string_pretty(&rows)?.as_bytes())?;
+    // An output that cannot be written is named and the others are still written (the
+    // command then exits 1).
+    dir.try_write("sweep.md", format!("{title}{md}").as_bytes());
+    dir.try_write("sweep.json", serde_json::to_string_pretty(&rows)?.as_bytes());
     #[cfg(feature = "analysis")]
     {
-        simulator::sweep::outputs::write_parquet(&rows, axes, &dir.join("sweep.parquet"))?;
-        dir.record("sweep.parquet");
+        match simulator::sweep::outputs::write_parquet(&rows, axes, &dir.join("sweep.parquet")) {
+            Ok(()) => dir.record("sweep.parquet"),
+            Err(e) => dir.fail("sweep.parquet", format!("{e:#}")),
+        }
         if charts {
-            for p in simulator::sweep::outputs::write_charts(&rows, axes, dir.path())? {
-                dir.record(&p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+            match simulator::sweep::outputs::write_charts(&rows, axes, dir.path()) {
+                Ok(paths) => {
+                    for p in paths {
+                        dir.record(&p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+                    }
+                }
+                Err(e) => dir.fail("the charts", format!("{e:#}")),
             }
         }
     }
