@@ -374,3 +374,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     Ok(if outcome.failed > 0 || outcome.write_errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_have_bounds() {
+        check_counts(1, 1).unwrap();
+        check_counts(MAX_PROOFS, 10).unwrap();
+        for (j, k, want) in [(0, 1, "at least 1"), (1, 0, "at least 1"), (MAX_PROOFS + 1, 1, "--proofs"), (1, MAX_PARTITIONS + 1, "--partitions"), (100_000, 100_000, "--partitions"), (10_000, 1000, "10000000 partitions")] {
+            let e = check_counts(j, k).unwrap_err().to_string();
+            assert!(e.contains(want), "{j} x {k}: {e}");
+        }
+    }
+}
