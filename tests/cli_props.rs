@@ -3,9 +3,9 @@
 //! future schema, every span twice), random configs and `--set`/`--vary` values (zero,
 //! negative, NaN, 2^32 − 1, 1e300, words), random flags. Every run of the built binary
 //! must exit 0, 1 or 2 — never a panic (101), an abort or a signal — within a memory limit
-//! (RLIMIT_AS, [`common::MEMORY_LIMIT`]) and a time limit, and say nothing of a panic.
+//! (RLIMIT_AS, [`common::memory_limit`]: 4 GiB and 16 MiB per core) and a time limit, and say nothing of a panic.
 //!
-//! A few hundred runs in all (`PROOFSCOPE_CLI_CASES` per property, default 100), small
+//! Configs are phase8.toml with numbers replaced or lines dropped. A few hundred runs in all (`PROOFSCOPE_CLI_CASES` per property, default 100), small
 //! inputs, about a minute on two cores; CI runs it through `cargo test`.
 
 mod common;
@@ -220,6 +220,31 @@ fn vary() -> impl Strategy<Value = String> {
     (key, values).prop_map(|(k, v)| format!("{k}={v}"))
 }
 
+/// A random config: phase8.toml with some of its numbers replaced (zero, negative, huge,
+/// NaN, a word), a line dropped, or left as it is.
+fn config_text() -> impl Strategy<Value = String> {
+    let n = PHASE8.lines().count();
+    let value = prop_oneof![
+        Just("0"), Just("-1"), Just("1e300"), Just("4294967295"), Just("4097"), Just("nan"), Just("inf"), Just("\"x\""), Just("2"), Just("1e-300"), Just("[]"),
+    ];
+    prop_oneof![
+        2 => Just(PHASE8.to_string()),
+        3 => proptest::collection::vec((0..n, value, any::<bool>()), 1..4).prop_map(move |edits| {
+            let mut lines: Vec<String> = PHASE8.lines().map(str::to_string).collect();
+            for (i, v, drop) in edits {
+                let i = i % lines.len();
+                if drop {
+                    lines[i] = String::new();
+                } else if let Some((k, _)) = lines[i].split_once('=') {
+                    let k = k.to_string();
+                    lines[i] = format!("{k}= {v}");
+                }
+            }
+            lines.join("\n") + "\n"
+        }),
+    ]
+}
+
 // ---- properties ----------------------------------------------------------------------
 
 #[test]
@@ -258,10 +283,10 @@ fn analyze_never_misbehaves() {
 
 #[test]
 fn simulate_and_sweep_never_misbehave() {
-    let strategy = (proptest::collection::vec((set_key(), set_value()), 0..3), proptest::collection::vec(vary(), 0..3), any::<bool>(), any::<bool>(), any::<u64>());
+    let strategy = (config_text(), proptest::collection::vec((set_key(), set_value()), 0..3), proptest::collection::vec(vary(), 0..3), any::<bool>(), any::<bool>(), any::<u64>());
     TestRunner::new(config())
-        .run(&strategy, |(sets, varies, record, sweep, seed)| {
-            let mut args = if sweep && !varies.is_empty() { strings(&["sweep", "phase8.toml", "-o", "out", "--no-charts"]) } else { strings(&["simulate", "phase8.toml", "--json"]) };
+        .run(&strategy, |(text, sets, varies, record, sweep, seed)| {
+            let mut args = if sweep && !varies.is_empty() { strings(&["sweep", "cfg.toml", "-o", "out", "--no-charts"]) } else { strings(&["simulate", "cfg.toml", "--json"]) };
             for (k, v) in &sets {
                 args.push("--set".into());
                 args.push(format!("{k}={v}"));
@@ -277,7 +302,7 @@ fn simulate_and_sweep_never_misbehave() {
                     args.extend(strings(&["--timeline", "sim.jsonl", "--compare-to", "sample.log", "-o", "parity"]));
                 }
             }
-            check(args, &[], None)
+            check(args, &[("cfg.toml", text.into_bytes())], None)
         })
         .unwrap();
     report(module_path!());

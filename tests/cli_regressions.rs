@@ -70,6 +70,9 @@ fn sizes_without_bound_are_refused_at_once() {
     exits(d.path(), &["setup", "--constraints", "2^8", "--params", "p.bin"], 0, &[]);
     exits(d.path(), &["prove", "--params", "p.bin", "--proofs", "100000", "--partitions", "100000", "--backend", "cpu"], 2, &["--partitions 100000"]);
     exits(d.path(), &["prove", "--params", "p.bin", "--proofs", "1", "--set", "queue_capacity=4294967295", "--backend", "cpu"], 2, &["queue_capacity"]);
+    // A sampler period of 49 days used to hold the end of the run for as long.
+    exits(d.path(), &["prove", "--params", "p.bin", "--proofs", "1", "--set", "rss_sample_ms=4294967295", "--backend", "cpu"], 2, &["rss_sample_ms"]);
+    exits(d.path(), &["prove", "--params", "p.bin", "--proofs", "1", "--nvml-ms", "18446744073709551615", "--backend", "cpu"], 2, &["--nvml-ms"]);
     assert!(t0.elapsed() < Duration::from_secs(30), "refusals take no time: {:?}", t0.elapsed());
     // Nothing was written by a refused sweep.
     assert!(!d.path().join("s1").exists() && !d.path().join("s2").exists());

@@ -453,8 +453,9 @@ fn a_killed_prove_keeps_its_finished_proofs() {
     eprintln!("a_killed_prove_keeps_its_finished_proofs: {kept} proofs on disk after 6 kills, all verified");
 }
 
-/// SIGKILL at random moments of `analyze` and `sweep` writing over an earlier report: every
-/// file is whole (the earlier run's or the new one's), and the next run cleans up.
+/// SIGKILL and SIGINT at random moments of `analyze` and `sweep` writing over an earlier
+/// report: every file is whole (the earlier run's or the new one's), and the next run cleans
+/// up.
 #[test]
 fn a_killed_analyze_or_sweep_leaves_no_broken_file() {
     let mut rng = Rng::new("a_killed_analyze_or_sweep_leaves_no_broken_file");
@@ -465,13 +466,14 @@ fn a_killed_analyze_or_sweep_leaves_no_broken_file() {
     ];
     for (old, new, args, span_ms) in &cases {
         let (a, b) = (reference(old), reference(new));
-        for _ in 0..5 {
+        for k in 0..5 {
             let work = tempfile::tempdir().unwrap();
             copy_into(&a, &work.path().join("out"));
             let p = spawn(args, work.path(), None);
             std::thread::sleep(rng.millis(5, *span_ms));
-            p.signal(libc::SIGKILL);
-            let _ = p.wait(LIMIT);
+            p.signal(if k % 2 == 1 { libc::SIGINT } else { libc::SIGKILL });
+            let r = p.wait(LIMIT);
+            assert!(r.stderr.is_empty() || !r.stderr.contains("panicked"), "{}", r.stderr);
             check_files(&work.path().join("out"), &[("old", a.clone()), ("new", b.clone())], false, &format!("{} killed", args[0]));
             // The next run completes the report and removes what the killed one left.
             let r = spawn(args, work.path(), None).wait(LIMIT);

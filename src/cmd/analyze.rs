@@ -209,9 +209,7 @@ pub fn print_warnings(s: &Summary) {
     if !d.has_warnings() {
         return;
     }
-    for p in &d.problems {
-        tracing::warn!("{p}");
-    }
+    // (The input's problems were said by the reader: cmd::input::read_run.)
     for w in d.warnings.iter().take(10) {
         tracing::warn!("line {}: {}", w.line, w.message);
     }

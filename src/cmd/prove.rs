@@ -90,8 +90,9 @@ pub struct Args {
     #[arg(long)]
     pub quiet: bool,
     /// With the cuda backend: NVML sampling period in ms (GPU utilisation, memory used,
-    /// power, SM clock as timeline counters of each device in use); 0 = off. Default 50.
-    #[arg(long)]
+    /// power, SM clock as timeline counters of each device in use); 0 = off. Default 50;
+    /// at most an hour.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub nvml_ms: Option<u64>,
 }
 

@@ -19,9 +19,13 @@ pub fn bin() -> String {
     std::env::var("PROOFSCOPE_TEST_BIN").unwrap_or_else(|_| BIN.to_string())
 }
 
-/// The address space one run of the binary may use. A run that would allocate more (the
-/// 16 GB of `pw = 4e9`) fails its allocation and aborts, which the tests report.
-pub const MEMORY_LIMIT: u64 = 4 << 30;
+/// The address space one run of the binary may use: 4 GiB, plus room for the stacks of the
+/// thread pools on a machine with many cores. A run that would allocate more (the 16 GB of
+/// `pw = 4e9`) fails its allocation and aborts, which the tests report.
+pub fn memory_limit() -> u64 {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+    (4 << 30) + cores * (16 << 20)
+}
 
 /// How a run ended.
 #[derive(Debug)]
@@ -42,7 +46,7 @@ impl Ran {
         let what = if self.timed_out {
             format!("ran away in time (killed after {:.1} s)", self.elapsed.as_secs_f64())
         } else if let Some(s) = self.signal {
-            format!("killed by signal {s} (an abort: memory beyond {} GiB, or a stack overflow)", MEMORY_LIMIT >> 30)
+            format!("killed by signal {s} (an abort: memory beyond {} MiB, or a stack overflow)", memory_limit() >> 20)
         } else if !matches!(self.code, Some(0..=2)) {
             format!("exit code {:?}", self.code)
         } else if self.stderr.contains("panicked at") || self.stderr.contains("RUST_BACKTRACE") {
@@ -66,10 +70,11 @@ fn tail(s: &str, n: usize) -> &str {
 pub fn command(args: &[String], cwd: &Path) -> Command {
     let mut c = Command::new(bin());
     c.args(args).current_dir(cwd).env("RUST_BACKTRACE", "0").env("NO_COLOR", "1").env("MALLOC_ARENA_MAX", "2");
+    let limit = memory_limit();
     // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
-        c.pre_exec(|| {
-            let lim = libc::rlimit { rlim_cur: MEMORY_LIMIT, rlim_max: MEMORY_LIMIT };
+        c.pre_exec(move || {
+            let lim = libc::rlimit { rlim_cur: limit, rlim_max: limit };
             if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
                 return Err(std::io::Error::last_os_error());
             }

@@ -163,6 +163,9 @@ impl EngineConfig {
         if self.queue_capacity > 4096 {
             return Err(ConfigError::Invalid { field: "queue_capacity", reason: format!("{} is more than 4096 partitions", self.queue_capacity) });
         }
+        if self.rss_sample_ms > 3_600_000 {
+            return Err(ConfigError::Invalid { field: "rss_sample_ms", reason: format!("{} ms is more than an hour", self.rss_sample_ms) });
+        }
         if self.finalizers > 4096 || self.max_attempts > 1000 {
             return Err(ConfigError::Invalid { field: "finalizers/max_attempts", reason: "implausibly large (finalizers ≤ 4096, max_attempts ≤ 1000)".into() });
         }
@@ -194,7 +197,7 @@ mod tests {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
         assert_eq!((c.pw, c.lock, c.queue_capacity, c.max_attempts, c.events, c.rss_sample_ms, c.cpu_fallback, c.seed, c.g2_msm), (5, LockMode::Whole, 3, 4, false, 0, false, Some(9), G2Msm::Cpu));
-        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("queue_capacity", "4294967295", "queue_capacity"), ("finalizers", "100000", "finalizers")] {
+        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("queue_capacity", "4294967295", "queue_capacity"), ("finalizers", "100000", "finalizers"), ("rss_sample_ms", "4294967295", "rss_sample_ms")] {
             let before = c.clone();
             let e = c.set(k, v).unwrap_err().to_string();
             assert!(e.contains(want), "{k}={v}: {e}");

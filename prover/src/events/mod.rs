@@ -34,6 +34,38 @@ use timeline::event::{Counter, Run, RunMeta, Span};
 pub use host::{process_cpu_seconds, rss_bytes, HostCpu};
 pub use layer::TimelineLayer;
 
+/// Sleep `period`, waking at least every 20 ms to return early once `stop` is set: a
+/// sampler with a long period (an hour) still stops at once when the run ends.
+pub fn sleep_unless_stopped(stop: &AtomicBool, period: Duration) {
+    // (A period too long for an Instant is a sleep until stopped.)
+    let until = Instant::now().checked_add(period);
+    while !stop.load(Ordering::Relaxed) {
+        let left = until.map_or(Duration::MAX, |u| u.saturating_duration_since(Instant::now()));
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(20)));
+    }
+}
+
+#[cfg(test)]
+mod sleep_tests {
+    use super::*;
+
+    #[test]
+    fn a_sampler_with_an_endless_period_stops_at_once() {
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let s2 = stop.clone();
+        let h = std::thread::spawn(move || sleep_unless_stopped(&s2, Duration::MAX));
+        std::thread::sleep(Duration::from_millis(50));
+        let t0 = Instant::now();
+        stop.store(true, Ordering::Relaxed);
+        h.join().unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(1));
+        sleep_unless_stopped(&AtomicBool::new(false), Duration::from_millis(30));
+    }
+}
+
 /// Name of the context-only span.
 pub const CTX: &str = "ctx";
 
