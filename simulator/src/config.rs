@@ -41,6 +41,8 @@ pub mod limits {
     pub const TOTAL_PARTITIONS: u64 = 200_000;
     /// Seconds between periodic arrivals (10 years).
     pub const PERIOD_S: f64 = 10.0 * 365.25 * 86_400.0;
+    /// Largest machine quantity (cores, GiB, GB/s) and CPU demand: 1e9.
+    pub const QUANTITY: f64 = 1e9;
 }
 
 fn invalid(field: &str, reason: impl Into<String>) -> ConfigError {
@@ -306,8 +308,22 @@ impl Config {
     /// Check every field and every combination; the first problem is returned.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let m = &self.machine;
-        let pos = |f: &str, v: f64| if v.is_finite() && v > 0.0 { Ok(()) } else { Err(invalid(f, format!("must be a positive number (got {v})"))) };
-        let nonneg = |f: &str, v: f64| if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(invalid(f, format!("must be a number ≥ 0 (got {v})"))) };
+        // Sizes, rates and core counts: finite, and at most 1e9 (GiB, GB/s, cores), far
+        // beyond any machine and far from float overflow.
+        let pos = |f: &str, v: f64| {
+            if v.is_finite() && v > 0.0 && v <= limits::QUANTITY {
+                Ok(())
+            } else {
+                Err(invalid(f, format!("must be a positive number up to {:e} (got {v})", limits::QUANTITY)))
+            }
+        };
+        let nonneg = |f: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 && v <= limits::QUANTITY {
+                Ok(())
+            } else {
+                Err(invalid(f, format!("must be a number ≥ 0 up to {:e} (got {v})", limits::QUANTITY)))
+            }
+        };
         let atleast1 = |f: &str, v: u32| if v >= 1 { Ok(()) } else { Err(invalid(f, format!("must be at least 1 (got {v})"))) };
         pos("machine.cpu_cores", m.cpu_cores)?;
         pos("machine.mem_bandwidth_gbs", m.mem_bandwidth_gbs)?;

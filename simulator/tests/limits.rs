@@ -31,13 +31,17 @@ fn counts_beyond_their_bounds_are_refused_by_name() {
     c.set("partitions", "10000").unwrap();
     assert!(c.validate().unwrap_err().to_string().contains("partitions"));
     refused("b_g2_msm", "1e300", "costs.b_g2_msm");
+    // Quantities: at most 1e9 (a bandwidth demand of 1e300 used to overflow a wake-up time).
+    refused("cpu.prep_bw_gbs", "1e300", "cpu.prep_bw_gbs");
+    refused("ram", "1e10", "machine.ram_gib");
+    refused("slope", "1e300", "contention.synth_slope");
     refused("costs.synth", "1e15", "costs.synth");
 }
 
 #[test]
 fn a_run_that_would_last_centuries_ends_as_infeasible() {
     let mut c = base();
-    c.set("slope", "1e12").unwrap();
+    c.set("slope", "1e9").unwrap();
     c.set("knee", "0").unwrap();
     c.validate().unwrap();
     let r = simulate(&c, Options { record: true }).result;
@@ -54,4 +58,20 @@ fn a_two_point_sweep_of_absurd_values_is_refused_before_any_allocation() {
     let a: Vary = "pw=1..100".parse().unwrap();
     let b: Vary = "seed=1..1000".parse().unwrap();
     assert!(expand(&base(), &[a, b]).unwrap_err().to_string().contains("combinations"));
+}
+
+#[test]
+fn rates_near_zero_never_overflow_a_time() {
+    // A bandwidth demand a billion times the machine's (found by the CLI property test as
+    // 1e300: an overflow computing the next wake-up).
+    for (k, v) in [("cpu.prep_bw_gbs", "1e9"), ("bandwidth", "1e-9"), ("cores", "1e-9")] {
+        let mut c = base();
+        c.set("cpu.synth_cores", "1e-9").unwrap();
+        c.set("cpu.prep_cores", "1e-9").unwrap();
+        c.set("cpu.finalize_cores", "1e-9").unwrap();
+        c.set(k, v).unwrap();
+        c.validate().unwrap_or_else(|e| panic!("{k}={v}: {e}"));
+        let r = simulate(&c, Options { record: true }).result;
+        assert!(r.feasible || r.failure.is_some() || r.proofs_completed < r.proofs, "{k}={v}");
+    }
 }
