@@ -77,6 +77,11 @@ fn check(args: Vec<String>, files: &[(&str, Vec<u8>)], stdin: Option<Vec<u8>>) -
     if let Some(why) = ran.misbehaved() {
         return Err(TestCaseError::fail(why));
     }
+    // Exit 1 means the work failed: only `--strict` (analyze, compare) may say so here,
+    // where no fault is injected (a sweep whose Parquet columns clashed once exited 1).
+    if ran.code == Some(1) && !matches!(args[0].as_str(), "analyze" | "compare") {
+        return Err(TestCaseError::fail(format!("{args:?}: exit 1 without a fault\n{}", ran.stderr)));
+    }
     // Exit 2 says why, naming something.
     if ran.code == Some(2) {
         prop_assert!(ran.stderr.contains("error"), "exit 2 without an error message: {:?}\n{}", args, ran.stderr);

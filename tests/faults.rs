@@ -17,8 +17,9 @@
 //! 8. no temporary file is left by a run that ended on its own.
 //!
 //! The full disk is a small tmpfs mounted for the test (`mount -t tmpfs -o size=…`), which
-//! needs root: CI runs as root. Elsewhere those tests print why they are skipped (no
-//! LD_PRELOAD, no FUSE; a loop device needs root as well). `/dev/full`, the kills and the
+//! needs root: CI runs as root (and sets `PROOFSCOPE_REQUIRE_TMPFS`, so that a tmpfs that
+//! cannot be mounted fails the suite instead of skipping it). Elsewhere those tests print why
+//! they are skipped (no LD_PRELOAD, no FUSE; a loop device needs root as well). `/dev/full`, the kills and the
 //! second writer need nothing. `PROOFSCOPE_FAULT_SEED` replays the random moments.
 
 mod common;
@@ -247,6 +248,10 @@ fn tmpfs_or_skip(bytes: u64, test: &str) -> Option<Tmpfs> {
     match Tmpfs::mount(bytes) {
         Ok(t) => Some(t),
         Err(why) => {
+            // CI (root) sets PROOFSCOPE_REQUIRE_TMPFS: there a skip would hide the suite.
+            if std::env::var_os("PROOFSCOPE_REQUIRE_TMPFS").is_some() {
+                panic!("{test}: PROOFSCOPE_REQUIRE_TMPFS is set but {why}");
+            }
             eprintln!("SKIPPED {test}: {why}");
             None
         }

@@ -77,6 +77,15 @@ pub struct Point {
 /// All combinations (the last axis varies fastest). Every combination is validated; an
 /// impossible one is an error naming the combination and the field.
 pub fn expand(base: &Config, axes: &[Vary]) -> Result<Vec<Point>, ConfigError> {
+    // One axis per key: two would overwrite each other and make the table's columns clash.
+    for (i, a) in axes.iter().enumerate() {
+        if let Some(b) = axes[..i].iter().find(|b| canonical_key(&b.key).is_some() && canonical_key(&b.key) == canonical_key(&a.key)) {
+            return Err(ConfigError::Invalid {
+                field: "--vary".into(),
+                reason: format!("`{}` and `{}` vary the same key; give its values in one --vary", b.key, a.key),
+            });
+        }
+    }
     let total = axes.iter().try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()));
     match total {
         Some(n) if n <= MAX_POINTS => {}

@@ -58,6 +58,11 @@ fn a_two_point_sweep_of_absurd_values_is_refused_before_any_allocation() {
     let a: Vary = "pw=1..100".parse().unwrap();
     let b: Vary = "seed=1..1000".parse().unwrap();
     assert!(expand(&base(), &[a, b]).unwrap_err().to_string().contains("combinations"));
+    // One key varied twice (found by the CLI property test: the Parquet table's columns
+    // clashed and the sweep exited 1 after simulating).
+    let a: Vary = "gw=1..2".parse().unwrap();
+    let b: Vary = "gw=3".parse().unwrap();
+    assert!(expand(&base(), &[a, b]).unwrap_err().to_string().contains("same key"));
 }
 
 #[test]
