@@ -37,6 +37,8 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 struct Fixtures {
     dir: tempfile::TempDir,
+    /// How long each reference run took (the kills aim inside that).
+    took: BTreeMap<String, Duration>,
 }
 
 impl Fixtures {
@@ -60,13 +62,15 @@ fn fixtures() -> &'static Fixtures {
         std::fs::write(p.join("B.jsonl"), &b).unwrap();
         std::fs::write(p.join("big.jsonl"), big_log()).unwrap();
         std::fs::write(p.join("phase8.toml"), PHASE8).unwrap();
-        let f = Fixtures { dir };
-        let p = f.dir.path();
-        let ok = |r: Ran| assert_eq!(r.code, Some(0), "{:?}\n{}", r.args, r.stderr);
-        ok(run_in(p, &["setup", "--constraints", "2^8", "--params", "params.bin"]));
+        let mut f = Fixtures { dir, took: BTreeMap::new() };
+        let ok = |r: &Ran| assert_eq!(r.code, Some(0), "{:?}\n{}", r.args, r.stderr);
+        ok(&run_in(f.dir.path(), &["setup", "--constraints", "2^8", "--params", "params.bin"]));
         for (name, args) in reference_runs(&f) {
-            std::fs::create_dir_all(p.join(&name)).unwrap();
-            ok(spawn(&args, &p.join(&name), None).wait(LIMIT));
+            let d = f.dir.path().join(&name);
+            std::fs::create_dir_all(&d).unwrap();
+            let r = spawn(&args, &d, None).wait(LIMIT);
+            ok(&r);
+            f.took.insert(name, r.elapsed);
         }
         f
     })
@@ -465,20 +469,26 @@ fn a_killed_prove_keeps_its_finished_proofs() {
 fn a_killed_analyze_or_sweep_leaves_no_broken_file() {
     let mut rng = Rng::new("a_killed_analyze_or_sweep_leaves_no_broken_file");
     let f = fixtures();
-    let cases: [(&str, &str, Vec<String>, u64); 2] = [
-        ("ref-analyze-A", "ref-analyze-big", strings(&["analyze", &f.path("big.jsonl"), "-o", "out"]), 3000),
-        ("ref-sweep-A", "ref-sweep-B", strings(&["sweep", &f.path("phase8.toml"), "--vary", "pw=2..6:2", "--vary", "gw=1,2", "-o", "out"]), 800),
+    let cases: [(&str, &str, Vec<String>); 2] = [
+        ("ref-analyze-A", "ref-analyze-big", strings(&["analyze", &f.path("big.jsonl"), "-o", "out"])),
+        ("ref-sweep-A", "ref-sweep-B", strings(&["sweep", &f.path("phase8.toml"), "--vary", "pw=2..6:2", "--vary", "gw=1,2", "-o", "out"])),
     ];
-    for (old, new, args, span_ms) in &cases {
+    let mut landed = 0;
+    for (old, new, args) in &cases {
         let (a, b) = (reference(old), reference(new));
-        for k in 0..5 {
+        // Aim inside the run: between its start and the time the same run took alone.
+        let span_ms = f.took[*new].as_millis().max(4) as u64;
+        for k in 0..8 {
             let work = tempfile::tempdir().unwrap();
             copy_into(&a, &work.path().join("out"));
             let p = spawn(args, work.path(), None);
-            std::thread::sleep(rng.millis(5, *span_ms));
+            std::thread::sleep(rng.millis(1, span_ms));
             p.signal(if k % 2 == 1 { libc::SIGINT } else { libc::SIGKILL });
             let r = p.wait(LIMIT);
             assert!(r.stderr.is_empty() || !r.stderr.contains("panicked"), "{}", r.stderr);
+            if r.signal.is_some() {
+                landed += 1;
+            }
             check_files(&work.path().join("out"), &[("old", a.clone()), ("new", b.clone())], false, &format!("{} killed", args[0]));
             // The next run completes the report and removes what the killed one left.
             let r = spawn(args, work.path(), None).wait(LIMIT);
@@ -487,6 +497,7 @@ fn a_killed_analyze_or_sweep_leaves_no_broken_file() {
             assert!(temps(&work.path().join("out")).is_empty(), "{:?}", temps(&work.path().join("out")));
         }
     }
+    eprintln!("a_killed_analyze_or_sweep_leaves_no_broken_file: {landed} of 16 signals landed while the command ran");
 }
 
 /// Two `analyze` runs into one folder at once: they take turns (the lock), both succeed,
