@@ -86,7 +86,13 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(code) => code,
         // Exit codes (docs/reference/cli.md): 0 done, 1 the work failed (a proof failed,
-        // --strict found bad lines, a check fell short), 2 usage or input errors.
+        // --strict found bad lines, a check fell short, an output could not be written),
+        // 2 usage or input errors.
+        // An output that could not be written (a full disk) is the work failing: 1.
+        Err(e) if e.chain().any(|c| c.is::<cmd::output::WriteFailed>()) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::from(1)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::from(2)

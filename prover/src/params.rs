@@ -1,11 +1,11 @@
 //! Groth16 parameters (proving and verifying key) and their binary file.
 //!
-//! # File layout (version 1, all integers little-endian)
+//! # File layout (version 2, all integers little-endian)
 //!
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `PSCOPEGP` |
-//! | 8 | 4 | format version (1) |
+//! | 8 | 4 | format version (2) |
 //! | 12 | 4 | curve id (1 = BLS12-381) |
 //! | 16 | 8 | flags (bit 0: made by the seeded TEST-ONLY setup) |
 //! | 24 | 8 | inputs (including ONE) |
@@ -14,7 +14,7 @@
 //! | 48 | 8 | domain size n |
 //! | 56 | 64 | circuit id, UTF-8, NUL padded |
 //! | 120 | 7 × 24 | section table: (offset, count, bytes per point) for vk, ic, h, l, a, b_g1, b_g2 |
-//! | 288 | 32 | BLAKE3 of every byte after the header (offset 512 to the end) |
+//! | 288 | 32 | BLAKE3 of the whole file with these 32 bytes zeroed (header and sections) |
 //! | 320 | 192 | reserved, zero |
 //! | 512 | … | sections, in table order |
 //!
@@ -23,6 +23,13 @@
 //! Loading checks the magic, version, curve, lengths and hash, then decodes points in
 //! parallel with an on-curve check (the subgroup check is skipped: the hash already
 //! binds the content, and it would cost a scalar multiplication per point).
+//!
+//! The hash covers the header too (version 2): a flipped TEST-ONLY flag, a changed size
+//! or circuit id, a byte in the reserved area is a hash mismatch, not a silently different
+//! parameter set. Version 1 files (whose hash covered the sections only) are refused with
+//! the advice to remake them (`proofscope setup`). The file is written to a temporary
+//! file beside it and renamed into place when complete ([`timeline::atomic`]): a full disk
+//! never destroys the previous file.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
@@ -33,7 +40,7 @@ use blstrs::{G1Affine, G2Affine};
 use rayon::prelude::*;
 
 pub const MAGIC: &[u8; 8] = b"PSCOPEGP";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 pub const CURVE_BLS12_381: u32 = 1;
 pub const FLAG_TEST_ONLY: u64 = 1;
 pub const HEADER_LEN: usize = 512;
@@ -86,8 +93,10 @@ pub enum ParamsError {
     Io { path: String, error: std::io::Error },
     #[error("{path}: not a proofscope parameter file (bad magic {found:?}, expected {MAGIC:?})")]
     BadMagic { path: String, found: Vec<u8> },
-    #[error("{path}: format version {found} is not supported (this build reads version {VERSION})")]
+    #[error("{path}: format version {found} is not supported (this build reads version {VERSION}){}", if *found == 1 { "; version 1 did not cover its header (the TEST-ONLY flag, the sizes) with the hash: remake the file with `proofscope setup`" } else { "" })]
     Version { path: String, found: u32 },
+    #[error("{path}: header {what} is not zero (a file of another version, or damaged)")]
+    Reserved { path: String, what: &'static str },
     #[error("{path}: curve id {found} is not BLS12-381 ({CURVE_BLS12_381})")]
     Curve { path: String, found: u32 },
     #[error("{path}: truncated: {what} needs {needed} bytes, the file has {actual}")]
@@ -191,26 +200,33 @@ impl Parameters {
             put_u64(&mut header, at + 16, size as u64);
             offset += if k == 0 { VK_BYTES as u64 } else { (count * size) as u64 };
         }
-        let file = File::create(path).map_err(io)?;
-        let mut w = HashingWriter { inner: BufWriter::with_capacity(1 << 22, file), hasher: blake3::Hasher::new(), written: 0 };
-        w.inner.write_all(&header).map_err(io)?;
-        w.write_all(&vk_bytes).map_err(io)?;
-        w.write_all(&encode_g1(&vk.ic)).map_err(io)?;
-        for q in [&self.h, &self.l, &self.a, &self.b_g1] {
-            // Encode in slices to bound the transient buffer.
-            for chunk in q.chunks(1 << 16) {
-                w.write_all(&encode_g1(chunk)).map_err(io)?;
+        // Whole or not at all: a temporary file beside `path`, renamed over it when
+        // complete and synced (a full disk leaves the previous file as it was).
+        let mut file = timeline::atomic::AtomicFile::create(path).map_err(io)?;
+        {
+            // The hash covers the header (with its hash field zero) and every section.
+            let mut hasher = blake3::Hasher::new();
+            hasher.update(&header);
+            let mut w = HashingWriter { inner: BufWriter::with_capacity(1 << 22, file.file()), hasher, written: 0 };
+            w.inner.write_all(&header).map_err(io)?;
+            w.write_all(&vk_bytes).map_err(io)?;
+            w.write_all(&encode_g1(&vk.ic)).map_err(io)?;
+            for q in [&self.h, &self.l, &self.a, &self.b_g1] {
+                // Encode in slices to bound the transient buffer.
+                for chunk in q.chunks(1 << 16) {
+                    w.write_all(&encode_g1(chunk)).map_err(io)?;
+                }
             }
+            for chunk in self.b_g2.chunks(1 << 15) {
+                w.write_all(&encode_g2(chunk)).map_err(io)?;
+            }
+            let hash = w.hasher.finalize();
+            header[288..320].copy_from_slice(hash.as_bytes());
+            let inner = w.inner.into_inner().map_err(|e| io(e.into_error()))?;
+            inner.seek(SeekFrom::Start(0)).map_err(io)?;
+            inner.write_all(&header).map_err(io)?;
         }
-        for chunk in self.b_g2.chunks(1 << 15) {
-            w.write_all(&encode_g2(chunk)).map_err(io)?;
-        }
-        let hash = w.hasher.finalize();
-        header[288..320].copy_from_slice(hash.as_bytes());
-        let mut file = w.inner.into_inner().map_err(|e| io(e.into_error()))?;
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        file.write_all(&header).map_err(io)?;
-        file.sync_all().map_err(io)?;
+        file.commit().map_err(io)?;
         Ok(offset)
     }
 
@@ -244,6 +260,12 @@ impl Parameters {
         let curve = get_u32(h, 12);
         if curve != CURVE_BLS12_381 {
             return Err(ParamsError::Curve { path, found: curve });
+        }
+        if h[320..HEADER_LEN].iter().any(|&b| b != 0) {
+            return Err(ParamsError::Reserved { path, what: "reserved area (bytes 320..512)" });
+        }
+        if get_u64(h, 16) & !FLAG_TEST_ONLY != 0 {
+            return Err(ParamsError::Reserved { path, what: "flags other than TEST-ONLY" });
         }
         let id_raw = &h[56..120];
         let id_end = id_raw.iter().position(|&b| b == 0).unwrap_or(64);
@@ -284,8 +306,12 @@ impl Parameters {
         if expect != actual {
             return Err(ParamsError::Section { path, section: "b_g2", reason: format!("{} trailing bytes after the last section", actual - expect) });
         }
-        let hash = blake3::hash(&bytes[HEADER_LEN..]);
-        if hash.as_bytes()[..] != h[288..320] {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(&h[..288]);
+        hasher.update(&[0u8; 32]);
+        hasher.update(&h[320..]);
+        hasher.update(&bytes[HEADER_LEN..]);
+        if hasher.finalize().as_bytes()[..] != h[288..320] {
             return Err(ParamsError::Hash { path });
         }
         // Sizes must agree with the header's circuit description.

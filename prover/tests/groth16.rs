@@ -193,6 +193,67 @@ fn parameter_file_round_trips_and_rejects_corruption() {
     assert!(missing.to_string().contains("nope.bin"));
 }
 
+/// Issue 18: the header is under the hash. Clearing the TEST-ONLY flag (or changing a
+/// size, the circuit id, a reserved byte) is a hash mismatch, not a silently different
+/// parameter set; a version-1 file (header outside the hash) is refused with advice.
+#[test]
+fn the_header_is_under_the_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let params = params_for(&PorepLike::new(1 << 8, 0), 15);
+    let path = dir.path().join("p.bin");
+    params.write_file(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let load = |b: &[u8]| Parameters::from_bytes(b, "t.bin").unwrap_err();
+    let mut no_test_only = bytes.clone();
+    no_test_only[16] &= !1;
+    assert!(matches!(load(&no_test_only), ParamsError::Hash { .. }), "{}", load(&no_test_only));
+    let mut id = bytes.clone();
+    id[60] ^= 0x20;
+    assert!(matches!(load(&id), ParamsError::Hash { .. }), "{}", load(&id));
+    for (at, what) in [(400, "reserved"), (17, "flags")] {
+        let mut r = bytes.clone();
+        r[at] = 1;
+        assert!(load(&r).to_string().contains(what), "{}", load(&r));
+    }
+    let mut v1 = bytes.clone();
+    v1[8] = 1;
+    let e = load(&v1).to_string();
+    assert!(e.contains("version 1") && e.contains("proofscope setup"), "{e}");
+}
+
+/// A parameter file that cannot be written whole (a full disk, a missing folder) leaves the
+/// previous file as it was and no temporary file.
+#[test]
+fn a_failed_write_keeps_the_old_parameter_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.bin");
+    std::fs::write(&path, b"the old file").unwrap();
+    let params = params_for(&PorepLike::new(1 << 8, 0), 15);
+    // /dev/full as the folder's only writable target is not portable; a read-only folder is.
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::write(ro.join("p.bin"), b"old").unwrap();
+    let mut perm = std::fs::metadata(&ro).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o555);
+    std::fs::set_permissions(&ro, perm).unwrap();
+    let r = params.write_file(&ro.join("p.bin"));
+    let mut perm = std::fs::metadata(&ro).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&ro, perm).unwrap();
+    // (root may write anyway: then the write succeeded whole.)
+    match r {
+        Err(e) => {
+            assert!(e.to_string().contains("p.bin"), "{e}");
+            assert_eq!(std::fs::read(ro.join("p.bin")).unwrap(), b"old");
+        }
+        Ok(_) => assert!(Parameters::read_file(&ro.join("p.bin")).is_ok()),
+    }
+    assert_eq!(std::fs::read_dir(&ro).unwrap().count(), 1, "no temporary file left");
+    params.write_file(&path).unwrap();
+    assert_eq!(Parameters::read_file(&path).unwrap().0, params);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
 #[test]
 fn parameters_of_another_circuit_are_refused() {
     let params = params_for(&PorepLike::new(1 << 8, 0), 16);

@@ -20,6 +20,31 @@ pub enum ConfigError {
     Invalid { field: String, reason: String },
 }
 
+/// Upper bounds of the counts of a config (documented in docs/reference/config.md): the
+/// simulator allocates per worker, GPU and partition, so a count from a typo (`pw = 4e9`)
+/// is refused by name rather than allocating gigabytes.
+pub mod limits {
+    /// Partition-synthesis workers (as the engine's `pw`).
+    pub const PW: u32 = 4096;
+    /// GPU workers per device.
+    pub const GW: u32 = 64;
+    /// GPUs.
+    pub const GPUS: u32 = 64;
+    /// Finaliser threads.
+    pub const FINALIZERS: u32 = 4096;
+    /// Proofs of one run, and proofs in flight.
+    pub const PROOFS: u32 = 100_000;
+    /// Partitions per proof.
+    pub const PARTITIONS: u32 = 10_000;
+    /// Partitions of one run (proofs × partitions): about 30 MB of state, or 600 MB with a
+    /// recorded timeline (`--timeline`, `--compare-to`).
+    pub const TOTAL_PARTITIONS: u64 = 200_000;
+    /// Seconds between periodic arrivals (10 years).
+    pub const PERIOD_S: f64 = 10.0 * 365.25 * 86_400.0;
+    /// Largest machine quantity (cores, GiB, GB/s) and CPU demand: 1e9.
+    pub const QUANTITY: f64 = 1e9;
+}
+
 fn invalid(field: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { field: field.to_string(), reason: reason.into() }
 }
@@ -283,8 +308,22 @@ impl Config {
     /// Check every field and every combination; the first problem is returned.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let m = &self.machine;
-        let pos = |f: &str, v: f64| if v.is_finite() && v > 0.0 { Ok(()) } else { Err(invalid(f, format!("must be a positive number (got {v})"))) };
-        let nonneg = |f: &str, v: f64| if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(invalid(f, format!("must be a number ≥ 0 (got {v})"))) };
+        // Sizes, rates and core counts: finite, and at most 1e9 (GiB, GB/s, cores), far
+        // beyond any machine and far from float overflow.
+        let pos = |f: &str, v: f64| {
+            if v.is_finite() && v > 0.0 && v <= limits::QUANTITY {
+                Ok(())
+            } else {
+                Err(invalid(f, format!("must be a positive number up to {:e} (got {v})", limits::QUANTITY)))
+            }
+        };
+        let nonneg = |f: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 && v <= limits::QUANTITY {
+                Ok(())
+            } else {
+                Err(invalid(f, format!("must be a number ≥ 0 up to {:e} (got {v})", limits::QUANTITY)))
+            }
+        };
         let atleast1 = |f: &str, v: u32| if v >= 1 { Ok(()) } else { Err(invalid(f, format!("must be at least 1 (got {v})"))) };
         pos("machine.cpu_cores", m.cpu_cores)?;
         pos("machine.mem_bandwidth_gbs", m.mem_bandwidth_gbs)?;
@@ -298,6 +337,23 @@ impl Config {
         atleast1("pipeline.partitions", p.partitions)?;
         atleast1("pipeline.pw", p.pw)?;
         atleast1("pipeline.gw", p.gw)?;
+        let atmost = |f: &str, v: u32, max: u32| if v <= max { Ok(()) } else { Err(invalid(f, format!("{v} is more than {max}, the most a simulation takes"))) };
+        atmost("machine.gpus", m.gpus, limits::GPUS)?;
+        atmost("pipeline.pw", p.pw, limits::PW)?;
+        atmost("pipeline.gw", p.gw, limits::GW)?;
+        atmost("pipeline.proofs", p.proofs, limits::PROOFS)?;
+        atmost("pipeline.in_flight", p.in_flight, limits::PROOFS)?;
+        atmost("pipeline.partitions", p.partitions, limits::PARTITIONS)?;
+        if let Some(f) = p.finalizers {
+            atmost("pipeline.finalizers", f, limits::FINALIZERS)?;
+        }
+        let total = p.proofs as u64 * p.partitions as u64;
+        if total > limits::TOTAL_PARTITIONS {
+            return Err(invalid(
+                "pipeline.proofs",
+                format!("{} proofs × {} partitions = {total} partitions, more than {} per simulation", p.proofs, p.partitions, limits::TOTAL_PARTITIONS),
+            ));
+        }
         if p.finalizers == Some(0) {
             return Err(invalid("pipeline.finalizers", "must be at least 1, or absent for unlimited finalisers"));
         }
@@ -309,6 +365,9 @@ impl Config {
         }
         if let Arrival::Periodic { period_s } = p.arrival {
             pos("pipeline.arrival.period_s", period_s)?;
+            if period_s > limits::PERIOD_S {
+                return Err(invalid("pipeline.arrival.period_s", format!("{period_s} s is more than 10 years")));
+            }
         }
         let mem = &self.memory;
         nonneg("memory.baseline_gib", mem.baseline_gib)?;
@@ -337,6 +396,27 @@ impl Config {
         }
         let c = &self.costs;
         nonneg("costs.upload_gib", c.upload_gib)?;
+        if crate::floors::upload_s(self) > crate::costs::MAX_COST_MS / 1e3 {
+            return Err(invalid("costs.upload_gib", format!("{} GiB over {} GB/s takes more than 10 years", c.upload_gib, m.pcie_gbs)));
+        }
+        for (f, d) in [
+            ("costs.synth", &c.synth),
+            ("costs.prep_msm", &c.prep_msm),
+            ("costs.ntt_msm_h", &c.ntt_msm_h),
+            ("costs.batch_add", &c.batch_add),
+            ("costs.tail_msm", &c.tail_msm),
+            ("costs.msm_rest", &c.msm_rest),
+            ("costs.b_g2_msm", &c.b_g2_msm),
+            ("costs.msm_b_g2", &c.msm_b_g2),
+            ("costs.epilogue", &c.epilogue),
+            ("costs.alloc", &c.alloc),
+            ("costs.pickup", &c.pickup),
+        ] {
+            let mean = d.mean_ms();
+            if !(mean.is_finite() && mean <= crate::costs::MAX_COST_MS) {
+                return Err(invalid(f, format!("a mean of {mean} ms is more than 10 years")));
+            }
+        }
         if c.ntt_msm_h.mean_ms() + c.batch_add.mean_ms() + c.tail_msm.mean_ms() + c.msm_rest.mean_ms() + c.msm_b_g2.mean_ms() <= 0.0 {
             return Err(invalid("costs", "the GPU kernels (ntt_msm_h, batch_add, tail_msm, msm_rest) add up to 0 ms"));
         }

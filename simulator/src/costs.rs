@@ -11,6 +11,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
 
+/// The longest one phase of one partition may take, ms (10 years): larger numbers in a
+/// config are refused, and samples (a wide lognormal's tail) are clamped to it, so that
+/// no simulated time comes near `u64` nanoseconds' overflow.
+pub const MAX_COST_MS: f64 = 10.0 * 365.25 * 86_400.0 * 1e3;
+
 /// A duration distribution, in milliseconds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Dist {
@@ -57,13 +62,16 @@ impl Dist {
             Dist::Lognormal { median, sigma } => rng.lognormal(median.ln(), *sigma),
             Dist::Empirical(v) => v[rng.below(v.len() as u64) as usize],
         };
-        (ms.max(0.0) * 1.0e6).round() as u64
+        // (NaN, from a degenerate distribution, becomes 0.)
+        (ms.clamp(0.0, MAX_COST_MS) * 1.0e6).round() as u64
     }
 
     fn check(self) -> Result<Dist, String> {
         let finite_nonneg = |name: &str, v: f64| -> Result<(), String> {
             if !v.is_finite() || v < 0.0 {
                 Err(format!("`{name}` must be a finite number ≥ 0 (got {v})"))
+            } else if v > MAX_COST_MS && name != "sigma" {
+                Err(format!("`{name}` = {v} ms is more than 10 years ({MAX_COST_MS} ms)"))
             } else {
                 Ok(())
             }
@@ -76,8 +84,11 @@ impl Dist {
             }
             Dist::Lognormal { median, sigma } => {
                 finite_nonneg("sigma", *sigma)?;
-                if !(median.is_finite() && *median > 0.0) {
-                    return Err(format!("`median_ms` must be > 0 (got {median})"));
+                if !(median.is_finite() && *median > 0.0 && *median <= MAX_COST_MS) {
+                    return Err(format!("`median_ms` must be > 0 and at most 10 years in ms (got {median})"));
+                }
+                if *sigma > 10.0 {
+                    return Err(format!("`sigma` = {sigma} is more than 10 (a spread of e^10 around the median)"));
                 }
             }
             Dist::Empirical(v) => {

@@ -103,45 +103,50 @@ pub mod plot {
         let lo = vals.iter().copied().fold(f64::INFINITY, f64::min).min(1.0) * 0.7;
         // Room on the right for the labels.
         let hi = vals.iter().copied().fold(0.0, f64::max).max(lo * 10.0) * 3.0;
-        let root = SVGBackend::new(path, (800, 760)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("parity: predicted vs measured ({} of {} within ±5%)", p.within_5pct, p.metrics.len()), (font, 18))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
-            .build_cartesian_2d((lo..hi).log_scale(), (lo..hi).log_scale())
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        chart
-            .configure_mesh()
-            .x_desc("measured")
-            .y_desc("predicted")
-            .label_style((font, 12))
-            .axis_desc_style((font, 13))
-            .draw()
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let steps = 100;
-        let xs: Vec<f64> = (0..=steps).map(|i| lo * (hi / lo).powf(i as f64 / steps as f64)).collect();
-        let band: Vec<(f64, f64)> = xs.iter().map(|&x| (x, x * 1.05)).chain(xs.iter().rev().map(|&x| (x, x * 0.95))).collect();
-        chart.draw_series(std::iter::once(Polygon::new(band, RGBColor(44, 160, 44).mix(0.18)))).map_err(|e| anyhow::anyhow!("{e}"))?.label("±5%");
-        chart.draw_series(LineSeries::new(xs.iter().map(|&x| (x, x)), BLACK.stroke_width(1))).map_err(|e| anyhow::anyhow!("{e}"))?.label("y = x");
-        for m in &p.metrics {
-            if m.measured <= 0.0 || m.predicted <= 0.0 {
-                continue;
+        // Drawn in memory, written whole or not at all (timeline::atomic).
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (800, 760)).into_drawing_area();
+            root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let mut chart = ChartBuilder::on(&root)
+                .caption(format!("parity: predicted vs measured ({} of {} within ±5%)", p.within_5pct, p.metrics.len()), (font, 18))
+                .margin(15)
+                .x_label_area_size(45)
+                .y_label_area_size(60)
+                .build_cartesian_2d((lo..hi).log_scale(), (lo..hi).log_scale())
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            chart
+                .configure_mesh()
+                .x_desc("measured")
+                .y_desc("predicted")
+                .label_style((font, 12))
+                .axis_desc_style((font, 13))
+                .draw()
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let steps = 100;
+            let xs: Vec<f64> = (0..=steps).map(|i| lo * (hi / lo).powf(i as f64 / steps as f64)).collect();
+            let band: Vec<(f64, f64)> = xs.iter().map(|&x| (x, x * 1.05)).chain(xs.iter().rev().map(|&x| (x, x * 0.95))).collect();
+            chart.draw_series(std::iter::once(Polygon::new(band, RGBColor(44, 160, 44).mix(0.18)))).map_err(|e| anyhow::anyhow!("{e}"))?.label("±5%");
+            chart.draw_series(LineSeries::new(xs.iter().map(|&x| (x, x)), BLACK.stroke_width(1))).map_err(|e| anyhow::anyhow!("{e}"))?.label("y = x");
+            for m in &p.metrics {
+                if m.measured <= 0.0 || m.predicted <= 0.0 {
+                    continue;
+                }
+                let color = if m.error_pct.abs() <= 5.0 { RGBColor(31, 119, 180) } else { RGBColor(214, 39, 40) };
+                chart
+                    .draw_series(std::iter::once(Circle::new((m.measured, m.predicted), 5, color.filled())))
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("{} ({:+.1}%)", m.metric, m.error_pct),
+                        (m.measured * 1.06, m.predicted),
+                        (font, 12).into_font().color(&BLACK),
+                    )))
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
             }
-            let color = if m.error_pct.abs() <= 5.0 { RGBColor(31, 119, 180) } else { RGBColor(214, 39, 40) };
-            chart
-                .draw_series(std::iter::once(Circle::new((m.measured, m.predicted), 5, color.filled())))
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("{} ({:+.1}%)", m.metric, m.error_pct),
-                    (m.measured * 1.06, m.predicted),
-                    (font, 12).into_font().color(&BLACK),
-                )))
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            root.present().map_err(|e| anyhow::anyhow!("cannot draw {}: {e}", path.display()))?;
         }
-        root.present().map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        timeline::atomic::write_atomic(path, svg.as_bytes())?;
         Ok(())
     }
 }

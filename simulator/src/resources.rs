@@ -146,7 +146,9 @@ impl CpuPool {
             }
         }
         if best.is_finite() {
-            Some((now + best.ceil() as u64, self.version))
+            // (A rate of ~0, from a bandwidth demand of 1e300, is a wake-up at the end of
+            // time, not an overflow.)
+            Some((now.saturating_add(best.ceil() as u64), self.version))
         } else {
             None
         }

@@ -18,8 +18,9 @@ use crate::report::SimResult;
 /// RAM budgets of the recommendation table, GiB.
 pub const RAM_BUDGETS_GIB: [f64; 5] = [128.0, 256.0, 384.0, 512.0, 768.0];
 
-/// Most combinations one sweep may have.
-pub const MAX_POINTS: usize = 2_000_000;
+/// Most combinations one sweep may have (each is a config and a result in memory, and a
+/// simulation of up to a few seconds).
+pub const MAX_POINTS: usize = 10_000;
 
 /// One `--vary key=values` axis.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,10 +51,12 @@ impl std::str::FromStr for Vary {
             if b < a {
                 return Err(format!("--vary `{s}`: the range end {b} is below its start {a}"));
             }
-            if (b - a) / step > 100_000 {
-                return Err(format!("--vary `{s}`: more than 100000 values"));
+            // In i128: no range of i64s overflows it.
+            let count = (b as i128 - a as i128) / step as i128 + 1;
+            if count > MAX_POINTS as i128 {
+                return Err(format!("--vary `{s}`: {count} values, more than a sweep takes ({MAX_POINTS})"));
             }
-            (0..).map(|i| a + i * step).take_while(|x| *x <= b).map(|x| x.to_string()).collect()
+            (0..count).map(|i| (a as i128 + i * step as i128).to_string()).collect()
         } else {
             v.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect::<Vec<_>>()
         };
@@ -74,6 +77,15 @@ pub struct Point {
 /// All combinations (the last axis varies fastest). Every combination is validated; an
 /// impossible one is an error naming the combination and the field.
 pub fn expand(base: &Config, axes: &[Vary]) -> Result<Vec<Point>, ConfigError> {
+    // One axis per key: two would overwrite each other and make the table's columns clash.
+    for (i, a) in axes.iter().enumerate() {
+        if let Some(b) = axes[..i].iter().find(|b| canonical_key(&b.key).is_some() && canonical_key(&b.key) == canonical_key(&a.key)) {
+            return Err(ConfigError::Invalid {
+                field: "--vary".into(),
+                reason: format!("`{}` and `{}` vary the same key; give its values in one --vary", b.key, a.key),
+            });
+        }
+    }
     let total = axes.iter().try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()));
     match total {
         Some(n) if n <= MAX_POINTS => {}
@@ -352,7 +364,12 @@ mod tests {
         assert_eq!(v.values, ["2", "5", "8"]);
         let v: Vary = "lock=kernels, two_lock".parse().unwrap();
         assert_eq!(v.values, ["kernels", "two_lock"]);
-        for bad in ["pw", "bogus=1,2", "pw=5..1", "pw=1..x", "pw=1..4:0", "pw="] {
+        // The extremes of i64 neither overflow nor allocate.
+        let v: Vary = "seed=9223372036854775806..9223372036854775807".parse().unwrap();
+        assert_eq!(v.values, ["9223372036854775806", "9223372036854775807"]);
+        let v: Vary = "pw=1..4294967295:4294967294".parse().unwrap();
+        assert_eq!(v.values, ["1", "4294967295"]);
+        for bad in ["pw", "bogus=1,2", "pw=5..1", "pw=1..x", "pw=1..4:0", "pw=", "pw=-9223372036854775808..9223372036854775807", "pw=1..20000"] {
             assert!(bad.parse::<Vary>().is_err(), "{bad}");
         }
     }

@@ -2,16 +2,16 @@
 //! read a cuzk daemon log or our JSON lines (`-` = stdin), run every analysis, print a
 //! concise summary (or `summary.json` with `--json`) and write the report directory:
 //! `summary.json`, `report.md`, the charts, `trace.json` and the Parquet tables.
-//! Reader warnings go to stderr with their line numbers; `--strict` exits 1 on any.
+//! Reader warnings go to stderr with their line numbers; `--strict` exits 1 on any. The
+//! report folder holds this run's outputs only (an earlier run's that this one does not
+//! write are removed) and is locked while written ([`super::output::OutputDir`]); an
+//! output that cannot be written is an error naming it (exit 1), the others are still
+//! written.
 
-use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
-use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 use timeline::analysis::verdict::num;
 use timeline::analysis::{summarize, AnalyzeOptions, Summary};
 use timeline::read::Format;
@@ -29,11 +29,16 @@ pub struct Args {
     /// with -o.
     #[arg(long)]
     pub json: bool,
-    /// Exit with status 1 when the reader rejected lines or found spans that never ended.
+    /// Exit with status 1 when the reader rejected lines (malformed, duplicated, out of
+    /// range), found spans that never ended, or the input as a whole is not a run (empty,
+    /// no event of its format, binary, a newer schema).
     #[arg(long)]
     pub strict: bool,
-    /// Idle gaps shorter than this are counted but not listed (ms).
-    #[arg(long, default_value_t = 1.0)]
+    /// Read a log whose schema_version is newer than this proofscope's (an error otherwise).
+    #[arg(long)]
+    pub force: bool,
+    /// Idle gaps shorter than this are counted but not listed (ms, ≥ 0).
+    #[arg(long, default_value_t = 1.0, value_parser = super::input::nonneg_ms)]
     pub min_gap_ms: f64,
     /// Input format: `jsonl` or `cuzk` (default: detected from the first line).
     #[arg(long)]
@@ -59,10 +64,36 @@ pub fn parse_window(w: &str) -> anyhow::Result<(u64, u64)> {
     Ok(((a * 1e9).round() as u64, (b * 1e9).round() as u64))
 }
 
+/// Every file `analyze` may write into its folder (an earlier run's that this one does not
+/// write are removed).
+pub const OUTPUTS: &[&str] = &[
+    "summary.json",
+    "report.md",
+    "trace.json",
+    "spans.parquet",
+    "counters.parquet",
+    "partitions.parquet",
+    "jobs.parquet",
+    "waterfall.svg",
+    "waterfall.png",
+    "utilization.svg",
+    "gaps.svg",
+    "phases.svg",
+];
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let mut run = read_log(&a.log, a.format)?;
-    if let Some(w) = &a.window {
-        let (from, to) = parse_window(w)?;
+    // Every argument is checked before any work.
+    let window = a.window.as_deref().map(parse_window).transpose()?;
+    let out = match (&a.out, a.json) {
+        (Some(d), _) => Some(d.clone()),
+        (None, false) => Some(default_out_dir(&a.log)),
+        (None, true) => None,
+    };
+    if let Some(d) = &out {
+        super::output::check_dir(d)?;
+    }
+    let mut run = read_log(&a.log, a.format, a.force)?;
+    if let (Some(w), Some((from, to))) = (&a.window, window) {
         let end = run.end_ns();
         run = run.window(from, to);
         if run.spans.is_empty() {
@@ -72,24 +103,25 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let opts = AnalyzeOptions { min_gap_ms: a.min_gap_ms, ..Default::default() };
     let mut summary = summarize(&run, &opts);
     summary.input = Some(a.log.display().to_string());
-    let dir = match (&a.out, a.json) {
-        (Some(d), _) => Some(super::output::dir(d)?),
-        (None, false) => Some(default_out_dir(&a.log)),
-        (None, true) => None,
-    };
-    let written = match &dir {
-        Some(d) => write_outputs(&run, &summary, d, !a.no_charts)?,
+    let mut failed = false;
+    let written = match &out {
+        Some(d) => {
+            let mut dir = super::output::OutputDir::open(d, OUTPUTS)?;
+            write_outputs(&run, &summary, &mut dir, !a.no_charts)?;
+            failed = !dir.failed().is_empty();
+            dir.finish()
+        }
         None => Vec::new(),
     };
     print_warnings(&summary);
     if a.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &summary)?;
-        writeln!(out)?;
+        let mut o = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut o, &summary)?;
+        writeln!(o)?;
     } else {
-        print_human(&summary, dir.as_deref().unwrap_or(Path::new(".")), &written);
+        print_human(&summary, out.as_deref().unwrap_or(Path::new(".")), &written);
     }
-    Ok(if a.strict && summary.diagnostics.has_warnings() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed || (a.strict && summary.diagnostics.has_warnings()) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// `out/<file stem>` (`out/stdin` for `-`).
@@ -102,52 +134,42 @@ pub fn default_out_dir(log: &Path) -> PathBuf {
     PathBuf::from("out").join(stem)
 }
 
-/// Read a log with a progress spinner on big files (drawn only on a terminal).
-pub fn read_log(path: &Path, format: Option<Format>) -> anyhow::Result<Run> {
-    if path.as_os_str() == "-" {
-        return Ok(timeline::read::read_path(path, format)?);
-    }
-    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let pb = if len > 4 << 20 { ProgressBar::new(len) } else { ProgressBar::hidden() };
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} reading {msg} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    pb.set_message(path.display().to_string());
-    pb.enable_steady_tick(Duration::from_millis(120));
-    let name = path.display().to_string();
-    let run = timeline::read::read_bytes(pb.wrap_read(f), &name, format);
-    pb.finish_and_clear();
-    Ok(run?)
+/// Read a log (see [`super::input::read_run`]).
+pub fn read_log(path: &Path, format: Option<Format>, force: bool) -> anyhow::Result<Run> {
+    super::input::read_run(path, format, force)
 }
 
-/// Write everything into `dir`; returns the file names written. Charts that fail are
-/// reported on stderr and left out of the report, never fatal.
-pub fn write_outputs(run: &Run, summary: &Summary, dir: &Path, charts: bool) -> anyhow::Result<Vec<String>> {
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut written = Vec::new();
+/// Write everything into `dir`. An output that cannot be written is noted in `dir`
+/// (the command exits 1) and the others are still written; `Err` only when not even
+/// summary.json could be written.
+pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::OutputDir, charts: bool) -> anyhow::Result<()> {
     let json = serde_json::to_vec_pretty(summary)?;
-    super::output::write_atomic(&dir.join("summary.json"), &json)?;
-    written.push("summary.json".to_string());
+    dir.write("summary.json", &json)?;
     #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
     let mut chart_refs: Vec<ChartRef> = Vec::new();
     if charts {
-        if let Err(e) = timeline::export::trace::write_trace(run, &dir.join("trace.json")) {
-            tracing::warn!("trace.json not written: {e}");
-        } else {
-            written.push("trace.json".into());
+        match timeline::export::trace::write_trace(run, &dir.join("trace.json")) {
+            Ok(()) => dir.record("trace.json"),
+            Err(e) => dir.fail("trace.json", e),
         }
     }
     #[cfg(feature = "analysis")]
     {
         use timeline::chart;
-        let tables = timeline::export::tables::write_tables(&summary.partitions, &summary.jobs, dir);
-        let events = timeline::export::parquet::write_events(run, dir);
-        for r in [tables, events] {
+        let tables = timeline::export::tables::write_tables(&summary.partitions, &summary.jobs, dir.path());
+        let events = timeline::export::parquet::write_events(run, dir.path());
+        for (r, names) in [(tables, ["partitions.parquet", "jobs.parquet"]), (events, ["spans.parquet", "counters.parquet"])] {
             match r {
-                Ok(paths) => written.extend(paths.iter().filter_map(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned())),
-                Err(e) => tracing::warn!("Parquet table not written: {e}"),
+                Ok(paths) => paths.iter().filter_map(|p| p.file_name()).for_each(|n| dir.record(&n.to_string_lossy())),
+                Err(e) => {
+                    // Whichever of the pair was written stays (it is complete).
+                    for n in names {
+                        if dir.join(n).is_file() && !dir.written().iter().any(|w| w == n) {
+                            let _ = std::fs::remove_file(dir.join(n));
+                        }
+                    }
+                    dir.fail(&names.join(", "), e);
+                }
             }
         }
         if charts {
@@ -162,22 +184,23 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &Path, charts: bool) -> 
                 };
                 match r {
                     Ok(()) => {
-                        written.push(file.to_string());
+                        dir.record(file);
                         chart_refs.push(ChartRef::new(section, file, caption));
                     }
-                    Err(e) => tracing::warn!("{file} not drawn: {e}"),
+                    Err(e) => dir.fail(file, e),
                 }
             }
             match chart::waterfall_png(run, &marks, &dir.join("waterfall.png")) {
-                Ok(()) => written.push("waterfall.png".into()),
-                Err(e) => tracing::warn!("waterfall.png not drawn: {e}"),
+                Ok(()) => dir.record("waterfall.png"),
+                Err(e) => dir.fail("waterfall.png", e),
             }
         }
     }
     let md = timeline::report::render(summary, &chart_refs);
-    super::output::write_atomic(&dir.join("report.md"), md.as_bytes())?;
-    written.push("report.md".into());
-    Ok(written)
+    if let Err(e) = dir.write("report.md", md.as_bytes()) {
+        dir.fail("report.md", format!("{e:#}"));
+    }
+    Ok(())
 }
 
 /// Reader warnings on stderr, with line numbers.
@@ -186,6 +209,7 @@ pub fn print_warnings(s: &Summary) {
     if !d.has_warnings() {
         return;
     }
+    // (The input's problems were said by the reader: cmd::input::read_run.)
     for w in d.warnings.iter().take(10) {
         tracing::warn!("line {}: {}", w.line, w.message);
     }
@@ -194,7 +218,13 @@ pub fn print_warnings(s: &Summary) {
     if total > shown {
         tracing::warn!("… {} more (see report.md)", total - shown);
     }
-    tracing::warn!("{} lines rejected, {} spans never ended (of {} lines read)", d.lines_rejected, d.open_spans, d.lines_total);
+    tracing::warn!(
+        "{} lines rejected ({} duplicates), {} spans never ended (of {} lines read)",
+        d.lines_rejected,
+        d.duplicates,
+        d.open_spans,
+        d.lines_total
+    );
 }
 
 fn f2(v: Option<f64>) -> String {
@@ -248,11 +278,12 @@ pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     const SAMPLE: &str = include_str!("../../timeline/assets/cuzk-sample.log");
 
     fn args(log: PathBuf, out: PathBuf) -> Args {
-        Args { log, out: Some(out), json: false, strict: true, min_gap_ms: 1.0, format: None, no_charts: true, window: None }
+        Args { log, out: Some(out), json: false, strict: true, force: false, min_gap_ms: 1.0, format: None, no_charts: true, window: None }
     }
 
     #[test]
@@ -270,7 +301,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("sample.log");
         fs::write(&log, SAMPLE).unwrap();
-        let whole = read_log(&log, None).unwrap();
+        let whole = read_log(&log, None, false).unwrap();
         let end_s = whole.end_ns() as f64 / 1e9;
         let mut a = args(log.clone(), dir.path().join("w"));
         a.window = Some(format!("{:.3}..{:.3}", end_s / 4.0, end_s / 2.0));
@@ -291,7 +322,7 @@ mod tests {
             let p = dir.path().join("sample.log");
             fs::write(&p, SAMPLE).unwrap();
             p
-        }, None)
+        }, None, false)
         .unwrap();
         assert!(!plain.spans.is_empty());
         for with_name in [false, true] {
@@ -304,7 +335,7 @@ mod tests {
             enc.write_all(SAMPLE.as_bytes()).unwrap();
             let p = dir.path().join(format!("sample-{with_name}.log.gz"));
             fs::write(&p, enc.finish().unwrap()).unwrap();
-            let run = read_log(&p, None).unwrap();
+            let run = read_log(&p, None, false).unwrap();
             assert_eq!(run.spans, plain.spans, "gzip with name {with_name}");
         }
     }
@@ -339,6 +370,48 @@ mod tests {
         let mut a = args(log, dir.path().join("o2"));
         a.strict = false;
         assert_eq!(format!("{:?}", run(a).unwrap()), format!("{:?}", ExitCode::SUCCESS));
+    }
+
+    /// Issue 18: `--no-charts` into an earlier report folder used to leave the earlier run's
+    /// charts and trace beside the new summary.
+    #[test]
+    fn a_report_folder_holds_one_run_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("sample.log");
+        fs::write(&log, SAMPLE).unwrap();
+        let out = dir.path().join("report");
+        let mut a = args(log.clone(), out.clone());
+        a.no_charts = false;
+        assert_eq!(run(a).unwrap(), ExitCode::SUCCESS);
+        assert!(out.join("trace.json").exists());
+        fs::write(out.join("notes.txt"), "mine").unwrap();
+        assert_eq!(run(args(log, out.clone())).unwrap(), ExitCode::SUCCESS);
+        let mut names: Vec<String> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        #[cfg(feature = "analysis")]
+        let want = [".proofscope.lock", "counters.parquet", "jobs.parquet", "notes.txt", "partitions.parquet", "report.md", "spans.parquet", "summary.json"];
+        #[cfg(not(feature = "analysis"))]
+        let want = [".proofscope.lock", "notes.txt", "report.md", "summary.json"];
+        assert_eq!(names, want);
+    }
+
+    #[test]
+    fn strict_fails_on_input_that_is_not_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in [("empty.log", Vec::new()), ("random.bin", (0..20000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect())] {
+            let log = dir.path().join(name);
+            fs::write(&log, bytes).unwrap();
+            assert_eq!(run(args(log.clone(), dir.path().join(format!("o-{name}")))).unwrap(), ExitCode::from(1), "{name}");
+            let mut a = args(log, dir.path().join(format!("p-{name}")));
+            a.strict = false;
+            assert_eq!(run(a).unwrap(), ExitCode::SUCCESS, "{name}");
+        }
+        // JSON lines read as a cuzk log: no TIMELINE line.
+        let log = dir.path().join("run.jsonl");
+        fs::write(&log, "{\"type\":\"span\",\"kind\":\"gpu\",\"start_ns\":0,\"end_ns\":5,\"job\":\"a\"}\n").unwrap();
+        let mut a = args(log, dir.path().join("q"));
+        a.format = Some(Format::Cuzk);
+        assert_eq!(run(a).unwrap(), ExitCode::from(1));
     }
 
     #[test]

@@ -23,10 +23,13 @@ pub struct Args {
     /// the cuzk reference box (simulator/configs/phase8.toml).
     #[arg(long)]
     pub base: Option<PathBuf>,
+    /// Read logs whose schema_version is newer than this proofscope's.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Read the logs and calibrate (shared with predict).
-pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>) -> anyhow::Result<Calibration> {
+pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>, force: bool) -> anyhow::Result<Calibration> {
     let base_path = base;
     let base: Config = match base {
         Some(p) => Config::load(p)?,
@@ -34,9 +37,10 @@ pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>) -> anyhow::Result<C
     };
     let mut runs = Vec::new();
     for l in logs {
-        let run = timeline::read::read_path(l, None)?;
-        if run.diagnostics.lines_rejected > 0 {
-            tracing::warn!("{}: {} lines rejected by the reader", l.display(), run.diagnostics.lines_rejected);
+        let run = super::input::read_run(l, None, force)?;
+        let d = &run.diagnostics;
+        if d.lines_rejected > 0 {
+            tracing::warn!("{}: {} lines rejected by the reader ({} duplicates, dropped)", l.display(), d.lines_rejected, d.duplicates);
         }
         runs.push((l.display().to_string(), run));
     }
@@ -53,9 +57,12 @@ pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>) -> anyhow::Result<C
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let cal = calibrate_logs(&a.logs, a.base.as_deref())?;
-    let model = super::output::dir(&a.out)?.join("model.toml");
-    super::output::write_atomic(&model, cal.to_toml().as_bytes())?;
+    super::output::check_dir(&a.out)?;
+    let cal = calibrate_logs(&a.logs, a.base.as_deref(), a.force)?;
+    let mut dir = super::output::OutputDir::open(&a.out, &["model.toml"])?;
+    dir.write("model.toml", cal.to_toml().as_bytes())?;
+    let model = dir.join("model.toml");
+    dir.finish();
     let c = &cal.config;
     println!("model: {}", model.display());
     println!(

@@ -89,13 +89,15 @@ fn base(a: BaseArgs) -> anyhow::Result<ExitCode> {
         None => (simulator::calibrate::DEFAULT_BASE.to_string(), "simulator/configs/phase8.toml (embedded)".to_string()),
     };
     let machine = fs::read_to_string(&a.machine).with_context(|| format!("cannot read {}", a.machine.display()))?;
-    let cal = timeline::read::read_path(&a.cal_run, None)?;
+    let cal = super::input::read_run(&a.cal_run, None, false)?;
     if cal.diagnostics.lines_rejected > 0 {
         tracing::warn!("{}: {} lines rejected by the reader", a.cal_run.display(), cal.diagnostics.lines_rejected);
     }
     let text = campaign::base_config(&reference, &machine, &cal).with_context(|| format!("base config from {ref_name} and {}", a.machine.display()))?;
-    let path = output::dir(&a.out)?.join("base.toml");
-    output::write_atomic(&path, text.as_bytes())?;
+    let mut out = output::OutputDir::open(&a.out, &["base.toml"])?;
+    out.write("base.toml", text.as_bytes())?;
+    let path = out.join("base.toml");
+    out.finish();
     tracing::info!("base config: {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -208,15 +210,20 @@ fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
         None
     };
 
-    let out = output::dir(a.out.as_deref().unwrap_or(dir.as_path()))?;
-    output::write_atomic(&out.join("campaign.json"), &json(&res)?)?;
-    output::write_atomic(&out.join("campaign.md"), md.as_bytes())?;
+    // One scoring's files only: an earlier scoring's plot or host table that this one does
+    // not write is removed (output::OutputDir).
+    let mut out = output::OutputDir::open(a.out.as_deref().unwrap_or(dir.as_path()), &["campaign.json", "campaign.md", "parity-campaign.svg", "host-runs.json"])?;
+    out.write("campaign.json", &json(&res)?)?;
+    out.write("campaign.md", md.as_bytes())?;
     if let Some(svg) = res.parity_svg() {
-        output::write_atomic(&out.join("parity-campaign.svg"), svg.as_bytes())?;
+        out.write("parity-campaign.svg", svg.as_bytes())?;
     }
     if let Some(rows) = &host {
-        output::write_atomic(&out.join("host-runs.json"), &json(rows)?)?;
+        out.write("host-runs.json", &json(rows)?)?;
     }
+    let out_path = out.path().to_path_buf();
+    out.finish();
+    let out = out_path;
     let f = |x: Option<f64>| x.map_or_else(|| "—".to_string(), |v| format!("{v:.2}"));
     println!(
         "campaign: MAPE {} %, best measured {}, predicted {}, target {} ({})",

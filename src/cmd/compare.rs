@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use timeline::analysis::compare::compare;
-use timeline::analysis::{summarize, AnalyzeOptions, Summary};
+use timeline::analysis::{summarize, AnalyzeOptions, Summary, SUMMARY_SCHEMA_VERSION};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -26,27 +26,56 @@ pub struct Args {
     /// Print the comparison as JSON instead of Markdown.
     #[arg(long)]
     pub json: bool,
-    /// Gap threshold used when an input is a log (ms).
-    #[arg(long, default_value_t = 1.0)]
+    /// Gap threshold used when an input is a log (ms, ≥ 0).
+    #[arg(long, default_value_t = 1.0, value_parser = super::input::nonneg_ms)]
     pub min_gap_ms: f64,
+    /// Exit 1 when an input is not a usable run (not a log nor a summary, empty, no event,
+    /// no completed proof) or its reader rejected lines; without it, a warning.
+    #[arg(long)]
+    pub strict: bool,
+    /// Read inputs whose schema_version is newer than this proofscope's (an error otherwise).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Load one input as a Summary: a summary.json (an object with `schema_version` and
-/// `throughput`), a directory holding one, or else a log to analyse.
-pub fn load(path: &Path, opts: &AnalyzeOptions) -> anyhow::Result<Summary> {
+/// `throughput`), a directory holding one, or else a log to analyse. A summary of a newer
+/// schema is refused unless `force`.
+pub fn load(path: &Path, opts: &AnalyzeOptions, force: bool) -> anyhow::Result<Summary> {
     let file = if path.is_dir() { path.join("summary.json") } else { path.to_path_buf() };
     if file.extension().is_some_and(|e| e == "json") || path.is_dir() {
         let text = fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
             if v.get("schema_version").is_some() && v.get("throughput").is_some() {
+                let version = v["schema_version"].as_u64().unwrap_or(0);
+                if version > SUMMARY_SCHEMA_VERSION as u64 && !force {
+                    anyhow::bail!(
+                        "{}: summary schema_version {version} is newer than this proofscope reads ({SUMMARY_SCHEMA_VERSION}); upgrade proofscope, or pass --force to read it anyway",
+                        file.display()
+                    );
+                }
                 return serde_json::from_value(v).with_context(|| format!("{} is not a proofscope summary", file.display()));
             }
         }
     }
-    let run = super::analyze::read_log(&file, None)?;
+    let run = super::analyze::read_log(&file, None, force)?;
     let mut s = summarize(&run, opts);
     s.input = Some(file.display().to_string());
     Ok(s)
+}
+
+/// What makes an input a poor row of the table: the reader's problems and rejections, or
+/// no completed proof at all (a trace.json, a random file: a "0 proofs" row).
+pub fn doubts(s: &Summary) -> Vec<String> {
+    let d = &s.diagnostics;
+    let mut out: Vec<String> = d.problems.clone();
+    if d.lines_rejected > 0 || d.open_spans > 0 {
+        out.push(format!("{} lines rejected ({} duplicates), {} spans never ended", d.lines_rejected, d.duplicates, d.open_spans));
+    }
+    if s.proofs_completed == 0 {
+        out.push("no completed proof: nothing to compare".into());
+    }
+    out
 }
 
 /// A report directory's name, or a file's stem (the directory of a `summary.json`).
@@ -62,24 +91,34 @@ fn label_of(path: &Path) -> String {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let opts = AnalyzeOptions { min_gap_ms: a.min_gap_ms, ..Default::default() };
+    if let Some(out) = &a.out {
+        super::output::check_dir(out)?;
+    }
     let mut runs = Vec::new();
+    let mut doubtful = false;
     for (i, p) in a.inputs.iter().enumerate() {
         let label = a.labels.get(i).cloned().unwrap_or_else(|| label_of(p));
-        runs.push((label, load(p, &opts)?));
+        let s = load(p, &opts, a.force)?;
+        for d in doubts(&s) {
+            tracing::warn!("{} ({label}): {d}", p.display());
+            doubtful = true;
+        }
+        runs.push((label, s));
     }
     let c = compare(&runs);
     let md = c.to_markdown();
     if let Some(out) = &a.out {
-        let dir = super::output::dir(out)?;
-        super::output::write_atomic(&dir.join("compare.md"), md.as_bytes())?;
-        super::output::write_atomic(&dir.join("compare.json"), (serde_json::to_string_pretty(&c)? + "\n").as_bytes())?;
+        let mut dir = super::output::OutputDir::open(out, &["compare.md", "compare.json"])?;
+        dir.write("compare.md", md.as_bytes())?;
+        dir.write("compare.json", (serde_json::to_string_pretty(&c)? + "\n").as_bytes())?;
+        dir.finish();
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     } else {
         print!("{md}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if a.strict && doubtful { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 #[cfg(test)]
@@ -94,21 +133,21 @@ mod tests {
         let log = dir.path().join("a.log");
         fs::write(&log, SAMPLE).unwrap();
         let opts = AnalyzeOptions::default();
-        let s = load(&log, &opts).unwrap();
+        let s = load(&log, &opts, false).unwrap();
         let sj = dir.path().join("rep").join("summary.json");
         fs::create_dir_all(sj.parent().unwrap()).unwrap();
         fs::write(&sj, serde_json::to_vec(&s).unwrap()).unwrap();
-        let from_json = load(&sj, &opts).unwrap();
+        let from_json = load(&sj, &opts, false).unwrap();
         // (Text JSON may round floats by an ulp: compare the table's numbers.)
         assert_eq!(from_json.steady_state_s_per_proof, s.steady_state_s_per_proof);
         assert_eq!(from_json.idle_gaps, s.idle_gaps);
         assert_eq!(from_json.binding_resource, s.binding_resource);
-        let from_dir = load(&dir.path().join("rep"), &opts).unwrap();
+        let from_dir = load(&dir.path().join("rep"), &opts, false).unwrap();
         assert_eq!(from_dir.steady_state_s_per_proof, s.steady_state_s_per_proof);
         assert_eq!(label_of(&sj), "rep");
         assert_eq!(label_of(&log), "a");
         let out = dir.path().join("cmp");
-        let code = run(Args { inputs: vec![log, sj], labels: vec![], out: Some(out.clone()), json: false, min_gap_ms: 1.0 }).unwrap();
+        let code = run(Args { inputs: vec![log, sj], labels: vec![], out: Some(out.clone()), json: false, min_gap_ms: 1.0, strict: true, force: false }).unwrap();
         assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::SUCCESS));
         assert!(out.join("compare.json").exists());
         let md = fs::read_to_string(out.join("compare.md")).unwrap();
@@ -120,7 +159,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("one.json");
         fs::write(&p, r#"{"type":"span","kind":"gpu","start_ns":0,"end_ns":5,"job":"a"}"#).unwrap();
-        let s = load(&p, &AnalyzeOptions::default()).unwrap();
+        let s = load(&p, &AnalyzeOptions::default(), false).unwrap();
         assert_eq!(s.run.spans, 1);
         assert_eq!(s.proofs_completed, 1);
     }

@@ -56,7 +56,8 @@ pub fn pipeline(a: &Args) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
     use prover::circuit::PorepLike;
 
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    // Locked for the whole demo: the prover writes its timeline and proofs here too.
+    let mut dir = super::output::OutputDir::open(&a.out, super::analyze::OUTPUTS)?;
     let circuit = PorepLike::new(a.constraints, 0);
     circuit.layout().map_err(anyhow::Error::msg)?;
     tracing::info!("demo: TEST-ONLY setup for {} …", circuit.id());
@@ -81,14 +82,15 @@ pub fn pipeline(a: &Args) -> anyhow::Result<ExitCode> {
     };
     tracing::info!("demo: setup {:.2} s; proving {} proofs × {} partitions …", setup_time.as_secs_f64(), a.proofs, a.partitions);
     let outcome = super::prove::run_engine(&args, Arc::new(params), setup_time)?;
-    super::prove::write_proofs(&args.out, &outcome.results)?;
     if outcome.interrupted {
         return Ok(ExitCode::from(130));
     }
-    let run = super::analyze::read_log(&args.timeline, None)?;
+    let run = super::analyze::read_log(&args.timeline, None, false)?;
     let mut s = summarize(&run, &AnalyzeOptions::default());
     s.input = Some(format!("proofscope demo: {} proofs × {} partitions of {} on {}", a.proofs, a.partitions, circuit.id(), outcome.backend));
-    let written = super::analyze::write_outputs(&run, &s, &a.out, true)?;
+    super::analyze::write_outputs(&run, &s, &mut dir, true)?;
+    let failed = !dir.failed().is_empty() || outcome.write_errors > 0;
+    let written = dir.finish();
     super::analyze::print_warnings(&s);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
@@ -105,7 +107,7 @@ pub fn pipeline(a: &Args) -> anyhow::Result<ExitCode> {
         super::analyze::print_human(&s, &a.out, &written);
         println!("open        {}/report.md", a.out.display());
     }
-    Ok(if outcome.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if outcome.failed > 0 || failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// The sample-log demo: analyse the embedded log and write the report directory.
@@ -113,7 +115,10 @@ pub fn sample(out: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
     let run = read_str(SAMPLE_LOG, None);
     let mut s = summarize(&run, &AnalyzeOptions::default());
     s.input = Some("cuzk-sample.log (embedded sample)".into());
-    let written = super::analyze::write_outputs(&run, &s, out, true)?;
+    let mut dir = super::output::OutputDir::open(out, super::analyze::OUTPUTS)?;
+    super::analyze::write_outputs(&run, &s, &mut dir, true)?;
+    let failed = !dir.failed().is_empty();
+    let written = dir.finish();
     super::analyze::print_warnings(&s);
     if json {
         println!("{}", serde_json::to_string_pretty(&s)?);
@@ -121,7 +126,7 @@ pub fn sample(out: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
         super::analyze::print_human(&s, out, &written);
         println!("open        {}/report.md", out.display());
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 #[cfg(test)]

@@ -153,7 +153,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             print!("{}", check::format_outcomes(&outcomes));
             if let Some(p) = json {
-                std::fs::write(&p, serde_json::to_string_pretty(&outcomes)?).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
+                super::output::write_atomic(&p, serde_json::to_string_pretty(&outcomes)?.as_bytes())?;
             }
             Ok(if outcomes.iter().all(|o| o.ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
@@ -190,7 +190,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 println!("{}", bench::format_row(r));
             }
             if let Some(p) = json {
-                std::fs::write(&p, serde_json::to_string_pretty(&rows)?).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
+                super::output::write_atomic(&p, serde_json::to_string_pretty(&rows)?.as_bytes())?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -14,6 +14,7 @@ pub mod predict;
 pub mod campaign;
 pub mod validate_trace;
 pub mod output;
+pub mod input;
 pub mod completions;
 pub mod man;
 pub mod whatif;

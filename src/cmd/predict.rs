@@ -2,7 +2,6 @@
 //! calibrate a model from measured logs, check it against the first log (parity), then
 //! predict other configurations of the same machine with a sweep.
 
-use std::fs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -30,35 +29,53 @@ pub struct Args {
     /// Skip the sweep's charts.
     #[arg(long)]
     pub no_charts: bool,
+    /// Read logs whose schema_version is newer than this proofscope's.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let cal = super::calibrate::calibrate_logs(&a.logs, a.base.as_deref())?;
-    fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
-    fs::write(a.out.join("model.toml"), cal.to_toml())?;
+    super::output::check_dir(&a.out)?;
+    let cal = super::calibrate::calibrate_logs(&a.logs, a.base.as_deref(), a.force)?;
+    // Every argument is checked before any file is written: the overrides, then every
+    // combination of the axes against the calibrated model.
+    let mut model = cal.config.clone();
+    for kv in &a.set {
+        let (k, v) = timeline::settings::split_assignment(kv)?;
+        model.set(k, v).with_context(|| format!("--set {kv}"))?;
+    }
+    model.validate().context("the calibrated model after --set")?;
+    let points = if a.vary.is_empty() { None } else { Some(simulator::sweep::expand(&model, &a.vary)?) };
+    let measured = super::input::read_run(&a.logs[0], None, a.force)?;
+    let mut known: Vec<&'static str> = vec!["model.toml"];
+    known.extend(super::simulate::PARITY_OUTPUTS);
+    known.extend(super::sweep::OUTPUTS);
+    let mut dir = super::output::OutputDir::open(&a.out, &known)?;
+    dir.write("model.toml", cal.to_toml().as_bytes())?;
     // How well does the calibrated model reproduce the first measured run?
-    let measured = timeline::read::read_path(&a.logs[0], None)?;
     let sim = simulate(&cal.config, Options { record: true });
     if let Some(sim_run) = &sim.run {
         let par = parity::compare_runs(&measured, sim_run);
         println!("## Parity of the calibrated model with {}\n\n{}", a.logs[0].display(), par.markdown());
-        fs::write(a.out.join("parity.md"), par.markdown())?;
-        fs::write(a.out.join("parity.json"), serde_json::to_string_pretty(&par)?)?;
+        dir.write("parity.md", par.markdown().as_bytes())?;
+        dir.write("parity.json", serde_json::to_string_pretty(&par)?.as_bytes())?;
         #[cfg(feature = "analysis")]
-        parity::plot::parity_svg(&par, &a.out.join("parity.svg"))?;
+        {
+            match parity::plot::parity_svg(&par, &dir.join("parity.svg")) {
+                Ok(()) => dir.record("parity.svg"),
+                Err(e) => dir.fail("parity.svg", format!("{e:#}")),
+            }
+        }
     }
-    let mut model = cal.config.clone();
-    for kv in &a.set {
-        let (k, v) = kv.split_once('=').with_context(|| format!("--set `{kv}`: expected KEY=VALUE"))?;
-        model.set(k, v)?;
+    match points {
+        None => print!("{}", simulate(&model, Options::default()).result.render_text()),
+        Some(points) => {
+            println!("## Predictions\n");
+            super::sweep::run_sweep(&model, &a.vary, points, &mut dir, !a.no_charts)?;
+        }
     }
-    model.validate()?;
-    if a.vary.is_empty() {
-        print!("{}", simulate(&model, Options::default()).result.render_text());
-    } else {
-        println!("## Predictions\n");
-        super::sweep::run_sweep(&model, &a.vary, &a.out, !a.no_charts)?;
-    }
+    let failed = dir.has_failures();
+    dir.finish();
     tracing::info!("wrote {}", a.out.display());
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -3,6 +3,12 @@
 //! through it with a progress bar, write the proofs and the timeline (JSON lines and,
 //! optionally, a cuzk-format log). Exits 1 when a proof fails or does not verify; on
 //! Ctrl-C the timeline is flushed with the open spans marked, exit code 130.
+//!
+//! Nothing lost: each proof is written as soon as its job completes (to a temporary file,
+//! synced, renamed into place), and the timeline is flushed then and at least every
+//! second, so a killed run leaves every finished proof on disk, whole, and its timeline up
+//! to its last second. A timeline or cuzk log that cannot be written (a full disk) is
+//! reported by name and the proving goes on (exit 1 at the end); so does a proof file.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -29,10 +35,10 @@ pub struct Args {
     /// --set cuda.params=stream); applied after the file and the flags. Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Proofs (jobs) to make.
+    /// Proofs (jobs) to make, 1 ..= 100000.
     #[arg(long, default_value_t = 1)]
     pub proofs: u32,
-    /// Partitions per proof.
+    /// Partitions per proof, 1 ..= 1024 (proofs × partitions ≤ 1000000).
     #[arg(long, default_value_t = 1)]
     pub partitions: u32,
     /// Partition-synthesis workers (engine key `pw`).
@@ -90,8 +96,9 @@ pub struct Args {
     #[arg(long)]
     pub quiet: bool,
     /// With the cuda backend: NVML sampling period in ms (GPU utilisation, memory used,
-    /// power, SM clock as timeline counters of each device in use); 0 = off. Default 50.
-    #[arg(long)]
+    /// power, SM clock as timeline counters of each device in use); 0 = off. Default 50;
+    /// at most an hour.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub nvml_ms: Option<u64>,
 }
 
@@ -131,10 +138,40 @@ impl GpuCounters {
     }
 }
 
+/// Most proofs one `prove` makes.
+pub const MAX_PROOFS: u32 = 100_000;
+/// Most partitions per proof (PoRep has 10).
+pub const MAX_PARTITIONS: u32 = 1024;
+/// Most partitions in one run (every partition's circuit is queued up front).
+pub const MAX_TOTAL_PARTITIONS: u64 = 1_000_000;
+
+/// Check --proofs and --partitions against their bounds.
+pub fn check_counts(proofs: u32, partitions: u32) -> anyhow::Result<()> {
+    if proofs == 0 || partitions == 0 {
+        bail!("--proofs and --partitions must be at least 1");
+    }
+    if proofs > MAX_PROOFS {
+        bail!("--proofs {proofs}: at most {MAX_PROOFS} per run");
+    }
+    if partitions > MAX_PARTITIONS {
+        bail!("--partitions {partitions}: at most {MAX_PARTITIONS} per proof");
+    }
+    let total = proofs as u64 * partitions as u64;
+    if total > MAX_TOTAL_PARTITIONS {
+        bail!("--proofs {proofs} × --partitions {partitions} = {total} partitions: at most {MAX_TOTAL_PARTITIONS} per run");
+    }
+    Ok(())
+}
+
 /// What a run produced.
 pub struct Outcome {
     pub results: Vec<JobResult>,
     pub failed: usize,
+    /// Proof files written.
+    pub written: usize,
+    /// Outputs that could not be written (proof files, the timeline, the cuzk log), each
+    /// reported by name on stderr.
+    pub write_errors: usize,
     pub wall: Duration,
     pub interrupted: bool,
     pub params_load: Duration,
@@ -197,11 +234,10 @@ pub fn engine_config(args: &Args) -> anyhow::Result<EngineConfig> {
     Ok(cfg)
 }
 
-/// Run the engine on already-loaded parameters (used by `prove` and `demo`).
+/// Run the engine on already-loaded parameters (used by `prove` and `demo`). Proofs go
+/// to `args.out` as their jobs complete.
 pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -> anyhow::Result<Outcome> {
-    if args.proofs == 0 || args.partitions == 0 {
-        bail!("--proofs and --partitions must be at least 1");
-    }
+    check_counts(args.proofs, args.partitions)?;
     let cfg = engine_config(args)?;
     let (family, constraints) = Family::from_id(&params.info.circuit_id).with_context(|| {
         format!(
@@ -210,6 +246,7 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
             Family::ALL.map(Family::name).join(", ")
         )
     })?;
+    let out = super::output::dir(&args.out)?;
     let backends = engine::backends_for_config(&cfg).map_err(anyhow::Error::msg)?;
     let backend = backends[0].name().to_string();
     let mut meta = engine::run_meta(&cfg, &backends);
@@ -239,7 +276,7 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     for job in engine::bench_jobs(family, args.proofs, args.partitions, constraints, args.witness_seed) {
         engine.submit(job);
     }
-    let total = (args.proofs * args.partitions) as u64;
+    let total = args.proofs as u64 * args.partitions as u64;
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(total) };
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} partitions  {msg}")
@@ -247,12 +284,25 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     );
     let mut results = Vec::new();
     let mut interrupted = false;
+    let (mut written, mut write_errors) = (0, 0);
     while results.len() < args.proofs as usize {
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
             break;
         }
         if let Ok(r) = engine.results().recv_timeout(Duration::from_millis(100)) {
+            // The timeline up to this proof's end (every span of the job was sent before
+            // its result), then the proof, whole (a later crash cannot lose it): a proof on
+            // disk always has its events in the timeline.
+            engine.sink().flush();
+            match write_proof(&out, &r) {
+                Ok(true) => written += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    bar.suspend(|| tracing::error!("{e:#}"));
+                    write_errors += 1;
+                }
+            }
             results.push(r);
         }
         let p = engine.progress();
@@ -271,38 +321,35 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     if interrupted {
         tracing::warn!("interrupted: timeline flushed to {} ({} spans, {} left open)", args.timeline.display(), stats.spans, stats.open_spans);
     }
+    // The writer reported each failed output by name as it failed.
+    write_errors += stats.errors.len();
     let failed = results.iter().filter(|r| r.proofs.is_err()).count();
-    Ok(Outcome { results, failed, wall, interrupted, params_load, backend })
+    Ok(Outcome { results, failed, written, write_errors, wall, interrupted, params_load, backend })
 }
 
-/// Proof bytes: `<out>/<job>.proof` (192 bytes per partition, in order) and the public
+/// Write one job's proof files (a failed job has none: `Ok(false)`), each whole or not at
+/// all and synced: `<out>/<job>.proof` (192 bytes per partition, in order) and the public
 /// inputs as JSON (`<job>.inputs.json`, one array of hex field elements per partition).
-pub fn write_proofs(out: &Path, results: &[JobResult]) -> anyhow::Result<usize> {
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let mut written = 0;
-    for r in results {
-        let Ok(parts) = &r.proofs else { continue };
-        let mut bytes = Vec::with_capacity(parts.len() * prover::proof::PROOF_BYTES);
-        let mut inputs = Vec::new();
-        for p in parts {
-            bytes.extend_from_slice(&p.proof.to_bytes());
-            inputs.push(p.public_inputs.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>());
-        }
-        let path = out.join(format!("{}.proof", r.id));
-        std::fs::write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
-        let ipath = out.join(format!("{}.inputs.json", r.id));
-        std::fs::write(&ipath, serde_json::to_vec_pretty(&inputs)?).with_context(|| format!("writing {}", ipath.display()))?;
-        written += 1;
+pub fn write_proof(out: &Path, r: &JobResult) -> anyhow::Result<bool> {
+    let Ok(parts) = &r.proofs else { return Ok(false) };
+    let mut bytes = Vec::with_capacity(parts.len() * prover::proof::PROOF_BYTES);
+    let mut inputs = Vec::new();
+    for p in parts {
+        bytes.extend_from_slice(&p.proof.to_bytes());
+        inputs.push(p.public_inputs.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>());
     }
-    Ok(written)
+    // The inputs first: a `.proof` file on disk always has its inputs beside it.
+    let ipath = out.join(format!("{}.inputs.json", r.id));
+    super::output::write_atomic(&ipath, &serde_json::to_vec_pretty(&inputs)?)?;
+    super::output::write_atomic(&out.join(format!("{}.proof", r.id)), &bytes)?;
+    Ok(true)
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Every argument is checked before any work (the parameter file can take minutes).
     engine_config(&args)?;
-    if args.proofs == 0 || args.partitions == 0 {
-        bail!("--proofs and --partitions must be at least 1");
-    }
+    check_counts(args.proofs, args.partitions)?;
+    super::output::check_dir(&args.out)?;
     let (params, report) = Parameters::read_file(&args.params).context("loading parameters")?;
     tracing::info!(
         "loaded {} ({}, {:.1} MiB) in {:.2} s{}",
@@ -313,7 +360,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if params.info.test_only { " — TEST-ONLY parameters" } else { "" }
     );
     let outcome = run_engine(&args, Arc::new(params), report.elapsed)?;
-    let written = write_proofs(&args.out, &outcome.results)?;
     for r in &outcome.results {
         if let Err(e) = &r.proofs {
             tracing::error!("{}: FAILED: {e}", r.id);
@@ -332,9 +378,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.out.display(),
         args.timeline.display()
     );
-    let _ = written;
+    if outcome.write_errors > 0 {
+        tracing::error!("{} output(s) could not be written (named above); {} proof file(s) written", outcome.write_errors, outcome.written);
+    }
     if outcome.interrupted {
         return Ok(ExitCode::from(130));
     }
-    Ok(if outcome.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if outcome.failed > 0 || outcome.write_errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_have_bounds() {
+        check_counts(1, 1).unwrap();
+        check_counts(MAX_PROOFS, 10).unwrap();
+        for (j, k, want) in [(0, 1, "at least 1"), (1, 0, "at least 1"), (MAX_PROOFS + 1, 1, "--proofs"), (1, MAX_PARTITIONS + 1, "--partitions"), (100_000, 100_000, "--partitions"), (10_000, 1000, "10000000 partitions")] {
+            let e = check_counts(j, k).unwrap_err().to_string();
+            assert!(e.contains(want), "{j} x {k}: {e}");
+        }
+    }
 }

@@ -27,6 +27,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // The destination is checked before the setup (minutes at 2^24).
+    if args.params.is_dir() {
+        anyhow::bail!("--params {}: a folder, not a file", args.params.display());
+    }
+    if let Some(parent) = args.params.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            anyhow::bail!("--params {}: the folder {} does not exist", args.params.display(), parent.display());
+        }
+    }
     let circuit = args.circuit.circuit(args.constraints, 0);
     circuit.check().map_err(anyhow::Error::msg)?;
     tracing::warn!("TEST-ONLY trusted setup (toxic waste from seed {}); never use these parameters for anything real.", args.seed);
@@ -34,7 +43,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let params = prover::setup::generate_test_params(circuit.clone(), &circuit.id(), args.seed).context("generating parameters")?;
     let gen = t0.elapsed();
     let t1 = Instant::now();
-    let bytes = params.write_file(&args.params).with_context(|| format!("writing {}", args.params.display()))?;
+    // Whole or not at all (a full disk keeps the old file); a failure exits 1.
+    let bytes = params.write_file(&args.params).map_err(super::output::write_failed)?;
     println!(
         "{}: {} ({} constraints, {} aux, domain {}), {:.1} MiB; setup {:.2} s, write {:.2} s",
         args.params.display(),

@@ -4,8 +4,7 @@
 //! the simulated timeline (same schema as the prover's, so `analyze` reads it); with
 //! `--compare-to`, a parity report against a measured log of the same configuration.
 
-use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -37,7 +36,13 @@ pub struct Args {
     /// Where the parity report goes (parity.md, parity.json, parity.svg).
     #[arg(short, long, default_value = "out/parity")]
     pub out: PathBuf,
+    /// Read a --compare-to log whose schema_version is newer than this proofscope's.
+    #[arg(long)]
+    pub force: bool,
 }
+
+/// The parity report's files (in `-o DIR`).
+pub const PARITY_OUTPUTS: &[&str] = &["parity.md", "parity.json", "parity.svg"];
 
 /// Load a config and apply `key=value` overrides (errors name the file, key and reason).
 pub fn load_config(path: &std::path::Path, seed: Option<u64>, sets: &[String]) -> anyhow::Result<Config> {
@@ -55,6 +60,14 @@ pub fn load_config(path: &std::path::Path, seed: Option<u64>, sets: &[String]) -
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let cfg = load_config(&a.config, a.seed, &a.set)?;
+    // Every argument and input is checked before any simulation or file.
+    let measured = match &a.compare_to {
+        Some(log) => {
+            super::output::check_dir(&a.out)?;
+            Some(super::input::read_run(log, None, a.force)?)
+        }
+        None => None,
+    };
     let record = a.timeline.is_some() || a.cuzk_log.is_some() || a.compare_to.is_some();
     let out = simulate(&cfg, Options { record });
     if a.json {
@@ -64,24 +77,27 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", out.result.render_text());
     }
+    // Files whole or not at all (timeline::atomic).
     if let (Some(path), Some(run)) = (&a.timeline, &out.run) {
-        let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-        timeline::write::jsonl::write_run(BufWriter::new(f), run).with_context(|| format!("cannot write {}", path.display()))?;
+        timeline::atomic::write_with(path, |w| timeline::write::jsonl::write_run(w, run)).map_err(super::output::write_failed)?;
         tracing::info!("timeline: {} ({} spans, {} counters)", path.display(), run.spans.len(), run.counters.len());
     }
     if let (Some(path), Some(run)) = (&a.cuzk_log, &out.run) {
-        fs::write(path, timeline::write::cuzk::render(run)).with_context(|| format!("cannot write {}", path.display()))?;
+        super::output::write_atomic(path, timeline::write::cuzk::render(run).as_bytes())?;
         tracing::info!("cuzk log: {}", path.display());
     }
-    if let (Some(log), Some(sim_run)) = (&a.compare_to, &out.run) {
-        let measured = timeline::read::read_path(log, None)?;
-        let par = parity::compare_runs(&measured, sim_run);
-        fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
+    if let (Some(log), Some(measured), Some(sim_run)) = (&a.compare_to, &measured, &out.run) {
+        let par = parity::compare_runs(measured, sim_run);
+        let mut dir = super::output::OutputDir::open(&a.out, PARITY_OUTPUTS)?;
         let md = format!("# Parity: {} vs {}\n\n{}", a.config.display(), log.display(), par.markdown());
-        fs::write(a.out.join("parity.md"), &md)?;
-        fs::write(a.out.join("parity.json"), serde_json::to_string_pretty(&par)?)?;
+        dir.write("parity.md", md.as_bytes())?;
+        dir.write("parity.json", serde_json::to_string_pretty(&par)?.as_bytes())?;
         #[cfg(feature = "analysis")]
-        parity::plot::parity_svg(&par, &a.out.join("parity.svg"))?;
+        {
+            parity::plot::parity_svg(&par, &dir.join("parity.svg")).map_err(super::output::write_failed)?;
+            dir.record("parity.svg");
+        }
+        dir.finish();
         if !a.json {
             println!("\n{}", par.markdown());
         }

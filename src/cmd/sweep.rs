@@ -3,11 +3,9 @@
 //! table (sweep.md, sweep.parquet, sweep.json), the charts (s/proof, peak RAM and GPU
 //! utilisation against pw, one line per gw) and the recommendation per RAM budget.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use simulator::sweep::{self, Vary};
 use simulator::Config;
@@ -36,13 +34,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let base = super::simulate::load_config(&a.config, None, &a.set)?;
     let stem = a.config.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "config".into());
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("sweep-{stem}")));
-    run_sweep(&base, &a.vary, &dir, !a.no_charts)?;
-    Ok(ExitCode::SUCCESS)
+    super::output::check_dir(&dir)?;
+    // Every combination is validated before any simulation or file.
+    let points = sweep::expand(&base, &a.vary)?;
+    let mut out = super::output::OutputDir::open(&dir, OUTPUTS)?;
+    run_sweep(&base, &a.vary, points, &mut out, !a.no_charts)?;
+    let failed = out.has_failures();
+    out.finish();
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-/// Expand, simulate, print the table and write the outputs into `dir` (shared with predict).
-pub fn run_sweep(base: &Config, axes: &[Vary], dir: &Path, charts: bool) -> anyhow::Result<Vec<sweep::Row>> {
-    let points = sweep::expand(base, axes)?;
+/// Every file a sweep may write into its folder (predict's folder holds them too).
+pub const OUTPUTS: &[&str] = &["sweep.md", "sweep.json", "sweep.parquet", "s_per_proof.svg", "peak_ram.svg", "gpu_util.svg"];
+
+/// Simulate the (expanded, validated) points, print the table and write the outputs into
+/// `dir` (shared with predict).
+pub fn run_sweep(base: &Config, axes: &[Vary], points: Vec<sweep::Point>, dir: &mut super::output::OutputDir, charts: bool) -> anyhow::Result<Vec<sweep::Row>> {
     let pb = ProgressBar::new(points.len() as u64);
     pb.set_style(
         ProgressStyle::with_template("{spinner} simulating {pos}/{len} configurations [{bar:30}] {per_sec} ({eta})")
@@ -55,24 +62,32 @@ pub fn run_sweep(base: &Config, axes: &[Vary], dir: &Path, charts: bool) -> anyh
     let md = sweep::markdown(&rows, axes);
     println!("{md}");
     tracing::info!("{} configurations simulated in {:.1} ms", rows.len(), elapsed.as_secs_f64() * 1e3);
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let title = format!("# Sweep of {}\n\nAxes: {}\n\n", if base.name.is_empty() { "(unnamed)" } else { &base.name }, axes.iter().map(|a| format!("{}={}", a.key, a.values.join(","))).collect::<Vec<_>>().join("  "));
-    fs::write(dir.join("sweep.md"), format!("{title}{md}"))?;
-    fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&rows)?)?;
-    #[allow(unused_mut)]
-    let mut written = vec![dir.join("sweep.md"), dir.join("sweep.json")];
+    // An output that cannot be written is named and the others are still written (the
+    // command then exits 1).
+    dir.try_write("sweep.md", format!("{title}{md}").as_bytes());
+    dir.try_write("sweep.json", serde_json::to_string_pretty(&rows)?.as_bytes());
     #[cfg(feature = "analysis")]
     {
-        simulator::sweep::outputs::write_parquet(&rows, axes, &dir.join("sweep.parquet"))?;
-        written.push(dir.join("sweep.parquet"));
+        match simulator::sweep::outputs::write_parquet(&rows, axes, &dir.join("sweep.parquet")) {
+            Ok(()) => dir.record("sweep.parquet"),
+            Err(e) => dir.fail("sweep.parquet", format!("{e:#}")),
+        }
         if charts {
-            written.extend(simulator::sweep::outputs::write_charts(&rows, axes, dir)?);
+            match simulator::sweep::outputs::write_charts(&rows, axes, dir.path()) {
+                Ok(paths) => {
+                    for p in paths {
+                        dir.record(&p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+                    }
+                }
+                Err(e) => dir.fail("the charts", format!("{e:#}")),
+            }
         }
     }
     #[cfg(not(feature = "analysis"))]
     let _ = charts;
-    for w in &written {
-        tracing::info!("wrote {}", w.display());
+    for w in dir.written() {
+        tracing::info!("wrote {}", dir.join(w).display());
     }
     Ok(rows)
 }

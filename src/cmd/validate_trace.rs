@@ -81,6 +81,7 @@ mod tests {
             out: Some(out.clone()),
             json: false,
             strict: true,
+            force: false,
             min_gap_ms: 1.0,
             format: None,
             no_charts: false,

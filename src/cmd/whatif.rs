@@ -26,6 +26,9 @@ pub struct Args {
     /// Output folder: whatif.md, whatif.json and the model it started from (model.toml).
     #[arg(short, long)]
     pub out: Option<PathBuf>,
+    /// Read logs whose schema_version is newer than this proofscope's.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -36,7 +39,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for kv in &a.set {
         settings.push(timeline::settings::split_assignment(kv)?);
     }
-    let cal = super::calibrate::calibrate_logs(&a.logs, a.base.as_deref())?;
+    let cal = super::calibrate::calibrate_logs(&a.logs, a.base.as_deref(), a.force)?;
     let mut model = cal.config.clone();
     for (k, v) in settings {
         model.set(k, v)?;

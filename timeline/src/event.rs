@@ -587,18 +587,34 @@ pub struct Diagnostics {
     /// Lines that were events of the format (TIMELINE lines, JSON records).
     pub event_lines: u64,
     /// Lines that looked like events but could not be used (malformed, unknown event,
-    /// duplicate, END without START).
+    /// duplicate, END without START, a time out of range).
     pub lines_rejected: u64,
     /// Ordinary log lines skipped on purpose (cuzk logs mix them in).
     pub lines_ignored: u64,
     /// Spans that started but never ended (a killed run).
     pub open_spans: u64,
+    /// Of `lines_rejected`: exact repeats of an earlier event (same kind, job, partition,
+    /// worker, start and end), dropped so that nothing counts twice.
+    #[serde(default)]
+    pub duplicates: u64,
+    /// Lines that are not text (invalid UTF-8 or NUL bytes): a binary or compressed file.
+    #[serde(default)]
+    pub binary_lines: u64,
     /// The first warnings, with their line numbers (capped; see `lines_rejected` for the count).
     pub warnings: Vec<LineWarning>,
+    /// What is wrong with the input as a whole (no events at all, an unknown schema
+    /// version, a binary file): one sentence each. `--strict` fails on any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 /// How many warnings are kept verbatim; the rest are only counted.
 pub const MAX_KEPT_WARNINGS: usize = 50;
+
+/// The latest time a reader accepts, ns since the run's epoch: 10 years. A run is hours,
+/// a daemon's log weeks; anything beyond is a corrupt number, and keeping times within it
+/// keeps every sum and difference of the analyses far from `u64` overflow.
+pub const MAX_TIME_NS: u64 = 10 * 365_25 * 864 * 1_000_000_000;
 
 impl Diagnostics {
     pub fn reject(&mut self, line: u64, message: impl Into<String>) {
@@ -607,9 +623,23 @@ impl Diagnostics {
             self.warnings.push(LineWarning { line, message: message.into() });
         }
     }
+    /// [`Diagnostics::reject`], building the message only when it is kept.
+    pub fn reject_with(&mut self, line: u64, message: impl FnOnce() -> String) {
+        self.lines_rejected += 1;
+        if self.warnings.len() < MAX_KEPT_WARNINGS {
+            self.warnings.push(LineWarning { line, message: message() });
+        }
+    }
     /// True when the reader had anything to complain about (`--strict` fails on it).
     pub fn has_warnings(&self) -> bool {
-        self.lines_rejected > 0 || self.open_spans > 0
+        self.lines_rejected > 0 || self.open_spans > 0 || !self.problems.is_empty()
+    }
+    /// Add a problem of the input as a whole (once).
+    pub fn problem(&mut self, message: impl Into<String>) {
+        let m = message.into();
+        if !self.problems.contains(&m) {
+            self.problems.push(m);
+        }
     }
 }
 

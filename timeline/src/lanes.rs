@@ -158,6 +158,9 @@ pub fn assign(run: &Run) -> Vec<Lane> {
     lanes
 }
 
+/// How many of a worker's lanes a span tries before it opens a new one.
+const MAX_TRIED_LANES: usize = 32;
+
 /// One worker's spans: its main lane, plus overflow lanes for what does not nest.
 fn place_worker(run: &Run, idx: &[usize], run_end: u64) -> Vec<Builder> {
     let mut lanes: Vec<Builder> = vec![Builder::new()];
@@ -165,7 +168,9 @@ fn place_worker(run: &Run, idx: &[usize], run_end: u64) -> Vec<Builder> {
         let s = &run.spans[i];
         let end = s.end_ns.unwrap_or(run_end).max(s.start_ns);
         let open = s.end_ns.is_none();
-        if !lanes.iter_mut().any(|l| l.try_place(i, s.start_ns, end, open)) {
+        // Only the first lanes are tried: a worker whose spans overlap without nesting by the
+        // thousand (a corrupt log) gets a lane each past them, in linear time, not quadratic.
+        if !lanes.iter_mut().take(MAX_TRIED_LANES).any(|l| l.try_place(i, s.start_ns, end, open)) {
             let mut b = Builder::new();
             b.try_place(i, s.start_ns, end, open);
             lanes.push(b);

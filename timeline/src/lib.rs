@@ -7,6 +7,7 @@
 //! behind the default `analysis` feature.
 
 pub mod analysis;
+pub mod atomic;
 #[cfg(feature = "analysis")]
 pub mod chart;
 pub mod event;

@@ -52,7 +52,7 @@ pub fn max_concurrency(intervals: impl IntoIterator<Item = (u64, u64)>) -> u32 {
 
 /// Total length of disjoint intervals, ns.
 pub fn total_ns(merged: &[(u64, u64)]) -> u64 {
-    merged.iter().map(|&(s, e)| e - s).sum()
+    merged.iter().fold(0u64, |a, &(s, e)| a.saturating_add(e.saturating_sub(s)))
 }
 
 /// Length of `[a, b)` covered by sorted disjoint intervals, ns. O(log n + k).
@@ -66,7 +66,7 @@ pub fn overlap_ns(merged: &[(u64, u64)], a: u64, b: u64) -> u64 {
         if s >= b {
             break;
         }
-        total += e.min(b) - s.max(a);
+        total += e.min(b).saturating_sub(s.max(a));
     }
     total
 }

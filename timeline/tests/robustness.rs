@@ -200,3 +200,64 @@ fn long_error_messages_are_cut_at_a_character_boundary() {
         assert!(run.diagnostics.warnings[0].message.len() <= 250);
     }
 }
+
+/// Numbers at the edges: times near `u64::MAX`, huge offsets, many devices and workers,
+/// NaN and infinities where a float goes. The readers reject what is out of range (by
+/// line); the analyses and charts of whatever gets through, and of hand-built runs that
+/// skip the readers, never panic.
+fn extreme_u64() -> impl Strategy<Value = u64> {
+    prop_oneof![0u64..10_000, Just(u64::MAX), Just(u64::MAX - 1), Just(u64::MAX / 2), Just(timeline::event::MAX_TIME_NS), Just(timeline::event::MAX_TIME_NS + 1), any::<u64>()]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn extreme_jsonl_numbers_never_panic(spans in proptest::collection::vec(
+        (prop_oneof![Just("gpu"), Just("synthesis"), Just("ntt"), Just("finalize"), Just("h2d"), Just("x")], extreme_u64(), extreme_u64(), 0u32..3, prop_oneof![Just(0u32), Just(u32::MAX), any::<u32>()], any::<bool>()),
+        0..24)) {
+        let text: String = spans
+            .iter()
+            .map(|(k, a, b, j, d, open)| {
+                let end = if *open { String::new() } else { format!(",\"end_ns\":{b}") };
+                format!("{{\"type\":\"span\",\"kind\":\"{k}\",\"start_ns\":{a}{end},\"job\":\"j{j}\",\"partition\":{},\"worker\":{d},\"device\":{d}}}\n", j % 2)
+            })
+            .collect();
+        let s = analyse(&text, Some(Format::Jsonl));
+        for r in &s.partitions {
+            if let Some(v) = r.synth_end_ms { prop_assert!(v <= timeline::event::MAX_TIME_NS as f64 / 1e6 + 1.0); }
+        }
+    }
+
+    #[test]
+    fn extreme_cuzk_offsets_never_panic(lines in proptest::collection::vec(
+        (prop_oneof![Just("0".to_string()), Just("9300000000000".to_string()), Just("1e300".to_string()), Just("NaN".to_string()), Just("-5".to_string()), Just("315576000000".to_string()), (0u64..1_000_000).prop_map(|v| v.to_string())],
+         prop_oneof![Just("SYNTH_START"), Just("SYNTH_END"), Just("GPU_START"), Just("GPU_END")], 0u32..3),
+        0..30)) {
+        let text: String = lines.iter().map(|(t, e, p)| format!("TIMELINE,{t},{e},a,partition={p},worker=0\n")).collect();
+        analyse(&text, None);
+    }
+
+    #[test]
+    fn hand_built_runs_at_the_edges_analyse_and_draw(spans in proptest::collection::vec((extreme_u64(), extreme_u64(), 0u32..200, any::<bool>()), 0..16)) {
+        use timeline::event::{Run, RunMeta, Span, SpanKind};
+        let mut run = Run::new(RunMeta::new("t"));
+        for (i, (a, b, d, open)) in spans.iter().enumerate() {
+            let (a, b) = ((*a).min(*b), (*a).max(*b));
+            let kind = [SpanKind::Gpu, SpanKind::Synthesis, SpanKind::Ntt, SpanKind::Finalize][i % 4].clone();
+            let mut s = Span::new(kind, a, b).job(format!("j{}", i % 3)).partition(i as u32 % 2).device(*d).worker(*d);
+            if *open { s.end_ns = None; }
+            run.spans.push(s);
+        }
+        run.normalize();
+        let s = summarize(&run, &AnalyzeOptions::default());
+        check_invariants(&s);
+        let dir = tempfile::tempdir().unwrap();
+        let marks = timeline::analysis::gaps::marks(&s.idle_gaps);
+        let _ = timeline::chart::waterfall_svg(&run, &marks, &dir.path().join("w.svg"));
+        let _ = timeline::chart::utilization_svg(&run, &dir.path().join("u.svg"));
+        let _ = timeline::chart::phases_svg(&run, &dir.path().join("p.svg"));
+        let _ = timeline::chart::gaps_svg(&marks, &dir.path().join("g.svg"));
+        let _ = timeline::export::trace::write_trace(&run, &dir.path().join("t.json"));
+    }
+}

@@ -218,6 +218,16 @@ impl EngineConfig {
             return Err(ConfigError::Invalid { field: "pw/gw/devices", reason: "implausibly large (pw ≤ 4096, gw ≤ 64, devices ≤ 64)".into() });
         }
         self.cuda.validate().map_err(|e| ConfigError::Invalid { field: "cuda", reason: e.to_string() })?;
+        // The GPU queue's slots are allocated up front.
+        if self.queue_capacity > 4096 {
+            return Err(ConfigError::Invalid { field: "queue_capacity", reason: format!("{} is more than 4096 partitions", self.queue_capacity) });
+        }
+        if self.rss_sample_ms > 3_600_000 {
+            return Err(ConfigError::Invalid { field: "rss_sample_ms", reason: format!("{} ms is more than an hour", self.rss_sample_ms) });
+        }
+        if self.finalizers > 4096 || self.max_attempts > 1000 {
+            return Err(ConfigError::Invalid { field: "finalizers/max_attempts", reason: "implausibly large (finalizers ≤ 4096, max_attempts ≤ 1000)".into() });
+        }
         Ok(())
     }
 }
@@ -250,7 +260,7 @@ mod tests {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
         assert_eq!((c.synthesis, c.synthesis_threads, c.pce_cache, c.pce_rebuild_corrupt), (SynthesisMode::Circuit, 4, false, true));
-        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("cuda.params", "streamed", "streamed"), ("cuda.msm_c", "30", "msm_c"), ("cuda.stream_chunk", "0", "stream_chunk"), ("cuda.ntt_radix", "8", "radix"), ("synthesis", "magic", "magic"), ("synthesis_threads", "100000", "synthesis_threads")] {
+        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("cuda.params", "streamed", "streamed"), ("cuda.msm_c", "30", "msm_c"), ("cuda.stream_chunk", "0", "stream_chunk"), ("cuda.ntt_radix", "8", "radix"), ("synthesis", "magic", "magic"), ("synthesis_threads", "100000", "synthesis_threads"), ("queue_capacity", "4294967295", "queue_capacity"), ("finalizers", "100000", "finalizers"), ("rss_sample_ms", "4294967295", "rss_sample_ms")] {
             let before = c.clone();
             let e = c.set(k, v).unwrap_err().to_string();
             assert!(e.contains(want), "{k}={v}: {e}");

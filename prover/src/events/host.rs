@@ -40,7 +40,7 @@ pub(crate) fn sample_loop(stop: &AtomicBool, sh: &Shared, period: Duration) {
             }
             *last = Some((t_ns, secs));
         }
-        std::thread::sleep(period);
+        super::sleep_unless_stopped(stop, period);
     }
 }
 

@@ -34,6 +34,38 @@ use timeline::event::{Counter, Run, RunMeta, Span};
 pub use host::{process_cpu_seconds, rss_bytes, HostCpu};
 pub use layer::TimelineLayer;
 
+/// Sleep `period`, waking at least every 20 ms to return early once `stop` is set: a
+/// sampler with a long period (an hour) still stops at once when the run ends.
+pub fn sleep_unless_stopped(stop: &AtomicBool, period: Duration) {
+    // (A period too long for an Instant is a sleep until stopped.)
+    let until = Instant::now().checked_add(period);
+    while !stop.load(Ordering::Relaxed) {
+        let left = until.map_or(Duration::MAX, |u| u.saturating_duration_since(Instant::now()));
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(20)));
+    }
+}
+
+#[cfg(test)]
+mod sleep_tests {
+    use super::*;
+
+    #[test]
+    fn a_sampler_with_an_endless_period_stops_at_once() {
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let s2 = stop.clone();
+        let h = std::thread::spawn(move || sleep_unless_stopped(&s2, Duration::MAX));
+        std::thread::sleep(Duration::from_millis(50));
+        let t0 = Instant::now();
+        stop.store(true, Ordering::Relaxed);
+        h.join().unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(1));
+        sleep_unless_stopped(&AtomicBool::new(false), Duration::from_millis(30));
+    }
+}
+
 /// Name of the context-only span.
 pub const CTX: &str = "ctx";
 
@@ -62,7 +94,10 @@ impl Shared {
 #[derive(Default)]
 pub struct SinkConfig {
     pub jsonl: Option<Box<dyn Write + Send>>,
+    /// The JSON-lines output's name in error messages (its path).
+    pub jsonl_name: Option<String>,
     pub cuzk: Option<Box<dyn Write + Send>>,
+    pub cuzk_name: Option<String>,
     /// Keep every record in memory and return them as a [`Run`] from [`EventSink::finish`].
     pub collect: bool,
     /// Sample the process RSS (counter `rss_bytes`) at this period.
@@ -73,10 +108,12 @@ pub struct SinkConfig {
 impl SinkConfig {
     pub fn jsonl_file(mut self, path: &Path) -> io::Result<Self> {
         self.jsonl = Some(Box::new(File::create(path)?));
+        self.jsonl_name = Some(path.display().to_string());
         Ok(self)
     }
     pub fn cuzk_file(mut self, path: &Path) -> io::Result<Self> {
         self.cuzk = Some(Box::new(File::create(path)?));
+        self.cuzk_name = Some(path.display().to_string());
         Ok(self)
     }
 }
@@ -88,6 +125,9 @@ pub struct SinkStats {
     pub open_spans: u64,
     pub counters: u64,
     pub cuzk_lines: u64,
+    /// Write errors, one per output that failed (naming its file); that output stopped
+    /// there, everything else went on.
+    pub errors: Vec<String>,
 }
 
 /// What the writer thread returns.
@@ -105,10 +145,10 @@ impl EventSink {
         let (tx, rx) = unbounded();
         let epoch = Instant::now();
         let shared = Arc::new(Shared { tx, epoch, open: Mutex::new(HashMap::new()) });
-        let SinkConfig { jsonl, cuzk, collect, rss_every, meta } = cfg;
+        let SinkConfig { jsonl, jsonl_name, cuzk, cuzk_name, collect, rss_every, meta } = cfg;
         let writer = std::thread::Builder::new()
             .name("timeline-writer".into())
-            .spawn(move || writer::writer_loop(rx, jsonl, cuzk, collect, meta))?;
+            .spawn(move || writer::writer_loop(rx, jsonl, jsonl_name, cuzk, cuzk_name, collect, meta))?;
         let sink = EventSink { shared, writer: Mutex::new(Some(writer)), sampler: Mutex::new(None) };
         if let Some(period) = rss_every {
             let stop = Arc::new(AtomicBool::new(false));

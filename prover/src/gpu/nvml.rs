@@ -107,7 +107,7 @@ impl NvmlSampler {
                         emit(Counter { name: name.to_string(), t_ns, value, device: Some(d) });
                     }
                 }
-                std::thread::sleep(period);
+                crate::events::sleep_unless_stopped(&s, period);
             }
         });
         let error = Arc::new(Mutex::new(handle.as_ref().err().map(|e| format!("cannot start the NVML sampler thread: {e}"))));

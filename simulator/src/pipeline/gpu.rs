@@ -176,7 +176,7 @@ impl Sim<'_> {
         self.span(SpanKind::H2d, since, now, pi, Some(idx), Some(dev));
         let d = &mut self.devices[dev as usize];
         d.copies_running -= 1;
-        d.pcie_busy += now - d.copy_since;
+        d.pcie_busy = d.pcie_busy.saturating_add(now - d.copy_since);
         if let Some(next) = d.copy_queue.pop_front() {
             self.start_copy(next);
         }
@@ -221,13 +221,13 @@ impl Sim<'_> {
         }
         let d = &mut self.devices[dev as usize];
         if counted {
-            d.lock_busy += now - acquired;
+            d.lock_busy = d.lock_busy.saturating_add(now - acquired);
         }
         d.locks[l] = None;
         if let Some(next) = d.lock_waiters[l].pop_front() {
             d.locks[l] = Some(next);
             self.agenda.at(now, Ev::Resume(next));
-            self.lock_wait_sum += now - self.workers[next as usize].lock_acquired[l];
+            self.lock_wait_sum = self.lock_wait_sum.saturating_add(now - self.workers[next as usize].lock_acquired[l]);
             self.lock_queued -= 1;
             self.lock_queue.set(now, self.lock_queued as f64);
         }
@@ -368,7 +368,7 @@ impl Sim<'_> {
                     let total = part.k_ntt_h + part.k_batch + part.k_tail + part.k_rest + part.k_g2;
                     let dv = &mut self.devices[dev as usize];
                     dv.kernels_running += 1;
-                    dv.kernel_busy += total;
+                    dv.kernel_busy = dv.kernel_busy.saturating_add(total);
                     if self.record {
                         let mut t = now;
                         for (kind, dur) in [
@@ -382,7 +382,7 @@ impl Sim<'_> {
                                 continue;
                             }
                             self.spans.push(Span::new(kind, t, t + dur).worker(idx).device(dev).job(job_name(part.proof)).partition(part.index));
-                            t += dur;
+                            t = t.saturating_add(dur);
                         }
                     }
                     self.agenda.after(total, Ev::KernelsDone(w));
@@ -424,7 +424,7 @@ impl Sim<'_> {
             let wk = &self.workers[w as usize];
             (wk.device, wk.index, wk.call_start)
         };
-        self.call_sum += now - start;
+        self.call_sum = self.call_sum.saturating_add(now - start);
         self.call_n += 1;
         if self.record {
             let pt = &self.parts[pi as usize];
@@ -439,7 +439,7 @@ impl Sim<'_> {
         let dv = &mut self.devices[dev as usize];
         dv.active_calls -= 1;
         if dv.active_calls == 0 {
-            dv.union_busy += now - dv.union_since;
+            dv.union_busy = dv.union_busy.saturating_add(now - dv.union_since);
         }
         dv.last_call_end = now;
         let wk = &mut self.workers[w as usize];
@@ -462,7 +462,7 @@ impl Sim<'_> {
         match self.cfg.pipeline.finalizers {
             Some(n) if self.fin_busy >= n => self.fin_queue.push_back(pi),
             _ => {
-                self.fin_busy += 1;
+                self.fin_busy = self.fin_busy.saturating_add(1);
                 self.finalizer_step(pi, 0);
             }
         }
@@ -481,7 +481,7 @@ impl Sim<'_> {
                 self.partition_done(pi);
                 self.fin_busy = self.fin_busy.saturating_sub(1);
                 if let Some(next) = self.fin_queue.pop_front() {
-                    self.fin_busy += 1;
+                    self.fin_busy = self.fin_busy.saturating_add(1);
                     self.finalizer_step(next, 0);
                 }
                 return;

@@ -25,6 +25,10 @@ use gpu::{program, Step};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
+/// The longest a simulated run goes (100 years, a sixth of `u64` nanoseconds): past it the
+/// run ends as infeasible with the failure `horizon`.
+pub const HORIZON_NS: u64 = 100 * 31_557_600 * 1_000_000_000;
+
 /// Options of one simulation.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {
@@ -202,7 +206,7 @@ impl<'c> Sim<'c> {
             prog: program(cfg),
             upload_ns: (floors::upload_s(cfg) * 1e9).round() as u64,
             pool: CpuPool::new(cfg.machine.cpu_cores, cfg.machine.mem_bandwidth_gbs, cfg.contention.clone()),
-            parts: Vec::with_capacity((p.proofs * p.partitions) as usize),
+            parts: Vec::with_capacity((p.proofs as usize).saturating_mul(p.partitions as usize).min(1 << 20)),
             proofs: Vec::with_capacity(p.proofs as usize),
             arrived: VecDeque::new(),
             in_flight: 0,
@@ -346,7 +350,7 @@ impl<'c> Sim<'c> {
             let (Some(slot), Some(pi)) = (self.free_slots.pop(), self.backlog.pop_front()) else { return };
             let now = self.now();
             self.backlog_len.set(now, self.backlog.len() as f64);
-            self.backlog_wait_sum += now - self.parts[pi as usize].ready;
+            self.backlog_wait_sum = self.backlog_wait_sum.saturating_add(now - self.parts[pi as usize].ready);
             let busy = (self.cfg.pipeline.pw as usize - self.free_slots.len()) as f64;
             self.pw_busy.set(now, busy);
             let proof = self.parts[pi as usize].proof as usize;
@@ -378,7 +382,7 @@ impl<'c> Sim<'c> {
             p.synth_end = now;
             (p.synth_start, p.pw_slot)
         };
-        self.synth_sum += now - start;
+        self.synth_sum = self.synth_sum.saturating_add(now - start);
         self.synth_n += 1;
         self.span(SpanKind::Synthesis, start, now, Some(pi), Some(slot), None);
         let cap = self.cfg.pipeline.queue_capacity.map_or(usize::MAX, |c| c as usize);
@@ -412,7 +416,7 @@ impl<'c> Sim<'c> {
                 self.queue_changed();
                 let now = self.now();
                 let queued = self.parts[pi as usize].queued;
-                self.queue_wait_sum += now - queued;
+                self.queue_wait_sum = self.queue_wait_sum.saturating_add(now - queued);
                 self.queue_waits += 1;
                 self.span(SpanKind::GpuQueue, queued, now, Some(pi), None, None);
                 let wk = &mut self.workers[w as usize];
@@ -532,7 +536,13 @@ impl<'c> Sim<'c> {
             self.counters.push(Counter { name: timeline::event::counters::RSS_BYTES.into(), t_ns: 0, value: (self.ram_used * GIB).round(), device: None });
         }
         while self.failure.is_none() {
-            let Some((_, ev)) = self.agenda.pop() else { break };
+            let Some((t, ev)) = self.agenda.pop() else { break };
+            if t > HORIZON_NS {
+                // Far beyond any run (a contention slope of 1e9, a cost of years): stop
+                // here, where every time and sum is still far from overflow.
+                self.fail("horizon", format!("the simulated run passed {} years without finishing", HORIZON_NS / 1_000_000_000 / 31_557_600));
+                break;
+            }
             match ev {
                 Ev::Arrive(i) => self.arrive(i),
                 Ev::PoolWake(v) => self.pool_wake(v),
@@ -568,7 +578,7 @@ impl<'c> Sim<'c> {
             .map(|(i, d)| {
                 let mut union = d.union_busy;
                 if d.active_calls > 0 {
-                    union += now - d.union_since;
+                    union = union.saturating_add(now - d.union_since);
                 }
                 let first = d.first_call.unwrap_or(0);
                 let window = d.last_call_end.saturating_sub(first).max(1) as f64;

@@ -265,7 +265,7 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
             if before.is_none() {
                 dg.leading_idle_ms = ms(dur);
             } else {
-                idle_window_ns += dur;
+                idle_window_ns = idle_window_ns.saturating_add(dur);
                 dg.gaps_in_window += 1;
             }
             if dur < min_gap_ns {
@@ -326,11 +326,12 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
     let (mut idle_ns, mut window_ns) = (0u64, 0u64);
     for g in &out.gaps {
         let c = counts.entry(g.cause).or_default();
+        let d = g.end_ns.saturating_sub(g.start_ns);
         c.0 += 1;
-        c.1 += g.end_ns - g.start_ns;
-        idle_ns += g.end_ns - g.start_ns;
+        c.1 = c.1.saturating_add(d);
+        idle_ns = idle_ns.saturating_add(d);
         if !g.leading {
-            window_ns += g.end_ns - g.start_ns;
+            window_ns = window_ns.saturating_add(d);
         }
     }
     out.totals.idle_total_ms = ms(idle_ns);

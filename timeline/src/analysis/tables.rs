@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::utilization::merge_intervals;
 use super::{diff_ms, ms};
-use crate::event::{Run, SpanKind};
+use crate::event::{Run, Span, SpanKind};
 use rustc_hash::FxHashMap;
 
 /// What is known of one (job, partition), in ns. Built by [`Index::build`].
@@ -23,6 +23,13 @@ pub struct PartInfo {
     /// Latest end of a closed span of this partition.
     pub last_end: Option<u64>,
     pub open_spans: u32,
+    /// Of `open_spans`: those of a partition that reached its end (its `gpu` call, or its
+    /// `finalize` where it has one, ended): their end event was lost, the run went on.
+    /// The others were still running when the log ended.
+    pub unmatched_spans: u32,
+    /// Some `finalize` span of this partition (open or closed), and whether one ended.
+    pub has_finalize: bool,
+    pub finalize_closed: bool,
     pub synth_start: Option<u64>,
     pub synth_end: Option<u64>,
     pub synth_worker: Option<u32>,
@@ -54,6 +61,23 @@ impl PartInfo {
     pub fn taken(&self) -> Option<u64> {
         self.picked.or(self.gpu_start)
     }
+    /// The partition's last stage ended: its `finalize` where it has one, else its `gpu`
+    /// call (or, without `gpu` spans, its device work).
+    pub fn reached_end(&self) -> bool {
+        if self.has_finalize {
+            self.finalize_closed
+        } else {
+            self.gpu_end.is_some() || self.kernel_ns.is_some()
+        }
+    }
+    /// Open spans still running when the log ended (not a lost end event).
+    pub fn unfinished_spans(&self) -> u32 {
+        self.open_spans - self.unmatched_spans
+    }
+    /// The GPU call ended (an open `gpu` span of a finished partition lost its end).
+    pub fn gpu_done(&self) -> bool {
+        self.gpu_end.is_some() && (!self.gpu_open || self.reached_end())
+    }
 }
 
 /// Key of a partition: (job index, partition number).
@@ -73,7 +97,55 @@ pub struct Index<'a> {
 }
 
 fn add(acc: &mut Option<u64>, v: u64) {
-    *acc = Some(acc.unwrap_or(0) + v);
+    *acc = Some(acc.unwrap_or(0).saturating_add(v));
+}
+
+/// What one span (closed, or open and still running) tells of its partition.
+fn apply(pi: &mut PartInfo, s: &Span, p: u32, work: &mut Vec<(u32, u64, u64)>) {
+    pi.first_start = pi.first_start.min(s.start_ns);
+    let dur = s.end_ns.map(|e| e.saturating_sub(s.start_ns));
+    match &s.kind {
+        SpanKind::Synthesis => {
+            pi.synth_start = Some(pi.synth_start.map_or(s.start_ns, |v| v.min(s.start_ns)));
+            if let Some(e) = s.end_ns {
+                pi.synth_end = Some(pi.synth_end.map_or(e, |v| v.max(e)));
+            }
+            pi.synth_worker = pi.synth_worker.or(s.worker);
+        }
+        SpanKind::GpuQueue => {
+            pi.queued = Some(pi.queued.map_or(s.start_ns, |v| v.min(s.start_ns)));
+            if let Some(e) = s.end_ns {
+                pi.picked = Some(pi.picked.map_or(e, |v| v.min(e)));
+            }
+        }
+        SpanKind::GpuPickup => {
+            pi.picked = Some(pi.picked.map_or(s.start_ns, |v| v.min(s.start_ns)));
+        }
+        SpanKind::Gpu => {
+            pi.gpu_start = Some(pi.gpu_start.map_or(s.start_ns, |v| v.min(s.start_ns)));
+            match s.end_ns {
+                Some(e) => pi.gpu_end = Some(pi.gpu_end.map_or(e, |v| v.max(e))),
+                None => pi.gpu_open = true,
+            }
+            pi.device = pi.device.or(Some(s.device_or_0()));
+            pi.worker = pi.worker.or(s.worker);
+        }
+        SpanKind::PrepMsm => dur.into_iter().for_each(|d| add(&mut pi.prep_msm_ns, d)),
+        SpanKind::CpuMsmBG2 => dur.into_iter().for_each(|d| add(&mut pi.cpu_msm_b_g2_ns, d)),
+        SpanKind::Finalize => {
+            pi.has_finalize = true;
+            pi.finalize_closed |= s.end_ns.is_some();
+            dur.into_iter().for_each(|d| add(&mut pi.finalize_ns, d));
+        }
+        SpanKind::LockWait => dur.into_iter().for_each(|d| add(&mut pi.lock_wait_ns, d)),
+        k if k.is_device_work() => {
+            if let Some((a, e)) = s.device_interval().filter(|_| !s.is_setup_work()) {
+                work.push((p, a, e));
+            }
+            pi.device = pi.device.or(Some(s.device_or_0()));
+        }
+        _ => {}
+    }
 }
 
 impl<'a> Index<'a> {
@@ -81,6 +153,7 @@ impl<'a> Index<'a> {
         let mut job_of: FxHashMap<&'a str, u32> = FxHashMap::default();
         let mut ix = Index { part_of_span: Vec::with_capacity(run.spans.len()), ..Default::default() };
         let mut work: Vec<(u32, u64, u64)> = Vec::new();
+        let mut deferred: Vec<(u32, &'a Span)> = Vec::new();
         // Consecutive spans often share a job and partition: skip the lookups then.
         let mut last: Option<(&'a str, Option<u32>, u32, u32)> = None;
         for s in &run.spans {
@@ -104,7 +177,7 @@ impl<'a> Index<'a> {
                     let n = ix.parts.len() as u32;
                     let p = *ix.lookup.entry(key).or_insert(n);
                     if p == n {
-                        ix.parts.push(PartInfo { job: j, partition: s.partition, first_start: s.start_ns, ..Default::default() });
+                        ix.parts.push(PartInfo { job: j, partition: s.partition, first_start: u64::MAX, ..Default::default() });
                     }
                     (j, p)
                 }
@@ -112,49 +185,19 @@ impl<'a> Index<'a> {
             last = Some((job, s.partition, j, p));
             ix.part_of_span.push(Some(p));
             let pi = &mut ix.parts[p as usize];
-            pi.first_start = pi.first_start.min(s.start_ns);
             match s.end_ns {
-                Some(e) => pi.last_end = Some(pi.last_end.map_or(e, |l| l.max(e))),
-                None => pi.open_spans += 1,
-            }
-            let dur = s.end_ns.map(|e| e.saturating_sub(s.start_ns));
-            match &s.kind {
-                SpanKind::Synthesis => {
-                    pi.synth_start = Some(pi.synth_start.map_or(s.start_ns, |v| v.min(s.start_ns)));
-                    if let Some(e) = s.end_ns {
-                        pi.synth_end = Some(pi.synth_end.map_or(e, |v| v.max(e)));
+                Some(e) => {
+                    pi.last_end = Some(pi.last_end.map_or(e, |l| l.max(e)));
+                    apply(pi, s, p, &mut work);
+                }
+                None => {
+                    // Decided once every closed span is in: a lost end, or still running.
+                    pi.open_spans += 1;
+                    if s.kind == SpanKind::Finalize {
+                        pi.has_finalize = true;
                     }
-                    pi.synth_worker = pi.synth_worker.or(s.worker);
+                    deferred.push((p, s));
                 }
-                SpanKind::GpuQueue => {
-                    pi.queued = Some(pi.queued.map_or(s.start_ns, |v| v.min(s.start_ns)));
-                    if let Some(e) = s.end_ns {
-                        pi.picked = Some(pi.picked.map_or(e, |v| v.min(e)));
-                    }
-                }
-                SpanKind::GpuPickup => {
-                    pi.picked = Some(pi.picked.map_or(s.start_ns, |v| v.min(s.start_ns)));
-                }
-                SpanKind::Gpu => {
-                    pi.gpu_start = Some(pi.gpu_start.map_or(s.start_ns, |v| v.min(s.start_ns)));
-                    match s.end_ns {
-                        Some(e) => pi.gpu_end = Some(pi.gpu_end.map_or(e, |v| v.max(e))),
-                        None => pi.gpu_open = true,
-                    }
-                    pi.device = pi.device.or(Some(s.device_or_0()));
-                    pi.worker = pi.worker.or(s.worker);
-                }
-                SpanKind::PrepMsm => dur.into_iter().for_each(|d| add(&mut pi.prep_msm_ns, d)),
-                SpanKind::CpuMsmBG2 => dur.into_iter().for_each(|d| add(&mut pi.cpu_msm_b_g2_ns, d)),
-                SpanKind::Finalize => dur.into_iter().for_each(|d| add(&mut pi.finalize_ns, d)),
-                SpanKind::LockWait => dur.into_iter().for_each(|d| add(&mut pi.lock_wait_ns, d)),
-                k if k.is_device_work() => {
-                    if let Some((a, e)) = s.device_interval().filter(|_| !s.is_setup_work()) {
-                        work.push((p, a, e));
-                    }
-                    pi.device = pi.device.or(Some(s.device_or_0()));
-                }
-                _ => {}
             }
         }
         // Kernel time per partition: union of its device-work spans (one-time setup, the
@@ -168,8 +211,24 @@ impl<'a> Index<'a> {
                 j += 1;
             }
             let merged = merge_intervals(work[i..j].iter().map(|&(_, s, e)| (s, e)).collect());
-            ix.parts[p as usize].kernel_ns = Some(merged.iter().map(|&(s, e)| e - s).sum());
+            ix.parts[p as usize].kernel_ns = Some(merged.iter().fold(0u64, |a, &(s, e)| a.saturating_add(e - s)));
             i = j;
+        }
+        // Open spans: in a partition that reached its end, an end event was lost (the run
+        // went on): counted apart, left out of every figure. Otherwise the span was still
+        // running when the log ended: its start counts (queued, picked, on the GPU since).
+        for (p, s) in deferred {
+            let pi = &mut ix.parts[p as usize];
+            if pi.reached_end() {
+                pi.unmatched_spans += 1;
+            } else {
+                apply(pi, s, p, &mut Vec::new());
+            }
+        }
+        for p in &mut ix.parts {
+            if p.first_start == u64::MAX {
+                p.first_start = 0;
+            }
         }
         ix
     }
@@ -239,9 +298,15 @@ pub struct JobRow {
     pub synth_total_ms: f64,
     pub gpu_wall_total_ms: f64,
     pub kernel_total_ms: Option<f64>,
-    /// Spans of the job that never ended.
+    /// Spans of the job that never ended (still running when the log ended, or whose end
+    /// was lost: `unmatched_spans`).
     pub open_spans: u32,
-    /// No open span and at least one finished GPU call (or finalisation).
+    /// Of `open_spans`: those of partitions that reached their end (a lost end event;
+    /// left out of the analyses, not counted against the job).
+    #[serde(default)]
+    pub unmatched_spans: u32,
+    /// Nothing left running (no open span but lost ends) and at least one finished GPU
+    /// call (or finalisation).
     pub complete: bool,
 }
 
@@ -275,6 +340,7 @@ pub struct JobInfo {
     pub partitions: u32,
     pub gpu_partitions: u32,
     pub open_spans: u32,
+    pub unmatched_spans: u32,
     pub synth_total: u64,
     pub gpu_total: u64,
     pub kernel_total: Option<u64>,
@@ -283,7 +349,7 @@ pub struct JobInfo {
 
 impl JobInfo {
     pub fn complete(&self) -> bool {
-        self.open_spans == 0 && (self.gpu_partitions > 0 || self.finalized)
+        self.open_spans == self.unmatched_spans && (self.gpu_partitions > 0 || self.finalized)
     }
     /// Completion time (ns) of a complete job.
     pub fn completed(&self) -> Option<u64> {
@@ -324,21 +390,22 @@ pub fn job_infos(ix: &Index<'_>) -> Vec<JobInfo> {
         j.last_gpu_end = max_opt(j.last_gpu_end, p.gpu_end);
         j.last_end = max_opt(j.last_end, p.last_end);
         j.partitions += 1;
-        if p.gpu_end.is_some() && !p.gpu_open {
+        if p.gpu_done() {
             j.gpu_partitions += 1;
         }
         if p.finalize_ns.is_some() {
             j.finalized = true;
         }
         j.open_spans += p.open_spans;
+        j.unmatched_spans += p.unmatched_spans;
         if let (Some(s), Some(e)) = (p.synth_start, p.synth_end) {
-            j.synth_total += e.saturating_sub(s);
+            j.synth_total = j.synth_total.saturating_add(e.saturating_sub(s));
         }
         if let (Some(s), Some(e)) = (p.gpu_start, p.gpu_end) {
-            j.gpu_total += e.saturating_sub(s);
+            j.gpu_total = j.gpu_total.saturating_add(e.saturating_sub(s));
         }
         if let Some(k) = p.kernel_ns {
-            j.kernel_total = Some(j.kernel_total.unwrap_or(0) + k);
+            j.kernel_total = Some(j.kernel_total.unwrap_or(0).saturating_add(k));
         }
     }
     jobs
@@ -355,7 +422,7 @@ pub fn from_index(ix: &Index<'_>) -> Tables {
         .iter()
         .map(|&p| {
             let pi = &ix.parts[p as usize];
-            let gpu_end = if pi.gpu_open { None } else { pi.gpu_end };
+            let gpu_end = if pi.gpu_done() { pi.gpu_end } else { None };
             PartitionRow {
                 job: ix.jobs[pi.job as usize].to_string(),
                 partition: pi.partition,
@@ -399,6 +466,7 @@ pub fn from_index(ix: &Index<'_>) -> Tables {
             gpu_wall_total_ms: ms(j.gpu_total),
             kernel_total_ms: opt_ms(j.kernel_total),
             open_spans: j.open_spans,
+            unmatched_spans: j.unmatched_spans,
             complete: j.complete(),
         })
         .collect();

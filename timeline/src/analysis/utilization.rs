@@ -112,7 +112,7 @@ pub fn analyze(run: &Run) -> Utilization {
     let (mut busy_sum, mut win_sum, mut kbusy_sum, mut kwin_sum) = (0u64, 0u64, 0u64, 0u64);
     for (device, mut a) in acc {
         let gpu_spans = a.gpu.len() as u64;
-        let span_sum: u64 = a.gpu.iter().map(|&(s, e)| e.saturating_sub(s)).sum();
+        let span_sum: u64 = a.gpu.iter().fold(0u64, |acc, &(s, e)| acc.saturating_add(e.saturating_sub(s)));
         let gpu = merge_intervals(std::mem::take(&mut a.gpu));
         let work = merge_intervals(std::mem::take(&mut a.work));
         // The window: first GPU start .. last GPU end; device work alone if no gpu spans.
@@ -149,13 +149,14 @@ pub fn analyze(run: &Run) -> Utilization {
             .filter(|c| c.name == counters::GPU_UTIL_PCT && c.device.unwrap_or(0) == device && c.t_ns >= w0 && c.t_ns <= w1)
             .map(|c| c.value)
             .collect();
+        // Saturating: many devices of long windows could pass u64 (hand-built runs).
         if !gpu.is_empty() {
-            busy_sum += busy;
-            win_sum += window;
+            busy_sum = busy_sum.saturating_add(busy);
+            win_sum = win_sum.saturating_add(window);
         }
         if let Some(k) = kbusy {
-            kbusy_sum += k;
-            kwin_sum += window;
+            kbusy_sum = kbusy_sum.saturating_add(k);
+            kwin_sum = kwin_sum.saturating_add(window);
         }
         out.devices.push(DeviceUtilization {
             device,

@@ -67,6 +67,16 @@ pub struct Verdict {
     pub floors: Floors,
     /// The numbers behind the verdict, one line each.
     pub evidence: Vec<String>,
+    /// Partitions seen in the log, and those of them in proofs that never completed (left
+    /// out of every throughput figure: still running when the log ended).
+    #[serde(default)]
+    pub partitions_seen: u64,
+    #[serde(default)]
+    pub partitions_left_out: u64,
+    /// Spans whose end event was lost although their partition went on to finish (a stray
+    /// or missing line): left out of every figure.
+    #[serde(default)]
+    pub spans_unmatched: u64,
 }
 
 /// Other processes' mean busy cores from which the verdict calls the host noisy.
@@ -107,20 +117,16 @@ fn slow_syntheses(synth: &[f64]) -> Option<String> {
 /// Largest number of simultaneously running spans of a kind (ends before starts at ties;
 /// an open span runs to the end of the run).
 fn max_concurrency(run: &Run, kind: &SpanKind) -> u32 {
-    let end = run.end_ns();
-    super::utilization::max_concurrency(
-        run.spans
-            .iter()
-            .filter(|s| &s.kind == kind)
-            .map(|s| (s.start_ns, s.end_ns.unwrap_or(end.max(s.start_ns + 1)))),
-    )
+    // Closed spans only: an open one (a lost end, or a span running when the log ended)
+    // would count as running to the end of the run.
+    super::utilization::max_concurrency(run.spans.iter().filter(|s| &s.kind == kind).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))))
 }
 
 /// Serial GPU time per partition, ms, and where it comes from.
 fn serial_gpu(run: &Run, ix: &Index<'_>) -> Option<(f64, &'static str)> {
     let kernels: Vec<u64> = ix.parts.iter().filter_map(|p| p.kernel_ns).collect();
     if !kernels.is_empty() {
-        return Some((ms(kernels.iter().sum::<u64>()) / kernels.len() as f64, "kernel_spans"));
+        return Some((kernels.iter().map(|&k| ms(k)).sum::<f64>() / kernels.len() as f64, "kernel_spans"));
     }
     let mut by_dev: std::collections::BTreeMap<u32, Vec<(u64, u64)>> = Default::default();
     for s in run.spans.iter().filter(|s| s.kind == SpanKind::Gpu) {
@@ -205,8 +211,7 @@ pub fn decide(
         .spans
         .iter()
         .filter(|s| s.kind.is_cpu_gpu_side() && s.device.is_some() && !s.is_open())
-        .map(|s| s.duration_ns())
-        .sum();
+        .fold(0u64, |a, s| a.saturating_add(s.duration_ns()));
     if cpu_total > 0 && gpu_parts > 0 {
         f.cpu_side_ms_per_partition = Some(ms(cpu_total) / gpu_parts as f64);
     }
@@ -334,6 +339,30 @@ pub fn decide(
         ));
     }
 
+    // What the figures could not use: partitions of proofs that never completed, spans
+    // that lost their end.
+    let numbered = ix.parts.iter().any(|p| p.partition.is_some());
+    let counted = |p: &&super::tables::PartInfo| p.partition.is_some() || !numbered;
+    let seen = ix.parts.iter().filter(counted).count() as u64;
+    let left_out = ix.parts.iter().filter(counted).filter(|p| !jobs[p.job as usize].complete()).count() as u64;
+    let unmatched: u64 = ix.parts.iter().map(|p| p.unmatched_spans as u64).sum();
+    let left_out_txt = (left_out > 0 || unmatched > 0).then(|| {
+        let mut t = Vec::new();
+        if left_out > 0 {
+            t.push(format!(
+                "{left_out} of {seen} partitions ({:.0} %) belong to proofs that never completed",
+                100.0 * left_out as f64 / seen.max(1) as f64
+            ));
+        }
+        if unmatched > 0 {
+            t.push(format!("{unmatched} span(s) lost their end event although their partition finished"));
+        }
+        format!("Left out of the figures: {}.", t.join("; "))
+    });
+    if let Some(t) = &left_out_txt {
+        ev.push(t.clone());
+    }
+
     let floors = [
         ("gpu", f.gpu_floor_s_per_proof),
         ("synthesis", f.synthesis_floor_s_per_proof),
@@ -350,6 +379,9 @@ pub fn decide(
         },
         floors: f.clone(),
         evidence: ev,
+        partitions_seen: seen,
+        partitions_left_out: left_out,
+        spans_unmatched: unmatched,
         ..Default::default()
     };
     let label = |n: &str| match n {
@@ -418,6 +450,10 @@ pub fn decide(
                 );
             }
         }
+    }
+    if let Some(t) = left_out_txt {
+        v.headline.push(' ');
+        v.headline.push_str(&t);
     }
     if drained_only {
         v.headline.push_str(" No steady state: every synthesis started before the first proof completed — run more proofs than the synthesis workers hold at once to measure a rate.");

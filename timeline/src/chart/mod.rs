@@ -50,7 +50,8 @@ pub enum ChartError {
 /// What the drawing code returns; plotters' errors are generic over the backend.
 pub(crate) type DrawResult = Result<(), Box<dyn Error>>;
 
-/// Draw into an SVG file of `size` with `draw`, then write it.
+/// Draw into an SVG file of `size` with `draw`, then write it (whole or not at all:
+/// drawn in memory, written through [`crate::atomic`]).
 pub(crate) fn render_svg(
     path: &Path,
     size: (u32, u32),
@@ -58,13 +59,18 @@ pub(crate) fn render_svg(
 ) -> Result<(), ChartError> {
     ensure_font()?;
     let err = |e: Box<dyn Error>| ChartError::Draw { path: path.display().to_string(), message: e.to_string() };
-    let root = SVGBackend::new(path, size).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.into()))?;
-    draw(&root).map_err(err)?;
-    root.present().map_err(|e| err(e.into()))
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(e.into()))?;
+        draw(&root).map_err(err)?;
+        root.present().map_err(|e| err(e.into()))?;
+    }
+    crate::atomic::write_atomic(path, svg.as_bytes()).map_err(|e| err(e.into()))
 }
 
-/// Draw into a PNG file of `size` with `draw`, then encode and write it.
+/// Draw into a PNG file of `size` with `draw`, then encode and write it (to a temporary
+/// file renamed into place: [`crate::atomic::with_temp_path`]).
 pub(crate) fn render_png(
     path: &Path,
     size: (u32, u32),
@@ -72,10 +78,15 @@ pub(crate) fn render_png(
 ) -> Result<(), ChartError> {
     ensure_font()?;
     let err = |e: Box<dyn Error>| ChartError::Draw { path: path.display().to_string(), message: e.to_string() };
-    let root = BitMapBackend::new(path, size).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.into()))?;
-    draw(&root).map_err(err)?;
-    root.present().map_err(|e| err(e.into()))
+    crate::atomic::with_temp_path(path, |tmp| -> Result<(), Box<dyn Error>> {
+        let root = BitMapBackend::new(tmp, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| -> Box<dyn Error> { e.to_string().into() })?;
+        draw(&root)?;
+        root.present().map_err(|e| -> Box<dyn Error> { e.to_string().into() })?;
+        Ok(())
+    })
+    .map_err(|e| err(e.into()))?
+    .map_err(err)
 }
 
 /// A text style in the embedded font.

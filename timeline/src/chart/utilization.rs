@@ -25,10 +25,13 @@ const MAX_COUNTER_PANELS: usize = 6;
 fn windowed(busy: &[(u64, u64)], w: u64, n: usize) -> Vec<f64> {
     let mut out = vec![0.0; n];
     for &(a, b) in busy {
+        if n == 0 || w == 0 {
+            break;
+        }
         let (k0, k1) = ((a / w) as usize, ((b.saturating_sub(1)) / w) as usize);
         for (k, slot) in out.iter_mut().enumerate().take(k1.min(n - 1) + 1).skip(k0) {
-            let (ws, we) = ((k as u64).saturating_mul(w), (k as u64 + 1).saturating_mul(w));
-            *slot += (b.min(we) - a.max(ws)) as f64 / w as f64;
+            let (ws, we) = ((k as u64).saturating_mul(w), (k as u64).saturating_add(1).saturating_mul(w));
+            *slot += b.min(we).saturating_sub(a.max(ws)) as f64 / w as f64;
         }
     }
     out
@@ -56,7 +59,7 @@ pub fn utilization_svg(run: &Run, path: &Path) -> Result<(), ChartError> {
     // or the fraction only shows the rhythm of single calls.
     let mut gpu_ns: Vec<u64> = run.spans_of(&SpanKind::Gpu).filter(|s| !s.is_open()).map(|s| s.duration_ns()).collect();
     gpu_ns.sort_unstable();
-    let w = end.div_ceil(WINDOWS as u64).max(2 * gpu_ns.get(gpu_ns.len() / 2).copied().unwrap_or(0)).max(1);
+    let w = end.div_ceil(WINDOWS as u64).max(gpu_ns.get(gpu_ns.len() / 2).copied().unwrap_or(0).saturating_mul(2)).max(1);
     let nw = end.div_ceil(w) as usize;
     let t_end = w as f64 * nw as f64 / 1e9;
     // Each window as a flat step from its start to its end.

@@ -129,15 +129,32 @@ impl Layout {
     }
 }
 
+/// Most rows a waterfall draws (≈ 5000 px high, a 90 MB PNG canvas at most): a log whose
+/// workers need more lanes than that (thousands of overlapping spans on one worker) is
+/// refused with an error rather than drawn on a canvas of gigabytes; trace.json still
+/// shows it.
+pub const MAX_ROWS: usize = 400;
+
+fn checked_layout(run: &Run, gaps: &[GapMark], path: &Path) -> Result<Layout, ChartError> {
+    let layout = Layout::new(run, gaps);
+    if layout.rows.len() > MAX_ROWS {
+        return Err(ChartError::Draw {
+            path: path.display().to_string(),
+            message: format!("{} rows (worker lanes) are more than a waterfall draws ({MAX_ROWS}); open trace.json in Perfetto instead", layout.rows.len()),
+        });
+    }
+    Ok(layout)
+}
+
 /// Draw the waterfall of `run` (with the analyzer's `gaps`) as SVG.
 pub fn waterfall_svg(run: &Run, gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
-    let layout = Layout::new(run, gaps);
+    let layout = checked_layout(run, gaps, path)?;
     render_svg(path, (layout.width, layout.height), |root| draw(root, run, gaps, &layout))
 }
 
 /// The same chart as [`waterfall_svg`], as PNG (for viewers without SVG, and the README).
 pub fn waterfall_png(run: &Run, gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
-    let layout = Layout::new(run, gaps);
+    let layout = checked_layout(run, gaps, path)?;
     render_png(path, (layout.width, layout.height), |root| draw(root, run, gaps, &layout))
 }
 

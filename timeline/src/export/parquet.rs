@@ -8,7 +8,6 @@
 //! `{}` when empty). counters: `name` (str), `t_ns` (u64), `value` (f64), `device` (u32,
 //! null for host counters). Rows are in the run's order (spans by start, counters by time).
 
-use std::fs::File;
 use std::path::Path;
 
 use polars::prelude::*;
@@ -67,8 +66,10 @@ pub fn counters_frame(run: &Run) -> PolarsResult<DataFrame> {
 /// Write a frame to `path` as Parquet (zstd-compressed, readable by pyarrow/polars/pandas).
 pub fn write_frame(df: &mut DataFrame, path: &Path) -> Result<(), ParquetError> {
     let name = path.display().to_string();
-    let f = File::create(path).map_err(|source| ParquetError::Create { path: name.clone(), source })?;
-    ParquetWriter::new(f).finish(df).map_err(|source| ParquetError::Polars { path: name, source })?;
+    // Written to a temporary file and renamed into place when complete (crate::atomic).
+    let mut f = crate::atomic::AtomicFile::create(path).map_err(|source| ParquetError::Create { path: name.clone(), source })?;
+    ParquetWriter::new(f.file()).finish(df).map_err(|source| ParquetError::Polars { path: name.clone(), source })?;
+    f.commit().map_err(|source| ParquetError::Create { path: name, source })?;
     Ok(())
 }
 
@@ -88,6 +89,7 @@ pub fn write_events(run: &Run, dir: &Path) -> Result<[std::path::PathBuf; 2], Pa
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
     use crate::event::{Span, SpanKind};
     use crate::export::fixtures::{sample_run, synthetic};
 

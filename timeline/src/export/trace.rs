@@ -12,8 +12,7 @@
 //! Open spans (a killed run) are drawn to the end of the run, named `<kind> (open)`.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
@@ -255,19 +254,19 @@ impl<W: Write> Extend<Value> for EventSink<W> {
 /// Write `trace.json` for `run` at `path`, streaming (one event per line; the trace is
 /// never held in memory as a whole).
 pub fn write_trace(run: &Run, path: &Path) -> io::Result<()> {
-    let named = |e: io::Error| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()));
-    let f = File::create(path).map_err(named)?;
-    let mut sink = EventSink { out: BufWriter::new(f), first: true, err: None };
-    sink.out.write_all(b"{\"traceEvents\":[").map_err(named)?;
-    events(run, &mut sink);
-    if let Some(e) = sink.err {
-        return Err(named(e));
-    }
-    let mut w = sink.out;
-    write!(w, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":").map_err(named)?;
-    serde_json::to_writer(&mut w, &other_data(run)).map_err(|e| named(e.into()))?;
-    w.write_all(b"}\n").map_err(named)?;
-    w.flush().map_err(named)
+    // Written to a temporary file and renamed into place when complete (crate::atomic).
+    crate::atomic::write_with(path, |w| {
+        let mut sink = EventSink { out: w, first: true, err: None };
+        sink.out.write_all(b"{\"traceEvents\":[")?;
+        events(run, &mut sink);
+        if let Some(e) = sink.err {
+            return Err(e);
+        }
+        let w = sink.out;
+        write!(w, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":")?;
+        serde_json::to_writer(&mut *w, &other_data(run))?;
+        w.write_all(b"}\n")
+    })
 }
 
 #[cfg(test)]

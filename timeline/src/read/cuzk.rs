@@ -9,7 +9,6 @@
 
 use crate::event::{Args, Run, RunMeta, Span, SpanKind};
 use rustc_hash::FxHashMap;
-use std::collections::hash_map::Entry as Slot;
 use crate::write::cuzk::CuzkEvent;
 
 #[derive(Debug)]
@@ -53,8 +52,10 @@ fn parse_entry(line_no: u64, line: &str) -> Result<Option<Entry<'_>>, String> {
         Ok(v) => v as f64,
         Err(_) => offset.parse().map_err(|_| format!("offset_ms `{offset}` is not a number"))?,
     };
-    if !(0.0..=1.0e13).contains(&t_ms) {
-        return Err(format!("offset_ms `{offset}` is out of range"));
+    // Within 10 years of the daemon's start (MAX_TIME_NS): a corrupt offset is rejected
+    // here, by its line, rather than stretching the run to centuries.
+    if !(0.0..=crate::event::MAX_TIME_NS as f64 / 1.0e6).contains(&t_ms) {
+        return Err(format!("offset_ms `{offset}` is out of range (0 to 10 years in ms)"));
     }
     let event: CuzkEvent = event.parse().map_err(|_| format!("unknown event `{event}`"))?;
     if job.is_empty() {
@@ -165,6 +166,13 @@ impl Decoder {
     }
 }
 
+/// A start event followed by another of its kind for the same (job, partition) before
+/// its end: the later one pairs with the end (an end belongs to the latest start), the
+/// earlier one is rejected, named by its line: a stray line, or one whose end was lost.
+fn superseded(d: &mut crate::event::Diagnostics, prev: &Ev, next: &Ev) {
+    d.reject(prev.line, format!("{} never ended: another one for the same job and partition follows on line {} before its end; dropped", prev.event.as_str(), next.line));
+}
+
 /// Stage 2: count, sort by offset and pair the events into spans.
 pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
     let mut run = Run::new(RunMeta::new("cuzk-log"));
@@ -238,11 +246,8 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
         let key: Key = (e.job, e.partition);
         match e.event {
             CuzkEvent::SynthStart => {
-                match synth.entry(key) {
-                    Slot::Occupied(_) => run.diagnostics.reject(e.line, format!("SYNTH_START for job {} partition {:?} while one is already open", job_name(e), e.partition)),
-                    Slot::Vacant(v) => {
-                        v.insert(i);
-                    }
+                if let Some(prev) = synth.insert(key, i) {
+                    superseded(&mut run.diagnostics, &evs[prev as usize], e);
                 }
             }
             CuzkEvent::SynthEnd => match synth.remove(&key) {
@@ -250,33 +255,24 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
                 None => run.diagnostics.reject(e.line, format!("SYNTH_END without SYNTH_START (job {} partition {:?})", job_name(e), e.partition)),
             },
             CuzkEvent::GpuQueue => {
-                match queued.entry(key) {
-                    Slot::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_QUEUE for job {} partition {:?} while it is already queued", job_name(e), e.partition)),
-                    Slot::Vacant(v) => {
-                        v.insert(i);
-                    }
+                if let Some(prev) = queued.insert(key, i) {
+                    superseded(&mut run.diagnostics, &evs[prev as usize], e);
                 }
             }
             CuzkEvent::GpuPickup => {
                 if let Some(q) = queued.remove(&key) {
                     run.spans.push(span_from(SpanKind::GpuQueue, &evs[q as usize], Some(e), None));
                 }
-                match picked.entry(key) {
-                    Slot::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_PICKUP for job {} partition {:?} while one is already open", job_name(e), e.partition)),
-                    Slot::Vacant(v) => {
-                        v.insert(i);
-                    }
+                if let Some(prev) = picked.insert(key, i) {
+                    superseded(&mut run.diagnostics, &evs[prev as usize], e);
                 }
             }
             CuzkEvent::GpuStart => {
                 if let Some(p) = picked.remove(&key) {
                     run.spans.push(span_from(SpanKind::GpuPickup, &evs[p as usize], Some(e), None));
                 }
-                match started.entry(key) {
-                    Slot::Occupied(_) => run.diagnostics.reject(e.line, format!("GPU_START for job {} partition {:?} while one is already open", job_name(e), e.partition)),
-                    Slot::Vacant(v) => {
-                        v.insert(i);
-                    }
+                if let Some(prev) = started.insert(key, i) {
+                    superseded(&mut run.diagnostics, &evs[prev as usize], e);
                 }
             }
             CuzkEvent::GpuEnd => match started.remove(&key) {

@@ -2,7 +2,7 @@
 //! types, bad JSON and bad fields are rejected line by line with the line number; the
 //! rest of the file still loads.
 
-use crate::event::{Counter, Record, Run, Span};
+use crate::event::{Counter, Record, Run, Span, MAX_TIME_NS};
 
 /// Decode one record. Our writer puts the tag first (`{"type":"span",…`): such lines are
 /// decoded straight into their type (the extra `type` field is ignored), which avoids
@@ -56,6 +56,9 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
     let mut run = Run::default();
     run.diagnostics.format = "jsonl".into();
     let mut meta_seen = false;
+    // The line of each kept span (same index), to name duplicates.
+    let mut span_lines: Vec<u64> = Vec::new();
+    let too_late = |t: u64| t > MAX_TIME_NS;
     for (n, item) in items {
         run.diagnostics.lines_total += 1;
         let rec = match item {
@@ -81,6 +84,10 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
                 }
             }
             Record::Span(s) => {
+                if let Some(t) = [Some(s.start_ns), s.end_ns].into_iter().flatten().find(|&t| too_late(t)) {
+                    run.diagnostics.reject(n, format!("span `{}`: time {t} ns is beyond 10 years ({MAX_TIME_NS} ns), not a time of a run", s.kind));
+                    continue;
+                }
                 if let Some(e) = s.end_ns {
                     if e < s.start_ns {
                         run.diagnostics.reject(n, format!("span `{}` ends before it starts ({} < {})", s.kind, e, s.start_ns));
@@ -90,12 +97,15 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
                     run.diagnostics.open_spans += 1;
                 }
                 run.spans.push(s);
+                span_lines.push(n);
             }
             Record::Counter(c) => {
-                if c.value.is_finite() {
-                    run.counters.push(c);
-                } else {
+                if !c.value.is_finite() {
                     run.diagnostics.reject(n, format!("counter `{}` has a non-finite value", c.name));
+                } else if too_late(c.t_ns) {
+                    run.diagnostics.reject(n, format!("counter `{}`: time {} ns is beyond 10 years ({MAX_TIME_NS} ns), not a time of a run", c.name, c.t_ns));
+                } else {
+                    run.counters.push(c);
                 }
             }
         }
@@ -103,6 +113,62 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
     if !meta_seen {
         run.meta.source = "jsonl".into();
     }
+    drop_duplicates(&mut run, &span_lines);
     run.normalize();
     run
+}
+
+/// Drop exact repeats of a span (same kind, job, partition, worker, start and end: a log
+/// concatenated with itself, a line written twice), keeping the first, each rejected with
+/// the line of the one it repeats. Spans are grouped by (start, end) through a sort of
+/// their indices, so no span is hashed or copied.
+fn drop_duplicates(run: &mut Run, lines: &[u64]) {
+    let spans = &run.spans;
+    let key = |i: u32| {
+        let s = &spans[i as usize];
+        (s.start_ns, s.end_ns, &s.kind, &s.job, s.partition, s.worker)
+    };
+    // Sorted by the identity, then by file order: a repeat follows the first of its group.
+    let mut order: Vec<u32> = (0..spans.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| key(a).cmp(&key(b)).then(a.cmp(&b)));
+    let mut dup: Vec<(u32, u32)> = Vec::new();
+    let mut first = 0;
+    for k in 1..order.len() {
+        if key(order[k]) == key(order[first]) {
+            dup.push((order[k], order[first]));
+        } else {
+            first = k;
+        }
+    }
+    if dup.is_empty() {
+        return;
+    }
+    dup.sort_unstable();
+    for &(i, first) in &dup {
+        let s = &run.spans[i as usize];
+        let msg = || format!(
+            "duplicate of line {}: the same `{}` span (job {}, partition {}, worker {}, {}..{} ns) again; dropped",
+            lines[first as usize],
+            s.kind,
+            s.job.as_deref().unwrap_or("-"),
+            s.partition.map_or("-".into(), |p| p.to_string()),
+            s.worker.map_or("-".into(), |w| w.to_string()),
+            s.start_ns,
+            s.end_ns.map_or("open".into(), |e| e.to_string()),
+        );
+        if s.end_ns.is_none() {
+            run.diagnostics.open_spans = run.diagnostics.open_spans.saturating_sub(1);
+        }
+        run.diagnostics.reject_with(lines[i as usize], msg);
+        run.diagnostics.duplicates += 1;
+    }
+    let mut drop = vec![false; run.spans.len()];
+    for &(i, _) in &dup {
+        drop[i as usize] = true;
+    }
+    let mut k = 0;
+    run.spans.retain(|_| {
+        k += 1;
+        !drop[k - 1]
+    });
 }

@@ -62,8 +62,9 @@ pub fn detect(first_line: &str) -> Format {
 pub fn read_path(path: &Path, format: Option<Format>) -> Result<Run, ReadError> {
     let name = path.display().to_string();
     if name == "-" {
+        // Stdin too may be gzipped (`zcat`-less pipelines): the same detection as files.
         let stdin = io::stdin();
-        return read_from(stdin.lock(), &name, format);
+        return read_bytes(stdin.lock(), &name, format);
     }
     let f = File::open(path).map_err(|source| ReadError::Open { path: name.clone(), source })?;
     read_bytes(f, &name, format)
@@ -115,7 +116,7 @@ pub fn read_from<R: BufRead>(r: R, name: &str, format: Option<Format>) -> Result
 }
 
 fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
-    let mut lines = LineSource { inner: &mut r, name, line_no: 0, buf: Vec::new() };
+    let mut lines = LineSource { inner: &mut r, name, line_no: 0, buf: Vec::new(), binary: 0 };
     // Peek lines until the first non-blank one decides the format; keep them for the parser.
     let mut pending: Vec<(u64, String)> = Vec::new();
     let fmt = match format {
@@ -134,13 +135,49 @@ fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Resul
             }
         },
     };
-    match fmt {
-        Format::Jsonl => pipeline(&mut lines, pending, |_, l| jsonl::decode(&l), jsonl::assemble),
+    let mut run = match fmt {
+        Format::Jsonl => pipeline(&mut lines, pending, |_, l| jsonl::decode(&l), jsonl::assemble)?,
         Format::Cuzk => {
             let mut dec = cuzk::Decoder::default();
-            pipeline(&mut lines, pending, move |n, l| dec.decode(n, &l), cuzk::assemble)
+            pipeline(&mut lines, pending, move |n, l| dec.decode(n, &l), cuzk::assemble)?
         }
+    };
+    run.diagnostics.binary_lines = lines.binary;
+    judge_input(&mut run);
+    Ok(run)
+}
+
+/// The input as a whole: an empty file, a file with no event of its format (the wrong
+/// format, a binary or compressed file read as text), one whose every event line was
+/// rejected, a schema version newer than this build's. Each is a [`Diagnostics::problems`]
+/// entry: a warning, and `--strict` fails on it.
+pub fn judge_input(run: &mut Run) {
+    let d = &run.diagnostics;
+    let (total, events, rejected, binary) = (d.lines_total, d.event_lines, d.lines_rejected, d.binary_lines);
+    let fmt = d.format.clone();
+    let not_text = if binary > 0 { format!("; {binary} of them are not text (invalid UTF-8 or NUL bytes): a binary or compressed file?") } else { String::new() };
+    let nothing = run.spans.is_empty() && run.counters.is_empty();
+    if total == 0 {
+        run.diagnostics.problem("empty input: no lines at all");
+    } else if events == 0 {
+        let what = if fmt == "cuzk" { "TIMELINE line (cuzk format)" } else { "JSON record (jsonl format)" };
+        run.diagnostics.problem(format!("no event in {total} lines: not one {what}{not_text}"));
+    } else if nothing && rejected > 0 {
+        run.diagnostics.problem(format!("no usable event: every one of the {events} event lines was rejected{not_text}"));
     }
+    if run.meta.schema_version > crate::event::SCHEMA_VERSION {
+        run.diagnostics.problem(format!(
+            "schema_version {} is newer than this proofscope reads ({}): its fields may mean something else",
+            run.meta.schema_version,
+            crate::event::SCHEMA_VERSION
+        ));
+    }
+}
+
+/// The input's schema version when it is newer than this build reads (an error unless the
+/// user forces the read).
+pub fn unknown_schema(run: &Run) -> Option<u32> {
+    (run.meta.schema_version > crate::event::SCHEMA_VERSION).then_some(run.meta.schema_version)
 }
 
 /// Lines decoded per batch sent from the reading thread to the assembling one.
@@ -203,6 +240,8 @@ struct LineSource<'a, R: BufRead> {
     name: &'a str,
     line_no: u64,
     buf: Vec<u8>,
+    /// Lines that are not text (invalid UTF-8, NUL bytes).
+    binary: u64,
 }
 
 impl<R: BufRead> LineSource<'_, R> {
@@ -222,8 +261,16 @@ impl<R: BufRead> LineSource<'_, R> {
         }
         // One exact-size allocation per line; the buffer keeps its capacity.
         let s = match std::str::from_utf8(&self.buf) {
-            Ok(s) => s.to_owned(),
-            Err(_) => String::from_utf8_lossy(&self.buf).into_owned(),
+            Ok(s) => {
+                if s.as_bytes().contains(&0) {
+                    self.binary += 1;
+                }
+                s.to_owned()
+            }
+            Err(_) => {
+                self.binary += 1;
+                String::from_utf8_lossy(&self.buf).into_owned()
+            }
         };
         Ok(Some((self.line_no, s)))
     }

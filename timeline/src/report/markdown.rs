@@ -313,6 +313,12 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
         "{} lines read: {} event lines, {} ordinary lines ignored, **{} rejected**, **{} open spans** (started, never ended: shown, never counted busy).\n",
         d.lines_total, d.event_lines, d.lines_ignored, d.lines_rejected, d.open_spans
     );
+    if d.duplicates > 0 {
+        let _ = writeln!(o, "Of the rejected lines, **{} repeat an earlier event** exactly (same kind, job, partition, worker, start and end) and were dropped.\n", d.duplicates);
+    }
+    for p in &d.problems {
+        let _ = writeln!(o, "**The input as a whole:** {}.\n", p.replace('\n', " "));
+    }
     if d.warnings.is_empty() {
         let _ = writeln!(o, "No warnings.");
     } else {

@@ -1,0 +1,215 @@
+//! Files written whole or not at all. Every output of proofscope (summary.json, trace.json,
+//! Parquet tables, charts, model and sweep files, proofs, parameter files) goes through
+//! here: the bytes are written to a temporary file in the destination's folder, synced,
+//! and renamed over the destination. A full disk, a crash or a kill in the middle leaves
+//! the previous file (or none) in place, never a truncated one; a temporary file that could
+//! not be completed is removed (one left by a killed process is a hidden `.tmp-…` file,
+//! never a file of the output's name).
+//!
+//! The temporary file's name keeps the destination's name at its end
+//! (`.tmp-<pid>-<n>-waterfall.png`), so that writers that pick a format from the extension
+//! (the PNG encoder) see the right one.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Prefix of every temporary file (hidden).
+pub const TMP_PREFIX: &str = ".tmp-";
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn folder_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+fn named(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
+}
+
+/// A file being written under a temporary name; [`AtomicFile::commit`] renames it into
+/// place, dropping it without a commit removes it.
+pub struct AtomicFile {
+    file: Option<File>,
+    tmp: PathBuf,
+    dest: PathBuf,
+}
+
+impl AtomicFile {
+    /// Create the temporary file for `dest` (in `dest`'s folder).
+    pub fn create(dest: &Path) -> io::Result<AtomicFile> {
+        let tmp = temp_path(dest);
+        let file = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| named(dest, e))?;
+        Ok(AtomicFile { file: Some(file), tmp, dest: dest.to_path_buf() })
+    }
+
+    /// The file to write to.
+    pub fn file(&mut self) -> &mut File {
+        self.file.as_mut().expect("an AtomicFile holds its file until commit")
+    }
+
+    /// The destination.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Sync the data and rename the file over its destination.
+    pub fn commit(mut self) -> io::Result<()> {
+        let file = self.file.take().expect("an AtomicFile holds its file until commit");
+        let r = file.sync_all().and_then(|_| {
+            drop(file);
+            std::fs::rename(&self.tmp, &self.dest)
+        });
+        if let Err(e) = r {
+            let _ = std::fs::remove_file(&self.tmp);
+            return Err(named(&self.dest, e));
+        }
+        sync_folder(folder_of(&self.dest));
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file().write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file().flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// A fresh temporary name beside `dest` that ends with `dest`'s own name.
+pub fn temp_path(dest: &Path) -> PathBuf {
+    let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    folder_of(dest).join(format!("{TMP_PREFIX}{}-{n}-{name}", std::process::id()))
+}
+
+/// Make the rename durable (best effort: not every file system lets a folder be synced).
+fn sync_folder(folder: &Path) {
+    if let Ok(d) = File::open(folder) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Write `bytes` to `path` whole or not at all.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(bytes).map_err(|e| named(path, e))?;
+    f.commit()
+}
+
+/// Write `path` through `write`, which gets a buffered writer; whole or not at all.
+pub fn write_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let mut f = AtomicFile::create(path)?;
+    {
+        let mut w = io::BufWriter::with_capacity(1 << 16, f.file());
+        write(&mut w).map_err(|e| named(path, e))?;
+        w.flush().map_err(|e| named(path, e))?;
+    }
+    f.commit()
+}
+
+/// For writers that open the file themselves (plotters' backends): `make` writes to the
+/// temporary path it is given; on success the file is renamed to `path`, on failure it is
+/// removed and `make`'s error returned.
+pub fn with_temp_path<T, E>(path: &Path, make: impl FnOnce(&Path) -> Result<T, E>) -> Result<Result<T, E>, io::Error> {
+    let tmp = temp_path(path);
+    let out = make(&tmp);
+    if out.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        return Ok(out);
+    }
+    let r = File::options().write(true).open(&tmp).and_then(|f| f.sync_all()).and_then(|_| std::fs::rename(&tmp, path));
+    if let Err(e) = r {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(named(path, e));
+    }
+    sync_folder(folder_of(path));
+    Ok(out)
+}
+
+/// Remove the temporary files a killed process of ours left in `folder` (names starting
+/// with [`TMP_PREFIX`] whose process is gone). Best effort.
+pub fn remove_stale_temps(folder: &Path) {
+    let Ok(rd) = std::fs::read_dir(folder) else { return };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(TMP_PREFIX) else { continue };
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        let alive = pid.is_some_and(|p| p == std::process::id() || Path::new(&format!("/proc/{p}")).exists());
+        if !alive {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn whole_or_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        // A writer that fails leaves the old file and no temporary file.
+        let e = write_with(&p, |w| {
+            w.write_all(b"half")?;
+            Err(io::Error::other("disk full"))
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("a.json") && e.to_string().contains("disk full"), "{e}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        // An uncommitted file is removed.
+        {
+            let mut f = AtomicFile::create(&p).unwrap();
+            f.write_all(b"never").unwrap();
+        }
+        assert_eq!(names(d.path()), ["a.json"]);
+        // The temporary name keeps the extension.
+        let png = d.path().join("w.png");
+        let r: Result<(), io::Error> = with_temp_path(&png, |t| {
+            assert!(t.to_string_lossy().ends_with("-w.png"), "{t:?}");
+            std::fs::write(t, b"png")
+        })
+        .unwrap();
+        r.unwrap();
+        let r: Result<(), &str> = with_temp_path(&d.path().join("x.svg"), |t| {
+            std::fs::write(t, b"half").unwrap();
+            Err("no")
+        })
+        .unwrap();
+        assert!(r.is_err());
+        assert_eq!(names(d.path()), ["a.json", "w.png"]);
+        // A folder that does not exist: an error naming the file.
+        assert!(write_atomic(&d.path().join("missing/x"), b"x").unwrap_err().to_string().contains("missing/x"));
+    }
+
+    #[test]
+    fn stale_temps_of_dead_processes_are_removed() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(".tmp-4000000000-0-a.json"), b"x").unwrap();
+        let mine = d.path().join(format!(".tmp-{}-0-b.json", std::process::id()));
+        std::fs::write(&mine, b"x").unwrap();
+        remove_stale_temps(d.path());
+        assert_eq!(names(d.path()), [format!(".tmp-{}-0-b.json", std::process::id())]);
+    }
+}
