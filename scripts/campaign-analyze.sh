@@ -73,10 +73,15 @@ echo "campaign-analyze: analysing ${#CONFIGS[@]} runs" >&2
 for c in "${CONFIGS[@]}"; do
   gunzip -c "$CAMP/runs/$c.jsonl.gz" > "$TMP/$c.jsonl"
   mkdir -p "$OUT/$c"
-  "$PS" analyze "$TMP/$c.jsonl" -o "$OUT/$c" > "$OUT/$c/analyze.txt"
-  # The Perfetto trace gzipped (ui.perfetto.dev opens .json.gz): 11 configurations of ~0.8 MB
-  # each made a campaign folder too heavy to travel with the tree to a device machine.
-  gzip -9 -f "$OUT/$c/trace.json"
+  # Lean: summary.json and report.md per configuration; the waterfall and the Perfetto trace
+  # only for the calibration configuration and (below) the measured best — the full analysis
+  # of any configuration is `proofscope analyze runs/<cfg>.jsonl.gz` (reports/ travels with
+  # the tree to the device machine and must stay small).
+  if [ "$c" = "$CAL" ]; then lean=(--charts waterfall --no-tables); else lean=(--no-charts --no-tables); fi
+  "$PS" analyze "$TMP/$c.jsonl" -o "$OUT/$c" "${lean[@]}" > "$OUT/$c/analyze.txt"
+  # The Perfetto trace gzipped (ui.perfetto.dev opens .json.gz).
+  [ -f "$OUT/$c/trace.json" ] && gzip -9 -f "$OUT/$c/trace.json"
+  rm -f "$OUT/$c/.proofscope.lock"
 done
 
 # base.toml: the reference config with this machine's sizes.
@@ -125,6 +130,13 @@ for c in "${CONFIGS[@]}"; do dirs+=("$OUT/$c"); done
 # campaign.json, campaign.md, parity-campaign.svg and host-runs.json (every run in the order it
 # ran, from campaign.log: synthesis speed and what else the host did meanwhile).
 "$PS" campaign score "$OUT" --calibration "$CAL" --cal-runs "${#cal_files[@]}" --configs "$labels" >&2
+# The measured best configuration gets its waterfall and trace too.
+best=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("best_measured") or "")' "$OUT/campaign.json")
+if [ -n "$best" ] && [ "$best" != "$CAL" ] && [ -f "$TMP/$best.jsonl" ]; then
+  "$PS" analyze "$TMP/$best.jsonl" -o "$OUT/$best" --charts waterfall --no-tables > "$OUT/$best/analyze.txt"
+  gzip -9 -f "$OUT/$best/trace.json"
+  rm -f "$OUT/$best/.proofscope.lock"
+fi
 
 GPU=$(sed -n 's/^gpu: //p' "$OUT/machine.txt" | head -n 1)
 {

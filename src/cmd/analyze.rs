@@ -46,10 +46,53 @@ pub struct Args {
     /// Skip the charts and the trace (the tables, summary and report are still written).
     #[arg(long)]
     pub no_charts: bool,
+    /// Which charts to draw, comma-separated: waterfall, waterfall-png, utilization, gaps,
+    /// phases (default: all; report.md shows the drawn ones).
+    #[arg(long, value_delimiter = ',', value_parser = parse_chart, conflicts_with = "no_charts")]
+    pub charts: Vec<&'static str>,
+    /// Skip the Parquet tables (spans, counters, partitions, jobs).
+    #[arg(long)]
+    pub no_tables: bool,
     /// Analyse only `A..B` seconds of the run (since its start; spans clipped to the window,
     /// times shifted to start at 0): a zoom into a few partitions, e.g. `--window 9.0..9.4`.
     #[arg(long, value_name = "A..B")]
     pub window: Option<String>,
+}
+
+/// The charts `analyze` can draw (`--charts`): the report's standard charts and the PNG of
+/// the waterfall.
+pub const CHARTS: [&str; 5] = ["waterfall", "waterfall-png", "utilization", "gaps", "phases"];
+
+fn parse_chart(s: &str) -> Result<&'static str, String> {
+    CHARTS.iter().find(|c| **c == s.trim()).copied().ok_or_else(|| format!("unknown chart `{s}` (one of {})", CHARTS.join(", ")))
+}
+
+/// What `analyze` writes besides summary.json and report.md.
+#[derive(Clone, Debug)]
+pub struct Outputs {
+    /// Charts to draw (names of [`CHARTS`]); the trace goes with any chart.
+    pub charts: Vec<&'static str>,
+    pub tables: bool,
+}
+
+impl Outputs {
+    /// Everything: every chart, the trace, the tables.
+    pub fn all() -> Outputs {
+        Outputs { charts: CHARTS.to_vec(), tables: true }
+    }
+    fn of(a: &Args) -> Outputs {
+        let charts = if a.no_charts {
+            Vec::new()
+        } else if a.charts.is_empty() {
+            CHARTS.to_vec()
+        } else {
+            a.charts.clone()
+        };
+        Outputs { charts, tables: !a.no_tables }
+    }
+    fn chart(&self, name: &str) -> bool {
+        self.charts.contains(&name)
+    }
 }
 
 /// Parses `A..B` (seconds, A < B, both ≥ 0) into nanoseconds.
@@ -107,7 +150,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let written = match &out {
         Some(d) => {
             let mut dir = super::output::OutputDir::open(d, OUTPUTS)?;
-            write_outputs(&run, &summary, &mut dir, !a.no_charts)?;
+            write_outputs(&run, &summary, &mut dir, &Outputs::of(&a))?;
             failed = !dir.failed().is_empty();
             dir.finish()
         }
@@ -142,7 +185,8 @@ pub fn read_log(path: &Path, format: Option<Format>, force: bool) -> anyhow::Res
 /// Write everything into `dir`. An output that cannot be written is noted in `dir`
 /// (the command exits 1) and the others are still written; `Err` only when not even
 /// summary.json could be written.
-pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::OutputDir, charts: bool) -> anyhow::Result<()> {
+pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::OutputDir, outputs: &Outputs) -> anyhow::Result<()> {
+    let charts = !outputs.charts.is_empty();
     let json = serde_json::to_vec_pretty(summary)?;
     dir.write("summary.json", &json)?;
     #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
@@ -156,9 +200,14 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::Outp
     #[cfg(feature = "analysis")]
     {
         use timeline::chart;
-        let tables = timeline::export::tables::write_tables(&summary.partitions, &summary.jobs, dir.path());
-        let events = timeline::export::parquet::write_events(run, dir.path());
-        for (r, names) in [(tables, ["partitions.parquet", "jobs.parquet"]), (events, ["spans.parquet", "counters.parquet"])] {
+        let written = if outputs.tables {
+            let tables = timeline::export::tables::write_tables(&summary.partitions, &summary.jobs, dir.path());
+            let events = timeline::export::parquet::write_events(run, dir.path());
+            vec![(tables, ["partitions.parquet", "jobs.parquet"]), (events, ["spans.parquet", "counters.parquet"])]
+        } else {
+            Vec::new()
+        };
+        for (r, names) in written {
             match r {
                 Ok(paths) => paths.iter().filter_map(|p| p.file_name()).for_each(|n| dir.record(&n.to_string_lossy())),
                 Err(e) => {
@@ -175,6 +224,9 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::Outp
         if charts {
             let marks = timeline::analysis::gaps::marks(&summary.idle_gaps);
             for (section, file, caption) in timeline::report::STANDARD_CHARTS {
+                if !outputs.chart(section) {
+                    continue;
+                }
                 let path = dir.join(file);
                 let r = match section {
                     "waterfall" => chart::waterfall_svg(run, &marks, &path),
@@ -190,9 +242,11 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::Outp
                     Err(e) => dir.fail(file, e),
                 }
             }
-            match chart::waterfall_png(run, &marks, &dir.join("waterfall.png")) {
-                Ok(()) => dir.record("waterfall.png"),
-                Err(e) => dir.fail("waterfall.png", e),
+            if outputs.chart("waterfall-png") {
+                match chart::waterfall_png(run, &marks, &dir.join("waterfall.png")) {
+                    Ok(()) => dir.record("waterfall.png"),
+                    Err(e) => dir.fail("waterfall.png", e),
+                }
             }
         }
     }
@@ -283,7 +337,7 @@ mod tests {
     const SAMPLE: &str = include_str!("../../timeline/assets/cuzk-sample.log");
 
     fn args(log: PathBuf, out: PathBuf) -> Args {
-        Args { log, out: Some(out), json: false, strict: true, force: false, min_gap_ms: 1.0, format: None, no_charts: true, window: None }
+        Args { log, out: Some(out), json: false, strict: true, force: false, min_gap_ms: 1.0, format: None, no_charts: true, charts: vec![], no_tables: false, window: None }
     }
 
     #[test]

@@ -85,6 +85,8 @@ mod tests {
             min_gap_ms: 1.0,
             format: None,
             no_charts: false,
+            charts: vec![],
+            no_tables: false,
             window: None,
         };
         super::super::analyze::run(a).unwrap();
