@@ -112,6 +112,7 @@ pub fn parse_window(w: &str) -> anyhow::Result<(u64, u64)> {
 pub const OUTPUTS: &[&str] = &[
     "summary.json",
     "report.md",
+    "report.html",
     "trace.json",
     "spans.parquet",
     "counters.parquet",
@@ -241,6 +242,18 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::Outp
                     }
                     Err(e) => dir.fail(file, e),
                 }
+            }
+            // report.html: the page embeds the SVG charts just written (not the waterfall's:
+            // the page draws its own, interactive).
+            let svgs: Vec<(String, String)> = chart_refs
+                .iter()
+                .filter(|c| c.section != "waterfall")
+                .filter_map(|c| std::fs::read_to_string(dir.join(&c.file)).ok().map(|t| (c.caption.clone(), t)))
+                .collect();
+            let embedded: Vec<timeline::report::html::HtmlChart<'_>> = svgs.iter().map(|(t, s)| timeline::report::html::HtmlChart { title: t, svg: s }).collect();
+            let page = timeline::report::html::render(run, summary, &embedded);
+            if let Err(e) = dir.write("report.html", page.as_bytes()) {
+                dir.fail("report.html", format!("{e:#}"));
             }
             if outputs.chart("waterfall-png") {
                 match chart::waterfall_png(run, &marks, &dir.join("waterfall.png")) {

@@ -59,9 +59,21 @@ fn more(out: &mut String, total: usize, shown: usize, where_: &str) {
     }
 }
 
+/// What the report calls the proving device: "CPU device" on a run of the CPU backend (its
+/// "device" is a lock around CPU MSMs and NTTs, not a GPU), "GPU" otherwise (cuzk logs,
+/// CUDA runs, simulated GPUs).
+pub fn device_word(s: &Summary) -> &'static str {
+    if s.meta.config.backend.as_deref() == Some("cpu") {
+        "CPU device"
+    } else {
+        "GPU"
+    }
+}
+
 /// Render the report. `charts`: the chart files written beside it (missing ones are
 /// simply not embedded).
 pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
+    let dev = device_word(s);
     let mut o = String::new();
     let title = s.input.as_deref().unwrap_or("run");
     let _ = writeln!(o, "# proofscope report — {}\n", cell(title));
@@ -106,7 +118,7 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
     let _ = writeln!(o, "\n| floor | s/proof | basis |\n|---|---:|---|");
     let _ = writeln!(
         o,
-        "| GPU | {} | {} ms/partition ({}) × {} partitions ÷ {} GPU(s) |",
+        "| {dev} | {} | {} ms/partition ({}) × {} partitions ÷ {} {dev}(s) |",
         f(fl.gpu_floor_s_per_proof, 2),
         f(fl.serial_gpu_ms_per_partition, 0),
         fl.serial_gpu_source.as_deref().unwrap_or("—"),
@@ -170,7 +182,7 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
     }
 
     // Utilisation.
-    let _ = writeln!(o, "## GPU utilisation\n");
+    let _ = writeln!(o, "## {dev} utilisation\n");
     let _ = writeln!(
         o,
         "Busy = the union over all workers of a device (two overlapping workers are 100 %, not 200 %), over the window from its first GPU start to its last GPU end. Kernel level = union of kernel and copy spans, where the producer reports them.\n"
