@@ -44,6 +44,8 @@ enum Command {
     ValidateTrace(cmd::validate_trace::Args),
     /// Calibrate from logs, then predict what each phase made faster or resource made larger would buy.
     Whatif(cmd::whatif::Args),
+    /// The JSON Schemas of the JSON outputs (summary.json, simulate --json, sweep.json, ...), generated from the types.
+    Schema(cmd::schema::Args),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::Args),
     /// Write the man pages (proofscope.1 and one per command) into a folder.
@@ -80,6 +82,7 @@ fn main() -> std::process::ExitCode {
         Command::Campaign(a) => cmd::campaign::run(a),
         Command::ValidateTrace(a) => cmd::validate_trace::run(a),
         Command::Whatif(a) => cmd::whatif::run(a),
+        Command::Schema(a) => cmd::schema::run(a),
         Command::Completions(a) => cmd::completions::run(a, Cli::command()),
         Command::Man(a) => cmd::man::run(a, Cli::command()),
     };

@@ -51,7 +51,7 @@ pub enum CalibrateError {
 }
 
 /// What was fitted, for the report and the comments of the written TOML.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FitReport {
     pub inputs: Vec<String>,
     pub synthesis_samples: usize,

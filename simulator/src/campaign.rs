@@ -146,7 +146,7 @@ pub struct ConfigInput {
 }
 
 /// One row of `campaign.json`'s `configs`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConfigRow {
     pub config: String,
     pub calibration: bool,
@@ -186,7 +186,7 @@ pub struct ConfigRow {
 }
 
 /// `campaign.json`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CampaignScore {
     pub calibrated_on: String,
     pub configs: Vec<ConfigRow>,
@@ -551,7 +551,7 @@ pub fn fmt_g(v: f64) -> String {
 
 /// One run of the campaign in `host-runs.json`: its synthesis times and what else the host
 /// did meanwhile.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HostRun {
     pub run: String,
     /// Start, seconds from the campaign's start (campaign.log).

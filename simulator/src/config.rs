@@ -50,7 +50,7 @@ fn invalid(field: &str, reason: impl Into<String>) -> ConfigError {
 }
 
 /// The whole model description.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Free-form scenario name (shown in reports).
@@ -73,7 +73,7 @@ fn default_seed() -> u64 {
     1
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Machine {
     /// Host CPU cores shared by synthesis, prep and finalisation.
@@ -92,7 +92,7 @@ pub struct Machine {
 
 pub use timeline::event::LockMode;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RamPolicy {
     /// A synthesis that would exceed RAM waits until memory is released.
@@ -101,7 +101,7 @@ pub enum RamPolicy {
     Fail,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
 pub enum Arrival {
     /// Every proof request is there at t = 0.
@@ -111,7 +111,7 @@ pub enum Arrival {
     Periodic { period_s: f64 },
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Pipeline {
     /// c: proof requests in the run.
@@ -161,7 +161,7 @@ fn default_ram_policy() -> RamPolicy {
     RamPolicy::Fail
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Memory {
     /// Resident before any proof (SRS, pre-compiled constraints), GiB.
@@ -185,7 +185,7 @@ pub struct Memory {
 }
 
 /// Per-partition costs, measured in isolation (ms, or distributions).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Costs {
     /// Synthesis of one partition (witness + A/B/C), at or below the contention knee.
@@ -227,7 +227,7 @@ fn zero() -> Dist {
 }
 
 /// Resource demands of the CPU phases (cores, host memory bandwidth).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CpuDemands {
     /// Cores one synthesis keeps busy.
@@ -271,7 +271,7 @@ impl Default for CpuDemands {
 
 /// Synthesis contention beyond what cores and bandwidth explain: with n syntheses
 /// running, each progresses at 1 / (1 + slope · max(0, n − knee)) of its isolated speed.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Contention {
     #[serde(default)]

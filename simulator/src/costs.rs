@@ -179,6 +179,26 @@ impl<'de> Deserialize<'de> for Dist {
     }
 }
 
+impl schemars::JsonSchema for Dist {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Dist".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A cost in milliseconds: a number (fixed), or a distribution table.",
+            "anyOf": [
+                { "type": "number" },
+                { "type": "object", "required": ["dist"], "properties": {
+                    "dist": { "enum": ["fixed", "normal", "lognormal", "empirical"] },
+                    "ms": { "type": "number" }, "mean_ms": { "type": "number" }, "sd_ms": { "type": "number" },
+                    "median_ms": { "type": "number" }, "sigma": { "type": "number" },
+                    "samples_ms": { "type": "array", "items": { "type": "number" } }
+                } }
+            ]
+        })
+    }
+}
+
 impl Serialize for Dist {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
@@ -239,7 +259,7 @@ fn round3(x: f64) -> f64 {
 mod tests {
     use super::*;
 
-    #[derive(Deserialize, Serialize, Debug, PartialEq)]
+    #[derive(Deserialize, Serialize, Debug, PartialEq, schemars::JsonSchema)]
     struct W {
         c: Dist,
     }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{Config, LockMode};
 
 /// One resource's demand per proof divided by its servers, in s/proof.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResourceDemand {
     pub name: String,
     pub s_per_proof: f64,
@@ -30,7 +30,7 @@ pub struct ResourceDemand {
     pub physical: bool,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Floors {
     pub theoretical_s_per_proof: f64,
     pub theoretical_binding: String,

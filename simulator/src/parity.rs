@@ -10,7 +10,7 @@ use timeline::analysis::{summarize, AnalyzeOptions, Summary};
 use timeline::Run;
 
 /// One metric of the parity report.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetricParity {
     /// Stable key: the `summary.json` field the figure comes from (e.g.
     /// `throughput.partition_rate_s_per_proof`); what scripts and `campaign score` key on.
@@ -27,7 +27,7 @@ pub struct MetricParity {
     pub error_pct: f64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Parity {
     pub metrics: Vec<MetricParity>,
     /// Metrics whose error is within ±5%.

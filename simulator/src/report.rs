@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::floors::Floors;
 
 /// Why a configuration cannot run, and when it found out.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
     /// `ram_oom` or `vram_oom`.
     pub kind: String,
@@ -17,7 +17,7 @@ pub struct Failure {
 }
 
 /// Busy fraction of one GPU.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GpuUtil {
     pub device: u32,
     /// Union of the GPU calls (cuzk's GPU_START..GPU_END), over the device's active window
@@ -39,7 +39,7 @@ pub struct GpuUtil {
     pub active_window_s: f64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SimResult {
     pub name: String,
     pub feasible: bool,

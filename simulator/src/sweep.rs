@@ -124,7 +124,7 @@ fn fmt_params(p: &[(String, String)]) -> String {
 }
 
 /// One simulated point.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Row {
     pub params: Vec<(String, String)>,
     pub result: SimResult,
@@ -160,7 +160,7 @@ pub fn best_index(results: &[SimResult]) -> Option<usize> {
 }
 
 /// The recommendation for one RAM budget.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Recommendation {
     pub ram_budget_gib: f64,
     /// Index into the rows, if any point fits.

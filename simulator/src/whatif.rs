@@ -17,7 +17,7 @@ use crate::costs::Dist;
 use crate::{simulate, Options};
 
 /// One simulated change.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WhatIfRow {
     /// What is changed (`synthesis`, `kernels`, `cpu_cores`, ...).
     pub lever: String,
@@ -34,7 +34,7 @@ pub struct WhatIfRow {
     pub failure: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WhatIf {
     pub base_steady_state_s_per_proof: Option<f64>,
     pub base_total_s_per_proof: Option<f64>,

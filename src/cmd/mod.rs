@@ -18,3 +18,4 @@ pub mod input;
 pub mod completions;
 pub mod man;
 pub mod whatif;
+pub mod schema;

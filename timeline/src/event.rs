@@ -267,6 +267,20 @@ impl Serialize for SpanKind {
     }
 }
 
+impl schemars::JsonSchema for SpanKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SpanKind".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let known: Vec<&str> = SpanKind::KNOWN.iter().map(|k| k.as_str()).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A span kind: one of the known names (`examples`), or any other name a producer used (read as `Other`).",
+            "examples": known,
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for SpanKind {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
@@ -278,7 +292,7 @@ impl<'de> Deserialize<'de> for SpanKind {
 pub type Args = BTreeMap<String, serde_json::Value>;
 
 /// One stage of the pipeline, on one resource, for one partition of one job.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Span {
     pub kind: SpanKind,
     /// Nanoseconds since the run epoch.
@@ -399,7 +413,7 @@ pub mod counters {
 }
 
 /// One sample of a time series.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Counter {
     pub name: String,
     pub t_ns: u64,
@@ -411,7 +425,7 @@ pub struct Counter {
 /// What the device lock of a GPU worker covers: the engine's knob and the simulator's,
 /// defined once here because both write it into [`RunConfig::lock`] and calibration reads
 /// it back from there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LockMode {
     /// One lock around the whole prove call (CPU prep, kernels, epilogue).
@@ -456,7 +470,7 @@ impl FromStr for LockMode {
 }
 
 /// The pipeline configuration a run was made with. All optional: a cuzk log says none of it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunConfig {
     /// Partition-synthesis workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -491,7 +505,7 @@ pub struct RunConfig {
 
 /// The machine a run was made on, as far as the producer could read it (all optional: a
 /// cuzk log says none of it). `calibrate` takes the simulator's machine from here.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MachineInfo {
     /// Host CPU cores available to the process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -514,7 +528,7 @@ impl MachineInfo {
 }
 
 /// What was run, where, by which tool.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunMeta {
     pub schema_version: u32,
     /// Producer: `prover`, `simulator`, `cuzk-log`, ...
@@ -562,7 +576,7 @@ impl Default for RunMeta {
 }
 
 /// One line of the JSON-lines format.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Record {
     Meta(RunMeta),
@@ -571,7 +585,7 @@ pub enum Record {
 }
 
 /// A reader's warning about one input line.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LineWarning {
     /// 1-based line number in the input.
     pub line: u64,
@@ -579,7 +593,7 @@ pub struct LineWarning {
 }
 
 /// What the reader saw and set aside: nothing is dropped silently.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Diagnostics {
     /// `jsonl` or `cuzk`.
     pub format: String,
@@ -644,7 +658,7 @@ impl Diagnostics {
 }
 
 /// A whole timeline: metadata, spans sorted by start, counters sorted by time.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Run {
     pub meta: RunMeta,
     pub spans: Vec<Span>,

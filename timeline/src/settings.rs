@@ -76,7 +76,7 @@ mod tests {
     use super::*;
     use serde::Deserialize;
 
-    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[derive(Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
     #[serde(deny_unknown_fields)]
     struct Inner {
         x: f64,
@@ -84,7 +84,7 @@ mod tests {
         name: Option<String>,
     }
 
-    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[derive(Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
     #[serde(deny_unknown_fields)]
     struct Cfg {
         pw: u32,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::summary::Summary;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompareRow {
     pub label: String,
     pub proofs_completed: u64,
@@ -33,7 +33,7 @@ pub struct CompareRow {
     pub host_steal_cores: Option<f64>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     pub phase_kinds: Vec<String>,
     pub rows: Vec<CompareRow>,

@@ -29,7 +29,7 @@ use super::{ms, AnalyzeOptions};
 use crate::event::{Run, SpanKind};
 
 /// Why a device was idle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GapCause {
     ColdStart,
@@ -75,7 +75,7 @@ impl std::fmt::Display for GapCause {
 }
 
 /// One idle gap of one device.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IdleGap {
     pub device: u32,
     pub start_ns: u64,
@@ -97,7 +97,7 @@ pub struct IdleGap {
 }
 
 /// Idle time of one cause.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CauseTotal {
     pub cause: GapCause,
     pub count: u64,
@@ -107,7 +107,7 @@ pub struct CauseTotal {
 }
 
 /// Per-device idle summary.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeviceGaps {
     pub device: u32,
     /// `kernel` (device-work spans) or `gpu` (`gpu` spans): what "busy" means here.
@@ -121,7 +121,7 @@ pub struct DeviceGaps {
 }
 
 /// Totals of the gaps of a run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GapTotals {
     pub min_gap_ms: f64,
     /// One entry per cause, in [`GapCause::ALL`] order, over the listed gaps.
@@ -144,7 +144,7 @@ impl GapTotals {
 }
 
 /// All the gaps of a run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GapAnalysis {
     /// Gaps of at least `min_gap_ms`, ordered by device then start.
     pub gaps: Vec<IdleGap>,
@@ -152,7 +152,7 @@ pub struct GapAnalysis {
 }
 
 /// A gap as the charts want it (the shape of `chart::GapMark`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GapMark {
     pub device: u32,
     pub start_ns: u64,

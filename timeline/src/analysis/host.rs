@@ -10,7 +10,7 @@ use crate::event::{counters, Run};
 use crate::stats::mean;
 
 /// Means over the run's samples (one per sampler period, uniform in time).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct HostLoad {
     /// Samples of `host_busy_cores`.

@@ -12,14 +12,14 @@ use crate::event::{counters, Run};
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// Peak device memory of one device.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeviceMemory {
     pub device: u32,
     /// Largest `gpu_mem_used_bytes` sample, GiB.
     pub peak_used_gib: f64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Memory {
     /// `rss_bytes` samples.

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 pub use summary::{summarize, Summary, SUMMARY_SCHEMA_VERSION};
 
 /// Knobs of the analyses.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AnalyzeOptions {
     /// Idle gaps shorter than this are not listed (they are still counted in
     /// `idle_gap_totals.below_threshold_*`). Milliseconds.

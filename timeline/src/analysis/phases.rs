@@ -11,7 +11,7 @@ use super::{ms, quantile_sorted};
 use crate::event::{Run, Span, SpanKind};
 use rustc_hash::FxHashMap;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PhaseRow {
     pub kind: String,
     /// `None` in the per-kind rows; the device in the per-device rows.
@@ -33,7 +33,7 @@ pub struct PhaseRow {
     pub busy_share_of_wall: f64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Phases {
     /// First event → last end of the run.
     pub wall_ms: f64,

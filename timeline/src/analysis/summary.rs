@@ -28,7 +28,7 @@ use crate::event::{Diagnostics, Run, RunMeta};
 pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
 
 /// The run as a whole.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunInfo {
     /// Input format (`cuzk`, `jsonl`).
     pub format: String,
@@ -47,7 +47,7 @@ pub struct RunInfo {
 }
 
 /// Everything `proofscope analyze` knows about a run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Summary {
     pub schema_version: u32,

@@ -244,7 +244,7 @@ impl<'a> Index<'a> {
 }
 
 /// One row per (job, partition).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PartitionRow {
     pub job: String,
     pub partition: Option<u32>,
@@ -278,7 +278,7 @@ pub struct PartitionRow {
 }
 
 /// One row per job (proof).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JobRow {
     pub job: String,
     /// Partitions with any span.
@@ -311,7 +311,7 @@ pub struct JobRow {
 }
 
 /// Both tables.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Tables {
     pub partitions: Vec<PartitionRow>,
     pub jobs: Vec<JobRow>,

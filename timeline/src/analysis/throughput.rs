@@ -23,7 +23,7 @@ use super::tables::{job_infos, Index};
 use super::{ms, quantile_sorted, secs};
 use crate::event::Run;
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Throughput {
     /// Jobs seen in the log.
     pub jobs_seen: u64,

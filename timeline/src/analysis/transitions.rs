@@ -17,7 +17,7 @@ use super::{diff_ms, ms};
 use crate::event::{Run, SpanKind};
 
 /// One N → N+1 transition on one device.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Transition {
     pub device: u32,
     pub from_job: String,

@@ -36,7 +36,7 @@ pub fn busy_fraction_windows(merged: &[(u64, u64)], start: u64, end: u64, window
 }
 
 /// Utilisation of one device.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeviceUtilization {
     pub device: u32,
     /// Distinct GPU workers seen on this device.
@@ -66,7 +66,7 @@ pub struct DeviceUtilization {
 }
 
 /// Utilisation of every device, plus the overall figures.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Utilization {
     pub devices: Vec<DeviceUtilization>,
     /// Sum of busy time over sum of windows, all devices; `None` without GPU spans.

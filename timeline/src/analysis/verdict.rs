@@ -31,7 +31,7 @@ use super::utilization::Utilization;
 use super::{median, ms, AnalyzeOptions};
 use crate::event::{Run, SpanKind};
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Floors {
     /// Median GPU calls per completed proof (else the configured partitions).
     pub partitions_per_proof: Option<f64>,
@@ -51,7 +51,7 @@ pub struct Floors {
     pub cpu_floor_s_per_proof: Option<f64>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     /// `gpu`, `synthesis`, `cpu_prep/finalize`, `dispatch/lock` or `unknown`.
     pub binding: String,
