@@ -12,6 +12,7 @@
 //! Every stage is a span (see [`crate::events`]).
 
 pub mod backends;
+pub mod budget;
 pub mod config;
 pub mod jobs;
 pub mod locks;
