@@ -165,27 +165,32 @@ impl RamBudget {
 
     /// The general form: `resident` as above; `holding`: bytes the caller holds itself
     /// and will not release while it waits (they count against what can ever be free).
+    /// A caller that holds bytes does not queue behind the others (who may be waiting for
+    /// exactly those bytes): it takes what it asks for as soon as it fits.
     pub fn reserve_with(self: &Arc<Self>, what: &str, bytes: u64, resident: bool, holding: u64) -> Result<Reservation, BudgetError> {
         let mut s = self.lock();
         self.check_possible(&s, what, bytes, holding)?;
         if s.closed {
             return Err(BudgetError::Closed { what: what.to_string() });
         }
-        if s.queue.is_empty() && s.reserved + bytes <= self.total {
+        let queued = holding == 0;
+        if (!queued || s.queue.is_empty()) && s.reserved + bytes <= self.total {
             return Ok(self.take(&mut s, bytes, resident));
         }
         let ticket = s.next_ticket;
         s.next_ticket += 1;
-        s.queue.push_back(ticket);
+        if queued {
+            s.queue.push_back(ticket);
+        }
         loop {
             s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
-            let front = s.queue.front() == Some(&ticket);
+            let turn = !queued || s.queue.front() == Some(&ticket);
             let outcome = if s.closed {
                 Some(Err(BudgetError::Closed { what: what.to_string() }))
             } else if let Err(e) = self.check_possible(&s, what, bytes, holding) {
                 // Something became resident while we waited: it will never fit now.
                 Some(Err(e))
-            } else if front && s.reserved + bytes <= self.total {
+            } else if turn && s.reserved + bytes <= self.total {
                 Some(Ok(self.take(&mut s, bytes, resident)))
             } else {
                 None
@@ -263,6 +268,13 @@ impl Reservation {
         let n = bytes.min(*cur);
         *cur -= n;
         Reservation { budget: self.budget.clone(), bytes: AtomicU64::new(n), resident: self.resident }
+    }
+
+    /// Take `other`'s bytes into this reservation (both of one budget and kind).
+    pub fn absorb(&self, other: Reservation) {
+        debug_assert_eq!(self.resident, other.resident);
+        let n = other.bytes.swap(0, Ordering::SeqCst);
+        self.bytes.fetch_add(n, Ordering::SeqCst);
     }
 
     /// Grow by `bytes` if they fit now (e.g. a resident item whose real size is larger than
@@ -516,6 +528,72 @@ pub fn pce_estimate_bytes(domain: u64) -> u64 {
     3 * domain * 32
 }
 
+/// The pre-compiled constraints' reservation before they are made: the cache file's size
+/// when there is one (`measured`), else [`pce_estimate_bytes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PceSize {
+    pub bytes: u64,
+    pub measured: bool,
+}
+
+/// What the engine reserves from the budget: the parameters and the PCE for its life, and
+/// one partition's working set per synthesis in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MemoryPlan {
+    pub params: u64,
+    pub pce: Option<PceSize>,
+    pub partition: PartitionEstimate,
+}
+
+impl MemoryPlan {
+    /// The plan for `params`; `pce`: the synthesis path is the pre-compiled one, whose cache
+    /// file (if any) is `cache`.
+    pub fn new(params: &crate::params::Parameters, pce: bool, cache: Option<&std::path::Path>) -> MemoryPlan {
+        let pce = pce.then(|| match cache.and_then(|c| std::fs::metadata(c).ok()).filter(|m| m.is_file()) {
+            Some(m) => PceSize { bytes: m.len(), measured: true },
+            None => PceSize { bytes: pce_estimate_bytes(params.info.domain_size), measured: false },
+        });
+        MemoryPlan { params: params_bytes(params), pce, partition: PartitionEstimate::for_params(params) }
+    }
+
+    /// What stays reserved for the engine's life.
+    pub fn resident(&self) -> u64 {
+        self.params + self.pce.map_or(0, |p| p.bytes)
+    }
+
+    /// The least budget that proves anything: the resident items and one partition.
+    pub fn needed(&self) -> u64 {
+        self.resident() + self.partition.total()
+    }
+
+    /// Partitions whose working sets fit at once beside the resident items in `total`.
+    pub fn partitions_at_once(&self, total: u64) -> u64 {
+        total.saturating_sub(self.resident()) / self.partition.total().max(1)
+    }
+
+    /// An error naming the figures when `total` cannot hold the resident items and one
+    /// partition.
+    pub fn check(&self, total: u64) -> Result<(), String> {
+        if total >= self.needed() {
+            return Ok(());
+        }
+        let pce = match self.pce {
+            Some(p) => format!(" + the pre-compiled constraints {} ({})", gib(p.bytes), if p.measured { "their cache file's size" } else { "estimated as one partition's a/b/c until they are made" }),
+            None => String::new(),
+        };
+        Err(format!(
+            "the RAM budget of {} cannot hold one partition: {} needed = the parameters {}{pce} + one partition's working set {} (a/b/c {}, witness, densities and MSM preparation {}); raise memory.total_budget (--ram-budget){}",
+            gib(total),
+            gib(self.needed()),
+            gib(self.params),
+            gib(self.partition.total()),
+            gib(self.partition.abc),
+            gib(self.partition.rest),
+            if self.pce.is_some() { " or use synthesis = \"circuit\"" } else { "" }
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -621,6 +699,25 @@ mod tests {
         assert!(matches!(big.join().unwrap(), Err(BudgetError::Closed { .. })));
         assert!(matches!(small.join().unwrap(), Err(BudgetError::Closed { .. })));
         assert!(matches!(b.reserve("late", 1), Err(BudgetError::Closed { .. })));
+    }
+
+    #[test]
+    fn a_holder_does_not_queue_behind_those_waiting_for_its_bytes() {
+        let b = RamBudget::new(100);
+        let mine = b.reserve("builder's partition", 60).unwrap();
+        let waiter = {
+            let b = b.clone();
+            std::thread::spawn(move || b.reserve("next partition", 60).map(|r| r.bytes()))
+        };
+        while b.waiting() < 1 {
+            std::thread::yield_now();
+        }
+        // 40 free; the waiter needs 60 (ours). Queued behind it we would wait forever.
+        let more = b.reserve_with("pce beyond its estimate", 30, true, mine.bytes()).unwrap();
+        assert_eq!((b.reserved(), b.resident()), (90, 30));
+        drop(mine);
+        drop(more);
+        assert_eq!(waiter.join().unwrap(), Ok(60));
     }
 
     /// Many threads reserving, splitting and releasing at random: the reserved total never

@@ -111,7 +111,7 @@ mod tests {
         let p = dir.path().join("g.svg");
         gaps_svg(&gaps, &p).unwrap();
         let s = std::fs::read_to_string(&p).unwrap();
-        assert!(s.contains("cold_start: 14 gap(s)") && s.contains("dispatch: 13 gap(s)") && s.contains("mystery: 1 gap(s)"), "legend");
+        assert!(s.contains("cold_start: 14 gap(s)") && s.contains(&format!("{}: 13 gap(s)", CAUSES[2])) && s.contains("mystery: 1 gap(s)"), "legend");
         gaps_svg(&[], &p).unwrap();
         assert!(std::fs::read_to_string(&p).unwrap().contains("no idle gaps"));
         if let Ok(d) = std::env::var("PROOFSCOPE_CHART_DIR") {

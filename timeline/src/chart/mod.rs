@@ -35,7 +35,7 @@ pub use utilization::utilization_svg;
 pub use waterfall::{waterfall_png, waterfall_svg};
 
 /// An idle gap on a device, as the analyzer attributed it (`cause`: `cold_start`,
-/// `synthesis_starved`, `dispatch`, `lock`, `cpu_prep`, `other`). One type with the
+/// `synthesis_starved`, `memory`, `dispatch`, `lock`, `cpu_prep`, `other`). One type with the
 /// analyzer's: `analysis::gaps::marks` produces exactly what the charts take.
 pub use crate::analysis::gaps::GapMark;
 
