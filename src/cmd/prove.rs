@@ -360,9 +360,14 @@ pub fn write_proof(out: &Path, r: &JobResult) -> anyhow::Result<bool> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Every argument is checked before any work (the parameter file can take minutes).
-    engine_config(&args)?;
+    let cfg = engine_config(&args)?;
     check_counts(args.proofs, args.partitions)?;
     super::output::check_dir(&args.out)?;
+    // The RAM budget against the parameter file's shape, from its header (an unreadable
+    // header is the loader's error to report, below).
+    if let Ok(shape) = Parameters::read_shape(&args.params) {
+        engine::check_ram_budget(&cfg, &shape, Some(&args.params))?;
+    }
     let (params, report) = Parameters::read_file(&args.params).context("loading parameters")?;
     tracing::info!(
         "loaded {} ({}, {:.1} MiB) in {:.2} s{}",

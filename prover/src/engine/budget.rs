@@ -27,21 +27,32 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::params::ParamsShape;
+
 const GIB: f64 = (1u64 << 30) as f64;
 
-/// Bytes as GiB with two decimals, for messages.
-pub fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / GIB)
+/// Bytes for messages: GiB with two decimals, or MiB / KiB / B for smaller sizes.
+pub fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= GIB {
+        format!("{:.2} GiB", b / GIB)
+    } else if b >= 1048576.0 {
+        format!("{:.1} MiB", b / 1048576.0)
+    } else if b >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{bytes} B")
+    }
 }
 
 /// Why a reservation was not made.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BudgetError {
     /// The request can never fit: the budget less what is resident and what the caller holds.
-    #[error("{what} needs {} but the RAM budget can never give it: {} in all, {} resident (parameters, pre-compiled constraints){}", gib(*needed), gib(*total), gib(*resident), if *holding > 0 { format!(", {} held by the requester", gib(*holding)) } else { String::new() })]
+    #[error("{what} needs {} but the RAM budget can never give it: {} in all, {} resident (parameters, pre-compiled constraints){}", human(*needed), human(*total), human(*resident), if *holding > 0 { format!(", {} held by the requester", human(*holding)) } else { String::new() })]
     TooLarge { what: String, needed: u64, total: u64, resident: u64, holding: u64 },
     /// [`RamBudget::try_reserve`]: it does not fit now.
-    #[error("{what} needs {}, {} of the RAM budget is free now", gib(*needed), gib(*free))]
+    #[error("{what} needs {}, {} of the RAM budget is free now", human(*needed), human(*free))]
     WouldBlock { what: String, needed: u64, free: u64 },
     /// The budget was closed (the engine is aborting) while the request waited.
     #[error("{what}: the engine stopped while it waited for RAM")]
@@ -463,7 +474,7 @@ impl MemoryConfig {
             TotalBudget::Auto => {
                 let total = mem_total.ok_or("memory.total_budget = \"auto\" needs /proc/meminfo's MemTotal, which cannot be read here: give a size")?;
                 let budget = total.checked_sub(self.safety_margin.0).filter(|b| *b > 0).ok_or_else(|| {
-                    format!("memory.total_budget = \"auto\": MemTotal {} is not larger than memory.safety_margin {}", gib(total), gib(self.safety_margin.0))
+                    format!("memory.total_budget = \"auto\": MemTotal {} is not larger than memory.safety_margin {}", human(total), human(self.safety_margin.0))
                 })?;
                 Ok((budget, None))
             }
@@ -471,7 +482,7 @@ impl MemoryConfig {
                 if b.0 == 0 {
                     return Err("memory.total_budget must be larger than 0".into());
                 }
-                let warn = mem_total.filter(|t| b.0 > *t).map(|t| format!("the RAM budget {} is larger than this machine's RAM ({}): the budget cannot keep the engine from running out of memory", gib(b.0), gib(t)));
+                let warn = mem_total.filter(|t| b.0 > *t).map(|t| format!("the RAM budget {} is larger than this machine's RAM ({}): the budget cannot keep the engine from running out of memory", human(b.0), human(t)));
                 Ok((b.0, warn))
             }
         }
@@ -494,38 +505,40 @@ pub struct PartitionEstimate {
 
 impl PartitionEstimate {
     pub fn total(&self) -> u64 {
-        self.abc + self.rest
+        self.abc.saturating_add(self.rest)
     }
 
     /// From the shape: `domain` = n, `inputs` (with ONE), `aux`, and the points of the
     /// A, B (G1 = G2) and L queries.
     pub fn from_shape(domain: u64, inputs: u64, aux: u64, a_points: u64, b_points: u64, l_points: u64) -> PartitionEstimate {
-        let abc = 3 * domain * 32;
-        let witness = (inputs + aux) * 32;
-        let densities = (2 * aux + inputs).div_ceil(64) * 8;
-        let prep = (a_points + b_points + l_points) * 36;
-        let gather = (a_points.max(b_points).max(l_points) * 96).max(b_points * 192);
-        PartitionEstimate { abc, rest: witness + densities + prep + gather }
+        // Saturating: a header's sizes are not trusted to be sane.
+        let m = |a: u64, b: u64| a.saturating_mul(b);
+        let abc = m(domain, 96);
+        let witness = m(inputs.saturating_add(aux), 32);
+        let densities = m(aux, 2).saturating_add(inputs).div_ceil(64).saturating_mul(8);
+        let prep = m(a_points.saturating_add(b_points).saturating_add(l_points), 36);
+        let gather = m(a_points.max(b_points).max(l_points), 96).max(m(b_points, 192));
+        PartitionEstimate { abc, rest: witness.saturating_add(densities).saturating_add(prep).saturating_add(gather) }
     }
 
-    pub fn for_params(p: &crate::params::Parameters) -> PartitionEstimate {
-        let i = &p.info;
-        Self::from_shape(i.domain_size, i.num_inputs, i.num_aux, p.a.len() as u64, p.b_g1.len() as u64, p.l.len() as u64)
+    pub fn for_shape(s: &ParamsShape) -> PartitionEstimate {
+        let i = &s.info;
+        Self::from_shape(i.domain_size, i.num_inputs, i.num_aux, s.a, s.b_g1, s.l)
     }
 }
 
 /// The parameters' size in memory (their point vectors), bytes.
-pub fn params_bytes(p: &crate::params::Parameters) -> u64 {
+pub fn params_bytes(s: &ParamsShape) -> u64 {
     use std::mem::size_of;
     let g1 = size_of::<blstrs::G1Affine>() as u64;
     let g2 = size_of::<blstrs::G2Affine>() as u64;
-    (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len() + p.vk.ic.len()) as u64 * g1 + p.b_g2.len() as u64 * g2
+    (s.h + s.l + s.a + s.b_g1 + s.ic).saturating_mul(g1).saturating_add(s.b_g2.saturating_mul(g2))
 }
 
 /// An estimate of the pre-compiled constraints' size before they exist (no cache file to
 /// measure): as large as one partition's a, b, c. Replaced by the real size once made.
 pub fn pce_estimate_bytes(domain: u64) -> u64 {
-    3 * domain * 32
+    domain.saturating_mul(96)
 }
 
 /// The pre-compiled constraints' reservation before they are made: the cache file's size
@@ -549,21 +562,26 @@ impl MemoryPlan {
     /// The plan for `params`; `pce`: the synthesis path is the pre-compiled one, whose cache
     /// file (if any) is `cache`.
     pub fn new(params: &crate::params::Parameters, pce: bool, cache: Option<&std::path::Path>) -> MemoryPlan {
+        Self::for_shape(&params.shape(), pce, cache)
+    }
+
+    /// [`MemoryPlan::new`] from the shape alone (a parameter file's header).
+    pub fn for_shape(shape: &ParamsShape, pce: bool, cache: Option<&std::path::Path>) -> MemoryPlan {
         let pce = pce.then(|| match cache.and_then(|c| std::fs::metadata(c).ok()).filter(|m| m.is_file()) {
             Some(m) => PceSize { bytes: m.len(), measured: true },
-            None => PceSize { bytes: pce_estimate_bytes(params.info.domain_size), measured: false },
+            None => PceSize { bytes: pce_estimate_bytes(shape.info.domain_size), measured: false },
         });
-        MemoryPlan { params: params_bytes(params), pce, partition: PartitionEstimate::for_params(params) }
+        MemoryPlan { params: params_bytes(shape), pce, partition: PartitionEstimate::for_shape(shape) }
     }
 
     /// What stays reserved for the engine's life.
     pub fn resident(&self) -> u64 {
-        self.params + self.pce.map_or(0, |p| p.bytes)
+        self.params.saturating_add(self.pce.map_or(0, |p| p.bytes))
     }
 
     /// The least budget that proves anything: the resident items and one partition.
     pub fn needed(&self) -> u64 {
-        self.resident() + self.partition.total()
+        self.resident().saturating_add(self.partition.total())
     }
 
     /// Partitions whose working sets fit at once beside the resident items in `total`.
@@ -578,17 +596,17 @@ impl MemoryPlan {
             return Ok(());
         }
         let pce = match self.pce {
-            Some(p) => format!(" + the pre-compiled constraints {} ({})", gib(p.bytes), if p.measured { "their cache file's size" } else { "estimated as one partition's a/b/c until they are made" }),
+            Some(p) => format!(" + the pre-compiled constraints {} ({})", human(p.bytes), if p.measured { "their cache file's size" } else { "estimated as one partition's a/b/c until they are made" }),
             None => String::new(),
         };
         Err(format!(
             "the RAM budget of {} cannot hold one partition: {} needed = the parameters {}{pce} + one partition's working set {} (a/b/c {}, witness, densities and MSM preparation {}); raise memory.total_budget (--ram-budget){}",
-            gib(total),
-            gib(self.needed()),
-            gib(self.params),
-            gib(self.partition.total()),
-            gib(self.partition.abc),
-            gib(self.partition.rest),
+            human(total),
+            human(self.needed()),
+            human(self.params),
+            human(self.partition.total()),
+            human(self.partition.abc),
+            human(self.partition.rest),
             if self.pce.is_some() { " or use synthesis = \"circuit\"" } else { "" }
         ))
     }
@@ -635,7 +653,7 @@ mod tests {
         let b = RamBudget::new(100);
         let e = b.reserve("one partition", 101).unwrap_err();
         assert!(matches!(e, BudgetError::TooLarge { needed: 101, total: 100, .. }), "{e}");
-        assert!(e.to_string().contains("one partition") && e.to_string().contains("GiB"), "{e}");
+        assert!(e.to_string().contains("one partition") && e.to_string().contains("101 B"), "{e}");
         let params = b.reserve_resident("parameters", 70).unwrap();
         let e = b.reserve("one partition", 40).unwrap_err();
         assert!(matches!(e, BudgetError::TooLarge { resident: 70, .. }), "{e}");
@@ -828,6 +846,20 @@ mod tests {
         assert_eq!(b, 32 << 30);
         assert!(warn.unwrap().contains("larger than this machine's RAM"));
         assert_eq!(fixed.resolve(Some(64 << 30)).unwrap().1, None);
+    }
+
+    #[test]
+    fn a_budget_too_small_names_what_is_needed_and_what_there_is() {
+        let plan = MemoryPlan { params: 3 << 30, pce: Some(PceSize { bytes: 1 << 30, measured: false }), partition: PartitionEstimate { abc: 12 << 30, rest: 2 << 30 } };
+        assert_eq!(plan.needed(), 18 << 30);
+        plan.check(18 << 30).unwrap();
+        assert_eq!(plan.partitions_at_once(46 << 30), 3);
+        let e = plan.check(16 << 30).unwrap_err();
+        for part in ["the RAM budget of 16.00 GiB", "18.00 GiB needed", "the parameters 3.00 GiB", "pre-compiled constraints 1.00 GiB", "working set 14.00 GiB", "a/b/c 12.00 GiB"] {
+            assert!(e.contains(part), "{part}: {e}");
+        }
+        assert_eq!(human(1536), "1.5 KiB");
+        assert_eq!(human(3 << 20), "3.0 MiB");
     }
 
     #[test]

@@ -304,6 +304,23 @@ pub fn ram_budget(cfg: &EngineConfig) -> Result<(u64, Option<String>), ConfigErr
     cfg.memory.resolve(budget::mem_total_bytes()).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })
 }
 
+/// What an engine of `cfg` reserves for parameters of `shape` (read from `params_path`, whose
+/// PCE cache is measured when there is one).
+pub fn memory_plan(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>) -> budget::MemoryPlan {
+    let pce_cache = params_path.filter(|_| cfg.pce_cache).map(crate::pce::cache::cache_path);
+    budget::MemoryPlan::for_shape(shape, cfg.synthesis == SynthesisMode::Pce, pce_cache.as_deref())
+}
+
+/// The check [`Engine::start`] makes of the RAM budget, from the parameters' shape alone
+/// (`prove` runs it on the parameter file's header before loading the file): an error
+/// naming the figures when the budget cannot hold the resident items and one partition; the
+/// warning of a budget larger than the machine's RAM is returned.
+pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>) -> Result<Option<String>, ConfigError> {
+    let (total, warning) = ram_budget(cfg)?;
+    memory_plan(cfg, shape, params_path).check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
+    Ok(warning)
+}
+
 /// The run metadata of an engine run (fill `proofs`, `partitions`, `constraints`).
 pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
     let mut m = RunMeta::new("prover");
@@ -361,8 +378,7 @@ impl Engine {
         if let Some(w) = ram_warning {
             tracing::warn!("{w}");
         }
-        let pce_cache = opts.params_path.as_deref().filter(|_| cfg.pce_cache).map(crate::pce::cache::cache_path);
-        let plan = budget::MemoryPlan::new(&params, cfg.synthesis == SynthesisMode::Pce, pce_cache.as_deref());
+        let plan = memory_plan(&cfg, &params.shape(), opts.params_path.as_deref());
         plan.check(ram_total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
         let observer: Option<Box<dyn Fn(u64) + Send + Sync>> = cfg.events.then(|| {
             let counters = sink.counters();

@@ -19,7 +19,7 @@ use rayon::ThreadPool;
 use timeline::event::{arg, kind};
 use tracing::info_span;
 
-use super::budget::{gib, BudgetError, Reservation};
+use super::budget::{human, BudgetError, Reservation};
 use super::{PartitionCircuit, Shared};
 use crate::backend::ProveError;
 use crate::pce::cache::{self, Lookup, PceKey};
@@ -221,7 +221,7 @@ fn fit_budget(sh: &Shared, p: &Arc<Pce>, held: u64) -> State {
             State::Ready(p.clone())
         }
         Err(e @ BudgetError::TooLarge { .. }) => {
-            sh.warn(&format!("the pre-compiled constraints are {} (reserved {}): {e}; synthesising with the circuit's code instead", gib(real), gib(have)));
+            sh.warn(&format!("the pre-compiled constraints are {} (reserved {}): {e}; synthesising with the circuit's code instead", human(real), human(have)));
             *slot = None;
             State::Off
         }
