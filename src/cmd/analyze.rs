@@ -47,7 +47,7 @@ pub struct Args {
     #[arg(long)]
     pub no_charts: bool,
     /// Which charts to draw, comma-separated: waterfall, waterfall-png, utilization, gaps,
-    /// phases (default: all; report.md shows the drawn ones).
+    /// phases, memory (default: all; report.md shows the drawn ones).
     #[arg(long, value_delimiter = ',', value_parser = parse_chart, conflicts_with = "no_charts")]
     pub charts: Vec<&'static str>,
     /// Skip the Parquet tables (spans, counters, partitions, jobs).
@@ -61,7 +61,7 @@ pub struct Args {
 
 /// The charts `analyze` can draw (`--charts`): the report's standard charts and the PNG of
 /// the waterfall.
-pub const CHARTS: [&str; 5] = ["waterfall", "waterfall-png", "utilization", "gaps", "phases"];
+pub const CHARTS: [&str; 6] = ["waterfall", "waterfall-png", "utilization", "gaps", "phases", "memory"];
 
 fn parse_chart(s: &str) -> Result<&'static str, String> {
     CHARTS.iter().find(|c| **c == s.trim()).copied().ok_or_else(|| format!("unknown chart `{s}` (one of {})", CHARTS.join(", ")))
@@ -123,6 +123,7 @@ pub const OUTPUTS: &[&str] = &[
     "utilization.svg",
     "gaps.svg",
     "phases.svg",
+    "memory.svg",
 ];
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -233,6 +234,7 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::Outp
                     "waterfall" => chart::waterfall_svg(run, &marks, &path),
                     "utilization" => chart::utilization_svg(run, &path),
                     "gaps" => chart::gaps_svg(&marks, &path),
+                    "memory" => chart::memory_svg(run, &path),
                     _ => chart::phases_svg(run, &path),
                 };
                 match r {

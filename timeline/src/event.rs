@@ -50,6 +50,7 @@ pub mod kind {
     pub const FINALIZE: &str = "finalize";
     pub const VERIFY: &str = "verify";
     pub const FALLBACK: &str = "fallback";
+    pub const RAM_WAIT: &str = "ram_wait";
     /// Names earlier versions wrote, read as today's kind: (old name, kind).
     pub const ALIASES: &[(&str, &str)] = &[("b_g2_msm", CPU_MSM_B_G2)];
 }
@@ -134,13 +135,15 @@ pub enum SpanKind {
     /// A partition proved on another path after its device failed (e.g. the CPU after an
     /// out-of-memory error).
     Fallback,
+    /// A synthesis waiting for its working set to fit in the host-RAM budget before it starts.
+    RamWait,
     /// A kind this version does not know; the string is kept verbatim.
     Other(String),
 }
 
 impl SpanKind {
     /// Every known kind, in pipeline order (used for legends and stable table order).
-    pub const KNOWN: [SpanKind; 27] = [
+    pub const KNOWN: [SpanKind; 28] = [
         SpanKind::Synthesis,
         SpanKind::Witness,
         SpanKind::Constraints,
@@ -168,6 +171,7 @@ impl SpanKind {
         SpanKind::Finalize,
         SpanKind::Verify,
         SpanKind::Fallback,
+        SpanKind::RamWait,
     ];
 
     pub fn as_str(&self) -> &str {
@@ -199,6 +203,7 @@ impl SpanKind {
             SpanKind::Finalize => kind::FINALIZE,
             SpanKind::Verify => kind::VERIFY,
             SpanKind::Fallback => kind::FALLBACK,
+            SpanKind::RamWait => kind::RAM_WAIT,
             SpanKind::Other(s) => s,
         }
     }
@@ -396,6 +401,15 @@ pub mod counters {
     /// Cores the hypervisor gave to someone else while this machine wanted them (/proc/stat
     /// steal ÷ wall time): other tenants of a virtual machine's host, invisible otherwise.
     pub const HOST_STEAL_CORES: &str = "host_steal_cores";
+    /// Bytes reserved from the engine's host-RAM budget, sampled at every reservation and
+    /// release (the budget itself is the run meta's `extra.ram_budget_bytes`).
+    pub const RAM_RESERVED_BYTES: &str = "ram_reserved_bytes";
+}
+
+/// Keys of [`RunMeta::extra`] that the analyses read.
+pub mod extra {
+    /// The host-RAM budget the run was made under, bytes.
+    pub const RAM_BUDGET_BYTES: &str = "ram_budget_bytes";
 }
 
 /// One sample of a time series.

@@ -11,13 +11,17 @@
 //! `g1`), decided in this order:
 //! 1. `cold_start` — nothing had been queued yet at `g0` (no partition anywhere was
 //!    queued, or synthesised when queueing is not reported, at or before `g0`);
-//! 2. `synthesis_starved` — P was queued after the gap began (the GPU had nothing to do);
-//! 3. otherwise the evidence that covers most of the gap wins (ties in this order):
+//! 2. `memory` — P was queued after the gap began, and host RAM is why: P's synthesis had
+//!    waited for the RAM budget (`ram_wait` spans of P) at least half as long as P was late
+//!    (queued − gap start), or synthesis workers waited for RAM during at least half of the
+//!    gap;
+//! 3. `synthesis_starved` — P was queued after the gap began (the GPU had nothing to do);
+//! 4. otherwise the evidence that covers most of the gap wins (ties in this order):
 //!    `dispatch` — P was queued but no worker had picked it up yet (`g0` → pickup);
 //!    `lock` — a worker of the device held or waited for the lock (`lock_hold`/`lock_wait`);
 //!    `cpu_prep` — workers of the device were busy on CPU phases (`prep_msm`, `cpu_msm_b_g2`,
 //!    `finalize`, and the host steps of copies: allocation, staging, fill, hand-over);
-//! 4. `other` — none of the above is visible in the log.
+//! 5. `other` — none of the above is visible in the log.
 
 use std::collections::BTreeMap;
 
@@ -34,6 +38,8 @@ use crate::event::{Run, SpanKind};
 pub enum GapCause {
     ColdStart,
     SynthesisStarved,
+    /// The next partition's synthesis waited for the host-RAM budget.
+    Memory,
     Dispatch,
     Lock,
     CpuPrep,
@@ -41,13 +47,14 @@ pub enum GapCause {
 }
 
 impl GapCause {
-    pub const ALL: [GapCause; 6] =
-        [GapCause::ColdStart, GapCause::SynthesisStarved, GapCause::Dispatch, GapCause::Lock, GapCause::CpuPrep, GapCause::Other];
+    pub const ALL: [GapCause; 7] =
+        [GapCause::ColdStart, GapCause::SynthesisStarved, GapCause::Memory, GapCause::Dispatch, GapCause::Lock, GapCause::CpuPrep, GapCause::Other];
 
     pub fn as_str(self) -> &'static str {
         match self {
             GapCause::ColdStart => "cold_start",
             GapCause::SynthesisStarved => "synthesis_starved",
+            GapCause::Memory => "memory",
             GapCause::Dispatch => "dispatch",
             GapCause::Lock => "lock",
             GapCause::CpuPrep => "cpu_prep",
@@ -60,6 +67,7 @@ impl GapCause {
         match self {
             GapCause::ColdStart => "nothing had been queued yet",
             GapCause::SynthesisStarved => "the next partition was queued after the gap began",
+            GapCause::Memory => "the next partition was late because its synthesis waited for host RAM (the budget)",
             GapCause::Dispatch => "work was queued but no worker had picked it up",
             GapCause::Lock => "a worker held or waited for the lock",
             GapCause::CpuPrep => "workers were busy on CPU phases",
@@ -184,11 +192,19 @@ pub fn analyze(run: &Run, opts: &AnalyzeOptions) -> GapAnalysis {
 pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnalysis {
     let mut per: BTreeMap<u32, DevSpans> = BTreeMap::new();
     let mut run_start = u64::MAX;
+    // RAM waits: all of them (merged), and each partition's total.
+    let mut ram_wait: Vec<(u64, u64)> = Vec::new();
+    let mut ram_wait_of: BTreeMap<u32, u64> = BTreeMap::new();
     for (i, s) in run.spans.iter().enumerate() {
         run_start = run_start.min(s.start_ns);
         let Some(e) = s.end_ns else { continue };
         let k = &s.kind;
-        if *k == SpanKind::Gpu {
+        if *k == SpanKind::RamWait {
+            ram_wait.push((s.start_ns, e));
+            if let Some(p) = ix.part_of_span.get(i).copied().flatten() {
+                *ram_wait_of.entry(p).or_default() += e.saturating_sub(s.start_ns);
+            }
+        } else if *k == SpanKind::Gpu {
             per.entry(s.device_or_0()).or_default().gpu.push(i);
         } else if k.is_device_work() {
             let d = per.entry(s.device_or_0()).or_default();
@@ -204,6 +220,7 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
             per.entry(s.device_or_0()).or_default().cpu.push((s.start_ns, e));
         }
     }
+    let ram_wait = merge_intervals(ram_wait);
     let first_available = ix.first_available();
     let min_gap_ns = (opts.min_gap_ms.max(0.0) * 1.0e6) as u64;
     let mut out = GapAnalysis::default();
@@ -273,7 +290,8 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
                 out.totals.below_threshold_ms += ms(dur);
                 continue;
             }
-            let after_part = ix.part_of_span[after].map(|p| &ix.parts[p as usize]);
+            let after_idx = ix.part_of_span[after];
+            let after_part = after_idx.map(|p| &ix.parts[p as usize]);
             let avail = after_part.and_then(|p| p.available());
             let cold = match first_available {
                 Some(fa) => fa > g0,
@@ -281,8 +299,16 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
             };
             let cause = if cold {
                 GapCause::ColdStart
-            } else if avail.is_some_and(|a| a > g0) {
-                GapCause::SynthesisStarved
+            } else if let Some(a) = avail.filter(|a| *a > g0) {
+                let own_wait = after_idx.and_then(|p| ram_wait_of.get(&p)).copied().unwrap_or(0);
+                let late = a - g0;
+                let own = own_wait > 0 && own_wait.saturating_mul(2) >= late;
+                let during = !ram_wait.is_empty() && overlap_ns(&ram_wait, g0, g1).saturating_mul(2) >= dur;
+                if own || during {
+                    GapCause::Memory
+                } else {
+                    GapCause::SynthesisStarved
+                }
             } else {
                 let dispatch_ns = match (avail, after_part.and_then(|p| p.taken())) {
                     (Some(_), Some(t)) if t > g0 => t.min(g1) - g0,

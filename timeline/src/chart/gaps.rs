@@ -113,7 +113,7 @@ mod tests {
         let p = dir.path().join("g.svg");
         gaps_svg(&gaps, &p).unwrap();
         let s = std::fs::read_to_string(&p).unwrap();
-        assert!(s.contains("in 14 gap(s)") && s.contains("dispatch: ") && s.contains("mystery: 0.00 s in 1 gap(s)"), "legend");
+        assert!(s.contains("in 14 gap(s)") && s.contains(&format!("{}: ", CAUSES[2])) && s.contains("mystery: 0.00 s in 1 gap(s)"), "legend");
         gaps_svg(&[], &p).unwrap();
         assert!(std::fs::read_to_string(&p).unwrap().contains("no idle gaps"));
         if let Ok(d) = std::env::var("PROOFSCOPE_CHART_DIR") {

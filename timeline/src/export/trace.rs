@@ -43,6 +43,7 @@ fn category(kind: &SpanKind) -> &'static str {
         SpanKind::H2d | SpanKind::D2h => "copy",
         k if k.is_kernel() => "kernel",
         SpanKind::LockWait | SpanKind::LockHold => "lock",
+        SpanKind::RamWait => "memory",
         SpanKind::PrepMsm | SpanKind::CpuMsmBG2 | SpanKind::Finalize => "cpu",
         _ => "other",
     }

@@ -27,11 +27,12 @@ impl ChartRef {
 }
 
 /// The charts `proofscope analyze` writes: (section, file, caption).
-pub const STANDARD_CHARTS: [(&str, &str, &str); 4] = [
+pub const STANDARD_CHARTS: [(&str, &str, &str); 5] = [
     ("waterfall", "waterfall.svg", "Waterfall: one row per synthesis and GPU worker, idle gaps shaded by cause"),
     ("utilization", "utilization.svg", "GPU busy fraction over time, per device"),
     ("gaps", "gaps.svg", "Idle time by gap duration and cause (seconds per log bin)"),
     ("phases", "phases.svg", "Duration distribution per span kind"),
+    ("memory", "memory.svg", "Host memory over time: RSS and bytes reserved from the RAM budget, against the budget"),
 ];
 
 /// Rows shown in long tables before cutting.
@@ -258,6 +259,17 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
     }
     o.push('\n');
     chart(&mut o, charts, "gaps");
+
+    // Host memory (only when the producer said anything about it).
+    let m = &s.memory;
+    if m.has_host_data() {
+        let _ = writeln!(o, "## Host memory
+");
+        let gib = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.2} GiB"));
+        let _ = writeln!(o, "| RAM budget | peak reserved | peak RSS | lowest RSS | syntheses that waited for RAM | their wait (s) |\n|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(o, "| {} | {} | {} | {} | {} | {:.2} |\n", gib(m.ram_budget_gib), gib(m.peak_reserved_gib), gib(m.peak_rss_gib), gib(m.min_rss_gib), m.ram_waits, m.ram_wait_s);
+        chart(&mut o, charts, "memory");
+    }
 
     // Transitions.
     let _ = writeln!(o, "## Cross-proof transitions\n");
