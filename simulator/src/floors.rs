@@ -76,6 +76,34 @@ pub fn upload_s(cfg: &Config) -> f64 {
     cfg.costs.upload_gib * (1u64 << 30) as f64 / (cfg.machine.pcie_gbs * 1e9)
 }
 
+/// The host-memory floor under admission (a `memory.total_budget`, or `ram_policy =
+/// "block"`), s/proof; `None` without admission. The larger of two bounds:
+///
+/// - reservation-seconds (Little's law on the budget): a partition holds its whole
+///   reservation W through its synthesis and W − released (a/b/c with `early_release`)
+///   through its GPU call and finalisation; the budget left beside the resident items, A,
+///   holds at most A GiB at a time, so s/proof ≥ partitions × (W·synth + (W − released)·call) / A;
+/// - concurrency: at most k = ⌊A / W⌋ syntheses run at once; when k < pw, synthesis runs
+///   at k's pace: partitions × synth × contention(k) / k.
+pub fn memory_floor(cfg: &Config, m: &MeanCosts) -> Option<f64> {
+    let p = &cfg.pipeline;
+    if cfg.budget_gib().is_none() && p.ram_policy != crate::config::RamPolicy::Block {
+        return None;
+    }
+    let avail = cfg.ram_limit_gib() - cfg.resident_gib();
+    let w = cfg.partition_gib();
+    if w <= 0.0 || avail <= 0.0 {
+        return None;
+    }
+    let parts = p.partitions as f64;
+    let released = if cfg.memory.early_release { cfg.abc_gib() } else { 0.0 };
+    let call = m.prep + m.upload + m.alloc + m.kernels + m.b_g2 + m.epilogue;
+    let held = parts * (w * m.synth + (w - released) * call) / avail;
+    let k = (avail / w + 1e-9).floor().max(1.0);
+    let conc = if k < p.pw as f64 { parts * m.synth * cfg.contention.factor(k) / k } else { 0.0 };
+    Some(held.max(conc))
+}
+
 pub fn compute(cfg: &Config) -> Floors {
     let m = MeanCosts::of(cfg);
     let p = &cfg.pipeline;
@@ -119,6 +147,9 @@ pub fn compute(cfg: &Config) -> Floors {
     push("partition workers", parts * m.synth * cfg.contention.factor(n) / n, false);
     let call = m.prep + m.upload + m.alloc + m.kernels + if p.split_finalize { 0.0 } else { fin };
     push("gpu workers", parts * call / (p.gw as f64 * gpus), false);
+    if let Some(v) = memory_floor(cfg, &m) {
+        push("memory", v, false);
+    }
     if let (true, Some(f)) = (p.split_finalize, p.finalizers) {
         // Each finaliser runs one partition's G2 MSM + epilogue at a time, at best at its
         // isolated speed (or at the CPU's, if its core demand exceeds the machine).

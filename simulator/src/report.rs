@@ -68,6 +68,17 @@ pub struct SimResult {
     /// Mean fraction of GPU workers inside a call.
     pub gw_util: f64,
     pub peak_ram_gib: f64,
+    /// The host budget (`memory.total_budget`, auto resolved), GiB; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram_budget_gib: Option<f64>,
+    /// With a budget: the most reserved at once (resident items + partition reservations), GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_reserved_gib: Option<f64>,
+    /// Syntheses that waited for their reservation to fit, and their total wait (`ram_wait`).
+    #[serde(default)]
+    pub ram_waits: u64,
+    #[serde(default)]
+    pub ram_wait_total_s: f64,
     pub peak_vram_gib: f64,
     /// Mean synthesis duration (with contention), seconds.
     pub synth_mean_s: f64,
@@ -132,7 +143,17 @@ impl SimResult {
         }
         let _ = writeln!(s, "cpu             {:.1}% of cores, {:.1}% of memory bandwidth", 100.0 * self.cpu_util, 100.0 * self.bandwidth_util);
         let _ = writeln!(s, "workers         pw busy {:.1}%, gw busy {:.1}%", 100.0 * self.pw_util, 100.0 * self.gw_util);
-        let _ = writeln!(s, "peak RAM        {:.1} GiB", self.peak_ram_gib);
+        match (self.ram_budget_gib, self.peak_reserved_gib) {
+            (Some(b), Some(r)) => {
+                let _ = writeln!(s, "peak RAM        {:.1} GiB reserved of a {:.1} GiB budget; {} syntheses waited {:.1} s in all for RAM", r, b, self.ram_waits, self.ram_wait_total_s);
+            }
+            _ => {
+                let _ = writeln!(s, "peak RAM        {:.1} GiB", self.peak_ram_gib);
+                if self.ram_waits > 0 {
+                    let _ = writeln!(s, "ram waits       {} syntheses waited {:.1} s in all for RAM", self.ram_waits, self.ram_wait_total_s);
+                }
+            }
+        }
         let _ = writeln!(
             s,
             "phases          synthesis {:.2} s, GPU call {:.2} s, queue wait {:.2} s (mean queue {:.2})",

@@ -244,12 +244,17 @@ pub fn markdown(rows: &[Row], axes: &[Vary]) -> String {
     s
 }
 
+/// A value of an axis as a number for a chart: a number, or a size (`128GiB`) in GiB.
+pub fn axis_number(v: &str) -> Option<f64> {
+    v.parse::<f64>().ok().or_else(|| crate::memory::parse_bytes(v).ok().map(|b| b as f64 / crate::memory::GIB))
+}
+
 /// Series for a chart: x = `x_key`'s value, one series per value of `series_key` (or one
 /// series), y = `f(result)`, minimised over the other axes (the best each x can do).
 pub fn series(rows: &[Row], x_key: &str, series_key: Option<&str>, f: impl Fn(&SimResult) -> f64) -> Vec<(String, Vec<(f64, f64)>)> {
     let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for r in rows.iter().filter(|r| r.result.feasible) {
-        let Some(x) = r.param(x_key).and_then(|v| v.parse::<f64>().ok()) else { continue };
+        let Some(x) = r.param(x_key).and_then(axis_number) else { continue };
         let name = match series_key {
             Some(k) => format!("{k}={}", r.param(k).unwrap_or("?")),
             None => "all".to_string(),
@@ -276,7 +281,7 @@ pub fn series(rows: &[Row], x_key: &str, series_key: Option<&str>, f: impl Fn(&S
 
 /// The x axis of the charts: pw when varied, else the first numeric axis.
 pub fn chart_x_key(rows: &[Row], axes: &[Vary]) -> Option<String> {
-    let numeric = |k: &str| rows.iter().all(|r| r.param(k).is_some_and(|v| v.parse::<f64>().is_ok()));
+    let numeric = |k: &str| rows.iter().all(|r| r.param(k).is_some_and(|v| axis_number(v).is_some()));
     if axes.iter().any(|a| canonical_key(&a.key) == Some("pipeline.pw")) {
         return axes.iter().find(|a| canonical_key(&a.key) == Some("pipeline.pw")).map(|a| a.key.clone());
     }

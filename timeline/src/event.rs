@@ -50,6 +50,7 @@ pub mod kind {
     pub const FINALIZE: &str = "finalize";
     pub const VERIFY: &str = "verify";
     pub const FALLBACK: &str = "fallback";
+    pub const RAM_WAIT: &str = "ram_wait";
     /// Names earlier versions wrote, read as today's kind: (old name, kind).
     pub const ALIASES: &[(&str, &str)] = &[("b_g2_msm", CPU_MSM_B_G2)];
 }

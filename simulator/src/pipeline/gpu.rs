@@ -268,7 +268,7 @@ impl Sim<'_> {
                     dv.active_calls += 1;
                     dv.first_call.get_or_insert(now);
                     if self.cfg.memory.early_release {
-                        let abc = self.cfg.memory.abc_gib;
+                        let abc = self.cfg.abc_gib();
                         self.parts[pi as usize].footprint_gib -= abc;
                         self.ram_change(-abc);
                         self.start_syntheses();

@@ -145,6 +145,11 @@ struct Sim<'c> {
     devices: Vec<Device>,
     ram_used: f64,
     ram_peak: f64,
+    /// Admission: since when the partition at the head of the backlog, with a permit free,
+    /// has been waiting for its reservation to fit (RAM budget or `ram_policy = block`).
+    ram_wait_since: Option<u64>,
+    ram_waits: u64,
+    ram_wait_sum: u64,
     /// Split finalisation: finalisers busy, and partitions waiting for one.
     fin_busy: u32,
     fin_queue: VecDeque<u32>,
@@ -217,8 +222,11 @@ impl<'c> Sim<'c> {
             idle,
             workers,
             devices: vec![Device::default(); gpus as usize],
-            ram_used: cfg.memory.baseline_gib,
-            ram_peak: cfg.memory.baseline_gib,
+            ram_used: cfg.resident_gib(),
+            ram_peak: cfg.resident_gib(),
+            ram_wait_since: None,
+            ram_waits: 0,
+            ram_wait_sum: 0,
             fin_busy: 0,
             fin_queue: VecDeque::new(),
             wake_version: u64::MAX,
@@ -327,25 +335,32 @@ impl<'c> Sim<'c> {
         self.start_syntheses();
     }
 
+    /// Start syntheses while a permit is free, a partition waits and its reservation fits:
+    /// the budget (`memory.total_budget`) when set, else the machine's RAM under
+    /// `ram_policy`. A partition that cannot get its reservation waits at the head of the
+    /// backlog (a `ram_wait` span from then until its synthesis starts).
     fn start_syntheses(&mut self) {
-        let need = self.cfg.memory.partition_gib;
+        let need = self.cfg.partition_gib();
+        let limit = self.cfg.ram_limit_gib();
+        let budgeted = self.cfg.budget_gib().is_some();
         while !self.free_slots.is_empty() && !self.backlog.is_empty() && self.failure.is_none() {
-            if self.ram_used + need > self.cfg.machine.ram_gib + 1e-9 {
-                match self.cfg.pipeline.ram_policy {
-                    RamPolicy::Block => return,
-                    RamPolicy::Fail => {
-                        let used = self.ram_used;
-                        self.fail(
-                            "ram_oom",
-                            format!(
-                                "a synthesis needs {need} GiB with {used:.1} of {} GiB in use ({} partitions waiting for the GPU)",
-                                self.cfg.machine.ram_gib,
-                                self.queue.len() + self.blocked.len()
-                            ),
-                        );
-                        return;
+            if self.ram_used + need > limit + 1e-9 {
+                if budgeted || self.cfg.pipeline.ram_policy == RamPolicy::Block {
+                    if self.ram_wait_since.is_none() {
+                        self.ram_wait_since = Some(self.now());
                     }
+                    return;
                 }
+                let used = self.ram_used;
+                self.fail(
+                    "ram_oom",
+                    format!(
+                        "a synthesis needs {need} GiB with {used:.1} of {} GiB in use ({} partitions waiting for the GPU)",
+                        self.cfg.machine.ram_gib,
+                        self.queue.len() + self.blocked.len()
+                    ),
+                );
+                return;
             }
             let (Some(slot), Some(pi)) = (self.free_slots.pop(), self.backlog.pop_front()) else { return };
             let now = self.now();
@@ -355,6 +370,11 @@ impl<'c> Sim<'c> {
             self.pw_busy.set(now, busy);
             let proof = self.parts[pi as usize].proof as usize;
             self.proofs[proof].started.get_or_insert(now);
+            if let Some(since) = self.ram_wait_since.take() {
+                self.ram_waits += 1;
+                self.ram_wait_sum = self.ram_wait_sum.saturating_add(now - since);
+                self.span(SpanKind::Other(timeline::event::kind::RAM_WAIT.into()), since, now, Some(pi), Some(slot), None);
+            }
             {
                 let p = &mut self.parts[pi as usize];
                 p.pw_slot = slot;
@@ -613,6 +633,10 @@ impl<'c> Sim<'c> {
             pw_util: self.pw_busy.integral(end) / (p.pw as f64 * end as f64),
             gw_util: self.gw_busy.integral(end) / (self.workers.len() as f64 * end as f64),
             peak_ram_gib: self.ram_peak,
+            ram_budget_gib: cfg.budget_gib(),
+            peak_reserved_gib: cfg.budget_gib().map(|_| self.ram_peak),
+            ram_waits: self.ram_waits,
+            ram_wait_total_s: secs(self.ram_wait_sum),
             synth_mean_s: secs(self.synth_sum) / self.synth_n.max(1) as f64,
             gpu_call_mean_s: secs(self.call_sum) / self.call_n.max(1) as f64,
             queue_wait_mean_s: secs(self.queue_wait_sum) / self.queue_waits.max(1) as f64,
@@ -642,6 +666,9 @@ impl<'c> Sim<'c> {
             };
             meta.extra.insert("scenario".into(), cfg.name.clone().into());
             meta.extra.insert("seed".into(), cfg.seed.into());
+            if let Some(b) = cfg.budget_gib() {
+                meta.extra.insert("ram_budget_bytes".into(), ((b * GIB).round() as u64).into());
+            }
             if let Ok(v) = serde_json::to_value(cfg) {
                 meta.extra.insert("sim_config".into(), v);
             }
