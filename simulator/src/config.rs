@@ -126,6 +126,11 @@ pub struct Pipeline {
     pub in_flight: u32,
     /// Partitions per proof.
     pub partitions: u32,
+    /// Proofs whose partitions are being synthesised at once (the cuzk daemon's
+    /// `pipeline.synthesis_concurrency`): a proof holds its slot from admission until its
+    /// last partition's synthesis ends; absent = no limit beyond `in_flight`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synthesis_concurrency: Option<u32>,
     /// Partition-synthesis workers.
     pub pw: u32,
     /// GPU workers per device.
@@ -424,6 +429,9 @@ impl Config {
                 "pipeline.proofs",
                 format!("{} proofs × {} partitions = {total} partitions, more than {} per simulation", p.proofs, p.partitions, limits::TOTAL_PARTITIONS),
             ));
+        }
+        if p.synthesis_concurrency == Some(0) {
+            return Err(invalid("pipeline.synthesis_concurrency", "must be at least 1, or absent for no limit"));
         }
         if p.finalizers == Some(0) {
             return Err(invalid("pipeline.finalizers", "must be at least 1, or absent for unlimited finalisers"));

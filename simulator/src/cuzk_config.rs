@@ -16,14 +16,15 @@
 //! | `gpus.gpu_threads` | (model's) | `cpu.prep_cores` and `cpu.finalize_cores` (at most the cores) |
 //! | `synthesis.threads` | 0 (all) | a cap on `cpu.synth_cores` (the model has no pool-wide cap: warned) |
 //! | `synthesis.partition_workers` | — | `pipeline.pw` (deprecated in cuzk) |
-//! | `pipeline.synthesis_concurrency` | 1 | `pipeline.in_flight` (proofs synthesised at once); `pipeline.pw` = their partitions, so the budget decides partition concurrency |
+//! | `pipeline.synthesis_concurrency` | 1 | `pipeline.synthesis_concurrency` (proofs synthesised at once); `pipeline.pw` = their partitions, so the budget decides partition concurrency |
 //! | `pipeline.enabled` | true | `false` is not modelled (warned) |
 //! | `scheduler.max_batch_size` | 1 | values above 1 are not modelled (warned) |
 //!
 //! Not modelled, always named in the warning when present: `memory.eviction_min_idle` (one
 //! proof type: nothing is evicted), `pipeline.synthesis_lookahead`,
 //! `scheduler.max_batch_wait_ms`, `scheduler.sort_by_type` (one proof type), and every key
-//! this table does not list.
+//! this table does not list. `pipeline.in_flight` (proofs admitted, Curio's `MaxPending`
+//! backpressure, not a daemon key) stays the model's.
 
 use crate::config::{Config, ConfigError};
 use crate::memory::{Budget, ByteSize};
@@ -194,9 +195,12 @@ pub fn apply(cfg: &mut Config, text: &str, path: &str) -> Result<Import, ConfigE
         Some(v) => return Err(bad("pipeline", "enabled", "true or false", v)),
     }
     let sc = uint("pipeline", "synthesis_concurrency")?;
-    let j = sc.unwrap_or(1).max(1).min(crate::config::limits::PROOFS as u64) as u32;
-    cfg.pipeline.in_flight = j;
-    set(&mut imp, "pipeline.in_flight", j.to_string(), if sc.is_some() { "pipeline.synthesis_concurrency" } else { "cuzk default 1" });
+    let j = sc.unwrap_or(1).min(crate::config::limits::PROOFS as u64) as u32;
+    if j == 0 {
+        return Err(bad("pipeline", "synthesis_concurrency", "at least 1", get("pipeline", "synthesis_concurrency").unwrap()));
+    }
+    cfg.pipeline.synthesis_concurrency = Some(j);
+    set(&mut imp, "pipeline.synthesis_concurrency", j.to_string(), if sc.is_some() { "pipeline.synthesis_concurrency" } else { "cuzk default 1" });
     match pw {
         Some(pw) => {
             cfg.pipeline.pw = pw.min(u32::MAX as u64) as u32;
@@ -207,7 +211,7 @@ pub fn apply(cfg: &mut Config, text: &str, path: &str) -> Result<Import, ConfigE
             // admitted proofs may synthesise when its reservation fits.
             let all = (j as u64 * cfg.pipeline.partitions as u64).min(crate::config::limits::PW as u64) as u32;
             cfg.pipeline.pw = all;
-            set(&mut imp, "pipeline.pw", all.to_string(), "the budget decides (in_flight × partitions)");
+            set(&mut imp, "pipeline.pw", all.to_string(), "the budget decides (synthesis_concurrency × partitions)");
         }
     }
 

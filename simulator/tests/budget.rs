@@ -193,3 +193,16 @@ fn sweep_varies_the_budget_with_units() {
     assert_eq!(rows[0].result.floors.practical_binding, "memory");
     assert_eq!(axis_number("30GiB"), Some(30.0));
 }
+
+#[test]
+fn synthesis_concurrency_holds_a_proof_until_its_partitions_are_synthesised() {
+    // Two proofs of two partitions, one proof synthesising at a time: proof 0's partitions
+    // synthesise 0–10, proof 1's 10–20 (its slot frees when proof 0's last synthesis ends,
+    // not when proof 0 is proved); calls 10–11, 11–12, 20–21, 21–22: 22 s. Without the
+    // limit all four synthesise at once: 10 + 4 × 1 = 14 s.
+    let mut c = base("", 2, 2);
+    c.pipeline.synthesis_concurrency = Some(1);
+    assert!((simulate(&c, Options::default()).result.makespan_s - 22.0).abs() < 1e-9);
+    c.pipeline.synthesis_concurrency = None;
+    assert!((simulate(&c, Options::default()).result.makespan_s - 14.0).abs() < 1e-9);
+}

@@ -23,6 +23,10 @@ pub struct Args {
     /// Override keys of the calibrated model before sweeping (e.g. --set c=20).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// A cuzk daemon configuration file (cuzk.toml) applied to the calibrated model before
+    /// --set and the axes (the parity check stays on the calibrated model as measured).
+    #[arg(long, value_name = "FILE")]
+    pub cuzk_config: Option<PathBuf>,
     /// Output directory (model.toml, parity.*, sweep.*).
     #[arg(short, long, default_value = "out/predict")]
     pub out: PathBuf,
@@ -40,6 +44,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     // Every argument is checked before any file is written: the overrides, then every
     // combination of the axes against the calibrated model.
     let mut model = cal.config.clone();
+    if let Some(c) = &a.cuzk_config {
+        super::simulate::import_cuzk(&mut model, c)?;
+    }
     for kv in &a.set {
         let (k, v) = timeline::settings::split_assignment(kv)?;
         model.set(k, v).with_context(|| format!("--set {kv}"))?;

@@ -16,7 +16,8 @@ pub struct Args {
     pub config: PathBuf,
     /// An axis: key=a..b (integers, optional :step), or key=x,y,z. Repeat for more axes.
     /// Keys: pw gw lock gpus c j partitions queue split prestage permit_until_send
-    /// device_global_sync ram vram cores bandwidth pcie slope knee seed.
+    /// device_global_sync ram total_budget (sizes: 128GiB) vram cores bandwidth pcie slope
+    /// knee seed, or any section.key of the config.
     #[arg(long, value_name = "KEY=VALUES", required = true)]
     pub vary: Vec<Vary>,
     /// Output directory (default: out/sweep-<config name>).
@@ -28,10 +29,14 @@ pub struct Args {
     /// Override a config key before sweeping (e.g. --set c=20).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// A cuzk daemon configuration file (cuzk.toml) applied to the model before --set and
+    /// the axes (as in simulate).
+    #[arg(long, value_name = "FILE")]
+    pub cuzk_config: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let base = super::simulate::load_config(&a.config, None, &a.set)?;
+    let base = super::simulate::load_config(&a.config, a.cuzk_config.as_deref(), None, &a.set)?;
     let stem = a.config.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "config".into());
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("sweep-{stem}")));
     super::output::check_dir(&dir)?;

@@ -87,6 +87,8 @@ struct Proof {
     /// Its first synthesis start (latency is measured from here, as the analyzer does).
     started: Option<u64>,
     remaining: u32,
+    /// Partitions whose synthesis has not ended.
+    unsynthesized: u32,
     done: Option<u64>,
 }
 
@@ -136,6 +138,8 @@ struct Sim<'c> {
     proofs: Vec<Proof>,
     arrived: VecDeque<u32>,
     in_flight: u32,
+    /// Admitted proofs with partitions not yet synthesised (`synthesis_concurrency`).
+    synthesizing: u32,
     backlog: VecDeque<u32>,
     free_slots: Vec<u32>,
     queue: VecDeque<u32>,
@@ -215,6 +219,7 @@ impl<'c> Sim<'c> {
             proofs: Vec::with_capacity(p.proofs as usize),
             arrived: VecDeque::new(),
             in_flight: 0,
+            synthesizing: 0,
             backlog: VecDeque::new(),
             free_slots: (0..p.pw).rev().collect(),
             queue: VecDeque::new(),
@@ -303,9 +308,12 @@ impl<'c> Sim<'c> {
     }
 
     fn admit(&mut self) {
-        while self.in_flight < self.cfg.pipeline.in_flight {
+        let sc = self.cfg.pipeline.synthesis_concurrency.unwrap_or(u32::MAX);
+        while self.in_flight < self.cfg.pipeline.in_flight && self.synthesizing < sc {
             let Some(proof) = self.arrived.pop_front() else { break };
             self.in_flight += 1;
+            self.synthesizing += 1;
+            self.proofs[proof as usize].unsynthesized = self.cfg.pipeline.partitions;
             let c = &self.cfg.costs;
             for i in 0..self.cfg.pipeline.partitions {
                 let r = &mut self.rng;
@@ -404,6 +412,13 @@ impl<'c> Sim<'c> {
         };
         self.synth_sum = self.synth_sum.saturating_add(now - start);
         self.synth_n += 1;
+        let proof = self.parts[pi as usize].proof as usize;
+        self.proofs[proof].unsynthesized -= 1;
+        if self.proofs[proof].unsynthesized == 0 {
+            // Its synthesis task is over: the next proof may start synthesising.
+            self.synthesizing -= 1;
+            self.admit();
+        }
         self.span(SpanKind::Synthesis, start, now, Some(pi), Some(slot), None);
         let cap = self.cfg.pipeline.queue_capacity.map_or(usize::MAX, |c| c as usize);
         if self.cfg.pipeline.permit_until_send {
@@ -544,7 +559,7 @@ impl<'c> Sim<'c> {
                 }
             }
         }
-        self.proofs = vec![Proof { arrival: 0, started: None, remaining: p.partitions, done: None }; p.proofs as usize];
+        self.proofs = vec![Proof { arrival: 0, started: None, remaining: p.partitions, unsynthesized: p.partitions, done: None }; p.proofs as usize];
         for i in 0..p.proofs {
             let t = match p.arrival {
                 Arrival::AllAtOnce => 0,
