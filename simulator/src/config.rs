@@ -212,6 +212,44 @@ pub struct Memory {
     /// Without `prestage`: VRAM a call allocates from its upload to the end of its kernels, GiB.
     #[serde(default)]
     pub call_vram_gib: f64,
+    /// Caps the VRAM the engine may use per device (the engine's `--vram-budget`), so a
+    /// large card behaves like a small one; absent: the whole card (`machine.vram_gib`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vram_budget_gib: Option<f64>,
+    /// The Groth16 parameters' size on the device, GiB (0: not modelled, i.e. inside
+    /// `vram_baseline_gib` or not on the device).
+    #[serde(default)]
+    pub params_vram_gib: f64,
+    /// Parameters resident on the device, or streamed over PCIe for every partition;
+    /// `auto`: resident when they fit beside the baseline and one worker's buffers.
+    #[serde(default)]
+    pub params_on_device: ParamsPlacement,
+    /// Streamed parameters: the transfer overlaps the kernels (double-buffered chunks: the
+    /// kernel region lasts max(kernels, stream)) instead of adding to them.
+    #[serde(default)]
+    pub params_stream_overlap: bool,
+    /// When a call's or a worker's VRAM does not fit: `fail` (`vram_oom`, what an engine
+    /// without a device budget does) or `wait` (the call waits for VRAM to be freed;
+    /// pre-staged buffers that do not fit leave their workers idle: workers serialise).
+    #[serde(default)]
+    pub vram_policy: VramPolicy,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamsPlacement {
+    #[default]
+    Auto,
+    Resident,
+    Stream,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VramPolicy {
+    #[default]
+    Fail,
+    Wait,
 }
 
 /// Default `memory.safety_margin` (the cuzk daemon's): 5 GiB.
@@ -360,6 +398,48 @@ impl Config {
         })
     }
 
+    /// VRAM usable per device: the card, or less with `memory.vram_budget`, GiB.
+    pub fn vram_cap_gib(&self) -> f64 {
+        let card = self.machine.vram_gib;
+        self.memory.vram_budget_gib.map_or(card, |b| b.min(card))
+    }
+
+    /// VRAM one GPU worker needs for a call: its pre-staged buffer, or the per-call allocation.
+    pub fn worker_vram_gib(&self) -> f64 {
+        if self.pipeline.prestage {
+            self.memory.prestage_vram_gib
+        } else {
+            self.memory.call_vram_gib
+        }
+    }
+
+    /// Whether the parameters stream over PCIe for every partition (see `params_on_device`).
+    pub fn params_streamed(&self) -> bool {
+        let m = &self.memory;
+        if m.params_vram_gib <= 0.0 {
+            return false;
+        }
+        match m.params_on_device {
+            ParamsPlacement::Resident => false,
+            ParamsPlacement::Stream => true,
+            ParamsPlacement::Auto => m.vram_baseline_gib + m.params_vram_gib + self.worker_vram_gib() > self.vram_cap_gib() + 1e-9,
+        }
+    }
+
+    /// VRAM in use on a device before any worker: baseline + resident parameters, GiB.
+    pub fn vram_static_gib(&self) -> f64 {
+        self.memory.vram_baseline_gib + if self.params_streamed() { 0.0 } else { self.memory.params_vram_gib }
+    }
+
+    /// Streaming the parameters for one partition, seconds (0 when resident).
+    pub fn params_stream_s(&self) -> f64 {
+        if self.params_streamed() {
+            self.memory.params_vram_gib * GIB / (self.machine.pcie_gbs * 1e9)
+        } else {
+            0.0
+        }
+    }
+
     /// What admission compares against: the budget, else the machine's RAM.
     pub fn ram_limit_gib(&self) -> f64 {
         self.budget_gib().unwrap_or(self.machine.ram_gib)
@@ -475,6 +555,10 @@ impl Config {
         nonneg("memory.vram_baseline_gib", mem.vram_baseline_gib)?;
         nonneg("memory.prestage_vram_gib", mem.prestage_vram_gib)?;
         nonneg("memory.call_vram_gib", mem.call_vram_gib)?;
+        nonneg("memory.params_vram_gib", mem.params_vram_gib)?;
+        if let Some(b) = mem.vram_budget_gib {
+            pos("memory.vram_budget_gib", b)?;
+        }
         let (part, abc) = (self.partition_gib(), self.abc_gib());
         if abc > part {
             return Err(invalid("memory.abc_gib", format!("cannot exceed memory.partition_gib ({abc} > {part})")));
@@ -633,6 +717,9 @@ impl Config {
                     }
                 }
             }
+            "memory.vram_budget_gib" => {
+                self.memory.vram_budget_gib = if v == "none" || v == "card" { None } else { Some(f64v()?) }
+            }
             "memory.safety_margin" => {
                 self.memory.safety_margin = Some(ByteSize(crate::memory::parse_bytes(v).map_err(|e| invalid(field, e))?));
             }
@@ -654,7 +741,7 @@ impl Config {
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
     "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send",
-    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "cores", "bandwidth", "pcie", "slope", "knee", "b_g2_msm", "msm_b_g2", "seed",
+    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "bandwidth", "pcie", "slope", "knee", "b_g2_msm", "msm_b_g2", "seed",
 ];
 
 /// Map a short or long key to its `section.field` name.
@@ -676,6 +763,7 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "ram" | "ram_gib" | "machine.ram_gib" => "machine.ram_gib",
         "total_budget" | "budget" | "memory.total_budget" => "memory.total_budget",
         "safety_margin" | "memory.safety_margin" => "memory.safety_margin",
+        "vram_budget" | "vram_budget_gib" | "memory.vram_budget_gib" => "memory.vram_budget_gib",
         "vram" | "vram_gib" | "machine.vram_gib" => "machine.vram_gib",
         "cores" | "cpu_cores" | "machine.cpu_cores" => "machine.cpu_cores",
         "bandwidth" | "mem_bandwidth_gbs" | "machine.mem_bandwidth_gbs" => "machine.mem_bandwidth_gbs",

@@ -80,6 +80,17 @@ pub struct SimResult {
     #[serde(default)]
     pub ram_wait_total_s: f64,
     pub peak_vram_gib: f64,
+    /// The parameters streamed over PCIe for every partition (not resident on the device).
+    #[serde(default)]
+    pub params_streamed: bool,
+    /// Calls that waited for VRAM (`vram_policy = "wait"`), and their total wait.
+    #[serde(default)]
+    pub vram_waits: u64,
+    #[serde(default)]
+    pub vram_wait_total_s: f64,
+    /// Why the device side degraded (parameters streamed, workers serialised), as logged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vram_notes: Vec<String>,
     /// Mean synthesis duration (with contention), seconds.
     pub synth_mean_s: f64,
     /// Mean GPU call duration (GPU_START..GPU_END), seconds.
@@ -140,6 +151,12 @@ impl SimResult {
                 100.0 * g.pcie_util,
                 g.peak_vram_gib
             );
+        }
+        if self.vram_waits > 0 {
+            let _ = writeln!(s, "vram waits      {} calls waited {:.1} s in all for device memory", self.vram_waits, self.vram_wait_total_s);
+        }
+        for n in &self.vram_notes {
+            let _ = writeln!(s, "device memory   {n}");
         }
         let _ = writeln!(s, "cpu             {:.1}% of cores, {:.1}% of memory bandwidth", 100.0 * self.cpu_util, 100.0 * self.bandwidth_util);
         let _ = writeln!(s, "workers         pw busy {:.1}%, gw busy {:.1}%", 100.0 * self.pw_util, 100.0 * self.gw_util);

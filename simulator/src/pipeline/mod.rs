@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use timeline::{Counter, Run, RunConfig, RunMeta, Span, SpanKind};
 
-use crate::config::{Arrival, Config, RamPolicy};
+use crate::config::{Arrival, Config, RamPolicy, VramPolicy};
 use crate::des::Agenda;
 use crate::floors;
 use crate::report::{Failure, GpuUtil, SimResult};
@@ -103,6 +103,8 @@ struct Worker {
     call_start: u64,
     lock_acquired: [u64; 2],
     busy_since: u64,
+    /// Since when the call has been waiting for VRAM (`vram_policy = "wait"`).
+    vram_wait_since: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -115,6 +117,8 @@ struct Device {
     sync_waiters: Vec<u32>,
     vram_used: f64,
     vram_peak: f64,
+    /// Calls waiting for VRAM (FIFO).
+    vram_waiters: VecDeque<u32>,
     active_calls: u32,
     union_since: u64,
     union_busy: u64,
@@ -133,6 +137,8 @@ struct Sim<'c> {
     rng: Rng,
     prog: Vec<Step>,
     upload_ns: u64,
+    /// Streaming the parameters for one partition (0 when resident), ns.
+    params_stream_ns: u64,
     pool: CpuPool,
     parts: Vec<Part>,
     proofs: Vec<Proof>,
@@ -154,6 +160,10 @@ struct Sim<'c> {
     ram_wait_since: Option<u64>,
     ram_waits: u64,
     ram_wait_sum: u64,
+    vram_waits: u64,
+    vram_wait_sum: u64,
+    /// Why the device side degraded (streamed parameters, workers without a buffer).
+    vram_notes: Vec<String>,
     /// Split finalisation: finalisers busy, and partitions waiting for one.
     fin_busy: u32,
     fin_queue: VecDeque<u32>,
@@ -204,6 +214,7 @@ impl<'c> Sim<'c> {
                     call_start: 0,
                     lock_acquired: [0; 2],
                     busy_since: 0,
+                    vram_wait_since: None,
                 });
             }
         }
@@ -214,6 +225,7 @@ impl<'c> Sim<'c> {
             rng: Rng::new(cfg.seed),
             prog: program(cfg),
             upload_ns: (floors::upload_s(cfg) * 1e9).round() as u64,
+            params_stream_ns: (cfg.params_stream_s() * 1e9).round() as u64,
             pool: CpuPool::new(cfg.machine.cpu_cores, cfg.machine.mem_bandwidth_gbs, cfg.contention.clone()),
             parts: Vec::with_capacity((p.proofs as usize).saturating_mul(p.partitions as usize).min(1 << 20)),
             proofs: Vec::with_capacity(p.proofs as usize),
@@ -232,6 +244,9 @@ impl<'c> Sim<'c> {
             ram_wait_since: None,
             ram_waits: 0,
             ram_wait_sum: 0,
+            vram_waits: 0,
+            vram_wait_sum: 0,
+            vram_notes: Vec::new(),
             fin_busy: 0,
             fin_queue: VecDeque::new(),
             wake_version: u64::MAX,
@@ -531,25 +546,49 @@ impl<'c> Sim<'c> {
     fn run(mut self) -> Outcome {
         let cfg = self.cfg;
         let p = &cfg.pipeline;
-        // Pre-staged VRAM buffers are allocated as the workers start.
+        // Pre-staged VRAM buffers are allocated as the workers start, beside the baseline
+        // and the resident parameters.
+        let cap = cfg.vram_cap_gib();
+        let fixed = cfg.vram_static_gib();
         for dv in self.devices.iter_mut() {
-            dv.vram_used = cfg.memory.vram_baseline_gib;
+            dv.vram_used = fixed;
             dv.vram_peak = dv.vram_used;
         }
-        if cfg.memory.vram_baseline_gib > cfg.machine.vram_gib {
-            self.fail("vram_oom", format!("the VRAM baseline ({} GiB) exceeds the card ({} GiB)", cfg.memory.vram_baseline_gib, cfg.machine.vram_gib));
+        if cfg.params_streamed() {
+            self.vram_notes.push(format!(
+                "parameters streamed: {} GiB over PCIe per partition ({:.2} s at {} GB/s); resident they would not fit beside the baseline and one worker's buffers in {cap} GiB",
+                cfg.memory.params_vram_gib,
+                cfg.params_stream_s(),
+                cfg.machine.pcie_gbs
+            ));
+        }
+        if fixed > cap + 1e-9 {
+            self.fail("vram_oom", format!("the VRAM baseline and resident parameters ({fixed} GiB) exceed the {cap} GiB usable on the card"));
         }
         if p.prestage && self.failure.is_none() {
+            let wait = cfg.memory.vram_policy == VramPolicy::Wait;
             'outer: for w in 0..p.gw {
                 for d in 0..cfg.machine.gpus {
                     let dv = &mut self.devices[d as usize];
-                    if dv.vram_used + cfg.memory.prestage_vram_gib > cfg.machine.vram_gib + 1e-9 {
+                    if dv.vram_used + cfg.memory.prestage_vram_gib > cap + 1e-9 {
                         let used = dv.vram_used;
+                        if wait && w > 0 {
+                            // Workers without a buffer stay idle: the others serialise the work.
+                            let id = w * cfg.machine.gpus + d;
+                            self.idle.retain(|&x| x != id);
+                            if !self.vram_notes.iter().any(|n| n.starts_with("workers serialised")) {
+                                self.vram_notes.push(format!(
+                                    "workers serialised: only {w} of {} workers' pre-staged buffers ({} GiB each) fit beside {used:.1} GiB in {cap} GiB",
+                                    p.gw, cfg.memory.prestage_vram_gib
+                                ));
+                            }
+                            continue;
+                        }
                         self.fail(
                             "vram_oom",
                             format!(
-                                "GPU {d}: worker {w}'s pre-staged buffer ({} GiB) does not fit beside {used:.1} GiB already in use on a {} GiB card",
-                                cfg.memory.prestage_vram_gib, cfg.machine.vram_gib
+                                "GPU {d}: worker {w}'s pre-staged buffer ({} GiB) does not fit beside {used:.1} GiB already in use on a {cap} GiB card",
+                                cfg.memory.prestage_vram_gib
                             ),
                         );
                         break 'outer;
@@ -652,6 +691,10 @@ impl<'c> Sim<'c> {
             peak_reserved_gib: cfg.budget_gib().map(|_| self.ram_peak),
             ram_waits: self.ram_waits,
             ram_wait_total_s: secs(self.ram_wait_sum),
+            params_streamed: cfg.params_streamed(),
+            vram_waits: self.vram_waits,
+            vram_wait_total_s: secs(self.vram_wait_sum),
+            vram_notes: self.vram_notes.clone(),
             synth_mean_s: secs(self.synth_sum) / self.synth_n.max(1) as f64,
             gpu_call_mean_s: secs(self.call_sum) / self.call_n.max(1) as f64,
             queue_wait_mean_s: secs(self.queue_wait_sum) / self.queue_waits.max(1) as f64,
