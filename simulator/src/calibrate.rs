@@ -651,9 +651,67 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     } else {
         return Err(CalibrateError::NoGpu(names));
     }
+    if let Some((spread, groups, runs_n)) = run_spread(runs) {
+        cfg.uncertainty.run_spread = (spread * 1e4).round() / 1e4;
+        rep.notes.push(format!(
+            "run spread {:.2} % (relative sd of the steady s/proof over {runs_n} runs in {groups} repeated configuration(s)): widens the prediction intervals",
+            100.0 * spread
+        ));
+    }
     cfg.name = format!("calibrated from {}", rep.inputs.join(", "));
     tracing::debug!("calibrated from {names}: {} notes; synth {:.1} ms, device {:.1} ms per partition", rep.notes.len(), cfg.costs.synth.mean_ms(), rep.device_time_per_partition_ms);
     Ok(Calibration { config: cfg, report: rep })
+}
+
+/// Steady s/proof of a run from its partition completions (the last span end of each
+/// partition): (last − first) / (n − 1) × partitions per proof; `None` under 2 partitions.
+pub fn steady_from_partitions(run: &Run) -> Option<f64> {
+    let mut ends: std::collections::BTreeMap<(String, u32), u64> = Default::default();
+    for sp in &run.spans {
+        if let (Some(p), Some(e)) = (sp.partition, sp.end_ns) {
+            let k = (sp.job.clone().unwrap_or_default(), p);
+            let v = ends.entry(k).or_insert(0);
+            *v = (*v).max(e);
+        }
+    }
+    let per_proof = {
+        let mut jobs: std::collections::BTreeMap<&str, u32> = Default::default();
+        for (j, _) in ends.keys() {
+            *jobs.entry(j.as_str()).or_insert(0) += 1;
+        }
+        jobs.values().copied().max()? as f64
+    };
+    let (a, b) = (ends.values().min()?, ends.values().max()?);
+    (ends.len() >= 2 && b > a).then(|| (b - a) as f64 / 1e9 / (ends.len() - 1) as f64 * per_proof)
+}
+
+/// The run-to-run spread of the inputs: runs made with the same configuration (equal
+/// `meta.config`) are repeats; each group's relative sd of the steady s/proof, pooled as the
+/// root mean square over the groups. Returns (spread, groups, runs in them); `None` without repeats.
+pub fn run_spread(runs: &[(String, Run)]) -> Option<(f64, usize, usize)> {
+    let mut groups: Vec<(&timeline::RunConfig, Vec<f64>)> = Vec::new();
+    for (_, r) in runs {
+        let Some(v) = steady_from_partitions(r) else { continue };
+        match groups.iter_mut().find(|(c, _)| **c == r.meta.config) {
+            Some(g) => g.1.push(v),
+            None => groups.push((&r.meta.config, vec![v])),
+        }
+    }
+    let rel: Vec<(f64, usize)> = groups
+        .iter()
+        .filter(|(_, v)| v.len() >= 2)
+        .map(|(_, v)| {
+            let n = v.len() as f64;
+            let mean = v.iter().sum::<f64>() / n;
+            let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+            (var.sqrt() / mean, v.len())
+        })
+        .collect();
+    if rel.is_empty() {
+        return None;
+    }
+    let rms = (rel.iter().map(|(r, _)| r * r).sum::<f64>() / rel.len() as f64).sqrt();
+    Some((rms.min(1.0), rel.len(), rel.iter().map(|(_, n)| n).sum()))
 }
 
 /// The default base config (the reference box, Phase 8 settings).

@@ -73,6 +73,25 @@ pub struct Config {
     pub cpu: CpuDemands,
     #[serde(default)]
     pub contention: Contention,
+    #[serde(default, skip_serializing_if = "Uncertainty::is_default")]
+    pub uncertainty: Uncertainty,
+}
+
+/// What the cost distributions do not say about a prediction's spread ([`crate::interval`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Uncertainty {
+    /// Run-to-run spread of the same configuration on the machine, as a relative standard
+    /// deviation (0.05 = 5 %): measured by `calibrate` from repeated runs of one
+    /// configuration; 0: only the replications' spread.
+    #[serde(default)]
+    pub run_spread: f64,
+}
+
+impl Uncertainty {
+    fn is_default(&self) -> bool {
+        *self == Uncertainty::default()
+    }
 }
 
 fn default_seed() -> u64 {
@@ -639,6 +658,10 @@ impl Config {
         nonneg("cpu.finalize_bw_gbs", d.finalize_bw_gbs)?;
         nonneg("contention.synth_knee", self.contention.synth_knee)?;
         nonneg("contention.synth_slope", self.contention.synth_slope)?;
+        let rs = self.uncertainty.run_spread;
+        if !(rs.is_finite() && (0.0..=1.0).contains(&rs)) {
+            return Err(invalid("uncertainty.run_spread", format!("must be a relative standard deviation between 0 and 1 (got {rs})")));
+        }
         Ok(())
     }
 

@@ -13,6 +13,7 @@ pub mod cuzk_config;
 pub mod cpu_demand;
 pub mod des;
 pub mod floors;
+pub mod interval;
 pub mod memory;
 pub mod mmc;
 pub mod parity;

@@ -55,6 +55,14 @@ pub struct SimResult {
     /// (`steady_s_per_proof` in files written before the summary's vocabulary.)
     #[serde(alias = "steady_s_per_proof")]
     pub steady_state_s_per_proof: f64,
+    /// (last − first partition completion) / (partitions − 1) × partitions per proof: the
+    /// analyzer's steady s/proof from partition completions (what `campaign score` compares).
+    #[serde(default)]
+    pub steady_partitions_s_per_proof: f64,
+    /// The prediction interval from replications with other seeds ([`crate::interval`]);
+    /// absent for a single simulation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<crate::interval::Interval>,
     /// Per-proof latency: first synthesis start to completion (as the analyzer measures it).
     pub latency_mean_s: f64,
     pub latency_max_s: f64,
@@ -136,6 +144,21 @@ impl SimResult {
         if self.proofs_completed > 0 {
             let _ = writeln!(s, "s/proof         {:.2} steady state, {:.2} total", self.steady_state_s_per_proof, self.total_s_per_proof);
             let _ = writeln!(s, "latency         {:.1} s mean, {:.1} s max", self.latency_mean_s, self.latency_max_s);
+            if let Some(iv) = &self.interval {
+                let (t, st) = (&iv.total_s_per_proof, &iv.steady_state_s_per_proof);
+                let _ = writeln!(
+                    s,
+                    "80% interval    total {:.2}–{:.2}, steady {:.2}–{:.2} s/proof ({} replications, p50 {:.2} / {:.2}, run spread {:.1}%)",
+                    t.lo,
+                    t.hi,
+                    st.lo,
+                    st.hi,
+                    iv.replications,
+                    t.p50,
+                    st.p50,
+                    100.0 * iv.run_spread
+                );
+            }
         } else {
             let _ = writeln!(s, "s/proof         n/a (no proof completed)");
         }

@@ -27,6 +27,9 @@ pub struct Args {
     /// --set and the axes (the parity check stays on the calibrated model as measured).
     #[arg(long, value_name = "FILE")]
     pub cuzk_config: Option<PathBuf>,
+    /// Replications per prediction for its interval (0 or 1: none).
+    #[arg(long, default_value_t = simulator::interval::DEFAULT_REPLICATIONS)]
+    pub replications: u32,
     /// Output directory (model.toml, parity.*, sweep.*).
     #[arg(short, long, default_value = "out/predict")]
     pub out: PathBuf,
@@ -75,10 +78,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     match points {
-        None => print!("{}", simulate(&model, Options::default()).result.render_text()),
+        None => {
+            let mut r = simulate(&model, Options::default()).result;
+            r.interval = simulator::interval::replicate(&model, a.replications);
+            print!("{}", r.render_text());
+        }
         Some(points) => {
             println!("## Predictions\n");
-            super::sweep::run_sweep(&model, &a.vary, points, &mut dir, !a.no_charts)?;
+            super::sweep::run_sweep(&model, &a.vary, points, &mut dir, !a.no_charts, a.replications)?;
         }
     }
     let failed = dir.has_failures();

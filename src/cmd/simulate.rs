@@ -35,6 +35,10 @@ pub struct Args {
     /// keys the model does not cover are named in a warning.
     #[arg(long, value_name = "FILE")]
     pub cuzk_config: Option<PathBuf>,
+    /// Replications with other seeds (seed, seed+1, …) for the prediction interval
+    /// (p10–p90 widened by the calibrated run spread); 0 or 1: none.
+    #[arg(long, default_value_t = simulator::interval::DEFAULT_REPLICATIONS)]
+    pub replications: u32,
     /// A measured log (cuzk or JSON lines) of the same configuration: print a parity report.
     #[arg(long)]
     pub compare_to: Option<PathBuf>,
@@ -91,7 +95,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let record = a.timeline.is_some() || a.cuzk_log.is_some() || a.compare_to.is_some();
-    let out = simulate(&cfg, Options { record });
+    let mut out = simulate(&cfg, Options { record });
+    out.result.interval = simulator::interval::replicate(&cfg, a.replications);
     if a.json {
         let mut o = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut o, &out.result)?;

@@ -29,6 +29,10 @@ pub struct Args {
     /// Override a config key before sweeping (e.g. --set c=20).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Replications per point for a prediction interval (a column of sweep.md, a band on
+    /// the s/proof chart); 0: none (the default: sweeps stay fast).
+    #[arg(long, default_value_t = 0)]
+    pub replications: u32,
     /// A cuzk daemon configuration file (cuzk.toml) applied to the model before --set and
     /// the axes (as in simulate).
     #[arg(long, value_name = "FILE")]
@@ -43,7 +47,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     // Every combination is validated before any simulation or file.
     let points = sweep::expand(&base, &a.vary)?;
     let mut out = super::output::OutputDir::open(&dir, OUTPUTS)?;
-    run_sweep(&base, &a.vary, points, &mut out, !a.no_charts)?;
+    run_sweep(&base, &a.vary, points, &mut out, !a.no_charts, a.replications)?;
     let failed = out.has_failures();
     out.finish();
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
@@ -54,14 +58,14 @@ pub const OUTPUTS: &[&str] = &["sweep.md", "sweep.json", "sweep.parquet", "s_per
 
 /// Simulate the (expanded, validated) points, print the table and write the outputs into
 /// `dir` (shared with predict).
-pub fn run_sweep(base: &Config, axes: &[Vary], points: Vec<sweep::Point>, dir: &mut super::output::OutputDir, charts: bool) -> anyhow::Result<Vec<sweep::Row>> {
+pub fn run_sweep(base: &Config, axes: &[Vary], points: Vec<sweep::Point>, dir: &mut super::output::OutputDir, charts: bool, replications: u32) -> anyhow::Result<Vec<sweep::Row>> {
     let pb = ProgressBar::new(points.len() as u64);
     pb.set_style(
         ProgressStyle::with_template("{spinner} simulating {pos}/{len} configurations [{bar:30}] {per_sec} ({eta})")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let t0 = std::time::Instant::now();
-    let rows = sweep::run_points(&points, &|| pb.inc(1));
+    let rows = sweep::run_points_replicated(&points, replications, &|| pb.inc(1));
     pb.finish_and_clear();
     let elapsed = t0.elapsed();
     let md = sweep::markdown(&rows, axes);

@@ -164,6 +164,8 @@ struct Sim<'c> {
     vram_wait_sum: u64,
     /// Why the device side degraded (streamed parameters, workers without a buffer).
     vram_notes: Vec<String>,
+    /// Completion times of the partitions.
+    part_ends: Vec<u64>,
     /// Split finalisation: finalisers busy, and partitions waiting for one.
     fin_busy: u32,
     fin_queue: VecDeque<u32>,
@@ -247,6 +249,7 @@ impl<'c> Sim<'c> {
             vram_waits: 0,
             vram_wait_sum: 0,
             vram_notes: Vec::new(),
+            part_ends: Vec::new(),
             fin_busy: 0,
             fin_queue: VecDeque::new(),
             wake_version: u64::MAX,
@@ -529,6 +532,7 @@ impl<'c> Sim<'c> {
     }
 
     fn partition_done(&mut self, pi: u32) {
+        self.part_ends.push(self.now());
         let fp = self.parts[pi as usize].footprint_gib;
         self.parts[pi as usize].footprint_gib = 0.0;
         self.ram_change(-fp);
@@ -644,6 +648,12 @@ impl<'c> Sim<'c> {
         } else {
             secs(makespan) / completed.max(1) as f64
         };
+        let steady_parts = if self.part_ends.len() >= 2 {
+            let (a, b) = (self.part_ends.iter().min().copied().unwrap_or(0), self.part_ends.iter().max().copied().unwrap_or(0));
+            secs(b - a) / (self.part_ends.len() - 1) as f64 * p.partitions as f64
+        } else {
+            steady
+        };
         let lat: Vec<f64> = self.proofs.iter().filter_map(|x| x.done.map(|d| secs(d - x.started.unwrap_or(x.arrival)))).collect();
         let gpus = self
             .devices
@@ -678,6 +688,8 @@ impl<'c> Sim<'c> {
             makespan_s: secs(makespan),
             total_s_per_proof: secs(makespan) / completed.max(1) as f64,
             steady_state_s_per_proof: steady,
+            steady_partitions_s_per_proof: steady_parts,
+            interval: None,
             latency_mean_s: if lat.is_empty() { 0.0 } else { lat.iter().sum::<f64>() / lat.len() as f64 },
             latency_max_s: lat.iter().copied().fold(0.0, f64::max),
             peak_vram_gib: gpus.iter().map(|g| g.peak_vram_gib).fold(0.0, f64::max),
