@@ -777,3 +777,122 @@ mod tests {
         assert!((t0 - mean).abs() < 1e-9, "without a slope t0 is the mean: {t0} vs {mean}");
     }
 }
+
+/// How a per-partition cost grows with the constraint count n, for [`scale_to`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Law {
+    /// ∝ n: synthesis (witness + sparse products, memory-bound), prep (density bitmaps),
+    /// batch additions, uploads, memory footprints.
+    Linear,
+    /// ∝ n·log n: NTTs.
+    NLogN,
+    /// ∝ n / log n: Pippenger MSMs (window c ≈ log n: n/c bucket additions per window,
+    /// 255/c windows).
+    NOverLogN,
+    /// Independent of n: proof assembly, allocation, pickup.
+    Constant,
+}
+
+impl Law {
+    /// The factor from `from` to `to` constraints.
+    pub fn factor(self, from: u64, to: u64) -> f64 {
+        let (a, b) = (from.max(2) as f64, to.max(2) as f64);
+        match self {
+            Law::Linear => b / a,
+            Law::NLogN => b * b.log2() / (a * a.log2()),
+            Law::NOverLogN => (b / b.log2()) / (a / a.log2()),
+            Law::Constant => 1.0,
+        }
+    }
+}
+
+/// The law of each cost (the `ntt_msm_h` phase mixes the NTTs and the H MSM: see [`scale_to`]).
+pub const COST_LAWS: &[(&str, Law)] = &[
+    ("synth", Law::Linear),
+    ("prep_msm", Law::Linear),
+    ("batch_add", Law::Linear),
+    ("tail_msm", Law::NOverLogN),
+    ("msm_rest", Law::NOverLogN),
+    ("b_g2_msm", Law::NOverLogN),
+    ("msm_b_g2", Law::NOverLogN),
+    ("epilogue", Law::Constant),
+    ("alloc", Law::Constant),
+    ("pickup", Law::Constant),
+];
+
+/// The NTT's share of the `ntt` + `msm_h` spans of the runs (when the prover recorded them
+/// apart), for scaling `ntt_msm_h`.
+pub fn ntt_share(runs: &[(String, Run)]) -> Option<f64> {
+    let (mut ntt, mut h) = (0u64, 0u64);
+    for (_, r) in runs {
+        for s in &r.spans {
+            let d = s.end_ns.map_or(0, |e| e.saturating_sub(s.start_ns));
+            match s.kind {
+                SpanKind::Ntt => ntt += d,
+                SpanKind::MsmH => h += d,
+                _ => {}
+            }
+        }
+    }
+    (ntt > 0 && h > 0).then(|| ntt as f64 / (ntt + h) as f64)
+}
+
+/// Scale a model's per-partition costs and sizes from `from` to `to` constraints per
+/// partition: every cost by its [`Law`] ([`COST_LAWS`]); `ntt_msm_h` by
+/// share·(n log n) + (1 − share)·(n / log n) with the NTT's measured `share` (n log n alone
+/// when unknown: the upper of the two); `upload_gib`, `partition_gib`, `abc_gib`,
+/// `params_gib`, `pce_gib`, `params_vram_gib`, `call_vram_gib`, `prestage_vram_gib` and
+/// `[circuit]` linearly (baseline and contention unchanged). Distributions keep their shape
+/// (a lognormal's sigma). Returns one note per change, for the model's header.
+pub fn scale_to(cfg: &mut Config, from: u64, to: u64, share: Option<f64>) -> Vec<String> {
+    let mut notes = vec![format!("scaled from {from} to {to} constraints per partition ({:.2}×)", to as f64 / from.max(1) as f64)];
+    let c = &mut cfg.costs;
+    let mut scale = |name: &str, d: &mut Dist, f: f64, law: &str| {
+        if !d.is_zero() {
+            let before = d.mean_ms();
+            *d = d.scaled(f);
+            notes.push(format!("{name}: {before:.1} → {:.1} ms ({law}, ×{f:.3})", d.mean_ms()));
+        }
+    };
+    for (name, law) in COST_LAWS {
+        let f = law.factor(from, to);
+        let d = match *name {
+            "synth" => &mut c.synth,
+            "prep_msm" => &mut c.prep_msm,
+            "batch_add" => &mut c.batch_add,
+            "tail_msm" => &mut c.tail_msm,
+            "msm_rest" => &mut c.msm_rest,
+            "b_g2_msm" => &mut c.b_g2_msm,
+            "msm_b_g2" => &mut c.msm_b_g2,
+            "epilogue" => &mut c.epilogue,
+            "alloc" => &mut c.alloc,
+            _ => &mut c.pickup,
+        };
+        scale(name, d, f, &format!("{law:?}"));
+    }
+    let (fn_, fm) = (Law::NLogN.factor(from, to), Law::NOverLogN.factor(from, to));
+    let (f, why) = match share {
+        Some(s) => (s * fn_ + (1.0 - s) * fm, format!("NTT share {:.2} of ntt + msm_h: n log n for it, n / log n for the H MSM", s)),
+        None => (fn_, "n log n (the NTT's law; the H MSM's share unknown)".to_string()),
+    };
+    scale("ntt_msm_h", &mut c.ntt_msm_h, f, &why);
+    let lin = Law::Linear.factor(from, to);
+    c.upload_gib *= lin;
+    let m = &mut cfg.memory;
+    m.params_gib *= lin;
+    m.pce_gib *= lin;
+    m.params_vram_gib *= lin;
+    m.call_vram_gib *= lin;
+    m.prestage_vram_gib *= lin;
+    m.partition_gib = m.partition_gib.map(|v| v * lin);
+    m.abc_gib = m.abc_gib.map(|v| v * lin);
+    for v in [&mut m.params_gib, &mut m.pce_gib, &mut m.params_vram_gib, &mut m.call_vram_gib, &mut m.prestage_vram_gib, &mut c.upload_gib] {
+        *v = (*v * 1e6).round() / 1e6;
+    }
+    if let Some(ci) = &mut cfg.circuit {
+        ci.aux = ci.aux.map(|a| (a as f64 * lin).round() as u64);
+        ci.constraints = to;
+    }
+    notes.push(format!("sizes (upload, footprints, parameters, PCE, device buffers) ×{lin:.3} (linear)"));
+    notes
+}

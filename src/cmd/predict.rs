@@ -43,7 +43,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     super::output::check_dir(&a.out)?;
-    let cal = super::calibrate::calibrate_logs(&a.logs, a.base.as_deref(), a.force)?;
+    let cal = super::calibrate::calibrate_logs(&a.logs, a.base.as_deref(), a.force, None)?;
     // Every argument is checked before any file is written: the overrides, then every
     // combination of the axes against the calibrated model.
     let mut model = cal.config.clone();
