@@ -840,9 +840,10 @@ pub fn ntt_share(runs: &[(String, Run)]) -> Option<f64> {
 /// Scale a model's per-partition costs and sizes from `from` to `to` constraints per
 /// partition: every cost by its [`Law`] ([`COST_LAWS`]); `ntt_msm_h` by
 /// share·(n log n) + (1 − share)·(n / log n) with the NTT's measured `share` (n log n alone
-/// when unknown: the upper of the two); `upload_gib`, `partition_gib`, `abc_gib`,
-/// `params_gib`, `pce_gib`, `params_vram_gib`, `call_vram_gib`, `prestage_vram_gib` and
-/// `[circuit]` linearly (baseline and contention unchanged). Distributions keep their shape
+/// when unknown: the upper of the two); `upload_gib` linearly; `[circuit] constraints` set to
+/// `to`. The memory section is left as the base config gave it (it describes the target
+/// machine and size, e.g. `configs/fullscale-h200.toml`; a reservation without an explicit
+/// `partition_gib` follows `[circuit]`). Contention unchanged. Distributions keep their shape
 /// (a lognormal's sigma). Returns one note per change, for the model's header.
 pub fn scale_to(cfg: &mut Config, from: u64, to: u64, share: Option<f64>) -> Vec<String> {
     let mut notes = vec![format!("scaled from {from} to {to} constraints per partition ({:.2}×)", to as f64 / from.max(1) as f64)];
@@ -877,22 +878,13 @@ pub fn scale_to(cfg: &mut Config, from: u64, to: u64, share: Option<f64>) -> Vec
     };
     scale("ntt_msm_h", &mut c.ntt_msm_h, f, &why);
     let lin = Law::Linear.factor(from, to);
-    c.upload_gib *= lin;
-    let m = &mut cfg.memory;
-    m.params_gib *= lin;
-    m.pce_gib *= lin;
-    m.params_vram_gib *= lin;
-    m.call_vram_gib *= lin;
-    m.prestage_vram_gib *= lin;
-    m.partition_gib = m.partition_gib.map(|v| v * lin);
-    m.abc_gib = m.abc_gib.map(|v| v * lin);
-    for v in [&mut m.params_gib, &mut m.pce_gib, &mut m.params_vram_gib, &mut m.call_vram_gib, &mut m.prestage_vram_gib, &mut c.upload_gib] {
-        *v = (*v * 1e6).round() / 1e6;
+    c.upload_gib = (c.upload_gib * lin * 1e6).round() / 1e6;
+    // The memory section is the base config's: it describes the target size already (a
+    // partition's reservation follows [circuit] when it is not given explicitly).
+    match &mut cfg.circuit {
+        Some(ci) => ci.constraints = to,
+        None => cfg.circuit = Some(crate::memory::Circuit { constraints: to, aux: None, inputs: None }),
     }
-    if let Some(ci) = &mut cfg.circuit {
-        ci.aux = ci.aux.map(|a| (a as f64 * lin).round() as u64);
-        ci.constraints = to;
-    }
-    notes.push(format!("sizes (upload, footprints, parameters, PCE, device buffers) ×{lin:.3} (linear)"));
+    notes.push(format!("upload ×{lin:.3} (linear); [circuit] constraints = {to}; memory sizes are the base config's (give one that describes {to} constraints)"));
     notes
 }
