@@ -686,11 +686,15 @@ pub fn steady_from_partitions(run: &Run) -> Option<f64> {
 }
 
 /// The run-to-run spread of the inputs: runs made with the same configuration (equal
-/// `meta.config`) are repeats; each group's relative sd of the steady s/proof, pooled as the
+/// `meta.config`, not empty) are repeats; each group's relative sd of the steady s/proof, pooled as the
 /// root mean square over the groups. Returns (spread, groups, runs in them); `None` without repeats.
 pub fn run_spread(runs: &[(String, Run)]) -> Option<(f64, usize, usize)> {
     let mut groups: Vec<(&timeline::RunConfig, Vec<f64>)> = Vec::new();
     for (_, r) in runs {
+        // A run that does not say its configuration (a cuzk log) cannot be called a repeat.
+        if r.meta.config == timeline::RunConfig::default() {
+            continue;
+        }
         let Some(v) = steady_from_partitions(r) else { continue };
         match groups.iter_mut().find(|(c, _)| **c == r.meta.config) {
             Some(g) => g.1.push(v),

@@ -70,7 +70,11 @@ fn the_run_spread_of_repeats_by_hand() {
     let (a, b) = (vals[0], vals[1]);
     assert_eq!((groups, n), (1, 2));
     assert!((spread - ((a - b).abs() / 2f64.sqrt()) / ((a + b) / 2.0)).abs() < 1e-12);
-    // Different configurations are not repeats.
+    // Different configurations are not repeats; nor are runs that do not say theirs.
     runs[1].1.meta.config.pw = Some(99);
+    assert_eq!(run_spread(&runs), None);
+    for r in runs.iter_mut() {
+        r.1.meta.config = Default::default();
+    }
     assert_eq!(run_spread(&runs), None);
 }
