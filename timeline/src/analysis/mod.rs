@@ -14,6 +14,7 @@
 //! | [`verdict`] | which resource binds, with the numbers and the floors that follow |
 //! | [`host`] | what else ran on the machine: other processes, the hypervisor's steal |
 //! | [`memory`] | peak host RSS and device memory, from the sampled counters |
+//! | [`proof_type`] | which proof type is each job (PoRep, SnapDeals, the PoSts)? |
 //! | [`compare`] | several runs side by side |
 //!
 //! Conventions: every time in an output struct is a float with its unit in the field name
@@ -29,6 +30,7 @@ pub mod gaps;
 pub mod host;
 pub mod memory;
 pub mod phases;
+pub mod proof_type;
 pub mod summary;
 pub mod tables;
 pub mod throughput;
