@@ -14,7 +14,8 @@
 //!
 //! Daemon restarts: offsets count from the daemon's start, so a restart shows as offsets
 //! jumping back. An event whose offset is more than [`RESTART_BACK_MS`] below the largest
-//! offset so far (in file order) starts a new daemon run; each run's events pair among
+//! offset so far (in file order), after which the log goes on forward, starts a new daemon
+//! run ([`split_daemon_runs`]); each run's events pair among
 //! themselves (a job id seen in an earlier run gets an `@run<N>` suffix). Runs are placed
 //! on one axis: by the wrapper's wall clock where every run has one (journald, Docker),
 //! else end to end in file order, a second apart. [`Diagnostics::daemon_runs`](crate::event::Diagnostics)
@@ -230,10 +231,6 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
     let mut jobs: Vec<String> = Vec::new();
     let mut evs: Vec<Ev> = Vec::new();
     let mut wrappers = [0u64; Wrapper::ALL.len()];
-    // Daemon runs, in file order: the event that starts each, and its events' daemon run.
-    let mut segs: Vec<Seg> = Vec::new();
-    let mut seg_of: Vec<u32> = Vec::new();
-    let restart_ns = RESTART_BACK_MS * 1_000_000;
     for (n, item) in items {
         run.diagnostics.lines_total += 1;
         if let Some(h) = item.new_host {
@@ -253,20 +250,6 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
                 if let Some(j) = new_job {
                     jobs.push(j);
                 }
-                let restart = segs.last().is_none_or(|s| ev.t_ns.saturating_add(restart_ns) < s.max_t);
-                if restart {
-                    segs.push(Seg { first_line: ev.line, max_t: 0, events: 0, anchor: None, all_wall: true });
-                }
-                let s = segs.last_mut().expect("pushed above");
-                s.max_t = s.max_t.max(ev.t_ns);
-                s.events += 1;
-                match ev.wall_ns {
-                    // The daemon's start by the wall clock: the smallest (wall − offset),
-                    // the line least delayed between the event and its wrapper's stamp.
-                    Some(w) => s.anchor = Some(s.anchor.map_or(w - ev.t_ns as i64, |a: i64| a.min(w - ev.t_ns as i64))),
-                    None => s.all_wall = false,
-                }
-                seg_of.push((segs.len() - 1) as u32);
                 evs.push(ev);
             }
         }
@@ -276,6 +259,7 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
             run.diagnostics.wrappers.insert(w.as_str().to_string(), wrappers[w as usize]);
         }
     }
+    let (mut segs, seg_of) = split_daemon_runs(&evs);
     if segs.len() > 1 {
         place_daemon_runs(&mut run, &mut segs, &mut evs, &seg_of, &mut jobs);
     }
@@ -401,6 +385,47 @@ struct Seg {
     anchor: Option<i64>,
     /// Every event of the run had a wall clock.
     all_wall: bool,
+}
+
+/// Events that decide whether a jump back in the offsets is a restart (see
+/// [`split_daemon_runs`]).
+const RESTART_LOOKAHEAD: usize = 16;
+
+/// The daemon runs of a log, in file order, and each event's run. An event whose offset is
+/// more than [`RESTART_BACK_MS`] below the largest offset of the current run starts a new
+/// run if the log goes on *forward* from it: of the next [`RESTART_LOOKAHEAD`] events, more
+/// are later than it than earlier. Lines out of order (even a log written backwards) go on
+/// downward and stay in the run.
+fn split_daemon_runs(evs: &[Ev]) -> (Vec<Seg>, Vec<u32>) {
+    let restart_ns = RESTART_BACK_MS * 1_000_000;
+    let mut segs: Vec<Seg> = Vec::new();
+    let mut seg_of: Vec<u32> = Vec::with_capacity(evs.len());
+    for (i, ev) in evs.iter().enumerate() {
+        let restart = match segs.last() {
+            None => true,
+            Some(s) if ev.t_ns.saturating_add(restart_ns) < s.max_t => {
+                let next = &evs[i + 1..(i + 1 + RESTART_LOOKAHEAD).min(evs.len())];
+                let later = next.iter().filter(|e| e.t_ns > ev.t_ns).count();
+                let earlier = next.iter().filter(|e| e.t_ns < ev.t_ns).count();
+                later > earlier
+            }
+            Some(_) => false,
+        };
+        if restart {
+            segs.push(Seg { first_line: ev.line, max_t: 0, events: 0, anchor: None, all_wall: true });
+        }
+        let s = segs.last_mut().expect("pushed above");
+        s.max_t = s.max_t.max(ev.t_ns);
+        s.events += 1;
+        match ev.wall_ns {
+            // The daemon's start by the wall clock: the smallest (wall − offset), from the
+            // line least delayed between the event and its wrapper's stamp.
+            Some(w) => s.anchor = Some(s.anchor.map_or(w - ev.t_ns as i64, |a: i64| a.min(w - ev.t_ns as i64))),
+            None => s.all_wall = false,
+        }
+        seg_of.push((segs.len() - 1) as u32);
+    }
+    (segs, seg_of)
 }
 
 /// Several daemon runs in one log: shift each onto one axis (wall clock where every run
