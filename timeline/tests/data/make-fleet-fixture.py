@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the fleet fixture (four hosts, see README.md) in this folder. Deterministic."""
+"""Writes the fleet fixture (four hosts, see fleet-README.md) into fleet/. Deterministic."""
+import os
+os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fleet"))
 import gzip, json, datetime
 
 def partitioned(job, n, synth0, synth1, gpu0, call=100):
