@@ -754,6 +754,39 @@ mod tests {
     }
 
     #[test]
+    fn fleet_labels_come_from_file_names_or_the_flag() {
+        let logs: Vec<PathBuf> = ["/l/gpu-1.log.gz", "/m/gpu-1.log", "/l/gpu 2.jsonl.zst", "-"].iter().map(PathBuf::from).collect();
+        assert_eq!(fleet_labels(&[], &logs).unwrap(), ["gpu-1", "gpu-1-2", "gpu_2", "stdin"]);
+        let given: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(fleet_labels(&given, &logs).unwrap(), given);
+        for (bad, why) in [(vec!["a"], "1 labels for 4 logs"), (vec!["a", "b", "c", "a"], "given twice"), (vec!["a", "b/c", "d", "e"], "folder name")] {
+            let bad: Vec<String> = bad.iter().map(|s| s.to_string()).collect();
+            let e = fleet_labels(&bad, &logs).unwrap_err().to_string();
+            assert!(e.contains("--labels") && e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn inputs_expand_directories_and_globs() {
+        let d = tempfile::tempdir().unwrap();
+        for f in ["b.log", "a.log.gz", ".hidden", "c.txt"] {
+            fs::write(d.path().join(f), "x").unwrap();
+        }
+        let (logs, fleet) = expand_inputs(&[d.path().to_path_buf()]).unwrap();
+        let names: Vec<String> = logs.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!((names, fleet), (vec!["a.log.gz".to_string(), "b.log".into(), "c.txt".into()], true));
+        let (logs, fleet) = expand_inputs(&[d.path().join("*.log")]).unwrap();
+        assert_eq!((logs.len(), fleet), (1, true));
+        let (logs, fleet) = expand_inputs(&[d.path().join("b.log")]).unwrap();
+        assert_eq!((logs.len(), fleet), (1, false));
+        assert!(expand_inputs(&[d.path().join("*.none")]).unwrap_err().to_string().contains("no file matches"));
+        assert!(expand_inputs(&["-".into(), "-".into()]).is_err());
+        let empty = d.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        assert!(expand_inputs(&[empty]).unwrap_err().to_string().contains("without any log file"));
+    }
+
+    #[test]
     fn default_dir_follows_the_log_name() {
         assert_eq!(default_out_dir(Path::new("/var/log/cuzk.log")), PathBuf::from("out/cuzk"));
         assert_eq!(default_out_dir(Path::new("-")), PathBuf::from("out/stdin"));

@@ -77,9 +77,10 @@ mod tests {
         std::fs::write(&log, include_str!("../../timeline/assets/cuzk-sample.log")).unwrap();
         let out = dir.path().join("report");
         let a = super::super::analyze::Args {
-            log,
+            log: vec![log],
             out: Some(out.clone()),
             json: false,
+            labels: vec![],
             strict: true,
             force: false,
             min_gap_ms: 1.0,
