@@ -488,14 +488,28 @@ mod tests {
         let lanes = crate::lanes::assign(&run);
         let jobs: HashMap<String, usize> = [("a".to_string(), 0)].into();
         // 10 s over 1000 px: each kernel is 0.1 px and they merge; the call does not.
-        let (bars, _) = lane_bars(&run, &lanes[0], &jobs, 0.0, 100.0, 12.0, true);
+        let (bars, _) = lane_bars(&run, &lanes[0], &jobs, &HashMap::new(), 0.0, 100.0, 12.0, true);
         assert_eq!(bars[0].len(), 1);
         assert!(bars[1].len() <= 10 * 1000 / 15 + 1, "{} kernel bars", bars[1].len());
         let covered: f64 = bars[1].iter().map(|b| b.x1 - b.x0).sum();
         assert!((covered - 10.0).abs() < 1e-6, "merged bars cover the kernels: {covered}");
         // Zoomed in (1 ms = 10 px), every kernel is its own bar.
-        let (bars, _) = lane_bars(&run, &lanes[0], &jobs, 0.0, 10_000.0, 12.0, true);
+        let (bars, _) = lane_bars(&run, &lanes[0], &jobs, &HashMap::new(), 0.0, 10_000.0, 12.0, true);
         assert_eq!(bars[1].len(), 10_000);
+    }
+
+    #[test]
+    fn a_mixed_log_labels_bars_with_their_proof_type() {
+        let mut run = Run::default();
+        run.spans.push(crate::event::Span::new(SpanKind::Gpu, 0, 1_000_000_000).worker(0).job("a").partition(3));
+        run.spans.push(crate::event::Span::new(SpanKind::Gpu, 1_000_000_000, 2_000_000_000).worker(0).job("w"));
+        run.normalize();
+        let lanes = crate::lanes::assign(&run);
+        let jobs: HashMap<String, usize> = [("a".to_string(), 0), ("w".to_string(), 1)].into();
+        let types: HashMap<String, String> = [("a".to_string(), "porep-c2".to_string()), ("w".to_string(), "winning-post".to_string())].into();
+        let (_, labels) = lane_bars(&run, &lanes[0], &jobs, &types, 0.0, 1000.0, 12.0, true);
+        let texts: Vec<&str> = labels.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(texts, ["porep-c2 J0 p3", "winning-post J1"]);
     }
 
     #[test]
