@@ -111,17 +111,23 @@ pub fn read_path(path: &Path, format: Option<Format>) -> Result<Run, ReadError> 
 /// original name in the header; concatenated members/frames are read one after the other.
 /// `name` is used in error messages.
 pub fn read_bytes<R: io::Read>(source: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
+    let r = decompressed(source).map_err(|source| ReadError::Io { path: name.to_string(), line: 1, source })?;
+    read_from(r, name, format)
+}
+
+/// Any byte source as a buffered reader of its content: gunzipped or zstd-decompressed,
+/// as a stream, when it starts with either's magic, as it is otherwise. The one place that
+/// knows the compressions (logs, and `validate-trace` on a gzipped trace).
+pub fn decompressed<'a, R: io::Read + 'a>(source: R) -> io::Result<Box<dyn BufRead + 'a>> {
     let mut r = BufReader::with_capacity(1 << 20, source);
-    let head = r.fill_buf().map_err(|source| ReadError::Io { path: name.to_string(), line: 1, source })?;
+    let head = r.fill_buf()?;
     if head.starts_with(&GZIP_MAGIC) {
-        let gz = flate2::read::MultiGzDecoder::new(r);
-        return read_from(BufReader::with_capacity(1 << 20, gz), name, format);
+        return Ok(Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(r))));
     }
     if head.starts_with(&ZSTD_MAGIC) {
-        let zs = zstd::stream::read::Decoder::with_buffer(r).map_err(|source| ReadError::Io { path: name.to_string(), line: 1, source })?;
-        return read_from(BufReader::with_capacity(1 << 20, zs), name, format);
+        return Ok(Box::new(BufReader::with_capacity(1 << 20, zstd::stream::read::Decoder::with_buffer(r)?)));
     }
-    read_from(r, name, format)
+    Ok(Box::new(r))
 }
 
 /// The first two bytes of every gzip member.

@@ -30,7 +30,7 @@ impl ChartRef {
 pub const STANDARD_CHARTS: [(&str, &str, &str); 4] = [
     ("waterfall", "waterfall.svg", "Waterfall: one row per synthesis and GPU worker, idle gaps shaded by cause"),
     ("utilization", "utilization.svg", "GPU busy fraction over time, per device"),
-    ("gaps", "gaps.svg", "Idle gap durations by cause (log bins)"),
+    ("gaps", "gaps.svg", "Idle time by gap duration and cause (log bins; bar height = idle seconds)"),
     ("phases", "phases.svg", "Duration distribution per span kind"),
 ];
 
