@@ -620,6 +620,33 @@ pub struct Diagnostics {
     /// version, a binary file): one sentence each. `--strict` fails on any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
+    /// cuzk logs: event lines per wrapper (`plain`, `journal`, `journal_json`, `docker`,
+    /// `daemon_json`; see `read::wrap`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub wrappers: BTreeMap<String, u64>,
+    /// cuzk logs that span daemon restarts (offsets jumping back): one entry per daemon run,
+    /// in file order; empty for a log of one daemon run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub daemon_runs: Vec<DaemonRun>,
+}
+
+/// One daemon run of a log that spans restarts (see `read::cuzk`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DaemonRun {
+    /// 1-based, in file order.
+    pub index: u32,
+    /// The line of its first event.
+    pub first_line: u64,
+    pub events: u64,
+    /// Where the run sits on the log's one time axis, ms.
+    pub start_ms: f64,
+    /// Its last event's offset on that axis, ms.
+    pub end_ms: f64,
+    /// The daemon's start by the wrapper's wall clock (ns since the Unix epoch), when the
+    /// lines carry one.
+    pub wall_clock_start_ns: Option<i64>,
+    /// `wall_clock` (every run has one: placed by it) or `end_to_end` (in file order).
+    pub placed_by: String,
 }
 
 /// How many warnings are kept verbatim; the rest are only counted.

@@ -102,6 +102,12 @@ pub struct IdleGap {
     pub after_partition: Option<u32>,
     /// When the partition after the gap was queued (or synthesised), if known.
     pub after_queued_ms: Option<f64>,
+    /// Proof types of the jobs before and after the gap (a gap is a gap whatever the
+    /// types; these say between which it fell).
+    #[serde(default)]
+    pub before_type: Option<String>,
+    #[serde(default)]
+    pub after_type: Option<String>,
 }
 
 /// Idle time of one cause.
@@ -225,13 +231,13 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
     let min_gap_ns = (opts.min_gap_ms.max(0.0) * 1.0e6) as u64;
     let mut out = GapAnalysis::default();
     out.totals.min_gap_ms = opts.min_gap_ms;
-    let part_name = |span: usize| -> (Option<String>, Option<u32>) {
+    let part_name = |span: usize| -> (Option<String>, Option<u32>, Option<String>) {
         match ix.part_of_span.get(span).copied().flatten() {
             Some(p) => {
                 let pi = &ix.parts[p as usize];
-                (Some(ix.jobs[pi.job as usize].to_string()), pi.partition)
+                (Some(ix.jobs[pi.job as usize].to_string()), pi.partition, Some(ix.type_of_job(pi.job).to_string()))
             }
-            None => (None, run.spans[span].partition),
+            None => (None, run.spans[span].partition, None),
         }
     };
 
@@ -327,8 +333,8 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
                     GapCause::CpuPrep
                 }
             };
-            let (before_job, before_partition) = before.map_or((None, None), part_name);
-            let (after_job, after_partition) = part_name(after);
+            let (before_job, before_partition, before_type) = before.map_or((None, None, None), part_name);
+            let (after_job, after_partition, after_type) = part_name(after);
             out.gaps.push(IdleGap {
                 device,
                 start_ns: g0,
@@ -343,14 +349,22 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
                 after_job,
                 after_partition,
                 after_queued_ms: avail.map(ms),
+                before_type,
+                after_type,
             });
         }
         dg.idle_in_window_ms = ms(idle_window_ns);
         out.totals.devices.push(dg);
     }
+    by_cause_into(&out.gaps, &mut out.totals);
+    out
+}
+
+/// Fill the per-cause and overall idle figures of `totals` from listed `gaps`.
+fn by_cause_into(gaps: &[IdleGap], totals: &mut GapTotals) {
     let mut counts: BTreeMap<GapCause, (u64, u64)> = BTreeMap::new();
     let (mut idle_ns, mut window_ns) = (0u64, 0u64);
-    for g in &out.gaps {
+    for g in gaps {
         let c = counts.entry(g.cause).or_default();
         let d = g.end_ns.saturating_sub(g.start_ns);
         c.0 += 1;
@@ -360,14 +374,21 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
             window_ns = window_ns.saturating_add(d);
         }
     }
-    out.totals.idle_total_ms = ms(idle_ns);
-    out.totals.idle_in_window_ms = ms(window_ns);
-    out.totals.by_cause = GapCause::ALL
+    totals.idle_total_ms = ms(idle_ns);
+    totals.idle_in_window_ms = ms(window_ns);
+    totals.by_cause = GapCause::ALL
         .iter()
         .map(|&cause| {
             let (count, ns) = counts.get(&cause).copied().unwrap_or_default();
             CauseTotal { cause, count, total_ms: ms(ns), share_of_idle: if idle_ns > 0 { ns as f64 / idle_ns as f64 } else { 0.0 } }
         })
         .collect();
-    out
+}
+
+/// Totals of a subset of the listed gaps (those before one proof type's work, say): per
+/// cause and overall; no per-device rows, nothing below the threshold.
+pub fn totals_of(gaps: &[IdleGap], min_gap_ms: f64) -> GapTotals {
+    let mut t = GapTotals { min_gap_ms, ..Default::default() };
+    by_cause_into(gaps, &mut t);
+    t
 }
