@@ -73,6 +73,12 @@ fn sizes_without_bound_are_refused_at_once() {
     // A sampler period of 49 days used to hold the end of the run for as long.
     exits(d.path(), &["prove", "--params", "p.bin", "--proofs", "1", "--set", "rss_sample_ms=4294967295", "--backend", "cpu"], 2, &["rss_sample_ms"]);
     exits(d.path(), &["prove", "--params", "p.bin", "--proofs", "1", "--nvml-ms", "18446744073709551615", "--backend", "cpu"], 2, &["--nvml-ms"]);
+    // A RAM budget that cannot hold one partition: refused from the file's header, naming
+    // what is needed and what the budget is.
+    exits(d.path(), &["prove", "--params", "p.bin", "--proofs", "1", "--ram-budget", "64KiB", "--backend", "cpu"], 2, &["memory.total_budget", "RAM budget of 64.0 KiB", "needed", "one partition's working set"]);
+    exits(d.path(), &["prove", "--params", "p.bin", "--proofs", "1", "--ram-budget", "0", "--backend", "cpu"], 2, &["larger than 0"]);
+    exits(d.path(), &["prove", "--params", "p.bin", "--proofs", "1", "--ram-budget", "lots", "--backend", "cpu"], 2, &["--ram-budget", "lots"]);
+    exits(d.path(), &["prove", "--params", "p.bin", "--proofs", "1", "--set", "memory.total_budget=5", "--backend", "cpu"], 2, &["memory.total_budget", "expected a string"]);
     assert!(t0.elapsed() < Duration::from_secs(30), "refusals take no time: {:?}", t0.elapsed());
     // Nothing was written by a refused sweep.
     assert!(!d.path().join("s1").exists() && !d.path().join("s2").exists());
@@ -191,4 +197,6 @@ fn a_parameter_file_with_its_test_only_flag_cleared_is_refused() {
     std::fs::write(p.join("forged.bin"), &b).unwrap();
     exits(p, &["prove", "--params", "forged.bin", "--backend", "cpu", "--quiet"], 2, &["forged.bin", "hash mismatch"]);
     exits(p, &["prove", "--params", "p.bin", "--backend", "cpu", "--quiet"], 0, &["TEST-ONLY"]);
+    // A RAM budget larger than the machine is a warning, not an error.
+    exits(p, &["prove", "--params", "p.bin", "--backend", "cpu", "--quiet", "--ram-budget", "1000000", "-o", "big"], 0, &["larger than this machine's RAM"]);
 }

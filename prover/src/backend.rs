@@ -75,6 +75,14 @@ pub trait Gate: Sync {
     fn alloc(&self) -> GateGuard<'_>;
     /// Around device compute (the `kernels` and `two_lock` compute lock).
     fn compute(&self) -> GateGuard<'_>;
+    /// The partition's a, b, c have left the host's hands (the CPU backend: consumed by the
+    /// H computation; CUDA: uploaded) and are being freed: returns what to call once their
+    /// memory is given back — the engine's RAM budget release of their share — so that a
+    /// backend freeing them on another thread calls it there. Call it at most once, and
+    /// only when the vectors are really freed (not when a failure hands them back).
+    fn abc_release(&self) -> Box<dyn FnOnce() + Send> {
+        Box::new(|| ())
+    }
 }
 
 /// No locking (single prover, or `whole` mode where the engine already holds the lock).

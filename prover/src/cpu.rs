@@ -45,6 +45,8 @@ impl Backend for CpuBackend {
         let h = prover::ntt_h(a, b, c, params)?;
         let h_acc = prover::msm_h_with(&h, params, self.msm);
         drop(h);
+        // a, b, c are gone (b and c in the H computation, a's buffer, which became h, here).
+        (gate.abc_release())();
         let l = prover::msm_split_g1_with("msm_l", &params.l, &plan.l, self.msm);
         let a = prover::msm_split_g1_with("msm_a", &params.a, &plan.a, self.msm);
         let b_g1 = prover::msm_split_g1_with("msm_b_g1", &params.b_g1, &plan.b, self.msm);

@@ -111,6 +111,19 @@ pub enum ParamsError {
     CircuitId { path: String },
 }
 
+/// What a parameter set is for and how many points each query has: enough to size memory
+/// ([`Parameters::read_shape`] reads it from a file's header alone).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamsShape {
+    pub info: ParamsInfo,
+    pub ic: u64,
+    pub h: u64,
+    pub l: u64,
+    pub a: u64,
+    pub b_g1: u64,
+    pub b_g2: u64,
+}
+
 /// How a load went (reported by `prove` and the engine).
 #[derive(Clone, Debug)]
 pub struct LoadReport {
@@ -240,6 +253,61 @@ impl Parameters {
             .map_err(|error| ParamsError::Io { path: name.clone(), error })?;
         let params = Self::from_bytes(&bytes, &name)?;
         Ok((params, LoadReport { bytes: bytes.len() as u64, elapsed: t0.elapsed() }))
+    }
+
+    /// The shape of a parameter file from its header alone (magic and version checked, no
+    /// point read, the hash not checked): what the engine's RAM budget is checked against
+    /// before the file is loaded (`prove`).
+    pub fn read_shape(path: &Path) -> Result<ParamsShape, ParamsError> {
+        let name = path.display().to_string();
+        let io = |error| ParamsError::Io { path: name.clone(), error };
+        let mut h = vec![0u8; HEADER_LEN];
+        let mut f = File::open(path).map_err(io)?;
+        let actual = f.metadata().map_err(io)?.len();
+        if actual < HEADER_LEN as u64 {
+            return Err(ParamsError::Truncated { path: name, what: "the header".into(), needed: HEADER_LEN as u64, actual });
+        }
+        f.read_exact(&mut h).map_err(io)?;
+        if &h[..8] != MAGIC {
+            return Err(ParamsError::BadMagic { path: name, found: h[..8].to_vec() });
+        }
+        let version = get_u32(&h, 8);
+        if version != VERSION {
+            return Err(ParamsError::Version { path: name, found: version });
+        }
+        let id_raw = &h[56..120];
+        let id_end = id_raw.iter().position(|&b| b == 0).unwrap_or(64);
+        let circuit_id = std::str::from_utf8(&id_raw[..id_end]).map_err(|_| ParamsError::CircuitId { path: name.clone() })?.to_string();
+        let count = |k: usize| get_u64(&h, 120 + 24 * k + 8);
+        Ok(ParamsShape {
+            info: ParamsInfo {
+                circuit_id,
+                num_inputs: get_u64(&h, 24),
+                num_aux: get_u64(&h, 32),
+                num_constraints: get_u64(&h, 40),
+                domain_size: get_u64(&h, 48),
+                test_only: get_u64(&h, 16) & FLAG_TEST_ONLY != 0,
+            },
+            ic: count(1),
+            h: count(2),
+            l: count(3),
+            a: count(4),
+            b_g1: count(5),
+            b_g2: count(6),
+        })
+    }
+
+    /// The shape of these parameters (the sizes of their queries).
+    pub fn shape(&self) -> ParamsShape {
+        ParamsShape {
+            info: self.info.clone(),
+            ic: self.vk.ic.len() as u64,
+            h: self.h.len() as u64,
+            l: self.l.len() as u64,
+            a: self.a.len() as u64,
+            b_g1: self.b_g1.len() as u64,
+            b_g2: self.b_g2.len() as u64,
+        }
     }
 
     /// Parse a whole parameter file held in memory; `name` is used in errors.

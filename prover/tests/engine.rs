@@ -49,6 +49,9 @@ impl Gate for SlowGate<'_> {
         }
         g
     }
+    fn abc_release(&self) -> Box<dyn FnOnce() + Send> {
+        self.inner.abc_release()
+    }
 }
 
 impl Backend for Slow {

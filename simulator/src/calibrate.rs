@@ -651,9 +651,71 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     } else {
         return Err(CalibrateError::NoGpu(names));
     }
+    if let Some((spread, groups, runs_n)) = run_spread(runs) {
+        cfg.uncertainty.run_spread = (spread * 1e4).round() / 1e4;
+        rep.notes.push(format!(
+            "run spread {:.2} % (relative sd of the steady s/proof over {runs_n} runs in {groups} repeated configuration(s)): widens the prediction intervals",
+            100.0 * spread
+        ));
+    }
     cfg.name = format!("calibrated from {}", rep.inputs.join(", "));
     tracing::debug!("calibrated from {names}: {} notes; synth {:.1} ms, device {:.1} ms per partition", rep.notes.len(), cfg.costs.synth.mean_ms(), rep.device_time_per_partition_ms);
     Ok(Calibration { config: cfg, report: rep })
+}
+
+/// Steady s/proof of a run from its partition completions (the last span end of each
+/// partition): (last − first) / (n − 1) × partitions per proof; `None` under 2 partitions.
+pub fn steady_from_partitions(run: &Run) -> Option<f64> {
+    let mut ends: std::collections::BTreeMap<(String, u32), u64> = Default::default();
+    for sp in &run.spans {
+        if let (Some(p), Some(e)) = (sp.partition, sp.end_ns) {
+            let k = (sp.job.clone().unwrap_or_default(), p);
+            let v = ends.entry(k).or_insert(0);
+            *v = (*v).max(e);
+        }
+    }
+    let per_proof = {
+        let mut jobs: std::collections::BTreeMap<&str, u32> = Default::default();
+        for (j, _) in ends.keys() {
+            *jobs.entry(j.as_str()).or_insert(0) += 1;
+        }
+        jobs.values().copied().max()? as f64
+    };
+    let (a, b) = (ends.values().min()?, ends.values().max()?);
+    (ends.len() >= 2 && b > a).then(|| (b - a) as f64 / 1e9 / (ends.len() - 1) as f64 * per_proof)
+}
+
+/// The run-to-run spread of the inputs: runs made with the same configuration (equal
+/// `meta.config`, not empty) are repeats; each group's relative sd of the steady s/proof, pooled as the
+/// root mean square over the groups. Returns (spread, groups, runs in them); `None` without repeats.
+pub fn run_spread(runs: &[(String, Run)]) -> Option<(f64, usize, usize)> {
+    let mut groups: Vec<(&timeline::RunConfig, Vec<f64>)> = Vec::new();
+    for (_, r) in runs {
+        // A run that does not say its configuration (a cuzk log) cannot be called a repeat.
+        if r.meta.config == timeline::RunConfig::default() {
+            continue;
+        }
+        let Some(v) = steady_from_partitions(r) else { continue };
+        match groups.iter_mut().find(|(c, _)| **c == r.meta.config) {
+            Some(g) => g.1.push(v),
+            None => groups.push((&r.meta.config, vec![v])),
+        }
+    }
+    let rel: Vec<(f64, usize)> = groups
+        .iter()
+        .filter(|(_, v)| v.len() >= 2)
+        .map(|(_, v)| {
+            let n = v.len() as f64;
+            let mean = v.iter().sum::<f64>() / n;
+            let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+            (var.sqrt() / mean, v.len())
+        })
+        .collect();
+    if rel.is_empty() {
+        return None;
+    }
+    let rms = (rel.iter().map(|(r, _)| r * r).sum::<f64>() / rel.len() as f64).sqrt();
+    Some((rms.min(1.0), rel.len(), rel.iter().map(|(_, n)| n).sum()))
 }
 
 /// The default base config (the reference box, Phase 8 settings).
@@ -718,4 +780,115 @@ mod tests {
         let mean = samples.iter().map(|s| s.1).sum::<f64>() / samples.len() as f64;
         assert!((t0 - mean).abs() < 1e-9, "without a slope t0 is the mean: {t0} vs {mean}");
     }
+}
+
+/// How a per-partition cost grows with the constraint count n, for [`scale_to`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Law {
+    /// ∝ n: synthesis (witness + sparse products, memory-bound), prep (density bitmaps),
+    /// batch additions, uploads, memory footprints.
+    Linear,
+    /// ∝ n·log n: NTTs.
+    NLogN,
+    /// ∝ n / log n: Pippenger MSMs (window c ≈ log n: n/c bucket additions per window,
+    /// 255/c windows).
+    NOverLogN,
+    /// Independent of n: proof assembly, allocation, pickup.
+    Constant,
+}
+
+impl Law {
+    /// The factor from `from` to `to` constraints.
+    pub fn factor(self, from: u64, to: u64) -> f64 {
+        let (a, b) = (from.max(2) as f64, to.max(2) as f64);
+        match self {
+            Law::Linear => b / a,
+            Law::NLogN => b * b.log2() / (a * a.log2()),
+            Law::NOverLogN => (b / b.log2()) / (a / a.log2()),
+            Law::Constant => 1.0,
+        }
+    }
+}
+
+/// The law of each cost (the `ntt_msm_h` phase mixes the NTTs and the H MSM: see [`scale_to`]).
+pub const COST_LAWS: &[(&str, Law)] = &[
+    ("synth", Law::Linear),
+    ("prep_msm", Law::Linear),
+    ("batch_add", Law::Linear),
+    ("tail_msm", Law::NOverLogN),
+    ("msm_rest", Law::NOverLogN),
+    ("b_g2_msm", Law::NOverLogN),
+    ("msm_b_g2", Law::NOverLogN),
+    ("epilogue", Law::Constant),
+    ("alloc", Law::Constant),
+    ("pickup", Law::Constant),
+];
+
+/// The NTT's share of the `ntt` + `msm_h` spans of the runs (when the prover recorded them
+/// apart), for scaling `ntt_msm_h`.
+pub fn ntt_share(runs: &[(String, Run)]) -> Option<f64> {
+    let (mut ntt, mut h) = (0u64, 0u64);
+    for (_, r) in runs {
+        for s in &r.spans {
+            let d = s.end_ns.map_or(0, |e| e.saturating_sub(s.start_ns));
+            match s.kind {
+                SpanKind::Ntt => ntt += d,
+                SpanKind::MsmH => h += d,
+                _ => {}
+            }
+        }
+    }
+    (ntt > 0 && h > 0).then(|| ntt as f64 / (ntt + h) as f64)
+}
+
+/// Scale a model's per-partition costs and sizes from `from` to `to` constraints per
+/// partition: every cost by its [`Law`] ([`COST_LAWS`]); `ntt_msm_h` by
+/// share·(n log n) + (1 − share)·(n / log n) with the NTT's measured `share` (n log n alone
+/// when unknown: the upper of the two); `upload_gib` linearly; `[circuit] constraints` set to
+/// `to`. The memory section is left as the base config gave it (it describes the target
+/// machine and size, e.g. `configs/fullscale-h200.toml`; a reservation without an explicit
+/// `partition_gib` follows `[circuit]`). Contention unchanged. Distributions keep their shape
+/// (a lognormal's sigma). Returns one note per change, for the model's header.
+pub fn scale_to(cfg: &mut Config, from: u64, to: u64, share: Option<f64>) -> Vec<String> {
+    let mut notes = vec![format!("scaled from {from} to {to} constraints per partition ({:.2}×)", to as f64 / from.max(1) as f64)];
+    let c = &mut cfg.costs;
+    let mut scale = |name: &str, d: &mut Dist, f: f64, law: &str| {
+        if !d.is_zero() {
+            let before = d.mean_ms();
+            *d = d.scaled(f);
+            notes.push(format!("{name}: {before:.1} → {:.1} ms ({law}, ×{f:.3})", d.mean_ms()));
+        }
+    };
+    for (name, law) in COST_LAWS {
+        let f = law.factor(from, to);
+        let d = match *name {
+            "synth" => &mut c.synth,
+            "prep_msm" => &mut c.prep_msm,
+            "batch_add" => &mut c.batch_add,
+            "tail_msm" => &mut c.tail_msm,
+            "msm_rest" => &mut c.msm_rest,
+            "b_g2_msm" => &mut c.b_g2_msm,
+            "msm_b_g2" => &mut c.msm_b_g2,
+            "epilogue" => &mut c.epilogue,
+            "alloc" => &mut c.alloc,
+            _ => &mut c.pickup,
+        };
+        scale(name, d, f, &format!("{law:?}"));
+    }
+    let (fn_, fm) = (Law::NLogN.factor(from, to), Law::NOverLogN.factor(from, to));
+    let (f, why) = match share {
+        Some(s) => (s * fn_ + (1.0 - s) * fm, format!("NTT share {:.2} of ntt + msm_h: n log n for it, n / log n for the H MSM", s)),
+        None => (fn_, "n log n (the NTT's law; the H MSM's share unknown)".to_string()),
+    };
+    scale("ntt_msm_h", &mut c.ntt_msm_h, f, &why);
+    let lin = Law::Linear.factor(from, to);
+    c.upload_gib = (c.upload_gib * lin * 1e6).round() / 1e6;
+    // The memory section is the base config's: it describes the target size already (a
+    // partition's reservation follows [circuit] when it is not given explicitly).
+    match &mut cfg.circuit {
+        Some(ci) => ci.constraints = to,
+        None => cfg.circuit = Some(crate::memory::Circuit { constraints: to, aux: None, inputs: None }),
+    }
+    notes.push(format!("upload ×{lin:.3} (linear); [circuit] constraints = {to}; memory sizes are the base config's (give one that describes {to} constraints)"));
+    notes
 }

@@ -183,6 +183,23 @@ pub struct ConfigRow {
     pub predicted_theoretical_floor_s: f64,
     pub predicted_practical_floor_s: f64,
     pub predicted_practical_binding: String,
+    /// The prediction's 80 % interval of the steady s/proof (partition rate) and of the
+    /// total s/proof, around the predicted values ([`crate::interval`]); absent when the
+    /// prediction has no interval (`simulate --replications 0`, older prediction.json).
+    #[serde(default)]
+    pub predicted_steady_interval: Option<(f64, f64)>,
+    #[serde(default)]
+    pub predicted_total_interval: Option<(f64, f64)>,
+    /// The measured runs' values (one per run) that fall inside those intervals, and how many
+    /// were checked.
+    #[serde(default)]
+    pub runs_inside_steady: usize,
+    #[serde(default)]
+    pub runs_checked_steady: usize,
+    #[serde(default)]
+    pub runs_inside_total: usize,
+    #[serde(default)]
+    pub runs_checked_total: usize,
 }
 
 /// `campaign.json`.
@@ -212,11 +229,40 @@ pub struct CampaignScore {
     pub same_best: bool,
     /// MAPE ≤ [`TARGET_MAPE_PCT`] and `same_best`.
     pub target_met: bool,
+    /// Coverage: the share of measured runs (every run of the predicted configurations)
+    /// inside their predicted 80 % interval, percent (honest: 70–90 %), for the steady
+    /// s/proof (partition rate) and the total; with the number of runs checked.
+    #[serde(default)]
+    pub coverage_pct: Option<f64>,
+    #[serde(default)]
+    pub coverage_runs: usize,
+    #[serde(default)]
+    pub coverage_total_pct: Option<f64>,
+    #[serde(default)]
+    pub coverage_total_runs: usize,
+}
+
+/// Per-run values of `key` inside the interval `iv`: (inside, checked).
+fn inside(parities: &[Parity], key: &str, iv: Option<(f64, f64)>) -> (usize, usize) {
+    let Some((lo, hi)) = iv else { return (0, 0) };
+    let vals: Vec<f64> = parities.iter().filter_map(|p| metric(p, key)).map(|m| m.measured).filter(|v| *v != 0.0).collect();
+    (vals.iter().filter(|v| **v >= lo && **v <= hi).count(), vals.len())
+}
+
+/// Coverage in percent of (inside, checked) pairs summed over the predicted configurations.
+pub fn coverage(rows: &[ConfigRow], pick: fn(&ConfigRow) -> (usize, usize)) -> (Option<f64>, usize) {
+    let (i, n) = rows.iter().filter(|r| !r.calibration).map(pick).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    ((n > 0).then(|| 100.0 * i as f64 / n as f64), n)
 }
 
 fn row(c: &ConfigInput) -> ConfigRow {
     let m = |k| mean_metric(&c.parities, k);
     let (s, q, u, l, t) = (m(key::PARTITION_RATE), m(key::STEADY), m(key::GPU_UTILIZATION), m(key::LATENCY_MEAN), m(key::TOTAL));
+    let iv = c.prediction.interval.as_ref();
+    let steady_iv = iv.zip(s.predicted).map(|(i, p)| i.steady_partitions_s_per_proof.around(p));
+    let total_iv = iv.zip(t.predicted).map(|(i, p)| i.total_s_per_proof.around(p));
+    let (in_s, n_s) = inside(&c.parities, key::PARTITION_RATE, steady_iv);
+    let (in_t, n_t) = inside(&c.parities, key::TOTAL, total_iv);
     let v = &c.measured.verdict;
     let f = &c.prediction.floors;
     ConfigRow {
@@ -249,6 +295,12 @@ fn row(c: &ConfigInput) -> ConfigRow {
         predicted_theoretical_floor_s: f.theoretical_s_per_proof,
         predicted_practical_floor_s: f.practical_s_per_proof,
         predicted_practical_binding: f.practical_binding.clone(),
+        predicted_steady_interval: steady_iv,
+        predicted_total_interval: total_iv,
+        runs_inside_steady: in_s,
+        runs_checked_steady: n_s,
+        runs_inside_total: in_t,
+        runs_checked_total: n_t,
     }
 }
 
@@ -267,6 +319,8 @@ pub fn mape_of(rows: &[ConfigRow], measured: fn(&ConfigRow) -> Option<f64>, pred
 /// Score a campaign: `configs` in grid order, `calibrated_on` the calibration configuration.
 pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
     let rows: Vec<ConfigRow> = configs.iter().map(row).collect();
+    let cov = coverage(&rows, |r| (r.runs_inside_steady, r.runs_checked_steady));
+    let cov_total = coverage(&rows, |r| (r.runs_inside_total, r.runs_checked_total));
     // Configurations with a measured and a predicted steady s/proof, in grid order.
     let ranked: Vec<(&str, f64, f64)> = rows
         .iter()
@@ -320,6 +374,10 @@ pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
         tied_best_predicted,
         same_best,
         target_met: mape_pct.is_some_and(|m| m <= TARGET_MAPE_PCT) && same_best,
+        coverage_pct: cov.0,
+        coverage_runs: cov.1,
+        coverage_total_pct: cov_total.0,
+        coverage_total_runs: cov_total.1,
     }
 }
 
@@ -412,6 +470,15 @@ impl CampaignScore {
             num(self.mape_total_pct, 2),
             num(self.mape_proof_ends_pct, 2)
         ));
+        if self.coverage_runs > 0 || self.coverage_total_runs > 0 {
+            lines.push(format!(
+                "- **Coverage: {} % of {} measured runs inside their predicted 80 % interval (steady s/proof)**, {} % of {} (total s/proof); honest is 70–90 % (intervals: p10–p90 of the replications with other seeds, widened by the calibrated run spread; `simulate --replications`).",
+                num(self.coverage_pct, 0),
+                self.coverage_runs,
+                num(self.coverage_total_pct, 0),
+                self.coverage_total_runs
+            ));
+        }
         lines.push(format!(
             "- Best configuration measured: **{}**; predicted: **{}** ({}). Tied best measured (within the best's run-to-run spread): {}; tied best predicted (within 0.5 % of the lowest prediction): {}. The measured best is {} the model's tied best, so the best configurations {}.",
             best(&self.best_measured),
@@ -767,6 +834,30 @@ mod tests {
     fn config(name: &str, calibration: bool, measured: &[f64], predicted: f64) -> ConfigInput {
         let parities = measured.iter().map(|&m| parity(vec![mp(key::PARTITION_RATE, "steady s/proof (partition rate)", m, predicted)])).collect();
         ConfigInput { name: name.into(), calibration, parities, prediction: SimResult::default(), measured: Summary::default() }
+    }
+
+    #[test]
+    fn coverage_counts_runs_inside_their_interval() {
+        use crate::interval::{Band, Interval};
+        // Predicted 10 s with a ±10 % band (p50 100, lo 90, hi 110 in the replications' own
+        // units: only the proportions carry over to the parity's predicted value).
+        let iv = Interval { replications: 20, steady_partitions_s_per_proof: Band { p10: 92.0, p50: 100.0, p90: 108.0, lo: 90.0, hi: 110.0 }, ..Default::default() };
+        let mut a = config("a", false, &[9.5, 10.5, 11.5], 10.0);
+        a.prediction.interval = Some(iv.clone());
+        let mut b = config("b", false, &[8.0], 10.0);
+        b.prediction.interval = Some(iv.clone());
+        // The calibration configuration does not count; nor does one without an interval.
+        let mut cal = config("cal", true, &[20.0], 10.0);
+        cal.prediction.interval = Some(iv);
+        let none = config("n", false, &[10.0], 10.0);
+        let s = score("cal", &[a, b, cal, none]);
+        // a: 9.5 and 10.5 inside [9, 11], 11.5 outside; b: 8 outside: 2 of 4.
+        assert_eq!(s.configs[0].predicted_steady_interval, Some((9.0, 11.0)));
+        assert_eq!((s.coverage_pct, s.coverage_runs), (Some(50.0), 4));
+        assert_eq!(s.coverage_total_pct, None);
+        assert!(s.markdown(1).contains("Coverage: 50 % of 4 measured runs"), "{}", s.markdown(1));
+        // Without any interval, no coverage line.
+        assert!(!score("x", &[config("x", true, &[1.0], 1.0)]).markdown(1).contains("Coverage"));
     }
 
     #[test]

@@ -9,6 +9,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::costs::Dist;
+pub use crate::memory::{Budget, ByteSize, Circuit};
+use crate::memory::GIB;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -63,10 +65,33 @@ pub struct Config {
     pub pipeline: Pipeline,
     pub memory: Memory,
     pub costs: Costs,
+    /// The circuit of one partition (optional): with it, `memory.partition_gib` and
+    /// `abc_gib` follow from the working-set formula ([`crate::memory::working_set`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circuit: Option<Circuit>,
     #[serde(default)]
     pub cpu: CpuDemands,
     #[serde(default)]
     pub contention: Contention,
+    #[serde(default, skip_serializing_if = "Uncertainty::is_default")]
+    pub uncertainty: Uncertainty,
+}
+
+/// What the cost distributions do not say about a prediction's spread ([`crate::interval`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Uncertainty {
+    /// Run-to-run spread of the same configuration on the machine, as a relative standard
+    /// deviation (0.05 = 5 %): measured by `calibrate` from repeated runs of one
+    /// configuration; 0: only the replications' spread.
+    #[serde(default)]
+    pub run_spread: f64,
+}
+
+impl Uncertainty {
+    fn is_default(&self) -> bool {
+        *self == Uncertainty::default()
+    }
 }
 
 fn default_seed() -> u64 {
@@ -120,6 +145,11 @@ pub struct Pipeline {
     pub in_flight: u32,
     /// Partitions per proof.
     pub partitions: u32,
+    /// Proofs whose partitions are being synthesised at once (the cuzk daemon's
+    /// `pipeline.synthesis_concurrency`): a proof holds its slot from admission until its
+    /// last partition's synthesis ends; absent = no limit beyond `in_flight`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synthesis_concurrency: Option<u32>,
     /// Partition-synthesis workers.
     pub pw: u32,
     /// GPU workers per device.
@@ -164,15 +194,34 @@ fn default_ram_policy() -> RamPolicy {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Memory {
-    /// Resident before any proof (SRS, pre-compiled constraints), GiB.
+    /// Resident before any proof besides the parameters and PCE (process, CUDA host
+    /// state; for older configs: everything resident, SRS and PCE included), GiB.
     pub baseline_gib: f64,
-    /// Footprint of one partition from synthesis start until the GPU call starts, GiB.
-    pub partition_gib: f64,
-    /// Part of it (a/b/c) released when the GPU call starts, if `early_release`.
+    /// Groth16 parameters (SRS) resident on the host, GiB: counted against the budget.
     #[serde(default)]
-    pub abc_gib: f64,
+    pub params_gib: f64,
+    /// Pre-compiled constraints resident on the host, GiB: counted against the budget.
+    #[serde(default)]
+    pub pce_gib: f64,
+    /// Footprint of one partition from synthesis start, GiB; absent: the working-set
+    /// formula of `[circuit]` ([`crate::memory::working_set`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_gib: Option<f64>,
+    /// Part of it (a/b/c) released when the GPU call starts, if `early_release`; absent:
+    /// 3·n·32 B from `[circuit]`, else 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abc_gib: Option<f64>,
     #[serde(default)]
     pub early_release: bool,
+    /// One byte budget for everything on the host (the cuzk daemon's `memory.total_budget`):
+    /// resident items plus every partition's reservation. A synthesis starts only when its
+    /// reservation fits (else it waits: a `ram_wait` span). `"auto"` = machine RAM −
+    /// `safety_margin`. Absent: no budget (`pipeline.ram_policy` against the machine's RAM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_budget: Option<Budget>,
+    /// Kept back for the OS with `total_budget = "auto"`; default 5 GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety_margin: Option<ByteSize>,
     /// VRAM in use before any worker starts (context, resident tables), GiB.
     #[serde(default)]
     pub vram_baseline_gib: f64,
@@ -182,7 +231,48 @@ pub struct Memory {
     /// Without `prestage`: VRAM a call allocates from its upload to the end of its kernels, GiB.
     #[serde(default)]
     pub call_vram_gib: f64,
+    /// Caps the VRAM the engine may use per device (the engine's `--vram-budget`), so a
+    /// large card behaves like a small one; absent: the whole card (`machine.vram_gib`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vram_budget_gib: Option<f64>,
+    /// The Groth16 parameters' size on the device, GiB (0: not modelled, i.e. inside
+    /// `vram_baseline_gib` or not on the device).
+    #[serde(default)]
+    pub params_vram_gib: f64,
+    /// Parameters resident on the device, or streamed over PCIe for every partition;
+    /// `auto`: resident when they fit beside the baseline and one worker's buffers.
+    #[serde(default)]
+    pub params_on_device: ParamsPlacement,
+    /// Streamed parameters: the transfer overlaps the kernels (double-buffered chunks: the
+    /// kernel region lasts max(kernels, stream)) instead of adding to them.
+    #[serde(default)]
+    pub params_stream_overlap: bool,
+    /// When a call's or a worker's VRAM does not fit: `fail` (`vram_oom`, what an engine
+    /// without a device budget does) or `wait` (the call waits for VRAM to be freed;
+    /// pre-staged buffers that do not fit leave their workers idle: workers serialise).
+    #[serde(default)]
+    pub vram_policy: VramPolicy,
 }
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamsPlacement {
+    #[default]
+    Auto,
+    Resident,
+    Stream,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VramPolicy {
+    #[default]
+    Fail,
+    Wait,
+}
+
+/// Default `memory.safety_margin` (the cuzk daemon's): 5 GiB.
+pub const DEFAULT_SAFETY_MARGIN: u64 = 5 << 30;
 
 /// Per-partition costs, measured in isolation (ms, or distributions).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -289,6 +379,91 @@ impl Contention {
 }
 
 impl Config {
+    /// One partition's reservation, GiB: `memory.partition_gib`, else the working set of
+    /// `[circuit]` ([`crate::memory::working_set`]), else 0 (refused by `validate`).
+    pub fn partition_gib(&self) -> f64 {
+        match (self.memory.partition_gib, &self.circuit) {
+            (Some(v), _) => v,
+            (None, Some(c)) => crate::memory::working_set(c).total() as f64 / GIB,
+            (None, None) => 0.0,
+        }
+    }
+
+    /// The a/b/c part of it, GiB: `memory.abc_gib`, else 3·n·32 B of `[circuit]`, else 0.
+    pub fn abc_gib(&self) -> f64 {
+        match (self.memory.abc_gib, &self.circuit) {
+            (Some(v), _) => v,
+            (None, Some(c)) => crate::memory::working_set(c).abc as f64 / GIB,
+            (None, None) => 0.0,
+        }
+    }
+
+    /// Resident on the host before any proof: baseline + parameters + PCE, GiB.
+    pub fn resident_gib(&self) -> f64 {
+        self.memory.baseline_gib + self.memory.params_gib + self.memory.pce_gib
+    }
+
+    /// `memory.safety_margin` (default 5 GiB), GiB.
+    pub fn safety_margin_gib(&self) -> f64 {
+        self.memory.safety_margin.map_or(DEFAULT_SAFETY_MARGIN as f64, |m| m.0 as f64) / GIB
+    }
+
+    /// The host budget in GiB when `memory.total_budget` is set (auto resolved against
+    /// `machine.ram_gib`); `None`: no budget.
+    pub fn budget_gib(&self) -> Option<f64> {
+        self.memory.total_budget.map(|b| match b {
+            Budget::Auto => self.machine.ram_gib - self.safety_margin_gib(),
+            Budget::Bytes(b) => b as f64 / GIB,
+        })
+    }
+
+    /// VRAM usable per device: the card, or less with `memory.vram_budget`, GiB.
+    pub fn vram_cap_gib(&self) -> f64 {
+        let card = self.machine.vram_gib;
+        self.memory.vram_budget_gib.map_or(card, |b| b.min(card))
+    }
+
+    /// VRAM one GPU worker needs for a call: its pre-staged buffer, or the per-call allocation.
+    pub fn worker_vram_gib(&self) -> f64 {
+        if self.pipeline.prestage {
+            self.memory.prestage_vram_gib
+        } else {
+            self.memory.call_vram_gib
+        }
+    }
+
+    /// Whether the parameters stream over PCIe for every partition (see `params_on_device`).
+    pub fn params_streamed(&self) -> bool {
+        let m = &self.memory;
+        if m.params_vram_gib <= 0.0 {
+            return false;
+        }
+        match m.params_on_device {
+            ParamsPlacement::Resident => false,
+            ParamsPlacement::Stream => true,
+            ParamsPlacement::Auto => m.vram_baseline_gib + m.params_vram_gib + self.worker_vram_gib() > self.vram_cap_gib() + 1e-9,
+        }
+    }
+
+    /// VRAM in use on a device before any worker: baseline + resident parameters, GiB.
+    pub fn vram_static_gib(&self) -> f64 {
+        self.memory.vram_baseline_gib + if self.params_streamed() { 0.0 } else { self.memory.params_vram_gib }
+    }
+
+    /// Streaming the parameters for one partition, seconds (0 when resident).
+    pub fn params_stream_s(&self) -> f64 {
+        if self.params_streamed() {
+            self.memory.params_vram_gib * GIB / (self.machine.pcie_gbs * 1e9)
+        } else {
+            0.0
+        }
+    }
+
+    /// What admission compares against: the budget, else the machine's RAM.
+    pub fn ram_limit_gib(&self) -> f64 {
+        self.budget_gib().unwrap_or(self.machine.ram_gib)
+    }
+
     pub fn from_toml_str(text: &str, path: &str) -> Result<Config, ConfigError> {
         let c: Config = toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_string(), message: e.to_string() })?;
         c.validate().map_err(|e| ConfigError::Parse { path: path.to_string(), message: e.to_string() })?;
@@ -354,6 +529,9 @@ impl Config {
                 format!("{} proofs × {} partitions = {total} partitions, more than {} per simulation", p.proofs, p.partitions, limits::TOTAL_PARTITIONS),
             ));
         }
+        if p.synthesis_concurrency == Some(0) {
+            return Err(invalid("pipeline.synthesis_concurrency", "must be at least 1, or absent for no limit"));
+        }
         if p.finalizers == Some(0) {
             return Err(invalid("pipeline.finalizers", "must be at least 1, or absent for unlimited finalisers"));
         }
@@ -371,21 +549,62 @@ impl Config {
         }
         let mem = &self.memory;
         nonneg("memory.baseline_gib", mem.baseline_gib)?;
-        nonneg("memory.partition_gib", mem.partition_gib)?;
-        nonneg("memory.abc_gib", mem.abc_gib)?;
+        nonneg("memory.params_gib", mem.params_gib)?;
+        nonneg("memory.pce_gib", mem.pce_gib)?;
+        if let Some(v) = mem.partition_gib {
+            nonneg("memory.partition_gib", v)?;
+        }
+        if let Some(v) = mem.abc_gib {
+            nonneg("memory.abc_gib", v)?;
+        }
+        if let Some(c) = &self.circuit {
+            for (f, v) in [("circuit.constraints", Some(c.constraints)), ("circuit.aux", c.aux), ("circuit.inputs", c.inputs)] {
+                if let Some(v) = v {
+                    if v > 1 << 40 {
+                        return Err(invalid(f, format!("{v} is more than 2^40")));
+                    }
+                }
+            }
+            if c.constraints == 0 {
+                return Err(invalid("circuit.constraints", "must be at least 1"));
+            }
+        } else if mem.partition_gib.is_none() {
+            return Err(invalid("memory.partition_gib", "missing: give it, or [circuit] constraints = N to use the working-set formula"));
+        }
         nonneg("memory.vram_baseline_gib", mem.vram_baseline_gib)?;
         nonneg("memory.prestage_vram_gib", mem.prestage_vram_gib)?;
         nonneg("memory.call_vram_gib", mem.call_vram_gib)?;
-        if mem.abc_gib > mem.partition_gib {
-            return Err(invalid("memory.abc_gib", format!("cannot exceed memory.partition_gib ({} > {})", mem.abc_gib, mem.partition_gib)));
+        nonneg("memory.params_vram_gib", mem.params_vram_gib)?;
+        if let Some(b) = mem.vram_budget_gib {
+            pos("memory.vram_budget_gib", b)?;
         }
-        if mem.early_release && mem.abc_gib == 0.0 {
+        let (part, abc) = (self.partition_gib(), self.abc_gib());
+        if abc > part {
+            return Err(invalid("memory.abc_gib", format!("cannot exceed memory.partition_gib ({abc} > {part})")));
+        }
+        if mem.early_release && abc == 0.0 {
             return Err(invalid("memory.early_release", "is true but memory.abc_gib (what is released) is 0"));
         }
-        if mem.baseline_gib + mem.partition_gib > m.ram_gib {
+        let resident = self.resident_gib();
+        if let Some(budget) = self.budget_gib() {
+            let margin = self.safety_margin_gib();
+            if budget <= 0.0 {
+                return Err(invalid("memory.safety_margin", format!("{margin} GiB leaves nothing of machine.ram_gib ({} GiB) for memory.total_budget = \"auto\"", m.ram_gib)));
+            }
+            if budget > m.ram_gib + 1e-9 {
+                return Err(invalid("memory.total_budget", format!("{budget} GiB is more than machine.ram_gib ({} GiB): the engine would be killed before the budget binds", m.ram_gib)));
+            }
+            if resident + part > budget + 1e-9 {
+                return Err(invalid("memory.total_budget", format!(
+                    "{budget:.2} GiB cannot hold the resident items ({resident:.2} GiB: baseline, parameters, PCE) plus one partition ({part:.2} GiB): {:.2} GiB needed, no proof could ever run",
+                    resident + part
+                )));
+            }
+        }
+        if resident + part > m.ram_gib {
             return Err(invalid("machine.ram_gib", format!(
-                "{} GiB cannot hold the baseline ({} GiB) plus one partition ({} GiB): no proof could ever run",
-                m.ram_gib, mem.baseline_gib, mem.partition_gib
+                "{} GiB cannot hold the resident items ({resident} GiB) plus one partition ({part} GiB): no proof could ever run",
+                m.ram_gib
             )));
         }
         if p.prestage && mem.prestage_vram_gib == 0.0 {
@@ -439,6 +658,10 @@ impl Config {
         nonneg("cpu.finalize_bw_gbs", d.finalize_bw_gbs)?;
         nonneg("contention.synth_knee", self.contention.synth_knee)?;
         nonneg("contention.synth_slope", self.contention.synth_slope)?;
+        let rs = self.uncertainty.run_spread;
+        if !(rs.is_finite() && (0.0..=1.0).contains(&rs)) {
+            return Err(invalid("uncertainty.run_spread", format!("must be a relative standard deviation between 0 and 1 (got {rs})")));
+        }
         Ok(())
     }
 
@@ -447,7 +670,8 @@ impl Config {
     /// `memory.early_release=true`; [`timeline::settings`]); the short keys of
     /// [`VARY_KEYS`] are aliases of the common ones (pw, gw, lock, gpus, c/proofs,
     /// j/in_flight, partitions, queue, split, finalizers, prestage, permit_until_send,
-    /// device_global_sync, ram, vram, cores, bandwidth, pcie, slope, knee, b_g2_msm,
+    /// device_global_sync, ram, total_budget (alias budget; a size such as `128GiB` or
+    /// `auto`), safety_margin, vram, cores, bandwidth, pcie, slope, knee, b_g2_msm,
     /// msm_b_g2, seed), some with extra spellings (`queue=unbounded`, `finalizers=unlimited`,
     /// booleans as on/off/yes/no/1/0) and consequences (`lock` other than two_lock drops
     /// `device_global_sync`; `prestage` sizes or drops the staging buffer). The result is
@@ -503,6 +727,25 @@ impl Config {
             "pipeline.permit_until_send" => self.pipeline.permit_until_send = boolv()?,
             "pipeline.device_global_sync" => self.pipeline.device_global_sync = Some(boolv()?),
             "machine.ram_gib" => self.machine.ram_gib = f64v()?,
+            "memory.total_budget" => {
+                // "How fast on a machine with this much RAM": a budget above the machine's
+                // RAM raises machine.ram_gib to budget + safety_margin (a budget below it
+                // leaves the machine as it is).
+                let b = Budget::parse(v).map_err(|e| invalid(field, e))?;
+                self.memory.total_budget = Some(b);
+                if let Budget::Bytes(bytes) = b {
+                    let need = bytes as f64 / GIB + self.safety_margin_gib();
+                    if bytes as f64 / GIB > self.machine.ram_gib {
+                        self.machine.ram_gib = need;
+                    }
+                }
+            }
+            "memory.vram_budget_gib" => {
+                self.memory.vram_budget_gib = if v == "none" || v == "card" { None } else { Some(f64v()?) }
+            }
+            "memory.safety_margin" => {
+                self.memory.safety_margin = Some(ByteSize(crate::memory::parse_bytes(v).map_err(|e| invalid(field, e))?));
+            }
             "machine.vram_gib" => self.machine.vram_gib = f64v()?,
             "machine.cpu_cores" => self.machine.cpu_cores = f64v()?,
             "machine.mem_bandwidth_gbs" => self.machine.mem_bandwidth_gbs = f64v()?,
@@ -521,7 +764,7 @@ impl Config {
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
     "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send",
-    "device_global_sync", "ram", "vram", "cores", "bandwidth", "pcie", "slope", "knee", "b_g2_msm", "msm_b_g2", "seed",
+    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "bandwidth", "pcie", "slope", "knee", "b_g2_msm", "msm_b_g2", "seed",
 ];
 
 /// Map a short or long key to its `section.field` name.
@@ -541,6 +784,9 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "permit_until_send" | "pipeline.permit_until_send" => "pipeline.permit_until_send",
         "device_global_sync" | "pipeline.device_global_sync" => "pipeline.device_global_sync",
         "ram" | "ram_gib" | "machine.ram_gib" => "machine.ram_gib",
+        "total_budget" | "budget" | "memory.total_budget" => "memory.total_budget",
+        "safety_margin" | "memory.safety_margin" => "memory.safety_margin",
+        "vram_budget" | "vram_budget_gib" | "memory.vram_budget_gib" => "memory.vram_budget_gib",
         "vram" | "vram_gib" | "machine.vram_gib" => "machine.vram_gib",
         "cores" | "cpu_cores" | "machine.cpu_cores" => "machine.cpu_cores",
         "bandwidth" | "mem_bandwidth_gbs" | "machine.mem_bandwidth_gbs" => "machine.mem_bandwidth_gbs",

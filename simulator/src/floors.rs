@@ -76,6 +76,46 @@ pub fn upload_s(cfg: &Config) -> f64 {
     cfg.costs.upload_gib * (1u64 << 30) as f64 / (cfg.machine.pcie_gbs * 1e9)
 }
 
+/// How many GPU workers' buffers fit per device beside the baseline and the resident
+/// parameters (at least 1; a single one that does not fit is a run-time `vram_oom`), with
+/// `vram_policy = "wait"`; otherwise the workers (`gw`).
+pub fn vram_workers(cfg: &Config) -> f64 {
+    let need = cfg.worker_vram_gib();
+    if cfg.memory.vram_policy != crate::config::VramPolicy::Wait || need <= 0.0 {
+        return cfg.pipeline.gw as f64;
+    }
+    let k = ((cfg.vram_cap_gib() - cfg.vram_static_gib()) / need + 1e-9).floor();
+    k.clamp(1.0, cfg.pipeline.gw as f64)
+}
+
+/// The host-memory floor under admission (a `memory.total_budget`, or `ram_policy =
+/// "block"`), s/proof; `None` without admission. The larger of two bounds:
+///
+/// - reservation-seconds (Little's law on the budget): a partition holds its whole
+///   reservation W through its synthesis and W − released (a/b/c with `early_release`)
+///   through its GPU call and finalisation; the budget left beside the resident items, A,
+///   holds at most A GiB at a time, so s/proof ≥ partitions × (W·synth + (W − released)·call) / A;
+/// - concurrency: at most k = ⌊A / W⌋ syntheses run at once; when k < pw, synthesis runs
+///   at k's pace: partitions × synth × contention(k) / k.
+pub fn memory_floor(cfg: &Config, m: &MeanCosts) -> Option<f64> {
+    let p = &cfg.pipeline;
+    if cfg.budget_gib().is_none() && p.ram_policy != crate::config::RamPolicy::Block {
+        return None;
+    }
+    let avail = cfg.ram_limit_gib() - cfg.resident_gib();
+    let w = cfg.partition_gib();
+    if w <= 0.0 || avail <= 0.0 {
+        return None;
+    }
+    let parts = p.partitions as f64;
+    let released = if cfg.memory.early_release { cfg.abc_gib() } else { 0.0 };
+    let call = m.prep + m.upload + m.alloc + m.kernels + m.b_g2 + m.epilogue;
+    let held = parts * (w * m.synth + (w - released) * call) / avail;
+    let k = (avail / w + 1e-9).floor().max(1.0);
+    let conc = if k < p.pw as f64 { parts * m.synth * cfg.contention.factor(k) / k } else { 0.0 };
+    Some(held.max(conc))
+}
+
 pub fn compute(cfg: &Config) -> Floors {
     let m = MeanCosts::of(cfg);
     let p = &cfg.pipeline;
@@ -88,7 +128,10 @@ pub fn compute(cfg: &Config) -> Floors {
 
     // Physical resources.
     push("gpu kernels", parts * m.kernels / gpus, true);
-    push("pcie", parts * m.upload / gpus, true);
+    let stream = cfg.params_stream_s();
+    push("pcie", parts * (m.upload + stream) / gpus, true);
+    // The kernel region: kernels, and the streamed parameters beside or before them.
+    let region = if cfg.memory.params_stream_overlap { m.kernels.max(stream) } else { m.kernels + stream };
     let core_s = m.synth * d.synth_cores + m.prep * d.prep_cores + fin * d.finalize_cores;
     push("cpu cores", parts * core_s / cfg.machine.cpu_cores, true);
     let mut bw_gb = m.synth * d.synth_bw_gbs + m.prep * d.prep_bw_gbs + fin * d.finalize_bw_gbs;
@@ -100,16 +143,16 @@ pub fn compute(cfg: &Config) -> Floors {
     // What the configuration imposes.
     let in_lock_upload = if p.prestage { 0.0 } else { m.upload };
     let lock_hold = match p.lock {
-        LockMode::Whole => m.prep + in_lock_upload + m.kernels + if p.split_finalize { 0.0 } else { fin },
-        LockMode::Kernels => in_lock_upload + m.kernels,
+        LockMode::Whole => m.prep + in_lock_upload + region + if p.split_finalize { 0.0 } else { fin },
+        LockMode::Kernels => in_lock_upload + region,
         LockMode::TwoLock => {
             // The VRAM lock always covers the upload in this mode.
             let vram = m.alloc + m.upload;
             if p.device_global_sync.unwrap_or(true) {
                 // The syncs wait for every stream: allocation/upload and kernels serialise.
-                vram + m.kernels
+                vram + region
             } else {
-                vram.max(m.kernels)
+                vram.max(region)
             }
         }
     };
@@ -117,8 +160,18 @@ pub fn compute(cfg: &Config) -> Floors {
     let host_lane = m.prep + fin;
     let n = p.pw as f64;
     push("partition workers", parts * m.synth * cfg.contention.factor(n) / n, false);
-    let call = m.prep + m.upload + m.alloc + m.kernels + if p.split_finalize { 0.0 } else { fin };
-    push("gpu workers", parts * call / (p.gw as f64 * gpus), false);
+    let call = m.prep + m.upload + m.alloc + region + if p.split_finalize { 0.0 } else { fin };
+    // VRAM: with `vram_policy = "wait"`, at most k workers' buffers fit per device. Pre-staged
+    // buffers: only k workers work; per-call buffers: k calls between allocation and free.
+    let k_vram = vram_workers(cfg);
+    let gw_eff = if p.prestage { (p.gw as f64).min(k_vram) } else { p.gw as f64 };
+    push("gpu workers", parts * call / (gw_eff * gpus), false);
+    if !p.prestage && k_vram < p.gw as f64 {
+        push("vram", parts * (m.upload + region) / (k_vram * gpus), false);
+    }
+    if let Some(v) = memory_floor(cfg, &m) {
+        push("memory", v, false);
+    }
     if let (true, Some(f)) = (p.split_finalize, p.finalizers) {
         // Each finaliser runs one partition's G2 MSM + epilogue at a time, at best at its
         // isolated speed (or at the CPU's, if its core demand exceeds the machine).

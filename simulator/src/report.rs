@@ -55,6 +55,14 @@ pub struct SimResult {
     /// (`steady_s_per_proof` in files written before the summary's vocabulary.)
     #[serde(alias = "steady_s_per_proof")]
     pub steady_state_s_per_proof: f64,
+    /// (last − first partition completion) / (partitions − 1) × partitions per proof: the
+    /// analyzer's steady s/proof from partition completions (what `campaign score` compares).
+    #[serde(default)]
+    pub steady_partitions_s_per_proof: f64,
+    /// The prediction interval from replications with other seeds ([`crate::interval`]);
+    /// absent for a single simulation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<crate::interval::Interval>,
     /// Per-proof latency: first synthesis start to completion (as the analyzer measures it).
     pub latency_mean_s: f64,
     pub latency_max_s: f64,
@@ -68,7 +76,29 @@ pub struct SimResult {
     /// Mean fraction of GPU workers inside a call.
     pub gw_util: f64,
     pub peak_ram_gib: f64,
+    /// The host budget (`memory.total_budget`, auto resolved), GiB; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram_budget_gib: Option<f64>,
+    /// With a budget: the most reserved at once (resident items + partition reservations), GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_reserved_gib: Option<f64>,
+    /// Syntheses that waited for their reservation to fit, and their total wait (`ram_wait`).
+    #[serde(default)]
+    pub ram_waits: u64,
+    #[serde(default)]
+    pub ram_wait_total_s: f64,
     pub peak_vram_gib: f64,
+    /// The parameters streamed over PCIe for every partition (not resident on the device).
+    #[serde(default)]
+    pub params_streamed: bool,
+    /// Calls that waited for VRAM (`vram_policy = "wait"`), and their total wait.
+    #[serde(default)]
+    pub vram_waits: u64,
+    #[serde(default)]
+    pub vram_wait_total_s: f64,
+    /// Why the device side degraded (parameters streamed, workers serialised), as logged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vram_notes: Vec<String>,
     /// Mean synthesis duration (with contention), seconds.
     pub synth_mean_s: f64,
     /// Mean GPU call duration (GPU_START..GPU_END), seconds.
@@ -114,6 +144,21 @@ impl SimResult {
         if self.proofs_completed > 0 {
             let _ = writeln!(s, "s/proof         {:.2} steady state, {:.2} total", self.steady_state_s_per_proof, self.total_s_per_proof);
             let _ = writeln!(s, "latency         {:.1} s mean, {:.1} s max", self.latency_mean_s, self.latency_max_s);
+            if let Some(iv) = &self.interval {
+                let (t, st) = (&iv.total_s_per_proof, &iv.steady_state_s_per_proof);
+                let _ = writeln!(
+                    s,
+                    "80% interval    total {:.2}–{:.2}, steady {:.2}–{:.2} s/proof ({} replications, p50 {:.2} / {:.2}, run spread {:.1}%)",
+                    t.lo,
+                    t.hi,
+                    st.lo,
+                    st.hi,
+                    iv.replications,
+                    t.p50,
+                    st.p50,
+                    100.0 * iv.run_spread
+                );
+            }
         } else {
             let _ = writeln!(s, "s/proof         n/a (no proof completed)");
         }
@@ -130,9 +175,25 @@ impl SimResult {
                 g.peak_vram_gib
             );
         }
+        if self.vram_waits > 0 {
+            let _ = writeln!(s, "vram waits      {} calls waited {:.1} s in all for device memory", self.vram_waits, self.vram_wait_total_s);
+        }
+        for n in &self.vram_notes {
+            let _ = writeln!(s, "device memory   {n}");
+        }
         let _ = writeln!(s, "cpu             {:.1}% of cores, {:.1}% of memory bandwidth", 100.0 * self.cpu_util, 100.0 * self.bandwidth_util);
         let _ = writeln!(s, "workers         pw busy {:.1}%, gw busy {:.1}%", 100.0 * self.pw_util, 100.0 * self.gw_util);
-        let _ = writeln!(s, "peak RAM        {:.1} GiB", self.peak_ram_gib);
+        match (self.ram_budget_gib, self.peak_reserved_gib) {
+            (Some(b), Some(r)) => {
+                let _ = writeln!(s, "peak RAM        {:.1} GiB reserved of a {:.1} GiB budget; {} syntheses waited {:.1} s in all for RAM", r, b, self.ram_waits, self.ram_wait_total_s);
+            }
+            _ => {
+                let _ = writeln!(s, "peak RAM        {:.1} GiB", self.peak_ram_gib);
+                if self.ram_waits > 0 {
+                    let _ = writeln!(s, "ram waits       {} syntheses waited {:.1} s in all for RAM", self.ram_waits, self.ram_wait_total_s);
+                }
+            }
+        }
         let _ = writeln!(
             s,
             "phases          synthesis {:.2} s, GPU call {:.2} s, queue wait {:.2} s (mean queue {:.2})",

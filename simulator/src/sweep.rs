@@ -149,6 +149,20 @@ pub fn run_points(points: &[Point], tick: &(dyn Fn() + Sync)) -> Vec<Row> {
         .collect()
 }
 
+/// [`run_points`], each point with its prediction interval from `replications` seeds
+/// (none for fewer than 2).
+pub fn run_points_replicated(points: &[Point], replications: u32, tick: &(dyn Fn() + Sync)) -> Vec<Row> {
+    points
+        .par_iter()
+        .map(|p| {
+            let mut r = simulate(&p.config, Options::default()).result;
+            r.interval = crate::interval::replicate(&p.config, replications);
+            tick();
+            Row { params: p.params.clone(), result: r }
+        })
+        .collect()
+}
+
 /// The best feasible result: lowest total s/proof; within 1%, lowest peak RAM; then first.
 pub fn best_index(results: &[SimResult]) -> Option<usize> {
     let feasible: Vec<usize> = (0..results.len()).filter(|&i| results[i].feasible).collect();
@@ -187,12 +201,17 @@ pub fn markdown(rows: &[Row], axes: &[Vary]) -> String {
     for k in &keys {
         let _ = write!(s, " {k} |");
     }
-    let _ = writeln!(s, " feasible | steady s/proof | total s/proof | latency s | GPU union % | CPU % | peak RAM GiB | peak VRAM GiB | practical floor | binding |");
+    let bands = rows.iter().any(|r| r.result.interval.is_some());
+    let _ = writeln!(
+        s,
+        " feasible | steady s/proof | total s/proof |{} latency s | GPU union % | CPU % | peak RAM GiB | peak VRAM GiB | practical floor | binding |",
+        if bands { " total 80 % interval |" } else { "" }
+    );
     let _ = write!(s, "|");
     for _ in &keys {
         let _ = write!(s, "---|");
     }
-    let _ = writeln!(s, "---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(s, "---|---:|---:|{}---:|---:|---:|---:|---:|---:|---|", if bands { "---:|" } else { "" });
     for r in rows {
         let _ = write!(s, "|");
         for (_, v) in &r.params {
@@ -205,9 +224,14 @@ pub fn markdown(rows: &[Row], axes: &[Vary]) -> String {
             None => "incomplete".to_string(),
         };
         let num = |v: f64| if x.feasible { format!("{v:.2}") } else { "—".to_string() };
+        let band = match (&x.interval, bands) {
+            (_, false) => String::new(),
+            (Some(iv), true) => format!(" {:.2}–{:.2} |", iv.total_s_per_proof.lo, iv.total_s_per_proof.hi),
+            (None, true) => " — |".to_string(),
+        };
         let _ = writeln!(
             s,
-            " {feas} | {} | {} | {} | {:.1} | {:.1} | {:.0} | {:.1} | {:.2} | {} |",
+            " {feas} | {} | {} |{band} {} | {:.1} | {:.1} | {:.0} | {:.1} | {:.2} | {} |",
             num(x.steady_state_s_per_proof),
             num(x.total_s_per_proof),
             num(x.latency_mean_s),
@@ -244,12 +268,17 @@ pub fn markdown(rows: &[Row], axes: &[Vary]) -> String {
     s
 }
 
+/// A value of an axis as a number for a chart: a number, or a size (`128GiB`) in GiB.
+pub fn axis_number(v: &str) -> Option<f64> {
+    v.parse::<f64>().ok().or_else(|| crate::memory::parse_bytes(v).ok().map(|b| b as f64 / crate::memory::GIB))
+}
+
 /// Series for a chart: x = `x_key`'s value, one series per value of `series_key` (or one
 /// series), y = `f(result)`, minimised over the other axes (the best each x can do).
 pub fn series(rows: &[Row], x_key: &str, series_key: Option<&str>, f: impl Fn(&SimResult) -> f64) -> Vec<(String, Vec<(f64, f64)>)> {
     let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for r in rows.iter().filter(|r| r.result.feasible) {
-        let Some(x) = r.param(x_key).and_then(|v| v.parse::<f64>().ok()) else { continue };
+        let Some(x) = r.param(x_key).and_then(axis_number) else { continue };
         let name = match series_key {
             Some(k) => format!("{k}={}", r.param(k).unwrap_or("?")),
             None => "all".to_string(),
@@ -276,7 +305,7 @@ pub fn series(rows: &[Row], x_key: &str, series_key: Option<&str>, f: impl Fn(&S
 
 /// The x axis of the charts: pw when varied, else the first numeric axis.
 pub fn chart_x_key(rows: &[Row], axes: &[Vary]) -> Option<String> {
-    let numeric = |k: &str| rows.iter().all(|r| r.param(k).is_some_and(|v| v.parse::<f64>().is_ok()));
+    let numeric = |k: &str| rows.iter().all(|r| r.param(k).is_some_and(|v| axis_number(v).is_some()));
     if axes.iter().any(|a| canonical_key(&a.key) == Some("pipeline.pw")) {
         return axes.iter().find(|a| canonical_key(&a.key) == Some("pipeline.pw")).map(|a| a.key.clone());
     }
@@ -308,6 +337,8 @@ pub mod outputs {
         ));
         cols.push(f("steady_state_s_per_proof", &|r| r.result.steady_state_s_per_proof));
         cols.push(f("total_s_per_proof", &|r| r.result.total_s_per_proof));
+        cols.push(f("total_s_per_proof_lo", &|r| r.result.interval.as_ref().map_or(f64::NAN, |i| i.total_s_per_proof.lo)));
+        cols.push(f("total_s_per_proof_hi", &|r| r.result.interval.as_ref().map_or(f64::NAN, |i| i.total_s_per_proof.hi)));
         cols.push(f("latency_mean_s", &|r| r.result.latency_mean_s));
         cols.push(f("busiest_gpu_utilization", &|r| r.result.busiest_gpu_utilization()));
         cols.push(f("cpu_util", &|r| r.result.cpu_util));
@@ -340,7 +371,14 @@ pub mod outputs {
         let mut out = Vec::new();
         let by = sk.map(|k| format!(" per {k}")).unwrap_or_default();
         let p = dir.join("s_per_proof.svg");
-        timeline::chart::lines_svg(&format!("s/proof vs {x}{by} (best over the other axes)"), &x, "total s/proof", &series(rows, &x, sk, |r| r.total_s_per_proof), &p)?;
+        let mut lines = series(rows, &x, sk, |r| r.total_s_per_proof);
+        if rows.iter().any(|r| r.result.interval.is_some()) {
+            // The 80 % interval as a band: its two edges, one line each.
+            for (edge, g) in [("80% lo", (|r: &crate::report::SimResult| r.interval.as_ref().map_or(r.total_s_per_proof, |i| i.total_s_per_proof.lo)) as fn(&crate::report::SimResult) -> f64), ("80% hi", |r: &crate::report::SimResult| r.interval.as_ref().map_or(r.total_s_per_proof, |i| i.total_s_per_proof.hi))] {
+                lines.extend(series(rows, &x, sk, g).into_iter().map(|(n, v)| (format!("{n} {edge}"), v)));
+            }
+        }
+        timeline::chart::lines_svg(&format!("s/proof vs {x}{by} (best over the other axes)"), &x, "total s/proof", &lines, &p)?;
         out.push(p);
         let p = dir.join("peak_ram.svg");
         timeline::chart::lines_svg(&format!("peak RAM vs {x}{by}"), &x, "peak RAM, GiB", &series(rows, &x, sk, |r| r.peak_ram_gib), &p)?;

@@ -353,3 +353,27 @@ fn the_machine_comes_from_the_run_s_meta_and_the_rest_is_named() {
     assert_eq!(cal.report.assumed_machine.len(), 5);
     assert_eq!(cal.config.machine.cpu_cores, 96.0);
 }
+
+#[test]
+fn costs_scale_to_a_larger_partition_by_their_laws() {
+    use simulator::calibrate::{scale_to, Law};
+    // 2^22 → 2^27: linear ×32; n log n ×32·27/22; n / log n ×32·22/27.
+    let (a, b) = (1u64 << 22, 1u64 << 27);
+    assert_eq!(Law::Linear.factor(a, b), 32.0);
+    assert!((Law::NLogN.factor(a, b) - 32.0 * 27.0 / 22.0).abs() < 1e-9);
+    assert!((Law::NOverLogN.factor(a, b) - 32.0 * 22.0 / 27.0).abs() < 1e-9);
+    let mut c = simulator::Config::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/phase12.toml"))).unwrap();
+    let before = c.clone();
+    let notes = scale_to(&mut c, a, b, Some(0.25));
+    c.validate().unwrap();
+    assert!((c.costs.synth.mean_ms() - 32.0 * before.costs.synth.mean_ms()).abs() < 1e-6);
+    assert!((c.costs.tail_msm.mean_ms() - before.costs.tail_msm.mean_ms() * 32.0 * 22.0 / 27.0).abs() < 1e-6);
+    // ntt_msm_h: a quarter NTT, three quarters H MSM.
+    let f = 0.25 * 32.0 * 27.0 / 22.0 + 0.75 * 32.0 * 22.0 / 27.0;
+    assert!((c.costs.ntt_msm_h.mean_ms() - before.costs.ntt_msm_h.mean_ms() * f).abs() < 1e-6);
+    assert_eq!(c.costs.epilogue, before.costs.epilogue);
+    // The memory section is the base's (it describes the target); [circuit] says the size.
+    assert_eq!(c.memory, before.memory);
+    assert_eq!(c.circuit.as_ref().map(|x| x.constraints), Some(b));
+    assert!(notes.iter().any(|n| n.contains("NTT share 0.25")), "{notes:?}");
+}

@@ -1,7 +1,11 @@
-//! `proofscope analyze LOG [-o DIR] [--json] [--strict] [--min-gap-ms X] [--format F]`:
-//! read a cuzk daemon log or our JSON lines (`-` = stdin), run every analysis, print a
-//! concise summary (or `summary.json` with `--json`) and write the report directory:
-//! `summary.json`, `report.md`, the charts, `trace.json` and the Parquet tables.
+//! `proofscope analyze LOG… [-o DIR] [--json] [--strict] [--min-gap-ms X] [--format F]
+//! [--labels A,B,…]`: read a cuzk daemon log or our JSON lines (`-` = stdin), run every
+//! analysis, print a concise summary (or `summary.json` with `--json`) and write the report
+//! directory: `summary.json`, `report.md`, the charts, `trace.json` and the Parquet tables.
+//! Several logs, a directory or a glob make a fleet ([`run_fleet`]): each host's report in
+//! its own subfolder, and across hosts `fleet.md`, `fleet.json` and one `trace.json` with a
+//! process per host; hosts are read one at a time (memory: one host's events plus the
+//! table).
 //! Reader warnings go to stderr with their line numbers; `--strict` exits 1 on any. The
 //! report folder holds this run's outputs only (an earlier run's that this one does not
 //! write are removed) and is locked while written ([`super::output::OutputDir`]); an
@@ -20,15 +24,25 @@ use timeline::Run;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The log: a cuzk daemon log (TIMELINE lines among others) or proofscope JSON lines; `-` reads stdin.
-    pub log: PathBuf,
-    /// Output folder (default: out/<log name>; with --json, none unless given).
+    /// The log: a cuzk daemon log (TIMELINE lines among others, bare or as journalctl /
+    /// Docker wrote them, plain, gzip or zstd) or proofscope JSON lines; `-` reads stdin.
+    /// Several logs, a directory (its files) or a quoted glob (`'logs/*.log.gz'`) make a
+    /// fleet: one report per host and a fleet table.
+    #[arg(required = true, num_args = 1..)]
+    pub log: Vec<PathBuf>,
+    /// Output folder (default: out/<log name>, out/fleet for a fleet; with --json, none
+    /// unless given).
     #[arg(short, long)]
     pub out: Option<PathBuf>,
-    /// Print summary.json on stdout instead of the human summary; files are written only
-    /// with -o.
+    /// Print summary.json (a fleet: fleet.json) on stdout instead of the human summary;
+    /// files are written only with -o.
     #[arg(long)]
     pub json: bool,
+    /// A fleet's host labels, comma-separated, in the order of the logs (default: each
+    /// log's file name without `.log`, `.gz`, `.zst`, …). Each host's report goes to
+    /// OUT/<label>/.
+    #[arg(long, value_delimiter = ',')]
+    pub labels: Vec<String>,
     /// Exit with status 1 when the reader rejected lines (malformed, duplicated, out of
     /// range), found spans that never ended, or the input as a whole is not a run (empty,
     /// no event of its format, binary, a newer schema).
@@ -40,14 +54,16 @@ pub struct Args {
     /// Idle gaps shorter than this are counted but not listed (ms, ≥ 0).
     #[arg(long, default_value_t = 1.0, value_parser = super::input::nonneg_ms)]
     pub min_gap_ms: f64,
-    /// Input format: `jsonl` or `cuzk` (default: detected from the first line).
+    /// Input format: `jsonl`, or a cuzk log — `cuzk` (each line's wrapper detected),
+    /// `plain`, `journal` (journalctl's prefix), `journal-json` (`journalctl -o json`),
+    /// `docker` (json-file) (default: detected from the content).
     #[arg(long)]
     pub format: Option<Format>,
     /// Skip the charts and the trace (the tables, summary and report are still written).
     #[arg(long)]
     pub no_charts: bool,
     /// Which charts to draw, comma-separated: waterfall, waterfall-png, utilization, gaps,
-    /// phases (default: all; report.md shows the drawn ones).
+    /// phases, memory (default: all; report.md shows the drawn ones).
     #[arg(long, value_delimiter = ',', value_parser = parse_chart, conflicts_with = "no_charts")]
     pub charts: Vec<&'static str>,
     /// Skip the Parquet tables (spans, counters, partitions, jobs).
@@ -61,7 +77,7 @@ pub struct Args {
 
 /// The charts `analyze` can draw (`--charts`): the report's standard charts and the PNG of
 /// the waterfall.
-pub const CHARTS: [&str; 5] = ["waterfall", "waterfall-png", "utilization", "gaps", "phases"];
+pub const CHARTS: [&str; 6] = ["waterfall", "waterfall-png", "utilization", "gaps", "phases", "memory"];
 
 fn parse_chart(s: &str) -> Result<&'static str, String> {
     CHARTS.iter().find(|c| **c == s.trim()).copied().ok_or_else(|| format!("unknown chart `{s}` (one of {})", CHARTS.join(", ")))
@@ -123,30 +139,30 @@ pub const OUTPUTS: &[&str] = &[
     "utilization.svg",
     "gaps.svg",
     "phases.svg",
+    "memory.svg",
 ];
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     // Every argument is checked before any work.
     let window = a.window.as_deref().map(parse_window).transpose()?;
+    let (logs, fleet) = expand_inputs(&a.log)?;
+    if fleet {
+        return run_fleet(&a, &logs, window);
+    }
+    if !a.labels.is_empty() {
+        anyhow::bail!("--labels names the hosts of a fleet: give several logs, a directory or a glob");
+    }
+    let log = &logs[0];
     let out = match (&a.out, a.json) {
         (Some(d), _) => Some(d.clone()),
-        (None, false) => Some(default_out_dir(&a.log)),
+        (None, false) => Some(default_out_dir(log)),
         (None, true) => None,
     };
     if let Some(d) = &out {
         super::output::check_dir(d)?;
     }
-    let mut run = read_log(&a.log, a.format, a.force)?;
-    if let (Some(w), Some((from, to))) = (&a.window, window) {
-        let end = run.end_ns();
-        run = run.window(from, to);
-        if run.spans.is_empty() {
-            anyhow::bail!("--window {w}: no span of {} in it (the run ends at {:.3} s)", a.log.display(), end as f64 / 1e9);
-        }
-    }
     let opts = AnalyzeOptions { min_gap_ms: a.min_gap_ms, ..Default::default() };
-    let mut summary = summarize(&run, &opts);
-    summary.input = Some(a.log.display().to_string());
+    let (run, summary) = read_and_summarize(&a, log, window, &opts)?;
     let mut failed = false;
     let written = match &out {
         Some(d) => {
@@ -166,6 +182,243 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         print_human(&summary, out.as_deref().unwrap_or(Path::new(".")), &written);
     }
     Ok(if failed || (a.strict && summary.diagnostics.has_warnings()) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Read one log (cut to `--window`) and analyse it.
+fn read_and_summarize(a: &Args, log: &Path, window: Option<(u64, u64)>, opts: &AnalyzeOptions) -> anyhow::Result<(Run, Summary)> {
+    let mut run = read_log(log, a.format, a.force)?;
+    if let (Some(w), Some((from, to))) = (&a.window, window) {
+        let end = run.end_ns();
+        run = run.window(from, to);
+        if run.spans.is_empty() {
+            anyhow::bail!("--window {w}: no span of {} in it (the run ends at {:.3} s)", log.display(), end as f64 / 1e9);
+        }
+    }
+    let mut summary = summarize(&run, opts);
+    summary.input = Some(log.display().to_string());
+    Ok((run, summary))
+}
+
+/// The logs the arguments name, and whether they make a fleet (several logs, or any
+/// directory or glob). A directory gives its regular files (hidden ones skipped), a glob
+/// (`*`, `?`, `[` in a path that does not exist as such) its matching files, both sorted.
+pub fn expand_inputs(args: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, bool)> {
+    let mut out = Vec::new();
+    let mut fleet = false;
+    for p in args {
+        let text = p.to_string_lossy();
+        if text == "-" {
+            out.push(p.clone());
+        } else if p.is_dir() {
+            fleet = true;
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| anyhow::anyhow!("cannot list {}: {e}", p.display()))?
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()) && !e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                anyhow::bail!("{}: a directory without any log file in it", p.display());
+            }
+            out.extend(files);
+        } else if !p.exists() && text.contains(['*', '?', '[']) {
+            fleet = true;
+            let paths = glob::glob(&text).map_err(|e| anyhow::anyhow!("{text}: not a valid glob pattern: {e}"))?;
+            let mut files: Vec<PathBuf> = paths.filter_map(Result::ok).filter(|p| p.is_file()).collect();
+            files.sort();
+            if files.is_empty() {
+                anyhow::bail!("{text}: no file matches this pattern");
+            }
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    if out.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        anyhow::bail!("`-` (stdin) can be given once only");
+    }
+    fleet |= out.len() > 1;
+    Ok((out, fleet))
+}
+
+/// A host's label from its log's file name: the name without the compression and log
+/// extensions (`host-3.log.gz` → `host-3`), characters other than letters, digits, `-`,
+/// `_` and `.` replaced by `_`.
+pub fn label_of(log: &Path) -> String {
+    if log.as_os_str() == "-" {
+        return "stdin".into();
+    }
+    let mut name = log.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "host".into());
+    for ext in [".gz", ".zst", ".zstd", ".log", ".jsonl", ".json", ".txt"] {
+        if name.len() > ext.len() {
+            if let Some(stem) = name.strip_suffix(ext) {
+                name = stem.to_string();
+            }
+        }
+    }
+    sanitize_label(&name)
+}
+
+fn sanitize_label(s: &str) -> String {
+    let t: String = s.chars().map(|c| if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect();
+    if t.is_empty() || t.chars().all(|c| c == '.') {
+        "host".into()
+    } else {
+        t
+    }
+}
+
+/// The fleet's labels: `--labels` (one per log, distinct, usable as folder names), else
+/// from the file names, made distinct with `-2`, `-3`, ….
+pub fn fleet_labels(given: &[String], logs: &[PathBuf]) -> anyhow::Result<Vec<String>> {
+    if !given.is_empty() {
+        if given.len() != logs.len() {
+            anyhow::bail!("--labels gives {} labels for {} logs: one label per log, in order", given.len(), logs.len());
+        }
+        for (i, l) in given.iter().enumerate() {
+            if l.trim().is_empty() || sanitize_label(l) != *l {
+                anyhow::bail!("--labels: `{l}` is not usable as a folder name (letters, digits, `-`, `_`, `.`)");
+            }
+            if given[..i].contains(l) {
+                anyhow::bail!("--labels: `{l}` is given twice");
+            }
+        }
+        return Ok(given.to_vec());
+    }
+    let mut out: Vec<String> = Vec::with_capacity(logs.len());
+    for log in logs {
+        let base = label_of(log);
+        let mut l = base.clone();
+        let mut k = 2;
+        while out.contains(&l) {
+            l = format!("{base}-{k}");
+            k += 1;
+        }
+        out.push(l);
+    }
+    Ok(out)
+}
+
+/// What a fleet writes in its folder (each host's report is in its own subfolder).
+pub const FLEET_OUTPUTS: &[&str] = &["fleet.json", "fleet.md", "trace.json"];
+
+/// A fleet (see the module doc): each host read, analysed and reported on in turn, its
+/// row kept for the table, its events added to the combined trace, then dropped.
+fn run_fleet(a: &Args, logs: &[PathBuf], window: Option<(u64, u64)>) -> anyhow::Result<ExitCode> {
+    use timeline::analysis::fleet::{self, FleetHost};
+    let labels = fleet_labels(&a.labels, logs)?;
+    for log in logs {
+        if log.as_os_str() != "-" && !log.is_file() {
+            anyhow::bail!("{}: no such file", log.display());
+        }
+    }
+    let out = match (&a.out, a.json) {
+        (Some(d), _) => Some(d.clone()),
+        (None, false) => Some(PathBuf::from("out/fleet")),
+        (None, true) => None,
+    };
+    if let Some(d) = &out {
+        super::output::check_dir(d)?;
+    }
+    let opts = AnalyzeOptions { min_gap_ms: a.min_gap_ms, ..Default::default() };
+    let outputs = Outputs::of(a);
+    let mut dir = out.as_deref().map(|d| super::output::OutputDir::open(d, FLEET_OUTPUTS)).transpose()?;
+    let mut rows: Vec<FleetHost> = Vec::with_capacity(logs.len());
+    let mut failed = false;
+    let mut warned = false;
+    // One host: read, analyse, write its report, keep its row; `add` puts its events in
+    // the fleet's trace.
+    let mut host = |i: usize, add: &mut dyn FnMut(&str, &Run) -> std::io::Result<()>| -> anyhow::Result<()> {
+        let (label, log) = (&labels[i], &logs[i]);
+        let (run, summary) = read_and_summarize(a, log, window, &opts)?;
+        if let Some(d) = &out {
+            let mut hd = super::output::OutputDir::open(&d.join(label), OUTPUTS)?;
+            write_outputs(&run, &summary, &mut hd, &outputs)?;
+            failed |= hd.has_failures();
+            hd.finish();
+        }
+        if summary.diagnostics.has_warnings() {
+            warned = true;
+            tracing::warn!("host {label} ({}):", log.display());
+            print_warnings(&summary);
+        }
+        add(label, &run)?;
+        rows.push(FleetHost::of(label, label, &summary));
+        Ok(())
+    };
+    let trace = dir.as_ref().is_some_and(|_| !outputs.charts.is_empty());
+    if let (true, Some(d)) = (trace, dir.as_mut()) {
+        let mut stopped: Option<anyhow::Error> = None;
+        let r = timeline::export::trace::write_fleet_trace(&d.join("trace.json"), |t| {
+            for i in 0..logs.len() {
+                if let Err(e) = host(i, &mut |l, r| t.add(l, r)) {
+                    stopped = Some(e);
+                    return Err(std::io::Error::other("stopped"));
+                }
+            }
+            Ok(())
+        });
+        if let Some(e) = stopped {
+            return Err(e);
+        }
+        match r {
+            Ok(()) => d.record("trace.json"),
+            Err(e) => d.fail("trace.json", e),
+        }
+    } else {
+        for i in 0..logs.len() {
+            host(i, &mut |_, _| Ok(()))?;
+        }
+    }
+    let table = fleet::build(rows, &opts);
+    let written = match dir {
+        Some(mut d) => {
+            d.write("fleet.json", &serde_json::to_vec_pretty(&table)?)?;
+            d.try_write("fleet.md", fleet::render_markdown(&table).as_bytes());
+            failed |= d.has_failures();
+            d.finish()
+        }
+        None => Vec::new(),
+    };
+    if a.json {
+        let mut o = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut o, &table)?;
+        writeln!(o)?;
+    } else {
+        print_fleet(&table, out.as_deref().unwrap_or(Path::new(".")), &written);
+    }
+    Ok(if failed || (a.strict && warned) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The fleet's human summary on stdout: a line per host, the worst host.
+fn print_fleet(f: &timeline::analysis::fleet::Fleet, dir: &Path, written: &[String]) {
+    println!("fleet       {} hosts", f.hosts.len());
+    for t in &f.types {
+        println!(
+            "type        {}: {} proofs on {} hosts, median {} s/proof",
+            t.proof_type,
+            t.proofs_completed,
+            t.hosts,
+            t.median_s_per_proof.map_or("n/a".into(), num)
+        );
+    }
+    for h in &f.hosts {
+        let types: Vec<String> = h.types.iter().map(|t| format!("{} {} s/proof", t.proof_type, t.s_per_proof.map_or("n/a".into(), num))).collect();
+        println!(
+            "host        {}: {}; GPU busy {}; binding {}{}",
+            h.label,
+            if types.is_empty() { "no proof".to_string() } else { types.join(", ") },
+            h.gpu_utilization.map_or("n/a".into(), |u| format!("{:.1} %", u * 100.0)),
+            h.binding_resource,
+            if h.problems.is_empty() { String::new() } else { format!(" — {}", h.problems[0]) }
+        );
+    }
+    if let Some(w) = &f.worst_host {
+        println!("worst       {}: {}", w.label, w.why);
+    }
+    println!("wrote       {}/ {} and one folder per host", dir.display(), written.join(" "));
 }
 
 /// `out/<file stem>` (`out/stdin` for `-`).
@@ -233,6 +486,7 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::Outp
                     "waterfall" => chart::waterfall_svg(run, &marks, &path),
                     "utilization" => chart::utilization_svg(run, &path),
                     "gaps" => chart::gaps_svg(&marks, &path),
+                    "memory" => chart::memory_svg(run, &path),
                     _ => chart::phases_svg(run, &path),
                 };
                 match r {
@@ -311,9 +565,35 @@ pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
         s.run.devices.len()
     );
     println!("verdict     {}", s.verdict.headline);
+    if s.proof_types.len() > 1 {
+        for t in &s.proof_types {
+            println!(
+                "type        {}: {} proofs; {} s/proof total, {} s/proof steady state; latency p50 {} s; binding {}",
+                t.proof_type,
+                t.proofs_completed,
+                f2(t.total_s_per_proof),
+                f2(t.steady_state_s_per_proof),
+                f2(t.latency_p50_s),
+                t.binding_resource
+            );
+        }
+    }
+    if !s.daemon_runs.is_empty() {
+        let runs: Vec<String> = s.daemon_runs.iter().map(|r| format!("#{} from line {}", r.index, r.first_line)).collect();
+        println!(
+            "restarts    {} daemon runs ({}), placed {}; each analysed in report.md",
+            s.daemon_runs.len(),
+            runs.join(", "),
+            if s.daemon_runs.iter().any(|r| r.placed_by == "wall_clock") { "by the wall clock" } else { "end to end" }
+        );
+    }
     let t = &s.throughput;
+    let tag = match (&s.primary_proof_type, s.proof_types.len() > 1) {
+        (Some(p), true) => format!(" ({p})"),
+        _ => String::new(),
+    };
     println!(
-        "throughput  {} proofs; {} s/proof total, {} s/proof steady state; latency p50 {} s",
+        "throughput{tag}  {} proofs; {} s/proof total, {} s/proof steady state; latency p50 {} s",
         t.proofs_completed,
         f2(t.total_s_per_proof),
         f2(t.steady_state_s_per_proof),
@@ -350,7 +630,7 @@ mod tests {
     const SAMPLE: &str = include_str!("../../timeline/assets/cuzk-sample.log");
 
     fn args(log: PathBuf, out: PathBuf) -> Args {
-        Args { log, out: Some(out), json: false, strict: true, force: false, min_gap_ms: 1.0, format: None, no_charts: true, charts: vec![], no_tables: false, window: None }
+        Args { log: vec![log], out: Some(out), json: false, labels: vec![], strict: true, force: false, min_gap_ms: 1.0, format: None, no_charts: true, charts: vec![], no_tables: false, window: None }
     }
 
     #[test]
@@ -486,6 +766,39 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = run(args(dir.path().join("nope.log"), dir.path().join("o"))).unwrap_err();
         assert!(format!("{err:#}").contains("nope.log"));
+    }
+
+    #[test]
+    fn fleet_labels_come_from_file_names_or_the_flag() {
+        let logs: Vec<PathBuf> = ["/l/gpu-1.log.gz", "/m/gpu-1.log", "/l/gpu 2.jsonl.zst", "-"].iter().map(PathBuf::from).collect();
+        assert_eq!(fleet_labels(&[], &logs).unwrap(), ["gpu-1", "gpu-1-2", "gpu_2", "stdin"]);
+        let given: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(fleet_labels(&given, &logs).unwrap(), given);
+        for (bad, why) in [(vec!["a"], "1 labels for 4 logs"), (vec!["a", "b", "c", "a"], "given twice"), (vec!["a", "b/c", "d", "e"], "folder name")] {
+            let bad: Vec<String> = bad.iter().map(|s| s.to_string()).collect();
+            let e = fleet_labels(&bad, &logs).unwrap_err().to_string();
+            assert!(e.contains("--labels") && e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn inputs_expand_directories_and_globs() {
+        let d = tempfile::tempdir().unwrap();
+        for f in ["b.log", "a.log.gz", ".hidden", "c.txt"] {
+            fs::write(d.path().join(f), "x").unwrap();
+        }
+        let (logs, fleet) = expand_inputs(&[d.path().to_path_buf()]).unwrap();
+        let names: Vec<String> = logs.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!((names, fleet), (vec!["a.log.gz".to_string(), "b.log".into(), "c.txt".into()], true));
+        let (logs, fleet) = expand_inputs(&[d.path().join("*.log")]).unwrap();
+        assert_eq!((logs.len(), fleet), (1, true));
+        let (logs, fleet) = expand_inputs(&[d.path().join("b.log")]).unwrap();
+        assert_eq!((logs.len(), fleet), (1, false));
+        assert!(expand_inputs(&[d.path().join("*.none")]).unwrap_err().to_string().contains("no file matches"));
+        assert!(expand_inputs(&["-".into(), "-".into()]).is_err());
+        let empty = d.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        assert!(expand_inputs(&[empty]).unwrap_err().to_string().contains("without any log file"));
     }
 
     #[test]

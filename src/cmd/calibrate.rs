@@ -23,13 +23,28 @@ pub struct Args {
     /// the cuzk reference box (simulator/configs/phase8.toml).
     #[arg(long)]
     pub base: Option<PathBuf>,
+    /// Scale the fitted per-partition costs and sizes to this many constraints per
+    /// partition (`2^27`, `134217728`): synthesis, prep, batch additions and sizes linearly,
+    /// NTTs as n log n, MSMs as n / log n, assembly constant (docs: simulator.md#calibration).
+    #[arg(long, value_name = "N", value_parser = super::circuit::parse_size)]
+    pub scale_to: Option<u64>,
+    /// The measured runs' constraints per partition, when their meta does not say it.
+    #[arg(long, value_name = "N", value_parser = super::circuit::parse_size, requires = "scale_to")]
+    pub from_constraints: Option<u64>,
     /// Read logs whose schema_version is newer than this proofscope's.
     #[arg(long)]
     pub force: bool,
 }
 
+/// `--scale-to` and where the measured size comes from.
+#[derive(Clone, Copy, Debug)]
+pub struct Scale {
+    pub to: u64,
+    pub from: Option<u64>,
+}
+
 /// Read the logs and calibrate (shared with predict).
-pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>, force: bool) -> anyhow::Result<Calibration> {
+pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>, force: bool, scale: Option<Scale>) -> anyhow::Result<Calibration> {
     let base_path = base;
     let base: Config = match base {
         Some(p) => Config::load(p)?,
@@ -44,7 +59,23 @@ pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>, force: bool) -> any
         }
         runs.push((l.display().to_string(), run));
     }
-    let cal = calibrate(&runs, &base)?;
+    let mut cal = calibrate(&runs, &base)?;
+    if let Some(sc) = scale {
+        let from = match sc.from {
+            Some(n) => n,
+            None => {
+                let sizes: std::collections::BTreeSet<u64> = runs.iter().filter_map(|(_, r)| r.meta.config.constraints).collect();
+                match (sizes.len(), sizes.first()) {
+                    (1, Some(&n)) if runs.iter().all(|(_, r)| r.meta.config.constraints.is_some()) => n,
+                    (0, _) => anyhow::bail!("--scale-to: the logs' meta do not give their constraints per partition; add --from-constraints N"),
+                    _ => anyhow::bail!("--scale-to: the logs are of different sizes ({sizes:?}) or some do not say theirs; calibrate on one size, or give --from-constraints N"),
+                }
+            }
+        };
+        let share = simulator::calibrate::ntt_share(&runs);
+        let notes = simulator::calibrate::scale_to(&mut cal.config, from, sc.to, share);
+        cal.report.notes.extend(notes);
+    }
     if !cal.report.assumed_machine.is_empty() {
         let whose = match base_path {
             Some(p) => format!("taken from {}", p.display()),
@@ -58,7 +89,8 @@ pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>, force: bool) -> any
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     super::output::check_dir(&a.out)?;
-    let cal = calibrate_logs(&a.logs, a.base.as_deref(), a.force)?;
+    let scale = a.scale_to.map(|to| Scale { to, from: a.from_constraints });
+    let cal = calibrate_logs(&a.logs, a.base.as_deref(), a.force, scale)?;
     let mut dir = super::output::OutputDir::open(&a.out, &["model.toml"])?;
     dir.write("model.toml", cal.to_toml().as_bytes())?;
     let model = dir.join("model.toml");

@@ -226,8 +226,10 @@ fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
     let out = out_path;
     let f = |x: Option<f64>| x.map_or_else(|| "—".to_string(), |v| format!("{v:.2}"));
     println!(
-        "campaign: MAPE {} %, best measured {}, predicted {}, target {} ({})",
+        "campaign: MAPE {} %, coverage {} % of {} runs, best measured {}, predicted {}, target {} ({})",
         f(res.mape_pct),
+        f(res.coverage_pct),
+        res.coverage_runs,
         res.best_measured.as_deref().unwrap_or("—"),
         res.best_predicted.as_deref().unwrap_or("—"),
         if res.target_met { "met" } else { "NOT met" },

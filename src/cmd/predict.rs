@@ -23,6 +23,13 @@ pub struct Args {
     /// Override keys of the calibrated model before sweeping (e.g. --set c=20).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// A cuzk daemon configuration file (cuzk.toml) applied to the calibrated model before
+    /// --set and the axes (the parity check stays on the calibrated model as measured).
+    #[arg(long, value_name = "FILE")]
+    pub cuzk_config: Option<PathBuf>,
+    /// Replications per prediction for its interval (0 or 1: none).
+    #[arg(long, default_value_t = simulator::interval::DEFAULT_REPLICATIONS)]
+    pub replications: u32,
     /// Output directory (model.toml, parity.*, sweep.*).
     #[arg(short, long, default_value = "out/predict")]
     pub out: PathBuf,
@@ -36,10 +43,13 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     super::output::check_dir(&a.out)?;
-    let cal = super::calibrate::calibrate_logs(&a.logs, a.base.as_deref(), a.force)?;
+    let cal = super::calibrate::calibrate_logs(&a.logs, a.base.as_deref(), a.force, None)?;
     // Every argument is checked before any file is written: the overrides, then every
     // combination of the axes against the calibrated model.
     let mut model = cal.config.clone();
+    if let Some(c) = &a.cuzk_config {
+        super::simulate::import_cuzk(&mut model, c)?;
+    }
     for kv in &a.set {
         let (k, v) = timeline::settings::split_assignment(kv)?;
         model.set(k, v).with_context(|| format!("--set {kv}"))?;
@@ -68,10 +78,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     match points {
-        None => print!("{}", simulate(&model, Options::default()).result.render_text()),
+        None => {
+            let mut r = simulate(&model, Options::default()).result;
+            r.interval = simulator::interval::replicate(&model, a.replications);
+            print!("{}", r.render_text());
+        }
         Some(points) => {
             println!("## Predictions\n");
-            super::sweep::run_sweep(&model, &a.vary, points, &mut dir, !a.no_charts)?;
+            super::sweep::run_sweep(&model, &a.vary, points, &mut dir, !a.no_charts, a.replications)?;
         }
     }
     let failed = dir.has_failures();

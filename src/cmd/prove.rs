@@ -74,6 +74,12 @@ pub struct Args {
     /// Engine key `synthesis`.
     #[arg(long)]
     pub synthesis: Option<prover::engine::SynthesisMode>,
+    /// Host-RAM budget: `auto` (MemTotal − memory.safety_margin) or a size in GiB (`48`,
+    /// `1.5`; or with a unit, `512MiB`). Engine key `memory.total_budget`. A synthesis starts
+    /// only when its partition's working set fits; a budget that cannot hold the parameters,
+    /// the pre-compiled constraints and one partition is an error before any work.
+    #[arg(long, value_name = "auto|GiB", value_parser = parse_ram_budget)]
+    pub ram_budget: Option<prover::engine::budget::TotalBudget>,
     /// Verify every proof (exit 1 if any fails).
     #[arg(long)]
     pub verify: bool,
@@ -100,6 +106,10 @@ pub struct Args {
     /// at most an hour.
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub nvml_ms: Option<u64>,
+}
+
+fn parse_ram_budget(s: &str) -> Result<prover::engine::budget::TotalBudget, String> {
+    prover::engine::budget::TotalBudget::parse_cli(s)
 }
 
 /// NVML sampling of the devices in use (cuda backend), feeding the run's timeline.
@@ -222,6 +232,9 @@ pub fn engine_config(args: &Args) -> anyhow::Result<EngineConfig> {
     }
     if args.verify {
         cfg.verify = true;
+    }
+    if let Some(b) = args.ram_budget {
+        cfg.memory.total_budget = b;
     }
     if args.seed.is_some() {
         cfg.seed = args.seed;
@@ -347,9 +360,14 @@ pub fn write_proof(out: &Path, r: &JobResult) -> anyhow::Result<bool> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Every argument is checked before any work (the parameter file can take minutes).
-    engine_config(&args)?;
+    let cfg = engine_config(&args)?;
     check_counts(args.proofs, args.partitions)?;
     super::output::check_dir(&args.out)?;
+    // The RAM budget against the parameter file's shape, from its header (an unreadable
+    // header is the loader's error to report, below).
+    if let Ok(shape) = Parameters::read_shape(&args.params) {
+        engine::check_ram_budget(&cfg, &shape, Some(&args.params))?;
+    }
     let (params, report) = Parameters::read_file(&args.params).context("loading parameters")?;
     tracing::info!(
         "loaded {} ({}, {:.1} MiB) in {:.2} s{}",

@@ -30,6 +30,15 @@ pub struct Args {
     /// Override a config key, as sweep's --vary does with one value (e.g. --set pw=12).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// A cuzk daemon configuration file (cuzk.toml): its memory budget, GPU workers,
+    /// threads and synthesis concurrency replace the model's pipeline knobs (before --set);
+    /// keys the model does not cover are named in a warning.
+    #[arg(long, value_name = "FILE")]
+    pub cuzk_config: Option<PathBuf>,
+    /// Replications with other seeds (seed, seed+1, …) for the prediction interval
+    /// (p10–p90 widened by the calibrated run spread); 0 or 1: none.
+    #[arg(long, default_value_t = simulator::interval::DEFAULT_REPLICATIONS)]
+    pub replications: u32,
     /// A measured log (cuzk or JSON lines) of the same configuration: print a parity report.
     #[arg(long)]
     pub compare_to: Option<PathBuf>,
@@ -44,9 +53,13 @@ pub struct Args {
 /// The parity report's files (in `-o DIR`).
 pub const PARITY_OUTPUTS: &[&str] = &["parity.md", "parity.json", "parity.svg"];
 
-/// Load a config and apply `key=value` overrides (errors name the file, key and reason).
-pub fn load_config(path: &std::path::Path, seed: Option<u64>, sets: &[String]) -> anyhow::Result<Config> {
+/// Load a config, import a cuzk.toml over it (`--cuzk-config`) and apply `key=value`
+/// overrides (errors name the file, key and reason).
+pub fn load_config(path: &std::path::Path, cuzk: Option<&std::path::Path>, seed: Option<u64>, sets: &[String]) -> anyhow::Result<Config> {
     let mut cfg = Config::load(path)?;
+    if let Some(c) = cuzk {
+        import_cuzk(&mut cfg, c)?;
+    }
     for kv in sets {
         let (k, v) = timeline::settings::split_assignment(kv)?;
         cfg.set(k, v)?;
@@ -58,8 +71,21 @@ pub fn load_config(path: &std::path::Path, seed: Option<u64>, sets: &[String]) -
     Ok(cfg)
 }
 
+/// Apply a cuzk.toml to a model: the keys set are logged, the keys not modelled warned about.
+pub fn import_cuzk(cfg: &mut Config, path: &std::path::Path) -> anyhow::Result<()> {
+    let imp = simulator::cuzk_config::apply_file(cfg, path)?;
+    for a in &imp.applied {
+        tracing::info!("{}: {a}", path.display());
+    }
+    if let Some(w) = imp.warning(&path.display().to_string()) {
+        tracing::warn!("{w}");
+    }
+    cfg.validate().with_context(|| format!("the model with {} applied", path.display()))?;
+    Ok(())
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let cfg = load_config(&a.config, a.seed, &a.set)?;
+    let cfg = load_config(&a.config, a.cuzk_config.as_deref(), a.seed, &a.set)?;
     // Every argument and input is checked before any simulation or file.
     let measured = match &a.compare_to {
         Some(log) => {
@@ -69,7 +95,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let record = a.timeline.is_some() || a.cuzk_log.is_some() || a.compare_to.is_some();
-    let out = simulate(&cfg, Options { record });
+    let mut out = simulate(&cfg, Options { record });
+    out.result.interval = simulator::interval::replicate(&cfg, a.replications);
     if a.json {
         let mut o = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut o, &out.result)?;

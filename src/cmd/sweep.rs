@@ -16,7 +16,8 @@ pub struct Args {
     pub config: PathBuf,
     /// An axis: key=a..b (integers, optional :step), or key=x,y,z. Repeat for more axes.
     /// Keys: pw gw lock gpus c j partitions queue split prestage permit_until_send
-    /// device_global_sync ram vram cores bandwidth pcie slope knee seed.
+    /// device_global_sync ram total_budget (sizes: 128GiB) vram cores bandwidth pcie slope
+    /// knee seed, or any section.key of the config.
     #[arg(long, value_name = "KEY=VALUES", required = true)]
     pub vary: Vec<Vary>,
     /// Output directory (default: out/sweep-<config name>).
@@ -28,17 +29,25 @@ pub struct Args {
     /// Override a config key before sweeping (e.g. --set c=20).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Replications per point for a prediction interval (a column of sweep.md, a band on
+    /// the s/proof chart); 0: none (the default: sweeps stay fast).
+    #[arg(long, default_value_t = 0)]
+    pub replications: u32,
+    /// A cuzk daemon configuration file (cuzk.toml) applied to the model before --set and
+    /// the axes (as in simulate).
+    #[arg(long, value_name = "FILE")]
+    pub cuzk_config: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let base = super::simulate::load_config(&a.config, None, &a.set)?;
+    let base = super::simulate::load_config(&a.config, a.cuzk_config.as_deref(), None, &a.set)?;
     let stem = a.config.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "config".into());
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("sweep-{stem}")));
     super::output::check_dir(&dir)?;
     // Every combination is validated before any simulation or file.
     let points = sweep::expand(&base, &a.vary)?;
     let mut out = super::output::OutputDir::open(&dir, OUTPUTS)?;
-    run_sweep(&base, &a.vary, points, &mut out, !a.no_charts)?;
+    run_sweep(&base, &a.vary, points, &mut out, !a.no_charts, a.replications)?;
     let failed = out.has_failures();
     out.finish();
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
@@ -49,14 +58,14 @@ pub const OUTPUTS: &[&str] = &["sweep.md", "sweep.json", "sweep.parquet", "s_per
 
 /// Simulate the (expanded, validated) points, print the table and write the outputs into
 /// `dir` (shared with predict).
-pub fn run_sweep(base: &Config, axes: &[Vary], points: Vec<sweep::Point>, dir: &mut super::output::OutputDir, charts: bool) -> anyhow::Result<Vec<sweep::Row>> {
+pub fn run_sweep(base: &Config, axes: &[Vary], points: Vec<sweep::Point>, dir: &mut super::output::OutputDir, charts: bool, replications: u32) -> anyhow::Result<Vec<sweep::Row>> {
     let pb = ProgressBar::new(points.len() as u64);
     pb.set_style(
         ProgressStyle::with_template("{spinner} simulating {pos}/{len} configurations [{bar:30}] {per_sec} ({eta})")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let t0 = std::time::Instant::now();
-    let rows = sweep::run_points(&points, &|| pb.inc(1));
+    let rows = sweep::run_points_replicated(&points, replications, &|| pb.inc(1));
     pb.finish_and_clear();
     let elapsed = t0.elapsed();
     let md = sweep::markdown(&rows, axes);

@@ -4,7 +4,7 @@
 //! gets the list of problems (slices partially overlapping on a thread, unmatched async
 //! pairs, dangling flows, unnamed threads...) instead of a silently wrong picture.
 //! Exit 0 when valid (counts printed), 1 with the problems on stderr, 2 when the file
-//! cannot be read.
+//! cannot be read. A gzip- or zstd-compressed trace is read as the trace it holds.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,16 +14,22 @@ use timeline::export::validate::{validate_trace_str, TraceIssue, TraceStats};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The trace file (Chrome trace-event JSON: an array, or an object with `traceEvents`).
+    /// The trace file (Chrome trace-event JSON: an array, or an object with `traceEvents`;
+    /// gzip- or zstd-compressed or not).
     pub file: PathBuf,
     /// List at most this many problems (0 = all).
     #[arg(long, default_value_t = 50)]
     pub max_problems: usize,
 }
 
-/// Read and validate the file; `Err` only when it cannot be read.
+/// Read (gunzipping or zstd-decompressing it when it is: the traces kept in reports/ are
+/// gzipped) and validate the file; `Err` only when it cannot be read.
 pub fn check(a: &Args) -> anyhow::Result<Result<TraceStats, Vec<TraceIssue>>> {
-    let text = std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
+    use std::io::Read;
+    let cannot = || format!("cannot read {}", a.file.display());
+    let f = std::fs::File::open(&a.file).with_context(cannot)?;
+    let mut text = String::new();
+    timeline::read::decompressed(f).and_then(|mut r| r.read_to_string(&mut text)).with_context(cannot)?;
     Ok(validate_trace_str(&text))
 }
 
@@ -77,9 +83,10 @@ mod tests {
         std::fs::write(&log, include_str!("../../timeline/assets/cuzk-sample.log")).unwrap();
         let out = dir.path().join("report");
         let a = super::super::analyze::Args {
-            log,
+            log: vec![log],
             out: Some(out.clone()),
             json: false,
+            labels: vec![],
             strict: true,
             force: false,
             min_gap_ms: 1.0,
@@ -97,7 +104,18 @@ mod tests {
         assert!(stats.slices >= 60, "{stats:?}");
         assert_eq!(stats.flows, 30, "{stats:?}");
         assert!(stats.processes >= 2, "{stats:?}");
-        assert_eq!(code(run(args(trace)).unwrap()), code(ExitCode::SUCCESS));
+        assert_eq!(code(run(args(trace.clone())).unwrap()), code(ExitCode::SUCCESS));
+        // Gzipped (as in reports/): the same trace, the same answer.
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&std::fs::read(&trace).unwrap()).unwrap();
+        let tgz = dir.path().join("trace.json.gz");
+        std::fs::write(&tgz, gz.finish().unwrap()).unwrap();
+        assert_eq!(check(&args(tgz.clone())).unwrap().expect("the gzipped trace validates"), stats);
+        // A damaged gzip stream is an error naming the file (exit 2), not "invalid trace".
+        let bytes = std::fs::read(&tgz).unwrap();
+        std::fs::write(&tgz, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(format!("{:#}", check(&args(tgz)).unwrap_err()).contains("trace.json.gz"));
     }
 
     #[test]

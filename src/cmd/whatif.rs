@@ -39,7 +39,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for kv in &a.set {
         settings.push(timeline::settings::split_assignment(kv)?);
     }
-    let cal = super::calibrate::calibrate_logs(&a.logs, a.base.as_deref(), a.force)?;
+    let cal = super::calibrate::calibrate_logs(&a.logs, a.base.as_deref(), a.force, None)?;
     let mut model = cal.config.clone();
     for (k, v) in settings {
         model.set(k, v)?;

@@ -50,6 +50,7 @@ pub mod kind {
     pub const FINALIZE: &str = "finalize";
     pub const VERIFY: &str = "verify";
     pub const FALLBACK: &str = "fallback";
+    pub const RAM_WAIT: &str = "ram_wait";
     /// Names earlier versions wrote, read as today's kind: (old name, kind).
     pub const ALIASES: &[(&str, &str)] = &[("b_g2_msm", CPU_MSM_B_G2)];
 }
@@ -134,13 +135,15 @@ pub enum SpanKind {
     /// A partition proved on another path after its device failed (e.g. the CPU after an
     /// out-of-memory error).
     Fallback,
+    /// A synthesis waiting for its working set to fit in the host-RAM budget before it starts.
+    RamWait,
     /// A kind this version does not know; the string is kept verbatim.
     Other(String),
 }
 
 impl SpanKind {
     /// Every known kind, in pipeline order (used for legends and stable table order).
-    pub const KNOWN: [SpanKind; 27] = [
+    pub const KNOWN: [SpanKind; 28] = [
         SpanKind::Synthesis,
         SpanKind::Witness,
         SpanKind::Constraints,
@@ -168,6 +171,7 @@ impl SpanKind {
         SpanKind::Finalize,
         SpanKind::Verify,
         SpanKind::Fallback,
+        SpanKind::RamWait,
     ];
 
     pub fn as_str(&self) -> &str {
@@ -199,6 +203,7 @@ impl SpanKind {
             SpanKind::Finalize => kind::FINALIZE,
             SpanKind::Verify => kind::VERIFY,
             SpanKind::Fallback => kind::FALLBACK,
+            SpanKind::RamWait => kind::RAM_WAIT,
             SpanKind::Other(s) => s,
         }
     }
@@ -410,6 +415,15 @@ pub mod counters {
     /// Cores the hypervisor gave to someone else while this machine wanted them (/proc/stat
     /// steal ÷ wall time): other tenants of a virtual machine's host, invisible otherwise.
     pub const HOST_STEAL_CORES: &str = "host_steal_cores";
+    /// Bytes reserved from the engine's host-RAM budget, sampled at every reservation and
+    /// release (the budget itself is the run meta's `extra.ram_budget_bytes`).
+    pub const RAM_RESERVED_BYTES: &str = "ram_reserved_bytes";
+}
+
+/// Keys of [`RunMeta::extra`] that the analyses read.
+pub mod extra {
+    /// The host-RAM budget the run was made under, bytes.
+    pub const RAM_BUDGET_BYTES: &str = "ram_budget_bytes";
 }
 
 /// One sample of a time series.
@@ -620,6 +634,33 @@ pub struct Diagnostics {
     /// version, a binary file): one sentence each. `--strict` fails on any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
+    /// cuzk logs: event lines per wrapper (`plain`, `journal`, `journal_json`, `docker`,
+    /// `daemon_json`; see `read::wrap`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub wrappers: BTreeMap<String, u64>,
+    /// cuzk logs that span daemon restarts (offsets jumping back): one entry per daemon run,
+    /// in file order; empty for a log of one daemon run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub daemon_runs: Vec<DaemonRun>,
+}
+
+/// One daemon run of a log that spans restarts (see `read::cuzk`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DaemonRun {
+    /// 1-based, in file order.
+    pub index: u32,
+    /// The line of its first event.
+    pub first_line: u64,
+    pub events: u64,
+    /// Where the run sits on the log's one time axis, ms.
+    pub start_ms: f64,
+    /// Its last event's offset on that axis, ms.
+    pub end_ms: f64,
+    /// The daemon's start by the wrapper's wall clock (ns since the Unix epoch), when the
+    /// lines carry one.
+    pub wall_clock_start_ns: Option<i64>,
+    /// `wall_clock` (every run has one: placed by it) or `end_to_end` (in file order).
+    pub placed_by: String,
 }
 
 /// How many warnings are kept verbatim; the rest are only counted.

@@ -80,6 +80,8 @@ pub fn group_of(span: &Span) -> Option<LaneGroup> {
     match &span.kind {
         SpanKind::GpuQueue => None,
         k if k.is_synthesis_side() => Some(LaneGroup::Synthesis),
+        // A synthesis worker waiting for the RAM budget, before its synthesis.
+        SpanKind::RamWait => Some(LaneGroup::Synthesis),
         SpanKind::Other(_) if span.device.is_none() && span.worker.is_none() => Some(LaneGroup::Synthesis),
         _ => Some(LaneGroup::Device(span.device_or_0())),
     }

@@ -683,3 +683,37 @@ fn a_steady_state_that_only_drains_up_front_syntheses_is_not_the_measure() {
     assert_eq!(s.verdict.measured_basis.as_deref(), Some("steady_state"));
     assert!(!s.verdict.headline.contains("No steady state"), "{}", s.verdict.headline);
 }
+
+/// A synthesis that waited for the RAM budget before it could start: the GPU idles for it
+/// (`memory`); a later gap where the synthesis merely took long stays `synthesis_starved`.
+#[test]
+fn a_gap_behind_a_ram_wait_is_memory() {
+    let synth = |p: u32, w: u32, s: u64, e: u64| Span::new(SpanKind::Synthesis, s * MS, e * MS).job("a").partition(p).worker(w);
+    let wait = |p: u32, w: u32, s: u64, e: u64| Span::new(SpanKind::RamWait, s * MS, e * MS).job("a").partition(p).worker(w);
+    let run = run_of(vec![
+        synth(0, 0, 0, 100),
+        queue("a", 0, 100, 100),
+        gpu("a", 0, 0, 100, 150),
+        // Partition 1 waited for RAM until 120 (partition 0's a/b/c given back), then 100 ms.
+        wait(1, 1, 0, 120),
+        synth(1, 1, 120, 220),
+        queue("a", 1, 220, 220),
+        gpu("a", 1, 0, 220, 270),
+        // Partition 2 did not wait: its synthesis was just slow.
+        synth(2, 0, 100, 400),
+        queue("a", 2, 400, 400),
+        gpu("a", 2, 0, 400, 450),
+    ]);
+    let g = analysis::gaps::analyze(&run, &AnalyzeOptions::default());
+    let got: Vec<(f64, f64, GapCause)> = g.gaps.iter().map(|x| (x.start_ms, x.duration_ms, x.cause)).collect();
+    assert_eq!(got, vec![(0.0, 100.0, GapCause::ColdStart), (150.0, 70.0, GapCause::Memory), (270.0, 130.0, GapCause::SynthesisStarved)]);
+    assert_eq!(g.totals.total_ms(GapCause::Memory), 70.0);
+    // A short wait (under half the lateness) does not make it a memory gap.
+    let mut run2 = run.clone();
+    for s in run2.spans.iter_mut().filter(|s| s.kind == SpanKind::RamWait) {
+        s.start_ns = 90 * MS;
+        s.end_ns = Some(120 * MS);
+    }
+    let g = analysis::gaps::analyze(&run2, &AnalyzeOptions::default());
+    assert_eq!(g.gaps[1].cause, GapCause::SynthesisStarved, "{:?}", g.gaps[1]);
+}

@@ -65,6 +65,10 @@ pub struct EngineConfig {
     /// A corrupt PCE cache is rebuilt with a warning (off: every partition fails with an
     /// error naming the file until it is deleted).
     pub pce_rebuild_corrupt: bool,
+    /// The host-RAM budget (`[memory]` section: `total_budget`, `safety_margin`): every
+    /// large allocation reserves from it first, and a synthesis starts only when its
+    /// partition's working set fits ([`super::budget`]; docs/reference/engine.md).
+    pub memory: super::budget::MemoryConfig,
     /// The CUDA backend's knobs (`[cuda]` section; the `PROOFSCOPE_*` environment variables
     /// override them when the CUDA backends are made, see [`crate::cuda_settings`]).
     pub cuda: crate::cuda_settings::CudaSettings,
@@ -155,6 +159,7 @@ impl Default for EngineConfig {
             synthesis_threads: 0,
             pce_cache: true,
             pce_rebuild_corrupt: false,
+            memory: Default::default(),
             cuda: Default::default(),
         }
     }

@@ -35,10 +35,12 @@ pub fn acquire<'a>(m: &'a Mutex<()>, name: &'static str) -> Held<'a> {
     Held { _hold: info_span!(kind::LOCK_HOLD, lock = name), _guard: guard }
 }
 
-/// What a backend's `alloc()` / `compute()` lock, by mode.
+/// What a backend's `alloc()` / `compute()` lock, by mode, and the partition's share of the
+/// RAM budget whose a/b/c part the backend gives back ([`Gate::abc_release`]).
 pub struct EngineGate<'a> {
     pub mode: LockMode,
     pub locks: &'a DeviceLocks,
+    pub(crate) ram: Option<&'a super::PartitionRam>,
 }
 
 impl Gate for EngineGate<'_> {
@@ -54,5 +56,9 @@ impl Gate for EngineGate<'_> {
             // `whole`: the engine already holds the device lock around the whole call.
             LockMode::Whole => GateGuard::none(),
         }
+    }
+    fn abc_release(&self) -> Box<dyn FnOnce() + Send> {
+        let r = self.ram.and_then(|r| r.take_abc());
+        Box::new(move || drop(r))
     }
 }

@@ -8,10 +8,14 @@
 //! fallback (`cpu_fallback`, span `fallback`), and a job whose partition fails for good
 //! fails alone while the engine keeps serving the others. With `synthesis = "pce"` the
 //! synthesis workers share one set of pre-compiled constraints ([`crate::pce`]), loaded or
-//! extracted on first use (`pce_slot`).
+//! extracted on first use (`pce_slot`). Host memory is budgeted ([`budget`], `[memory]`):
+//! the parameters and the PCE reserve their size at start, and a synthesis starts only
+//! when its partition's working set fits (span `ram_wait` while it waits); the a/b/c part is
+//! given back when the backend has taken the vectors, the rest when the proof is finished.
 //! Every stage is a span (see [`crate::events`]).
 
 pub mod backends;
+pub mod budget;
 pub mod config;
 pub mod jobs;
 pub mod locks;
@@ -125,6 +129,26 @@ impl JobState {
     }
 }
 
+/// A partition's share of the RAM budget: its a/b/c (given back by the backend through
+/// the gate, [`crate::backend::Gate::abc_release`], once it has taken them) and the rest
+/// (given back when the partition's proof is finished or failed, i.e. when this drops).
+pub(crate) struct PartitionRam {
+    abc: Mutex<Option<budget::Reservation>>,
+    _rest: budget::Reservation,
+}
+
+impl PartitionRam {
+    /// Split `r` into its a/b/c part (`abc` bytes) and the rest.
+    pub(crate) fn new(mut r: budget::Reservation, abc: u64) -> PartitionRam {
+        let a = r.split_off(abc);
+        PartitionRam { abc: Mutex::new(Some(a)), _rest: r }
+    }
+    /// The a/b/c part, taken out (the gate hands it to the backend's release).
+    pub(crate) fn take_abc(&self) -> Option<budget::Reservation> {
+        self.abc.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
 /// A partition moving through the pipeline.
 pub(crate) struct SynthTask {
     job: Arc<JobState>,
@@ -140,6 +164,7 @@ pub(crate) struct GpuTask {
     queue_span: tracing::Span,
     attempts: u32,
     tried: Vec<u32>,
+    ram: PartitionRam,
 }
 
 pub(crate) struct FinishTask {
@@ -151,6 +176,8 @@ pub(crate) struct FinishTask {
     pending: crate::backend::Pending,
     /// Where the partition goes if its finish fails (a proof that does not verify).
     retry: Option<Retry>,
+    /// Held until the proof is finished.
+    ram: PartitionRam,
 }
 
 /// A partition's second chance: its assignment and the device to try next.
@@ -159,6 +186,8 @@ pub(crate) struct Retry {
     attempts: u32,
     tried: Vec<u32>,
     target: usize,
+    /// The copy's share of the RAM budget.
+    ram: budget::Reservation,
 }
 
 /// State shared by all engine threads.
@@ -185,6 +214,11 @@ pub(crate) struct Shared {
     rng_seed: Option<u64>,
     /// The pre-compiled constraints of the parameters' circuit (`synthesis = "pce"`).
     pce: pce_slot::PceSlot,
+    /// The host-RAM budget, and what one partition reserves from it.
+    ram: Arc<budget::RamBudget>,
+    plan: budget::MemoryPlan,
+    /// The parameters' reservation (for the engine's life).
+    _params_ram: budget::Reservation,
 }
 
 impl Shared {
@@ -199,9 +233,10 @@ impl Shared {
     }
 
     /// Send a partition to device `target`'s retry queue (it stays in the GPU stage).
-    fn requeue(&self, job: Arc<JobState>, partition: u32, assignment: ProvingAssignment, attempts: u32, tried: Vec<u32>, target: usize) {
+    #[allow(clippy::too_many_arguments)]
+    fn requeue(&self, job: Arc<JobState>, partition: u32, assignment: ProvingAssignment, attempts: u32, tried: Vec<u32>, target: usize, ram: PartitionRam) {
         let queue_span = tracing::info_span!(parent: None, kind::GPU_QUEUE, job = job.id.as_str(), partition = partition, retry = true);
-        let t = GpuTask { job, partition, assignment, queue_span, attempts, tried };
+        let t = GpuTask { job, partition, assignment, queue_span, attempts, tried, ram };
         match self.retry.get(target).map(|q| q.lock()) {
             Some(Ok(mut q)) => q.push_back(t),
             _ => {
@@ -260,9 +295,30 @@ pub struct Engine {
 
 /// MemTotal of /proc/meminfo, GiB (None where there is no such file).
 fn mem_total_gib() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: f64 = text.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / (1u64 << 20) as f64)
+    budget::mem_total_bytes().map(|b| b as f64 / (1u64 << 30) as f64)
+}
+
+/// The config's RAM budget on this machine, bytes, and a warning when it is larger than the
+/// machine's RAM.
+pub fn ram_budget(cfg: &EngineConfig) -> Result<(u64, Option<String>), ConfigError> {
+    cfg.memory.resolve(budget::mem_total_bytes()).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })
+}
+
+/// What an engine of `cfg` reserves for parameters of `shape` (read from `params_path`, whose
+/// PCE cache is measured when there is one).
+pub fn memory_plan(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>) -> budget::MemoryPlan {
+    let pce_cache = params_path.filter(|_| cfg.pce_cache).map(crate::pce::cache::cache_path);
+    budget::MemoryPlan::for_shape(shape, cfg.synthesis == SynthesisMode::Pce, pce_cache.as_deref())
+}
+
+/// The check [`Engine::start`] makes of the RAM budget, from the parameters' shape alone
+/// (`prove` runs it on the parameter file's header before loading the file): an error
+/// naming the figures when the budget cannot hold the resident items and one partition; the
+/// warning of a budget larger than the machine's RAM is returned.
+pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>) -> Result<Option<String>, ConfigError> {
+    let (total, warning) = ram_budget(cfg)?;
+    memory_plan(cfg, shape, params_path).check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
+    Ok(warning)
 }
 
 /// The run metadata of an engine run (fill `proofs`, `partitions`, `constraints`).
@@ -285,6 +341,9 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
         ..Default::default()
     };
     m.extra.insert("synthesis".into(), cfg.synthesis.as_str().into());
+    if let Ok((bytes, _)) = ram_budget(cfg) {
+        m.extra.insert(timeline::event::extra::RAM_BUDGET_BYTES.into(), bytes.into());
+    }
     if cfg.synthesis == SynthesisMode::Pce {
         m.extra.insert("synthesis_threads".into(), cfg.synthesis_threads.into());
     }
@@ -314,6 +373,24 @@ impl Engine {
         if backends.is_empty() {
             return Err(ConfigError::Invalid { field: "backend", reason: "no device to prove on".into() });
         }
+        // The RAM budget, checked before any work: the resident items and one partition must fit.
+        let (ram_total, ram_warning) = ram_budget(&cfg)?;
+        if let Some(w) = ram_warning {
+            tracing::warn!("{w}");
+        }
+        let plan = memory_plan(&cfg, &params.shape(), opts.params_path.as_deref());
+        plan.check(ram_total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
+        let observer: Option<Box<dyn Fn(u64) + Send + Sync>> = cfg.events.then(|| {
+            let counters = sink.counters();
+            Box::new(move |reserved: u64| counters.counter_at(timeline::event::counters::RAM_RESERVED_BYTES, counters.now_ns(), reserved as f64, None)) as Box<dyn Fn(u64) + Send + Sync>
+        });
+        let ram = budget::RamBudget::with_observer(ram_total, observer);
+        let too_large = |e: budget::BudgetError| ConfigError::Invalid { field: "memory.total_budget", reason: e.to_string() };
+        let params_ram = ram.reserve_resident("the parameters", plan.params).map_err(too_large)?;
+        let pce_ram = match plan.pce {
+            Some(p) => Some(ram.reserve_resident("the pre-compiled constraints", p.bytes).map_err(too_large)?),
+            None => None,
+        };
         let (results_tx, results) = unbounded();
         let (work_tx, work_rx) = unbounded::<SynthTask>();
         let (gpu_tx, gpu_rx) = bounded::<GpuTask>(cfg.queue_capacity as usize);
@@ -336,7 +413,10 @@ impl Engine {
             results: results_tx,
             progress: Progress::default(),
             rng_seed: cfg.seed,
-            pce: pce_slot::PceSlot::new(opts.params_path.filter(|_| cfg.pce_cache)),
+            pce: pce_slot::PceSlot::new(opts.params_path.filter(|_| cfg.pce_cache), pce_ram),
+            ram,
+            plan,
+            _params_ram: params_ram,
             cfg,
         });
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
@@ -419,6 +499,18 @@ impl Engine {
     /// Ask every worker to stop taking work (Ctrl-C). Work in progress is abandoned.
     pub fn abort(&self) {
         self.shared.abort.store(true, Ordering::SeqCst);
+        // Syntheses waiting for RAM give up.
+        self.shared.ram.close();
+    }
+
+    /// The host-RAM budget (its total, what is reserved now, its peak).
+    pub fn ram(&self) -> &budget::RamBudget {
+        &self.shared.ram
+    }
+
+    /// What the engine reserves: the parameters, the PCE, one partition.
+    pub fn memory_plan(&self) -> budget::MemoryPlan {
+        self.shared.plan
     }
 
     /// Drain: finish every submitted job, stop the threads, flush the timeline.

@@ -6,6 +6,11 @@
 //! yields its witness too) and written there. Partitions that start while it is being made
 //! take the circuit path rather than wait; a corrupt cache fails every partition with an
 //! error naming the file (or is rebuilt, `pce_rebuild_corrupt`).
+//!
+//! Its share of the RAM budget is reserved at the engine's start (the cache file's size, or
+//! an estimate) and set to its real size once made: the excess is given back, a shortfall
+//! reserved (waiting for it if need be); when even that can never fit, the PCE is dropped
+//! with a warning and every partition takes the circuit path.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -14,6 +19,7 @@ use rayon::ThreadPool;
 use timeline::event::{arg, kind};
 use tracing::info_span;
 
+use super::budget::{human, BudgetError, Reservation};
 use super::{PartitionCircuit, Shared};
 use crate::backend::ProveError;
 use crate::pce::cache::{self, Lookup, PceKey};
@@ -25,6 +31,8 @@ enum State {
     Building,
     Ready(Arc<Pce>),
     Failed(String),
+    /// Too large for the RAM budget: partitions take the circuit path.
+    Off,
 }
 
 /// The slot of the engine's PCE.
@@ -32,6 +40,8 @@ pub struct PceSlot {
     state: Mutex<State>,
     /// The parameter file (the cache is `<it>.pce`); `None`: no cache.
     params_path: Option<PathBuf>,
+    /// Its share of the RAM budget.
+    ram: Mutex<Option<Reservation>>,
 }
 
 /// What a worker found in the slot.
@@ -67,8 +77,8 @@ impl Drop for BuildGuard<'_> {
 }
 
 impl PceSlot {
-    pub fn new(params_path: Option<PathBuf>) -> Self {
-        PceSlot { state: Mutex::new(State::Empty), params_path }
+    pub fn new(params_path: Option<PathBuf>, ram: Option<Reservation>) -> Self {
+        PceSlot { state: Mutex::new(State::Empty), params_path, ram: Mutex::new(ram) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -79,7 +89,7 @@ impl PceSlot {
         let mut s = self.lock();
         match &*s {
             State::Ready(p) => Claim::Ready(p.clone()),
-            State::Building => Claim::Busy,
+            State::Building | State::Off => Claim::Busy,
             State::Failed(e) => Claim::Failed(e.clone()),
             State::Empty => {
                 *s = State::Building;
@@ -97,8 +107,9 @@ impl PceSlot {
     }
 }
 
-/// Synthesise one partition on the pre-compiled path (see the module docs).
-pub(super) fn synthesize(sh: &Shared, circuit: Box<dyn PartitionCircuit>, hint: SizeHint, pool: Option<&ThreadPool>) -> Result<ProvingAssignment, ProveError> {
+/// Synthesise one partition on the pre-compiled path (see the module docs); `held`: the
+/// bytes of the RAM budget this partition holds.
+pub(super) fn synthesize(sh: &Shared, circuit: Box<dyn PartitionCircuit>, hint: SizeHint, pool: Option<&ThreadPool>, held: u64) -> Result<ProvingAssignment, ProveError> {
     let run = PceRun { pool, chunk_rows: pce::DEFAULT_CHUNK_ROWS };
     match sh.pce.claim() {
         Claim::Busy => circuit.synthesize(hint),
@@ -112,7 +123,7 @@ pub(super) fn synthesize(sh: &Shared, circuit: Box<dyn PartitionCircuit>, hint: 
         Claim::Mine(guard) => {
             let span = info_span!(kind::SYNTHESIS, constraints = tracing::field::Empty, path = "pce");
             let _e = span.enter();
-            let (p, w) = build(sh, circuit, guard)?;
+            let (p, w) = build(sh, circuit, guard, held)?;
             span.record("constraints", p.num_constraints() as u64);
             Ok(pce::assemble(w, &p, run)?)
         }
@@ -128,7 +139,7 @@ fn witness(circuit: Box<dyn PartitionCircuit>, p: &Pce) -> Result<pce::Witness, 
 /// Make the PCE (span `pce_build`): from the cache, else by extraction from `circuit`
 /// (then its witness comes back too). On a cache hit the circuit's witness is generated
 /// here as well, so that the caller always gets one.
-fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>) -> Result<(Arc<Pce>, pce::Witness), ProveError> {
+fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>, held: u64) -> Result<(Arc<Pce>, pce::Witness), ProveError> {
     let span = info_span!(kind::PCE_BUILD, source = tracing::field::Empty, { arg::BYTES } = tracing::field::Empty, path = tracing::field::Empty);
     let entered = span.enter();
     let cache = sh.pce.params_path.as_deref().and_then(|params| match PceKey::for_params(&sh.params.info, Some(params)) {
@@ -150,7 +161,7 @@ fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>)
             let p = Arc::new(p);
             span.record("source", "cache");
             span.record(arg::BYTES, p.matrix_bytes());
-            guard.set(State::Ready(p.clone()));
+            guard.set(fit_budget(sh, &p, held));
             drop(entered);
             let w = witness(circuit, &p)?;
             return Ok((p, w));
@@ -179,6 +190,41 @@ fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>)
             sh.warn(&format!("could not write the PCE cache: {e}"));
         }
     }
-    guard.set(State::Ready(p.clone()));
+    guard.set(fit_budget(sh, &p, held));
     Ok((p, w))
+}
+
+/// Set the PCE's reservation to its real size (see the module docs): the state the slot
+/// takes, `Ready` or, when it can never fit, `Off`.
+fn fit_budget(sh: &Shared, p: &Arc<Pce>, held: u64) -> State {
+    let real = p.heap_bytes();
+    let mut slot = sh.pce.ram.lock().unwrap_or_else(|e| e.into_inner());
+    let have = slot.as_ref().map_or(0, |r| r.bytes());
+    if real <= have {
+        if let Some(r) = slot.as_ref() {
+            r.release(have - real);
+        }
+        return State::Ready(p.clone());
+    }
+    let extra = real - have;
+    if slot.as_ref().is_some_and(|r| r.try_grow(extra)) {
+        return State::Ready(p.clone());
+    }
+    let span = info_span!(kind::RAM_WAIT, { arg::BYTES } = extra, what = "pce");
+    let _e = span.enter();
+    match sh.ram.reserve_with("the pre-compiled constraints", extra, true, held) {
+        Ok(more) => {
+            match slot.as_mut() {
+                Some(r) => r.absorb(more),
+                None => *slot = Some(more),
+            }
+            State::Ready(p.clone())
+        }
+        Err(e @ BudgetError::TooLarge { .. }) => {
+            sh.warn(&format!("the pre-compiled constraints are {} (reserved {}): {e}; synthesising with the circuit's code instead", human(real), human(have)));
+            *slot = None;
+            State::Off
+        }
+        Err(_) => State::Off,
+    }
 }

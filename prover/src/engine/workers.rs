@@ -16,14 +16,30 @@ use timeline::event::counters::QUEUE_DEPTH;
 use tracing::info_span;
 
 use super::locks::{acquire, EngineGate};
-use super::{FinishTask, GpuTask, LockMode, PartitionProof, Retry, Shared, SynthTask, SynthesisMode};
-use crate::backend::{Backend, Blinding, DeviceError, NoGate, Pending, ProveError, StartFailure};
+use super::budget::{BudgetError, Reservation};
+use super::{FinishTask, GpuTask, LockMode, PartitionProof, PartitionRam, Retry, Shared, SynthTask, SynthesisMode};
+use crate::backend::{Backend, Blinding, DeviceError, Pending, ProveError, StartFailure};
+use crate::synthesis::ProvingAssignment;
 use crate::proof::Proof;
 
 fn with_dispatch<T>(sh: &Shared, f: impl FnOnce() -> T) -> T {
     match &sh.dispatch {
         Some(d) => tracing::dispatcher::with_default(d, f),
         None => f(),
+    }
+}
+
+/// A partition's working set from the RAM budget, waiting (span `ram_wait`) until it fits.
+fn reserve_partition(sh: &Shared) -> Result<Reservation, BudgetError> {
+    let bytes = sh.plan.partition.total();
+    let what = "a partition's working set";
+    match sh.ram.try_reserve(what, bytes) {
+        Err(BudgetError::WouldBlock { free, .. }) => {
+            let span = info_span!(kind::RAM_WAIT, bytes = bytes, free = free, reserved = sh.ram.reserved(), budget = sh.ram.total());
+            let _e = span.enter();
+            sh.ram.reserve(what, bytes)
+        }
+        r => r,
     }
 }
 
@@ -47,9 +63,20 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx:
             }
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w);
             let entered = ctx.enter();
+            // A synthesis starts only when its working set fits in the RAM budget.
+            let ram = match reserve_partition(&sh) {
+                Ok(r) => r,
+                Err(BudgetError::Closed { .. }) => break,
+                Err(e) => {
+                    drop(entered);
+                    sh.finish_partition(&job, partition, Err(e.to_string()));
+                    continue;
+                }
+            };
+            let held = ram.bytes();
             let synthesize = || match sh.cfg.synthesis {
                 SynthesisMode::Circuit => circuit.synthesize(hint),
-                SynthesisMode::Pce => super::pce_slot::synthesize(&sh, circuit, hint, pool.as_ref()),
+                SynthesisMode::Pce => super::pce_slot::synthesize(&sh, circuit, hint, pool.as_ref(), held),
             };
             let synthesized = catch_unwind(AssertUnwindSafe(synthesize))
                 .unwrap_or_else(|p| Err(ProveError::Device(DeviceError::panicked("synthesis", p))));
@@ -64,7 +91,8 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx:
                         sh.sink.counter(QUEUE_DEPTH, depth as f64, None);
                     }
                     // The permit: this worker stays blocked until the queue accepts.
-                    let task = GpuTask { job, partition, assignment, queue_span, attempts: 0, tried: Vec::new() };
+                    let ram = PartitionRam::new(ram, sh.plan.partition.abc);
+                    let task = GpuTask { job, partition, assignment, queue_span, attempts: 0, tried: Vec::new(), ram };
                     if tx.send(task).is_err() {
                         sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
                         break;
@@ -140,7 +168,7 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
         let backend = sh.backends[d].clone();
         let device = backend.device();
         while let Some(task) = next_task(&sh, d, &rx) {
-            let GpuTask { job, partition, assignment, queue_span, attempts, mut tried } = task;
+            let GpuTask { job, partition, assignment, queue_span, attempts, mut tried, ram } = task;
             drop(queue_span);
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w, device = device);
             let _ctx = ctx.enter();
@@ -150,7 +178,14 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
             let retry_on = retry_target(&sh, attempts, &tried);
             // A copy for a retry after the device part succeeded (a proof that does not
             // verify); failures of the device part hand the assignment back when they can.
-            let mut backup = retry_on.is_some().then(|| assignment.clone());
+            // The copy is made only when its bytes fit in the RAM budget now.
+            let mut backup = match retry_on {
+                Some(_) => match sh.ram.try_reserve("a partition's retry copy", sh.plan.partition.total()) {
+                    Ok(r) => Some((assignment.clone(), r)),
+                    Err(_) => None,
+                },
+                None => None,
+            };
             let public_inputs = assignment.public_inputs().to_vec();
             drop(pickup);
             let params = &sh.params;
@@ -171,11 +206,12 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
                         // included when they run here (no split finalisation).
                         LockMode::Whole => {
                             let _lock = acquire(&sh.locks[d].compute, "whole");
-                            let pending = backend.prove_start_or_return(assignment, params, blinding, &NoGate)?;
+                            let gate = EngineGate { mode: LockMode::Whole, locks: &sh.locks[d], ram: Some(&ram) };
+                            let pending = backend.prove_start_or_return(assignment, params, blinding, &gate)?;
                             Ok(finish(backend.as_ref(), pending)?)
                         }
                         mode => {
-                            let gate = EngineGate { mode, locks: &sh.locks[d] };
+                            let gate = EngineGate { mode, locks: &sh.locks[d], ram: Some(&ram) };
                             let pending = backend.prove_start_or_return(assignment, params, blinding, &gate)?;
                             Ok(finish(backend.as_ref(), pending)?)
                         }
@@ -186,17 +222,24 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
             };
             // Out of device memory: the partition runs on the CPU fallback instead.
             let mut used = backend.clone();
+            // The copy's reservation when the fallback proves the copy (held until it ends).
+            let mut _copy_ram = None;
             let outcome = match (outcome, sh.fallback.clone()) {
                 (Err(StartFailure { error: ProveError::DeviceOutOfMemory(why), assignment }), Some(fb)) if assignment.is_some() || backup.is_some() => {
-                    let asg = match assignment {
-                        Some(a) => *a,
-                        None => backup.take().unwrap_or_default(),
+                    let asg = match (assignment, backup.take()) {
+                        (Some(a), _) => *a,
+                        (None, Some((a, r))) => {
+                            _copy_ram = Some(r);
+                            a
+                        }
+                        (None, None) => ProvingAssignment::default(),
                     };
                     sh.warn(&format!("{} partition {partition}: device {device} out of memory ({why}); proving it on the {} fallback", job.id, fb.name()));
                     let span = info_span!(kind::FALLBACK, fallback = fb.name(), reason = why.to_string().as_str());
                     let _f = span.enter();
                     used = fb.clone();
-                    let run = || -> Result<Outcome, StartFailure> { Ok(finish(fb.as_ref(), fb.prove_start(asg, params, blinding, &NoGate)?)?) };
+                    let gate = EngineGate { mode: LockMode::Whole, locks: &sh.locks[d], ram: Some(&ram) };
+                    let run = || -> Result<Outcome, StartFailure> { Ok(finish(fb.as_ref(), fb.prove_start(asg, params, blinding, &gate)?)?) };
                     catch_unwind(AssertUnwindSafe(run))
                         .unwrap_or_else(|p| Err(ProveError::Device(DeviceError::panicked("CPU fallback", p)).into()))
                 }
@@ -205,10 +248,10 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
             match outcome {
                 Ok(Outcome::Started(pending)) => {
                     let retry = match (retry_on, backup) {
-                        (Some(target), Some(assignment)) => Some(Retry { assignment, attempts, tried, target }),
+                        (Some(target), Some((assignment, ram))) => Some(Retry { assignment, attempts, tried, target, ram }),
                         _ => None,
                     };
-                    let t = FinishTask { job, partition, worker: w, device, backend: used, pending: *pending, retry };
+                    let t = FinishTask { job, partition, worker: w, device, backend: used, pending: *pending, retry, ram };
                     if let Err(e) = fin.send(t) {
                         let t = e.into_inner();
                         sh.finish_partition(&t.job, t.partition, Err("engine stopped before finalisation".into()));
@@ -217,14 +260,15 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
                     // The finaliser leaves the GPU stage (it may send the partition back).
                 }
                 Ok(Outcome::Done(proof)) => {
+                    drop(ram);
                     let r = check(&sh, *proof, public_inputs, device, used.verifies_proofs());
                     sh.finish_partition(&job, partition, r);
                     sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
                 }
-                Err(StartFailure { error, assignment }) => match (retry_on, assignment.map(|a| *a).or(backup)) {
-                    (Some(target), Some(assignment)) if retryable(&error) => {
+                Err(StartFailure { error, assignment }) => match (retry_on, assignment.map(|a| (*a, ram)).or(backup.map(|(a, r)| (a, PartitionRam::new(r, sh.plan.partition.abc))))) {
+                    (Some(target), Some((assignment, ram))) if retryable(&error) => {
                         sh.warn(&format!("{} partition {partition} failed on device {device}, retrying on device {target}: {error}", job.id));
-                        sh.requeue(job, partition, assignment, attempts + 1, tried, target);
+                        sh.requeue(job, partition, assignment, attempts + 1, tried, target, ram);
                     }
                     _ => {
                         sh.finish_partition(&job, partition, Err(error.to_string()));
@@ -257,19 +301,22 @@ pub(super) fn finalizer(sh: Arc<Shared>, f: u32, rx: Receiver<FinishTask>) {
             if sh.abort.load(Ordering::Relaxed) {
                 break;
             }
-            let FinishTask { job, partition, worker, device, backend, pending, retry } = t;
+            let FinishTask { job, partition, worker, device, backend, pending, retry, ram } = t;
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = worker, device = device, finalizer = f);
             let _e = ctx.enter();
             let public_inputs = pending.public_inputs.clone();
             let proof = catch_unwind(AssertUnwindSafe(|| backend.prove_finish(pending, &sh.params)))
                 .unwrap_or_else(|p| Err(ProveError::Device(DeviceError::panicked("finaliser", p))));
             match (proof, retry) {
-                (Err(error), Some(Retry { assignment, attempts, tried, target })) if retryable(&error) => {
+                (Err(error), Some(Retry { assignment, attempts, tried, target, ram: copy })) if retryable(&error) => {
                     sh.warn(&format!("{} partition {partition}: the proof of device {device} failed ({error}); retrying on device {target}", job.id));
-                    sh.requeue(job, partition, assignment, attempts + 1, tried, target);
+                    drop(ram);
+                    sh.requeue(job, partition, assignment, attempts + 1, tried, target, PartitionRam::new(copy, sh.plan.partition.abc));
                 }
                 (proof, _) => {
                     let r = proof.map_err(|e| e.to_string()).and_then(|p| check(&sh, p, public_inputs, device, backend.verifies_proofs()));
+                    // The partition's memory is given back before its proof is reported.
+                    drop(ram);
                     sh.finish_partition(&job, partition, r);
                     sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
                 }

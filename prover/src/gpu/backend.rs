@@ -486,14 +486,17 @@ impl CudaBackend {
         Ok((ones + tail, ones_ms + tail_ms))
     }
 
-    /// The device part on a borrowed assignment (so a failure can hand it back: its
-    /// a/b/c are only read, and stay on the host until the MSMs end).
+    /// The device part on a borrowed assignment (so a failure can hand it back). Its a/b/c
+    /// are freed on the host as soon as they are on the device (taken out of `asg`, freed
+    /// off this thread, then the engine's RAM budget gets their share back:
+    /// [`Gate::abc_release`]); a failure before that hands the assignment back whole, a
+    /// failure after it without them (the engine can then only retry from a copy).
     ///
     /// Under the allocation gate: prep, the resident points, then every per-partition
     /// upload (a/b/c, then the ones/tail data of L, A, B) through pinned staging on the
     /// copy stream; under the compute gate only device compute. With `kernels` locking the
     /// uploads of one worker thus overlap the kernels of another.
-    fn device_part(&self, asg: &ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
+    fn device_part(&self, asg: &mut ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
         let d = Domain::new(asg.a.len())?;
         if d.n as u64 != params.info.domain_size {
             return Err(ProveError::ParamsMismatch(format!("domain of {} points, the parameters have {}", d.n, params.info.domain_size)));
@@ -509,6 +512,13 @@ impl CudaBackend {
                 times.record(&span);
                 (bufs, times.gpu_ms)
             };
+            // The device has them: free the host's copy and give its budget share back.
+            let vectors = (std::mem::take(&mut asg.a), std::mem::take(&mut asg.b), std::mem::take(&mut asg.c));
+            let release = gate.abc_release();
+            drop_in_background(move || {
+                drop(vectors);
+                release();
+            });
             // The B split serves the G1 and the G2 MSM: device indices unless both stream.
             let b_streamed = res.b_g1.resident().is_none() && res.b_g2.as_ref().is_none_or(|b| b.resident().is_none());
             let staged = [
@@ -597,7 +607,7 @@ impl CudaBackend {
         };
         drop(staged_b);
         let crate::prover::MsmPlan { a: plan_a, b: plan_b, l: plan_l } = plan;
-        drop_in_background((plan_a, plan_l));
+        drop_in_background(move || drop((plan_a, plan_l)));
         Ok(Pending { a, b_g1, h, l, b_split: plan_b, b_g2, blinding, public_inputs })
     }
 }
@@ -619,17 +629,20 @@ impl Backend for CudaBackend {
     fn device_memory_bytes(&self) -> Option<u64> {
         self.gpu.mem_info().ok().map(|(_, total)| total as u64)
     }
-    fn prove_start(&self, asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
-        let r = self.device_part(&asg, params, blinding, gate);
-        drop_in_background(asg);
+    fn prove_start(&self, mut asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
+        let r = self.device_part(&mut asg, params, blinding, gate);
+        drop_in_background(move || drop(asg));
         r
     }
-    fn prove_start_or_return(&self, asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, StartFailure> {
-        match self.device_part(&asg, params, blinding, gate) {
+    fn prove_start_or_return(&self, mut asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, StartFailure> {
+        match self.device_part(&mut asg, params, blinding, gate) {
             Ok(p) => {
-                drop_in_background(asg);
+                drop_in_background(move || drop(asg));
                 Ok(p)
             }
+            // Without its a/b/c (freed after their upload) the assignment cannot be proven
+            // elsewhere: nothing to hand back.
+            Err(error) if asg.a.is_empty() => Err(StartFailure { error, assignment: None }),
             Err(error) => Err(StartFailure { error, assignment: Some(Box::new(asg)) }),
         }
     }
@@ -674,10 +687,22 @@ fn join_lane<T>(h: std::thread::ScopedJoinHandle<'_, Result<T, ProveError>>) -> 
 /// Frees a used assignment (or density split) off the GPU worker: a 2^24-constraint
 /// partition's a/b/c and witness are ~2 GB, its L and A splits ~0.5 GB; unmapping them
 /// took 0.34 s at the end of every prove call on the H200 host (run 11), time in which the
-/// worker could not pick up its next partition. When no thread can be started, the
-/// closure (and the value with it) is dropped right here.
-fn drop_in_background<T: Send + 'static>(v: T) {
-    let _ = std::thread::Builder::new().name("proofscope-free".into()).spawn(move || drop(v));
+/// worker could not pick up its next partition. `free` drops what it owns (and may then
+/// give the RAM budget its share back). When no thread can be started, it runs right here.
+fn drop_in_background(free: impl FnOnce() + Send + 'static) {
+    let slot = Arc::new(std::sync::Mutex::new(Some(free)));
+    let theirs = slot.clone();
+    let take = |s: &std::sync::Mutex<Option<_>>| s.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let spawned = std::thread::Builder::new().name("proofscope-free".into()).spawn(move || {
+        if let Some(f) = take(&theirs) {
+            f();
+        }
+    });
+    if spawned.is_err() {
+        if let Some(f) = take(&slot) {
+            f();
+        }
+    }
 }
 
 /// One backend per CUDA device (the engine's `--backend cuda`), or why there are none

@@ -268,7 +268,7 @@ impl Sim<'_> {
                     dv.active_calls += 1;
                     dv.first_call.get_or_insert(now);
                     if self.cfg.memory.early_release {
-                        let abc = self.cfg.memory.abc_gib;
+                        let abc = self.cfg.abc_gib();
                         self.parts[pi as usize].footprint_gib -= abc;
                         self.ram_change(-abc);
                         self.start_syntheses();
@@ -350,27 +350,61 @@ impl Sim<'_> {
                 }
                 Step::VramAlloc => {
                     let need = self.cfg.memory.call_vram_gib;
-                    let cap = self.cfg.machine.vram_gib;
+                    let cap = self.cfg.vram_cap_gib();
+                    let fixed = self.cfg.vram_static_gib();
+                    let wait = self.cfg.memory.vram_policy == crate::config::VramPolicy::Wait;
                     let dv = &mut self.devices[dev as usize];
                     if dv.vram_used + need > cap + 1e-9 {
                         let used = dv.vram_used;
+                        // Waiting helps only if another call holds VRAM that it will free.
+                        if wait && used > fixed + 1e-9 && fixed + need <= cap + 1e-9 {
+                            dv.vram_waiters.push_back(w);
+                            self.workers[w as usize].vram_wait_since.get_or_insert(now);
+                            return;
+                        }
                         self.fail("vram_oom", format!("GPU {dev} worker {idx}: a call needs {need} GiB with {used:.1} of {cap} GiB in use"));
                         return;
                     }
                     dv.vram_used += need;
                     dv.vram_peak = dv.vram_peak.max(dv.vram_used);
+                    if let Some(since) = self.workers[w as usize].vram_wait_since.take() {
+                        self.vram_waits += 1;
+                        self.vram_wait_sum = self.vram_wait_sum.saturating_add(now - since);
+                        if self.record {
+                            let s = Span::new(SpanKind::LockWait, since, now)
+                                .worker(idx)
+                                .device(dev)
+                                .arg("lock", "vram_budget")
+                                .job(job_name(part.proof))
+                                .partition(part.index);
+                            self.spans.push(s);
+                        }
+                    }
                 }
                 Step::VramFree => {
                     let dv = &mut self.devices[dev as usize];
                     dv.vram_used -= self.cfg.memory.call_vram_gib;
+                    // Calls waiting for VRAM try again, in the order they came.
+                    for waiter in std::mem::take(&mut dv.vram_waiters) {
+                        self.agenda.at(now, Ev::Resume(waiter));
+                    }
                 }
                 Step::Kernels => {
-                    let total = part.k_ntt_h + part.k_batch + part.k_tail + part.k_rest + part.k_g2;
+                    let kernels = part.k_ntt_h + part.k_batch + part.k_tail + part.k_rest + part.k_g2;
+                    // Streamed parameters: their transfer adds to the kernel region, or
+                    // overlaps it (double-buffered chunks).
+                    let stream = self.params_stream_ns;
+                    let total = if self.cfg.memory.params_stream_overlap { kernels.max(stream) } else { kernels + stream };
                     let dv = &mut self.devices[dev as usize];
                     dv.kernels_running += 1;
-                    dv.kernel_busy = dv.kernel_busy.saturating_add(total);
+                    dv.kernel_busy = dv.kernel_busy.saturating_add(kernels);
+                    dv.pcie_busy = dv.pcie_busy.saturating_add(stream);
+                    if self.record && stream > 0 {
+                        let s = Span::new(SpanKind::H2d, now, now + stream).worker(idx).device(dev).arg("what", "params").job(job_name(part.proof)).partition(part.index);
+                        self.spans.push(s);
+                    }
                     if self.record {
-                        let mut t = now;
+                        let mut t = if self.cfg.memory.params_stream_overlap { now } else { now + stream };
                         for (kind, dur) in [
                             (SpanKind::NttMsmH, part.k_ntt_h),
                             (SpanKind::BatchAdd, part.k_batch),

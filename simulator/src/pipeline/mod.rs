@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use timeline::{Counter, Run, RunConfig, RunMeta, Span, SpanKind};
 
-use crate::config::{Arrival, Config, RamPolicy};
+use crate::config::{Arrival, Config, RamPolicy, VramPolicy};
 use crate::des::Agenda;
 use crate::floors;
 use crate::report::{Failure, GpuUtil, SimResult};
@@ -87,6 +87,8 @@ struct Proof {
     /// Its first synthesis start (latency is measured from here, as the analyzer does).
     started: Option<u64>,
     remaining: u32,
+    /// Partitions whose synthesis has not ended.
+    unsynthesized: u32,
     done: Option<u64>,
 }
 
@@ -101,6 +103,8 @@ struct Worker {
     call_start: u64,
     lock_acquired: [u64; 2],
     busy_since: u64,
+    /// Since when the call has been waiting for VRAM (`vram_policy = "wait"`).
+    vram_wait_since: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -113,6 +117,8 @@ struct Device {
     sync_waiters: Vec<u32>,
     vram_used: f64,
     vram_peak: f64,
+    /// Calls waiting for VRAM (FIFO).
+    vram_waiters: VecDeque<u32>,
     active_calls: u32,
     union_since: u64,
     union_busy: u64,
@@ -131,11 +137,15 @@ struct Sim<'c> {
     rng: Rng,
     prog: Vec<Step>,
     upload_ns: u64,
+    /// Streaming the parameters for one partition (0 when resident), ns.
+    params_stream_ns: u64,
     pool: CpuPool,
     parts: Vec<Part>,
     proofs: Vec<Proof>,
     arrived: VecDeque<u32>,
     in_flight: u32,
+    /// Admitted proofs with partitions not yet synthesised (`synthesis_concurrency`).
+    synthesizing: u32,
     backlog: VecDeque<u32>,
     free_slots: Vec<u32>,
     queue: VecDeque<u32>,
@@ -145,6 +155,17 @@ struct Sim<'c> {
     devices: Vec<Device>,
     ram_used: f64,
     ram_peak: f64,
+    /// Admission: since when the partition at the head of the backlog, with a permit free,
+    /// has been waiting for its reservation to fit (RAM budget or `ram_policy = block`).
+    ram_wait_since: Option<u64>,
+    ram_waits: u64,
+    ram_wait_sum: u64,
+    vram_waits: u64,
+    vram_wait_sum: u64,
+    /// Why the device side degraded (streamed parameters, workers without a buffer).
+    vram_notes: Vec<String>,
+    /// Completion times of the partitions.
+    part_ends: Vec<u64>,
     /// Split finalisation: finalisers busy, and partitions waiting for one.
     fin_busy: u32,
     fin_queue: VecDeque<u32>,
@@ -195,6 +216,7 @@ impl<'c> Sim<'c> {
                     call_start: 0,
                     lock_acquired: [0; 2],
                     busy_since: 0,
+                    vram_wait_since: None,
                 });
             }
         }
@@ -205,11 +227,13 @@ impl<'c> Sim<'c> {
             rng: Rng::new(cfg.seed),
             prog: program(cfg),
             upload_ns: (floors::upload_s(cfg) * 1e9).round() as u64,
+            params_stream_ns: (cfg.params_stream_s() * 1e9).round() as u64,
             pool: CpuPool::new(cfg.machine.cpu_cores, cfg.machine.mem_bandwidth_gbs, cfg.contention.clone()),
             parts: Vec::with_capacity((p.proofs as usize).saturating_mul(p.partitions as usize).min(1 << 20)),
             proofs: Vec::with_capacity(p.proofs as usize),
             arrived: VecDeque::new(),
             in_flight: 0,
+            synthesizing: 0,
             backlog: VecDeque::new(),
             free_slots: (0..p.pw).rev().collect(),
             queue: VecDeque::new(),
@@ -217,8 +241,15 @@ impl<'c> Sim<'c> {
             idle,
             workers,
             devices: vec![Device::default(); gpus as usize],
-            ram_used: cfg.memory.baseline_gib,
-            ram_peak: cfg.memory.baseline_gib,
+            ram_used: cfg.resident_gib(),
+            ram_peak: cfg.resident_gib(),
+            ram_wait_since: None,
+            ram_waits: 0,
+            ram_wait_sum: 0,
+            vram_waits: 0,
+            vram_wait_sum: 0,
+            vram_notes: Vec::new(),
+            part_ends: Vec::new(),
             fin_busy: 0,
             fin_queue: VecDeque::new(),
             wake_version: u64::MAX,
@@ -295,9 +326,12 @@ impl<'c> Sim<'c> {
     }
 
     fn admit(&mut self) {
-        while self.in_flight < self.cfg.pipeline.in_flight {
+        let sc = self.cfg.pipeline.synthesis_concurrency.unwrap_or(u32::MAX);
+        while self.in_flight < self.cfg.pipeline.in_flight && self.synthesizing < sc {
             let Some(proof) = self.arrived.pop_front() else { break };
             self.in_flight += 1;
+            self.synthesizing += 1;
+            self.proofs[proof as usize].unsynthesized = self.cfg.pipeline.partitions;
             let c = &self.cfg.costs;
             for i in 0..self.cfg.pipeline.partitions {
                 let r = &mut self.rng;
@@ -327,25 +361,32 @@ impl<'c> Sim<'c> {
         self.start_syntheses();
     }
 
+    /// Start syntheses while a permit is free, a partition waits and its reservation fits:
+    /// the budget (`memory.total_budget`) when set, else the machine's RAM under
+    /// `ram_policy`. A partition that cannot get its reservation waits at the head of the
+    /// backlog (a `ram_wait` span from then until its synthesis starts).
     fn start_syntheses(&mut self) {
-        let need = self.cfg.memory.partition_gib;
+        let need = self.cfg.partition_gib();
+        let limit = self.cfg.ram_limit_gib();
+        let budgeted = self.cfg.budget_gib().is_some();
         while !self.free_slots.is_empty() && !self.backlog.is_empty() && self.failure.is_none() {
-            if self.ram_used + need > self.cfg.machine.ram_gib + 1e-9 {
-                match self.cfg.pipeline.ram_policy {
-                    RamPolicy::Block => return,
-                    RamPolicy::Fail => {
-                        let used = self.ram_used;
-                        self.fail(
-                            "ram_oom",
-                            format!(
-                                "a synthesis needs {need} GiB with {used:.1} of {} GiB in use ({} partitions waiting for the GPU)",
-                                self.cfg.machine.ram_gib,
-                                self.queue.len() + self.blocked.len()
-                            ),
-                        );
-                        return;
+            if self.ram_used + need > limit + 1e-9 {
+                if budgeted || self.cfg.pipeline.ram_policy == RamPolicy::Block {
+                    if self.ram_wait_since.is_none() {
+                        self.ram_wait_since = Some(self.now());
                     }
+                    return;
                 }
+                let used = self.ram_used;
+                self.fail(
+                    "ram_oom",
+                    format!(
+                        "a synthesis needs {need} GiB with {used:.1} of {} GiB in use ({} partitions waiting for the GPU)",
+                        self.cfg.machine.ram_gib,
+                        self.queue.len() + self.blocked.len()
+                    ),
+                );
+                return;
             }
             let (Some(slot), Some(pi)) = (self.free_slots.pop(), self.backlog.pop_front()) else { return };
             let now = self.now();
@@ -355,6 +396,11 @@ impl<'c> Sim<'c> {
             self.pw_busy.set(now, busy);
             let proof = self.parts[pi as usize].proof as usize;
             self.proofs[proof].started.get_or_insert(now);
+            if let Some(since) = self.ram_wait_since.take() {
+                self.ram_waits += 1;
+                self.ram_wait_sum = self.ram_wait_sum.saturating_add(now - since);
+                self.span(SpanKind::Other(timeline::event::kind::RAM_WAIT.into()), since, now, Some(pi), Some(slot), None);
+            }
             {
                 let p = &mut self.parts[pi as usize];
                 p.pw_slot = slot;
@@ -384,6 +430,13 @@ impl<'c> Sim<'c> {
         };
         self.synth_sum = self.synth_sum.saturating_add(now - start);
         self.synth_n += 1;
+        let proof = self.parts[pi as usize].proof as usize;
+        self.proofs[proof].unsynthesized -= 1;
+        if self.proofs[proof].unsynthesized == 0 {
+            // Its synthesis task is over: the next proof may start synthesising.
+            self.synthesizing -= 1;
+            self.admit();
+        }
         self.span(SpanKind::Synthesis, start, now, Some(pi), Some(slot), None);
         let cap = self.cfg.pipeline.queue_capacity.map_or(usize::MAX, |c| c as usize);
         if self.cfg.pipeline.permit_until_send {
@@ -479,6 +532,7 @@ impl<'c> Sim<'c> {
     }
 
     fn partition_done(&mut self, pi: u32) {
+        self.part_ends.push(self.now());
         let fp = self.parts[pi as usize].footprint_gib;
         self.parts[pi as usize].footprint_gib = 0.0;
         self.ram_change(-fp);
@@ -496,25 +550,49 @@ impl<'c> Sim<'c> {
     fn run(mut self) -> Outcome {
         let cfg = self.cfg;
         let p = &cfg.pipeline;
-        // Pre-staged VRAM buffers are allocated as the workers start.
+        // Pre-staged VRAM buffers are allocated as the workers start, beside the baseline
+        // and the resident parameters.
+        let cap = cfg.vram_cap_gib();
+        let fixed = cfg.vram_static_gib();
         for dv in self.devices.iter_mut() {
-            dv.vram_used = cfg.memory.vram_baseline_gib;
+            dv.vram_used = fixed;
             dv.vram_peak = dv.vram_used;
         }
-        if cfg.memory.vram_baseline_gib > cfg.machine.vram_gib {
-            self.fail("vram_oom", format!("the VRAM baseline ({} GiB) exceeds the card ({} GiB)", cfg.memory.vram_baseline_gib, cfg.machine.vram_gib));
+        if cfg.params_streamed() {
+            self.vram_notes.push(format!(
+                "parameters streamed: {} GiB over PCIe per partition ({:.2} s at {} GB/s); resident they would not fit beside the baseline and one worker's buffers in {cap} GiB",
+                cfg.memory.params_vram_gib,
+                cfg.params_stream_s(),
+                cfg.machine.pcie_gbs
+            ));
+        }
+        if fixed > cap + 1e-9 {
+            self.fail("vram_oom", format!("the VRAM baseline and resident parameters ({fixed} GiB) exceed the {cap} GiB usable on the card"));
         }
         if p.prestage && self.failure.is_none() {
+            let wait = cfg.memory.vram_policy == VramPolicy::Wait;
             'outer: for w in 0..p.gw {
                 for d in 0..cfg.machine.gpus {
                     let dv = &mut self.devices[d as usize];
-                    if dv.vram_used + cfg.memory.prestage_vram_gib > cfg.machine.vram_gib + 1e-9 {
+                    if dv.vram_used + cfg.memory.prestage_vram_gib > cap + 1e-9 {
                         let used = dv.vram_used;
+                        if wait && w > 0 {
+                            // Workers without a buffer stay idle: the others serialise the work.
+                            let id = w * cfg.machine.gpus + d;
+                            self.idle.retain(|&x| x != id);
+                            if !self.vram_notes.iter().any(|n| n.starts_with("workers serialised")) {
+                                self.vram_notes.push(format!(
+                                    "workers serialised: only {w} of {} workers' pre-staged buffers ({} GiB each) fit beside {used:.1} GiB in {cap} GiB",
+                                    p.gw, cfg.memory.prestage_vram_gib
+                                ));
+                            }
+                            continue;
+                        }
                         self.fail(
                             "vram_oom",
                             format!(
-                                "GPU {d}: worker {w}'s pre-staged buffer ({} GiB) does not fit beside {used:.1} GiB already in use on a {} GiB card",
-                                cfg.memory.prestage_vram_gib, cfg.machine.vram_gib
+                                "GPU {d}: worker {w}'s pre-staged buffer ({} GiB) does not fit beside {used:.1} GiB already in use on a {cap} GiB card",
+                                cfg.memory.prestage_vram_gib
                             ),
                         );
                         break 'outer;
@@ -524,7 +602,7 @@ impl<'c> Sim<'c> {
                 }
             }
         }
-        self.proofs = vec![Proof { arrival: 0, started: None, remaining: p.partitions, done: None }; p.proofs as usize];
+        self.proofs = vec![Proof { arrival: 0, started: None, remaining: p.partitions, unsynthesized: p.partitions, done: None }; p.proofs as usize];
         for i in 0..p.proofs {
             let t = match p.arrival {
                 Arrival::AllAtOnce => 0,
@@ -570,6 +648,12 @@ impl<'c> Sim<'c> {
         } else {
             secs(makespan) / completed.max(1) as f64
         };
+        let steady_parts = if self.part_ends.len() >= 2 {
+            let (a, b) = (self.part_ends.iter().min().copied().unwrap_or(0), self.part_ends.iter().max().copied().unwrap_or(0));
+            secs(b - a) / (self.part_ends.len() - 1) as f64 * p.partitions as f64
+        } else {
+            steady
+        };
         let lat: Vec<f64> = self.proofs.iter().filter_map(|x| x.done.map(|d| secs(d - x.started.unwrap_or(x.arrival)))).collect();
         let gpus = self
             .devices
@@ -604,6 +688,8 @@ impl<'c> Sim<'c> {
             makespan_s: secs(makespan),
             total_s_per_proof: secs(makespan) / completed.max(1) as f64,
             steady_state_s_per_proof: steady,
+            steady_partitions_s_per_proof: steady_parts,
+            interval: None,
             latency_mean_s: if lat.is_empty() { 0.0 } else { lat.iter().sum::<f64>() / lat.len() as f64 },
             latency_max_s: lat.iter().copied().fold(0.0, f64::max),
             peak_vram_gib: gpus.iter().map(|g| g.peak_vram_gib).fold(0.0, f64::max),
@@ -613,6 +699,14 @@ impl<'c> Sim<'c> {
             pw_util: self.pw_busy.integral(end) / (p.pw as f64 * end as f64),
             gw_util: self.gw_busy.integral(end) / (self.workers.len() as f64 * end as f64),
             peak_ram_gib: self.ram_peak,
+            ram_budget_gib: cfg.budget_gib(),
+            peak_reserved_gib: cfg.budget_gib().map(|_| self.ram_peak),
+            ram_waits: self.ram_waits,
+            ram_wait_total_s: secs(self.ram_wait_sum),
+            params_streamed: cfg.params_streamed(),
+            vram_waits: self.vram_waits,
+            vram_wait_total_s: secs(self.vram_wait_sum),
+            vram_notes: self.vram_notes.clone(),
             synth_mean_s: secs(self.synth_sum) / self.synth_n.max(1) as f64,
             gpu_call_mean_s: secs(self.call_sum) / self.call_n.max(1) as f64,
             queue_wait_mean_s: secs(self.queue_wait_sum) / self.queue_waits.max(1) as f64,
@@ -642,6 +736,9 @@ impl<'c> Sim<'c> {
             };
             meta.extra.insert("scenario".into(), cfg.name.clone().into());
             meta.extra.insert("seed".into(), cfg.seed.into());
+            if let Some(b) = cfg.budget_gib() {
+                meta.extra.insert("ram_budget_bytes".into(), ((b * GIB).round() as u64).into());
+            }
             if let Ok(v) = serde_json::to_value(cfg) {
                 meta.extra.insert("sim_config".into(), v);
             }

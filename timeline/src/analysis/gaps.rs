@@ -11,13 +11,17 @@
 //! `g1`), decided in this order:
 //! 1. `cold_start` — nothing had been queued yet at `g0` (no partition anywhere was
 //!    queued, or synthesised when queueing is not reported, at or before `g0`);
-//! 2. `synthesis_starved` — P was queued after the gap began (the GPU had nothing to do);
-//! 3. otherwise the evidence that covers most of the gap wins (ties in this order):
+//! 2. `memory` — P was queued after the gap began, and host RAM is why: P's synthesis had
+//!    waited for the RAM budget (`ram_wait` spans of P) at least half as long as P was late
+//!    (queued − gap start), or synthesis workers waited for RAM during at least half of the
+//!    gap;
+//! 3. `synthesis_starved` — P was queued after the gap began (the GPU had nothing to do);
+//! 4. otherwise the evidence that covers most of the gap wins (ties in this order):
 //!    `dispatch` — P was queued but no worker had picked it up yet (`g0` → pickup);
 //!    `lock` — a worker of the device held or waited for the lock (`lock_hold`/`lock_wait`);
 //!    `cpu_prep` — workers of the device were busy on CPU phases (`prep_msm`, `cpu_msm_b_g2`,
 //!    `finalize`, and the host steps of copies: allocation, staging, fill, hand-over);
-//! 4. `other` — none of the above is visible in the log.
+//! 5. `other` — none of the above is visible in the log.
 
 use std::collections::BTreeMap;
 
@@ -34,6 +38,8 @@ use crate::event::{Run, SpanKind};
 pub enum GapCause {
     ColdStart,
     SynthesisStarved,
+    /// The next partition's synthesis waited for the host-RAM budget.
+    Memory,
     Dispatch,
     Lock,
     CpuPrep,
@@ -41,13 +47,14 @@ pub enum GapCause {
 }
 
 impl GapCause {
-    pub const ALL: [GapCause; 6] =
-        [GapCause::ColdStart, GapCause::SynthesisStarved, GapCause::Dispatch, GapCause::Lock, GapCause::CpuPrep, GapCause::Other];
+    pub const ALL: [GapCause; 7] =
+        [GapCause::ColdStart, GapCause::SynthesisStarved, GapCause::Memory, GapCause::Dispatch, GapCause::Lock, GapCause::CpuPrep, GapCause::Other];
 
     pub fn as_str(self) -> &'static str {
         match self {
             GapCause::ColdStart => "cold_start",
             GapCause::SynthesisStarved => "synthesis_starved",
+            GapCause::Memory => "memory",
             GapCause::Dispatch => "dispatch",
             GapCause::Lock => "lock",
             GapCause::CpuPrep => "cpu_prep",
@@ -60,6 +67,7 @@ impl GapCause {
         match self {
             GapCause::ColdStart => "nothing had been queued yet",
             GapCause::SynthesisStarved => "the next partition was queued after the gap began",
+            GapCause::Memory => "the next partition was late because its synthesis waited for host RAM (the budget)",
             GapCause::Dispatch => "work was queued but no worker had picked it up",
             GapCause::Lock => "a worker held or waited for the lock",
             GapCause::CpuPrep => "workers were busy on CPU phases",
@@ -94,6 +102,12 @@ pub struct IdleGap {
     pub after_partition: Option<u32>,
     /// When the partition after the gap was queued (or synthesised), if known.
     pub after_queued_ms: Option<f64>,
+    /// Proof types of the jobs before and after the gap (a gap is a gap whatever the
+    /// types; these say between which it fell).
+    #[serde(default)]
+    pub before_type: Option<String>,
+    #[serde(default)]
+    pub after_type: Option<String>,
 }
 
 /// Idle time of one cause.
@@ -184,11 +198,19 @@ pub fn analyze(run: &Run, opts: &AnalyzeOptions) -> GapAnalysis {
 pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnalysis {
     let mut per: BTreeMap<u32, DevSpans> = BTreeMap::new();
     let mut run_start = u64::MAX;
+    // RAM waits: all of them (merged), and each partition's total.
+    let mut ram_wait: Vec<(u64, u64)> = Vec::new();
+    let mut ram_wait_of: BTreeMap<u32, u64> = BTreeMap::new();
     for (i, s) in run.spans.iter().enumerate() {
         run_start = run_start.min(s.start_ns);
         let Some(e) = s.end_ns else { continue };
         let k = &s.kind;
-        if *k == SpanKind::Gpu {
+        if *k == SpanKind::RamWait {
+            ram_wait.push((s.start_ns, e));
+            if let Some(p) = ix.part_of_span.get(i).copied().flatten() {
+                *ram_wait_of.entry(p).or_default() += e.saturating_sub(s.start_ns);
+            }
+        } else if *k == SpanKind::Gpu {
             per.entry(s.device_or_0()).or_default().gpu.push(i);
         } else if k.is_device_work() {
             let d = per.entry(s.device_or_0()).or_default();
@@ -204,17 +226,18 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
             per.entry(s.device_or_0()).or_default().cpu.push((s.start_ns, e));
         }
     }
+    let ram_wait = merge_intervals(ram_wait);
     let first_available = ix.first_available();
     let min_gap_ns = (opts.min_gap_ms.max(0.0) * 1.0e6) as u64;
     let mut out = GapAnalysis::default();
     out.totals.min_gap_ms = opts.min_gap_ms;
-    let part_name = |span: usize| -> (Option<String>, Option<u32>) {
+    let part_name = |span: usize| -> (Option<String>, Option<u32>, Option<String>) {
         match ix.part_of_span.get(span).copied().flatten() {
             Some(p) => {
                 let pi = &ix.parts[p as usize];
-                (Some(ix.jobs[pi.job as usize].to_string()), pi.partition)
+                (Some(ix.jobs[pi.job as usize].to_string()), pi.partition, Some(ix.type_of_job(pi.job).to_string()))
             }
-            None => (None, run.spans[span].partition),
+            None => (None, run.spans[span].partition, None),
         }
     };
 
@@ -273,7 +296,8 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
                 out.totals.below_threshold_ms += ms(dur);
                 continue;
             }
-            let after_part = ix.part_of_span[after].map(|p| &ix.parts[p as usize]);
+            let after_idx = ix.part_of_span[after];
+            let after_part = after_idx.map(|p| &ix.parts[p as usize]);
             let avail = after_part.and_then(|p| p.available());
             let cold = match first_available {
                 Some(fa) => fa > g0,
@@ -281,8 +305,16 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
             };
             let cause = if cold {
                 GapCause::ColdStart
-            } else if avail.is_some_and(|a| a > g0) {
-                GapCause::SynthesisStarved
+            } else if let Some(a) = avail.filter(|a| *a > g0) {
+                let own_wait = after_idx.and_then(|p| ram_wait_of.get(&p)).copied().unwrap_or(0);
+                let late = a - g0;
+                let own = own_wait > 0 && own_wait.saturating_mul(2) >= late;
+                let during = !ram_wait.is_empty() && overlap_ns(&ram_wait, g0, g1).saturating_mul(2) >= dur;
+                if own || during {
+                    GapCause::Memory
+                } else {
+                    GapCause::SynthesisStarved
+                }
             } else {
                 let dispatch_ns = match (avail, after_part.and_then(|p| p.taken())) {
                     (Some(_), Some(t)) if t > g0 => t.min(g1) - g0,
@@ -301,8 +333,8 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
                     GapCause::CpuPrep
                 }
             };
-            let (before_job, before_partition) = before.map_or((None, None), part_name);
-            let (after_job, after_partition) = part_name(after);
+            let (before_job, before_partition, before_type) = before.map_or((None, None, None), part_name);
+            let (after_job, after_partition, after_type) = part_name(after);
             out.gaps.push(IdleGap {
                 device,
                 start_ns: g0,
@@ -317,14 +349,22 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
                 after_job,
                 after_partition,
                 after_queued_ms: avail.map(ms),
+                before_type,
+                after_type,
             });
         }
         dg.idle_in_window_ms = ms(idle_window_ns);
         out.totals.devices.push(dg);
     }
+    by_cause_into(&out.gaps, &mut out.totals);
+    out
+}
+
+/// Fill the per-cause and overall idle figures of `totals` from listed `gaps`.
+fn by_cause_into(gaps: &[IdleGap], totals: &mut GapTotals) {
     let mut counts: BTreeMap<GapCause, (u64, u64)> = BTreeMap::new();
     let (mut idle_ns, mut window_ns) = (0u64, 0u64);
-    for g in &out.gaps {
+    for g in gaps {
         let c = counts.entry(g.cause).or_default();
         let d = g.end_ns.saturating_sub(g.start_ns);
         c.0 += 1;
@@ -334,14 +374,21 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
             window_ns = window_ns.saturating_add(d);
         }
     }
-    out.totals.idle_total_ms = ms(idle_ns);
-    out.totals.idle_in_window_ms = ms(window_ns);
-    out.totals.by_cause = GapCause::ALL
+    totals.idle_total_ms = ms(idle_ns);
+    totals.idle_in_window_ms = ms(window_ns);
+    totals.by_cause = GapCause::ALL
         .iter()
         .map(|&cause| {
             let (count, ns) = counts.get(&cause).copied().unwrap_or_default();
             CauseTotal { cause, count, total_ms: ms(ns), share_of_idle: if idle_ns > 0 { ns as f64 / idle_ns as f64 } else { 0.0 } }
         })
         .collect();
-    out
+}
+
+/// Totals of a subset of the listed gaps (those before one proof type's work, say): per
+/// cause and overall; no per-device rows, nothing below the threshold.
+pub fn totals_of(gaps: &[IdleGap], min_gap_ms: f64) -> GapTotals {
+    let mut t = GapTotals { min_gap_ms, ..Default::default() };
+    by_cause_into(gaps, &mut t);
+    t
 }

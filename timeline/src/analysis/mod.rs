@@ -14,7 +14,9 @@
 //! | [`verdict`] | which resource binds, with the numbers and the floors that follow |
 //! | [`host`] | what else ran on the machine: other processes, the hypervisor's steal |
 //! | [`memory`] | peak host RSS and device memory, from the sampled counters |
+//! | [`proof_type`] | which proof type is each job (PoRep, SnapDeals, the PoSts)? |
 //! | [`compare`] | several runs side by side |
+//! | [`fleet`] | many hosts: s/proof per type, utilisation, idle causes, the worst host |
 //!
 //! Conventions: every time in an output struct is a float with its unit in the field name
 //! (`_ms`, `_s`); fractions are `0..=1` and named `utilization`/`share`. Internally all
@@ -25,10 +27,12 @@
 //! `analysis` feature, and handles a million events well under a second.
 
 pub mod compare;
+pub mod fleet;
 pub mod gaps;
 pub mod host;
 pub mod memory;
 pub mod phases;
+pub mod proof_type;
 pub mod summary;
 pub mod tables;
 pub mod throughput;

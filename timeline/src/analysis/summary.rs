@@ -25,7 +25,54 @@ use crate::event::{Diagnostics, Run, RunMeta};
 ///   (the simulator's parity now compares two summaries); span kinds `cpu_msm_b_g2` (was
 ///   `b_g2_msm`), `ntt_msm_h`, `msm_rest`, `shift_table`, `verify`, `fallback`; the partition
 ///   table's `b_g2_msm_ms` is `cpu_msm_b_g2_ms`.
-pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
+/// - 3: proof types: `proof_types` (the headline per type), `primary_proof_type` (whose
+///   headline the top-level numbers are when a log mixes types), `jobs[].proof_type`,
+///   `idle_gaps[].before_type`/`after_type`; `daemon_runs` (a log spanning restarts) and
+///   `diagnostics.wrappers` / `diagnostics.daemon_runs`.
+pub const SUMMARY_SCHEMA_VERSION: u32 = 3;
+
+/// The headline of one proof type: never averaged with another type's.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProofTypeSummary {
+    /// `porep-c2`, `window-post`, … or `unknown` (see `analysis::proof_type`).
+    pub proof_type: String,
+    /// How the type was decided: `kind` (the log's `kind=`), `partition_count`, `unknown`.
+    pub inferred_from: String,
+    pub jobs: u64,
+    pub proofs_completed: u64,
+    pub total_s_per_proof: Option<f64>,
+    pub steady_state_s_per_proof: Option<f64>,
+    pub latency_p50_s: Option<f64>,
+    /// The type's verdict's binding resource.
+    pub binding_resource: String,
+    /// Union of this type's GPU calls, summed over devices, ms.
+    pub gpu_busy_ms: f64,
+    /// Listed idle time of the gaps that ended at this type's work, ms.
+    pub idle_before_ms: f64,
+    pub throughput: Throughput,
+    pub verdict: Verdict,
+}
+
+impl ProofTypeSummary {
+    /// Steady-state s/proof, else total.
+    pub fn s_per_proof(&self) -> Option<f64> {
+        self.steady_state_s_per_proof.or(self.total_s_per_proof)
+    }
+}
+
+/// One daemon run of a log that spans restarts, analysed on its own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DaemonRunSummary {
+    /// 1-based, in file order (as `diagnostics.daemon_runs`).
+    pub index: u32,
+    pub first_line: u64,
+    /// Where it sits on the report's time axis, ms.
+    pub start_ms: f64,
+    pub end_ms: f64,
+    /// `wall_clock` or `end_to_end`.
+    pub placed_by: String,
+    pub proof_types: Vec<ProofTypeSummary>,
+}
 
 /// The run as a whole.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -85,6 +132,15 @@ pub struct Summary {
     /// Other processes and steal on the host during the run; absent without the counters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<HostLoad>,
+    /// The headline per proof type, in order of first job. With one type its figures are
+    /// the top-level ones; with several, the top-level throughput and verdict are those of
+    /// `primary_proof_type` (the type with the most completed proofs), never an average.
+    pub proof_types: Vec<ProofTypeSummary>,
+    pub primary_proof_type: Option<String>,
+    /// A log spanning daemon restarts: each daemon run analysed on its own (the top-level
+    /// figures cover all of them on one time axis). Empty for one daemon run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub daemon_runs: Vec<DaemonRunSummary>,
 }
 
 impl Summary {
@@ -132,8 +188,110 @@ fn summarize_inner(run: &Run, opts: &AnalyzeOptions) -> Summary {
         let host = host::analyze(run);
         let mem = memory::analyze(run);
         let v = verdict::decide(run, &ix, &tp, &util, &g.gaps, &g.totals, &tr, host.as_ref(), opts);
-        assemble(run, opts, ix.jobs.len(), devices, t, util, g, tr, tp, ph, v, host, mem)
+        let (types, primary) = by_type(run, &ix, &tp, &v, &util, &g.gaps, host.as_ref(), opts);
+        let daemon_runs = if run.diagnostics.daemon_runs.len() > 1 { by_daemon_run(run, opts) } else { Vec::new() };
+        let (tp, v) = match primary {
+            Some(p) if types.len() > 1 => (types[p].throughput.clone(), types[p].verdict.clone()),
+            _ => (tp, v),
+        };
+        let mut s = assemble(run, opts, ix.jobs.len(), devices, t, util, g, tr, tp, ph, v, host, mem);
+        s.primary_proof_type = primary.map(|p| types[p].proof_type.clone());
+        s.proof_types = types;
+        s.daemon_runs = daemon_runs;
+        s
     })
+}
+
+/// The headline per proof type (see [`Summary::proof_types`]) and the index of the primary
+/// type. One type: the whole-run figures. Several: each type's jobs as a run of their own
+/// for throughput, floors and verdict; the gaps are the whole run's that ended at the
+/// type's work (a gap is a gap whatever ran around it).
+#[allow(clippy::too_many_arguments)]
+fn by_type(
+    run: &Run,
+    ix: &tables::Index<'_>,
+    tp: &Throughput,
+    v: &Verdict,
+    util: &Utilization,
+    gaps: &[IdleGap],
+    host: Option<&HostLoad>,
+    opts: &AnalyzeOptions,
+) -> (Vec<ProofTypeSummary>, Option<usize>) {
+    let jobs_of = |t: usize| ix.job_type.iter().filter(|&&x| x as usize == t).count() as u64;
+    let idle_before = |name: &str| gaps.iter().filter(|g| g.after_type.as_deref() == Some(name)).map(|g| g.duration_ms).sum::<f64>();
+    let mut out: Vec<ProofTypeSummary> = Vec::with_capacity(ix.types.len());
+    if ix.types.len() == 1 {
+        let (name, src) = &ix.types[0];
+        out.push(type_summary(name, src.as_str(), jobs_of(0), tp, v, util, idle_before(name)));
+        return (out, Some(0));
+    }
+    for (t, (name, src)) in ix.types.iter().enumerate() {
+        let spans: Vec<crate::event::Span> = run
+            .spans
+            .iter()
+            .zip(&ix.part_of_span)
+            .filter(|(_, p)| p.is_some_and(|p| ix.job_type[ix.parts[p as usize].job as usize] as usize == t))
+            .map(|(s, _)| s.clone())
+            .collect();
+        let mut sub = Run::new(run.meta.clone());
+        sub.spans = spans;
+        let sub_ix = tables::Index::build(&sub);
+        let sub_tp = throughput::analyze_with(&sub, &sub_ix);
+        let sub_util = utilization::analyze(&sub);
+        let sub_tr = transitions::analyze_with(&sub, &sub_ix);
+        let mine: Vec<IdleGap> = gaps.iter().filter(|g| g.after_type.as_deref() == Some(name.as_str())).cloned().collect();
+        let totals = gaps::totals_of(&mine, opts.min_gap_ms);
+        let mut sub_v = verdict::decide(&sub, &sub_ix, &sub_tp, &sub_util, &mine, &totals, &sub_tr, host, opts);
+        sub_v.headline = format!("{name}: {}", sub_v.headline);
+        out.push(type_summary(name, src.as_str(), jobs_of(t), &sub_tp, &sub_v, &sub_util, idle_before(name)));
+    }
+    // The primary type: most completed proofs, then most jobs, then first seen.
+    let primary = (0..out.len()).max_by(|&a, &b| {
+        (out[a].proofs_completed, out[a].jobs).cmp(&(out[b].proofs_completed, out[b].jobs)).then(b.cmp(&a))
+    });
+    if let Some(p) = primary {
+        let others: Vec<String> = out
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != p)
+            .map(|(_, o)| format!("{} ({} proofs{})", o.proof_type, o.proofs_completed, o.s_per_proof().map_or(String::new(), |s| format!(", {} s/proof", verdict::num(s)))))
+            .collect();
+        let h = &mut out[p].verdict.headline;
+        h.push_str(&format!(" Other proof types in this log, each with its own headline: {}.", others.join(", ")));
+    }
+    (out, primary)
+}
+
+fn type_summary(name: &str, src: &str, jobs: u64, tp: &Throughput, v: &Verdict, util: &Utilization, idle_before_ms: f64) -> ProofTypeSummary {
+    ProofTypeSummary {
+        proof_type: name.to_string(),
+        inferred_from: src.to_string(),
+        jobs,
+        proofs_completed: tp.proofs_completed,
+        total_s_per_proof: tp.total_s_per_proof,
+        steady_state_s_per_proof: tp.steady_state_s_per_proof,
+        latency_p50_s: tp.latency_p50_s,
+        binding_resource: v.binding.clone(),
+        gpu_busy_ms: util.devices.iter().map(|d| d.gpu_busy_ms).sum(),
+        idle_before_ms,
+        throughput: tp.clone(),
+        verdict: v.clone(),
+    }
+}
+
+/// Each daemon run of a log spanning restarts, analysed on its own: the spans that start
+/// within its stretch of the time axis.
+fn by_daemon_run(run: &Run, opts: &AnalyzeOptions) -> Vec<DaemonRunSummary> {
+    let runs = &run.diagnostics.daemon_runs;
+    runs.iter()
+        .map(|d| {
+            let (a, b) = ((d.start_ms * 1e6).round() as u64, (d.end_ms * 1e6).round() as u64);
+            let mut sub = Run::new(run.meta.clone());
+            sub.spans = run.spans.iter().filter(|s| (a..=b).contains(&s.start_ns)).cloned().collect();
+            let s = summarize_inner(&sub, opts);
+            DaemonRunSummary { index: d.index, first_line: d.first_line, start_ms: d.start_ms, end_ms: d.end_ms, placed_by: d.placed_by.clone(), proof_types: s.proof_types }
+        })
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -190,5 +348,8 @@ fn assemble(
         partitions: t.partitions,
         memory,
         host,
+        proof_types: Vec::new(),
+        primary_proof_type: None,
+        daemon_runs: Vec::new(),
     }
 }

@@ -94,6 +94,10 @@ pub struct Index<'a> {
     /// spans without a job).
     pub part_of_span: Vec<Option<u32>>,
     pub(crate) lookup: FxHashMap<PartKey, u32>,
+    /// Proof type of each job (index into [`Index::types`]; see [`super::proof_type`]).
+    pub job_type: Vec<u32>,
+    /// The proof types seen, in order of first job, with how each was decided.
+    pub types: Vec<(String, super::proof_type::Source)>,
 }
 
 fn add(acc: &mut Option<u64>, v: u64) {
@@ -156,6 +160,9 @@ impl<'a> Index<'a> {
         let mut deferred: Vec<(u32, &'a Span)> = Vec::new();
         // Consecutive spans often share a job and partition: skip the lookups then.
         let mut last: Option<(&'a str, Option<u32>, u32, u32)> = None;
+        // Per job: its `kind=` and its largest partition number (the proof type's evidence).
+        let mut kind_of: Vec<Option<&'a str>> = Vec::new();
+        let mut max_part: Vec<Option<u32>> = Vec::new();
         for s in &run.spans {
             let Some(job) = s.job.as_deref() else {
                 ix.part_of_span.push(None);
@@ -170,6 +177,8 @@ impl<'a> Index<'a> {
                             let j = ix.jobs.len() as u32;
                             job_of.insert(job, j);
                             ix.jobs.push(job);
+                            kind_of.push(None);
+                            max_part.push(None);
                             j
                         }
                     };
@@ -184,6 +193,13 @@ impl<'a> Index<'a> {
             };
             last = Some((job, s.partition, j, p));
             ix.part_of_span.push(Some(p));
+            if let Some(n) = s.partition {
+                let m = &mut max_part[j as usize];
+                *m = Some(m.map_or(n, |m| m.max(n)));
+            }
+            if !s.args.is_empty() && kind_of[j as usize].is_none() {
+                kind_of[j as usize] = s.args.get(super::proof_type::KIND_ARG).and_then(|v| v.as_str());
+            }
             let pi = &mut ix.parts[p as usize];
             match s.end_ns {
                 Some(e) => {
@@ -230,7 +246,23 @@ impl<'a> Index<'a> {
                 p.first_start = 0;
             }
         }
+        for (k, m) in kind_of.into_iter().zip(max_part) {
+            let (name, src) = super::proof_type::classify(k, m);
+            let t = match ix.types.iter().position(|(n, _)| *n == name) {
+                Some(t) => t,
+                None => {
+                    ix.types.push((name, src));
+                    ix.types.len() - 1
+                }
+            };
+            ix.job_type.push(t as u32);
+        }
         ix
+    }
+
+    /// The proof type of a job (by index).
+    pub fn type_of_job(&self, job: u32) -> &str {
+        self.job_type.get(job as usize).and_then(|&t| self.types.get(t as usize)).map_or(super::proof_type::UNKNOWN, |(n, _)| n.as_str())
     }
 
     pub fn part(&self, job: u32, partition: Option<u32>) -> Option<&PartInfo> {
@@ -281,6 +313,9 @@ pub struct PartitionRow {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JobRow {
     pub job: String,
+    /// Proof type (see [`super::proof_type`]).
+    #[serde(default)]
+    pub proof_type: String,
     /// Partitions with any span.
     pub partitions: u32,
     /// Partitions whose GPU call ended.
@@ -453,6 +488,7 @@ pub fn from_index(ix: &Index<'_>) -> Tables {
         .enumerate()
         .map(|(i, j)| JobRow {
             job: ix.jobs[i].to_string(),
+            proof_type: ix.type_of_job(i as u32).to_string(),
             partitions: j.partitions,
             gpu_partitions: j.gpu_partitions,
             first_start_ms: ms(j.first_start),

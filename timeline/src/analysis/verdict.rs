@@ -18,7 +18,8 @@
 //! `binding_tolerance` of it (the reference's Phase 8: 37.4 s/proof measured vs 10 ×
 //! 3.746 s = 37.5 s of serial kernel time ⇒ GPU-bound). When the run is slower than every
 //! floor, the idle gaps decide: mostly `synthesis_starved` → synthesis, `dispatch`/`lock`
-//! → dispatch/lock, `cpu_prep` → cpu_prep/finalize.
+//! → dispatch/lock, `cpu_prep` → cpu_prep/finalize, `memory` → memory (syntheses waited for
+//! the host-RAM budget).
 
 use serde::{Deserialize, Serialize};
 
@@ -388,6 +389,7 @@ pub fn decide(
         "gpu" => "GPU",
         "synthesis" => "synthesis",
         "cpu_prep/finalize" => "CPU (prep_msm/cpu_msm_b_g2/finalize)",
+        "memory" => "host-RAM",
         _ => "dispatch/lock",
     };
     let basis_txt = if basis == Some("total") { "overall" } else { "in steady state" };
@@ -421,6 +423,7 @@ pub fn decide(
             let by = |c: GapCause| totals.total_ms(c);
             let cands = [
                 ("synthesis", by(GapCause::SynthesisStarved)),
+                ("memory", by(GapCause::Memory)),
                 ("dispatch/lock", by(GapCause::Dispatch) + by(GapCause::Lock)),
                 ("cpu_prep/finalize", by(GapCause::CpuPrep)),
             ];

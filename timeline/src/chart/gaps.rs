@@ -1,7 +1,8 @@
-//! Idle time by gap duration, stacked by cause, on log-spaced bins: gaps span milliseconds
-//! (dispatch jitter) to seconds (a starved pipeline), and which causes sit at which scale is
-//! the point of the picture. The bars are the idle *time* in each bin, not the number of gaps:
-//! forty 2 ms dispatch gaps (0.08 s) must not tower over one 4 s starvation.
+//! Idle time by gap duration, stacked by cause, on log-spaced bins: gaps span
+//! milliseconds (dispatch jitter) to seconds (a starved pipeline), and which causes sit
+//! at which scale is the point of the picture. The height of a bar is the idle *time* its
+//! gaps add up to, not their number: 39 "other" gaps of 0.08 s in all must not tower over
+//! 3.75 s of synthesis starvation (the counts are in the legend).
 
 use std::path::Path;
 
@@ -29,7 +30,7 @@ pub fn gaps_svg(gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
     let (lo, hi) = if lo.is_finite() { (lo / 1.2, hi * 1.2) } else { (0.1, 10.0) };
     let nbins = ((durs.len() as f64).sqrt() * 2.0).clamp(6.0, 30.0) as usize;
     let edges = log_edges(lo, hi, nbins);
-    // secs[bin][cause]: idle seconds of the gaps in the bin.
+    // secs[bin][cause]: idle seconds of the bin's gaps of that cause.
     let mut secs = vec![vec![0f64; causes.len()]; nbins];
     for &(d, c) in &durs {
         let bin = edges.iter().skip(1).position(|&e| d <= e).unwrap_or(nbins - 1);
@@ -39,7 +40,7 @@ pub fn gaps_svg(gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
     let ymax = secs.iter().map(|b| b.iter().sum::<f64>()).fold(0.0, f64::max);
     let ymax = if ymax > 0.0 { ymax } else { 1.0 };
     let total_s: f64 = durs.iter().map(|d| d.0).sum::<f64>() / 1e3;
-    let title = format!("Idle gaps by duration and cause — {} gap(s), {:.2} s in total", durs.len(), total_s);
+    let title = format!("Idle time by gap duration and cause — {} gap(s), {:.2} s in total", durs.len(), total_s);
 
     render_svg(path, (1100, 560), |root| {
         if durs.is_empty() {
@@ -54,7 +55,7 @@ pub fn gaps_svg(gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
         chart
             .configure_mesh()
             .x_desc("gap duration (log scale)")
-            .y_desc("idle time in the bin (s)")
+            .y_desc("idle time (s)")
             .label_style(text(12.0))
             .axis_desc_style(text(13.0))
             .light_line_style(RGBColor(240, 240, 240))
@@ -113,7 +114,10 @@ mod tests {
         let p = dir.path().join("g.svg");
         gaps_svg(&gaps, &p).unwrap();
         let s = std::fs::read_to_string(&p).unwrap();
-        assert!(s.contains("in 14 gap(s)") && s.contains("dispatch: ") && s.contains("mystery: 0.00 s in 1 gap(s)"), "legend");
+        assert!(s.contains("in 14 gap(s)") && s.contains("mystery: 0.00 s in 1 gap(s)") && s.contains("idle time (s)"), "legend");
+        // cold_start: gaps i = 0, 3, …, 39 of (i² + 1) ms.
+        let cold: u64 = (0..40u64).filter(|i| i % 3 == 0).map(|i| i * i + 1).sum();
+        assert!(s.contains(&format!("cold_start: {:.2} s in 14 gap(s)", cold as f64 / 1e3)), "legend: time per cause");
         gaps_svg(&[], &p).unwrap();
         assert!(std::fs::read_to_string(&p).unwrap().contains("no idle gaps"));
         if let Ok(d) = std::env::var("PROOFSCOPE_CHART_DIR") {
@@ -138,7 +142,7 @@ mod time_not_count {
         let svg = std::fs::read_to_string(&p).unwrap();
         assert!(svg.contains("synthesis_starved: 3.75 s in 1 gap(s)"), "legend gives time first");
         assert!(svg.contains("other: 0.08 s in 39 gap(s)"));
-        assert!(svg.contains("idle time in the bin (s)"));
+        assert!(svg.contains("idle time (s)"));
         // The tallest filled bar is the starvation one: find the bars' heights by colour.
         let bar_h = |colour: plotters::style::RGBColor| -> f64 {
             let hex = format!("#{:02X}{:02X}{:02X}", colour.0, colour.1, colour.2);

@@ -9,6 +9,8 @@
 //! - [`utilization_svg`]: busy fraction per time window and device, NVML counters overlaid.
 //! - [`gaps_svg`]: histogram of idle-gap durations by cause (log bins).
 //! - [`phases_svg`]: box plots of span durations per kind.
+//! - [`memory_svg`]: host RSS and the bytes reserved from the RAM budget over time, against
+//!   the budget; syntheses waiting for RAM shaded.
 //! - [`lines_svg`] (alias [`line_chart_svg`]), [`bar_chart_svg`]: small generic charts (the simulator's sweeps).
 //!
 //! Text uses a font embedded in the binary ([`ensure_font`]); no system font is needed.
@@ -16,6 +18,7 @@
 mod font;
 mod gaps;
 mod generic;
+mod memory;
 mod phases;
 pub mod style;
 mod utilization;
@@ -30,12 +33,13 @@ use plotters::prelude::*;
 pub use font::{ensure_font, FAMILY};
 pub use gaps::gaps_svg;
 pub use generic::{bar_chart_svg, lines_svg, lines_svg as line_chart_svg};
+pub use memory::memory_svg;
 pub use phases::phases_svg;
 pub use utilization::utilization_svg;
 pub use waterfall::{waterfall_png, waterfall_svg};
 
 /// An idle gap on a device, as the analyzer attributed it (`cause`: `cold_start`,
-/// `synthesis_starved`, `dispatch`, `lock`, `cpu_prep`, `other`). One type with the
+/// `synthesis_starved`, `memory`, `dispatch`, `lock`, `cpu_prep`, `other`). One type with the
 /// analyzer's: `analysis::gaps::marks` produces exactly what the charts take.
 pub use crate::analysis::gaps::GapMark;
 
@@ -125,6 +129,7 @@ mod tests {
         utilization_svg(&run, &p("u.svg")).unwrap();
         gaps_svg(&gaps, &p("g.svg")).unwrap();
         phases_svg(&run, &p("p.svg")).unwrap();
+        memory_svg(&run, &p("m.svg")).unwrap();
         lines_svg("t", "x", "y", &[("inf".into(), vec![(f64::INFINITY, 1.0), (1.0, f64::NAN), (2.0, 3.0)])], &p("l.svg")).unwrap();
         bar_chart_svg("t", "y", &[("nan".into(), f64::NAN), ("neg".into(), -2.0)], &p("b.svg")).unwrap();
     }

@@ -35,6 +35,7 @@ pub fn kind_color(kind: &SpanKind) -> RGBColor {
         SpanKind::Finalize => RGBColor(227, 119, 194),
         SpanKind::Verify => RGBColor(106, 61, 154),
         SpanKind::Fallback => RGBColor(255, 0, 255),
+        SpanKind::RamWait => RGBColor(250, 128, 114),
         SpanKind::Other(_) => RGBColor(90, 90, 90),
     }
 }
@@ -44,6 +45,7 @@ pub fn cause_color(cause: &str) -> RGBColor {
     match cause {
         "cold_start" => RGBColor(170, 170, 170),
         "synthesis_starved" => RGBColor(220, 40, 40),
+        "memory" => RGBColor(250, 128, 114),
         "dispatch" => RGBColor(255, 140, 0),
         "lock" => RGBColor(150, 90, 200),
         "cpu_prep" => RGBColor(160, 100, 60),
@@ -52,7 +54,7 @@ pub fn cause_color(cause: &str) -> RGBColor {
 }
 
 /// The causes in the analyzer's order, for stable legends.
-pub const CAUSES: [&str; 6] = ["cold_start", "synthesis_starved", "dispatch", "lock", "cpu_prep", "other"];
+pub const CAUSES: [&str; 7] = ["cold_start", "synthesis_starved", "memory", "dispatch", "lock", "cpu_prep", "other"];
 
 /// Mix a colour towards white (`t` = 0: unchanged, 1: white).
 pub fn lighten(c: RGBColor, t: f64) -> RGBColor {

@@ -250,6 +250,15 @@ where
 
     // Spans, depth by depth so that kernels are drawn on top of their call.
     let jobs: HashMap<String, usize> = run.jobs().into_iter().enumerate().map(|(i, j)| (j, i)).collect();
+    // A log mixing proof types labels each bar with its job's type.
+    let types: HashMap<String, String> = {
+        let ix = crate::analysis::tables::Index::build(run);
+        if ix.types.len() > 1 {
+            ix.jobs.iter().enumerate().map(|(j, name)| (name.to_string(), ix.type_of_job(j as u32).to_string())).collect()
+        } else {
+            HashMap::new()
+        }
+    };
     let (x_px0, _) = chart.backend_coord(&(0.0, 0.0));
     let (x_px1, _) = chart.backend_coord(&(l.t_end_s, 0.0));
     let px_per_s = (x_px1 - x_px0) as f64 / l.t_end_s;
@@ -257,7 +266,7 @@ where
     let mut labels = Vec::new();
     for (i, row) in l.rows.iter().enumerate() {
         let RowKind::Lane(li) = row.kind else { continue };
-        let (by_depth, mut row_labels) = lane_bars(run, &l.lanes[li], &jobs, base(i), px_per_s, label_size, l.row_px >= 16);
+        let (by_depth, mut row_labels) = lane_bars(run, &l.lanes[li], &jobs, &types, base(i), px_per_s, label_size, l.row_px >= 16);
         labels.append(&mut row_labels);
         for bars in by_depth {
             chart.draw_series(bars.iter().flat_map(|b| {
@@ -329,10 +338,12 @@ struct Bar {
 const MERGE_BELOW_PX: f64 = 1.5;
 
 /// The bars of one lane, by depth (draw depth 0 first), and the labels of wide bars.
+#[allow(clippy::too_many_arguments)]
 fn lane_bars(
     run: &Run,
     lane: &Lane,
     jobs: &HashMap<String, usize>,
+    types: &HashMap<String, String>,
     y_base: f64,
     px_per_s: f64,
     label_size: f64,
@@ -378,6 +389,9 @@ fn lane_bars(
                 (Some(j), None) => format!("J{j}"),
                 (None, None) => String::new(),
             };
+            if let Some(t) = s.job.as_ref().and_then(|j| types.get(j)) {
+                label = format!("{t} {label}");
+            }
             if p.open {
                 label.push_str(" (open)");
             }
@@ -474,14 +488,28 @@ mod tests {
         let lanes = crate::lanes::assign(&run);
         let jobs: HashMap<String, usize> = [("a".to_string(), 0)].into();
         // 10 s over 1000 px: each kernel is 0.1 px and they merge; the call does not.
-        let (bars, _) = lane_bars(&run, &lanes[0], &jobs, 0.0, 100.0, 12.0, true);
+        let (bars, _) = lane_bars(&run, &lanes[0], &jobs, &HashMap::new(), 0.0, 100.0, 12.0, true);
         assert_eq!(bars[0].len(), 1);
         assert!(bars[1].len() <= 10 * 1000 / 15 + 1, "{} kernel bars", bars[1].len());
         let covered: f64 = bars[1].iter().map(|b| b.x1 - b.x0).sum();
         assert!((covered - 10.0).abs() < 1e-6, "merged bars cover the kernels: {covered}");
         // Zoomed in (1 ms = 10 px), every kernel is its own bar.
-        let (bars, _) = lane_bars(&run, &lanes[0], &jobs, 0.0, 10_000.0, 12.0, true);
+        let (bars, _) = lane_bars(&run, &lanes[0], &jobs, &HashMap::new(), 0.0, 10_000.0, 12.0, true);
         assert_eq!(bars[1].len(), 10_000);
+    }
+
+    #[test]
+    fn a_mixed_log_labels_bars_with_their_proof_type() {
+        let mut run = Run::default();
+        run.spans.push(crate::event::Span::new(SpanKind::Gpu, 0, 1_000_000_000).worker(0).job("a").partition(3));
+        run.spans.push(crate::event::Span::new(SpanKind::Gpu, 1_000_000_000, 2_000_000_000).worker(0).job("w"));
+        run.normalize();
+        let lanes = crate::lanes::assign(&run);
+        let jobs: HashMap<String, usize> = [("a".to_string(), 0), ("w".to_string(), 1)].into();
+        let types: HashMap<String, String> = [("a".to_string(), "porep-c2".to_string()), ("w".to_string(), "winning-post".to_string())].into();
+        let (_, labels) = lane_bars(&run, &lanes[0], &jobs, &types, 0.0, 1000.0, 12.0, true);
+        let texts: Vec<&str> = labels.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(texts, ["porep-c2 J0 p3", "winning-post J1"]);
     }
 
     #[test]

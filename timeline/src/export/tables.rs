@@ -60,6 +60,7 @@ pub fn jobs_frame(rows: &[JobRow]) -> PolarsResult<DataFrame> {
     }
     DataFrame::new_infer_height(vec![
         Column::new("job".into(), rows.iter().map(|r| r.job.as_str()).collect::<Vec<_>>()),
+        Column::new("proof_type".into(), rows.iter().map(|r| r.proof_type.as_str()).collect::<Vec<_>>()),
         Column::new("partitions".into(), rows.iter().map(|r| r.partitions).collect::<Vec<u32>>()),
         Column::new("gpu_partitions".into(), rows.iter().map(|r| r.gpu_partitions).collect::<Vec<u32>>()),
         Column::new("first_start_ms".into(), rows.iter().map(|r| r.first_start_ms).collect::<Vec<f64>>()),

@@ -43,6 +43,7 @@ fn category(kind: &SpanKind) -> &'static str {
         SpanKind::H2d | SpanKind::D2h => "copy",
         k if k.is_kernel() => "kernel",
         SpanKind::LockWait | SpanKind::LockHold => "lock",
+        SpanKind::RamWait => "memory",
         SpanKind::PrepMsm | SpanKind::CpuMsmBG2 | SpanKind::Finalize => "cpu",
         _ => "other",
     }
@@ -269,10 +270,138 @@ pub fn write_trace(run: &Run, path: &Path) -> io::Result<()> {
     })
 }
 
+/// Threads of one process of a host's own trace become threads `old pid × this + old tid`
+/// of the host's one process in a fleet trace.
+const FLEET_TID_STRIDE: u64 = 1000;
+/// Flow ids of host `h` in a fleet trace are offset by `h ×` this (flow ids are global).
+const FLEET_FLOW_STRIDE: u64 = 1 << 32;
+
+/// A fleet's `trace.json`: one process per host (pid = its 1-based position), holding
+/// every thread of that host's own trace (synthesis lanes, each GPU's workers, queue
+/// waits), named `<old process> · <thread>`. Hosts are added one at a time and streamed
+/// to the file, so the fleet's trace is never in memory as a whole.
+pub struct FleetTrace<'w> {
+    sink: EventSink<&'w mut dyn Write>,
+    hosts: u64,
+}
+
+impl FleetTrace<'_> {
+    /// Append one host's events as process `hosts + 1`, named `label`.
+    pub fn add(&mut self, label: &str, run: &Run) -> io::Result<()> {
+        self.hosts += 1;
+        let h = self.hosts;
+        push(&mut self.sink, meta_event("process_name", h, 0, json!({"name": label})));
+        push(&mut self.sink, meta_event("process_sort_index", h, 0, json!({"sort_index": h})));
+        let mut remap = Remap { inner: &mut self.sink, host: h, proc_names: HashMap::new() };
+        events(run, &mut remap);
+        match self.sink.err.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Rewrites a host's own events into its one process of a fleet trace (see [`FleetTrace`]).
+struct Remap<'a, S: Extend<Value>> {
+    inner: &'a mut S,
+    host: u64,
+    proc_names: HashMap<u64, String>,
+}
+
+impl<S: Extend<Value>> Extend<Value> for Remap<'_, S> {
+    fn extend<I: IntoIterator<Item = Value>>(&mut self, iter: I) {
+        for mut e in iter {
+            let Some(o) = e.as_object_mut() else { continue };
+            let pid = o.get("pid").and_then(Value::as_u64).unwrap_or(0);
+            let tid = o.get("tid").and_then(Value::as_u64).unwrap_or(0);
+            let ph = o.get("ph").and_then(Value::as_str).unwrap_or("").to_string();
+            let name = o.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+            let proc_name = self.proc_names.get(&pid).cloned().unwrap_or_default();
+            if ph == "M" {
+                match name.as_str() {
+                    "process_name" => {
+                        let n = o.get("args").and_then(|a| a.get("name")).and_then(Value::as_str).unwrap_or("").to_string();
+                        self.proc_names.insert(pid, n);
+                        continue;
+                    }
+                    "process_sort_index" => continue,
+                    "thread_name" => {
+                        let n = o.get("args").and_then(|a| a.get("name")).and_then(Value::as_str).unwrap_or("").to_string();
+                        o.insert("args".into(), json!({"name": format!("{proc_name} · {n}")}));
+                    }
+                    "thread_sort_index" => {
+                        let i = o.get("args").and_then(|a| a.get("sort_index")).and_then(Value::as_u64).unwrap_or(0);
+                        o.insert("args".into(), json!({"sort_index": pid * FLEET_TID_STRIDE + i}));
+                    }
+                    _ => {}
+                }
+            }
+            if ph == "C" && pid != HOST_PID {
+                o.insert("name".into(), json!(format!("{proc_name} · {name}")));
+            }
+            if let Some(id) = o.get("id").cloned() {
+                let new = match id {
+                    Value::Number(n) => json!(n.as_u64().unwrap_or(0) + self.host * FLEET_FLOW_STRIDE),
+                    other => json!(format!("h{}:{}", self.host, other.as_str().map_or(other.to_string(), str::to_string))),
+                };
+                o.insert("id".into(), new);
+            }
+            o.insert("pid".into(), json!(self.host));
+            o.insert("tid".into(), json!(pid * FLEET_TID_STRIDE + tid));
+            self.inner.extend(std::iter::once(e));
+        }
+    }
+}
+
+/// Write a fleet's `trace.json` at `path` (whole or not at all): `fill` adds the hosts
+/// ([`FleetTrace::add`]) and returns what the caller wants back.
+pub fn write_fleet_trace<T>(path: &Path, fill: impl FnOnce(&mut FleetTrace<'_>) -> io::Result<T>) -> io::Result<T> {
+    let mut out: Option<T> = None;
+    crate::atomic::write_with(path, |w| {
+        w.write_all(b"{\"traceEvents\":[")?;
+        let mut ft = FleetTrace { sink: EventSink { out: w, first: true, err: None }, hosts: 0 };
+        out = Some(fill(&mut ft)?);
+        let w = ft.sink.out;
+        write!(w, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":")?;
+        serde_json::to_writer(&mut *w, &json!({"fleet_hosts": ft.hosts, "tool_version": env!("CARGO_PKG_VERSION")}))?;
+        w.write_all(b"}\n")
+    })?;
+    Ok(out.expect("set by fill"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::export::fixtures::{sample_run, synthetic};
+
+    #[test]
+    fn a_fleet_trace_has_one_process_per_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("trace.json");
+        let hosts = write_fleet_trace(&p, |t| {
+            t.add("alpha", &sample_run())?;
+            t.add("beta", &synthetic(3, 4, 2, true))?;
+            Ok(2)
+        })
+        .unwrap();
+        assert_eq!(hosts, 2);
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let ev = v["traceEvents"].as_array().unwrap();
+        let mut pids: Vec<u64> = ev.iter().filter_map(|e| e["pid"].as_u64()).collect();
+        pids.sort_unstable();
+        pids.dedup();
+        assert_eq!(pids, [1, 2]);
+        let names: Vec<&str> = ev.iter().filter(|e| e["name"] == "process_name").filter_map(|e| e["args"]["name"].as_str()).collect();
+        assert_eq!(names, ["alpha", "beta"]);
+        // Every slice of each host's own trace is there.
+        let slices = |t: &Value| t["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X").count();
+        let own = slices(&trace_json(&sample_run())) + slices(&trace_json(&synthetic(3, 4, 2, true)));
+        assert_eq!(slices(&v), own);
+        assert!(ev.iter().any(|e| e["name"] == "thread_name" && e["args"]["name"].as_str().is_some_and(|n| n.contains(" · "))));
+        if let Err(issues) = crate::export::validate::validate_trace(&v) {
+            panic!("{issues:?}");
+        }
+    }
 
     #[test]
     fn streamed_file_equals_the_value() {

@@ -6,10 +6,30 @@
 //! paired per (job, partition) into spans: SYNTH_START..SYNTH_END → `synthesis`,
 //! GPU_QUEUE..GPU_PICKUP → `gpu_queue`, GPU_PICKUP..GPU_START → `gpu_pickup`,
 //! GPU_START..GPU_END → `gpu`. A start without its end becomes an open span.
+//!
+//! Lines may come wrapped (journald, Docker, see [`super::wrap`]); the wrapper's wall clock
+//! and host are kept. Whole-proof ("monolithic") jobs have no `partition=`: their events
+//! pair per job (partition `None`), and the detail's `kind=<proof type>` and `monolithic`
+//! flag stay in the span's args, where the proof-type analysis reads them.
+//!
+//! Daemon restarts: offsets count from the daemon's start, so a restart shows as offsets
+//! jumping back. An event whose offset is more than [`RESTART_BACK_MS`] below the largest
+//! offset so far (in file order), after which the log goes on forward, starts a new daemon
+//! run ([`split_daemon_runs`]); each run's events pair among
+//! themselves (a job id seen in an earlier run gets an `@run<N>` suffix). Runs are placed
+//! on one axis: by the wrapper's wall clock where every run has one (journald, Docker),
+//! else end to end in file order, a second apart. [`Diagnostics::daemon_runs`](crate::event::Diagnostics)
+//! lists them.
 
-use crate::event::{Args, Run, RunMeta, Span, SpanKind};
+use crate::event::{Args, DaemonRun, Run, RunMeta, Span, SpanKind};
+use crate::read::wrap::{self, Wrapper};
 use rustc_hash::FxHashMap;
 use crate::write::cuzk::CuzkEvent;
+
+/// An offset this far below the largest one before it (ms) starts a new daemon run. Lines
+/// of one daemon are out of order by milliseconds (threads writing to one stderr); a
+/// restart resets the offsets to 0.
+pub const RESTART_BACK_MS: u64 = 5_000;
 
 #[derive(Debug)]
 struct Entry<'a> {
@@ -108,6 +128,8 @@ fn parse_entry(line_no: u64, line: &str) -> Result<Option<Entry<'_>>, String> {
 #[derive(Debug)]
 pub(crate) struct Ev {
     t_ns: u64,
+    /// The wrapper's wall clock, ns since the epoch.
+    wall_ns: Option<i64>,
     line: u64,
     event: CuzkEvent,
     job: u32,
@@ -119,8 +141,8 @@ pub(crate) struct Ev {
 
 type Key = (u32, Option<u32>);
 
-/// One decoded line (stage 1, on the reading thread).
-pub(crate) enum Item {
+/// What one line was (stage 1, on the reading thread).
+pub(crate) enum What {
     /// An ordinary log line.
     Ignored,
     /// A TIMELINE line that cannot be used, with the reason.
@@ -130,17 +152,45 @@ pub(crate) enum Item {
     Event { ev: Ev, new_job: Option<String> },
 }
 
+/// One decoded line: what it was, its wrapper, and the host the wrapper names the first
+/// time it names one.
+pub(crate) struct Item {
+    what: What,
+    wrapper: Wrapper,
+    new_host: Option<String>,
+}
+
 /// Stage 1: line → [`Item`], interning job ids as it goes.
 #[derive(Default)]
 pub(crate) struct Decoder {
     job_ids: FxHashMap<String, u32>,
+    /// A forced wrapper (`--format journal` …), else detected per line.
+    forced: Option<Wrapper>,
+    host: Option<String>,
 }
 
 impl Decoder {
+    pub(crate) fn new(forced: Option<Wrapper>) -> Self {
+        Decoder { forced, ..Default::default() }
+    }
+
     pub(crate) fn decode(&mut self, n: u64, line: &str) -> Item {
+        let u = wrap::unwrap_line(line, self.forced);
+        let new_host = match (&u.host, &self.host) {
+            (Some(h), None) => {
+                self.host = Some(h.clone());
+                Some(h.clone())
+            }
+            _ => None,
+        };
+        let what = self.decode_text(n, &u.text, u.wall_ns);
+        Item { what, wrapper: u.wrapper, new_host }
+    }
+
+    fn decode_text(&mut self, n: u64, line: &str, wall_ns: Option<i64>) -> What {
         match parse_entry(n, line) {
-            Ok(None) => Item::Ignored,
-            Err(msg) => Item::Bad(msg),
+            Ok(None) => What::Ignored,
+            Err(msg) => What::Bad(msg),
             Ok(Some(e)) => {
                 let (job, new_job) = match self.job_ids.get(e.job) {
                     Some(&j) => (j, None),
@@ -152,6 +202,7 @@ impl Decoder {
                 };
                 let ev = Ev {
                     t_ns: e.t_ns,
+                    wall_ns,
                     line: e.line,
                     event: e.event,
                     job,
@@ -160,7 +211,7 @@ impl Decoder {
                     device: e.device,
                     args: e.args,
                 };
-                Item::Event { ev, new_job }
+                What::Event { ev, new_job }
             }
         }
     }
@@ -179,15 +230,22 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
     run.diagnostics.format = "cuzk".into();
     let mut jobs: Vec<String> = Vec::new();
     let mut evs: Vec<Ev> = Vec::new();
+    let mut wrappers = [0u64; Wrapper::ALL.len()];
     for (n, item) in items {
         run.diagnostics.lines_total += 1;
-        match item {
-            Item::Ignored => run.diagnostics.lines_ignored += 1,
-            Item::Bad(msg) => {
+        if let Some(h) = item.new_host {
+            run.meta.host.get_or_insert(h);
+        }
+        let w = item.wrapper;
+        match item.what {
+            What::Ignored => run.diagnostics.lines_ignored += 1,
+            What::Bad(msg) => {
+                wrappers[w as usize] += 1;
                 run.diagnostics.event_lines += 1;
                 run.diagnostics.reject(n, msg);
             }
-            Item::Event { ev, new_job } => {
+            What::Event { ev, new_job } => {
+                wrappers[w as usize] += 1;
                 run.diagnostics.event_lines += 1;
                 if let Some(j) = new_job {
                     jobs.push(j);
@@ -196,8 +254,19 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
             }
         }
     }
-    // Sort by (offset, rank), equal keys in file order: sort small keys, not the entries.
-    let mut order: Vec<(u64, u8, u32)> = evs.iter().enumerate().map(|(i, e)| (e.t_ns, e.event.rank(), i as u32)).collect();
+    for w in Wrapper::ALL {
+        if wrappers[w as usize] > 0 {
+            run.diagnostics.wrappers.insert(w.as_str().to_string(), wrappers[w as usize]);
+        }
+    }
+    let (mut segs, seg_of) = split_daemon_runs(&evs);
+    if segs.len() > 1 {
+        place_daemon_runs(&mut run, &mut segs, &mut evs, &seg_of, &mut jobs);
+    }
+    // Sort by (daemon run, offset, rank), equal keys in file order: sort small keys, not
+    // the entries. Times are already shifted onto the one axis.
+    let mut order: Vec<(u32, u64, u8, u32)> =
+        evs.iter().enumerate().map(|(i, e)| (seg_of.get(i).copied().unwrap_or(0), e.t_ns, e.event.rank(), i as u32)).collect();
     order.sort_unstable();
 
     let mut synth: FxHashMap<Key, u32> = FxHashMap::default();
@@ -230,7 +299,7 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
     };
     let job_name = |e: &Ev| jobs[e.job as usize].as_str();
 
-    for &(_, _, i) in &order {
+    for &(_, _, _, i) in &order {
         // SYNTH_END and GPU_END close their partition's last span: their args move.
         let moved = match evs[i as usize].event {
             CuzkEvent::SynthEnd | CuzkEvent::GpuEnd => Some(std::mem::take(&mut evs[i as usize].args)),
@@ -301,6 +370,108 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
     }
     run.normalize();
     run
+}
+
+/// Daemon runs placed end to end (no wall clock) are this far apart on the axis, ns.
+pub const END_TO_END_GAP_NS: u64 = 1_000_000_000;
+
+/// One daemon run while reading (see the module doc).
+struct Seg {
+    first_line: u64,
+    /// Largest offset so far, ns.
+    max_t: u64,
+    events: u64,
+    /// The daemon's start by the wall clock (ns since the epoch), when lines carry one.
+    anchor: Option<i64>,
+    /// Every event of the run had a wall clock.
+    all_wall: bool,
+}
+
+/// Events that decide whether a jump back in the offsets is a restart (see
+/// [`split_daemon_runs`]).
+const RESTART_LOOKAHEAD: usize = 16;
+
+/// The daemon runs of a log, in file order, and each event's run. An event whose offset is
+/// more than [`RESTART_BACK_MS`] below the largest offset of the current run starts a new
+/// run if the log goes on *forward* from it: of the next [`RESTART_LOOKAHEAD`] events, more
+/// are later than it than earlier. Lines out of order (even a log written backwards) go on
+/// downward and stay in the run.
+fn split_daemon_runs(evs: &[Ev]) -> (Vec<Seg>, Vec<u32>) {
+    let restart_ns = RESTART_BACK_MS * 1_000_000;
+    let mut segs: Vec<Seg> = Vec::new();
+    let mut seg_of: Vec<u32> = Vec::with_capacity(evs.len());
+    for (i, ev) in evs.iter().enumerate() {
+        let restart = match segs.last() {
+            None => true,
+            Some(s) if ev.t_ns.saturating_add(restart_ns) < s.max_t => {
+                let next = &evs[i + 1..(i + 1 + RESTART_LOOKAHEAD).min(evs.len())];
+                let later = next.iter().filter(|e| e.t_ns > ev.t_ns).count();
+                let earlier = next.iter().filter(|e| e.t_ns < ev.t_ns).count();
+                later > earlier
+            }
+            Some(_) => false,
+        };
+        if restart {
+            segs.push(Seg { first_line: ev.line, max_t: 0, events: 0, anchor: None, all_wall: true });
+        }
+        let s = segs.last_mut().expect("pushed above");
+        s.max_t = s.max_t.max(ev.t_ns);
+        s.events += 1;
+        match ev.wall_ns {
+            // The daemon's start by the wall clock: the smallest (wall − offset), from the
+            // line least delayed between the event and its wrapper's stamp.
+            Some(w) => s.anchor = Some(s.anchor.map_or(w - ev.t_ns as i64, |a: i64| a.min(w - ev.t_ns as i64))),
+            None => s.all_wall = false,
+        }
+        seg_of.push((segs.len() - 1) as u32);
+    }
+    (segs, seg_of)
+}
+
+/// Several daemon runs in one log: shift each onto one axis (wall clock where every run
+/// has one, else end to end), give job ids that recur in a later run a suffix, and record
+/// the runs in the diagnostics.
+fn place_daemon_runs(run: &mut Run, segs: &mut [Seg], evs: &mut [Ev], seg_of: &[u32], jobs: &mut Vec<String>) {
+    let wall = segs.iter().all(|s| s.all_wall && s.anchor.is_some());
+    let base = segs.iter().filter_map(|s| s.anchor).min().unwrap_or(0);
+    let mut shifts = Vec::with_capacity(segs.len());
+    let mut next_free = 0u64;
+    for s in segs.iter() {
+        let shift = if wall { (s.anchor.unwrap_or(base) - base).max(0) as u64 } else { next_free };
+        // End to end: the next run starts a second after this one's last event.
+        next_free = shift + s.max_t + END_TO_END_GAP_NS;
+        shifts.push(shift);
+    }
+    // Job ids per daemon run: the same id in a later run is another request.
+    let mut seen: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut renamed: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+    for (e, &k) in evs.iter_mut().zip(seg_of) {
+        e.t_ns = e.t_ns.saturating_add(shifts[k as usize]).min(crate::event::MAX_TIME_NS);
+        match seen.get(&e.job) {
+            None => {
+                seen.insert(e.job, k);
+            }
+            Some(&first) if first == k => {}
+            Some(_) => {
+                let j = *renamed.entry((e.job, k)).or_insert_with(|| {
+                    jobs.push(format!("{}@run{}", jobs[e.job as usize], k + 1));
+                    (jobs.len() - 1) as u32
+                });
+                e.job = j;
+            }
+        }
+    }
+    for (k, s) in segs.iter().enumerate() {
+        run.diagnostics.daemon_runs.push(DaemonRun {
+            index: k as u32 + 1,
+            first_line: s.first_line,
+            events: s.events,
+            start_ms: shifts[k] as f64 / 1e6,
+            end_ms: (shifts[k] + s.max_t) as f64 / 1e6,
+            wall_clock_start_ns: s.anchor,
+            placed_by: if wall { "wall_clock" } else { "end_to_end" }.to_string(),
+        });
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,15 @@
 //! Readers: turn a log (file or stdin) into a [`Run`]. Two formats, detected from the
 //! first meaningful line: our JSON lines (`{"type":...}` records) and the cuzk daemon's
-//! `TIMELINE,<offset_ms>,<event>,<job_id>,<detail>` lines mixed with ordinary log lines.
-//! Readers never panic on input: every line they cannot use is counted in
+//! `TIMELINE,<offset_ms>,<event>,<job_id>,<detail>` lines mixed with ordinary log lines —
+//! bare or wrapped as a provider keeps them (journald, `journalctl -o json`, Docker
+//! json-file, the daemon's JSON log between them: [`wrap`], detected line by line).
+//! Files and stdin may be gzip- or zstd-compressed (detected by magic bytes, decompressed
+//! as a stream). Readers never panic on input: every line they cannot use is counted in
 //! [`Diagnostics`](crate::event::Diagnostics) and the first ones are named by number.
 
 pub mod cuzk;
 pub mod jsonl;
+pub mod wrap;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -13,11 +17,17 @@ use std::path::Path;
 
 use crate::event::Run;
 
-/// Input formats.
+/// Input formats: our JSON lines, or a cuzk log — its wrapper detected per line
+/// (`Cuzk`) or forced (`Plain`, `Journal`, `JournalJson`, `Docker`: every line is taken to
+/// be so wrapped, and a line that is not is an ordinary line).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Jsonl,
     Cuzk,
+    Plain,
+    Journal,
+    JournalJson,
+    Docker,
 }
 
 impl Format {
@@ -25,17 +35,38 @@ impl Format {
         match self {
             Format::Jsonl => "jsonl",
             Format::Cuzk => "cuzk",
+            Format::Plain => "plain",
+            Format::Journal => "journal",
+            Format::JournalJson => "journal-json",
+            Format::Docker => "docker",
+        }
+    }
+    /// The wrapper a cuzk format forces (`None`: detected per line, or not a cuzk format).
+    pub fn wrapper(self) -> Option<wrap::Wrapper> {
+        match self {
+            Format::Plain => Some(wrap::Wrapper::Plain),
+            Format::Journal => Some(wrap::Wrapper::Journal),
+            Format::JournalJson => Some(wrap::Wrapper::JournalJson),
+            Format::Docker => Some(wrap::Wrapper::Docker),
+            Format::Jsonl | Format::Cuzk => None,
         }
     }
 }
+
+/// The names `--format` takes.
+pub const FORMAT_NAMES: &str = "jsonl, cuzk (wrapper detected per line), plain, journal, journal-json, docker";
 
 impl std::str::FromStr for Format {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "jsonl" | "json" => Ok(Format::Jsonl),
-            "cuzk" | "timeline" => Ok(Format::Cuzk),
-            other => Err(format!("unknown format `{other}` (expected `jsonl` or `cuzk`)")),
+            "cuzk" | "timeline" | "auto" => Ok(Format::Cuzk),
+            "plain" => Ok(Format::Plain),
+            "journal" | "journald" => Ok(Format::Journal),
+            "journal-json" | "journald-json" => Ok(Format::JournalJson),
+            "docker" => Ok(Format::Docker),
+            other => Err(format!("unknown format `{other}` (expected one of {FORMAT_NAMES})")),
         }
     }
 }
@@ -48,13 +79,17 @@ pub enum ReadError {
     Io { path: String, line: u64, source: io::Error },
 }
 
-/// Guess the format from the first non-blank line: JSON records start with `{`;
-/// anything else is read as a cuzk log (which tolerates ordinary log lines).
+/// Guess the format from the first non-blank line: a JSON object with our `type` tag (or
+/// any line starting with `{` that is not a JSON object: our reader names what is wrong
+/// with it) is our JSON lines; a JSON object without it is a wrapped daemon line
+/// (journald, Docker, the daemon's JSON log); anything else is read as a cuzk log (which
+/// tolerates ordinary log lines).
 pub fn detect(first_line: &str) -> Format {
-    if first_line.trim_start().starts_with('{') {
-        Format::Jsonl
-    } else {
-        Format::Cuzk
+    match wrap::is_our_record(first_line) {
+        Some(false) => Format::Cuzk,
+        Some(true) => Format::Jsonl,
+        None if first_line.trim_start().starts_with('{') => Format::Jsonl,
+        None => Format::Cuzk,
     }
 }
 
@@ -70,24 +105,35 @@ pub fn read_path(path: &Path, format: Option<Format>) -> Result<Run, ReadError> 
     read_bytes(f, &name, format)
 }
 
-/// Read a log from any byte source (a file, a progress-wrapped file), gunzipping it when it
-/// starts with the gzip magic: timelines are often kept gzipped (reports/ does), with or
-/// without the original name in the gzip header. `name` is used in error messages.
+/// Read a log from any byte source (a file, a progress-wrapped file), decompressing it as a
+/// stream when it starts with the gzip or zstd magic: timelines are often kept gzipped
+/// (reports/ does), rotated daemon logs gzipped or zstd-compressed, with or without the
+/// original name in the header; concatenated members/frames are read one after the other.
+/// `name` is used in error messages.
 pub fn read_bytes<R: io::Read>(source: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
-    let mut r = BufReader::with_capacity(1 << 20, source);
-    let gzipped = r
-        .fill_buf()
-        .map_err(|source| ReadError::Io { path: name.to_string(), line: 1, source })?
-        .starts_with(&GZIP_MAGIC);
-    if gzipped {
-        let gz = flate2::read::MultiGzDecoder::new(r);
-        return read_from(BufReader::with_capacity(1 << 20, gz), name, format);
-    }
+    let r = decompressed(source).map_err(|source| ReadError::Io { path: name.to_string(), line: 1, source })?;
     read_from(r, name, format)
+}
+
+/// Any byte source as a buffered reader of its content: gunzipped or zstd-decompressed,
+/// as a stream, when it starts with either's magic, as it is otherwise. The one place that
+/// knows the compressions (logs, and `validate-trace` on a gzipped trace).
+pub fn decompressed<'a, R: io::Read + 'a>(source: R) -> io::Result<Box<dyn BufRead + 'a>> {
+    let mut r = BufReader::with_capacity(1 << 20, source);
+    let head = r.fill_buf()?;
+    if head.starts_with(&GZIP_MAGIC) {
+        return Ok(Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(r))));
+    }
+    if head.starts_with(&ZSTD_MAGIC) {
+        return Ok(Box::new(BufReader::with_capacity(1 << 20, zstd::stream::read::Decoder::with_buffer(r)?)));
+    }
+    Ok(Box::new(r))
 }
 
 /// The first two bytes of every gzip member.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// The first four bytes of every zstd frame.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// Read a whole log held in memory.
 pub fn read_str(text: &str, format: Option<Format>) -> Run {
@@ -116,7 +162,7 @@ pub fn read_from<R: BufRead>(r: R, name: &str, format: Option<Format>) -> Result
 }
 
 fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
-    let mut lines = LineSource { inner: &mut r, name, line_no: 0, buf: Vec::new(), binary: 0 };
+    let mut lines = LineSource { inner: &mut r, name, line_no: 0, buf: Vec::new(), binary: 0, samples: Vec::new() };
     // Peek lines until the first non-blank one decides the format; keep them for the parser.
     let mut pending: Vec<(u64, String)> = Vec::new();
     let fmt = match format {
@@ -137,13 +183,21 @@ fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Resul
     };
     let mut run = match fmt {
         Format::Jsonl => pipeline(&mut lines, pending, |_, l| jsonl::decode(&l), jsonl::assemble)?,
-        Format::Cuzk => {
-            let mut dec = cuzk::Decoder::default();
+        cuzk_format => {
+            let mut dec = cuzk::Decoder::new(cuzk_format.wrapper());
             pipeline(&mut lines, pending, move |n, l| dec.decode(n, &l), cuzk::assemble)?
         }
     };
+    if fmt != Format::Jsonl && fmt != Format::Cuzk {
+        run.diagnostics.format = format!("cuzk ({})", fmt.name());
+    }
     run.diagnostics.binary_lines = lines.binary;
     judge_input(&mut run);
+    if run.spans.is_empty() && run.counters.is_empty() && !lines.samples.is_empty() {
+        // Say what the lines looked like: the user sees at once what was fed in.
+        let shapes: Vec<String> = lines.samples.iter().map(|(n, l)| format!("line {n}: {l}")).collect();
+        run.diagnostics.problem(format!("no event could be built; the first lines look like: {}", shapes.join(" | ")));
+    }
     Ok(run)
 }
 
@@ -160,7 +214,7 @@ pub fn judge_input(run: &mut Run) {
     if total == 0 {
         run.diagnostics.problem("empty input: no lines at all");
     } else if events == 0 {
-        let what = if fmt == "cuzk" { "TIMELINE line (cuzk format)" } else { "JSON record (jsonl format)" };
+        let what = if fmt.starts_with("cuzk") { "TIMELINE line (cuzk format)" } else { "JSON record (jsonl format)" };
         run.diagnostics.problem(format!("no event in {total} lines: not one {what}{not_text}"));
     } else if nothing && rejected > 0 {
         run.diagnostics.problem(format!("no usable event: every one of the {events} event lines was rejected{not_text}"));
@@ -242,7 +296,14 @@ struct LineSource<'a, R: BufRead> {
     buf: Vec<u8>,
     /// Lines that are not text (invalid UTF-8, NUL bytes).
     binary: u64,
+    /// The first non-blank lines (number, text cut to [`SAMPLE_CHARS`]): what the input
+    /// looked like, for the warning when nothing could be read from it.
+    samples: Vec<(u64, String)>,
 }
+
+/// How many first lines are kept to describe an input, and how much of each.
+const SAMPLES: usize = 3;
+const SAMPLE_CHARS: usize = 100;
 
 impl<R: BufRead> LineSource<'_, R> {
     fn next_line(&mut self) -> Result<Option<(u64, String)>, ReadError> {
@@ -272,6 +333,13 @@ impl<R: BufRead> LineSource<'_, R> {
                 String::from_utf8_lossy(&self.buf).into_owned()
             }
         };
+        if self.samples.len() < SAMPLES && !s.trim().is_empty() {
+            let mut cut: String = s.chars().filter(|c| !c.is_control()).take(SAMPLE_CHARS).collect();
+            if s.chars().count() > SAMPLE_CHARS {
+                cut.push('…');
+            }
+            self.samples.push((self.line_no, cut));
+        }
         Ok(Some((self.line_no, s)))
     }
 }

@@ -27,11 +27,12 @@ impl ChartRef {
 }
 
 /// The charts `proofscope analyze` writes: (section, file, caption).
-pub const STANDARD_CHARTS: [(&str, &str, &str); 4] = [
+pub const STANDARD_CHARTS: [(&str, &str, &str); 5] = [
     ("waterfall", "waterfall.svg", "Waterfall: one row per synthesis and GPU worker, idle gaps shaded by cause"),
     ("utilization", "utilization.svg", "GPU busy fraction over time, per device"),
-    ("gaps", "gaps.svg", "Idle time by gap duration and cause (seconds per log bin)"),
+    ("gaps", "gaps.svg", "Idle time by gap duration and cause (log bins; bar height = idle seconds)"),
     ("phases", "phases.svg", "Duration distribution per span kind"),
+    ("memory", "memory.svg", "Host memory over time: RSS and bytes reserved from the RAM budget, against the budget"),
 ];
 
 /// Rows shown in long tables before cutting.
@@ -102,10 +103,76 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
     if let Some(h) = &m.host {
         facts.push(format!("host {h}"));
     }
+    if let [t] = s.proof_types.as_slice() {
+        facts.push(format!("proof type `{}` (from {})", t.proof_type, t.inferred_from.replace('_', " ")));
+    }
     if !m.gpus.is_empty() {
         facts.push(format!("GPU {}", m.gpus.join(", ")));
     }
     let _ = writeln!(o, "_{}; proofscope {} (summary schema v{})._\n", facts.join(" · "), s.tool_version, s.schema_version);
+
+    // Proof types and daemon runs: said before any figure they qualify.
+    if s.proof_types.len() > 1 {
+        let _ = writeln!(o, "## Proof types
+");
+        let _ = writeln!(
+            o,
+            "This log mixes {} proof types; each has its own headline (never averaged). The verdict and throughput below are **{}**'s (the most completed proofs); GPU utilisation and idle gaps are per device over all types.\n",
+            s.proof_types.len(),
+            s.primary_proof_type.as_deref().unwrap_or("?")
+        );
+        let _ = writeln!(o, "| proof type | from | jobs | proofs | total s/proof | steady s/proof | latency p50 s | GPU busy s | idle before it s | binding |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
+        for t in &s.proof_types {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {} |",
+                cell(&t.proof_type),
+                t.inferred_from,
+                t.jobs,
+                t.proofs_completed,
+                f(t.total_s_per_proof, 2),
+                f(t.steady_state_s_per_proof, 2),
+                f(t.latency_p50_s, 2),
+                t.gpu_busy_ms / 1e3,
+                t.idle_before_ms / 1e3,
+                cell(&t.binding_resource)
+            );
+        }
+        o.push('\n');
+        for t in &s.proof_types {
+            let _ = writeln!(o, "- {}", t.verdict.headline);
+        }
+        o.push('\n');
+    }
+    if !s.daemon_runs.is_empty() {
+        let placed = s.daemon_runs.iter().any(|r| r.placed_by == "wall_clock");
+        let _ = writeln!(o, "## Daemon runs
+");
+        let _ = writeln!(
+            o,
+            "This log spans **{} daemon runs** (the offsets jump back: the daemon restarted). Each is analysed on its own below; the rest of the report covers all of them on one time axis, {}.\n",
+            s.daemon_runs.len(),
+            if placed { "placed by the wall clock the log's wrapper gives" } else { "placed end to end (the log has no wall clock), a second apart" }
+        );
+        let _ = writeln!(o, "| run | first line | from s | to s | proof type | proofs | s/proof | binding |\n|---:|---:|---:|---:|---|---:|---:|---|");
+        for r in &s.daemon_runs {
+            for t in &r.proof_types {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {:.1} | {:.1} | {} | {} | {} | {} |",
+                    r.index,
+                    r.first_line,
+                    r.start_ms / 1e3,
+                    r.end_ms / 1e3,
+                    cell(&t.proof_type),
+                    t.proofs_completed,
+                    f(t.s_per_proof(), 2),
+                    cell(&t.binding_resource)
+                );
+            }
+        }
+        o.push('\n');
+    }
 
     // Verdict.
     let v = &s.verdict;
@@ -239,10 +306,12 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
         let mut longest: Vec<_> = s.idle_gaps.iter().collect();
         longest.sort_by(|a, b| b.duration_ms.total_cmp(&a.duration_ms));
         let _ = writeln!(o, "\nLongest gaps:\n\n| device | start (s) | duration (ms) | cause | before (ended at its start) | after (started at its end) |\n|---:|---:|---:|---|---|---|");
+        let typed = s.proof_types.len() > 1;
         for x in longest.iter().take(15) {
-            let part = |j: &Option<String>, p: Option<u32>| match j {
-                Some(j) => format!("{} p{}", cell(&short(j)), opt(p)),
-                None => "—".into(),
+            let part = |j: &Option<String>, p: Option<u32>, t: &Option<String>| match (j, t) {
+                (Some(j), Some(t)) if typed => format!("{} p{} ({})", cell(&short(j)), opt(p), cell(t)),
+                (Some(j), _) => format!("{} p{}", cell(&short(j)), opt(p)),
+                (None, _) => "—".into(),
             };
             let _ = writeln!(
                 o,
@@ -251,13 +320,24 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
                 x.start_ms / 1e3,
                 x.duration_ms,
                 x.cause,
-                part(&x.before_job, x.before_partition),
-                part(&x.after_job, x.after_partition)
+                part(&x.before_job, x.before_partition, &x.before_type),
+                part(&x.after_job, x.after_partition, &x.after_type)
             );
         }
     }
     o.push('\n');
     chart(&mut o, charts, "gaps");
+
+    // Host memory (only when the producer said anything about it).
+    let m = &s.memory;
+    if m.has_host_data() {
+        let _ = writeln!(o, "## Host memory
+");
+        let gib = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.2} GiB"));
+        let _ = writeln!(o, "| RAM budget | peak reserved | peak RSS | lowest RSS | syntheses that waited for RAM | their wait (s) |\n|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(o, "| {} | {} | {} | {} | {} | {:.2} |\n", gib(m.ram_budget_gib), gib(m.peak_reserved_gib), gib(m.peak_rss_gib), gib(m.min_rss_gib), m.ram_waits, m.ram_wait_s);
+        chart(&mut o, charts, "memory");
+    }
 
     // Transitions.
     let _ = writeln!(o, "## Cross-proof transitions\n");

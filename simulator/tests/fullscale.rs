@@ -1,0 +1,38 @@
+//! The full-scale configuration (10 × 2^27 on the H200 host) loads, sizes its partitions by
+//! the working-set formula, fits the number of partitions its budget allows, and behaves
+//! as a 16 GiB card under a 16 GiB VRAM budget (parameters streamed, workers serialised).
+
+use simulator::{simulate, Config, Options};
+
+fn fullscale() -> Config {
+    Config::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/fullscale-h200.toml"))).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn the_budget_admits_six_partitions_and_the_run_completes() {
+    let c = fullscale();
+    // 125.8 − 5 = 120.8 GiB; resident 2 + 8.25; (120.8 − 10.25) / 16.03 = 6.9: six at once.
+    assert!((c.budget_gib().unwrap() - 120.8).abs() < 1e-9);
+    assert!((c.partition_gib() - 16.031).abs() < 0.001, "{}", c.partition_gib());
+    let r = simulate(&c, Options::default()).result;
+    assert!(r.feasible, "{:?}", r.failure);
+    assert!(r.peak_reserved_gib.unwrap() <= 120.8 + 1e-9);
+    assert!(!r.params_streamed && r.vram_notes.is_empty(), "{:?}", r.vram_notes);
+    // Synthesis of 32 s on all 16 cores, ten per proof: the cores bind (≥ 320 s/proof).
+    assert_eq!(r.floors.practical_binding, "cpu cores");
+    assert!(r.floors.practical_s_per_proof >= 320.0);
+}
+
+#[test]
+fn a_16_gib_vram_budget_streams_the_parameters_and_serialises_two_workers() {
+    let mut c = fullscale();
+    c.set("vram_budget", "16").unwrap();
+    c.set("gw", "2").unwrap();
+    c.set("memory.params_gib", "45.0").unwrap();
+    c.validate().unwrap();
+    let r = simulate(&c, Options::default()).result;
+    assert!(r.feasible, "{:?}", r.failure);
+    assert!(r.params_streamed && r.peak_vram_gib <= 16.0 + 1e-9, "{} {:?}", r.peak_vram_gib, r.vram_notes);
+    // 1 + 12 + 12 > 16: one call's buffers at a time.
+    assert!(r.floors.resources.iter().any(|x| x.name == "vram"), "{:?}", r.floors.resources);
+}

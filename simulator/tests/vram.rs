@@ -1,0 +1,123 @@
+//! Device memory (issue 19's `--vram-budget`): parameters resident or streamed over PCIe,
+//! and GPU workers whose buffers do not all fit serialising instead of failing. Expected
+//! figures are computed by hand from fixed costs: synthesis 1 s, an upload of 1 GiB at
+//! 2^30/1e9 GB/s = 1 s, kernels 2 s, two partitions synthesised together.
+
+use simulator::{simulate, Config, Options};
+use timeline::SpanKind;
+
+fn base(lock: &str, pipeline: &str, memory: &str) -> Config {
+    let text = format!(
+        r#"
+[machine]
+cpu_cores = 64
+mem_bandwidth_gbs = 1000
+ram_gib = 512
+gpus = 1
+vram_gib = 80
+pcie_gbs = 1.073741824
+[pipeline]
+proofs = 1
+in_flight = 1
+partitions = 2
+pw = 2
+gw = 2
+lock = "{lock}"
+{pipeline}
+[memory]
+baseline_gib = 0
+partition_gib = 1
+vram_baseline_gib = 2
+{memory}
+[costs]
+synth = 1000
+prep_msm = 0
+ntt_msm_h = 2000
+batch_add = 0
+tail_msm = 0
+b_g2_msm = 0
+upload_gib = 1
+"#
+    );
+    Config::from_toml_str(&text, "vram-test").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn makespan(c: &Config) -> f64 {
+    let r = simulate(c, Options::default()).result;
+    assert!(r.feasible, "{:?}", r.failure);
+    r.makespan_s
+}
+
+#[test]
+fn per_call_buffers_that_do_not_both_fit_serialise_the_calls() {
+    // two_lock without device syncs, 12 GiB per call. On 80 GiB: W0 uploads 1–2 and runs
+    // its kernels 2–4; W1 uploads 2–3 (the copy engine is free at 2) and waits for the
+    // compute lock until 4: kernels 4–6. Makespan 6 s.
+    let two = "device_global_sync = false";
+    let c = base("two_lock", two, "call_vram_gib = 12\nvram_policy = \"wait\"");
+    assert!((makespan(&c) - 6.0).abs() < 1e-9);
+    // A 16 GiB budget: 2 + 12 leaves no room for W1's 12 GiB until W0 frees its buffer at 4:
+    // W1 uploads 4–5, kernels 5–7. Makespan 7 s; W1 waited 2–4 for VRAM.
+    let mut c16 = c.clone();
+    c16.memory.vram_budget_gib = Some(16.0);
+    let out = simulate(&c16, Options { record: true });
+    assert!((out.result.makespan_s - 7.0).abs() < 1e-9, "{}", out.result.makespan_s);
+    assert_eq!(out.result.vram_waits, 1);
+    assert!((out.result.vram_wait_total_s - 2.0).abs() < 1e-9);
+    assert!((out.result.peak_vram_gib - 14.0).abs() < 1e-9);
+    let waits: Vec<_> = out.run.unwrap().spans.into_iter().filter(|s| s.kind == SpanKind::LockWait && s.args.get("lock").and_then(|v| v.as_str()) == Some("vram_budget")).collect();
+    assert_eq!(waits.len(), 1);
+    // The floor names the VRAM: 2 × (upload 1 + kernels 2) / 1 = 6 s/proof.
+    let f = &out.result.floors;
+    assert_eq!(f.practical_binding, "vram");
+    assert!((f.practical_s_per_proof - 6.0).abs() < 1e-9, "{}", f.practical_s_per_proof);
+    // The same budget with vram_policy = "fail" (the reference's Phase 10): vram_oom.
+    let mut fail = c16.clone();
+    fail.memory.vram_policy = simulator::config::VramPolicy::Fail;
+    let r = simulate(&fail, Options::default()).result;
+    assert_eq!(r.failure.map(|f| f.kind), Some("vram_oom".into()));
+}
+
+#[test]
+fn prestaged_buffers_that_do_not_all_fit_leave_workers_idle() {
+    // kernels lock, pre-staged 12 GiB buffers, uploads beside prep outside the lock. Two
+    // workers on 80 GiB: W0 uploads 1–2, kernels 2–4; W1's upload queues behind (2–3),
+    // kernels after the lock frees, 4–6: 6 s. On 16 GiB only one buffer fits: one worker
+    // does both, upload 1–2, kernels 2–4, upload 4–5, kernels 5–7: 7 s, and the result says why.
+    let c = base("kernels", "prestage = true", "prestage_vram_gib = 12\nvram_policy = \"wait\"");
+    assert!((makespan(&c) - 6.0).abs() < 1e-9);
+    let mut c16 = c.clone();
+    c16.set("vram_budget", "16").unwrap();
+    let r = simulate(&c16, Options::default()).result;
+    assert!((r.makespan_s - 7.0).abs() < 1e-9, "{}", r.makespan_s);
+    assert!(r.vram_notes.iter().any(|n| n.contains("only 1 of 2 workers")), "{:?}", r.vram_notes);
+    // Without the wait policy: vram_oom naming the worker.
+    c16.memory.vram_policy = simulator::config::VramPolicy::Fail;
+    let r = simulate(&c16, Options::default()).result;
+    assert!(r.failure.as_ref().is_some_and(|f| f.kind == "vram_oom" && f.detail.contains("worker 1")), "{:?}", r.failure);
+}
+
+#[test]
+fn parameters_stream_when_they_do_not_fit_and_stay_resident_when_they_do() {
+    // One worker, no upload, 2 GiB of parameters (2 s over PCIe), kernels 2 s, buffers 4 GiB.
+    let mut c = base("kernels", "", "call_vram_gib = 4\nparams_vram_gib = 2");
+    c.pipeline.gw = 1;
+    c.pipeline.partitions = 1;
+    c.costs.upload_gib = 0.0;
+    // 80 GiB: resident (2 + 2 + 4 fit): synthesis 1 + kernels 2 = 3 s; peak 2 + 2 + 4.
+    let r = simulate(&c, Options::default()).result;
+    assert!(!r.params_streamed && (r.makespan_s - 3.0).abs() < 1e-9 && (r.peak_vram_gib - 8.0).abs() < 1e-9, "{r:?}");
+    // A 7 GiB budget: 2 + 2 + 4 = 8 > 7, the parameters stream: 1 + (2 + 2) = 5 s, or
+    // 1 + max(2, 2) = 3 s with the transfer overlapping the kernels.
+    c.memory.vram_budget_gib = Some(7.0);
+    let r = simulate(&c, Options::default()).result;
+    assert!(r.params_streamed && (r.makespan_s - 5.0).abs() < 1e-9, "{} {:?}", r.makespan_s, r.vram_notes);
+    assert!(r.vram_notes[0].contains("parameters streamed"));
+    assert!((r.floors.resources.iter().find(|x| x.name == "pcie").unwrap().s_per_proof - 2.0).abs() < 1e-9);
+    c.memory.params_stream_overlap = true;
+    assert!((makespan(&c) - 3.0).abs() < 1e-9);
+    // Forced resident on 7 GiB: the parameters and one call do not fit: vram_oom at the call.
+    c.memory.params_on_device = simulator::config::ParamsPlacement::Resident;
+    let r = simulate(&c, Options::default()).result;
+    assert_eq!(r.failure.map(|f| f.kind), Some("vram_oom".into()));
+}
