@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::{run, PHASE8, SAMPLE};
 
 const SCHEMA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reference/schemas");
-const NAMES: [&str; 7] = ["summary", "sim-result", "sweep", "parity", "compare", "whatif", "campaign"];
+const NAMES: [&str; 8] = ["summary", "fleet", "sim-result", "sweep", "parity", "compare", "whatif", "campaign"];
 
 fn schema_text(name: &str, cwd: &Path) -> String {
     let r = run(&["schema", name], cwd, Duration::from_secs(60));
@@ -58,6 +58,9 @@ fn outputs_validate_against_their_schemas() {
     go(&["analyze", "sample.log", "-o", "a", "--no-charts", "--no-tables"]);
     let summary = json_file(&w.join("a/summary.json"));
     validate("summary", &schema_text("summary", w), &summary, "analyze's summary.json");
+
+    go(&["analyze", "sample.log", "a/summary.json", "--labels", "h1,h2", "-o", "f", "--no-charts", "--no-tables"]);
+    validate("fleet", &schema_text("fleet", w), &json_file(&w.join("f/fleet.json")), "analyze's fleet.json");
 
     let sim: serde_json::Value = serde_json::from_str(&go(&["simulate", "phase8.toml", "--json"])).unwrap();
     validate("sim-result", &schema_text("sim-result", w), &sim, "simulate --json");

@@ -78,7 +78,7 @@ pub struct Config {
 }
 
 /// What the cost distributions do not say about a prediction's spread ([`crate::interval`]).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Uncertainty {
     /// Run-to-run spread of the same configuration on the machine, as a relative standard
@@ -254,7 +254,7 @@ pub struct Memory {
     pub vram_policy: VramPolicy,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ParamsPlacement {
     #[default]
@@ -263,7 +263,7 @@ pub enum ParamsPlacement {
     Stream,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VramPolicy {
     #[default]

@@ -29,7 +29,7 @@ pub const Z80: f64 = 1.2816;
 pub const DEFAULT_REPLICATIONS: u32 = 20;
 
 /// The interval of one figure.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Band {
     pub p10: f64,
     pub p50: f64,
@@ -55,7 +55,7 @@ impl Band {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Interval {
     /// Replications with a completed run (infeasible ones are left out and counted).
     pub replications: u32,

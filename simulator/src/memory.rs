@@ -77,6 +77,33 @@ impl ByteSize {
     }
 }
 
+/// A size in a JSON output: a string with a unit (`"128GiB"`), `"auto"` for a budget, or
+/// a number of bytes.
+fn size_schema(description: &str) -> schemars::Schema {
+    schemars::json_schema!({
+        "description": description,
+        "anyOf": [{ "type": "string" }, { "type": "integer", "minimum": 0 }]
+    })
+}
+
+impl schemars::JsonSchema for ByteSize {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ByteSize".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        size_schema("A size: bytes, or a string with a unit such as \"5GiB\".")
+    }
+}
+
+impl schemars::JsonSchema for Budget {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Budget".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        size_schema("A RAM budget: \"auto\", bytes, or a string with a unit such as \"128GiB\".")
+    }
+}
+
 impl Serialize for ByteSize {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&fmt_bytes(self.0))
@@ -139,7 +166,7 @@ impl<'de> Deserialize<'de> for Budget {
 }
 
 /// The circuit of one partition: what the working set and the per-partition costs scale with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Circuit {
     /// Constraints per partition, input constraints included (2^27 = 134217728 at full scale).

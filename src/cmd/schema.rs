@@ -10,6 +10,7 @@ use std::process::ExitCode;
 /// Every schema: (name, the file it describes, generator).
 pub const SCHEMAS: &[(&str, &str, fn() -> schemars::Schema)] = &[
     ("summary", "analyze's summary.json (and `analyze --json`)", || schemars::schema_for!(timeline::analysis::Summary)),
+    ("fleet", "analyze's fleet.json (several hosts)", || schemars::schema_for!(timeline::analysis::fleet::Fleet)),
     ("sim-result", "`simulate --json`", || schemars::schema_for!(simulator::SimResult)),
     ("sweep", "sweep's sweep.json (one row per configuration)", || schemars::schema_for!(Vec<simulator::sweep::Row>)),
     ("parity", "parity.json of simulate --compare-to, calibrate and predict", || schemars::schema_for!(simulator::parity::Parity)),
@@ -20,7 +21,7 @@ pub const SCHEMAS: &[(&str, &str, fn() -> schemars::Schema)] = &[
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The schema to print (summary, sim-result, sweep, parity, compare, whatif, campaign); none: list them.
+    /// The schema to print (summary, fleet, sim-result, sweep, parity, compare, whatif, campaign); none: list them.
     pub name: Option<String>,
     /// Write every schema into this folder as <name>.schema.json instead of printing one.
     #[arg(short, long)]

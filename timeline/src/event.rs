@@ -645,7 +645,7 @@ pub struct Diagnostics {
 }
 
 /// One daemon run of a log that spans restarts (see `read::cuzk`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DaemonRun {
     /// 1-based, in file order.
     pub index: u32,

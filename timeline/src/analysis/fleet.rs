@@ -18,7 +18,7 @@ use super::{median, AnalyzeOptions};
 pub const FLEET_SCHEMA_VERSION: u32 = 1;
 
 /// One proof type on one host.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HostType {
     pub proof_type: String,
     pub proofs_completed: u64,
@@ -30,7 +30,7 @@ pub struct HostType {
 }
 
 /// One host's row.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FleetHost {
     /// The host's label (`--labels`, else the log's file name).
     pub label: String,
@@ -103,7 +103,7 @@ impl FleetHost {
 }
 
 /// One proof type across the fleet.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FleetType {
     pub proof_type: String,
     /// Hosts with a completed proof of this type.
@@ -117,7 +117,7 @@ pub struct FleetType {
 }
 
 /// The host that most needs a look, and why.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorstHost {
     pub label: String,
     /// The proof type it was judged on (none when its log gave no proof at all).
@@ -131,7 +131,7 @@ pub struct WorstHost {
 }
 
 /// The fleet table (`fleet.json`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fleet {
     pub schema_version: u32,
     pub tool_version: String,

@@ -32,7 +32,7 @@ use crate::event::{Diagnostics, Run, RunMeta};
 pub const SUMMARY_SCHEMA_VERSION: u32 = 3;
 
 /// The headline of one proof type: never averaged with another type's.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProofTypeSummary {
     /// `porep-c2`, `window-post`, … or `unknown` (see `analysis::proof_type`).
     pub proof_type: String,
@@ -61,7 +61,7 @@ impl ProofTypeSummary {
 }
 
 /// One daemon run of a log that spans restarts, analysed on its own.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DaemonRunSummary {
     /// 1-based, in file order (as `diagnostics.daemon_runs`).
     pub index: u32,
