@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use prover::circuit::PorepLike;
-use prover::engine::budget::{ByteSize, MemoryPlan, TotalBudget};
+use prover::engine::budget::{ByteSize, MemoryPlan, Budget};
 use prover::engine::{self, Engine, EngineConfig, LockMode};
 use prover::events::{rss_bytes, EventSink, SinkConfig};
 use prover::{setup, Parameters};
@@ -39,7 +39,7 @@ fn a_small_ram_budget_makes_syntheses_wait_and_holds() {
     // The resident items and two partitions.
     let budget = plan.needed() + plan.partition.total();
     let mut cfg = EngineConfig { pw: 4, gw: 1, lock: LockMode::Kernels, verify: true, rss_sample_ms: 2, seed: Some(3), backend: "cpu".into(), ..EngineConfig::default() };
-    cfg.memory.total_budget = TotalBudget::Bytes(ByteSize(budget));
+    cfg.memory.total_budget = Budget::Bytes(ByteSize(budget));
     let backends = engine::backends_for_config(&cfg).unwrap();
     let meta = engine::run_meta(&cfg, &backends);
     assert_eq!(meta.extra.get(extra::RAM_BUDGET_BYTES).and_then(|v| v.as_u64()), Some(budget));

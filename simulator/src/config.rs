@@ -47,6 +47,12 @@ pub mod limits {
     pub const QUANTITY: f64 = 1e9;
 }
 
+/// A size given to `--set` / `--vary`: a TOML literal like any setting, read as the file
+/// reads it (an integer of bytes, or a string with a unit: `128GiB`; `auto` for a budget).
+fn size_setting<T: serde::de::DeserializeOwned>(raw: &str) -> Result<T, String> {
+    timeline::settings::parse_value(raw).try_into::<T>().map_err(|e| e.message().to_string())
+}
+
 fn invalid(field: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { field: field.to_string(), reason: reason.into() }
 }
@@ -413,7 +419,7 @@ impl Config {
     pub fn budget_gib(&self) -> Option<f64> {
         self.memory.total_budget.map(|b| match b {
             Budget::Auto => self.machine.ram_gib - self.safety_margin_gib(),
-            Budget::Bytes(b) => b as f64 / GIB,
+            Budget::Bytes(b) => b.as_gib(),
         })
     }
 
@@ -731,11 +737,11 @@ impl Config {
                 // "How fast on a machine with this much RAM": a budget above the machine's
                 // RAM raises machine.ram_gib to budget + safety_margin (a budget below it
                 // leaves the machine as it is).
-                let b = Budget::parse(v).map_err(|e| invalid(field, e))?;
+                let b: Budget = size_setting(v).map_err(|e| invalid(field, e))?;
                 self.memory.total_budget = Some(b);
                 if let Budget::Bytes(bytes) = b {
-                    let need = bytes as f64 / GIB + self.safety_margin_gib();
-                    if bytes as f64 / GIB > self.machine.ram_gib {
+                    let need = bytes.as_gib() + self.safety_margin_gib();
+                    if bytes.as_gib() > self.machine.ram_gib {
                         self.machine.ram_gib = need;
                     }
                 }
@@ -744,7 +750,7 @@ impl Config {
                 self.memory.vram_budget_gib = if v == "none" || v == "card" { None } else { Some(f64v()?) }
             }
             "memory.safety_margin" => {
-                self.memory.safety_margin = Some(ByteSize(crate::memory::parse_bytes(v).map_err(|e| invalid(field, e))?));
+                self.memory.safety_margin = Some(size_setting(v).map_err(|e| invalid(field, e))?);
             }
             "machine.vram_gib" => self.machine.vram_gib = f64v()?,
             "machine.cpu_cores" => self.machine.cpu_cores = f64v()?,

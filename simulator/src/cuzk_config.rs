@@ -121,8 +121,8 @@ pub fn apply(cfg: &mut Config, text: &str, path: &str) -> Result<Import, ConfigE
         let what = if auto { "\"auto\" or a size such as \"128GiB\"" } else { "a size such as \"5GiB\"" };
         match get(section, key) {
             None => Ok(None),
-            Some(toml::Value::Integer(i)) if *i >= 0 => Ok(Some(Budget::Bytes(*i as u64))),
-            Some(v @ toml::Value::String(s)) => match Budget::parse(s) {
+            Some(toml::Value::Integer(i)) if *i >= 0 => Ok(Some(Budget::Bytes(ByteSize(*i as u64)))),
+            Some(v @ toml::Value::String(s)) => match s.parse::<Budget>() {
                 Ok(Budget::Auto) if !auto => Err(bad(section, key, what, v)),
                 Ok(b) => Ok(Some(b)),
                 Err(_) => Err(bad(section, key, what, v)),
@@ -137,14 +137,11 @@ pub fn apply(cfg: &mut Config, text: &str, path: &str) -> Result<Import, ConfigE
     // memory
     let budget = size("memory", "total_budget", true)?;
     cfg.memory.total_budget = Some(budget.unwrap_or(Budget::Auto));
-    let shown = match budget.unwrap_or(Budget::Auto) {
-        Budget::Auto => "auto".to_string(),
-        Budget::Bytes(b) => crate::memory::fmt_bytes(b),
-    };
+    let shown = budget.unwrap_or(Budget::Auto).to_string();
     set(&mut imp, "memory.total_budget", shown, if budget.is_some() { "memory.total_budget" } else { "cuzk default \"auto\"" });
     if let Some(Budget::Bytes(m)) = size("memory", "safety_margin", false)? {
-        cfg.memory.safety_margin = Some(ByteSize(m));
-        set(&mut imp, "memory.safety_margin", crate::memory::fmt_bytes(m), "memory.safety_margin");
+        cfg.memory.safety_margin = Some(m);
+        set(&mut imp, "memory.safety_margin", m.to_string(), "memory.safety_margin");
     } else {
         cfg.memory.safety_margin = None;
         set(&mut imp, "memory.safety_margin", "5GiB".into(), "cuzk default");

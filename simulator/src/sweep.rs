@@ -270,7 +270,7 @@ pub fn markdown(rows: &[Row], axes: &[Vary]) -> String {
 
 /// A value of an axis as a number for a chart: a number, or a size (`128GiB`) in GiB.
 pub fn axis_number(v: &str) -> Option<f64> {
-    v.parse::<f64>().ok().or_else(|| crate::memory::parse_bytes(v).ok().map(|b| b as f64 / crate::memory::GIB))
+    v.parse::<f64>().ok().or_else(|| v.parse::<timeline::bytes::ByteSize>().ok().map(|b| b.as_gib()))
 }
 
 /// Series for a chart: x = `x_key`'s value, one series per value of `series_key` (or one

@@ -79,7 +79,7 @@ pub struct Args {
     /// only when its partition's working set fits; a budget that cannot hold the parameters,
     /// the pre-compiled constraints and one partition is an error before any work.
     #[arg(long, value_name = "auto|GiB", value_parser = parse_ram_budget)]
-    pub ram_budget: Option<prover::engine::budget::TotalBudget>,
+    pub ram_budget: Option<prover::engine::budget::Budget>,
     /// Verify every proof (exit 1 if any fails).
     #[arg(long)]
     pub verify: bool,
@@ -108,8 +108,8 @@ pub struct Args {
     pub nvml_ms: Option<u64>,
 }
 
-fn parse_ram_budget(s: &str) -> Result<prover::engine::budget::TotalBudget, String> {
-    prover::engine::budget::TotalBudget::parse_cli(s)
+fn parse_ram_budget(s: &str) -> Result<prover::engine::budget::Budget, String> {
+    prover::engine::budget::parse_cli_budget(s)
 }
 
 /// NVML sampling of the devices in use (cuda backend), feeding the run's timeline.

@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod atomic;
+pub mod bytes;
 #[cfg(feature = "analysis")]
 pub mod chart;
 pub mod event;

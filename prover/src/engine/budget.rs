@@ -25,25 +25,11 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::params::ParamsShape;
 
-const GIB: f64 = (1u64 << 30) as f64;
-
-/// Bytes for messages: GiB with two decimals, or MiB / KiB / B for smaller sizes.
-pub fn human(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= GIB {
-        format!("{:.2} GiB", b / GIB)
-    } else if b >= 1048576.0 {
-        format!("{:.1} MiB", b / 1048576.0)
-    } else if b >= 1024.0 {
-        format!("{:.1} KiB", b / 1024.0)
-    } else {
-        format!("{bytes} B")
-    }
-}
+pub use timeline::bytes::{human, Budget, ByteSize};
 
 /// Why a reservation was not made.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -314,131 +300,10 @@ impl Drop for Reservation {
     }
 }
 
-/// A size in bytes written with a unit (`"5GiB"`, `"512 MiB"`, `"1.5GiB"`, `"64GB"`), as
-/// the `[memory]` keys take it; serialised as `"<n>GiB"` / `"<n>MiB"` / `"<n>B"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ByteSize(pub u64);
-
-impl ByteSize {
-    pub const fn gib(n: u64) -> ByteSize {
-        ByteSize(n << 30)
-    }
-
-    /// Parse `<number><unit>`; `default_unit` is the unit of a bare number (`None`: a unit
-    /// is required).
-    pub fn parse_with(s: &str, default_unit: Option<&str>) -> Result<ByteSize, String> {
-        let t = s.trim();
-        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-        let (num, unit) = (t[..split].trim(), t[split..].trim());
-        let unit = match (unit, default_unit) {
-            ("", Some(u)) => u,
-            ("", None) => return Err(format!("`{s}`: give a unit (e.g. 5GiB, 512MiB)")),
-            (u, _) => u,
-        };
-        let mult: f64 = match unit.to_ascii_lowercase().as_str() {
-            "b" => 1.0,
-            "k" | "kib" => 1024.0,
-            "m" | "mib" => 1024.0 * 1024.0,
-            "g" | "gib" => GIB,
-            "t" | "tib" => GIB * 1024.0,
-            "kb" => 1e3,
-            "mb" => 1e6,
-            "gb" => 1e9,
-            "tb" => 1e12,
-            _ => return Err(format!("`{s}`: unknown unit `{unit}` (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")),
-        };
-        let v: f64 = num.parse().map_err(|_| format!("`{s}` is not a size (e.g. 5GiB, 512MiB)"))?;
-        let bytes = v * mult;
-        if !bytes.is_finite() || bytes < 0.0 || bytes > (1u64 << 60) as f64 {
-            return Err(format!("`{s}` is out of range (at most 1 EiB)"));
-        }
-        Ok(ByteSize(bytes.round() as u64))
-    }
-}
-
-impl fmt::Display for ByteSize {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b = self.0;
-        if b % (1 << 30) == 0 {
-            write!(f, "{}GiB", b >> 30)
-        } else if b % (1 << 20) == 0 {
-            write!(f, "{}MiB", b >> 20)
-        } else {
-            write!(f, "{b}B")
-        }
-    }
-}
-
-impl std::str::FromStr for ByteSize {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        ByteSize::parse_with(s, None)
-    }
-}
-
-impl Serialize for ByteSize {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_string())
-    }
-}
-
-impl<'de> Deserialize<'de> for ByteSize {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-/// The budget's total: `auto` (MemTotal − safety margin) or a size.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum TotalBudget {
-    #[default]
-    Auto,
-    Bytes(ByteSize),
-}
-
-impl fmt::Display for TotalBudget {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TotalBudget::Auto => f.write_str("auto"),
-            TotalBudget::Bytes(b) => b.fmt(f),
-        }
-    }
-}
-
-impl std::str::FromStr for TotalBudget {
-    type Err = String;
-    /// `auto` or a size with a unit.
-    fn from_str(s: &str) -> Result<Self, String> {
-        if s.trim() == "auto" {
-            Ok(TotalBudget::Auto)
-        } else {
-            s.parse().map(TotalBudget::Bytes).map_err(|e| format!("{e}, or `auto`"))
-        }
-    }
-}
-
-impl TotalBudget {
-    /// The CLI's form: `auto`, a bare number of GiB, or a size with a unit.
-    pub fn parse_cli(s: &str) -> Result<TotalBudget, String> {
-        if s.trim() == "auto" {
-            return Ok(TotalBudget::Auto);
-        }
-        ByteSize::parse_with(s, Some("GiB")).map(TotalBudget::Bytes).map_err(|e| format!("{e}, or `auto`"))
-    }
-}
-
-impl Serialize for TotalBudget {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_string())
-    }
-}
-
-impl<'de> Deserialize<'de> for TotalBudget {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
+/// The CLI's form of the budget (`--ram-budget`): `auto`, a bare number of GiB, or a size
+/// with a unit.
+pub fn parse_cli_budget(s: &str) -> Result<Budget, String> {
+    Budget::parse_with(s, Some("GiB"))
 }
 
 /// The engine's `[memory]` section.
@@ -447,14 +312,14 @@ impl<'de> Deserialize<'de> for TotalBudget {
 pub struct MemoryConfig {
     /// One byte budget for everything large on the host: the parameters, the pre-compiled
     /// constraints, each partition's working set. `auto` = MemTotal − `safety_margin`.
-    pub total_budget: TotalBudget,
+    pub total_budget: Budget,
     /// Kept back for the OS and other processes when `total_budget = "auto"`.
     pub safety_margin: ByteSize,
 }
 
 impl Default for MemoryConfig {
     fn default() -> Self {
-        MemoryConfig { total_budget: TotalBudget::Auto, safety_margin: ByteSize::gib(5) }
+        MemoryConfig { total_budget: Budget::Auto, safety_margin: ByteSize::gib(5) }
     }
 }
 
@@ -471,14 +336,14 @@ impl MemoryConfig {
     /// or not larger than the margin.
     pub fn resolve(&self, mem_total: Option<u64>) -> Result<(u64, Option<String>), String> {
         match self.total_budget {
-            TotalBudget::Auto => {
+            Budget::Auto => {
                 let total = mem_total.ok_or("memory.total_budget = \"auto\" needs /proc/meminfo's MemTotal, which cannot be read here: give a size")?;
                 let budget = total.checked_sub(self.safety_margin.0).filter(|b| *b > 0).ok_or_else(|| {
                     format!("memory.total_budget = \"auto\": MemTotal {} is not larger than memory.safety_margin {}", human(total), human(self.safety_margin.0))
                 })?;
                 Ok((budget, None))
             }
-            TotalBudget::Bytes(b) => {
+            Budget::Bytes(b) => {
                 if b.0 == 0 {
                     return Err("memory.total_budget must be larger than 0".into());
                 }
@@ -497,6 +362,9 @@ impl MemoryConfig {
 ///   preparation (each query's ones / tail indices and tail scalars: at most 36 B per point
 ///   of the A, B and L queries) and the largest MSM's gathered bases (96 B per G1 point,
 ///   192 B per G2 point of the B query); released when the proof is finished.
+///
+/// The formula is [`timeline::bytes::working_set`] (shared with the simulator), with the
+/// MSM terms.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartitionEstimate {
     pub abc: u64,
@@ -509,16 +377,10 @@ impl PartitionEstimate {
     }
 
     /// From the shape: `domain` = n, `inputs` (with ONE), `aux`, and the points of the
-    /// A, B (G1 = G2) and L queries.
+    /// A, B (G1 = G2) and L queries: [`timeline::bytes::working_set`] with the MSM terms.
     pub fn from_shape(domain: u64, inputs: u64, aux: u64, a_points: u64, b_points: u64, l_points: u64) -> PartitionEstimate {
-        // Saturating: a header's sizes are not trusted to be sane.
-        let m = |a: u64, b: u64| a.saturating_mul(b);
-        let abc = m(domain, 96);
-        let witness = m(inputs.saturating_add(aux), 32);
-        let densities = m(aux, 2).saturating_add(inputs).div_ceil(64).saturating_mul(8);
-        let prep = m(a_points.saturating_add(b_points).saturating_add(l_points), 36);
-        let gather = m(a_points.max(b_points).max(l_points), 96).max(m(b_points, 192));
-        PartitionEstimate { abc, rest: witness.saturating_add(densities).saturating_add(prep).saturating_add(gather) }
+        let w = timeline::bytes::working_set(domain, inputs, aux, Some(timeline::bytes::QueryPoints { a: a_points, b: b_points, l: l_points }));
+        PartitionEstimate { abc: w.abc, rest: w.rest() }
     }
 
     pub fn for_shape(s: &ParamsShape) -> PartitionEstimate {
@@ -830,9 +692,9 @@ mod tests {
             assert!(bad.parse::<ByteSize>().is_err(), "{bad}");
         }
         assert_eq!(ByteSize::gib(5).to_string(), "5GiB");
-        assert_eq!(TotalBudget::parse_cli("6").unwrap(), TotalBudget::Bytes(ByteSize::gib(6)));
-        assert_eq!(TotalBudget::parse_cli("auto").unwrap(), TotalBudget::Auto);
-        assert!("6".parse::<TotalBudget>().is_err(), "the TOML wants a unit");
+        assert_eq!(parse_cli_budget("6").unwrap(), Budget::Bytes(ByteSize::gib(6)));
+        assert_eq!(parse_cli_budget("auto").unwrap(), Budget::Auto);
+        assert!("6".parse::<Budget>().is_err(), "the TOML wants a unit");
     }
 
     #[test]
@@ -841,7 +703,7 @@ mod tests {
         assert_eq!(m.resolve(Some(20 << 30)).unwrap(), (15 << 30, None));
         assert!(m.resolve(Some(4 << 30)).unwrap_err().contains("safety_margin"));
         assert!(m.resolve(None).is_err());
-        let fixed = MemoryConfig { total_budget: TotalBudget::Bytes(ByteSize::gib(32)), ..Default::default() };
+        let fixed = MemoryConfig { total_budget: Budget::Bytes(ByteSize::gib(32)), ..Default::default() };
         let (b, warn) = fixed.resolve(Some(16 << 30)).unwrap();
         assert_eq!(b, 32 << 30);
         assert!(warn.unwrap().contains("larger than this machine's RAM"));
@@ -867,8 +729,10 @@ mod tests {
         // The reference's PoRep partition: n = 2^27, ~130M constraints; a/b/c ~4 GiB each.
         let e = PartitionEstimate::from_shape(1 << 27, 1 + 2, 0, 0, 0, 0);
         assert_eq!(e.abc, 3 * (1 << 27) * 32);
-        assert_eq!(e.abc as f64 / GIB, 12.0);
+        assert_eq!(e.abc, 12 << 30);
         let e = PartitionEstimate::from_shape(1 << 10, 3, 500, 400, 300, 500);
-        assert_eq!(e.rest, 503 * 32 + (1003u64).div_ceil(64) * 8 + 1200 * 36 + 300 * 192);
+        // Densities: three bit vectors of u64 words, 2·⌈500/64⌉ + ⌈3/64⌉ = 2·8 + 1 = 17 words
+        // (the shared formula; this estimate used ⌈(2·500 + 3)/64⌉ = 16 words before, 8 B less).
+        assert_eq!(e.rest, 503 * 32 + 17 * 8 + 1200 * 36 + 300 * 192);
     }
 }
