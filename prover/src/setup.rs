@@ -254,6 +254,8 @@ where
 /// The muls of one group where [`MulsOn`] says: the CPU comb, or its table on the GPU.
 struct Muls<'a, P: Curve> {
     comb: Comb<P>,
+    /// The device's share of the time (GPU muls only).
+    times: std::sync::Mutex<SetupTimes>,
     #[cfg(feature = "cuda")]
     gpu: Option<(&'a crate::gpu::Gpu, Box<dyn std::any::Any>)>,
     #[cfg(not(feature = "cuda"))]
@@ -287,10 +289,11 @@ where
             #[cfg(feature = "cuda")]
             MulsOn::Gpu(gpu) => {
                 let dev = gpu.upload_comb::<P::Dev>(comb.w, comb.windows, &comb.table).map_err(|e| SetupError::Gpu(e.to_string()))?;
-                Ok(Muls { comb, gpu: Some((gpu, Box::new(dev))) })
+                Ok(Muls { comb, times: Default::default(), gpu: Some((gpu, Box::new(dev))) })
             }
             _ => Ok(Muls {
                 comb,
+                times: Default::default(),
                 #[cfg(feature = "cuda")]
                 gpu: None,
                 #[cfg(not(feature = "cuda"))]
@@ -308,10 +311,12 @@ where
             // type); every element is overwritten by the download below before it is read,
             // and on an error the vector is dropped unread.
             unsafe { out.set_len(scalars.len()) };
-            let span = tracing::info_span!("setup_muls", group = std::any::type_name::<P>(), n = scalars.len() as u64);
-            let _e = span.enter();
             let t = gpu.comb_muls(dev, scalars, &mut out, 0).map_err(|e| SetupError::Gpu(e.to_string()))?;
-            tracing::debug!(kernel_ms = t.kernel_ms, h2d_ms = t.h2d_ms, d2h_ms = t.d2h_ms, "setup muls on the GPU");
+            if let Ok(mut g) = self.times.lock() {
+                g.kernel_ms += t.kernel_ms;
+                g.h2d_ms += t.h2d_ms;
+                g.d2h_ms += t.d2h_ms;
+            }
             return Ok(out);
         }
         Ok(self.comb.muls(scalars))
@@ -371,18 +376,30 @@ fn transposed_product(m: &CsrMatrix, cols: usize, lagrange: &[Scalar]) -> Vec<Sc
         .collect()
 }
 
-/// Setup from explicit toxic waste, the fixed-base multiplications where `on` says.
-pub fn generate_with<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, w: ToxicWaste, on: MulsOn<'_>) -> Result<Parameters, SetupError> {
-    let pce = {
-        let span = tracing::info_span!("setup_extract");
-        let _e = span.enter();
-        crate::pce::extract(circuit)?
-    };
-    generate_from_pce(&pce, circuit_id, w, on)
+/// Where a setup's time went (ms, host wall unless said): the per-variable scalars (Lagrange
+/// basis, QAP columns), the comb tables, the fixed-base multiplications; of the latter, on
+/// the GPU, the kernels (CUDA events) and the host wall of the scalar uploads and point
+/// downloads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SetupTimes {
+    pub scalars_ms: f64,
+    pub tables_ms: f64,
+    pub muls_ms: f64,
+    pub kernel_ms: f64,
+    pub h2d_ms: f64,
+    pub d2h_ms: f64,
 }
 
-/// Setup from a circuit's pre-compiled constraints (see [`generate_with`]).
-pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<'_>) -> Result<Parameters, SetupError> {
+/// Setup from explicit toxic waste, the fixed-base multiplications where `on` says.
+pub fn generate_with<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, w: ToxicWaste, on: MulsOn<'_>) -> Result<Parameters, SetupError> {
+    let pce = crate::pce::extract(circuit)?;
+    Ok(generate_from_pce(&pce, circuit_id, w, on)?.0)
+}
+
+/// Setup from a circuit's pre-compiled constraints (see [`generate_with`]), with its times.
+pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<'_>) -> Result<(Parameters, SetupTimes), SetupError> {
+    let mut times = SetupTimes::default();
+    let t0 = std::time::Instant::now();
     let num_constraints = pce.num_constraints();
     let (num_inputs, num_aux) = (pce.num_inputs(), pce.num_aux());
     let domain = Domain::new(num_constraints)?;
@@ -390,8 +407,6 @@ pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<
     let gamma_inv = Option::<Scalar>::from(w.gamma.invert()).unwrap_or(Scalar::ONE);
     let delta_inv = Option::<Scalar>::from(w.delta.invert()).unwrap_or(Scalar::ONE);
 
-    let span = tracing::info_span!("setup_scalars");
-    let guard = span.enter();
     // Powers of τ, then (inverse NTT) the Lagrange basis evaluated at τ.
     let mut lagrange = ntt::powers(w.tau, n);
     let coeff = domain.z(&w.tau) * delta_inv;
@@ -415,11 +430,14 @@ pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<
     drop(u);
     let b_scalars = nonzero(&v);
     drop(v);
-    drop(guard);
+    times.scalars_ms = t0.elapsed().as_secs_f64() * 1e3;
 
+    let t0 = std::time::Instant::now();
     let total_g1 = h_scalars.len() + 3 * (num_inputs + num_aux);
     let t1 = Muls::<G1Projective>::new(G1Projective::generator(), total_g1, on)?;
     let t2 = Muls::<G2Projective>::new(G2Projective::generator(), num_inputs + num_aux, on)?;
+    times.tables_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let t0 = std::time::Instant::now();
 
     let g1 = G1Projective::generator();
     let g2 = G2Projective::generator();
@@ -440,7 +458,15 @@ pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<
     drop(a_scalars);
     let b_g1 = t1.muls(&b_scalars)?;
     let b_g2 = t2.muls(&b_scalars)?;
-    Ok(Parameters {
+    times.muls_ms = t0.elapsed().as_secs_f64() * 1e3;
+    for t in [&t1.times, &t2.times] {
+        if let Ok(g) = t.lock() {
+            times.kernel_ms += g.kernel_ms;
+            times.h2d_ms += g.h2d_ms;
+            times.d2h_ms += g.d2h_ms;
+        }
+    }
+    let params = Parameters {
         vk,
         h,
         l,
@@ -455,7 +481,8 @@ pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<
             domain_size: n as u64,
             test_only: true,
         },
-    })
+    };
+    Ok((params, times))
 }
 
 #[cfg(test)]

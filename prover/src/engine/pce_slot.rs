@@ -71,6 +71,12 @@ impl PceSlot {
         PceSlot { state: Mutex::new(State::Empty), params_path }
     }
 
+    /// A slot holding `pce` from the start (made by the caller: the in-process setup of
+    /// `prove --setup-on-device` extracts it anyway); no cache file.
+    pub fn with_pce(pce: Arc<Pce>) -> Self {
+        PceSlot { state: Mutex::new(State::Ready(pce)), params_path: None }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
