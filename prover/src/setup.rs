@@ -325,10 +325,11 @@ where
 
 /// Per variable (in column order: aux, then inputs), its QAP polynomials at τ: Σ over the
 /// column's non-zeros of coefficient · L_row(τ), for each of A, B, C: the transposed
-/// products Aᵀ·λ, Bᵀ·λ, Cᵀ·λ of the PCE's matrices with the Lagrange vector λ. A column's
-/// entries are grouped by a counting sort (one matrix at a time, ~8 bytes a non-zero), then
-/// summed per column in parallel; field addition is exact, so the order of the terms does
-/// not matter and the values equal the bellman-style assembly's (tested).
+/// products Aᵀ·λ, Bᵀ·λ, Cᵀ·λ of the PCE's matrices with the Lagrange vector λ. Each task
+/// owns a range of columns and reads the whole matrix (in row order), summing the entries
+/// of its columns: no transposed copy and no synchronisation, at the price of every task
+/// reading the matrix (a few bytes a non-zero, sequential). Field addition is exact, so the
+/// values equal the bellman-style assembly's (tested).
 pub(crate) fn qap_columns(pce: &Pce, lagrange: &[Scalar]) -> [Vec<Scalar>; 3] {
     let (a, b, c) = pce.matrices();
     let cols = pce.columns();
@@ -336,44 +337,28 @@ pub(crate) fn qap_columns(pce: &Pce, lagrange: &[Scalar]) -> [Vec<Scalar>; 3] {
 }
 
 fn transposed_product(m: &CsrMatrix, cols: usize, lagrange: &[Scalar]) -> Vec<Scalar> {
-    let nnz = m.nnz();
-    // Counting sort of the non-zeros by column: entry (row, coefficient index).
-    let mut start = vec![0u64; cols + 1];
-    for &c in &m.cols {
-        start[c as usize + 1] += 1;
-    }
-    for i in 0..cols {
-        start[i + 1] += start[i];
-    }
-    let mut cursor = start.clone();
-    let mut entries: Vec<(u32, u32)> = Vec::with_capacity(nnz);
-    // SAFETY: (u32, u32) has no invalid bit patterns; every slot is written exactly once
-    // below (the counts are the columns' non-zero counts) before any read.
-    unsafe { entries.set_len(nnz) };
-    for r in 0..m.rows() {
-        for k in m.row_ptr[r] as usize..m.row_ptr[r + 1] as usize {
-            let c = m.cols[k] as usize;
-            entries[cursor[c] as usize] = (r as u32, m.coeffs.get(k));
-            cursor[c] += 1;
-        }
-    }
-    drop(cursor);
-    (0..cols)
-        .into_par_iter()
-        .with_min_len(4096)
-        .map(|c| {
-            let mut acc = Scalar::ZERO;
-            for &(row, idx) in &entries[start[c] as usize..start[c + 1] as usize] {
-                let l = lagrange[row as usize];
-                acc += match idx {
-                    crate::pce::matrix::IDX_ONE => l,
-                    crate::pce::matrix::IDX_MINUS_ONE => -l,
-                    _ => m.table[idx as usize] * l,
-                };
+    let mut out = vec![Scalar::ZERO; cols];
+    let tasks = (rayon::current_num_threads() * 2).max(1);
+    let width = cols.div_ceil(tasks).max(1);
+    out.par_chunks_mut(width).enumerate().for_each(|(t, slice)| {
+        let lo = (t * width) as u32;
+        let len = slice.len() as u32;
+        for r in 0..m.rows() {
+            let l = &lagrange[r];
+            for k in m.row_ptr[r] as usize..m.row_ptr[r + 1] as usize {
+                let c = m.cols[k].wrapping_sub(lo);
+                if c < len {
+                    let acc = &mut slice[c as usize];
+                    match m.coeffs.get(k) {
+                        crate::pce::matrix::IDX_ONE => *acc += l,
+                        crate::pce::matrix::IDX_MINUS_ONE => *acc -= l,
+                        i => *acc += m.table[i as usize] * l,
+                    }
+                }
             }
-            acc
-        })
-        .collect()
+        }
+    });
+    out
 }
 
 /// Where a setup's time went (ms, host wall unless said): the per-variable scalars (Lagrange

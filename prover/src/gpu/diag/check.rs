@@ -167,13 +167,21 @@ pub fn run_all(gpu: &Gpu, settings: &CudaSettings, opt: CheckOptions) -> Vec<Che
         let t = Instant::now();
         out.push(outcome(format!("g2 batch add of {n} selected points"), t, check_batch_add_of::<G2>(gpu, &mut rng, n)));
     }
-    // The TEST-ONLY setup's fixed-base multiplications (setup.cu) against the CPU comb, in
-    // batches smaller than the input (the batch loop), then a whole setup both ways.
+    out.extend(run_setup(gpu, opt));
+    out
+}
+
+/// The TEST-ONLY setup's fixed-base multiplications (setup.cu) against the CPU comb, in
+/// batches smaller than the input (the batch loop), then a whole setup both ways (also
+/// alone: `gpu check --setup-only`).
+pub fn run_setup(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
+    let mut out = Vec::new();
+    let rng = &mut ChaCha8Rng::seed_from_u64(opt.seed ^ 0x5e7);
     for &log_n in if opt.quick { &[10u32, 14][..] } else { &[10u32, 14, 18][..] } {
         let t = Instant::now();
-        out.push(outcome(format!("setup comb g1 2^{log_n} scalars (random + 0/1/-1/2^40/-2)"), t, check_setup_comb::<G1Projective, G1>(gpu, &mut rng, log_n)));
+        out.push(outcome(format!("setup comb g1 2^{log_n} scalars (random + 0/1/-1/2^40/-2)"), t, check_setup_comb::<G1Projective, G1>(gpu, rng, log_n)));
         let t = Instant::now();
-        out.push(outcome(format!("setup comb g2 2^{log_n} scalars (random + 0/1/-1/2^40/-2)"), t, check_setup_comb::<G2Projective, G2>(gpu, &mut rng, log_n)));
+        out.push(outcome(format!("setup comb g2 2^{log_n} scalars (random + 0/1/-1/2^40/-2)"), t, check_setup_comb::<G2Projective, G2>(gpu, rng, log_n)));
     }
     for log_n in if opt.quick { &[10u32][..] } else { &[10u32, 14][..] } {
         let t = Instant::now();
