@@ -353,7 +353,7 @@ fn prove_and_setup_arguments_never_misbehave() {
         (prop_oneof![Just("queue_capacity"), Just("pw"), Just("gw"), Just("max_attempts"), Just("finalizers"), Just("rss_sample_ms"), Just("cuda.nope"), Just("backend")], set_value()),
         0..2,
     );
-    let setup = prop_oneof![Just("0"), Just("1"), Just("2^7"), Just("2^27"), Just("2^64"), Just("x"), Just("1<<70")];
+    let setup = prop_oneof![Just("0"), Just("1"), Just("2^7"), Just("2^28"), Just("2^64"), Just("x"), Just("1<<70")];
     let strategy = (proofs, partitions, params, sets, prop::bool::weighted(0.2), setup);
     TestRunner::new(config())
         .run(&strategy, |(proofs, partitions, params, sets, do_setup, size)| {

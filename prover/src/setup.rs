@@ -10,8 +10,17 @@
 //! domain, H query τ^i·Z(τ)/δ, IC/L queries (β·u + α·v + w)/γ or /δ, A and B queries
 //! without their points at infinity. The same conventions let the prover use
 //! parameters made by bellperson (tested).
+//!
+//! The QAP columns come from the circuit's pre-compiled constraints ([`crate::pce`]: CSR
+//! A, B, C, ~66 bytes a constraint) by a transposed product with the Lagrange vector, so a
+//! 2^27-constraint setup fits in host memory (the per-variable lists of the bellman-style
+//! assembly, kept as the tests' reference, weigh several hundred bytes a constraint). The
+//! fixed-base multiplications run on the CPU (a comb, below) or on the GPU over the same
+//! comb table ([`MulsOn`], `gpu::setup`), with bit-identical points.
 
-use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{Circuit, SynthesisError};
+#[cfg(test)]
+use bellpepper_core::{ConstraintSystem, Index, LinearCombination, Variable};
 use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -22,18 +31,38 @@ use rayon::prelude::*;
 use crate::domain::Domain;
 use crate::ntt;
 use crate::params::{Parameters, ParamsInfo, VerifyingKey};
+use crate::pce::{matrix::CsrMatrix, Pce, PceError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
     #[error("synthesis during setup failed: {0}")]
     Synthesis(#[from] SynthesisError),
+    #[error("setup: {0}")]
+    Pce(#[from] PceError),
     #[error(transparent)]
     Domain(#[from] crate::domain::DomainError),
     #[error("aux variable #{0} appears in no constraint: Groth16 needs every variable constrained")]
     Unconstrained(usize),
+    #[error("setup on the GPU: {0}")]
+    Gpu(String),
 }
 
-/// Columns of the R1CS matrices: per variable, its (coefficient, row) entries.
+/// Where the setup's fixed-base multiplications run (everything else runs on the CPU).
+#[derive(Clone, Copy, Default)]
+pub enum MulsOn<'a> {
+    /// The comb on all cores (rayon).
+    #[default]
+    Cpu,
+    /// The same comb table, uploaded once per group, the muls in batches on this GPU.
+    #[cfg(feature = "cuda")]
+    Gpu(&'a crate::gpu::Gpu),
+    #[doc(hidden)]
+    _Lifetime(std::marker::PhantomData<&'a ()>),
+}
+
+/// Columns of the R1CS matrices: per variable, its (coefficient, row) entries (the
+/// bellman-style assembly: the reference the PCE-based columns are tested against).
+#[cfg(test)]
 #[derive(Default)]
 struct KeypairAssembly {
     num_inputs: usize,
@@ -47,6 +76,7 @@ struct KeypairAssembly {
     ct_aux: Vec<Vec<(Scalar, usize)>>,
 }
 
+#[cfg(test)]
 impl ConstraintSystem<Scalar> for KeypairAssembly {
     type Root = Self;
     fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
@@ -137,20 +167,21 @@ impl ToxicWaste {
     }
 }
 
-/// ⚠ TEST-ONLY setup for `circuit`, toxic waste from `seed`.
+/// ⚠ TEST-ONLY setup for `circuit`, toxic waste from `seed`, muls on the CPU.
 pub fn generate_test_params<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, seed: u64) -> Result<Parameters, SetupError> {
-    generate_with(circuit, circuit_id, ToxicWaste::from_seed(seed))
+    generate_with(circuit, circuit_id, ToxicWaste::from_seed(seed), MulsOn::Cpu)
 }
 
 /// Fixed-base multiplication k·G for many k by a comb of w-bit windows: `table[i·2^w + d]`
 /// = d·2^(w·i)·G (affine), so k·G = Σ_i table[i·2^w + digit_i(k)]: ⌈255/w⌉ mixed additions
 /// and no doubling, where a wNAF table still costs ~255 doublings per scalar. With w = 16
 /// (2^24 scalars) a G1 table holds 16 × 2^16 points (96 MiB), and setups of 2^24-constraint
-/// circuits fit in minutes instead of the better part of an hour.
-struct Comb<P: Curve> {
-    w: usize,
-    windows: usize,
-    table: Vec<P::AffineRepr>,
+/// circuits fit in minutes instead of the better part of an hour. The GPU path
+/// (`gpu::setup`, `cuda/setup.cu`) uploads this very table and sums the same digits.
+pub(crate) struct Comb<P: Curve> {
+    pub(crate) w: usize,
+    pub(crate) windows: usize,
+    pub(crate) table: Vec<P::AffineRepr>,
 }
 
 impl<P> Comb<P>
@@ -160,13 +191,16 @@ where
 {
     /// Window width for `count` scalars: the table (⌈255/w⌉·2^w additions) stays below
     /// about 1/16 of the per-scalar work (count·⌈255/w⌉).
-    fn width_for(count: usize) -> usize {
+    pub(crate) fn width_for(count: usize) -> usize {
         let log = usize::BITS as usize - count.max(1).leading_zeros() as usize;
         log.saturating_sub(4).clamp(4, 16)
     }
 
-    fn new(base: P, count: usize) -> Self {
-        let w = Self::width_for(count);
+    pub(crate) fn new(base: P, count: usize) -> Self {
+        Self::with_width(base, Self::width_for(count))
+    }
+
+    pub(crate) fn with_width(base: P, w: usize) -> Self {
         let windows = 255usize.div_ceil(w);
         // Row bases 2^(w·i)·G, then each row's multiples 0..2^w by additions, in parallel.
         let mut bases = Vec::with_capacity(windows);
@@ -207,7 +241,7 @@ where
     }
 
     /// k·G for every k, affine (one batch normalisation per chunk).
-    fn muls(&self, scalars: &[Scalar]) -> Vec<P::AffineRepr> {
+    pub(crate) fn muls(&self, scalars: &[Scalar]) -> Vec<P::AffineRepr> {
         let mut out = vec![P::AffineRepr::identity(); scalars.len()];
         out.par_chunks_mut(1024).zip(scalars.par_chunks(1024)).for_each(|(o, s)| {
             let proj: Vec<P> = s.iter().map(|k| self.mul(k)).collect();
@@ -217,15 +251,143 @@ where
     }
 }
 
-/// Setup from explicit toxic waste.
-pub fn generate_with<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, w: ToxicWaste) -> Result<Parameters, SetupError> {
-    let mut cs = KeypairAssembly::default();
-    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
-    circuit.synthesize(&mut cs)?;
-    for i in 0..cs.num_inputs {
-        cs.enforce(|| "input", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
+/// The muls of one group where [`MulsOn`] says: the CPU comb, or its table on the GPU.
+struct Muls<'a, P: Curve> {
+    comb: Comb<P>,
+    /// The device's share of the time (GPU muls only).
+    times: std::sync::Mutex<SetupTimes>,
+    #[cfg(feature = "cuda")]
+    gpu: Option<(&'a crate::gpu::Gpu, Box<dyn std::any::Any>)>,
+    #[cfg(not(feature = "cuda"))]
+    _on: std::marker::PhantomData<&'a ()>,
+}
+
+/// The groups the setup multiplies in, with their device counterpart.
+trait SetupGroup: Curve + Send + Sync
+where
+    Self::AffineRepr: PrimeCurveAffine + Send + Sync + Copy,
+{
+    #[cfg(feature = "cuda")]
+    type Dev: crate::gpu::SetupCurve<Affine = Self::AffineRepr>;
+}
+impl SetupGroup for G1Projective {
+    #[cfg(feature = "cuda")]
+    type Dev = crate::gpu::G1;
+}
+impl SetupGroup for G2Projective {
+    #[cfg(feature = "cuda")]
+    type Dev = crate::gpu::G2;
+}
+
+impl<'a, P: SetupGroup> Muls<'a, P>
+where
+    P::AffineRepr: PrimeCurveAffine + Send + Sync + Copy,
+{
+    fn new(base: P, count: usize, on: MulsOn<'a>) -> Result<Self, SetupError> {
+        let comb = Comb::<P>::new(base, count);
+        match on {
+            #[cfg(feature = "cuda")]
+            MulsOn::Gpu(gpu) => {
+                let dev = gpu.upload_comb::<P::Dev>(comb.w, comb.windows, &comb.table).map_err(|e| SetupError::Gpu(e.to_string()))?;
+                Ok(Muls { comb, times: Default::default(), gpu: Some((gpu, Box::new(dev))) })
+            }
+            _ => Ok(Muls {
+                comb,
+                times: Default::default(),
+                #[cfg(feature = "cuda")]
+                gpu: None,
+                #[cfg(not(feature = "cuda"))]
+                _on: std::marker::PhantomData,
+            }),
+        }
     }
-    let domain = Domain::new(cs.num_constraints)?;
+
+    fn muls(&self, scalars: &[Scalar]) -> Result<Vec<P::AffineRepr>, SetupError> {
+        #[cfg(feature = "cuda")]
+        if let Some((gpu, dev)) = &self.gpu {
+            let dev = dev.downcast_ref::<crate::gpu::DeviceComb<P::Dev>>().expect("the device comb of this group");
+            let mut out: Vec<P::AffineRepr> = Vec::with_capacity(scalars.len());
+            // SAFETY: affine points are plain limbs (any bit pattern is a value of the
+            // type); every element is overwritten by the download below before it is read,
+            // and on an error the vector is dropped unread.
+            unsafe { out.set_len(scalars.len()) };
+            let t = gpu.comb_muls(dev, scalars, &mut out, 0).map_err(|e| SetupError::Gpu(e.to_string()))?;
+            if let Ok(mut g) = self.times.lock() {
+                g.kernel_ms += t.kernel_ms;
+                g.h2d_ms += t.h2d_ms;
+                g.d2h_ms += t.d2h_ms;
+            }
+            return Ok(out);
+        }
+        Ok(self.comb.muls(scalars))
+    }
+}
+
+/// Per variable (in column order: aux, then inputs), its QAP polynomials at τ: Σ over the
+/// column's non-zeros of coefficient · L_row(τ), for each of A, B, C: the transposed
+/// products Aᵀ·λ, Bᵀ·λ, Cᵀ·λ of the PCE's matrices with the Lagrange vector λ. Each task
+/// owns a range of columns and reads the whole matrix (in row order), summing the entries
+/// of its columns: no transposed copy and no synchronisation, at the price of every task
+/// reading the matrix (a few bytes a non-zero, sequential). Field addition is exact, so the
+/// values equal the bellman-style assembly's (tested).
+pub(crate) fn qap_columns(pce: &Pce, lagrange: &[Scalar]) -> [Vec<Scalar>; 3] {
+    let (a, b, c) = pce.matrices();
+    let cols = pce.columns();
+    [a, b, c].map(|m| transposed_product(m, cols, lagrange))
+}
+
+fn transposed_product(m: &CsrMatrix, cols: usize, lagrange: &[Scalar]) -> Vec<Scalar> {
+    let mut out = vec![Scalar::ZERO; cols];
+    let tasks = (rayon::current_num_threads() * 2).max(1);
+    let width = cols.div_ceil(tasks).max(1);
+    out.par_chunks_mut(width).enumerate().for_each(|(t, slice)| {
+        let lo = (t * width) as u32;
+        let len = slice.len() as u32;
+        for r in 0..m.rows() {
+            let l = &lagrange[r];
+            for k in m.row_ptr[r] as usize..m.row_ptr[r + 1] as usize {
+                let c = m.cols[k].wrapping_sub(lo);
+                if c < len {
+                    let acc = &mut slice[c as usize];
+                    match m.coeffs.get(k) {
+                        crate::pce::matrix::IDX_ONE => *acc += l,
+                        crate::pce::matrix::IDX_MINUS_ONE => *acc -= l,
+                        i => *acc += m.table[i as usize] * l,
+                    }
+                }
+            }
+        }
+    });
+    out
+}
+
+/// Where a setup's time went (ms, host wall unless said): the per-variable scalars (Lagrange
+/// basis, QAP columns), the comb tables, the fixed-base multiplications; of the latter, on
+/// the GPU, the kernels (CUDA events) and the host wall of the scalar uploads and point
+/// downloads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SetupTimes {
+    pub scalars_ms: f64,
+    pub tables_ms: f64,
+    pub muls_ms: f64,
+    pub kernel_ms: f64,
+    pub h2d_ms: f64,
+    pub d2h_ms: f64,
+}
+
+/// Setup from explicit toxic waste, the fixed-base multiplications where `on` says.
+pub fn generate_with<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, w: ToxicWaste, on: MulsOn<'_>) -> Result<Parameters, SetupError> {
+    let pce = crate::pce::extract(circuit)?;
+    Ok(generate_from_pce(&pce, circuit_id, w, on)?.0)
+}
+
+/// Setup from a circuit's pre-compiled constraints (see [`generate_with`]), with its times.
+pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<'_>) -> Result<(Parameters, SetupTimes), SetupError> {
+    let mut times = SetupTimes::default();
+    let t0 = std::time::Instant::now();
+    let num_constraints = pce.num_constraints();
+    let (num_inputs, num_aux) = (pce.num_inputs(), pce.num_aux());
+    let domain = Domain::new(num_constraints)?;
     let n = domain.n;
     let gamma_inv = Option::<Scalar>::from(w.gamma.invert()).unwrap_or(Scalar::ONE);
     let delta_inv = Option::<Scalar>::from(w.delta.invert()).unwrap_or(Scalar::ONE);
@@ -236,32 +398,31 @@ pub fn generate_with<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, w: ToxicW
     let h_scalars: Vec<Scalar> = lagrange[..n - 1].par_iter().map(|p| *p * coeff).collect();
     ntt::inverse(&mut lagrange, &domain);
 
-    let eval = |col: &[(Scalar, usize)]| col.iter().fold(Scalar::ZERO, |acc, (c, row)| acc + *c * lagrange[*row]);
-    let per_var = |at: &[Vec<(Scalar, usize)>], bt: &[Vec<(Scalar, usize)>], ct: &[Vec<(Scalar, usize)>], inv: Scalar| {
-        at.par_iter()
-            .zip(bt.par_iter())
-            .zip(ct.par_iter())
-            .map(|((a, b), c)| {
-                let (ua, vb, wc) = (eval(a), eval(b), eval(c));
-                (ua, vb, (w.beta * ua + w.alpha * vb + wc) * inv)
-            })
-            .collect::<Vec<_>>()
-    };
-    let inputs = per_var(&cs.at_inputs, &cs.bt_inputs, &cs.ct_inputs, gamma_inv);
-    let aux = per_var(&cs.at_aux, &cs.bt_aux, &cs.ct_aux, delta_inv);
-    if let Some(i) = aux.iter().position(|(_, _, e)| bool::from(e.is_zero())) {
+    // Columns: aux 0..num_aux, then inputs.
+    let [u, v, wc] = qap_columns(pce, &lagrange);
+    drop(lagrange);
+    let ic_l = |range: std::ops::Range<usize>, inv: Scalar| -> Vec<Scalar> { range.into_par_iter().map(|j| (w.beta * u[j] + w.alpha * v[j] + wc[j]) * inv).collect() };
+    let l_scalars = ic_l(0..num_aux, delta_inv);
+    let ic_scalars = ic_l(num_aux..num_aux + num_inputs, gamma_inv);
+    drop(wc);
+    if let Some(i) = l_scalars.iter().position(|e| bool::from(e.is_zero())) {
         return Err(SetupError::Unconstrained(i));
     }
+    // A and B queries: inputs first, then aux (the parameters' order), zeros left out.
+    let order = || (num_aux..num_aux + num_inputs).chain(0..num_aux);
+    let nonzero = |col: &[Scalar]| -> Vec<Scalar> { order().map(|j| col[j]).filter(|s| !bool::from(s.is_zero())).collect() };
+    let a_scalars = nonzero(&u);
+    drop(u);
+    let b_scalars = nonzero(&v);
+    drop(v);
+    times.scalars_ms = t0.elapsed().as_secs_f64() * 1e3;
 
-    let total_g1 = h_scalars.len() + 3 * (inputs.len() + aux.len());
-    let t1 = Comb::<G1Projective>::new(G1Projective::generator(), total_g1);
-    let t2 = Comb::<G2Projective>::new(G2Projective::generator(), inputs.len() + aux.len());
-
-    let all = || inputs.iter().chain(aux.iter());
-    let a_scalars: Vec<Scalar> = all().map(|v| v.0).filter(|s| !bool::from(s.is_zero())).collect();
-    let b_scalars: Vec<Scalar> = all().map(|v| v.1).filter(|s| !bool::from(s.is_zero())).collect();
-    let ic_scalars: Vec<Scalar> = inputs.iter().map(|v| v.2).collect();
-    let l_scalars: Vec<Scalar> = aux.iter().map(|v| v.2).collect();
+    let t0 = std::time::Instant::now();
+    let total_g1 = h_scalars.len() + 3 * (num_inputs + num_aux);
+    let t1 = Muls::<G1Projective>::new(G1Projective::generator(), total_g1, on)?;
+    let t2 = Muls::<G2Projective>::new(G2Projective::generator(), num_inputs + num_aux, on)?;
+    times.tables_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let t0 = std::time::Instant::now();
 
     let g1 = G1Projective::generator();
     let g2 = G2Projective::generator();
@@ -272,24 +433,41 @@ pub fn generate_with<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, w: ToxicW
         gamma_g2: (g2 * w.gamma).to_affine(),
         delta_g1: (g1 * w.delta).to_affine(),
         delta_g2: (g2 * w.delta).to_affine(),
-        ic: t1.muls(&ic_scalars),
+        ic: t1.muls(&ic_scalars)?,
     };
-    Ok(Parameters {
+    let h = t1.muls(&h_scalars)?;
+    drop(h_scalars);
+    let l = t1.muls(&l_scalars)?;
+    drop(l_scalars);
+    let a = t1.muls(&a_scalars)?;
+    drop(a_scalars);
+    let b_g1 = t1.muls(&b_scalars)?;
+    let b_g2 = t2.muls(&b_scalars)?;
+    times.muls_ms = t0.elapsed().as_secs_f64() * 1e3;
+    for t in [&t1.times, &t2.times] {
+        if let Ok(g) = t.lock() {
+            times.kernel_ms += g.kernel_ms;
+            times.h2d_ms += g.h2d_ms;
+            times.d2h_ms += g.d2h_ms;
+        }
+    }
+    let params = Parameters {
         vk,
-        h: t1.muls(&h_scalars),
-        l: t1.muls(&l_scalars),
-        a: t1.muls(&a_scalars),
-        b_g1: t1.muls(&b_scalars),
-        b_g2: t2.muls(&b_scalars),
+        h,
+        l,
+        a,
+        b_g1,
+        b_g2,
         info: ParamsInfo {
             circuit_id: circuit_id.to_string(),
-            num_inputs: cs.num_inputs as u64,
-            num_aux: cs.num_aux as u64,
-            num_constraints: cs.num_constraints as u64,
+            num_inputs: num_inputs as u64,
+            num_aux: num_aux as u64,
+            num_constraints: num_constraints as u64,
             domain_size: n as u64,
             test_only: true,
         },
-    })
+    };
+    Ok((params, times))
 }
 
 #[cfg(test)]
@@ -318,5 +496,55 @@ mod tests {
         }
         assert_eq!(Comb::<G1Projective>::width_for(1 << 24), 16);
         assert_eq!(Comb::<G1Projective>::width_for(1), 4);
+    }
+
+    #[test]
+    fn comb_table_layout_is_what_the_gpu_kernels_index() {
+        // cuda/setup_comb.cuh reads table[(i << w) + d] as d·2^(w·i)·G, identity at d = 0.
+        for w in [4usize, 7] {
+            let c = Comb::<G1Projective>::with_width(G1Projective::generator(), w);
+            assert_eq!((c.windows, c.table.len()), (255usize.div_ceil(w), c.windows << w));
+            for (i, d) in [(0usize, 0usize), (0, 1), (1, 3), (c.windows - 1, (1 << w) - 1), (c.windows / 2, 5)] {
+                let k = Scalar::from(d as u64) * Scalar::from(2u64).pow_vartime([(w * i) as u64]);
+                assert_eq!(c.table[(i << w) + d], (G1Projective::generator() * k).to_affine(), "w {w}, row {i}, digit {d}");
+            }
+        }
+    }
+
+    /// The bellman-style assembly's per-variable (u, v, w) at τ, in the PCE's column order
+    /// (aux, then inputs).
+    fn assembly_columns<C: Circuit<Scalar>>(circuit: C, tau: Scalar) -> [Vec<Scalar>; 3] {
+        let mut cs = KeypairAssembly::default();
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE)).unwrap();
+        circuit.synthesize(&mut cs).unwrap();
+        for i in 0..cs.num_inputs {
+            cs.enforce(|| "input", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
+        }
+        let domain = Domain::new(cs.num_constraints).unwrap();
+        let mut lagrange = ntt::powers(tau, domain.n);
+        ntt::inverse(&mut lagrange, &domain);
+        let eval = |col: &Vec<(Scalar, usize)>| col.iter().fold(Scalar::ZERO, |acc, (c, row)| acc + *c * lagrange[*row]);
+        let cols = |aux: &[Vec<(Scalar, usize)>], inp: &[Vec<(Scalar, usize)>]| aux.iter().chain(inp).map(eval).collect::<Vec<_>>();
+        [cols(&cs.at_aux, &cs.at_inputs), cols(&cs.bt_aux, &cs.bt_inputs), cols(&cs.ct_aux, &cs.ct_inputs)]
+    }
+
+    #[test]
+    fn pce_columns_equal_the_assembly_s_bit_for_bit() {
+        use crate::circuit::Family;
+        let tau = ToxicWaste::from_seed(3).tau;
+        for (family, n) in [(Family::PorepLike, 1u64 << 10), (Family::PorepLike, 3000), (Family::Mix16, 1 << 11)] {
+            let circuit = family.circuit(n, 0);
+            let pce = crate::pce::extract(circuit.clone()).unwrap();
+            let domain = Domain::new(pce.num_constraints()).unwrap();
+            let mut lagrange = ntt::powers(tau, domain.n);
+            ntt::inverse(&mut lagrange, &domain);
+            let got = qap_columns(&pce, &lagrange);
+            let want = assembly_columns(circuit, tau);
+            for k in 0..3 {
+                assert_eq!(got[k].len(), want[k].len());
+                assert!(got[k] == want[k], "{family:?} n={n}: matrix {k} differs");
+            }
+            assert!(got[0].iter().any(|s| !bool::from(s.is_zero())));
+        }
     }
 }

@@ -260,7 +260,7 @@ mod engine_runs {
         let backends = engine::backends_for("cpu", 1).unwrap();
         let meta = engine::run_meta(&cfg, &backends);
         let sink = EventSink::start(SinkConfig { collect: true, meta, ..Default::default() }).unwrap();
-        let e = Engine::start_with(cfg, params(), backends, sink, StartOptions { params_path }).unwrap();
+        let e = Engine::start_with(cfg, params(), backends, sink, StartOptions { params_path, pce: None }).unwrap();
         for j in engine::porep_jobs(2, 3, N, 9) {
             e.submit(j);
         }

@@ -10,7 +10,7 @@ use prover::circuit::{measure, Family};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Constraints of the circuit, 2^8 ..= 2^26 (e.g. 16384 or 2^14).
+    /// Constraints of the circuit, 2^8 ..= 2^27 (e.g. 16384 or 2^14).
     #[arg(long, value_parser = parse_size)]
     pub constraints: u64,
     /// Circuit family: porep-like or mix16.

@@ -65,7 +65,7 @@ pub fn pipeline(a: &Args) -> anyhow::Result<ExitCode> {
     let params = prover::setup::generate_test_params(circuit.clone(), &circuit.id(), 1).context("setup")?;
     let setup_time = t0.elapsed();
     let args = super::prove::Args {
-        params: a.out.join("params.bin"),
+        params: None,
         proofs: a.proofs,
         partitions: a.partitions,
         pw: Some(2),
@@ -81,7 +81,7 @@ pub fn pipeline(a: &Args) -> anyhow::Result<ExitCode> {
         ..Default::default()
     };
     tracing::info!("demo: setup {:.2} s; proving {} proofs × {} partitions …", setup_time.as_secs_f64(), a.proofs, a.partitions);
-    let outcome = super::prove::run_engine(&args, Arc::new(params), setup_time)?;
+    let outcome = super::prove::run_engine(&args, super::prove::ParamsIn::Ready { params: Arc::new(params), load: setup_time, source: "setup-cpu" })?;
     if outcome.interrupted {
         return Ok(ExitCode::from(130));
     }

@@ -32,6 +32,9 @@ enum Action {
         /// Smaller sizes (every case is still covered).
         #[arg(long)]
         quick: bool,
+        /// Only the TEST-ONLY setup's checks (fixed-base multiplications, whole setups).
+        #[arg(long)]
+        setup_only: bool,
         /// CUDA device ordinal.
         #[arg(long, default_value_t = 0)]
         device: usize,
@@ -127,13 +130,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Action::Check { seed, quick, device, json } => {
+        Action::Check { seed, quick, setup_only, device, json } => {
             let seed = seed.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7));
             let gpu = Gpu::open(device, settings.sched)?;
             println!("gpu check on {}", gpu.describe());
             show_overrides();
             println!("seed {seed}{}", if quick { " (quick)" } else { "" });
-            let mut outcomes = check::run_all(&gpu, &settings, check::CheckOptions { seed, quick });
+            let opt = check::CheckOptions { seed, quick };
+            if setup_only {
+                let outcomes = check::run_setup(&gpu, opt);
+                print!("{}", check::format_outcomes(&outcomes));
+                if let Some(p) = json {
+                    super::output::write_atomic(&p, serde_json::to_string_pretty(&outcomes)?.as_bytes())?;
+                }
+                return Ok(if outcomes.iter().all(|o| o.ok) { ExitCode::SUCCESS } else { ExitCode::from(1) });
+            }
+            let mut outcomes = check::run_all(&gpu, &settings, opt);
             for log_n in if quick { vec![10] } else { vec![10, 14] } {
                 outcomes.push(check::check_full_proof(device, &settings, log_n, seed, &ProofVariant::default()));
             }

@@ -25,9 +25,25 @@ use prover::Parameters;
 
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct Args {
-    /// Parameter file made by `proofscope setup`.
+    /// Parameter file made by `proofscope setup` (not with --setup-on-device).
+    #[arg(long, required_unless_present = "setup_on_device", conflicts_with = "setup_on_device")]
+    pub params: Option<PathBuf>,
+    /// Make the parameters in this process instead of reading a file: the TEST-ONLY seeded
+    /// setup with its fixed-base multiplications on GPU 0 (cuda builds), for the circuit of
+    /// --circuit and --constraints, toxic waste from --setup-seed; the same parameters as
+    /// `proofscope setup --seed S`, byte for byte. The timeline's run meta says
+    /// `params_source = setup-on-device` and a `setup` span (setup work) holds its time.
     #[arg(long)]
-    pub params: PathBuf,
+    pub setup_on_device: bool,
+    /// With --setup-on-device: constraints of the circuit, 2^8 ..= 2^27.
+    #[arg(long, value_parser = super::circuit::parse_size, required_if_eq("setup_on_device", "true"), requires = "setup_on_device")]
+    pub constraints: Option<u64>,
+    /// With --setup-on-device: the circuit family.
+    #[arg(long, default_value = "porep-like", value_parser = Family::parse, requires = "setup_on_device")]
+    pub circuit: Family,
+    /// With --setup-on-device: seed of the toxic waste (TEST-ONLY).
+    #[arg(long, default_value_t = 1, requires = "setup_on_device")]
+    pub setup_seed: u64,
     /// Engine config (TOML, see prover/configs/engine.example.toml); flags and --set override it.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -247,17 +263,27 @@ pub fn engine_config(args: &Args) -> anyhow::Result<EngineConfig> {
     Ok(cfg)
 }
 
-/// Run the engine on already-loaded parameters (used by `prove` and `demo`). Proofs go
+/// Where the engine's parameters come from (the run meta's `params_source`).
+pub enum ParamsIn {
+    /// Already in memory: read from a file (`file`) or made by the caller (`demo`'s CPU
+    /// setup, `setup-cpu`), with the time it took.
+    Ready { params: Arc<Parameters>, load: Duration, source: &'static str },
+    /// Made here by the TEST-ONLY setup with the GPU muls, once the timeline is open (span
+    /// `setup`), before the engine starts: `setup-on-device`.
+    SetupOnDevice { circuit: prover::circuit::BenchCircuit, seed: u64 },
+}
+
+/// Run the engine on the parameters of `params_in` (used by `prove` and `demo`). Proofs go
 /// to `args.out` as their jobs complete.
-pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -> anyhow::Result<Outcome> {
+pub fn run_engine(args: &Args, params_in: ParamsIn) -> anyhow::Result<Outcome> {
     check_counts(args.proofs, args.partitions)?;
     let cfg = engine_config(args)?;
-    let (family, constraints) = Family::from_id(&params.info.circuit_id).with_context(|| {
-        format!(
-            "parameter file is for circuit `{}`, not one of the families this command can build ({})",
-            params.info.circuit_id,
-            Family::ALL.map(Family::name).join(", ")
-        )
+    let circuit_id = match &params_in {
+        ParamsIn::Ready { params, .. } => params.info.circuit_id.clone(),
+        ParamsIn::SetupOnDevice { circuit, .. } => circuit.id(),
+    };
+    let (family, constraints) = Family::from_id(&circuit_id).with_context(|| {
+        format!("parameter file is for circuit `{circuit_id}`, not one of the families this command can build ({})", Family::ALL.map(Family::name).join(", "))
     })?;
     let out = super::output::dir(&args.out)?;
     let backends = engine::backends_for_config(&cfg).map_err(anyhow::Error::msg)?;
@@ -266,9 +292,19 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     meta.config.proofs = Some(args.proofs);
     meta.config.partitions = Some(args.partitions);
     meta.config.constraints = Some(constraints);
-    meta.extra.insert("circuit".into(), params.info.circuit_id.clone().into());
-    meta.extra.insert("params_load_ms".into(), (params_load.as_secs_f64() * 1e3).into());
-    meta.extra.insert("test_only_params".into(), params.info.test_only.into());
+    meta.extra.insert("circuit".into(), circuit_id.clone().into());
+    match &params_in {
+        ParamsIn::Ready { params, load, source } => {
+            meta.extra.insert("params_source".into(), (*source).into());
+            meta.extra.insert("params_load_ms".into(), (load.as_secs_f64() * 1e3).into());
+            meta.extra.insert("test_only_params".into(), params.info.test_only.into());
+        }
+        ParamsIn::SetupOnDevice { seed, .. } => {
+            meta.extra.insert("params_source".into(), "setup-on-device".into());
+            meta.extra.insert("setup_seed".into(), (*seed).into());
+            meta.extra.insert("test_only_params".into(), true.into());
+        }
+    }
     #[cfg(feature = "cuda")]
     let mut gpu_counters = GpuCounters::open(args, &backends, &mut meta);
     #[cfg(not(feature = "cuda"))]
@@ -282,8 +318,17 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     let stop = engine::interrupt_flag().context("installing the Ctrl-C handler")?;
     #[cfg(feature = "cuda")]
     let sampler = gpu_counters.as_mut().and_then(|g| g.start(&sink));
-    // The PCE cache lives beside the parameter file (when there is one: `demo` has none).
-    let opts = engine::StartOptions { params_path: args.params.is_file().then(|| args.params.clone()) };
+    let (params, params_load, pce) = match params_in {
+        ParamsIn::Ready { params, load, .. } => (params, load, None),
+        ParamsIn::SetupOnDevice { circuit, seed } => {
+            let (params, pce, took) = tracing::dispatcher::with_default(&sink.dispatch(), || setup_on_device(&circuit, seed))?;
+            tracing::info!("setup on device: {} ({} constraints) in {:.2} s — TEST-ONLY parameters", circuit.id(), params.info.num_constraints, took.as_secs_f64());
+            (Arc::new(params), took, Some(Arc::new(pce)))
+        }
+    };
+    // The PCE cache lives beside the parameter file (when there is one: `demo` and
+    // --setup-on-device have none; the latter hands its PCE over).
+    let opts = engine::StartOptions { params_path: args.params.as_ref().filter(|p| p.is_file()).cloned(), pce };
     let engine = Engine::start_with(cfg, params, backends, sink, opts)?;
     let t0 = Instant::now();
     for job in engine::bench_jobs(family, args.proofs, args.partitions, constraints, args.witness_seed) {
@@ -340,6 +385,36 @@ pub fn run_engine(args: &Args, params: Arc<Parameters>, params_load: Duration) -
     Ok(Outcome { results, failed, written, write_errors, wall, interrupted, params_load, backend })
 }
 
+/// The TEST-ONLY setup of `circuit` with the fixed-base multiplications on GPU 0, in a
+/// `setup` span (args: the phases' times, ms): the circuit's pre-compiled constraints (kept
+/// for the engine), the per-variable scalars, the comb tables, the muls (of which kernels,
+/// uploads, downloads).
+#[cfg(feature = "cuda")]
+fn setup_on_device(circuit: &prover::circuit::BenchCircuit, seed: u64) -> anyhow::Result<(Parameters, prover::pce::Pce, Duration)> {
+    use timeline::event::kind;
+    use tracing::field::Empty;
+    let t0 = Instant::now();
+    let span = tracing::info_span!(kind::SETUP, on = "gpu", constraints = Empty, extract_ms = Empty, scalars_ms = Empty, tables_ms = Empty, muls_ms = Empty, kernel_ms = Empty, h2d_ms = Empty, d2h_ms = Empty, bytes = Empty);
+    let _e = span.enter();
+    let pce = prover::pce::extract(circuit.clone()).context("setup: extracting the constraints")?;
+    span.record("extract_ms", t0.elapsed().as_secs_f64() * 1e3);
+    let gpu = prover::gpu::Gpu::open(0, prover::gpu::CudaSched::Auto).context("setup on device: opening GPU 0")?;
+    let (params, t) = prover::setup::generate_from_pce(&pce, &circuit.id(), prover::setup::ToxicWaste::from_seed(seed), prover::setup::MulsOn::Gpu(&gpu)).context("setup on device")?;
+    drop(gpu);
+    span.record("constraints", params.info.num_constraints);
+    for (k, v) in [("scalars_ms", t.scalars_ms), ("tables_ms", t.tables_ms), ("muls_ms", t.muls_ms), ("kernel_ms", t.kernel_ms), ("h2d_ms", t.h2d_ms), ("d2h_ms", t.d2h_ms)] {
+        span.record(k, v);
+    }
+    let points = (params.h.len() + params.l.len() + params.a.len() + params.b_g1.len() + params.vk.ic.len()) as u64;
+    span.record("bytes", points * 96 + params.b_g2.len() as u64 * 192);
+    Ok((params, pce, t0.elapsed()))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn setup_on_device(_: &prover::circuit::BenchCircuit, _: u64) -> anyhow::Result<(Parameters, prover::pce::Pce, Duration)> {
+    bail!("--setup-on-device needs a build with the cuda feature (scripts/build-gpu-binary.sh)")
+}
+
 /// Write one job's proof files (a failed job has none: `Ok(false)`), each whole or not at
 /// all and synced: `<out>/<job>.proof` (192 bytes per partition, in order) and the public
 /// inputs as JSON (`<job>.inputs.json`, one array of hex field elements per partition).
@@ -363,21 +438,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = engine_config(&args)?;
     check_counts(args.proofs, args.partitions)?;
     super::output::check_dir(&args.out)?;
-    // The RAM budget against the parameter file's shape, from its header (an unreadable
-    // header is the loader's error to report, below).
-    if let Ok(shape) = Parameters::read_shape(&args.params) {
-        engine::check_ram_budget(&cfg, &shape, Some(&args.params))?;
-    }
-    let (params, report) = Parameters::read_file(&args.params).context("loading parameters")?;
-    tracing::info!(
-        "loaded {} ({}, {:.1} MiB) in {:.2} s{}",
-        args.params.display(),
-        params.info.circuit_id,
-        report.bytes as f64 / (1 << 20) as f64,
-        report.elapsed.as_secs_f64(),
-        if params.info.test_only { " — TEST-ONLY parameters" } else { "" }
-    );
-    let outcome = run_engine(&args, Arc::new(params), report.elapsed)?;
+    let params_in = match (&args.params, args.constraints) {
+        (Some(path), _) => {
+            // The RAM budget against the parameter file's shape, from its header (an
+            // unreadable header is the loader's error to report, below).
+            if let Ok(shape) = Parameters::read_shape(path) {
+                engine::check_ram_budget(&cfg, &shape, Some(path))?;
+            }
+            let (params, report) = Parameters::read_file(path).context("loading parameters")?;
+            tracing::info!(
+                "loaded {} ({}, {:.1} MiB) in {:.2} s{}",
+                path.display(),
+                params.info.circuit_id,
+                report.bytes as f64 / (1 << 20) as f64,
+                report.elapsed.as_secs_f64(),
+                if params.info.test_only { " — TEST-ONLY parameters" } else { "" }
+            );
+            ParamsIn::Ready { params: Arc::new(params), load: report.elapsed, source: "file" }
+        }
+        (None, Some(n)) => {
+            args.circuit.check_size(n).map_err(anyhow::Error::msg)?;
+            let circuit = args.circuit.circuit(n, 0);
+            circuit.check().map_err(anyhow::Error::msg)?;
+            if !cfg!(feature = "cuda") {
+                bail!("--setup-on-device needs a build with the cuda feature (scripts/build-gpu-binary.sh)");
+            }
+            tracing::warn!("TEST-ONLY trusted setup on the device (toxic waste from seed {}); never use these parameters for anything real.", args.setup_seed);
+            ParamsIn::SetupOnDevice { circuit, seed: args.setup_seed }
+        }
+        (None, None) => bail!("--params FILE or --setup-on-device --constraints N"),
+    };
+    let outcome = run_engine(&args, params_in)?;
     for r in &outcome.results {
         if let Err(e) = &r.proofs {
             tracing::error!("{}: FAILED: {e}", r.id);

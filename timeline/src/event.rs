@@ -45,6 +45,7 @@ pub mod kind {
     pub const H2D: &str = "h2d";
     pub const D2H: &str = "d2h";
     pub const SHIFT_TABLE: &str = "shift_table";
+    pub const SETUP: &str = "setup";
     pub const LOCK_WAIT: &str = "lock_wait";
     pub const LOCK_HOLD: &str = "lock_hold";
     pub const FINALIZE: &str = "finalize";
@@ -126,6 +127,9 @@ pub enum SpanKind {
     D2h,
     /// One-time build of a table of shifted bases on the device (per parameter set).
     ShiftTable,
+    /// The parameters made in process by the TEST-ONLY setup (`prove --setup-on-device`),
+    /// once, before the engine starts: setup work, not part of any partition's cost.
+    Setup,
     LockWait,
     LockHold,
     /// Proof assembly (and, without split finalisation, the CPU epilogue).
@@ -143,7 +147,7 @@ pub enum SpanKind {
 
 impl SpanKind {
     /// Every known kind, in pipeline order (used for legends and stable table order).
-    pub const KNOWN: [SpanKind; 28] = [
+    pub const KNOWN: [SpanKind; 29] = [
         SpanKind::Synthesis,
         SpanKind::Witness,
         SpanKind::Constraints,
@@ -166,6 +170,7 @@ impl SpanKind {
         SpanKind::H2d,
         SpanKind::D2h,
         SpanKind::ShiftTable,
+        SpanKind::Setup,
         SpanKind::LockWait,
         SpanKind::LockHold,
         SpanKind::Finalize,
@@ -198,6 +203,7 @@ impl SpanKind {
             SpanKind::H2d => kind::H2D,
             SpanKind::D2h => kind::D2H,
             SpanKind::ShiftTable => kind::SHIFT_TABLE,
+            SpanKind::Setup => kind::SETUP,
             SpanKind::LockWait => kind::LOCK_WAIT,
             SpanKind::LockHold => kind::LOCK_HOLD,
             SpanKind::Finalize => kind::FINALIZE,
@@ -366,12 +372,13 @@ impl Span {
         self.device.unwrap_or(0)
     }
 
-    /// Whether this span is one-time setup rather than a partition's work: the upload of the
+    /// Whether this span is one-time setup rather than a partition's work: the in-process
+    /// TEST-ONLY setup (`setup`, `prove --setup-on-device`), and the upload of the
     /// parameters' query points (`h2d` with `what = "params"`), done once per parameter set
     /// inside the first partition's prove call. The device was busy (utilisation counts it),
     /// but it is not part of any partition's kernel time, nor of the GPU floor per partition.
     pub fn is_setup_work(&self) -> bool {
-        self.kind == SpanKind::H2d && self.args.get(arg::WHAT).and_then(|v| v.as_str()) == Some("params")
+        self.kind == SpanKind::Setup || self.kind == SpanKind::H2d && self.args.get(arg::WHAT).and_then(|v| v.as_str()) == Some("params")
     }
 
     /// The interval `[start, end)` in which this span kept its device busy; None when open.

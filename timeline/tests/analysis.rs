@@ -183,6 +183,7 @@ fn the_parameter_upload_is_not_a_partitions_kernel_time() {
     let params = k(SpanKind::H2d, 0, 0, 0, 1000).arg("what", "params").arg("gpu_ns", 1000 * MS);
     assert!(params.is_setup_work());
     assert!(!k(SpanKind::H2d, 0, 0, 0, 10).arg("what", "abc").is_setup_work());
+    assert!(k(SpanKind::Setup, 0, 0, 0, 10).is_setup_work() && !SpanKind::Setup.is_device_work());
     let run = run_of(vec![
         queue("a", 0, 0, 0),
         queue("a", 1, 0, 0),

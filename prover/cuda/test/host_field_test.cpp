@@ -3,6 +3,7 @@
 // Build and run: scripts/host-field-test.sh
 #include "../curve.cuh"
 #include "../msm_digits.cuh"
+#include "../setup_comb.cuh"
 #include "host_common.h"
 #include <cstdio>
 #include <random>
@@ -239,6 +240,71 @@ static int check_curve(const char* name, const Affine<typename A::F>& P, const t
     return bad;
 }
 
+// The setup's comb (setup_comb.cuh): comb_digit against a bit-by-bit extraction for every
+// width 1..16 and offset, then k*G over a table built here (w = 4, 5 for G1 and 5 for G2, windows =
+// ceil(255/w), table[i*2^w + d] = d*2^(w*i)*G by additions; w = 5 digits straddle limbs) against double-and-add over
+// k's bits, for k = 0, 1, 2^40, r - 1, r - 2 and random 255-bit k.
+template <class A>
+static int check_comb(const char* name, const Affine<typename A::F>& P, std::mt19937_64& g, int iters, std::vector<uint32_t> ws) {
+    typedef typename A::F F;
+    typedef Xyzz<F> X;
+    int bad = 0;
+    for (int it = 0; it < 200; it++) {
+        uint32_t s[8];
+        for (int i = 0; i < 8; i++) s[i] = (uint32_t)g();
+        for (uint32_t w = 1; w <= 16; w++)
+            for (uint32_t off = 0; off < 260; off += 7) {
+                uint32_t want = 0;
+                for (uint32_t b = 0; b < w; b++) {
+                    const uint32_t bit = off + b;
+                    if (bit < 256 && ((s[bit / 32] >> (bit % 32)) & 1)) want |= 1u << b;
+                }
+                if (comb_digit(s, off, w) != want) { printf("comb_digit(off %u, w %u) wrong\n", off, w); bad++; }
+            }
+    }
+    auto to_aff = [](const X& q) {
+        Affine<F> a;
+        if (q.is_inf()) { a.x = F::zero(); a.y = F::zero(); return a; }
+        a.x = A::mul(q.X, inv(q.ZZ)); a.y = A::mul(q.Y, inv(q.ZZZ));
+        return a;
+    };
+    const uint32_t r[8] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u, 0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
+    for (uint32_t w : ws) {
+        const uint32_t windows = (255 + w - 1) / w;
+        std::vector<Affine<F>> table((size_t)windows << w);
+        X base = X::from_affine(P);
+        for (uint32_t i = 0; i < windows; i++) {
+            const Affine<F> b = to_aff(base);
+            X acc = X::inf();
+            for (uint32_t d = 0; d < (1u << w); d++) {
+                table[((size_t)i << w) + d] = to_aff(acc);
+                xyzz_add_affine_point<A>(acc, b, false);
+            }
+            for (uint32_t k = 0; k < w; k++) xyzz_dbl<A>(base);
+        }
+        std::vector<std::vector<uint32_t>> ks = {{0, 0, 0, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0, 0, 0}, {0, 1u << 8, 0, 0, 0, 0, 0, 0}};
+        std::vector<uint32_t> rm1(r, r + 8), rm2(r, r + 8);
+        rm1[0] -= 1; rm2[0] = 0xffffffffu; rm2[1] -= 1;  // r - 1, r - 2
+        ks.push_back(rm1); ks.push_back(rm2);
+        for (int it = 0; it < iters; it++) {
+            std::vector<uint32_t> k(8);
+            for (auto& x : k) x = (uint32_t)g();
+            k[7] &= 0x3fffffffu;  // below r
+            ks.push_back(k);
+        }
+        for (const auto& k : ks) {
+            X want = X::inf();
+            for (int bit = 255; bit >= 0; bit--) {
+                xyzz_dbl<A>(want);
+                if ((k[bit / 32] >> (bit % 32)) & 1) xyzz_add_affine_point<A>(want, P, false);
+            }
+            const Affine<F> got = to_aff(comb_mul_one<A>(table.data(), w, windows, k.data())), exp = to_aff(want);
+            if (!(got.x == exp.x && got.y == exp.y)) { printf("%s comb (w %u) wrong for k = %08x..%08x\n", name, w, k[7], k[0]); bad++; }
+        }
+    }
+    return bad;
+}
+
 int main() {
     std::mt19937_64 g(42);
     int bad = check_field<Fr>("Fr", g, 20000) + check_field<Fp>("Fp", g, 20000);
@@ -250,6 +316,8 @@ int main() {
     bad += check_curve<FpStd, FpEo>("G1", g1_generator(), four, 24);
     Fp2 b2; b2.c0 = four; b2.c1 = four;  // 4(1 + u)
     bad += check_curve<Fp2Std, Fp2Eo>("G2", g2_generator(), b2, 12);
+    bad += check_comb<FpEo>("G1", g1_generator(), g, 8, {4, 5});
+    bad += check_comb<Fp2Eo>("G2", g2_generator(), g, 3, {5});
     printf(bad ? "host field test: %d FAILURES\n" : "host field test: ok (%d failures)\n", bad);
     return bad != 0;
 }

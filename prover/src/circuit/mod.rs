@@ -21,7 +21,7 @@ pub use shape::{measure, Shape};
 
 /// Smallest and largest sizes the CLI accepts (`--constraints`).
 pub const MIN_CONSTRAINTS: u64 = 1 << 8;
-pub const MAX_CONSTRAINTS: u64 = 1 << 26;
+pub const MAX_CONSTRAINTS: u64 = 1 << 27;
 
 /// Fraction of the constraints given to SHA-256 compressions when the circuit is big
 /// enough to hold at least one; the rest is the arithmetic hash section.
@@ -183,7 +183,7 @@ impl Family {
             return Ok(());
         }
         Err(format!(
-            "--constraints {constraints} is out of range: the {} family goes from {MIN_CONSTRAINTS} to {MAX_CONSTRAINTS} (2^8..2^26)",
+            "--constraints {constraints} is out of range: the {} family goes from {MIN_CONSTRAINTS} to {MAX_CONSTRAINTS} (2^8..2^27)",
             self.name()
         ))
     }

@@ -76,6 +76,9 @@ pub struct StartOptions {
     /// The parameter file the parameters were read from: the PCE cache lives beside it
     /// (`synthesis = "pce"`, `pce_cache`). `None`: the PCE is kept in memory only.
     pub params_path: Option<PathBuf>,
+    /// The pre-compiled constraints of the parameters' circuit when the caller has them
+    /// already (the in-process setup): used as they are, no cache read or written.
+    pub pce: Option<Arc<crate::pce::Pce>>,
 }
 
 /// A proof request: one circuit per partition.
@@ -413,7 +416,10 @@ impl Engine {
             results: results_tx,
             progress: Progress::default(),
             rng_seed: cfg.seed,
-            pce: pce_slot::PceSlot::new(opts.params_path.filter(|_| cfg.pce_cache), pce_ram),
+            pce: match opts.pce {
+                Some(p) => pce_slot::PceSlot::with_pce(p, pce_ram),
+                None => pce_slot::PceSlot::new(opts.params_path.filter(|_| cfg.pce_cache), pce_ram),
+            },
             ram,
             plan,
             _params_ram: params_ram,

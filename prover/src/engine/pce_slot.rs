@@ -81,6 +81,13 @@ impl PceSlot {
         PceSlot { state: Mutex::new(State::Empty), params_path, ram: Mutex::new(ram) }
     }
 
+    /// A slot holding `pce` from the start (made by the caller: the in-process setup of
+    /// `prove --setup-on-device` extracts it anyway); no cache file. `ram`: its share of the
+    /// budget, as for [`PceSlot::new`].
+    pub fn with_pce(pce: Arc<Pce>, ram: Option<Reservation>) -> Self {
+        PceSlot { state: Mutex::new(State::Ready(pce)), params_path: None, ram: Mutex::new(ram) }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }

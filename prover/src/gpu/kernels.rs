@@ -58,6 +58,7 @@ mod tests {
             (include_str!("../../cuda/msm_g2.cu"), msm_g2::ALL),
             (include_str!("../../cuda/ntt.cu"), ntt::ALL),
             (include_str!("../../cuda/selftest.cu"), selftest::ALL),
+            (include_str!("../../cuda/setup.cu"), setup::ALL),
         ];
         for (src, all) in sources {
             assert!(!all.is_empty());

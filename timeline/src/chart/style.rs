@@ -30,6 +30,7 @@ pub fn kind_color(kind: &SpanKind) -> RGBColor {
         SpanKind::H2d => RGBColor(23, 190, 207),
         SpanKind::D2h => RGBColor(100, 210, 230),
         SpanKind::ShiftTable => RGBColor(188, 189, 34),
+        SpanKind::Setup => RGBColor(140, 140, 140),
         SpanKind::LockWait => RGBColor(219, 219, 141),
         SpanKind::LockHold => RGBColor(127, 127, 127),
         SpanKind::Finalize => RGBColor(227, 119, 194),

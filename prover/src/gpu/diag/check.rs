@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Group};
 use rand::{Rng, SeedableRng};
@@ -167,7 +167,63 @@ pub fn run_all(gpu: &Gpu, settings: &CudaSettings, opt: CheckOptions) -> Vec<Che
         let t = Instant::now();
         out.push(outcome(format!("g2 batch add of {n} selected points"), t, check_batch_add_of::<G2>(gpu, &mut rng, n)));
     }
+    out.extend(run_setup(gpu, opt));
     out
+}
+
+/// The TEST-ONLY setup's fixed-base multiplications (setup.cu) against the CPU comb, in
+/// batches smaller than the input (the batch loop), then a whole setup both ways (also
+/// alone: `gpu check --setup-only`).
+pub fn run_setup(gpu: &Gpu, opt: CheckOptions) -> Vec<CheckOutcome> {
+    let mut out = Vec::new();
+    let rng = &mut ChaCha8Rng::seed_from_u64(opt.seed ^ 0x5e7);
+    for &log_n in if opt.quick { &[10u32, 14][..] } else { &[10u32, 14, 18][..] } {
+        let t = Instant::now();
+        out.push(outcome(format!("setup comb g1 2^{log_n} scalars (random + 0/1/-1/2^40/-2)"), t, check_setup_comb::<G1Projective, G1>(gpu, rng, log_n)));
+        let t = Instant::now();
+        out.push(outcome(format!("setup comb g2 2^{log_n} scalars (random + 0/1/-1/2^40/-2)"), t, check_setup_comb::<G2Projective, G2>(gpu, rng, log_n)));
+    }
+    for log_n in if opt.quick { &[10u32][..] } else { &[10u32, 14][..] } {
+        let t = Instant::now();
+        out.push(outcome(format!("setup porep-like 2^{log_n}: parameters made with the GPU muls equal the CPU's"), t, check_setup_params(gpu, *log_n, opt.seed)));
+    }
+    out
+}
+
+/// k·G on the GPU over the CPU comb's table equals the CPU comb's k·G, affine, bit for bit.
+fn check_setup_comb<P, C>(gpu: &Gpu, rng: &mut ChaCha8Rng, log_n: u32) -> Result<Option<String>, GpuError>
+where
+    P: group::Curve<AffineRepr = C::Affine> + Send + Sync,
+    C: crate::gpu::SetupCurve,
+{
+    let n = 1usize << log_n;
+    let mut scalars = random_scalars(n - 5, rng.gen());
+    scalars.extend([Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::from(1u64 << 40), -Scalar::from(2u64)]);
+    let comb = crate::setup::Comb::<P>::new(P::generator(), n);
+    let want = comb.muls(&scalars);
+    let dev = gpu.upload_comb::<C>(comb.w, comb.windows, &comb.table)?;
+    let mut got = vec![C::Affine::identity(); n];
+    gpu.comb_muls(&dev, &scalars, &mut got, n / 3 + 1)?;
+    if let Some(i) = (0..n).find(|&i| C::words(&got[i..i + 1]) != C::words(&want[i..i + 1])) {
+        return Ok(Some(format!("{} point {i} of {n} (w = {}) differs from the CPU comb's", C::NAME, comb.w)));
+    }
+    if !bool::from(got[n - 5].is_identity()) || got[n - 4] != P::generator().to_affine() {
+        return Ok(Some("0·G is not the identity or 1·G not the generator".into()));
+    }
+    Ok(None)
+}
+
+/// A whole TEST-ONLY setup with the GPU muls equals the CPU setup, field for field.
+fn check_setup_params(gpu: &Gpu, log_n: u32, seed: u64) -> Result<Option<String>, GpuError> {
+    use crate::setup::{generate_with, MulsOn, ToxicWaste};
+    let circuit = crate::circuit::Family::PorepLike.circuit(1 << log_n, 0);
+    let w = ToxicWaste::from_seed(seed);
+    let err = |e: crate::setup::SetupError| GpuError::input("setup", e.to_string());
+    let cpu = generate_with(circuit.clone(), "check", w, MulsOn::Cpu).map_err(err)?;
+    let dev = generate_with(circuit, "check", w, MulsOn::Gpu(gpu)).map_err(err)?;
+    let fields = [("vk", cpu.vk == dev.vk), ("h", cpu.h == dev.h), ("l", cpu.l == dev.l), ("a", cpu.a == dev.a), ("b_g1", cpu.b_g1 == dev.b_g1), ("b_g2", cpu.b_g2 == dev.b_g2), ("info", cpu.info == dev.info)];
+    let bad: Vec<&str> = fields.iter().filter(|(_, ok)| !ok).map(|(f, _)| *f).collect();
+    Ok((!bad.is_empty()).then(|| format!("fields differ: {}", bad.join(", "))))
 }
 
 fn special_scalars() -> Vec<Scalar> {
