@@ -23,7 +23,7 @@ trap pack EXIT
 mkdir -p "$OUT"
 {
   date -u +%FT%TZ
-  echo "binary from commit $(cat dist/COMMIT 2>/dev/null || echo unknown)"
+  echo "binary from commit $(cat "${COMMIT_FILE:-dist/COMMIT}" 2>/dev/null || echo unknown)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,power.limit --format=csv 2>&1
   nproc; free -g; df -h /tmp | tail -1
 } > "$W/machine.txt" 2>&1
