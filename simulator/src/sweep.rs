@@ -322,14 +322,35 @@ pub mod outputs {
     use super::{chart_x_key, series, Row, Vary};
     use crate::config::canonical_key;
 
-    /// The sweep as a DataFrame: one string column per varied key, then the figures.
+    /// The sweep as a DataFrame: one column per varied key — Int64 when every value is an
+    /// integer (pw, gw), Float64 when every value is a number or a size (sizes in GiB, the
+    /// column named `<key>_gib`), else String (lock) —, then the figures. An infeasible or
+    /// failed row has nulls in every figure (and its reason in `failure`), never the time at
+    /// which it failed; an interval edge the row does not have is null, not NaN.
     pub fn frame(rows: &[Row], axes: &[Vary]) -> PolarsResult<DataFrame> {
         let mut cols: Vec<Column> = Vec::new();
         for a in axes {
             let v: Vec<Option<&str>> = rows.iter().map(|r| r.param(&a.key)).collect();
-            cols.push(Column::new(a.key.as_str().into(), v));
+            // Every present value through `parse`, or None when one does not parse.
+            fn all<T>(v: &[Option<&str>], parse: impl Fn(&str) -> Option<T>) -> Option<Vec<Option<T>>> {
+                v.iter().map(|x| match x {
+                    None => Some(None),
+                    Some(s) => parse(s.trim()).map(Some),
+                }).collect()
+            }
+            let ints = all(&v, |s| s.parse::<i64>().ok());
+            let plain = all(&v, |s| s.parse::<f64>().ok());
+            let sizes = all(&v, super::axis_number);
+            cols.push(match (ints, plain, sizes) {
+                (Some(i), _, _) => Column::new(a.key.as_str().into(), i),
+                (None, Some(f), _) => Column::new(a.key.as_str().into(), f),
+                (None, None, Some(g)) => Column::new(format!("{}_gib", a.key).as_str().into(), g),
+                _ => Column::new(a.key.as_str().into(), v),
+            });
         }
-        let f = |name: &str, g: &dyn Fn(&Row) -> f64| Column::new(name.into(), rows.iter().map(g).collect::<Vec<f64>>());
+        let f = |name: &str, g: &dyn Fn(&Row) -> f64| {
+            Column::new(name.into(), rows.iter().map(|r| Some(g(r)).filter(|x| r.result.feasible && x.is_finite())).collect::<Vec<Option<f64>>>())
+        };
         cols.push(Column::new("feasible".into(), rows.iter().map(|r| r.result.feasible).collect::<Vec<bool>>()));
         cols.push(Column::new(
             "failure".into(),
@@ -349,7 +370,7 @@ pub mod outputs {
         cols.push(f("practical_floor_s", &|r| r.result.floors.practical_s_per_proof));
         cols.push(Column::new(
             "binding".into(),
-            rows.iter().map(|r| r.result.floors.practical_binding.clone()).collect::<Vec<String>>(),
+            rows.iter().map(|r| Some(r.result.floors.practical_binding.clone()).filter(|_| r.result.feasible)).collect::<Vec<Option<String>>>(),
         ));
         DataFrame::new_infer_height(cols)
     }

@@ -64,6 +64,11 @@ fn parquet_and_charts_are_written() {
     for col in ["pw", "gw", "lock", "total_s_per_proof", "peak_ram_gib", "binding"] {
         assert!(df.column(col).is_ok(), "{col}");
     }
+    // Issue 17: numbers are numbers (pw and gw were strings), names stay strings.
+    assert_eq!(df.column("pw").unwrap().dtype(), &DataType::Int64);
+    assert_eq!(df.column("gw").unwrap().dtype(), &DataType::Int64);
+    assert_eq!(df.column("lock").unwrap().dtype(), &DataType::String);
+    assert_eq!(df.column("total_s_per_proof").unwrap().dtype(), &DataType::Float64);
     let charts = sweep::outputs::write_charts(&rows, &axes, &dir).unwrap();
     assert_eq!(charts.len(), 3);
     for c in &charts {
@@ -71,4 +76,21 @@ fn parquet_and_charts_are_written() {
         assert!(svg.contains("<svg") && svg.contains("gw=2"), "{}", c.display());
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Issue 17: an infeasible row carries nulls and its failure, never the time it failed at.
+#[cfg(feature = "analysis")]
+#[test]
+fn infeasible_rows_are_nulls_with_their_failure() {
+    let (axes, mut rows) = sweep_rows();
+    rows[0].result.feasible = false;
+    rows[0].result.failure = Some(simulator::report::Failure { kind: "vram_oom".into(), t_s: 38.0, detail: "a hand-made failure".into() });
+    rows[0].result.steady_state_s_per_proof = 38.0;
+    let df = sweep::outputs::frame(&rows, &axes).unwrap();
+    let steady = df.column("steady_state_s_per_proof").unwrap().f64().unwrap().clone();
+    assert_eq!(steady.get(0), None, "no number for a failed row");
+    assert!(steady.get(1).is_some(), "a feasible row keeps its figure");
+    assert_eq!(df.column("binding").unwrap().str().unwrap().get(0), None);
+    assert_eq!(df.column("failure").unwrap().str().unwrap().get(0), Some("vram_oom"));
+    assert_eq!(df.column("feasible").unwrap().bool().unwrap().get(0), Some(false));
 }
