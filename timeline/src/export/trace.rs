@@ -75,6 +75,19 @@ fn obj<const N: usize>(fields: [(&str, Value); N]) -> Value {
     Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
+/// A slice's name: its kind, then the job's number (order of first appearance) and the
+/// partition where the span has them: `synthesis J3 p7`, `gpu J0`, `lock_wait`.
+fn slice_name(s: &Span, job_no: &HashMap<&str, usize>) -> String {
+    let mut name = s.kind.as_str().to_string();
+    if let Some(n) = s.job.as_deref().and_then(|j| job_no.get(j)) {
+        name.push_str(&format!(" J{n}"));
+    }
+    if let Some(p) = s.partition {
+        name.push_str(&format!(" p{p}"));
+    }
+    name
+}
+
 fn meta_event(name: &str, pid: u64, tid: u64, args: Value) -> Value {
     obj([("ph", "M".into()), ("name", name.into()), ("pid", pid.into()), ("tid", tid.into()), ("args", args)])
 }
@@ -113,6 +126,15 @@ fn events(run: &Run, ev: &mut impl Extend<Value>) {
     let mut next_tid: HashMap<u64, u64> = HashMap::new();
     // span index -> (pid, tid, start_ns, end_ns) where it was drawn
     let mut placed_at: HashMap<usize, (u64, u64, u64, u64)> = HashMap::new();
+    // Jobs numbered by first appearance, for slice names a person can read (`msm_h J3 p7`;
+    // the job's full id stays in the slice's args).
+    let mut job_no: HashMap<&str, usize> = HashMap::new();
+    for s in &run.spans {
+        if let Some(j) = s.job.as_deref() {
+            let n = job_no.len();
+            job_no.entry(j).or_insert(n);
+        }
+    }
     for lane in &lanes {
         let pid = match lane.group {
             LaneGroup::Synthesis => HOST_PID,
@@ -128,7 +150,7 @@ fn events(run: &Run, ev: &mut impl Extend<Value>) {
         for p in &lane.spans {
             let s = &run.spans[p.index];
             let mut args = span_args(s);
-            let mut name = s.kind.as_str().to_string();
+            let mut name = slice_name(s, &job_no);
             if p.open {
                 name.push_str(" (open)");
                 args.insert("open".into(), json!(true));

@@ -310,7 +310,7 @@ mod tests {
         assert_eq!(st.processes, 3);
         // The overshooting tail_msm was clamped, and says so.
         let v = trace_json(&run);
-        let clamped = v["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"] == "tail_msm" && e["args"].get("end_ns_before_clamp").is_some()).count();
+        let clamped = v["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"].as_str().is_some_and(|n| n.starts_with("tail_msm J")) && e["args"].get("end_ns_before_clamp").is_some()).count();
         assert_eq!(clamped, 40);
         // Without kernels, only the gpu level.
         assert_eq!(valid(&synthetic(3, 10, 1, false)).max_depth, 1);
@@ -326,7 +326,9 @@ mod tests {
         let st = valid(&run);
         assert_eq!(st.async_pairs, 2);
         let v = trace_json(&run);
-        assert!(v["traceEvents"].as_array().unwrap().iter().any(|e| e["name"] == "gpu (open)" && e["args"]["open"] == true));
+        assert!(v["traceEvents"].as_array().unwrap().iter().any(|e| e["name"] == "gpu J0 p0 (open)" && e["args"]["open"] == true));
+        // Slices are named for a person: kind, job number, partition.
+        assert!(v["traceEvents"].as_array().unwrap().iter().any(|e| e["name"] == "synthesis J0 p1" && e["args"]["job"] == "a"));
         let st = valid(&Run::default());
         assert_eq!((st.slices, st.processes), (0, 0));
         let st = valid(&crate::export::fixtures::extreme_run());
