@@ -599,10 +599,12 @@ pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
         f2(t.steady_state_s_per_proof),
         f2(t.latency_p50_s)
     );
+    // "GPU 0" on GPU runs and cuzk logs, "CPU device 0" on a run of the CPU backend.
+    let dev = timeline::report::device_word(s);
     for u in &s.utilization.devices {
         println!(
-            "GPU {}       {:.1} % busy (union of {} workers over {:.1} s){}",
-            u.device,
+            "{:<11} {:.1} % busy (union of {} workers over {:.1} s){}",
+            format!("{dev} {}", u.device),
             u.gpu_utilization * 100.0,
             u.workers,
             u.window_ms / 1e3,
