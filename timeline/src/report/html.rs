@@ -12,6 +12,7 @@
 //! The page signals its own health for tests and for people: on load it writes
 //! `data-status="ok"` (or `error: …`) on `<body>`, and any script error shows in a red banner.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -59,8 +60,12 @@ fn ms(ns: u64) -> f64 {
 
 fn page_data(run: &Run, summary: &Summary) -> PageData {
     let lanes = lanes::assign(run);
+    // Kinds and jobs interned in order of first appearance (a day-long log has tens of
+    // thousands of jobs: a map, not a search per span).
     let mut kinds: Vec<SpanKind> = Vec::new();
+    let mut kind_ids: HashMap<&SpanKind, usize> = HashMap::new();
     let mut jobs: Vec<String> = Vec::new();
+    let mut job_ids: HashMap<&str, i64> = HashMap::new();
     let mut rows = Vec::new();
     let mut device_row: Vec<(u32, usize)> = Vec::new();
     for lane in &lanes {
@@ -73,21 +78,15 @@ fn page_data(run: &Run, summary: &Summary) -> PageData {
         let mut s = Vec::with_capacity(lane.spans.len());
         for p in &lane.spans {
             let span = &run.spans[p.index];
-            let k = match kinds.iter().position(|k| *k == span.kind) {
-                Some(i) => i,
-                None => {
-                    kinds.push(span.kind.clone());
-                    kinds.len() - 1
-                }
-            };
-            let j = match &span.job {
-                Some(job) => match jobs.iter().position(|x| x == job) {
-                    Some(i) => i as i64,
-                    None => {
-                        jobs.push(job.clone());
-                        jobs.len() as i64 - 1
-                    }
-                },
+            let k = *kind_ids.entry(&span.kind).or_insert_with(|| {
+                kinds.push(span.kind.clone());
+                kinds.len() - 1
+            });
+            let j = match span.job.as_deref() {
+                Some(job) => *job_ids.entry(job).or_insert_with(|| {
+                    jobs.push(job.to_string());
+                    jobs.len() as i64 - 1
+                }),
                 None => -1,
             };
             let part = span.partition.map_or(-1, i64::from);
