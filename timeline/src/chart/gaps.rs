@@ -79,13 +79,7 @@ pub fn gaps_svg(gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
             let h: f64 = secs[b].iter().sum();
             Rectangle::new([(edges[b], 0.0), (edges[b + 1], h)], WHITE.stroke_width(1))
         }))?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(180, 180, 180))
-            .label_font(text(13.0))
-            .draw()?;
+        super::draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 0.9, 13.0)?;
         Ok(())
     })
 }

@@ -72,13 +72,7 @@ pub fn lines_svg(title: &str, x_label: &str, y_label: &str, series: &[(String, V
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
             chart.draw_series(d.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(180, 180, 180))
-            .label_font(text(13.0))
-            .draw()?;
+        super::draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 0.9, 13.0)?;
         Ok(())
     })
 }

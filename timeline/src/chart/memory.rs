@@ -89,13 +89,7 @@ pub fn memory_svg(run: &Run, path: &Path) -> Result<(), ChartError> {
                 .label(format!("RAM budget ({b:.2} GiB)"))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(180, 180, 180))
-            .label_font(text(13.0))
-            .draw()?;
+        super::draw_legend(&mut chart, SeriesLabelPosition::LowerRight, 0.9, 13.0)?;
         Ok(())
     })
 }

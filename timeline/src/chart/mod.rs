@@ -98,6 +98,23 @@ pub(crate) fn text(size: f64) -> TextStyle<'static> {
     (FAMILY, size).into_font().color(&BLACK)
 }
 
+/// Draw the charts' legend box at `pos`: white at `opacity`, grey border, labels of
+/// `font` px (most charts: 0.9 and 13).
+pub(crate) fn draw_legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    pos: SeriesLabelPosition,
+    opacity: f64,
+    font: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    chart
+        .configure_series_labels()
+        .position(pos)
+        .background_style(WHITE.mix(opacity))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font(text(font))
+        .draw()
+}
+
 /// Draw "nothing to show" in the middle of an area (empty runs still get a picture).
 pub(crate) fn draw_empty<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, what: &str) -> DrawResult
 where

@@ -178,13 +178,7 @@ where
         }
     }
     if !series.is_empty() {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(180, 180, 180))
-            .label_font(text(12.0))
-            .draw()?;
+        super::draw_legend(&mut chart, SeriesLabelPosition::LowerRight, 0.85, 12.0)?;
     }
     Ok(())
 }
