@@ -1,5 +1,6 @@
 //! Property tests over random configurations: the model never panics or hangs, a feasible
-//! run completes every proof and never beats its theoretical floor, RAM never exceeds the
+//! run completes every proof and never beats its theoretical floor (exactly with fixed costs,
+//! within sampling error with random ones), RAM never exceeds the
 //! machine under the blocking policy, the recorded timeline is well formed, and the same
 //! config gives the same answer twice.
 
@@ -20,7 +21,7 @@ proptest! {
         permit: bool, queue in proptest::option::of(1u32..6), j in 1u32..6, proofs in 1u32..6,
         partitions in 1u32..8, block: bool, ram in 150.0f64..900.0, vram in 10.0f64..90.0,
         synth_ms in 1000.0f64..40000.0, kern_ms in 100.0f64..4000.0, upload in 0.0f64..16.0,
-        sigma in 0.0f64..0.3, slope in 0.0f64..0.5, gsync: bool, seed in 0u64..1000, host_bw: bool,
+        sigma in prop_oneof![Just(0.0f64), 0.0f64..0.3], slope in 0.0f64..0.5, gsync: bool, seed in 0u64..1000, host_bw: bool,
     ) {
         let mut c = base();
         c.seed = seed;
@@ -52,8 +53,14 @@ proptest! {
         let r = &a.result;
         if r.feasible {
             prop_assert_eq!(r.proofs_completed, proofs);
-            prop_assert!(r.total_s_per_proof >= r.floors.theoretical_s_per_proof * (1.0 - 1e-9),
-                "total {} < floor {}", r.total_s_per_proof, r.floors.theoretical_s_per_proof);
+            // The floors are computed from the costs' means. With fixed costs (sigma 0) no run
+            // beats them; with random costs a run of n partitions draws n samples whose mean
+            // can fall below the mean by a few sigma / sqrt(n) (CI found one 1.3 % under with
+            // sigma 0.23 and n 18), so the bound is loosened by 5 sigma / sqrt(n) there.
+            let n = (proofs * partitions) as f64;
+            let tol = if sigma == 0.0 { 1e-9 } else { 5.0 * sigma / n.sqrt() };
+            prop_assert!(r.total_s_per_proof >= r.floors.theoretical_s_per_proof * (1.0 - tol),
+                "total {} < floor {} (sigma {}, n {})", r.total_s_per_proof, r.floors.theoretical_s_per_proof, sigma, n);
             prop_assert!(r.busiest_gpu_utilization() <= 1.0 + 1e-9);
             prop_assert!(r.cpu_util <= 1.0 + 1e-9);
         } else {
