@@ -51,7 +51,7 @@ cd "$(dirname "$0")/.."
 START=$(date +%s)
 
 if [ -z "${PROOFSCOPE:-}" ]; then
-  [ -f dist/proofscope.gz ] && bash scripts/device/unpack.sh
+  { [ -f dist/proofscope.xz ] || [ -f dist/proofscope.gz ]; } && bash scripts/device/unpack.sh
   for b in dist/proofscope target/release/proofscope; do
     if [ -x "$b" ]; then PROOFSCOPE=$b; break; fi
   done

@@ -15,7 +15,7 @@
 # Usage: build the binary here and carry dist (the bench needs no CUDA; either build works):
 #   scripts/build-gpu-binary.sh                        # with the CUDA backend, or:
 #   cargo build --release -p proofscope --no-default-features && mkdir -p dist \
-#     && gzip -9 -c "${CARGO_TARGET_DIR:-target}/release/proofscope" > dist/proofscope.gz
+#     && xz -9 -c "${CARGO_TARGET_DIR:-target}/release/proofscope" > dist/proofscope.xz
 # then on the machine (device run, carry ["dist"]):
 #   bash scripts/device/synthesis.sh
 #   LOGS_FULL="22" SPLITS="8x2" REPS=5 BUDGET=300 bash scripts/device/synthesis.sh
