@@ -81,6 +81,8 @@ for c in "${CONFIGS[@]}"; do
   "$PS" analyze "$TMP/$c.jsonl" -o "$OUT/$c" "${lean[@]}" > "$OUT/$c/analyze.txt"
   # The Perfetto trace gzipped (ui.perfetto.dev opens .json.gz).
   [ -f "$OUT/$c/trace.json" ] && gzip -9 -f "$OUT/$c/trace.json"
+  # summary.json gzipped too (~170 KB each raw; `campaign score` and `compare` read the .gz).
+  gzip -n -9 -f "$OUT/$c/summary.json"
   rm -f "$OUT/$c/.proofscope.lock"
 done
 

@@ -104,7 +104,7 @@ fn base(a: BaseArgs) -> anyhow::Result<ExitCode> {
 
 /// Read and parse a JSON file; errors name the file (and serde names the field).
 fn read_json<T: DeserializeOwned>(path: &Path, what: &str) -> anyhow::Result<T> {
-    let text = fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = super::input::read_json_text(path)?;
     campaign::from_json_exact(&text).map_err(|e| anyhow::anyhow!("{}: not {what}: {e}", path.display()))
 }
 

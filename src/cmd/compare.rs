@@ -3,7 +3,6 @@
 //! baseline; the table shows s/proof, steady state, GPU utilisation, the binding
 //! resource, × baseline, × previous and the p50 of every phase.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -44,7 +43,8 @@ pub struct Args {
 pub fn load(path: &Path, opts: &AnalyzeOptions, force: bool) -> anyhow::Result<Summary> {
     let file = if path.is_dir() { path.join("summary.json") } else { path.to_path_buf() };
     if file.extension().is_some_and(|e| e == "json") || path.is_dir() {
-        let text = fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        // A report folder may keep it gzipped (summary.json.gz, as reports/ does).
+        let text = super::input::read_json_text(&file)?;
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
             if v.get("schema_version").is_some() && v.get("throughput").is_some() {
                 let version = v["schema_version"].as_u64().unwrap_or(0);
@@ -124,6 +124,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     const SAMPLE: &str = include_str!("../../timeline/assets/cuzk-sample.log");
 

@@ -77,3 +77,36 @@ mod tests {
         assert_eq!(nonneg_ms("2.5"), Ok(2.5));
     }
 }
+
+/// The text of a JSON output kept in reports/ (a `summary.json`, a parity report), gunzipped
+/// or zstd-decompressed when it is (big ones are kept compressed, as `summary.json.gz`):
+/// `path` itself, or else `path` + `.gz` beside it.
+pub fn read_json_text(path: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let gz = path.with_file_name(format!("{}.gz", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()));
+    let file = if !path.exists() && gz.is_file() { gz } else { path.to_path_buf() };
+    let cannot = || format!("cannot read {}", file.display());
+    let f = File::open(&file).with_context(cannot)?;
+    let mut text = String::new();
+    timeline::read::decompressed(f).and_then(|mut r| r.read_to_string(&mut text)).with_context(cannot)?;
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_text_is_read_plain_or_from_the_gzipped_file_beside_it() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.json"), "{\"x\": 1}").unwrap();
+        assert_eq!(read_json_text(&d.path().join("a.json")).unwrap(), "{\"x\": 1}");
+        let mut e = flate2::write::GzEncoder::new(std::fs::File::create(d.path().join("b.json.gz")).unwrap(), flate2::Compression::best());
+        e.write_all(b"{\"y\": 2}").unwrap();
+        e.finish().unwrap();
+        assert_eq!(read_json_text(&d.path().join("b.json")).unwrap(), "{\"y\": 2}");
+        let err = read_json_text(&d.path().join("c.json")).unwrap_err();
+        assert!(format!("{err:#}").contains("c.json"), "{err:#}");
+    }
+}
