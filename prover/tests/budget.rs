@@ -35,9 +35,10 @@ fn a_small_ram_budget_makes_syntheses_wait_and_holds() {
     large_allocations_are_mapped();
     let c = PorepLike::new(N, 0);
     let params: Arc<Parameters> = Arc::new(setup::generate_test_params(c.clone(), &c.id(), 3).unwrap());
-    let plan = MemoryPlan::new(&params, true, None);
-    // The resident items and two partitions.
-    let budget = plan.needed() + plan.partition.total();
+    // gw 1 on one device: one GPU worker's call memory stays reserved.
+    let plan = MemoryPlan::new(&params, true, None, 1);
+    // The resident items and two syntheses.
+    let budget = plan.needed() + plan.partition.synthesis();
     let mut cfg = EngineConfig { pw: 4, gw: 1, lock: LockMode::Kernels, verify: true, rss_sample_ms: 2, seed: Some(3), backend: "cpu".into(), ..EngineConfig::default() };
     cfg.memory.total_budget = Budget::Bytes(ByteSize(budget));
     let backends = engine::backends_for_config(&cfg).unwrap();
@@ -93,16 +94,16 @@ fn a_small_ram_budget_makes_syntheses_wait_and_holds() {
     assert!(reserved.len() >= 2 * n, "a sample per reservation and release: {}", reserved.len());
     let max = reserved.iter().cloned().fold(0.0, f64::max);
     assert!(max <= budget as f64 && peak_reserved <= budget, "reserved {max} (peak {peak_reserved}) > budget {budget}");
-    assert!(max >= (plan.resident() + 2 * plan.partition.total()) as f64 - 1.0, "two partitions should have been in flight at once: {max} of {budget}");
-    assert_eq!(*reserved.last().unwrap(), (plan.params + pce_bytes) as f64, "everything but the resident items (parameters, PCE at its real size) is given back");
+    assert!(max >= (plan.resident() + 2 * plan.partition.synthesis()) as f64 - 1.0, "two syntheses should have been in flight at once: {max} of {budget}");
+    assert_eq!(*reserved.last().unwrap(), (plan.params + pce_bytes + plan.calls()) as f64, "everything but the resident items (parameters, PCE at its real size, the GPU worker's call) is given back");
     // RSS: the engine never held more than the budget beyond what the process held before.
     let rss_peak = run.counters.iter().filter(|c| c.name == counters::RSS_BYTES).map(|c| c.value as u64).max().expect("RSS samples");
     assert!(rss_peak <= baseline + budget, "RSS peaked at {rss_peak} B, above the baseline {baseline} B + the budget {budget} B");
     eprintln!(
-        "budget {:.1} MiB (resident {:.1} MiB, one partition {:.1} MiB), {} ram_wait spans, reserved peak {:.1} MiB, RSS baseline {:.1} MiB, peak {:.1} MiB",
+        "budget {:.1} MiB (resident {:.1} MiB, one synthesis {:.1} MiB), {} ram_wait spans, reserved peak {:.1} MiB, RSS baseline {:.1} MiB, peak {:.1} MiB",
         budget as f64 / 1048576.0,
         plan.resident() as f64 / 1048576.0,
-        plan.partition.total() as f64 / 1048576.0,
+        plan.partition.synthesis() as f64 / 1048576.0,
         waits.len(),
         max / 1048576.0,
         baseline as f64 / 1048576.0,

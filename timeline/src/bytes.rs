@@ -243,26 +243,46 @@ pub struct WorkingSet {
     /// The three density bit vectors (A aux, B aux, B input), in u64 words:
     /// 2 · ⌈aux/64⌉ · 8 + ⌈inputs/64⌉ · 8 B.
     pub density: u64,
-    /// MSM preparation (0 without [`QueryPoints`]): each query's ones / tail indices and
-    /// tail scalars, at most 36 B per point of A, B and L.
+    /// MSM preparation of the A and L queries (0 without [`QueryPoints`]): their ones / tail
+    /// indices and tail scalars, at most 36 B per point. Made inside the GPU call and dropped
+    /// at its end.
     pub msm_prep: u64,
+    /// MSM preparation of the B query (0 without [`QueryPoints`]): 36 B per point, made in
+    /// the GPU call and kept (the density split the G2 MSM reuses) until the partition's
+    /// proof is finished.
+    pub msm_prep_b: u64,
     /// The largest MSM's gathered bases (0 without [`QueryPoints`]): max(96 B per point of
-    /// the largest G1 query, 192 B per point of the B query in G2).
+    /// the largest G1 query, 192 B per point of the B query in G2). Inside the GPU call only.
     pub msm_bases: u64,
 }
 
 impl WorkingSet {
-    /// Everything but a/b/c: released when the partition's proof is finished.
+    /// What the partition holds from its synthesis to its proof, a/b/c aside: the witness,
+    /// the densities and the B query's preparation. Released when the proof is finished.
     pub fn rest(&self) -> u64 {
-        self.assignment.saturating_add(self.density).saturating_add(self.msm_prep).saturating_add(self.msm_bases)
+        self.assignment.saturating_add(self.density).saturating_add(self.msm_prep_b)
     }
 
-    pub fn total(&self) -> u64 {
+    /// What a GPU call holds only while it runs (the A and L preparation and the gathered
+    /// bases): at most one partition per GPU worker holds it at a time.
+    pub fn call(&self) -> u64 {
+        self.msm_prep.saturating_add(self.msm_bases)
+    }
+
+    /// What a synthesis reserves: a/b/c and the rest.
+    pub fn partition(&self) -> u64 {
         self.abc.saturating_add(self.rest())
+    }
+
+    /// Everything one partition ever holds: [`WorkingSet::partition`] + [`WorkingSet::call`].
+    pub fn total(&self) -> u64 {
+        self.partition().saturating_add(self.call())
     }
 }
 
-/// What one partition holds on the host from its synthesis to its proof: n = the domain
+/// What one partition holds on the host from its synthesis to its proof, and what its GPU
+/// call holds while it runs ([`WorkingSet::call`]: the engine charges that to its GPU
+/// workers, one call each, not to every synthesis): n = the domain
 /// size (the constraint count, input constraints included, rounded up to a power of two: the
 /// a, b, c vectors are resized to it for the NTTs), `inputs` (the constant ONE included),
 /// `aux` variables. These three parts are exactly what the prover's `ProvingAssignment`
@@ -276,15 +296,16 @@ impl WorkingSet {
 pub fn working_set(domain: u64, inputs: u64, aux: u64, queries: Option<QueryPoints>) -> WorkingSet {
     let m = |a: u64, b: u64| a.saturating_mul(b);
     let words = |bits: u64| bits.div_ceil(64).saturating_mul(8);
-    let (msm_prep, msm_bases) = match queries {
-        Some(q) => (m(q.a.saturating_add(q.b).saturating_add(q.l), 36), m(q.a.max(q.b).max(q.l), 96).max(m(q.b, 192))),
-        None => (0, 0),
+    let (msm_prep, msm_prep_b, msm_bases) = match queries {
+        Some(q) => (m(q.a.saturating_add(q.l), 36), m(q.b, 36), m(q.a.max(q.b).max(q.l), 96).max(m(q.b, 192))),
+        None => (0, 0, 0),
     };
     WorkingSet {
         abc: m(domain, 3 * 32),
         assignment: m(inputs.saturating_add(aux), 32),
         density: words(aux).saturating_mul(2).saturating_add(words(inputs)),
         msm_prep,
+        msm_prep_b,
         msm_bases,
     }
 }

@@ -358,10 +358,15 @@ impl MemoryConfig {
 /// synthesis starts (docs/reference/engine.md, "The estimate"):
 /// - `abc`: the evaluations a, b, c, each resized to the domain (n scalars of 32 B) for the
 ///   NTTs, so 3 · n · 32 B; released when the backend has taken them;
-/// - `rest`: the witness (inputs + aux scalars), the three density bit vectors, the MSM
-///   preparation (each query's ones / tail indices and tail scalars: at most 36 B per point
-///   of the A, B and L queries) and the largest MSM's gathered bases (96 B per G1 point,
-///   192 B per G2 point of the B query); released when the proof is finished.
+/// - `rest`: the witness (inputs + aux scalars), the three density bit vectors and the B
+///   query's MSM preparation (36 B per point, kept for the G2 MSM); released when the
+///   proof is finished;
+/// - `call`: what the GPU call holds only while it runs: the A and L queries' MSM
+///   preparation (ones / tail indices and tail scalars: at most 36 B per point) and the
+///   largest MSM's gathered bases (96 B per G1 point, 192 B per G2 point of the B query).
+///   A GPU worker runs one call at a time, so the engine reserves `call` once per GPU worker
+///   for its life, not once per synthesis (runs 52–53: charging it to every synthesis
+///   admitted one 2^27 partition at a time under a 120.8 GiB budget).
 ///
 /// The formula is [`timeline::bytes::working_set`] (shared with the simulator), with the
 /// MSM terms.
@@ -369,18 +374,26 @@ impl MemoryConfig {
 pub struct PartitionEstimate {
     pub abc: u64,
     pub rest: u64,
+    #[serde(default)]
+    pub call: u64,
 }
 
 impl PartitionEstimate {
-    pub fn total(&self) -> u64 {
+    /// What a synthesis reserves: a/b/c and the rest.
+    pub fn synthesis(&self) -> u64 {
         self.abc.saturating_add(self.rest)
+    }
+
+    /// Everything one partition ever holds, its GPU call included.
+    pub fn total(&self) -> u64 {
+        self.synthesis().saturating_add(self.call)
     }
 
     /// From the shape: `domain` = n, `inputs` (with ONE), `aux`, and the points of the
     /// A, B (G1 = G2) and L queries: [`timeline::bytes::working_set`] with the MSM terms.
     pub fn from_shape(domain: u64, inputs: u64, aux: u64, a_points: u64, b_points: u64, l_points: u64) -> PartitionEstimate {
         let w = timeline::bytes::working_set(domain, inputs, aux, Some(timeline::bytes::QueryPoints { a: a_points, b: b_points, l: l_points }));
-        PartitionEstimate { abc: w.abc, rest: w.rest() }
+        PartitionEstimate { abc: w.abc, rest: w.rest(), call: w.call() }
     }
 
     pub fn for_shape(s: &ParamsShape) -> PartitionEstimate {
@@ -411,44 +424,52 @@ pub struct PceSize {
     pub measured: bool,
 }
 
-/// What the engine reserves from the budget: the parameters and the PCE for its life, and
-/// one partition's working set per synthesis in flight.
+/// What the engine reserves from the budget: for its life, the parameters, the PCE and one
+/// GPU call's memory per GPU worker (`call_slots` of them); and one partition's
+/// [`PartitionEstimate::synthesis`] per synthesis in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct MemoryPlan {
     pub params: u64,
     pub pce: Option<PceSize>,
     pub partition: PartitionEstimate,
+    /// GPU workers in all (gw × devices): each runs one call at a time.
+    pub call_slots: u64,
 }
 
 impl MemoryPlan {
-    /// The plan for `params`; `pce`: the synthesis path is the pre-compiled one, whose cache
-    /// file (if any) is `cache`.
-    pub fn new(params: &crate::params::Parameters, pce: bool, cache: Option<&std::path::Path>) -> MemoryPlan {
-        Self::for_shape(&params.shape(), pce, cache)
+    /// The plan for `params` with `call_slots` GPU workers; `pce`: the synthesis path is the
+    /// pre-compiled one, whose cache file (if any) is `cache`.
+    pub fn new(params: &crate::params::Parameters, pce: bool, cache: Option<&std::path::Path>, call_slots: u64) -> MemoryPlan {
+        Self::for_shape(&params.shape(), pce, cache, call_slots)
     }
 
     /// [`MemoryPlan::new`] from the shape alone (a parameter file's header).
-    pub fn for_shape(shape: &ParamsShape, pce: bool, cache: Option<&std::path::Path>) -> MemoryPlan {
+    pub fn for_shape(shape: &ParamsShape, pce: bool, cache: Option<&std::path::Path>, call_slots: u64) -> MemoryPlan {
         let pce = pce.then(|| match cache.and_then(|c| std::fs::metadata(c).ok()).filter(|m| m.is_file()) {
             Some(m) => PceSize { bytes: m.len(), measured: true },
             None => PceSize { bytes: pce_estimate_bytes(shape.info.domain_size), measured: false },
         });
-        MemoryPlan { params: params_bytes(shape), pce, partition: PartitionEstimate::for_shape(shape) }
+        MemoryPlan { params: params_bytes(shape), pce, partition: PartitionEstimate::for_shape(shape), call_slots: call_slots.max(1) }
     }
 
-    /// What stays reserved for the engine's life.
+    /// The GPU workers' call memory, reserved for the engine's life.
+    pub fn calls(&self) -> u64 {
+        self.partition.call.saturating_mul(self.call_slots)
+    }
+
+    /// What stays reserved for the engine's life: parameters, PCE, the GPU workers' calls.
     pub fn resident(&self) -> u64 {
-        self.params.saturating_add(self.pce.map_or(0, |p| p.bytes))
+        self.params.saturating_add(self.pce.map_or(0, |p| p.bytes)).saturating_add(self.calls())
     }
 
-    /// The least budget that proves anything: the resident items and one partition.
+    /// The least budget that proves anything: the resident items and one synthesis.
     pub fn needed(&self) -> u64 {
-        self.resident().saturating_add(self.partition.total())
+        self.resident().saturating_add(self.partition.synthesis())
     }
 
-    /// Partitions whose working sets fit at once beside the resident items in `total`.
+    /// Syntheses whose working sets fit at once beside the resident items in `total`.
     pub fn partitions_at_once(&self, total: u64) -> u64 {
-        total.saturating_sub(self.resident()) / self.partition.total().max(1)
+        total.saturating_sub(self.resident()) / self.partition.synthesis().max(1)
     }
 
     /// An error naming the figures when `total` cannot hold the resident items and one
@@ -462,11 +483,14 @@ impl MemoryPlan {
             None => String::new(),
         };
         Err(format!(
-            "the RAM budget of {} cannot hold one partition: {} needed = the parameters {}{pce} + one partition's working set {} (a/b/c {}, witness, densities and MSM preparation {}); raise memory.total_budget (--ram-budget){}",
+            "the RAM budget of {} cannot hold one partition: {} needed = the parameters {}{pce} + {} GPU worker(s)' call memory {} (MSM preparation and bases, {} each) + one synthesis's working set {} (a/b/c {}, witness, densities and B preparation {}); raise memory.total_budget (--ram-budget){}",
             human(total),
             human(self.needed()),
             human(self.params),
-            human(self.partition.total()),
+            self.call_slots,
+            human(self.calls()),
+            human(self.partition.call),
+            human(self.partition.synthesis()),
             human(self.partition.abc),
             human(self.partition.rest),
             if self.pce.is_some() { " or use synthesis = \"circuit\"" } else { "" }
@@ -712,12 +736,18 @@ mod tests {
 
     #[test]
     fn a_budget_too_small_names_what_is_needed_and_what_there_is() {
-        let plan = MemoryPlan { params: 3 << 30, pce: Some(PceSize { bytes: 1 << 30, measured: false }), partition: PartitionEstimate { abc: 12 << 30, rest: 2 << 30 } };
-        assert_eq!(plan.needed(), 18 << 30);
-        plan.check(18 << 30).unwrap();
-        assert_eq!(plan.partitions_at_once(46 << 30), 3);
+        let plan = MemoryPlan {
+            params: 3 << 30,
+            pce: Some(PceSize { bytes: 1 << 30, measured: false }),
+            partition: PartitionEstimate { abc: 12 << 30, rest: 2 << 30, call: 1 << 30 },
+            call_slots: 2,
+        };
+        // Resident: parameters 3 + PCE 1 + two GPU workers' calls 2 = 6 GiB; a synthesis 14.
+        assert_eq!((plan.resident(), plan.needed()), (6 << 30, 20 << 30));
+        plan.check(20 << 30).unwrap();
+        assert_eq!(plan.partitions_at_once(48 << 30), 3);
         let e = plan.check(16 << 30).unwrap_err();
-        for part in ["the RAM budget of 16.00 GiB", "18.00 GiB needed", "the parameters 3.00 GiB", "pre-compiled constraints 1.00 GiB", "working set 14.00 GiB", "a/b/c 12.00 GiB"] {
+        for part in ["the RAM budget of 16.00 GiB", "20.00 GiB needed", "the parameters 3.00 GiB", "pre-compiled constraints 1.00 GiB", "2 GPU worker(s)' call memory 2.00 GiB", "working set 14.00 GiB", "a/b/c 12.00 GiB"] {
             assert!(e.contains(part), "{part}: {e}");
         }
         assert_eq!(human(1536), "1.5 KiB");
@@ -733,6 +763,10 @@ mod tests {
         let e = PartitionEstimate::from_shape(1 << 10, 3, 500, 400, 300, 500);
         // Densities: three bit vectors of u64 words, 2·⌈500/64⌉ + ⌈3/64⌉ = 2·8 + 1 = 17 words
         // (the shared formula; this estimate used ⌈(2·500 + 3)/64⌉ = 16 words before, 8 B less).
-        assert_eq!(e.rest, 503 * 32 + 17 * 8 + 1200 * 36 + 300 * 192);
+        // The witness, the densities and the B preparation stay with the partition; the A and
+        // L preparation and the largest gathered bases (B in G2: 300 · 192 B) are the call's.
+        assert_eq!(e.rest, 503 * 32 + 17 * 8 + 300 * 36);
+        assert_eq!(e.call, 900 * 36 + 300 * 192);
+        assert_eq!(e.total(), e.abc + e.rest + e.call);
     }
 }

@@ -222,6 +222,8 @@ pub(crate) struct Shared {
     plan: budget::MemoryPlan,
     /// The parameters' reservation (for the engine's life).
     _params_ram: budget::Reservation,
+    /// The GPU workers' call memory (for the engine's life).
+    _calls_ram: budget::Reservation,
 }
 
 impl Shared {
@@ -311,7 +313,9 @@ pub fn ram_budget(cfg: &EngineConfig) -> Result<(u64, Option<String>), ConfigErr
 /// PCE cache is measured when there is one).
 pub fn memory_plan(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>) -> budget::MemoryPlan {
     let pce_cache = params_path.filter(|_| cfg.pce_cache).map(crate::pce::cache::cache_path);
-    budget::MemoryPlan::for_shape(shape, cfg.synthesis == SynthesisMode::Pce, pce_cache.as_deref())
+    // One GPU call's memory per GPU worker: gw on each device.
+    let call_slots = u64::from(cfg.gw).saturating_mul(u64::from(cfg.devices.max(1)));
+    budget::MemoryPlan::for_shape(shape, cfg.synthesis == SynthesisMode::Pce, pce_cache.as_deref(), call_slots)
 }
 
 /// The check [`Engine::start`] makes of the RAM budget, from the parameters' shape alone
@@ -381,7 +385,9 @@ impl Engine {
         if let Some(w) = ram_warning {
             tracing::warn!("{w}");
         }
-        let plan = memory_plan(&cfg, &params.shape(), opts.params_path.as_deref());
+        let mut plan = memory_plan(&cfg, &params.shape(), opts.params_path.as_deref());
+        // One call's memory per GPU worker thread (gw on each backend).
+        plan.call_slots = u64::from(cfg.gw).saturating_mul(backends.len() as u64).max(1);
         plan.check(ram_total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
         let observer: Option<Box<dyn Fn(u64) + Send + Sync>> = cfg.events.then(|| {
             let counters = sink.counters();
@@ -394,6 +400,8 @@ impl Engine {
             Some(p) => Some(ram.reserve_resident("the pre-compiled constraints", p.bytes).map_err(too_large)?),
             None => None,
         };
+        // The GPU workers' call memory (MSM preparation and bases), one call per worker.
+        let calls_ram = ram.reserve_resident("the GPU workers' call memory", plan.calls()).map_err(too_large)?;
         let (results_tx, results) = unbounded();
         let (work_tx, work_rx) = unbounded::<SynthTask>();
         let (gpu_tx, gpu_rx) = bounded::<GpuTask>(cfg.queue_capacity as usize);
@@ -423,6 +431,7 @@ impl Engine {
             ram,
             plan,
             _params_ram: params_ram,
+            _calls_ram: calls_ram,
             cfg,
         });
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {

@@ -31,7 +31,7 @@ fn with_dispatch<T>(sh: &Shared, f: impl FnOnce() -> T) -> T {
 
 /// A partition's working set from the RAM budget, waiting (span `ram_wait`) until it fits.
 fn reserve_partition(sh: &Shared) -> Result<Reservation, BudgetError> {
-    let bytes = sh.plan.partition.total();
+    let bytes = sh.plan.partition.synthesis();
     let what = "a partition's working set";
     match sh.ram.try_reserve(what, bytes) {
         Err(BudgetError::WouldBlock { free, .. }) => {
@@ -180,7 +180,7 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
             // verify); failures of the device part hand the assignment back when they can.
             // The copy is made only when its bytes fit in the RAM budget now.
             let mut backup = match retry_on {
-                Some(_) => match sh.ram.try_reserve("a partition's retry copy", sh.plan.partition.total()) {
+                Some(_) => match sh.ram.try_reserve("a partition's retry copy", sh.plan.partition.synthesis()) {
                     Ok(r) => Some((assignment.clone(), r)),
                     Err(_) => None,
                 },
