@@ -887,7 +887,7 @@ pub fn scale_to(cfg: &mut Config, from: u64, to: u64, share: Option<f64>) -> Vec
     // partition's reservation follows [circuit] when it is not given explicitly).
     match &mut cfg.circuit {
         Some(ci) => ci.constraints = to,
-        None => cfg.circuit = Some(crate::memory::Circuit { constraints: to, aux: None, inputs: None }),
+        None => cfg.circuit = Some(crate::memory::Circuit::of(to)),
     }
     notes.push(format!("upload ×{lin:.3} (linear); [circuit] constraints = {to}; memory sizes are the base config's (give one that describes {to} constraints)"));
     notes

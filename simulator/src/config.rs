@@ -390,7 +390,7 @@ impl Config {
     pub fn partition_gib(&self) -> f64 {
         match (self.memory.partition_gib, &self.circuit) {
             (Some(v), _) => v,
-            (None, Some(c)) => crate::memory::working_set(c).total() as f64 / GIB,
+            (None, Some(c)) => crate::memory::working_set(c).partition() as f64 / GIB,
             (None, None) => 0.0,
         }
     }
@@ -404,9 +404,18 @@ impl Config {
         }
     }
 
-    /// Resident on the host before any proof: baseline + parameters + PCE, GiB.
+    /// One GPU call's host memory (MSM preparation of A and L, gathered bases), GiB: from
+    /// `[circuit]` when it gives query sizes, else 0 (the engine reserves it once per GPU
+    /// worker; [`crate::memory`]).
+    pub fn call_ram_gib(&self) -> f64 {
+        self.circuit.as_ref().map_or(0.0, |c| crate::memory::working_set(c).call() as f64 / GIB)
+    }
+
+    /// Resident on the host before any proof: baseline + parameters + PCE + one GPU call's
+    /// memory per GPU worker (gw × gpus), GiB.
     pub fn resident_gib(&self) -> f64 {
-        self.memory.baseline_gib + self.memory.params_gib + self.memory.pce_gib
+        let workers = f64::from(self.pipeline.gw) * f64::from(self.machine.gpus);
+        self.memory.baseline_gib + self.memory.params_gib + self.memory.pce_gib + workers * self.call_ram_gib()
     }
 
     /// `memory.safety_margin` (default 5 GiB), GiB.
@@ -602,7 +611,7 @@ impl Config {
             }
             if resident + part > budget + 1e-9 {
                 return Err(invalid("memory.total_budget", format!(
-                    "{budget:.2} GiB cannot hold the resident items ({resident:.2} GiB: baseline, parameters, PCE) plus one partition ({part:.2} GiB): {:.2} GiB needed, no proof could ever run",
+                    "{budget:.2} GiB cannot hold the resident items ({resident:.2} GiB: baseline, parameters, PCE, the GPU workers' call memory) plus one partition ({part:.2} GiB): {:.2} GiB needed, no proof could ever run",
                     resident + part
                 )));
             }

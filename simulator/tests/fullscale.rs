@@ -1,5 +1,5 @@
-//! The full-scale configuration (10 × 2^27 on the H200 host) loads, sizes its partitions by
-//! the working-set formula, fits the number of partitions its budget allows, and behaves
+//! The full-scale configuration (10 × 2^27 on the H200 host) loads, sizes its partitions and
+//! its GPU workers' call memory by the working-set formula (as the engine does), fits the number of partitions its budget allows, and behaves
 //! as a 16 GiB card under a 16 GiB VRAM budget (parameters streamed, workers serialised).
 
 use simulator::{simulate, Config, Options};
@@ -9,11 +9,18 @@ fn fullscale() -> Config {
 }
 
 #[test]
-fn the_budget_admits_six_partitions_and_the_run_completes() {
+fn the_budget_admits_five_partitions_and_the_run_completes() {
     let c = fullscale();
-    // 125.8 − 5 = 120.8 GiB; resident 2 + 8.25; (120.8 − 10.25) / 16.03 = 6.9: six at once.
+    // 125.8 − 5 = 120.8 GiB; resident 2 + 8.25 + one GPU worker's call memory 20.33;
+    // a synthesis 17.17 (16.03 + the B preparation 1.14): (120.8 − 30.58) / 17.17 = 5.3,
+    // five at once.
     assert!((c.budget_gib().unwrap() - 120.8).abs() < 1e-9);
-    assert!((c.partition_gib() - 16.031).abs() < 0.001, "{}", c.partition_gib());
+    assert!((c.partition_gib() - 17.174).abs() < 0.001, "{}", c.partition_gib());
+    assert!((c.call_ram_gib() - 20.325).abs() < 0.001, "{}", c.call_ram_gib());
+    assert!((c.resident_gib() - (2.0 + 8.25 + c.call_ram_gib())).abs() < 1e-9);
+    let mut two = c.clone();
+    two.set("gw", "2").unwrap();
+    assert!((two.resident_gib() - c.resident_gib() - c.call_ram_gib()).abs() < 1e-9, "a second GPU worker holds a second call");
     let r = simulate(&c, Options::default()).result;
     assert!(r.feasible, "{:?}", r.failure);
     assert!(r.peak_reserved_gib.unwrap() <= 120.8 + 1e-9);

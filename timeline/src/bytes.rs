@@ -379,7 +379,7 @@ mod tests {
         assert_eq!(w.abc, 12 << 30);
         assert_eq!(w.assignment, (4 << 30) + 32);
         assert_eq!(w.density, 2 * (1 << 21) * 8 + 8);
-        assert_eq!((w.msm_prep, w.msm_bases), (0, 0));
+        assert_eq!((w.msm_prep, w.msm_prep_b, w.msm_bases), (0, 0, 0));
         assert_eq!(w.total(), w.abc + w.rest());
         // The PoRep partition of the reference (domain 2^27, 130 169 893 aux, 328 inputs):
         // assignment (328 + 130 169 893)·32 B = 3.880 GiB.
@@ -390,7 +390,12 @@ mod tests {
         // 2·⌈500/64⌉ + ⌈3/64⌉ = 2·8 + 1 = 17 words.
         let w = working_set(1 << 10, 3, 500, Some(QueryPoints { a: 400, b: 300, l: 500 }));
         assert_eq!(w.abc, (1 << 10) * 96);
-        assert_eq!(w.rest(), 503 * 32 + 17 * 8 + 1200 * 36 + 300 * 192);
+        // The partition keeps its witness, densities and B preparation; the call holds the A
+        // and L preparation and the bases.
+        assert_eq!(w.rest(), 503 * 32 + 17 * 8 + 300 * 36);
+        assert_eq!(w.call(), 900 * 36 + 300 * 192);
+        assert_eq!(w.partition(), w.abc + w.rest());
+        assert_eq!(w.total(), 1024 * 96 + 503 * 32 + 17 * 8 + 1200 * 36 + 300 * 192, "the same bytes as before the split");
         // Saturating, never a panic on a header's absurd sizes.
         assert_eq!(working_set(u64::MAX, u64::MAX, u64::MAX, Some(QueryPoints { a: u64::MAX, b: 1, l: 1 })).total(), u64::MAX);
     }
