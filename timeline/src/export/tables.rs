@@ -101,6 +101,7 @@ pub fn jobs_frame(rows: &[JobRow], keys: &RunKeys) -> PolarsResult<DataFrame> {
         Column::new("gpu_wall_total_ms".into(), rows.iter().map(|r| r.gpu_wall_total_ms).collect::<Vec<f64>>()),
         f!(kernel_total_ms),
         Column::new("open_spans".into(), rows.iter().map(|r| r.open_spans).collect::<Vec<u32>>()),
+        Column::new("unmatched_spans".into(), rows.iter().map(|r| r.unmatched_spans).collect::<Vec<u32>>()),
         Column::new("complete".into(), rows.iter().map(|r| r.complete).collect::<Vec<bool>>()),
     ]);
     DataFrame::new_infer_height(cols)
