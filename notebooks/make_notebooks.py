@@ -207,6 +207,10 @@ sweep.select("pw", "gw", "feasible", "steady_state_s_per_proof", "total_s_per_pr
 points = json.loads((folder / "sweep.json").read_text())
 as_json = {(int(dict(p["params"])["pw"]), int(dict(p["params"])["gw"])): p["result"] for p in points}
 assert len(as_json) == sweep.height
+# Since issue 17 a row says `feasible` itself, and an infeasible row has no figures (null result).
+for p in points:
+    if "feasible" in p:
+        assert (p["result"] is None) == (not p["feasible"]) and (p["failure"] is None) == p["feasible"], p
 for r in sweep.iter_rows(named=True):
     j = as_json[(r["pw"], r["gw"])]
     if r["steady_state_s_per_proof"] is not None:
@@ -314,6 +318,144 @@ for f in campaigns:
         plt.show()'''),
 ]
 
+STACK = [
+    ("md", """\
+# Stacking runs: one table for many runs and hosts
+
+Every table `proofscope analyze` writes starts with the key columns `run_id`, `label`, `host`
+and `proof_type` (docs/reference/summary-json.md#parquet-tables), so the tables of several
+runs stack with a plain concat. This notebook analyses the four-host fleet fixture
+(`timeline/tests/data/fleet/`: mixed proof types, wrapped lines, a daemon restart) into a
+temporary folder, stacks the hosts' `spans.parquet` with polars, computes s/proof per run and
+proof type from the raw spans, checks it against each host's `summary.json`, and runs the
+DuckDB recipe of the docs on the same files.
+
+The `proofscope` binary: `$PROOFSCOPE_BIN`, else the build under `$CARGO_TARGET_DIR` or
+`target/` (debug, then release), else `proofscope` on the PATH."""),
+    ("code", SETUP),
+    ("code", '''\
+import shutil
+import subprocess
+import tempfile
+
+
+def find_proofscope() -> str:
+    if os.environ.get("PROOFSCOPE_BIN"):
+        return os.environ["PROOFSCOPE_BIN"]
+    targets = [Path(os.environ["CARGO_TARGET_DIR"])] if os.environ.get("CARGO_TARGET_DIR") else []
+    targets.append(ROOT / "target")
+    for t in targets:
+        for profile in ("debug", "release"):
+            if (t / profile / "proofscope").is_file():
+                return str(t / profile / "proofscope")
+    found = shutil.which("proofscope")
+    if found:
+        return found
+    raise FileNotFoundError("no proofscope binary: build it (cargo build) or set PROOFSCOPE_BIN")
+
+
+PROOFSCOPE = find_proofscope()
+WORK = Path(tempfile.mkdtemp(prefix="proofscope-stack-"))
+fleet = ROOT / "timeline" / "tests" / "data" / "fleet"
+done = subprocess.run([PROOFSCOPE, "analyze", str(fleet), "-o", str(WORK / "runs"), "--no-charts"], capture_output=True, text=True)
+assert done.returncode == 0, done.stderr
+print(done.stdout)
+hosts = sorted(p.parent.name for p in (WORK / "runs").glob("*/spans.parquet"))
+print("hosts:", hosts)'''),
+    ("md", "The hosts' spans as one table (`diagonal_relaxed`: tables of another version, with a column more or less, stack too):"),
+    ("code", '''\
+spans = pl.concat([pl.read_parquet(p) for p in sorted((WORK / "runs").glob("*/spans.parquet"))], how="diagonal_relaxed")
+assert spans.columns[:4] == ["run_id", "label", "host", "proof_type"], spans.columns[:4]
+assert sorted(spans["label"].unique().to_list()) == hosts
+assert spans["run_id"].n_unique() == len(hosts), "one run id per host"
+assert spans.schema["gpu_ms"] == pl.Float64 and spans.schema["lane"] == pl.Int64
+spans.group_by("label", "host", "proof_type").agg(spans=pl.len(), jobs=pl.col("job").n_unique()).sort("label", "proof_type")'''),
+    ("md", """\
+## s/proof per run and proof type
+
+A job starts at its first synthesis and is done at its last GPU call's end. Total s/proof =
+(last done − first start) ÷ proofs; steady state = (last done − first done) ÷ (proofs − 1).
+These are the analyzer's definitions, so they must equal each host's `summary.json`
+(`proof_types[]`)."""),
+    ("code", '''\
+jobs = (
+    spans.filter(pl.col("job").is_not_null())
+    .group_by("run_id", "label", "proof_type", "job")
+    .agg(
+        start_ns=pl.col("start_ns").filter(pl.col("kind") == "synthesis").min(),
+        done_ns=pl.col("end_ns").filter(pl.col("kind") == "gpu").max(),
+    )
+    .filter(pl.col("done_ns").is_not_null())
+)
+per_run = (
+    jobs.group_by("run_id", "label", "proof_type")
+    .agg(
+        proofs=pl.len(),
+        total_s_per_proof=(pl.col("done_ns").max() - pl.col("start_ns").min()) / 1e9 / pl.len(),
+        steady_s_per_proof=pl.when(pl.len() > 1).then((pl.col("done_ns").max() - pl.col("done_ns").min()) / 1e9 / (pl.len() - 1)),
+    )
+    .sort("label", "proof_type")
+)
+for r in per_run.iter_rows(named=True):
+    summary = json.loads((WORK / "runs" / r["label"] / "summary.json").read_text())
+    t = next(t for t in summary["proof_types"] if t["proof_type"] == r["proof_type"])
+    assert t["proofs_completed"] == r["proofs"], (r, t["proofs_completed"])
+    assert abs(t["total_s_per_proof"] - r["total_s_per_proof"]) < 1e-9, (r, t["total_s_per_proof"])
+    if r["steady_s_per_proof"] is not None:
+        assert abs(t["steady_state_s_per_proof"] - r["steady_s_per_proof"]) < 1e-9, (r, t["steady_state_s_per_proof"])
+print(len(per_run), "(run, proof type) figures agree with summary.json")
+per_run.select("label", "proof_type", "proofs", "total_s_per_proof", "steady_s_per_proof")'''),
+    ("code", '''\
+fig, ax = plt.subplots(figsize=(9, 4))
+labels = [f"{l}\\n{t}" for l, t in zip(per_run["label"], per_run["proof_type"])]
+ax.bar(labels, per_run["total_s_per_proof"], label="total", color="tab:blue")
+steady = [v if v is not None else float("nan") for v in per_run["steady_s_per_proof"]]
+ax.scatter(labels, steady, color="k", zorder=3, label="steady state")
+ax.set_ylabel("s/proof")
+ax.set_title("s/proof per host and proof type (the fleet fixture)")
+ax.legend()
+plt.tight_layout()
+plt.show()'''),
+    ("md", """\
+## The DuckDB recipe
+
+The SQL of docs/reference/summary-json.md ("Querying several runs"), read from the docs and
+run as written over `runs/*/spans.parquet`: it must give the same figures."""),
+    ("code", '''\
+import re
+
+import duckdb
+
+doc = (ROOT / "docs" / "reference" / "summary-json.md").read_text()
+section = doc[doc.index("### Querying several runs"):]
+sql = re.search(r"```sql\\n(.*?)```", section, re.S).group(1)
+first, second = [q.strip() for q in sql.split(";") if q.strip()]
+os.chdir(WORK)
+con = duckdb.connect()
+
+
+def frame(query: str) -> pl.DataFrame:
+    rel = con.sql(query)
+    return pl.DataFrame(rel.fetchall(), schema=rel.columns, orient="row")
+
+
+by_sql = frame(first)
+print(by_sql)
+joined = by_sql.join(per_run, on=["label", "proof_type"], how="full", coalesce=True)
+assert joined.height == per_run.height == by_sql.height, joined
+for r in joined.iter_rows(named=True):
+    assert r["proofs"] == r["proofs_right"], r
+    assert abs(r["total_s_per_proof"] - round(r["total_s_per_proof_right"], 3)) < 1e-9, r
+    assert (r["steady_s_per_proof"] is None) == (r["steady_s_per_proof_right"] is None), r
+idle = frame(second)
+print(idle)
+# host-b's 9 s of synthesis starvation across its daemon restart (fleet-README.md).
+assert idle.filter((pl.col("label") == "host-b") & (pl.col("cause") == "synthesis_starved"))["idle_s"].to_list() == [9.0], idle
+con.close()
+os.chdir(ROOT)
+shutil.rmtree(WORK)'''),
+]
+
 
 def notebook(cells, name):
     out = []
@@ -336,7 +478,7 @@ def notebook(cells, name):
 
 
 if __name__ == "__main__":
-    for name, cells in [("waterfall", WATERFALL), ("sweep", SWEEP), ("parity", PARITY)]:
+    for name, cells in [("waterfall", WATERFALL), ("sweep", SWEEP), ("parity", PARITY), ("stack_runs", STACK)]:
         path = HERE / f"{name}.ipynb"
         path.write_text(json.dumps(notebook(cells, name), indent=1, ensure_ascii=False) + "\n")
         print("wrote", path)

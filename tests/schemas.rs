@@ -70,6 +70,12 @@ fn outputs_validate_against_their_schemas() {
 
     go(&["sweep", "phase8.toml", "--vary", "pw=2,4", "-o", "sw"]);
     validate("sweep", &schema_text("sweep", w), &json_file(&w.join("sw/sweep.json")), "sweep.json");
+    // A sweep with a VRAM-OOM row (null figures, a failure).
+    let phase10 = concat!(env!("CARGO_MANIFEST_DIR"), "/simulator/configs/phase10.toml");
+    go(&["sweep", phase10, "--vary", "vram=16,80", "-o", "sw-oom", "--no-charts"]);
+    let oom = json_file(&w.join("sw-oom/sweep.json"));
+    assert!(oom[0]["result"].is_null() && oom[0]["failure"]["kind"] == "vram_oom", "{}", oom[0]);
+    validate("sweep", &schema_text("sweep", w), &oom, "sweep.json with a VRAM-OOM row");
 
     go(&["compare", "a/summary.json", "sample.log", "-o", "c"]);
     validate("compare", &schema_text("compare", w), &json_file(&w.join("c/compare.json")), "compare.json");

@@ -4,6 +4,9 @@
 //! utilisation vs pw) and a recommendation per RAM budget: the best s/proof that fits
 //! 128/256/384/512/768 GiB, like cuzk's RAM tier table.
 //!
+//! `sweep.json` holds [`JsonRow`]s: an infeasible or failed point has null figures and its
+//! `failure`, as `sweep.parquet` ([`outputs::frame`]).
+//!
 //! Ranking uses total s/proof (makespan / proofs: what a batch of c proofs experiences,
 //! and what the reference's pw sweep reports); points within 1% of each other are ranked
 //! by peak RAM, then by their order in the sweep (fewer workers first).
@@ -13,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{canonical_key, Config, ConfigError, VARY_KEYS};
 use crate::pipeline::{simulate, Options};
-use crate::report::SimResult;
+use crate::report::{Failure, SimResult};
 
 /// RAM budgets of the recommendation table, GiB.
 pub const RAM_BUDGETS_GIB: [f64; 5] = [128.0, 256.0, 384.0, 512.0, 768.0];
@@ -135,6 +138,54 @@ impl Row {
         let want = canonical_key(key)?;
         self.params.iter().find(|(k, _)| canonical_key(k) == Some(want)).map(|(_, v)| v.as_str())
     }
+
+    /// Why the point is infeasible: the simulation's failure, or `incomplete` when it
+    /// ended without one but with proofs left; None for a feasible point.
+    pub fn failure(&self) -> Option<Failure> {
+        let r = &self.result;
+        match (&r.failure, r.feasible) {
+            (Some(f), _) => Some(f.clone()),
+            (None, true) => None,
+            (None, false) => Some(Failure {
+                kind: "incomplete".into(),
+                t_s: r.makespan_s,
+                detail: format!("{} of {} proofs completed", r.proofs_completed, r.proofs),
+            }),
+        }
+    }
+}
+
+/// One row of `sweep.json`. An infeasible or failed point carries null for its figures
+/// (`result`), never numbers — a VRAM-OOM point's "s/proof" used to be the time at which
+/// it failed — and says why in `failure`, as `sweep.parquet` does. Layout history in
+/// docs/reference/summary-json.md#sweepjson.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct JsonRow {
+    /// The varied keys and their values, as given on the command line (`[["pw", "2"], ["gw", "1"]]`).
+    pub params: Vec<(String, String)>,
+    /// Whether the configuration ran every proof to completion.
+    pub feasible: bool,
+    /// Why not (`ram_oom`, `vram_oom`, `horizon`, `incomplete`; simulated time, detail);
+    /// null when it ran.
+    pub failure: Option<Failure>,
+    /// The simulation's figures (as `simulate --json`); null when the point is infeasible.
+    pub result: Option<SimResult>,
+}
+
+impl From<&Row> for JsonRow {
+    fn from(r: &Row) -> JsonRow {
+        JsonRow {
+            params: r.params.clone(),
+            feasible: r.result.feasible,
+            failure: r.failure(),
+            result: Some(r.result.clone()).filter(|x| x.feasible),
+        }
+    }
+}
+
+/// The rows as `sweep.json` holds them.
+pub fn json_rows(rows: &[Row]) -> Vec<JsonRow> {
+    rows.iter().map(JsonRow::from).collect()
 }
 
 /// Simulate every point in parallel; `tick` is called once per finished point (a progress bar).
@@ -218,12 +269,12 @@ pub fn markdown(rows: &[Row], axes: &[Vary]) -> String {
             let _ = write!(s, " {v} |");
         }
         let x = &r.result;
-        let feas = match &x.failure {
+        let feas = match r.failure() {
             Some(f) => format!("{} at {:.0} s", f.kind, f.t_s),
-            None if x.feasible => "yes".to_string(),
-            None => "incomplete".to_string(),
+            None => "yes".to_string(),
         };
-        let num = |v: f64| if x.feasible { format!("{v:.2}") } else { "—".to_string() };
+        // An infeasible point has no figures (its "s/proof" would be when it failed).
+        let num = |v: f64, digits: usize| if x.feasible { format!("{v:.digits$}") } else { "—".to_string() };
         let band = match (&x.interval, bands) {
             (_, false) => String::new(),
             (Some(iv), true) => format!(" {:.2}–{:.2} |", iv.total_s_per_proof.lo, iv.total_s_per_proof.hi),
@@ -231,16 +282,16 @@ pub fn markdown(rows: &[Row], axes: &[Vary]) -> String {
         };
         let _ = writeln!(
             s,
-            " {feas} | {} | {} |{band} {} | {:.1} | {:.1} | {:.0} | {:.1} | {:.2} | {} |",
-            num(x.steady_state_s_per_proof),
-            num(x.total_s_per_proof),
-            num(x.latency_mean_s),
-            100.0 * x.busiest_gpu_utilization(),
-            100.0 * x.cpu_util,
-            x.peak_ram_gib,
-            x.peak_vram_gib,
-            x.floors.practical_s_per_proof,
-            x.floors.practical_binding
+            " {feas} | {} | {} |{band} {} | {} | {} | {} | {} | {} | {} |",
+            num(x.steady_state_s_per_proof, 2),
+            num(x.total_s_per_proof, 2),
+            num(x.latency_mean_s, 2),
+            num(100.0 * x.busiest_gpu_utilization(), 1),
+            num(100.0 * x.cpu_util, 1),
+            num(x.peak_ram_gib, 0),
+            num(x.peak_vram_gib, 1),
+            num(x.floors.practical_s_per_proof, 2),
+            if x.feasible { x.floors.practical_binding.as_str() } else { "—" }
         );
     }
     let _ = writeln!(s, "\n### Recommendation per RAM budget (best total s/proof that fits)\n");
@@ -354,7 +405,7 @@ pub mod outputs {
         cols.push(Column::new("feasible".into(), rows.iter().map(|r| r.result.feasible).collect::<Vec<bool>>()));
         cols.push(Column::new(
             "failure".into(),
-            rows.iter().map(|r| r.result.failure.as_ref().map(|x| x.kind.clone())).collect::<Vec<Option<String>>>(),
+            rows.iter().map(|r| r.failure().map(|x| x.kind)).collect::<Vec<Option<String>>>(),
         ));
         cols.push(f("steady_state_s_per_proof", &|r| r.result.steady_state_s_per_proof));
         cols.push(f("total_s_per_proof", &|r| r.result.total_s_per_proof));
@@ -378,6 +429,13 @@ pub mod outputs {
     pub fn write_parquet(rows: &[Row], axes: &[Vary], path: &Path) -> anyhow::Result<()> {
         let mut df = frame(rows, axes)?;
         timeline::export::parquet::write_frame(&mut df, path)?;
+        Ok(())
+    }
+
+    /// The same table as CSV (`sweep --csv DIR`).
+    pub fn write_csv(rows: &[Row], axes: &[Vary], path: &Path) -> anyhow::Result<()> {
+        let mut df = frame(rows, axes)?;
+        timeline::export::csv::write_csv(&mut df, path)?;
         Ok(())
     }
 

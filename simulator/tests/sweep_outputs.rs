@@ -93,4 +93,19 @@ fn infeasible_rows_are_nulls_with_their_failure() {
     assert_eq!(df.column("binding").unwrap().str().unwrap().get(0), None);
     assert_eq!(df.column("failure").unwrap().str().unwrap().get(0), Some("vram_oom"));
     assert_eq!(df.column("feasible").unwrap().bool().unwrap().get(0), Some(false));
+    // sweep.json says the same: no figures (a null result), the failure at the row.
+    rows[2].result.feasible = false;
+    let json = serde_json::to_value(sweep::json_rows(&rows)).unwrap();
+    assert_eq!((&json[0]["feasible"], &json[0]["failure"]["kind"], &json[0]["failure"]["t_s"]), (&false.into(), &"vram_oom".into(), &38.0.into()));
+    assert!(json[0]["result"].is_null(), "{}", json[0]);
+    assert!(json[1]["failure"].is_null() && json[1]["result"]["steady_state_s_per_proof"].is_number(), "{}", json[1]);
+    // Infeasible without a failure (proofs left): `incomplete`, in the JSON and the Parquet.
+    assert_eq!(json[2]["failure"]["kind"], "incomplete");
+    assert!(json[2]["result"].is_null());
+    let df = sweep::outputs::frame(&rows, &axes).unwrap();
+    assert_eq!(df.column("failure").unwrap().str().unwrap().get(2), Some("incomplete"));
+    // The Markdown row has no figure either.
+    let md = sweep::markdown(&rows, &axes);
+    let line = md.lines().find(|l| l.contains("vram_oom at 38 s")).unwrap();
+    assert!(!line.contains("38.00") && line.matches('—').count() >= 8, "{line}");
 }

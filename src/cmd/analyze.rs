@@ -1,7 +1,8 @@
 //! `proofscope analyze LOG… [-o DIR] [--json] [--strict] [--min-gap-ms X] [--format F]
-//! [--labels A,B,…]`: read a cuzk daemon log or our JSON lines (`-` = stdin), run every
+//! [--labels A,B,…] [--csv DIR]`: read a cuzk daemon log or our JSON lines (`-` = stdin), run every
 //! analysis, print a concise summary (or `summary.json` with `--json`) and write the report
-//! directory: `summary.json`, `report.md`, the charts, `trace.json` and the Parquet tables.
+//! directory: `summary.json`, `report.md`, the charts, `trace.json` and the Parquet tables
+//! (with `--csv DIR`, the same tables as CSV there).
 //! Several logs, a directory or a glob make a fleet ([`run_fleet`]): each host's report in
 //! its own subfolder, and across hosts `fleet.md`, `fleet.json` and one `trace.json` with a
 //! process per host; hosts are read one at a time (memory: one host's events plus the
@@ -66,9 +67,14 @@ pub struct Args {
     /// phases, memory (default: all; report.md shows the drawn ones).
     #[arg(long, value_delimiter = ',', value_parser = parse_chart, conflicts_with = "no_charts")]
     pub charts: Vec<&'static str>,
-    /// Skip the Parquet tables (spans, counters, partitions, jobs).
+    /// Skip the Parquet tables (spans, counters, partitions, jobs, gaps).
     #[arg(long)]
     pub no_tables: bool,
+    /// Also write the tables as CSV into this folder (spans.csv, counters.csv,
+    /// partitions.csv, jobs.csv, gaps.csv: the Parquet tables' columns; a fleet: one
+    /// subfolder per host). Independent of -o and --no-tables.
+    #[arg(long, value_name = "DIR")]
+    pub csv: Option<PathBuf>,
     /// Analyse only `A..B` seconds of the run (since its start; spans clipped to the window,
     /// times shifted to start at 0): a zoom into a few partitions, e.g. `--window 9.0..9.4`.
     #[arg(long, value_name = "A..B")]
@@ -89,12 +95,14 @@ pub struct Outputs {
     /// Charts to draw (names of [`CHARTS`]); the trace goes with any chart.
     pub charts: Vec<&'static str>,
     pub tables: bool,
+    /// The run's `label` in its tables (a fleet host's label); None: from the log's name.
+    pub label: Option<String>,
 }
 
 impl Outputs {
     /// Everything: every chart, the trace, the tables.
     pub fn all() -> Outputs {
-        Outputs { charts: CHARTS.to_vec(), tables: true }
+        Outputs { charts: CHARTS.to_vec(), tables: true, label: None }
     }
     fn of(a: &Args) -> Outputs {
         let charts = if a.no_charts {
@@ -104,10 +112,14 @@ impl Outputs {
         } else {
             a.charts.clone()
         };
-        Outputs { charts, tables: !a.no_tables }
+        Outputs { charts, tables: !a.no_tables, label: None }
     }
     fn chart(&self, name: &str) -> bool {
         self.charts.contains(&name)
+    }
+    /// The run's label in its tables: given, else the analysed log's name ([`label_of`]).
+    pub fn label(&self, s: &Summary) -> String {
+        self.label.clone().unwrap_or_else(|| s.input.as_deref().map_or_else(|| "run".to_string(), |i| label_of(Path::new(i))))
     }
 }
 
@@ -134,6 +146,13 @@ pub const OUTPUTS: &[&str] = &[
     "counters.parquet",
     "partitions.parquet",
     "jobs.parquet",
+    "gaps.parquet",
+    // An earlier `--csv` into the same folder.
+    "spans.csv",
+    "counters.csv",
+    "partitions.csv",
+    "jobs.csv",
+    "gaps.csv",
     "waterfall.svg",
     "waterfall.png",
     "utilization.svg",
@@ -142,9 +161,15 @@ pub const OUTPUTS: &[&str] = &[
     "memory.svg",
 ];
 
+/// What `--csv DIR` writes (one CSV per table of `timeline::export::tables::RUN_TABLES`).
+pub const CSV_OUTPUTS: &[&str] = &["spans.csv", "counters.csv", "partitions.csv", "jobs.csv", "gaps.csv"];
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     // Every argument is checked before any work.
     let window = a.window.as_deref().map(parse_window).transpose()?;
+    if let Some(c) = &a.csv {
+        super::output::check_folder("--csv", c)?;
+    }
     let (logs, fleet) = expand_inputs(&a.log)?;
     if fleet {
         return run_fleet(&a, &logs, window);
@@ -164,15 +189,19 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let opts = AnalyzeOptions { min_gap_ms: a.min_gap_ms, ..Default::default() };
     let (run, summary) = read_and_summarize(&a, log, window, &opts)?;
     let mut failed = false;
+    let outputs = Outputs::of(&a);
     let written = match &out {
         Some(d) => {
             let mut dir = super::output::OutputDir::open(d, OUTPUTS)?;
-            write_outputs(&run, &summary, &mut dir, &Outputs::of(&a))?;
+            write_outputs(&run, &summary, &mut dir, &outputs)?;
             failed = !dir.failed().is_empty();
             dir.finish()
         }
         None => Vec::new(),
     };
+    if let Some(c) = &a.csv {
+        failed |= write_csv_tables(&run, &summary, &outputs.label(&summary), c)?;
+    }
     print_warnings(&summary);
     if a.json {
         let mut o = std::io::stdout().lock();
@@ -309,6 +338,9 @@ pub const FLEET_OUTPUTS: &[&str] = &["fleet.json", "fleet.md", "trace.json"];
 fn run_fleet(a: &Args, logs: &[PathBuf], window: Option<(u64, u64)>) -> anyhow::Result<ExitCode> {
     use timeline::analysis::fleet::{self, FleetHost};
     let labels = fleet_labels(&a.labels, logs)?;
+    if let Some(c) = &a.csv {
+        super::output::check_folder("--csv", c)?;
+    }
     for log in logs {
         if log.as_os_str() != "-" && !log.is_file() {
             anyhow::bail!("{}: no such file", log.display());
@@ -333,11 +365,15 @@ fn run_fleet(a: &Args, logs: &[PathBuf], window: Option<(u64, u64)>) -> anyhow::
     let mut host = |i: usize, add: &mut dyn FnMut(&str, &Run) -> std::io::Result<()>| -> anyhow::Result<()> {
         let (label, log) = (&labels[i], &logs[i]);
         let (run, summary) = read_and_summarize(a, log, window, &opts)?;
+        let outputs = Outputs { label: Some(label.clone()), ..outputs.clone() };
         if let Some(d) = &out {
             let mut hd = super::output::OutputDir::open(&d.join(label), OUTPUTS)?;
             write_outputs(&run, &summary, &mut hd, &outputs)?;
             failed |= hd.has_failures();
             hd.finish();
+        }
+        if let Some(c) = &a.csv {
+            failed |= write_csv_tables(&run, &summary, label, &c.join(label))?;
         }
         if summary.diagnostics.has_warnings() {
             warned = true;
@@ -454,24 +490,19 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::Outp
     #[cfg(feature = "analysis")]
     {
         use timeline::chart;
-        let written = if outputs.tables {
-            let tables = timeline::export::tables::write_tables(&summary.partitions, &summary.jobs, dir.path());
-            let events = timeline::export::parquet::write_events(run, dir.path());
-            vec![(tables, ["partitions.parquet", "jobs.parquet"]), (events, ["spans.parquet", "counters.parquet"])]
-        } else {
-            Vec::new()
-        };
-        for (r, names) in written {
-            match r {
-                Ok(paths) => paths.iter().filter_map(|p| p.file_name()).for_each(|n| dir.record(&n.to_string_lossy())),
-                Err(e) => {
-                    // Whichever of the pair was written stays (it is complete).
-                    for n in names {
-                        if dir.join(n).is_file() && !dir.written().iter().any(|w| w == n) {
-                            let _ = std::fs::remove_file(dir.join(n));
-                        }
-                    }
-                    dir.fail(&names.join(", "), e);
+        if outputs.tables {
+            // One table at a time (only one in memory beside the run); each is written
+            // whole or not at all, and one that fails does not stop the others.
+            let keys = timeline::export::keys::RunKeys::new(run, summary, &outputs.label(summary));
+            for name in timeline::export::tables::RUN_TABLES {
+                let file = format!("{name}.parquet");
+                let path = dir.join(&file);
+                let r = timeline::export::tables::run_table(name, run, summary, &keys)
+                    .map_err(|source| timeline::export::parquet::ParquetError::Polars { path: path.display().to_string(), source })
+                    .and_then(|mut df| timeline::export::parquet::write_frame(&mut df, &path));
+                match r {
+                    Ok(()) => dir.record(&file),
+                    Err(e) => dir.fail(&file, e),
                 }
             }
         }
@@ -522,6 +553,37 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::Outp
         dir.fail("report.md", format!("{e:#}"));
     }
     Ok(())
+}
+
+/// `--csv DIR`: the run's tables as CSV in `csv` (its own locked folder, holding this
+/// run's CSVs only). Returns whether one could not be written (named on stderr).
+pub fn write_csv_tables(run: &Run, summary: &Summary, label: &str, csv: &Path) -> anyhow::Result<bool> {
+    #[cfg(feature = "analysis")]
+    {
+        use timeline::export::{csv::write_csv, keys::RunKeys, parquet::ParquetError, tables};
+        let mut d = super::output::OutputDir::open(csv, CSV_OUTPUTS)?;
+        let keys = RunKeys::new(run, summary, label);
+        for name in tables::RUN_TABLES {
+            let file = format!("{name}.csv");
+            let path = d.join(&file);
+            let r = tables::run_table(name, run, summary, &keys)
+                .map_err(|source| ParquetError::Polars { path: path.display().to_string(), source })
+                .and_then(|mut df| write_csv(&mut df, &path));
+            match r {
+                Ok(()) => d.record(&file),
+                Err(e) => d.fail(&file, e),
+            }
+        }
+        let failed = d.has_failures();
+        let written = d.finish();
+        tracing::info!("wrote {}/ {}", csv.display(), written.join(" "));
+        Ok(failed)
+    }
+    #[cfg(not(feature = "analysis"))]
+    {
+        let _ = (run, summary, label);
+        anyhow::bail!("--csv {}: this proofscope was built without the `analysis` feature (no tables)", csv.display())
+    }
 }
 
 /// Reader warnings on stderr, with line numbers.
@@ -632,7 +694,7 @@ mod tests {
     const SAMPLE: &str = include_str!("../../timeline/assets/cuzk-sample.log");
 
     fn args(log: PathBuf, out: PathBuf) -> Args {
-        Args { log: vec![log], out: Some(out), json: false, labels: vec![], strict: true, force: false, min_gap_ms: 1.0, format: None, no_charts: true, charts: vec![], no_tables: false, window: None }
+        Args { log: vec![log], out: Some(out), json: false, labels: vec![], strict: true, force: false, min_gap_ms: 1.0, format: None, no_charts: true, charts: vec![], no_tables: false, csv: None, window: None }
     }
 
     #[test]
@@ -701,7 +763,7 @@ mod tests {
             assert!(out.join(f).exists(), "{f} missing");
         }
         #[cfg(feature = "analysis")]
-        for f in ["partitions.parquet", "jobs.parquet", "spans.parquet", "counters.parquet"] {
+        for f in ["partitions.parquet", "jobs.parquet", "spans.parquet", "counters.parquet", "gaps.parquet"] {
             assert!(out.join(f).exists(), "{f} missing");
         }
         let s: Summary = serde_json::from_slice(&fs::read(out.join("summary.json")).unwrap()).unwrap();
@@ -738,7 +800,7 @@ mod tests {
         let mut names: Vec<String> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         #[cfg(feature = "analysis")]
-        let want = [".proofscope.lock", "counters.parquet", "jobs.parquet", "notes.txt", "partitions.parquet", "report.md", "spans.parquet", "summary.json"];
+        let want = [".proofscope.lock", "counters.parquet", "gaps.parquet", "jobs.parquet", "notes.txt", "partitions.parquet", "report.md", "spans.parquet", "summary.json"];
         #[cfg(not(feature = "analysis"))]
         let want = [".proofscope.lock", "notes.txt", "report.md", "summary.json"];
         assert_eq!(names, want);

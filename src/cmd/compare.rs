@@ -1,7 +1,8 @@
 //! `proofscope compare A B [C…]`: several runs side by side. Each input is a log (analysed
 //! on the fly), a `summary.json`, or a report directory holding one. The first run is the
 //! baseline; the table shows s/proof, steady state, GPU utilisation, the binding
-//! resource, × baseline, × previous and the p50 of every phase.
+//! resource, × baseline, × previous and the p50 of every phase; `--csv DIR` writes the
+//! same table as DIR/compare.csv.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,6 +26,10 @@ pub struct Args {
     /// Print the comparison as JSON instead of Markdown.
     #[arg(long)]
     pub json: bool,
+    /// Also write the table as CSV: DIR/compare.csv (one row per run, a `p50_ms_<phase>`
+    /// column per phase).
+    #[arg(long, value_name = "DIR")]
+    pub csv: Option<PathBuf>,
     /// Gap threshold used when an input is a log (ms, ≥ 0).
     #[arg(long, default_value_t = 1.0, value_parser = super::input::nonneg_ms)]
     pub min_gap_ms: f64,
@@ -94,6 +99,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(out) = &a.out {
         super::output::check_dir(out)?;
     }
+    if let Some(c) = &a.csv {
+        super::output::check_folder("--csv", c)?;
+    }
     let mut runs = Vec::new();
     let mut doubtful = false;
     for (i, p) in a.inputs.iter().enumerate() {
@@ -108,17 +116,49 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let c = compare(&runs);
     let md = c.to_markdown();
     if let Some(out) = &a.out {
-        let mut dir = super::output::OutputDir::open(out, &["compare.md", "compare.json"])?;
+        let mut dir = super::output::OutputDir::open(out, &["compare.md", "compare.json", "compare.csv"])?;
         dir.write("compare.md", md.as_bytes())?;
         dir.write("compare.json", (serde_json::to_string_pretty(&c)? + "\n").as_bytes())?;
         dir.finish();
+    }
+    let mut failed = false;
+    if let Some(csv) = &a.csv {
+        failed = write_csv(&c, csv)?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     } else {
         print!("{md}");
     }
-    Ok(if a.strict && doubtful { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed || (a.strict && doubtful) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `--csv DIR`: DIR/compare.csv (its own locked folder; it may be -o's). Returns whether
+/// it could not be written (named on stderr).
+fn write_csv(c: &timeline::analysis::compare::Comparison, csv: &Path) -> anyhow::Result<bool> {
+    #[cfg(feature = "analysis")]
+    {
+        let mut d = super::output::OutputDir::open(csv, &["compare.csv"])?;
+        let path = d.join("compare.csv");
+        let r = timeline::export::tables::compare_frame(c)
+            .map_err(|source| timeline::export::parquet::ParquetError::Polars { path: path.display().to_string(), source })
+            .and_then(|mut df| timeline::export::csv::write_csv(&mut df, &path));
+        match r {
+            Ok(()) => {
+                d.record("compare.csv");
+                tracing::info!("wrote {}", path.display());
+            }
+            Err(e) => d.fail("compare.csv", e),
+        }
+        let failed = d.has_failures();
+        d.finish();
+        Ok(failed)
+    }
+    #[cfg(not(feature = "analysis"))]
+    {
+        let _ = c;
+        anyhow::bail!("--csv {}: this proofscope was built without the `analysis` feature (no tables)", csv.display())
+    }
 }
 
 #[cfg(test)]
@@ -148,7 +188,7 @@ mod tests {
         assert_eq!(label_of(&sj), "rep");
         assert_eq!(label_of(&log), "a");
         let out = dir.path().join("cmp");
-        let code = run(Args { inputs: vec![log, sj], labels: vec![], out: Some(out.clone()), json: false, min_gap_ms: 1.0, strict: true, force: false }).unwrap();
+        let code = run(Args { inputs: vec![log, sj], labels: vec![], out: Some(out.clone()), json: false, csv: None, min_gap_ms: 1.0, strict: true, force: false }).unwrap();
         assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::SUCCESS));
         assert!(out.join("compare.json").exists());
         let md = fs::read_to_string(out.join("compare.md")).unwrap();

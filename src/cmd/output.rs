@@ -20,8 +20,19 @@ pub const LOCK_FILE: &str = ".proofscope.lock";
 
 /// Check `-o DIR` before any work: it must be a folder or not exist yet.
 pub fn check_dir(path: &Path) -> anyhow::Result<()> {
+    check_folder("-o", path)
+}
+
+/// Check the folder an option (`-o`, `--csv`) names before any work: it must be a folder
+/// or not exist yet, under a folder that is one (or does not exist yet either).
+pub fn check_folder(flag: &str, path: &Path) -> anyhow::Result<()> {
     if path.exists() && !path.is_dir() {
-        anyhow::bail!("-o {}: not a folder (-o always names the folder the command writes its files into)", path.display());
+        anyhow::bail!("{flag} {}: not a folder ({flag} always names the folder the command writes its files into)", path.display());
+    }
+    if let Some(up) = path.ancestors().skip(1).find(|p| p.exists()) {
+        if !up.is_dir() {
+            anyhow::bail!("{flag} {}: {} is not a folder", path.display(), up.display());
+        }
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ pub const SCHEMAS: &[(&str, &str, fn() -> schemars::Schema)] = &[
     ("summary", "analyze's summary.json (and `analyze --json`)", || schemars::schema_for!(timeline::analysis::Summary)),
     ("fleet", "analyze's fleet.json (several hosts)", || schemars::schema_for!(timeline::analysis::fleet::Fleet)),
     ("sim-result", "`simulate --json`", || schemars::schema_for!(simulator::SimResult)),
-    ("sweep", "sweep's sweep.json (one row per configuration)", || schemars::schema_for!(Vec<simulator::sweep::Row>)),
+    ("sweep", "sweep's sweep.json (one row per configuration)", || schemars::schema_for!(Vec<simulator::sweep::JsonRow>)),
     ("parity", "parity.json of simulate --compare-to, calibrate and predict", || schemars::schema_for!(simulator::parity::Parity)),
     ("compare", "compare's compare.json (and `compare --json`)", || schemars::schema_for!(timeline::analysis::compare::Comparison)),
     ("whatif", "whatif's whatif.json", || schemars::schema_for!(simulator::whatif::WhatIf)),

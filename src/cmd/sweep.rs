@@ -1,6 +1,6 @@
 //! `proofscope sweep CONFIG --vary pw=1..16 --vary gw=1,2,3 --vary lock=kernels,two_lock
-//! [-o DIR]`: simulate every combination in parallel (with a progress bar) and write the
-//! table (sweep.md, sweep.parquet, sweep.json), the charts (s/proof, peak RAM and GPU
+//! [-o DIR] [--csv DIR]`: simulate every combination in parallel (with a progress bar) and
+//! write the table (sweep.md, sweep.parquet, sweep.json; sweep.csv with --csv), the charts (s/proof, peak RAM and GPU
 //! utilisation against pw, one line per gw) and the recommendation per RAM budget.
 
 use std::path::PathBuf;
@@ -26,6 +26,9 @@ pub struct Args {
     /// Skip the charts.
     #[arg(long)]
     pub no_charts: bool,
+    /// Also write the table as CSV: DIR/sweep.csv (the columns of sweep.parquet).
+    #[arg(long, value_name = "DIR")]
+    pub csv: Option<PathBuf>,
     /// Override a config key before sweeping (e.g. --set c=20).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -44,17 +47,47 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let stem = a.config.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "config".into());
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("sweep-{stem}")));
     super::output::check_dir(&dir)?;
+    if let Some(c) = &a.csv {
+        super::output::check_folder("--csv", c)?;
+    }
     // Every combination is validated before any simulation or file.
     let points = sweep::expand(&base, &a.vary)?;
     let mut out = super::output::OutputDir::open(&dir, OUTPUTS)?;
-    run_sweep(&base, &a.vary, points, &mut out, !a.no_charts, a.replications)?;
-    let failed = out.has_failures();
+    let rows = run_sweep(&base, &a.vary, points, &mut out, !a.no_charts, a.replications)?;
+    let mut failed = out.has_failures();
     out.finish();
+    if let Some(c) = &a.csv {
+        failed |= write_csv(&rows, &a.vary, c)?;
+    }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+/// `--csv DIR`: DIR/sweep.csv (its own locked folder; it may be -o's). Returns whether it
+/// could not be written (named on stderr).
+fn write_csv(rows: &[sweep::Row], axes: &[Vary], csv: &std::path::Path) -> anyhow::Result<bool> {
+    #[cfg(feature = "analysis")]
+    {
+        let mut d = super::output::OutputDir::open(csv, &["sweep.csv"])?;
+        match simulator::sweep::outputs::write_csv(rows, axes, &d.join("sweep.csv")) {
+            Ok(()) => {
+                d.record("sweep.csv");
+                tracing::info!("wrote {}", d.join("sweep.csv").display());
+            }
+            Err(e) => d.fail("sweep.csv", format!("{e:#}")),
+        }
+        let failed = d.has_failures();
+        d.finish();
+        Ok(failed)
+    }
+    #[cfg(not(feature = "analysis"))]
+    {
+        let _ = (rows, axes);
+        anyhow::bail!("--csv {}: this proofscope was built without the `analysis` feature (no tables)", csv.display())
+    }
+}
+
 /// Every file a sweep may write into its folder (predict's folder holds them too).
-pub const OUTPUTS: &[&str] = &["sweep.md", "sweep.json", "sweep.parquet", "s_per_proof.svg", "peak_ram.svg", "gpu_util.svg"];
+pub const OUTPUTS: &[&str] = &["sweep.md", "sweep.json", "sweep.parquet", "s_per_proof.svg", "peak_ram.svg", "gpu_util.svg", "sweep.csv"];
 
 /// Simulate the (expanded, validated) points, print the table and write the outputs into
 /// `dir` (shared with predict).
@@ -75,7 +108,8 @@ pub fn run_sweep(base: &Config, axes: &[Vary], points: Vec<sweep::Point>, dir: &
     // An output that cannot be written is named and the others are still written (the
     // command then exits 1).
     dir.try_write("sweep.md", format!("{title}{md}").as_bytes());
-    dir.try_write("sweep.json", serde_json::to_string_pretty(&rows)?.as_bytes());
+    // Infeasible points with null figures and their failure (sweep::JsonRow).
+    dir.try_write("sweep.json", serde_json::to_string_pretty(&sweep::json_rows(&rows))?.as_bytes());
     #[cfg(feature = "analysis")]
     {
         match simulator::sweep::outputs::write_parquet(&rows, axes, &dir.join("sweep.parquet")) {

@@ -94,6 +94,7 @@ mod tests {
             no_charts: false,
             charts: vec![],
             no_tables: false,
+            csv: None,
             window: None,
         };
         super::super::analyze::run(a).unwrap();

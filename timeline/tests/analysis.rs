@@ -537,7 +537,10 @@ fn partition_and_job_tables_round_trip_through_parquet() {
     use polars::prelude::*;
     let s = sample();
     let dir = tempfile::tempdir().unwrap();
-    let [pp, jp] = timeline::export::tables::write_tables(&s.partitions, &s.jobs, dir.path()).unwrap();
+    let run = timeline::read::read_str(SAMPLE, None);
+    let keys = timeline::export::keys::RunKeys::new(&run, &s, "sample");
+    let paths = timeline::export::tables::write_run_tables(&run, &s, &keys, dir.path()).unwrap();
+    let (pp, jp) = (paths[2].clone(), paths[3].clone());
     let read = |p: &std::path::Path| ParquetReader::new(std::fs::File::open(p).unwrap()).finish().unwrap();
     let df = read(&pp);
     assert_eq!(df.height(), 30);

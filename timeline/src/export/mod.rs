@@ -1,6 +1,7 @@
 //! Exports of a [`Run`](crate::event::Run) for other tools: `trace.json` for Perfetto
-//! ([`trace`], checked by [`validate`]) and, with the `analysis` feature, Parquet tables
-//! for Python polars/pandas ([`parquet`]).
+//! ([`trace`], checked by [`validate`]) and, with the `analysis` feature, the tables for
+//! polars, pandas, DuckDB ([`tables`], [`parquet`], each starting with the run's [`keys`])
+//! and spreadsheets ([`csv`]).
 
 pub mod trace;
 pub mod validate;
@@ -8,5 +9,9 @@ pub mod validate;
 pub mod parquet;
 #[cfg(feature = "analysis")]
 pub mod tables;
+#[cfg(feature = "analysis")]
+pub mod keys;
+#[cfg(feature = "analysis")]
+pub mod csv;
 #[cfg(test)]
 pub(crate) mod fixtures;
