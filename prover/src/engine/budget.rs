@@ -483,7 +483,7 @@ impl MemoryPlan {
             None => String::new(),
         };
         Err(format!(
-            "the RAM budget of {} cannot hold one partition: {} needed = the parameters {}{pce} + {} GPU worker(s)' call memory {} (MSM preparation and bases, {} each) + one synthesis's working set {} (a/b/c {}, witness, densities and B preparation {}); raise memory.total_budget (--ram-budget){}",
+            "the RAM budget of {} cannot hold one partition: {} needed = the parameters {}{pce} + {} GPU worker(s)' call memory {} (MSM preparation and bases, {} each) + one partition's working set {} (a/b/c {}, witness, densities and B preparation {}); raise memory.total_budget (--ram-budget){}",
             human(total),
             human(self.needed()),
             human(self.params),
