@@ -61,14 +61,29 @@ pub(crate) fn render_svg(
     size: (u32, u32),
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
 ) -> Result<(), ChartError> {
+    render_svg_with(path, size, |root| draw(root).map(|()| String::new()))
+}
+
+/// [`render_svg`] where `draw` also returns SVG elements of its own, put last in the
+/// document (on top): what plotters cannot write, such as `<title>`s for hover text.
+pub(crate) fn render_svg_with(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<String, Box<dyn Error>>,
+) -> Result<(), ChartError> {
     ensure_font()?;
     let err = |e: Box<dyn Error>| ChartError::Draw { path: path.display().to_string(), message: e.to_string() };
     let mut svg = String::new();
+    let extra;
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(e.into()))?;
-        draw(&root).map_err(err)?;
+        extra = draw(&root).map_err(err)?;
         root.present().map_err(|e| err(e.into()))?;
+    }
+    if !extra.is_empty() {
+        let at = svg.rfind("</svg>").ok_or_else(|| err("plotters wrote no closing </svg>".into()))?;
+        svg.insert_str(at, &extra);
     }
     crate::atomic::write_atomic(path, svg.as_bytes()).map_err(|e| err(e.into()))
 }
