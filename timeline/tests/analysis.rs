@@ -585,7 +585,7 @@ fn back_to_back_gpu_is_gpu_bound() {
     run.meta.config.backend = Some("cpu".into());
     let s = summarize(&run, &AnalyzeOptions::default());
     assert_eq!(s.binding_resource, "gpu", "the key stays; the words follow the device");
-    assert!(s.verdict.headline.starts_with("CPU device-bound: "), "{}", s.verdict.headline);
+    assert!(s.verdict.headline.starts_with("CPU device-bound"), "{}", s.verdict.headline);
     for line in std::iter::once(&s.verdict.headline).chain(&s.verdict.evidence) {
         assert!(!line.contains("GPU"), "{line}");
     }
