@@ -11,7 +11,8 @@
 //! - [`phases_svg`]: box plots of span durations per kind.
 //! - [`memory_svg`]: host RSS and the bytes reserved from the RAM budget over time, against
 //!   the budget; syntheses waiting for RAM shaded.
-//! - [`lines_svg`] (alias [`line_chart_svg`]), [`bar_chart_svg`]: small generic charts (the simulator's sweeps).
+//! - [`lines_svg`] / [`line_chart_svg`] (call-outs, reference lines, a log x axis when the
+//!   values span two decades), [`bar_chart_svg`]: small generic charts (the simulator's sweeps).
 //!
 //! Text uses a font embedded in the binary ([`ensure_font`]); no system font is needed.
 
@@ -32,7 +33,7 @@ use plotters::prelude::*;
 
 pub use font::{ensure_font, FAMILY};
 pub use gaps::gaps_svg;
-pub use generic::{bar_chart_svg, lines_svg, lines_svg as line_chart_svg};
+pub use generic::{bar_chart_svg, line_chart_svg, lines_svg, Callout, HLine, LineChart, LOG_SCALE};
 pub use memory::memory_svg;
 pub use phases::phases_svg;
 pub use utilization::utilization_svg;
