@@ -227,7 +227,7 @@ pub fn assign(run: &Run) -> Vec<Lane> {
     let mut lanes = Vec::new();
     for ((group, worker, stream), mut idx) in by_worker {
         let span_end = |i: usize| run.spans[i].end_ns.unwrap_or(run_end).max(run.spans[i].start_ns);
-        idx.sort_by_key(|&i| (run.spans[i].start_ns, Reverse(span_end(i)), nesting_rank(&run.spans[i].kind)));
+        idx.sort_by_cached_key(|&i| (run.spans[i].start_ns, Reverse(span_end(i)), nesting_rank(&run.spans[i].kind)));
         let built = match worker {
             Some(_) => place_worker(run, &idx, run_end),
             None => pack(run, &idx, run_end),

@@ -196,13 +196,13 @@ pub fn waterfall_png(run: &Run, gaps: &[GapMark], path: &Path) -> Result<(), Cha
     render_png(path, (layout.width, layout.height), |root| draw(root, run, gaps, &layout, &scene, true).map(|_| ()))
 }
 
-fn title_of(run: &Run, gaps: &[GapMark]) -> String {
+fn title_of(run: &Run, gaps: &[GapMark], jobs: usize) -> String {
     let gpu = run.spans_of(&SpanKind::Gpu).count();
     let devices = run.devices().len();
     format!(
         "Waterfall — {} · {} job(s) · {} GPU call(s) on {} device(s) · {} idle gap(s)",
         run.meta.source,
-        run.jobs().len(),
+        jobs,
         gpu,
         devices,
         gaps.len()
@@ -242,12 +242,12 @@ where
     DB::ErrorType: 'static,
 {
     if l.rows.is_empty() {
-        super::draw_empty(root, &title_of(run, gaps), "no spans to draw")?;
+        super::draw_empty(root, &title_of(run, gaps, scene.jobs), "no spans to draw")?;
         return Ok(None);
     }
     let (top, rest) = root.split_vertically(TITLE_H);
     let (mid, bottom) = rest.split_vertically(l.height - TITLE_H - l.legend_h);
-    top.draw(&Text::new(title_of(run, gaps), (20, 14), text(20.0)))?;
+    top.draw(&Text::new(title_of(run, gaps, scene.jobs), (20, 14), text(20.0)))?;
 
     let n = l.rows.len();
     let nf = n as f64;
@@ -399,6 +399,8 @@ struct Scene {
     rects: Vec<Rect>,
     labels: Vec<Label>,
     shades: Vec<Shade>,
+    /// Jobs in the run (for the title).
+    jobs: usize,
 }
 
 /// A rectangle under construction: one item, or a band of items each narrower than
@@ -470,11 +472,13 @@ fn ns_text(ns: u64) -> String {
     duration_ms(ns as f64 / 1e6)
 }
 
-/// Job numbers (order of first appearance), types (in a log mixing proof types) and which
-/// jobs' bars get labels.
+/// Each span's job number (order of first appearance, through the analyzer's index: no
+/// string hashing per span), job types (in a log mixing proof types) and which jobs' bars
+/// get labels.
 struct Jobs<'a> {
-    no: HashMap<&'a str, usize>,
-    types: HashMap<String, String>,
+    ix: crate::analysis::tables::Index<'a>,
+    /// The log mixes proof types: labels and titles name them.
+    mixed: bool,
     /// Label every bar that fits (few jobs), else only where a labelled job starts on a row.
     every_bar: bool,
     /// Label jobs whose number is a multiple of this.
@@ -483,23 +487,20 @@ struct Jobs<'a> {
 
 impl<'a> Jobs<'a> {
     fn new(run: &'a Run) -> Jobs<'a> {
-        let mut no: HashMap<&str, usize> = HashMap::new();
-        for s in &run.spans {
-            if let Some(j) = s.job.as_deref() {
-                let n = no.len();
-                no.entry(j).or_insert(n);
-            }
-        }
-        let types = {
-            let ix = crate::analysis::tables::Index::build(run);
-            if ix.types.len() > 1 {
-                ix.jobs.iter().enumerate().map(|(j, name)| (name.to_string(), ix.type_of_job(j as u32).to_string())).collect()
-            } else {
-                HashMap::new()
-            }
-        };
-        let every_bar = no.len() <= LABEL_EVERY_BAR_UP_TO;
-        Jobs { stride: label_stride(no.len()), no, types, every_bar }
+        let ix = crate::analysis::tables::Index::build(run);
+        let n = ix.jobs.len();
+        Jobs { mixed: ix.types.len() > 1, every_bar: n <= LABEL_EVERY_BAR_UP_TO, stride: label_stride(n), ix }
+    }
+
+    /// The job number of span `i`.
+    fn of(&self, i: usize) -> Option<usize> {
+        let p = (*self.ix.part_of_span.get(i)?)?;
+        Some(self.ix.parts[p as usize].job as usize)
+    }
+
+    /// The proof type of job `j`, in a log that mixes them.
+    fn type_of(&self, j: usize) -> Option<&str> {
+        self.mixed.then(|| self.ix.type_of_job(j as u32))
     }
 }
 
@@ -524,7 +525,7 @@ impl Scene {
         let base = |i: usize| nf - 1.0 - i as f64;
         let t = |ns: u64| ns as f64 / 1e9;
         let jobs = Jobs::new(run);
-        let mut scene = Scene { rects: Vec::new(), labels: Vec::new(), shades: Vec::new() };
+        let mut scene = Scene { rects: Vec::new(), labels: Vec::new(), shades: Vec::new(), jobs: jobs.ix.jobs.len() };
         // One pass over the spans for the devices' busy unions.
         let mut gpu_of: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
         if !l.device_rows.is_empty() {
@@ -648,7 +649,7 @@ fn lane_bars(run: &Run, lane: &Lane, jobs: &Jobs<'_>, y_base: f64, px_per_s: f64
         if !(with_labels && d == 0 && matches!(s.kind, SpanKind::Gpu | SpanKind::Synthesis)) {
             continue;
         }
-        let job = s.job.as_deref().and_then(|j| jobs.no.get(j)).copied();
+        let job = jobs.of(p.index);
         if !jobs.every_bar && (job.is_none_or(|j| j % jobs.stride != 0) || job == labelled_job) {
             continue;
         }
@@ -658,7 +659,7 @@ fn lane_bars(run: &Run, lane: &Lane, jobs: &Jobs<'_>, y_base: f64, px_per_s: f64
             (Some(j), None) => format!("J{j}"),
             (None, None) => continue,
         };
-        if let Some(ty) = s.job.as_ref().and_then(|j| jobs.types.get(j)) {
+        if let Some(ty) = job.and_then(|j| jobs.type_of(j)) {
             label = format!("{ty} {label}");
         }
         if p.open {
@@ -680,7 +681,7 @@ fn lane_bars(run: &Run, lane: &Lane, jobs: &Jobs<'_>, y_base: f64, px_per_s: f64
             let p = &lane.spans[a.first];
             let s = &run.spans[p.index];
             let (color, look, title) = if a.n == 1 {
-                let job = s.job.as_deref().and_then(|j| jobs.no.get(j)).copied();
+                let job = jobs.of(p.index);
                 let mut color = kind_color(&s.kind);
                 // Top-level bars of every second job are lighter (jobs side by side stay apart).
                 if d == 0 && job.is_some_and(|j| j % 2 == 1) {
@@ -693,7 +694,7 @@ fn lane_bars(run: &Run, lane: &Lane, jobs: &Jobs<'_>, y_base: f64, px_per_s: f64
                 } else {
                     Look::Solid
                 };
-                (color, look, span_title(s, job, &jobs.types, a.x0, a.x1, a.open))
+                (color, look, span_title(s, job, job.and_then(|j| jobs.type_of(j)), a.x0, a.x1, a.open))
             } else {
                 let title = format!(
                     "{} spans under a pixel, merged: {} busy of {} ({})\n{} – {}",
@@ -714,11 +715,11 @@ fn lane_bars(run: &Run, lane: &Lane, jobs: &Jobs<'_>, y_base: f64, px_per_s: f64
 
 /// The hover text of one span: kind and duration, job (number, type and id), partition,
 /// worker, start and end.
-fn span_title(s: &crate::event::Span, job: Option<usize>, types: &HashMap<String, String>, x0: f64, x1: f64, open: bool) -> String {
+fn span_title(s: &crate::event::Span, job: Option<usize>, ty: Option<&str>, x0: f64, x1: f64, open: bool) -> String {
     let mut o = format!("{} {}", s.kind.as_str(), if open { "(open: never ended)".to_string() } else { ns_text(s.duration_ns()) });
     if let Some(id) = &s.job {
         let _ = write!(o, "\njob J{}", job.map_or("?".to_string(), |j| j.to_string()));
-        if let Some(ty) = types.get(id) {
+        if let Some(ty) = ty {
             let _ = write!(o, " ({ty})");
         }
         let _ = write!(o, ": {id}");
@@ -811,15 +812,6 @@ mod tests {
         }
     }
 
-    fn jobs_of<'a>(no: &[(&'a str, usize)], types: &[(&str, &str)]) -> Jobs<'a> {
-        Jobs {
-            no: no.iter().copied().collect(),
-            types: types.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
-            every_bar: true,
-            stride: 1,
-        }
-    }
-
     #[test]
     fn sub_pixel_bars_merge_into_a_band_but_visible_ones_do_not() {
         let mut run = Run::default();
@@ -831,7 +823,7 @@ mod tests {
         }
         run.normalize();
         let lanes = crate::lanes::assign(&run);
-        let jobs = jobs_of(&[("a", 0)], &[]);
+        let jobs = Jobs::new(&run);
         // 10 s over 1000 px: each kernel is 0.1 px; they merge into one band of the kind with
         // the most time (msm_h, 2/3), whose title says what it merged. The call stays itself.
         let (rects, _) = lane_bars(&run, &lanes[0], &jobs, 0.0, 100.0, 12.0, true);
@@ -849,11 +841,15 @@ mod tests {
     #[test]
     fn a_mixed_log_labels_bars_with_their_proof_type() {
         let mut run = Run::default();
+        // A partitioned job of 10 partitions (PoRep) and a whole proof naming its kind.
+        for p in 0..10u64 {
+            run.spans.push(crate::event::Span::new(SpanKind::Gpu, p * 100_000_000, (p + 1) * 100_000_000).worker(1).job("a").partition(p as u32));
+        }
         run.spans.push(crate::event::Span::new(SpanKind::Gpu, 0, 1_000_000_000).worker(0).job("a").partition(3));
-        run.spans.push(crate::event::Span::new(SpanKind::Gpu, 1_000_000_000, 2_000_000_000).worker(0).job("w"));
+        run.spans.push(crate::event::Span::new(SpanKind::Gpu, 1_000_000_000, 2_000_000_000).worker(0).job("w").arg("kind", "winning-post"));
         run.normalize();
         let lanes = crate::lanes::assign(&run);
-        let jobs = jobs_of(&[("a", 0), ("w", 1)], &[("a", "porep-c2"), ("w", "winning-post")]);
+        let jobs = Jobs::new(&run);
         let (rects, labels) = lane_bars(&run, &lanes[0], &jobs, 0.0, 1000.0, 12.0, true);
         let texts: Vec<&str> = labels.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(texts, ["porep-c2 J0 p3", "winning-post J1"]);
@@ -930,5 +926,39 @@ mod tests {
         waterfall_svg(&Run::default(), &[], &dir.path().join("e.svg")).unwrap();
         let err = waterfall_png(&sample_run(), &[], Path::new("/nonexistent/dir/w.png")).unwrap_err();
         assert!(err.to_string().contains("/nonexistent/dir/w.png"), "{err}");
+    }
+
+    /// Timed script (not run by default): the waterfall's SVG size and drawing time on
+    /// synthetic runs of 1k, 10k and 100k partitions (with kernels), as ratios to the 1k run
+    /// of the same process. `cargo test -p timeline --lib waterfall_scaling -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn waterfall_scaling() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut base: Option<(f64, f64)> = None;
+        for proofs in [100u32, 1_000, 10_000] {
+            let run = synthetic(proofs, 10, 1, true);
+            let analysis = crate::analysis::gaps::analyze(&run, &crate::analysis::AnalyzeOptions::default());
+            let gaps = crate::analysis::gaps::marks(&analysis.gaps);
+            let p = dir.path().join("w.svg");
+            // Best of 3.
+            let mut best = f64::INFINITY;
+            for _ in 0..3 {
+                let t = std::time::Instant::now();
+                waterfall_svg(&run, &gaps, &p).unwrap();
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            let size = std::fs::metadata(&p).unwrap().len() as f64;
+            let (t0, s0) = *base.get_or_insert((best, size));
+            println!(
+                "waterfall_scaling: {} partitions, {} spans: {:.3} s, {:.2} MB SVG; × the 1k run: time {:.1}, size {:.1}",
+                proofs * 10,
+                run.spans.len(),
+                best,
+                size / 1e6,
+                best / t0,
+                size / s0
+            );
+        }
     }
 }
