@@ -127,12 +127,12 @@ where
         let r = chart.x_range();
         (r.start, r.end)
     };
-    // Reference lines under the data, labelled at their right end.
+    // Reference lines under the data, labelled at their left end (the legend is on the right).
     for h in c.hlines.iter().filter(|h| h.y.is_finite() && h.y >= ylo && h.y <= yhi) {
-        let grey = RGBColor(120, 120, 120);
+        let grey = RGBColor(110, 110, 110);
         chart.draw_series(DashedLineSeries::new([(xlo, h.y), (xhi, h.y)], 6, 4, grey.stroke_width(1)))?;
-        let (px, py) = chart.backend_coord(&(xhi, h.y));
-        root.draw(&Text::new(h.label.clone(), (px - 4, py - 3), text(11.0).color(&grey).pos(Pos::new(HPos::Right, VPos::Bottom))))?;
+        let (px, py) = chart.backend_coord(&(xlo, h.y));
+        root.draw(&Text::new(h.label.clone(), (px + 6, py - 3), text(11.0).color(&grey).pos(Pos::new(HPos::Left, VPos::Bottom))))?;
     }
     for (i, (name, data)) in c.series.iter().enumerate() {
         let col = PALETTE[i % PALETTE.len()];
