@@ -203,3 +203,23 @@ fn a_parameter_file_with_its_test_only_flag_cleared_is_refused() {
     // A RAM budget larger than the machine is a warning, not an error.
     exits(p, &["prove", "--params", "p.bin", "--backend", "cpu", "--quiet", "--ram-budget", "1000000", "-o", "big"], 0, &["larger than this machine's RAM"]);
 }
+
+/// Issue 17: a run of the CPU backend is not called a GPU run: the verdict (terminal and
+/// summary.json), report.md and the trace's device process say "CPU device".
+#[test]
+fn a_cpu_backend_run_is_not_called_a_gpu_run() {
+    let d = work();
+    let p = d.path();
+    exits(p, &["setup", "--constraints", "2^8", "--params", "p.bin"], 0, &[]);
+    exits(p, &["prove", "--params", "p.bin", "--backend", "cpu", "--quiet", "--proofs", "3", "--partitions", "2", "--timeline", "run.jsonl", "-o", "proofs"], 0, &[]);
+    let r = exits(p, &["analyze", "run.jsonl", "-o", "rep"], 0, &[]);
+    let verdict = r.stdout.lines().find(|l| l.starts_with("verdict")).unwrap_or_default();
+    assert!(!verdict.contains("GPU") && verdict.len() > 20, "{}", r.stdout);
+    assert!(r.stdout.contains("CPU device 0"), "{}", r.stdout);
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p.join("rep/summary.json")).unwrap()).unwrap();
+    let headline = s["verdict"]["headline"].as_str().unwrap();
+    assert!(!headline.contains("GPU") && verdict.ends_with(headline), "{headline}");
+    assert!(s["verdict"]["evidence"].as_array().unwrap().iter().all(|e| !e.as_str().unwrap().contains("GPU")), "{}", s["verdict"]["evidence"]);
+    assert!(std::fs::read_to_string(p.join("rep/report.md")).unwrap().contains("CPU device"));
+    assert!(std::fs::read_to_string(p.join("rep/trace.json")).unwrap().contains("\"name\":\"CPU device 0\""));
+}

@@ -505,8 +505,10 @@ impl CampaignScore {
         lines.join("\n")
     }
 
-    /// The campaign's parity plot (predicted against measured steady s/proof, log axes, y = x
-    /// and a ±5 % band), as SVG text written by hand; `None` when no configuration has both.
+    /// The campaign's parity plot (predicted against measured steady s/proof, log axes said
+    /// so on their labels, y = x and a ±5 % band; the model's pick, its best predicted
+    /// configuration, ringed, and the measured best too where it differs), as SVG text
+    /// written by hand; `None` when no configuration has both.
     pub fn parity_svg(&self) -> Option<String> {
         let pts: Vec<(f64, f64, &str, bool)> = self
             .configs
@@ -568,9 +570,9 @@ impl CampaignScore {
                 }
             }
         }
-        s.push(format!(r#"<text x="{}" y="{}" text-anchor="middle">measured steady s/proof</text>"#, py_float(w2), H - 24));
+        s.push(format!(r#"<text x="{}" y="{}" text-anchor="middle">measured steady s/proof (log scale)</text>"#, py_float(w2), H - 24));
         s.push(format!(
-            r#"<text x="20" y="{h}" text-anchor="middle" transform="rotate(-90 20 {h})">predicted steady s/proof</text>"#,
+            r#"<text x="20" y="{h}" text-anchor="middle" transform="rotate(-90 20 {h})">predicted steady s/proof (log scale)</text>"#,
             h = py_float(h2)
         ));
         for (x, y, name, is_cal) in &pts {
@@ -583,7 +585,26 @@ impl CampaignScore {
                 ly(*y) - 6.0
             ));
         }
-        s.push(format!(r#"<text x="{}" y="{}">green band: ±5 %; line: y = x; red: the calibration run</text>"#, M + 8, M + 16));
+        // The recommended configuration (the model's best), and the measured best beside it.
+        let mut rings = Vec::new();
+        if let Some(b) = &self.best_predicted {
+            rings.push((b.as_str(), "recommended (model's best)"));
+        }
+        if let Some(b) = self.best_measured.as_deref().filter(|b| Some(*b) != self.best_predicted.as_deref()) {
+            rings.push((b, "measured best"));
+        }
+        for (k, (name, what)) in rings.into_iter().enumerate() {
+            let Some(&(x, y, _, _)) = pts.iter().find(|p| p.2 == name) else { continue };
+            s.push(format!(
+                r#"<circle cx="{:.1}" cy="{:.1}" r="9" fill="none" stroke="black" stroke-width="{}"/><text x="{:.1}" y="{:.1}" font-size="10">{what}: {name}</text>"#,
+                lx(x),
+                ly(y),
+                2 - k,
+                lx(x) + 6.0,
+                ly(y) + 16.0 + 12.0 * k as f64
+            ));
+        }
+        s.push(format!(r#"<text x="{}" y="{}">green band: ±5 %; line: y = x; red: the calibration run; ringed: the recommended configuration</text>"#, M + 8, M + 16));
         s.push("</svg>".into());
         Some(s.join("\n") + "\n")
     }
@@ -974,6 +995,10 @@ mod tests {
         let svg = s.parity_svg().unwrap();
         assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"));
         assert!(svg.contains(r#"<text x="360.0" y="24""#) && svg.contains(">b</text>") && svg.contains("#d62728"), "{svg}");
+        // Log axes say so; the recommended configuration is ringed and named.
+        assert_eq!(svg.matches("steady s/proof (log scale)</text>").count(), 2, "{svg}");
+        let pick = s.best_predicted.clone().unwrap();
+        assert!(svg.contains(&format!("recommended (model's best): {pick}</text>")), "{svg}");
         assert_eq!(score("a", &[]).parity_svg(), None);
     }
 

@@ -117,8 +117,8 @@ pub mod plot {
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             chart
                 .configure_mesh()
-                .x_desc("measured")
-                .y_desc("predicted")
+                .x_desc(format!("measured{}", timeline::chart::LOG_SCALE))
+                .y_desc(format!("predicted{}", timeline::chart::LOG_SCALE))
                 .label_style((font, 12))
                 .axis_desc_style((font, 13))
                 .draw()
@@ -155,6 +155,24 @@ pub mod plot {
 mod tests {
     use super::*;
     use timeline::{RunMeta, Span, SpanKind};
+
+    #[cfg(feature = "analysis")]
+    #[test]
+    fn the_parity_plot_says_its_axes_are_logarithmic() {
+        let mut run = Run::new(RunMeta::new("test"));
+        let s = 1_000_000_000u64;
+        for (job, end) in [("A", 1), ("B", 2), ("C", 3)] {
+            run.spans.push(Span::new(SpanKind::Synthesis, 0, end * s / 2).job(job).partition(0));
+            run.spans.push(Span::new(SpanKind::Gpu, end * s / 2, end * s).job(job).partition(0).worker(0));
+        }
+        run.normalize();
+        let sum = summarize(&run, &AnalyzeOptions::default());
+        let p = std::env::temp_dir().join(format!("parity-log-{}.svg", std::process::id()));
+        plot::parity_svg(&compare(&sum, &sum), &p).unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        std::fs::remove_file(&p).ok();
+        assert!(svg.contains("measured (log scale)") && svg.contains("predicted (log scale)"), "{svg}");
+    }
 
     #[test]
     fn every_figure_is_the_summary_s_own() {

@@ -370,8 +370,9 @@ pub mod outputs {
 
     use polars::prelude::*;
 
-    use super::{chart_x_key, series, Row, Vary};
+    use super::{axis_number, best_index, chart_x_key, fmt_params, series, Row, Vary, RAM_BUDGETS_GIB};
     use crate::config::canonical_key;
+    use timeline::chart::{Callout, HLine, LineChart};
 
     /// The sweep as a DataFrame: one column per varied key — Int64 when every value is an
     /// integer (pw, gw), Float64 when every value is a number or a size (sizes in GiB, the
@@ -439,7 +440,39 @@ pub mod outputs {
         Ok(())
     }
 
-    /// The three charts; returns the files written (none when no axis is numeric).
+    /// The RAM budgets the peak-RAM chart draws as lines: the values of a varied memory
+    /// budget (`total_budget`) or machine RAM (`ram`), in GiB; else the recommendation's
+    /// budgets up to the first one above every peak.
+    pub fn ram_lines(rows: &[Row], axes: &[Vary]) -> Vec<HLine> {
+        for (key, what) in [("memory.total_budget", "RAM budget"), ("machine.ram_gib", "machine RAM")] {
+            if let Some(a) = axes.iter().find(|a| canonical_key(&a.key) == Some(key)) {
+                let mut v: Vec<f64> = a.values.iter().filter_map(|x| axis_number(x)).filter(|x| x.is_finite()).collect();
+                v.sort_by(f64::total_cmp);
+                v.dedup();
+                if !v.is_empty() {
+                    return v.into_iter().map(|g| HLine { y: g, label: format!("{what} {} GiB ({})", timeline::chart::style::si(g), a.key) }).collect();
+                }
+            }
+        }
+        let peak = rows.iter().filter(|r| r.result.feasible).map(|r| r.result.peak_ram_gib).fold(0.0, f64::max);
+        let upto = RAM_BUDGETS_GIB.iter().position(|&b| b >= peak).unwrap_or(RAM_BUDGETS_GIB.len() - 1);
+        RAM_BUDGETS_GIB[..=upto].iter().map(|&g| HLine { y: g, label: format!("RAM budget {g:.0} GiB") }).collect()
+    }
+
+    /// The recommended point (the best total s/proof, [`best_index`]) at `y(result)`, on the
+    /// chart whose x axis is `x`.
+    fn recommended(rows: &[Row], x: &str, y: impl Fn(&crate::report::SimResult) -> f64, unit: &str) -> Vec<Callout> {
+        let results: Vec<crate::report::SimResult> = rows.iter().map(|r| r.result.clone()).collect();
+        let Some(i) = best_index(&results) else { return Vec::new() };
+        let r = &rows[i];
+        let Some(xv) = r.param(x).and_then(axis_number) else { return Vec::new() };
+        let yv = y(&r.result);
+        vec![Callout { x: xv, y: yv, label: format!("recommended: {} — {yv:.1} {unit}", fmt_params(&r.params)) }]
+    }
+
+    /// The three charts; returns the files written (none when no axis is numeric). The
+    /// recommended point is called out on the s/proof and peak-RAM charts, and the RAM
+    /// budgets ([`ram_lines`]) are lines on the peak-RAM chart.
     pub fn write_charts(rows: &[Row], axes: &[Vary], dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         let Some(x) = chart_x_key(rows, axes) else { return Ok(Vec::new()) };
         let series_key = axes
@@ -457,10 +490,15 @@ pub mod outputs {
                 lines.extend(series(rows, &x, sk, g).into_iter().map(|(n, v)| (format!("{n} {edge}"), v)));
             }
         }
-        timeline::chart::lines_svg(&format!("s/proof vs {x}{by} (best over the other axes)"), &x, "total s/proof", &lines, &p)?;
+        let title = format!("s/proof vs {x}{by} (best over the other axes)");
+        let chart = LineChart { title: &title, x_label: &x, y_label: "total s/proof", series: &lines, callouts: recommended(rows, &x, |r| r.total_s_per_proof, "s/proof"), hlines: Vec::new() };
+        timeline::chart::line_chart_svg(&chart, &p)?;
         out.push(p);
         let p = dir.join("peak_ram.svg");
-        timeline::chart::lines_svg(&format!("peak RAM vs {x}{by}"), &x, "peak RAM, GiB", &series(rows, &x, sk, |r| r.peak_ram_gib), &p)?;
+        let title = format!("peak RAM vs {x}{by}");
+        let ram = series(rows, &x, sk, |r| r.peak_ram_gib);
+        let chart = LineChart { title: &title, x_label: &x, y_label: "peak RAM, GiB", series: &ram, callouts: recommended(rows, &x, |r| r.peak_ram_gib, "GiB"), hlines: ram_lines(rows, axes) };
+        timeline::chart::line_chart_svg(&chart, &p)?;
         out.push(p);
         let p = dir.join("gpu_util.svg");
         timeline::chart::lines_svg(&format!("GPU union utilisation vs {x}{by}"), &x, "GPU util, %", &series(rows, &x, sk, |r| -100.0 * r.busiest_gpu_utilization()).into_iter().map(|(n, v)| (n, v.into_iter().map(|(a, b)| (a, -b)).collect())).collect::<Vec<_>>(), &p)?;

@@ -74,7 +74,45 @@ fn parquet_and_charts_are_written() {
     for c in &charts {
         let svg = std::fs::read_to_string(c).unwrap();
         assert!(svg.contains("<svg") && svg.contains("gw=2"), "{}", c.display());
+        // pw 2..12 is one decade: a linear axis, and nothing says otherwise.
+        assert!(!svg.contains("(log scale)"), "{}", c.display());
     }
+    // The recommended point (the best total s/proof) is called out with its configuration,
+    // on the s/proof and the peak-RAM charts.
+    let all: Vec<_> = rows.iter().map(|r| r.result.clone()).collect();
+    let best = &rows[sweep::best_index(&all).unwrap()];
+    let cfg: Vec<String> = best.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let callout = format!("recommended: {} — {:.1} s/proof", cfg.join(" "), best.result.total_s_per_proof);
+    assert!(read("s_per_proof.svg").contains(&callout), "{callout}");
+    assert!(read("peak_ram.svg").contains(&format!("recommended: {} — {:.1} GiB", cfg.join(" "), best.result.peak_ram_gib)));
+    // No budget varied: the recommendation's budgets up to the first above every peak.
+    let ram = read("peak_ram.svg");
+    let peak = rows.iter().map(|r| r.result.peak_ram_gib).fold(0.0, f64::max);
+    let above = RAM_BUDGETS_GIB.iter().copied().find(|&b| b >= peak).unwrap();
+    assert!(ram.contains(&format!("RAM budget {above:.0} GiB")), "{above}");
+    assert!(ram.contains("RAM budget 128 GiB"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Issue 17: a sweep that varies the RAM budget draws each budget as a line on the peak-RAM
+/// chart; a wide x axis (pw over two decades) is drawn logarithmic and labelled so.
+#[cfg(feature = "analysis")]
+#[test]
+fn a_varied_budget_is_drawn_and_a_log_axis_says_so() {
+    let base = Config::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/phase8.toml")).unwrap();
+    let axes: Vec<Vary> = ["pw=1,4,16,128", "total_budget=160GiB,400GiB"].iter().map(|s| s.parse().unwrap()).collect();
+    let rows = sweep::run_points(&sweep::expand(&base, &axes).unwrap(), &|| {});
+    let lines = sweep::outputs::ram_lines(&rows, &axes);
+    let ys: Vec<f64> = lines.iter().map(|l| l.y).collect();
+    assert_eq!(ys, [160.0, 400.0]);
+    let dir = std::env::temp_dir().join(format!("simulator-sweep-budget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    sweep::outputs::write_charts(&rows, &axes, &dir).unwrap();
+    let ram = std::fs::read_to_string(dir.join("peak_ram.svg")).unwrap();
+    assert!(ram.contains("RAM budget 160 GiB (total_budget)") && ram.contains("RAM budget 400 GiB (total_budget)"), "{ram}");
+    assert!(ram.contains("pw (log scale)"));
+    assert!(std::fs::read_to_string(dir.join("s_per_proof.svg")).unwrap().contains("pw (log scale)"));
     std::fs::remove_dir_all(&dir).ok();
 }
 

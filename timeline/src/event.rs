@@ -588,6 +588,17 @@ impl RunMeta {
             extra: Args::new(),
         }
     }
+
+    /// What the reports and the verdict call the proving device: "CPU device" on a run of
+    /// the CPU backend (its "device" is a lock around CPU MSMs and NTTs, not a GPU), "GPU"
+    /// otherwise (cuzk logs, CUDA runs, simulated GPUs).
+    pub fn device_word(&self) -> &'static str {
+        if self.config.backend.as_deref() == Some("cpu") {
+            "CPU device"
+        } else {
+            "GPU"
+        }
+    }
 }
 
 impl Default for RunMeta {

@@ -8,13 +8,18 @@
 //! than [`CLAMP_TOLERANCE_NS`] (timestamp rounding) is clamped into it, and anything that
 //! would still overlap partially goes to an overflow row of the same worker.
 //!
+//! A GPU worker that runs a partition's MSMs side by side on lanes (own CUDA streams; the
+//! spans carry the `lane` argument) gets one lane per stream (`gpu0 w0 lane 2`), so that
+//! concurrent MSMs are drawn side by side instead of as false nesting; a `batch_add` or
+//! `tail_msm` that names its MSM (`query`) follows that MSM onto its lane.
+//!
 //! Queue waits (`gpu_queue`) are not work on any worker and are left out; the trace
 //! shows them as async slices and the chart omits them.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
-use crate::event::{Run, Span, SpanKind};
+use crate::event::{arg, Run, Span, SpanKind};
 
 /// How far a nested span may overshoot its parent's end and still be clamped into it.
 pub const CLAMP_TOLERANCE_NS: u64 = 1_000_000;
@@ -52,6 +57,8 @@ pub struct Lane {
     pub group: LaneGroup,
     /// The worker id from the spans, `None` for packed lanes.
     pub worker: Option<u32>,
+    /// The stream (the spans' `lane` argument) this lane draws; `None` for the worker's own.
+    pub stream: Option<u32>,
     /// 0 for the worker's main lane; 1, 2, … for overflow (or packed) lanes.
     pub sub: u32,
     /// Spans ordered by (start, longer first): parents before their children.
@@ -59,20 +66,91 @@ pub struct Lane {
 }
 
 impl Lane {
-    /// A short human name, e.g. `synth 3`, `gpu0 w1`, `gpu0 w1 #2`, `synth lane 4`.
+    /// A short human name, e.g. `synth 3`, `gpu0 w1`, `gpu0 w1 #2`, `gpu0 w1 lane 2`.
     pub fn name(&self) -> String {
-        let base = match (self.group, self.worker) {
+        let mut base = match (self.group, self.worker) {
             (LaneGroup::Synthesis, Some(w)) => format!("synth w{w}"),
             (LaneGroup::Synthesis, None) => format!("synth {}", self.sub),
             (LaneGroup::Device(d), Some(w)) => format!("gpu{d} w{w}"),
             (LaneGroup::Device(d), None) => format!("gpu{d} lane {}", self.sub),
         };
+        if let Some(l) = self.stream {
+            base.push_str(&format!(" lane {l}"));
+        }
         if self.worker.is_some() && self.sub > 0 {
             format!("{base} #{}", self.sub + 1)
         } else {
             base
         }
     }
+
+    /// Whether this is a worker's own first lane (not a stream's, not an overflow lane).
+    pub fn is_main(&self) -> bool {
+        self.worker.is_some() && self.stream.is_none() && self.sub == 0
+    }
+
+    /// What the lane holds: its top-level kinds, most time first (two at most, then `…`):
+    /// `msm_b_g2`, `finalize, tail_msm`.
+    pub fn holds(&self, run: &Run) -> String {
+        let mut by_kind: Vec<(&str, u64)> = Vec::new();
+        for p in self.spans.iter().filter(|p| p.depth == 0) {
+            let k = run.spans[p.index].kind.as_str();
+            let d = p.end_ns - p.start_ns;
+            match by_kind.iter_mut().find(|e| e.0 == k) {
+                Some(e) => e.1 += d,
+                None => by_kind.push((k, d)),
+            }
+        }
+        by_kind.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let mut s: Vec<&str> = by_kind.iter().take(2).map(|e| e.0).collect();
+        if by_kind.len() > 2 {
+            s.push("…");
+        }
+        s.join(", ")
+    }
+
+    /// The name, and for a lane that is not a worker's own what it holds: `gpu0 w0 lane 2:
+    /// msm_a`, `gpu1 w0 #2: finalize` (rows of the waterfall, threads of the trace).
+    pub fn label(&self, run: &Run) -> String {
+        let holds = if self.worker.is_some() && !self.is_main() { self.holds(run) } else { String::new() };
+        if holds.is_empty() {
+            self.name()
+        } else {
+            format!("{}: {holds}", self.name())
+        }
+    }
+}
+
+/// The stream (`lane` argument) of each span that ran on one, by span index: its own, or for
+/// a span naming its MSM in `query` (`batch_add`, `tail_msm`), the lane of that MSM of the
+/// same partition on the same worker whose time holds the span's start. Only spans with a
+/// worker take a stream.
+fn streams(run: &Run) -> HashMap<usize, u32> {
+    let lane_of = |s: &Span| s.args.get(arg::LANE).and_then(serde_json::Value::as_u64).and_then(|l| u32::try_from(l).ok());
+    let mut out = HashMap::new();
+    type Key<'a> = (Option<&'a str>, Option<u32>, u32, Option<u32>, &'a str);
+    let mut msms: HashMap<Key<'_>, Vec<(u64, u64, u32)>> = HashMap::new();
+    for (i, s) in run.spans.iter().enumerate() {
+        if let (Some(l), Some(_)) = (lane_of(s), s.worker) {
+            out.insert(i, l);
+            let end = s.end_ns.unwrap_or(u64::MAX);
+            msms.entry((s.job.as_deref(), s.partition, s.device_or_0(), s.worker, s.kind.as_str())).or_default().push((s.start_ns, end, l));
+        }
+    }
+    if msms.is_empty() {
+        return out;
+    }
+    for (i, s) in run.spans.iter().enumerate() {
+        if out.contains_key(&i) || s.worker.is_none() {
+            continue;
+        }
+        let Some(q) = s.args.get(arg::QUERY).and_then(serde_json::Value::as_str) else { continue };
+        let key = (s.job.as_deref(), s.partition, s.device_or_0(), s.worker, q);
+        if let Some(&(_, _, l)) = msms.get(&key).and_then(|v| v.iter().find(|m| m.0 <= s.start_ns && s.start_ns < m.1)) {
+            out.insert(i, l);
+        }
+    }
+    out
 }
 
 /// Which group a span belongs to; `None` for spans that are not worker time (queue waits).
@@ -138,23 +216,24 @@ impl Builder {
 /// devices ascending) and ordered by worker within a group.
 pub fn assign(run: &Run) -> Vec<Lane> {
     let run_end = run.end_ns();
-    // (group, worker) -> span indices
-    let mut by_worker: BTreeMap<(LaneGroup, Option<u32>), Vec<usize>> = BTreeMap::new();
+    let streams = streams(run);
+    // (group, worker, stream) -> span indices
+    let mut by_worker: BTreeMap<(LaneGroup, Option<u32>, Option<u32>), Vec<usize>> = BTreeMap::new();
     for (i, s) in run.spans.iter().enumerate() {
         if let Some(g) = group_of(s) {
-            by_worker.entry((g, s.worker)).or_default().push(i);
+            by_worker.entry((g, s.worker, streams.get(&i).copied())).or_default().push(i);
         }
     }
     let mut lanes = Vec::new();
-    for ((group, worker), mut idx) in by_worker {
+    for ((group, worker, stream), mut idx) in by_worker {
         let span_end = |i: usize| run.spans[i].end_ns.unwrap_or(run_end).max(run.spans[i].start_ns);
-        idx.sort_by_key(|&i| (run.spans[i].start_ns, Reverse(span_end(i)), nesting_rank(&run.spans[i].kind)));
+        idx.sort_by_cached_key(|&i| (run.spans[i].start_ns, Reverse(span_end(i)), nesting_rank(&run.spans[i].kind)));
         let built = match worker {
             Some(_) => place_worker(run, &idx, run_end),
             None => pack(run, &idx, run_end),
         };
         for (sub, b) in built.into_iter().enumerate() {
-            lanes.push(Lane { group, worker, sub: sub as u32, spans: b.spans });
+            lanes.push(Lane { group, worker, stream, sub: sub as u32, spans: b.spans });
         }
     }
     lanes
@@ -283,6 +362,36 @@ mod tests {
         assert_eq!(all.len(), 3);
         let o = all.iter().find(|p| p.open).unwrap();
         assert_eq!((o.start_ns, o.end_ns), (50, 300));
+    }
+
+    #[test]
+    fn msms_on_lanes_get_a_lane_each_and_their_pieces_follow() {
+        // As the CUDA backend writes them: two MSMs side by side on lanes 1 and 2, each with
+        // a batch_add naming it, inside one gpu call; an ntt on the worker's own stream.
+        let sp = |k: SpanKind, a: u64, b: u64| Span::new(k, a, b).worker(0).device(0).job("j").partition(0);
+        let r = run(vec![
+            sp(SpanKind::Gpu, 0, 1000),
+            sp(SpanKind::Ntt, 10, 900),
+            sp(SpanKind::MsmL, 20, 700).arg(arg::LANE, 1),
+            sp(SpanKind::MsmA, 30, 800).arg(arg::LANE, 2),
+            sp(SpanKind::BatchAdd, 40, 300).arg(arg::QUERY, "msm_l"),
+            sp(SpanKind::BatchAdd, 50, 350).arg(arg::QUERY, "msm_a"),
+            sp(SpanKind::TailMsm, 360, 700).arg(arg::QUERY, "msm_a"),
+        ]);
+        let lanes = assign(&r);
+        let names: Vec<String> = lanes.iter().map(|l| l.label(&r)).collect();
+        assert_eq!(names, ["gpu0 w0", "gpu0 w0 lane 1: msm_l", "gpu0 w0 lane 2: msm_a"]);
+        let kinds = |l: &Lane| l.spans.iter().map(|p| (run_kind(&r, p), p.depth)).collect::<Vec<_>>();
+        assert_eq!(kinds(&lanes[0]), [(SpanKind::Gpu, 0), (SpanKind::Ntt, 1)]);
+        assert_eq!(kinds(&lanes[1]), [(SpanKind::MsmL, 0), (SpanKind::BatchAdd, 1)]);
+        assert_eq!(kinds(&lanes[2]), [(SpanKind::MsmA, 0), (SpanKind::BatchAdd, 1), (SpanKind::TailMsm, 1)]);
+        // An overflow lane says what it holds too.
+        let r = run(vec![
+            Span::new(SpanKind::Gpu, 0, 100).worker(0),
+            Span::new(SpanKind::Finalize, 90, 5_000_000).worker(0),
+            Span::new(SpanKind::Gpu, 100, 200).worker(0),
+        ]);
+        assert_eq!(assign(&r)[1].label(&r), "gpu0 w0 #2: finalize");
     }
 
     fn run_kind(r: &Run, p: &Placed) -> SpanKind {

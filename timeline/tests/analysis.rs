@@ -576,12 +576,23 @@ fn back_to_back_gpu_is_gpu_bound() {
             spans.push(gpu(job, p, 0, start, start + 10));
         }
     }
-    let s = summarize(&run_of(spans), &AnalyzeOptions::default());
+    let s = summarize(&run_of(spans.clone()), &AnalyzeOptions::default());
     close(s.steady_state_s_per_proof.unwrap(), 0.040);
     assert_eq!(s.verdict.floors.serial_gpu_source.as_deref(), Some("gpu_span_median"));
     close(s.verdict.floors.gpu_floor_s_per_proof.unwrap(), 0.040);
     assert_eq!(s.binding_resource, "gpu", "{}", s.verdict.headline);
     assert!(s.verdict.headline.starts_with("GPU-bound"), "{}", s.verdict.headline);
+
+    // The same run from the CPU backend: its "device" is no GPU, and the verdict says so.
+    let mut run = run_of(spans);
+    run.meta.config.backend = Some("cpu".into());
+    let s = summarize(&run, &AnalyzeOptions::default());
+    assert_eq!(s.binding_resource, "gpu", "the key stays; the words follow the device");
+    assert!(s.verdict.headline.starts_with("CPU device-bound"), "{}", s.verdict.headline);
+    for line in std::iter::once(&s.verdict.headline).chain(&s.verdict.evidence) {
+        assert!(!line.contains("GPU"), "{line}");
+    }
+    assert!(s.verdict.evidence.iter().any(|e| e.starts_with("CPU device floor: 4 partitions")), "{:?}", s.verdict.evidence);
 }
 
 #[test]

@@ -186,6 +186,8 @@ pub fn decide(
     opts: &AnalyzeOptions,
 ) -> Verdict {
     let cfg = &run.meta.config;
+    // "GPU", or "CPU device" on a run of the CPU backend: the wording follows the device.
+    let dev = run.meta.device_word();
     let jobs = job_infos(ix);
     let per_proof: Vec<f64> = jobs.iter().filter(|j| j.complete() && j.gpu_partitions > 0).map(|j| j.gpu_partitions as f64).collect();
     let mut f = Floors {
@@ -265,7 +267,7 @@ pub fn decide(
     let p_txt = f.partitions_per_proof.map_or("?".into(), |p| format!("{p}"));
     if let (Some(g), Some(fl)) = (f.serial_gpu_ms_per_partition, f.gpu_floor_s_per_proof) {
         ev.push(format!(
-            "GPU floor: {p_txt} partitions × {:.0} ms ({}) ÷ {} GPU(s) = {:.2} s/proof",
+            "{dev} floor: {p_txt} partitions × {:.0} ms ({}) ÷ {} {dev}(s) = {:.2} s/proof",
             g,
             f.serial_gpu_source.as_deref().unwrap_or("?"),
             f.gpus,
@@ -286,7 +288,7 @@ pub fn decide(
     }
     if let (Some(c), Some(fl)) = (f.cpu_side_ms_per_partition, f.cpu_floor_s_per_proof) {
         ev.push(format!(
-            "CPU floor (prep_msm + cpu_msm_b_g2 + finalize in the GPU workers): {p_txt} × {:.0} ms ÷ ({} GPU × {} workers) = {:.2} s/proof",
+            "CPU floor (prep_msm + cpu_msm_b_g2 + finalize in the {dev} workers): {p_txt} × {:.0} ms ÷ ({} {dev} × {} workers) = {:.2} s/proof",
             c,
             f.gpus,
             f.gpu_workers_per_device.unwrap_or(1),
@@ -295,7 +297,7 @@ pub fn decide(
     }
     if let Some(u) = util.gpu_utilization {
         let k = util.kernel_utilization.map_or(String::new(), |k| format!("; kernel-level {:.1} %", k * 100.0));
-        ev.push(format!("GPU utilisation (union of gpu spans over all workers): {:.1} %{k}", u * 100.0));
+        ev.push(format!("{dev} utilisation (union of gpu spans over all workers): {:.1} %{k}", u * 100.0));
     }
     let idle_window = totals.idle_in_window_ms;
     if totals.idle_total_ms > 0.0 {
@@ -309,7 +311,7 @@ pub fn decide(
             parts.push("none".into());
         }
         ev.push(format!(
-            "GPU idle {} s in {} gaps of ≥ {} ms ({} s between first and last GPU work): {}",
+            "{dev} idle {} s in {} gaps of ≥ {} ms ({} s between first and last {dev} work): {}",
             num(totals.idle_total_ms / 1e3),
             gaps.len(),
             totals.min_gap_ms,
@@ -320,7 +322,7 @@ pub fn decide(
     if !transitions.is_empty() {
         let gs: Vec<String> = transitions.iter().take(8).map(|t| format!("{:.0}", t.gap_ms)).collect();
         ev.push(format!(
-            "cross-proof transitions (second-to-last GPU end → next proof's first GPU start), ms: {}{}",
+            "cross-proof transitions (second-to-last {dev} end → next proof's first {dev} start), ms: {}{}",
             gs.join(", "),
             if transitions.len() > 8 { ", …" } else { "" }
         ));
@@ -386,7 +388,7 @@ pub fn decide(
         ..Default::default()
     };
     let label = |n: &str| match n {
-        "gpu" => "GPU",
+        "gpu" => dev,
         "synthesis" => "synthesis",
         "cpu_prep/finalize" => "CPU (prep_msm/cpu_msm_b_g2/finalize)",
         "memory" => "host-RAM",
@@ -432,7 +434,7 @@ pub fn decide(
             if top_ms <= 0.0 || (window_ms > 0.0 && idle_window / window_ms < 0.05) {
                 v.binding = "gpu".into();
                 v.headline = format!(
-                    "GPU-bound but slow: {} s/proof {basis_txt} is {:.0} % above the best floor ({} {} s/proof) while the GPU is rarely idle — the time per partition on the GPU is inflated (contention, or CPU work inside the GPU calls).",
+                    "{dev}-bound but slow: {} s/proof {basis_txt} is {:.0} % above the best floor ({} {} s/proof) while the {dev} is rarely idle — the time per partition on the {dev} is inflated (contention, or CPU work inside the {dev} calls).",
                     num(m),
                     (m / floor - 1.0) * 100.0,
                     label(name),
@@ -441,7 +443,7 @@ pub fn decide(
             } else {
                 v.binding = top.into();
                 v.headline = format!(
-                    "{}-limited: {} s/proof {basis_txt} is {:.0} % above the best floor ({} {} s/proof); the GPU idles {} s between its first and last work, of which {} s is due to {}.",
+                    "{}-limited: {} s/proof {basis_txt} is {:.0} % above the best floor ({} {} s/proof); the {dev} idles {} s between its first and last work, of which {} s is due to {}.",
                     label(top),
                     num(m),
                     (m / floor - 1.0) * 100.0,

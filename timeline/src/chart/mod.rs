@@ -11,7 +11,8 @@
 //! - [`phases_svg`]: box plots of span durations per kind.
 //! - [`memory_svg`]: host RSS and the bytes reserved from the RAM budget over time, against
 //!   the budget; syntheses waiting for RAM shaded.
-//! - [`lines_svg`] (alias [`line_chart_svg`]), [`bar_chart_svg`]: small generic charts (the simulator's sweeps).
+//! - [`lines_svg`] / [`line_chart_svg`] (call-outs, reference lines, a log x axis when the
+//!   values span two decades), [`bar_chart_svg`]: small generic charts (the simulator's sweeps).
 //!
 //! Text uses a font embedded in the binary ([`ensure_font`]); no system font is needed.
 
@@ -32,7 +33,7 @@ use plotters::prelude::*;
 
 pub use font::{ensure_font, FAMILY};
 pub use gaps::gaps_svg;
-pub use generic::{bar_chart_svg, lines_svg, lines_svg as line_chart_svg};
+pub use generic::{bar_chart_svg, line_chart_svg, lines_svg, Callout, HLine, LineChart, LOG_SCALE};
 pub use memory::memory_svg;
 pub use phases::phases_svg;
 pub use utilization::utilization_svg;
@@ -61,14 +62,29 @@ pub(crate) fn render_svg(
     size: (u32, u32),
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
 ) -> Result<(), ChartError> {
+    render_svg_with(path, size, |root| draw(root).map(|()| String::new()))
+}
+
+/// [`render_svg`] where `draw` also returns SVG elements of its own, put last in the
+/// document (on top): what plotters cannot write, such as `<title>`s for hover text.
+pub(crate) fn render_svg_with(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<String, Box<dyn Error>>,
+) -> Result<(), ChartError> {
     ensure_font()?;
     let err = |e: Box<dyn Error>| ChartError::Draw { path: path.display().to_string(), message: e.to_string() };
     let mut svg = String::new();
+    let extra;
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(e.into()))?;
-        draw(&root).map_err(err)?;
+        extra = draw(&root).map_err(err)?;
         root.present().map_err(|e| err(e.into()))?;
+    }
+    if !extra.is_empty() {
+        let at = svg.rfind("</svg>").ok_or_else(|| err("plotters wrote no closing </svg>".into()))?;
+        svg.insert_str(at, &extra);
     }
     crate::atomic::write_atomic(path, svg.as_bytes()).map_err(|e| err(e.into()))
 }

@@ -5,54 +5,63 @@ use plotters::style::RGBColor;
 
 use crate::event::SpanKind;
 
-/// The colour of a span kind (chosen so that neighbours in a `gpu` call contrast).
+/// The colour of a span kind. Every kind, the device-busy band, every gap cause and the
+/// lighter shade of `gpu` and `synthesis` (odd jobs) differ from each other by a CIE76
+/// colour difference of at least 20 (tested): MSMs that run side by side on lanes, or a
+/// `verify` beside the busy band, never share a colour family.
 pub fn kind_color(kind: &SpanKind) -> RGBColor {
     match kind {
         SpanKind::Synthesis => RGBColor(70, 130, 180),
-        SpanKind::Witness => RGBColor(120, 170, 215),
-        SpanKind::Constraints => RGBColor(31, 80, 140),
-        SpanKind::PceBuild => RGBColor(255, 200, 60),
-        SpanKind::GpuQueue => RGBColor(199, 199, 199),
-        SpanKind::GpuPickup => RGBColor(160, 160, 160),
-        SpanKind::Gpu => RGBColor(245, 166, 35),
-        SpanKind::PrepMsm => RGBColor(148, 103, 189),
-        SpanKind::Ntt => RGBColor(44, 160, 44),
-        SpanKind::MsmH => RGBColor(23, 120, 60),
-        SpanKind::NttMsmH => RGBColor(33, 140, 52),
-        SpanKind::MsmRest => RGBColor(0, 128, 110),
-        SpanKind::MsmL => RGBColor(0, 150, 136),
-        SpanKind::MsmA => RGBColor(102, 187, 106),
-        SpanKind::MsmBG1 => RGBColor(0, 105, 92),
-        SpanKind::MsmBG2 => RGBColor(0, 77, 64),
-        SpanKind::BatchAdd => RGBColor(214, 39, 40),
-        SpanKind::TailMsm => RGBColor(255, 112, 67),
-        SpanKind::CpuMsmBG2 => RGBColor(140, 86, 75),
-        SpanKind::H2d => RGBColor(23, 190, 207),
-        SpanKind::D2h => RGBColor(100, 210, 230),
-        SpanKind::ShiftTable => RGBColor(188, 189, 34),
-        SpanKind::Setup => RGBColor(140, 140, 140),
-        SpanKind::LockWait => RGBColor(219, 219, 141),
-        SpanKind::LockHold => RGBColor(127, 127, 127),
-        SpanKind::Finalize => RGBColor(227, 119, 194),
-        SpanKind::Verify => RGBColor(106, 61, 154),
+        SpanKind::Witness => RGBColor(8, 180, 219),
+        SpanKind::Constraints => RGBColor(116, 97, 139),
+        SpanKind::PceBuild => RGBColor(228, 211, 105),
+        SpanKind::GpuQueue => RGBColor(213, 232, 241),
+        SpanKind::GpuPickup => RGBColor(112, 132, 90),
+        SpanKind::Gpu => RGBColor(245, 150, 25),
+        SpanKind::PrepMsm => RGBColor(147, 69, 131),
+        SpanKind::Ntt => RGBColor(58, 127, 5),
+        SpanKind::MsmH => RGBColor(38, 67, 23),
+        SpanKind::NttMsmH => RGBColor(135, 236, 142),
+        SpanKind::MsmRest => RGBColor(9, 183, 165),
+        SpanKind::MsmL => RGBColor(105, 168, 162),
+        SpanKind::MsmA => RGBColor(80, 132, 240),
+        SpanKind::MsmBG1 => RGBColor(152, 40, 147),
+        SpanKind::MsmBG2 => RGBColor(150, 157, 73),
+        SpanKind::BatchAdd => RGBColor(174, 18, 68),
+        SpanKind::TailMsm => RGBColor(231, 93, 10),
+        SpanKind::CpuMsmBG2 => RGBColor(141, 115, 37),
+        SpanKind::H2d => RGBColor(47, 238, 232),
+        SpanKind::D2h => RGBColor(49, 103, 118),
+        SpanKind::ShiftTable => RGBColor(81, 95, 8),
+        SpanKind::Setup => RGBColor(184, 126, 159),
+        SpanKind::LockWait => RGBColor(187, 223, 145),
+        SpanKind::LockHold => RGBColor(148, 120, 98),
+        SpanKind::Finalize => RGBColor(255, 102, 228),
+        SpanKind::Verify => RGBColor(6, 36, 159),
         SpanKind::Fallback => RGBColor(255, 0, 255),
-        SpanKind::RamWait => RGBColor(250, 128, 114),
-        SpanKind::Other(_) => RGBColor(90, 90, 90),
+        SpanKind::RamWait => RGBColor(221, 35, 160),
+        SpanKind::Other(_) => RGBColor(34, 40, 88),
     }
 }
 
 /// The colour of an idle-gap cause (the analyzer's vocabulary; unknown causes are grey).
 pub fn cause_color(cause: &str) -> RGBColor {
     match cause {
-        "cold_start" => RGBColor(170, 170, 170),
-        "synthesis_starved" => RGBColor(220, 40, 40),
-        "memory" => RGBColor(250, 128, 114),
-        "dispatch" => RGBColor(255, 140, 0),
-        "lock" => RGBColor(150, 90, 200),
-        "cpu_prep" => RGBColor(160, 100, 60),
-        _ => RGBColor(90, 90, 90),
+        "cold_start" => RGBColor(185, 169, 182),
+        "synthesis_starved" => RGBColor(225, 35, 35),
+        "memory" => RGBColor(229, 118, 111),
+        "dispatch" => RGBColor(196, 146, 0),
+        "lock" => RGBColor(137, 16, 179),
+        "cpu_prep" => RGBColor(178, 109, 45),
+        _ => RGBColor(212, 205, 164),
     }
 }
+
+/// The device-busy band of the waterfall (union of a device's `gpu` spans).
+pub const BUSY_COLOR: RGBColor = RGBColor(50, 50, 50);
+
+/// How much lighter a top-level bar of every second job is drawn (jobs side by side stay apart).
+pub const JOB_SHADE: f64 = 0.35;
 
 /// The causes in the analyzer's order, for stable legends.
 pub const CAUSES: [&str; 7] = ["cold_start", "synthesis_starved", "memory", "dispatch", "lock", "cpu_prep", "other"];
@@ -111,6 +120,51 @@ mod tests {
         assert_eq!(quantile(&v, 0.0), 1.0);
         assert_eq!(quantile(&v, 1.0), 4.0);
         assert!(quantile(&[], 0.5).is_nan());
+    }
+
+    /// CIE L*a*b* of an sRGB colour (D65).
+    fn lab(c: RGBColor) -> [f64; 3] {
+        let lin = |u: u8| {
+            let u = u as f64 / 255.0;
+            if u <= 0.04045 { u / 12.92 } else { ((u + 0.055) / 1.055).powf(2.4) }
+        };
+        let (r, g, b) = (lin(c.0), lin(c.1), lin(c.2));
+        let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+        let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+        let f = |t: f64| if t > 0.008856 { t.cbrt() } else { 7.787 * t + 16.0 / 116.0 };
+        [116.0 * f(y) - 16.0, 500.0 * (f(x) - f(y)), 200.0 * (f(y) - f(z))]
+    }
+
+    #[test]
+    fn every_legend_colour_is_distinct() {
+        // Everything a waterfall legend can show, and the shade of odd jobs' top-level bars.
+        let mut all: Vec<(String, RGBColor)> = SpanKind::KNOWN.iter().map(|k| (k.as_str().to_string(), kind_color(k))).collect();
+        all.push(("other kinds".into(), kind_color(&SpanKind::Other("x".into()))));
+        all.push(("device busy".into(), BUSY_COLOR));
+        all.extend(CAUSES.iter().map(|c| (format!("idle: {c}"), cause_color(c))));
+        all.push(("gpu, odd job".into(), lighten(kind_color(&SpanKind::Gpu), JOB_SHADE)));
+        all.push(("synthesis, odd job".into(), lighten(kind_color(&SpanKind::Synthesis), JOB_SHADE)));
+        let mut worst = (f64::INFINITY, String::new());
+        for (i, (a, ca)) in all.iter().enumerate() {
+            for (b, cb) in &all[i + 1..] {
+                let (la, lb) = (lab(*ca), lab(*cb));
+                let d = ((la[0] - lb[0]).powi(2) + (la[1] - lb[1]).powi(2) + (la[2] - lb[2]).powi(2)).sqrt();
+                if d < worst.0 {
+                    worst = (d, format!("{a} / {b}"));
+                }
+            }
+        }
+        assert!(worst.0 >= 20.0, "closest pair {} differs by only {:.1}", worst.1, worst.0);
+        // The families the issue named: the MSMs of one partition, verify against the busy
+        // band and against the `other` gap cause.
+        let d = |a: RGBColor, b: RGBColor| {
+            let (la, lb) = (lab(a), lab(b));
+            ((la[0] - lb[0]).powi(2) + (la[1] - lb[1]).powi(2) + (la[2] - lb[2]).powi(2)).sqrt()
+        };
+        assert!(d(kind_color(&SpanKind::MsmBG1), kind_color(&SpanKind::MsmBG2)) > 40.0);
+        assert!(d(kind_color(&SpanKind::MsmH), kind_color(&SpanKind::MsmBG1)) > 40.0);
+        assert!(d(BUSY_COLOR, cause_color("other")) > 40.0);
     }
 
     #[test]

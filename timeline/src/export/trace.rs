@@ -1,13 +1,17 @@
 //! `trace.json`: a [`Run`] in the Chrome trace-event format, for ui.perfetto.dev (or
 //! chrome://tracing), where a performance engineer can zoom into any partition.
 //!
-//! Layout: one process for the host (synthesis lanes, host counters) and one per GPU
-//! (its workers' lanes, its counters, its queue waits); `M` events name and order them.
-//! Every serial lane of [`crate::lanes`] is one thread, so complete (`X`) slices on a
-//! thread never partially overlap, and kernel slices sit nested in their `gpu` slice.
-//! Queue waits are async `b`/`e` pairs, counters are `C` events, and a flow (`s` → `f`,
-//! bound to the enclosing slices) links each partition's synthesis to its GPU call.
-//! Timestamps are microseconds (the format's unit) with nanosecond decimals.
+//! Layout: a "Proofs" process first, with one track holding a slice per proof (its first
+//! synthesis start → its last GPU end); one process for the host (synthesis lanes, host
+//! counters) and one per GPU (its workers' lanes, its counters, its queue waits); `M`
+//! events name and order them. Every serial lane of [`crate::lanes`] is one thread, so
+//! complete (`X`) slices on a thread never partially overlap, kernel slices sit nested in
+//! their `gpu` slice, and MSMs that ran side by side on their own CUDA streams (`lane`)
+//! are each on their stream's thread (`gpu0 w0 lane 2: msm_a`). Proofs and queue waits are
+//! async `b`/`e` pairs (overlapping proofs stack on their one track), counters are `C`
+//! events, and a flow (`s` → `f`, bound to the enclosing slices) links each partition's
+//! synthesis to its GPU call. Timestamps are microseconds (the format's unit) with
+//! nanosecond decimals.
 //!
 //! Open spans (a killed run) are drawn to the end of the run, named `<kind> (open)`.
 
@@ -22,6 +26,10 @@ use crate::lanes::{self, LaneGroup};
 
 /// Process id of the host (synthesis lanes, counters without a device).
 pub const HOST_PID: u64 = 1;
+/// Process id of the proofs' track (a slice per proof).
+pub const PROOFS_PID: u64 = 2;
+/// Async ids of proof slices start here (queue waits count from 1).
+const PROOF_ID_BASE: u64 = 1 << 40;
 /// Process id of GPU `d` is `DEVICE_PID_BASE + d`.
 pub const DEVICE_PID_BASE: u64 = 100;
 
@@ -111,15 +119,21 @@ fn events(run: &Run, ev: &mut impl Extend<Value>) {
         .collect();
     devices.sort_unstable();
     devices.dedup();
+    let proofs = proof_slices(run);
+    if !proofs.is_empty() {
+        push(ev, meta_event("process_name", PROOFS_PID, 0, json!({"name": "Proofs (first synthesis → last GPU end)"})));
+        push(ev, meta_event("process_sort_index", PROOFS_PID, 0, json!({"sort_index": 0})));
+    }
     push(ev, meta_event("process_name", HOST_PID, 0, json!({"name": "Host (synthesis)"})));
-    push(ev, meta_event("process_sort_index", HOST_PID, 0, json!({"sort_index": 0})));
+    push(ev, meta_event("process_sort_index", HOST_PID, 0, json!({"sort_index": 1})));
+    let dev = run.meta.device_word();
     for &d in &devices {
         let name = match run.meta.gpus.get(d as usize) {
-            Some(g) => format!("GPU {d}: {g}"),
-            None => format!("GPU {d}"),
+            Some(g) => format!("{dev} {d}: {g}"),
+            None => format!("{dev} {d}"),
         };
         push(ev, meta_event("process_name", device_pid(d), 0, json!({"name": name})));
-        push(ev, meta_event("process_sort_index", device_pid(d), 0, json!({"sort_index": 1 + d as u64})));
+        push(ev, meta_event("process_sort_index", device_pid(d), 0, json!({"sort_index": 2 + d as u64})));
     }
 
     // Threads: one per lane, numbered from 1 within their process.
@@ -145,7 +159,7 @@ fn events(run: &Run, ev: &mut impl Extend<Value>) {
             *t += 1;
             *t
         };
-        push(ev, meta_event("thread_name", pid, tid, json!({"name": lane.name()})));
+        push(ev, meta_event("thread_name", pid, tid, json!({"name": lane.label(run)})));
         push(ev, meta_event("thread_sort_index", pid, tid, json!({"sort_index": tid})));
         for p in &lane.spans {
             let s = &run.spans[p.index];
@@ -170,6 +184,25 @@ fn events(run: &Run, ev: &mut impl Extend<Value>) {
             ]));
             placed_at.insert(p.index, (pid, tid, p.start_ns, p.end_ns));
         }
+    }
+
+    // Proofs: async slices of one name, so they share one track (overlaps stack).
+    for (n, p) in proofs.iter().enumerate() {
+        let id = format!("0x{:x}", PROOF_ID_BASE + n as u64);
+        let ev_at = |ph: &str, ts: u64| {
+            [("ph", ph.into()), ("name", "proof".into()), ("cat", "proof".into()), ("id", id.clone().into()), ("pid", PROOFS_PID.into()), ("tid", 0.into()), ("ts", us(ts).into())]
+        };
+        let mut args = Map::new();
+        args.insert("proof".into(), json!(format!("J{}", job_no.get(p.job).copied().unwrap_or(n))));
+        args.insert("job".into(), json!(p.job));
+        args.insert("partitions".into(), json!(p.partitions));
+        args.insert("duration_s".into(), json!((p.end_ns - p.start_ns) as f64 / 1e9));
+        if !p.finished {
+            args.insert("finished".into(), json!(false));
+        }
+        let [a, b, c, d, e, f, g] = ev_at("b", p.start_ns);
+        push(ev, obj([a, b, c, d, e, f, g, ("args", Value::Object(args))]));
+        push(ev, obj(ev_at("e", p.end_ns)));
     }
 
     // Queue waits: async slices on their device's process.
@@ -227,6 +260,69 @@ fn events(run: &Run, ev: &mut impl Extend<Value>) {
         let [a, b, c, d, e, f, g] = flow("f", gpid, gtid, gs);
         push(ev, obj([a, b, c, d, e, f, g, ("bp", "e".into())]));
     }
+}
+
+/// One proof's slice: from its first synthesis start (its first span's start when it has no
+/// synthesis) to its last GPU end (its last span's end when no GPU call ended; open spans
+/// end at the run's end, and the proof is then not `finished`).
+struct ProofSlice<'a> {
+    job: &'a str,
+    start_ns: u64,
+    end_ns: u64,
+    partitions: usize,
+    finished: bool,
+}
+
+/// A slice per job, in order of first appearance.
+fn proof_slices(run: &Run) -> Vec<ProofSlice<'_>> {
+    #[derive(Default)]
+    struct Acc {
+        first: Option<u64>,
+        synth: Option<u64>,
+        gpu_end: Option<u64>,
+        last: u64,
+        open: bool,
+        parts: std::collections::BTreeSet<u32>,
+    }
+    let run_end = run.end_ns();
+    let mut order: Vec<&str> = Vec::new();
+    let mut acc: HashMap<&str, Acc> = HashMap::new();
+    for s in &run.spans {
+        let Some(j) = s.job.as_deref() else { continue };
+        let a = acc.entry(j).or_insert_with(|| {
+            order.push(j);
+            Acc::default()
+        });
+        a.first = Some(a.first.map_or(s.start_ns, |f| f.min(s.start_ns)));
+        if s.kind == SpanKind::Synthesis {
+            a.synth = Some(a.synth.map_or(s.start_ns, |f| f.min(s.start_ns)));
+        }
+        if let Some(p) = s.partition {
+            a.parts.insert(p);
+        }
+        match s.end_ns {
+            Some(e) => {
+                a.last = a.last.max(e);
+                if s.kind == SpanKind::Gpu {
+                    a.gpu_end = Some(a.gpu_end.map_or(e, |g| g.max(e)));
+                }
+            }
+            None => a.open = true,
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|j| {
+            let a = acc.remove(j)?;
+            let start = a.synth.or(a.first)?;
+            let (end, finished) = match a.gpu_end {
+                Some(g) => (g, true),
+                None if a.open => (run_end, false),
+                None => (a.last, false),
+            };
+            Some(ProofSlice { job: j, start_ns: start, end_ns: end.max(start), partitions: a.parts.len(), finished })
+        })
+        .collect()
 }
 
 fn push(ev: &mut impl Extend<Value>, e: Value) {
@@ -423,6 +519,60 @@ mod tests {
         if let Err(issues) = crate::export::validate::validate_trace(&v) {
             panic!("{issues:?}");
         }
+    }
+
+    #[test]
+    fn one_track_holds_a_slice_per_proof() {
+        // 3 proofs × 4 partitions on 2 GPUs: each proof from its first synthesis start to its
+        // last GPU end, all on one track (one name, one pid and tid) of the Proofs process.
+        let run = synthetic(3, 4, 2, false);
+        let v = trace_json(&run);
+        let ev = v["traceEvents"].as_array().unwrap();
+        let proofs: Vec<&Value> = ev.iter().filter(|e| e["cat"] == "proof").collect();
+        assert_eq!(proofs.len(), 6, "a begin and an end per proof");
+        assert!(proofs.iter().all(|e| e["name"] == "proof" && e["pid"] == PROOFS_PID && e["tid"] == 0));
+        for (j, job) in ["job0", "job1", "job2"].iter().enumerate() {
+            let of = |k: SpanKind| run.spans.iter().filter(move |s| s.kind == k && s.job.as_deref() == Some(*job));
+            let start = of(SpanKind::Synthesis).map(|s| s.start_ns).min().unwrap();
+            let end = of(SpanKind::Gpu).filter_map(|s| s.end_ns).max().unwrap();
+            let b = proofs.iter().find(|e| e["ph"] == "b" && e["args"]["job"] == *job).unwrap();
+            let e = proofs.iter().find(|e| e["ph"] == "e" && e["id"] == b["id"]).unwrap();
+            assert_eq!(b["ts"].as_f64().unwrap(), us(start));
+            assert_eq!(e["ts"].as_f64().unwrap(), us(end));
+            assert_eq!(b["args"]["proof"], format!("J{j}"));
+            assert_eq!(b["args"]["partitions"], 4);
+        }
+        // The proofs overlap (a pipeline), which a track of async slices allows.
+        let st = crate::export::validate::validate_trace(&v).unwrap();
+        assert_eq!(st.async_pairs, 3 + run.spans_of(&SpanKind::GpuQueue).count());
+        assert!(ev.iter().any(|e| e["name"] == "process_name" && e["pid"] == PROOFS_PID));
+    }
+
+    #[test]
+    fn msms_on_streams_are_threads_of_their_own() {
+        // The CUDA backend's MSMs on lanes 1 and 2 overlap each other and the ntt on the
+        // worker's own stream: each stream is its own thread, nothing nests falsely.
+        let sp = |k: SpanKind, a: u64, b: u64| Span::new(k, a * 1000, b * 1000).worker(0).device(0).job("j").partition(0);
+        let mut run = Run::default();
+        run.spans = vec![
+            sp(SpanKind::Gpu, 0, 1000),
+            sp(SpanKind::Ntt, 10, 900),
+            sp(SpanKind::MsmL, 20, 700).arg(crate::event::arg::LANE, 1),
+            sp(SpanKind::MsmA, 30, 800).arg(crate::event::arg::LANE, 2),
+            sp(SpanKind::BatchAdd, 40, 300).arg(crate::event::arg::QUERY, "msm_a"),
+        ];
+        run.normalize();
+        let v = trace_json(&run);
+        let ev = v["traceEvents"].as_array().unwrap();
+        let thread = |name: &str| ev.iter().find(|e| e["ph"] == "X" && e["name"] == name).map(|e| (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap())).unwrap();
+        let (gpu, l1, l2) = (thread("gpu J0 p0"), thread("msm_l J0 p0"), thread("msm_a J0 p0"));
+        assert_eq!(thread("ntt J0 p0"), gpu);
+        assert!(gpu != l1 && l1 != l2 && gpu != l2);
+        assert_eq!(thread("batch_add J0 p0"), l2, "a piece follows its MSM");
+        let names: Vec<&str> = ev.iter().filter(|e| e["name"] == "thread_name").filter_map(|e| e["args"]["name"].as_str()).collect();
+        assert_eq!(names, ["gpu0 w0", "gpu0 w0 lane 1: msm_l", "gpu0 w0 lane 2: msm_a"]);
+        let st = crate::export::validate::validate_trace(&v).unwrap();
+        assert_eq!(st.max_depth, 2);
     }
 
     #[test]

@@ -292,11 +292,12 @@ mod tests {
         let gpu = run.spans_of(&SpanKind::Gpu).count();
         let synth = run.spans_of(&SpanKind::Synthesis).count();
         let queue = run.spans_of(&SpanKind::GpuQueue).count();
-        assert_eq!(st.async_pairs, queue);
+        // Queue waits, and a slice per proof.
+        assert_eq!(st.async_pairs, queue + run.jobs().len());
         assert_eq!(st.slices, run.spans.len() - queue);
         // Every partition that was synthesised and proven gets a flow.
         assert_eq!(st.flows, gpu.min(synth));
-        assert_eq!(st.processes, 2, "host + GPU 0");
+        assert_eq!(st.processes, 3, "proofs + host + GPU 0");
         assert!(st.threads >= 3);
     }
 
@@ -307,7 +308,7 @@ mod tests {
         assert_eq!(st.max_depth, 3, "gpu > lock_hold > kernel");
         assert_eq!(st.flows, 40);
         assert_eq!(st.counter_samples, 81);
-        assert_eq!(st.processes, 3);
+        assert_eq!(st.processes, 4, "proofs + host + 2 GPUs");
         // The overshooting tail_msm was clamped, and says so.
         let v = trace_json(&run);
         let clamped = v["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"].as_str().is_some_and(|n| n.starts_with("tail_msm J")) && e["args"].get("end_ns_before_clamp").is_some()).count();
@@ -324,7 +325,7 @@ mod tests {
         let run = crate::read::read_str(text, None);
         assert_eq!(run.diagnostics.open_spans, 2);
         let st = valid(&run);
-        assert_eq!(st.async_pairs, 2);
+        assert_eq!(st.async_pairs, 2 + 1, "two queue waits, one proof");
         let v = trace_json(&run);
         assert!(v["traceEvents"].as_array().unwrap().iter().any(|e| e["name"] == "gpu J0 p0 (open)" && e["args"]["open"] == true));
         // Slices are named for a person: kind, job number, partition.
@@ -332,7 +333,7 @@ mod tests {
         let st = valid(&Run::default());
         assert_eq!((st.slices, st.processes), (0, 0));
         let st = valid(&crate::export::fixtures::extreme_run());
-        assert_eq!((st.slices, st.async_pairs, st.counter_samples), (4, 1, 1), "non-finite counters are left out");
+        assert_eq!((st.slices, st.async_pairs, st.counter_samples), (4, 1 + 2, 1), "non-finite counters are left out; a queue wait and two proofs");
     }
 
     fn base() -> Vec<Value> {
@@ -445,14 +446,23 @@ mod tests {
             prop::option::of(0u32..2),
             prop::option::of(0u32..3),
             0u32..4,
+            // A CUDA stream (`lane`), or a `query` naming an MSM kind (pieces follow their MSM).
+            prop::option::weighted(0.2, 1u32..4),
+            prop::option::weighted(0.2, prop::sample::select(vec!["msm_h", "ntt", "gpu"])),
         )
-            .prop_map(|(kind, start, len, worker, device, job, part)| {
+            .prop_map(|(kind, start, len, worker, device, job, part, lane, query)| {
                 let mut s = crate::event::Span::new(kind, start, start);
                 s.end_ns = len.map(|l| start + l);
                 s.worker = worker;
                 s.device = device;
                 s.job = job.map(|j| format!("j{j}"));
                 s.partition = Some(part);
+                if let Some(l) = lane {
+                    s.args.insert(crate::event::arg::LANE.into(), l.into());
+                }
+                if let Some(q) = query {
+                    s.args.insert(crate::event::arg::QUERY.into(), q.into());
+                }
                 s
             })
     }
@@ -471,7 +481,8 @@ mod tests {
             let st = validate_trace(&v).map_err(|e| TestCaseError::fail(format!("{:?}", &e[..e.len().min(3)])))?;
             let queue = run.spans_of(&SpanKind::GpuQueue).count();
             prop_assert_eq!(st.slices, run.spans.len() - queue);
-            prop_assert_eq!(st.async_pairs, queue);
+            // Queue waits, and a slice per proof.
+            prop_assert_eq!(st.async_pairs, queue + run.jobs().len());
         }
     }
 

@@ -92,7 +92,7 @@ fn page_data(run: &Run, summary: &Summary) -> PageData {
             let part = span.partition.map_or(-1, i64::from);
             s.push((ms(p.start_ns), ms(p.end_ns), k, j, part, p.depth, u8::from(p.open)));
         }
-        rows.push(PageRow { label: lane.name(), s });
+        rows.push(PageRow { label: lane.label(run), s });
     }
     let mut causes: Vec<String> = Vec::new();
     let mut gaps = Vec::new();

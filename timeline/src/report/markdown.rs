@@ -60,15 +60,9 @@ fn more(out: &mut String, total: usize, shown: usize, where_: &str) {
     }
 }
 
-/// What the report calls the proving device: "CPU device" on a run of the CPU backend (its
-/// "device" is a lock around CPU MSMs and NTTs, not a GPU), "GPU" otherwise (cuzk logs,
-/// CUDA runs, simulated GPUs).
+/// What the report calls the proving device ([`crate::event::RunMeta::device_word`]).
 pub fn device_word(s: &Summary) -> &'static str {
-    if s.meta.config.backend.as_deref() == Some("cpu") {
-        "CPU device"
-    } else {
-        "GPU"
-    }
+    s.meta.device_word()
 }
 
 /// Render the report. `charts`: the chart files written beside it (missing ones are
