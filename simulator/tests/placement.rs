@@ -52,8 +52,14 @@ fn placed(c: &Config) -> (Vec<u32>, f64) {
     let out = simulate(c, Options { record: true });
     assert!(out.result.feasible, "{:?}", out.result.failure);
     let run = out.run.expect("recorded");
-    let mut v: Vec<(u32, u32)> = run.spans.iter().filter(|s| s.kind == SpanKind::Gpu).map(|s| (s.partition.unwrap(), s.device.unwrap())).collect();
-    v.sort_unstable();
+    let of = |k: SpanKind| {
+        let mut v: Vec<(u32, u32)> = run.spans.iter().filter(|s| s.kind == k).map(|s| (s.partition.unwrap(), s.device.unwrap())).collect();
+        v.sort_unstable();
+        v
+    };
+    let v = of(SpanKind::Gpu);
+    // The queue span of each partition names the device it went to, as the engine's does.
+    assert_eq!(of(SpanKind::GpuQueue), v);
     (v.into_iter().map(|(_, d)| d).collect(), out.result.makespan_s)
 }
 

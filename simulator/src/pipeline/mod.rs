@@ -477,7 +477,9 @@ impl<'c> Sim<'c> {
                 let queued = self.parts[pi as usize].queued;
                 self.queue_wait_sum = self.queue_wait_sum.saturating_add(now - queued);
                 self.queue_waits += 1;
-                self.span(SpanKind::GpuQueue, queued, now, Some(pi), None, None);
+                // The queue span names the device the partition went to, as the engine's does.
+                let dev = self.workers[w as usize].device;
+                self.span(SpanKind::GpuQueue, queued, now, Some(pi), None, Some(dev));
                 let wk = &mut self.workers[w as usize];
                 wk.part = Some(pi);
                 wk.pc = 0;
