@@ -93,7 +93,7 @@ pub fn read_json_text(path: &Path) -> anyhow::Result<String> {
 }
 
 #[cfg(test)]
-mod tests {
+mod json_text_tests {
     use super::*;
 
     #[test]
