@@ -225,4 +225,15 @@ pub trait Backend: Send + Sync {
     fn device_memory_bytes(&self) -> Option<u64> {
         None
     }
+    /// Free memory of the device now, bytes, as the device reports it; `None` where it has no
+    /// memory of its own (the CPU). The engine's placement reads it
+    /// ([`crate::engine::placement`]).
+    fn device_free_bytes(&self) -> Option<u64> {
+        None
+    }
+    /// The device memory one partition of `params` holds on this device, bytes (placement
+    /// checks it against [`Backend::device_free_bytes`]); `None`: nothing to check (the CPU).
+    fn partition_device_bytes(&self, _params: &Parameters) -> Option<u64> {
+        None
+    }
 }

@@ -461,6 +461,11 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     }
     let gw = workers.values().map(|w| w.len() as u32).max().unwrap_or(1).max(1);
     cfg.pipeline.gw = gw;
+    // The proofscope engine places partitions by device memory, then calls in flight, then
+    // device index (issue 22); other producers (cuzk) keep the shared channel's first idle.
+    if first.meta.source == "prover" {
+        cfg.pipeline.placement = crate::config::Placement::Memory;
+    }
     // Proofs in flight: jobs whose first span has started and whose last has not ended.
     let mut job_iv: HashMap<&str, (u64, u64)> = HashMap::new();
     for s in &first.spans {

@@ -132,6 +132,19 @@ pub enum RamPolicy {
     Fail,
 }
 
+/// How partitions of the shared GPU queue are placed on devices ([`Pipeline::placement`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// The GPU worker idle longest takes it, whatever its device.
+    #[default]
+    FirstIdle,
+    /// The engine's placement (`prover::engine::placement`): among devices with an idle
+    /// worker that can hold the call (committed VRAM + `memory.call_vram_gib` ≤ the usable
+    /// VRAM), the one with the fewest calls placed and not ended, then the lowest index.
+    Memory,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
 pub enum Arrival {
@@ -186,6 +199,13 @@ pub struct Pipeline {
     /// partitions pile up without bound.
     #[serde(default)]
     pub permit_until_send: bool,
+    /// Which idle GPU worker takes the next partition of the shared GPU queue (matters with
+    /// several GPUs): `first_idle` (default; the one idle longest, whatever its device: a
+    /// shared channel, as the cuzk daemon) or `memory` (the proofscope engine's placement: a
+    /// device that can hold the call's VRAM beside the calls placed on it, then the fewest
+    /// calls in flight, then the lowest device index).
+    #[serde(default)]
+    pub placement: Placement,
     /// What happens when a synthesis would exceed RAM.
     #[serde(default = "default_ram_policy")]
     pub ram_policy: RamPolicy,

@@ -20,6 +20,7 @@ pub mod config;
 pub mod jobs;
 pub mod locks;
 mod pce_slot;
+pub mod placement;
 mod workers;
 
 use timeline::event::kind;
@@ -32,7 +33,7 @@ use std::time::Duration;
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
-use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use crossbeam_channel::{unbounded, Receiver, Sender};
 use timeline::event::{Run, RunConfig, RunMeta};
 
 pub use backends::{backends_for, backends_for_config};
@@ -204,6 +205,8 @@ pub(crate) struct Shared {
     /// engine threads' own dispatch only feeds the timeline.
     log: tracing::Dispatch,
     locks: Vec<locks::DeviceLocks>,
+    /// The shared GPU queue and the devices' loads: where each partition is proven.
+    placer: placement::Placer<GpuTask>,
     /// Retried partitions waiting for a worker of a given device (index in `backends`).
     retry: Vec<Mutex<VecDeque<GpuTask>>>,
     /// Partitions synthesised and not yet proven or failed (GPU stage, retries included).
@@ -240,7 +243,7 @@ impl Shared {
     /// Send a partition to device `target`'s retry queue (it stays in the GPU stage).
     #[allow(clippy::too_many_arguments)]
     fn requeue(&self, job: Arc<JobState>, partition: u32, assignment: ProvingAssignment, attempts: u32, tried: Vec<u32>, target: usize, ram: PartitionRam) {
-        let queue_span = tracing::info_span!(parent: None, kind::GPU_QUEUE, job = job.id.as_str(), partition = partition, retry = true);
+        let queue_span = tracing::info_span!(parent: None, kind::GPU_QUEUE, job = job.id.as_str(), partition = partition, retry = true, device = tracing::field::Empty);
         let t = GpuTask { job, partition, assignment, queue_span, attempts, tried, ram };
         match self.retry.get(target).map(|q| q.lock()) {
             Some(Ok(mut q)) => q.push_back(t),
@@ -294,7 +297,6 @@ pub struct Engine {
     synth_threads: Vec<JoinHandle<()>>,
     gpu_threads: Vec<JoinHandle<()>>,
     fin_threads: Vec<JoinHandle<()>>,
-    gpu_tx: Option<Sender<GpuTask>>,
     fin_tx: Option<Sender<FinishTask>>,
 }
 
@@ -404,8 +406,12 @@ impl Engine {
         let calls_ram = ram.reserve_resident("the GPU workers' call memory", plan.calls()).map_err(too_large)?;
         let (results_tx, results) = unbounded();
         let (work_tx, work_rx) = unbounded::<SynthTask>();
-        let (gpu_tx, gpu_rx) = bounded::<GpuTask>(cfg.queue_capacity as usize);
         let (fin_tx, fin_rx) = unbounded::<FinishTask>();
+        // Placement: each device's working set for these parameters, its free memory read
+        // through its backend at each decision.
+        let needs = backends.iter().map(|b| b.partition_device_bytes(&params)).collect();
+        let probe = backends.clone();
+        let placer = placement::Placer::new(cfg.queue_capacity, cfg.pw, needs, Box::new(move |d| probe.get(d).and_then(|b| b.device_free_bytes())));
         let dispatch = if cfg.events { Some(sink.dispatch()) } else { None };
         let fallback = cfg.cpu_fallback.then(|| Arc::new(crate::cpu::CpuBackend::with_msm(0, cfg.cpu_msm)) as Arc<dyn Backend>);
         let log = tracing::dispatcher::get_default(|d| d.clone());
@@ -414,6 +420,7 @@ impl Engine {
             log,
             locks: backends.iter().map(|_| locks::DeviceLocks::default()).collect(),
             retry: backends.iter().map(|_| Mutex::new(VecDeque::new())).collect(),
+            placer,
             backends,
             params,
             in_gpu_stage: AtomicU64::new(0),
@@ -439,7 +446,7 @@ impl Engine {
         };
         let mut synth_threads = Vec::new();
         for w in 0..shared.cfg.pw {
-            let (sh, rx, tx) = (shared.clone(), work_rx.clone(), gpu_tx.clone());
+            let (sh, rx) = (shared.clone(), work_rx.clone());
             // Threads of this worker's PCE products (`synthesis_threads`; none: the global pool).
             let pool = match (shared.cfg.synthesis, shared.cfg.synthesis_threads) {
                 (SynthesisMode::Pce, n) if n > 0 => Some(
@@ -451,13 +458,13 @@ impl Engine {
                 ),
                 _ => None,
             };
-            synth_threads.push(spawn(format!("synth-{w}"), Box::new(move || workers::synth_worker(sh, w, rx, tx, pool)))?);
+            synth_threads.push(spawn(format!("synth-{w}"), Box::new(move || workers::synth_worker(sh, w, rx, pool)))?);
         }
         let mut gpu_threads = Vec::new();
         for d in 0..shared.backends.len() {
             for w in 0..shared.cfg.gw {
-                let (sh, rx, tx) = (shared.clone(), gpu_rx.clone(), fin_tx.clone());
-                gpu_threads.push(spawn(format!("gpu-{d}-{w}"), Box::new(move || workers::gpu_worker(sh, d, w, rx, tx)))?);
+                let (sh, tx) = (shared.clone(), fin_tx.clone());
+                gpu_threads.push(spawn(format!("gpu-{d}-{w}"), Box::new(move || workers::gpu_worker(sh, d, w, tx)))?);
             }
         }
         let mut fin_threads = Vec::new();
@@ -467,7 +474,7 @@ impl Engine {
                 fin_threads.push(spawn(format!("final-{f}"), Box::new(move || workers::finalizer(sh, f, rx)))?);
             }
         }
-        Ok(Engine { shared, work: Some(work_tx), results, synth_threads, gpu_threads, fin_threads, gpu_tx: Some(gpu_tx), fin_tx: Some(fin_tx) })
+        Ok(Engine { shared, work: Some(work_tx), results, synth_threads, gpu_threads, fin_threads, fin_tx: Some(fin_tx) })
     }
 
     /// Queue a job; its result arrives on [`Engine::results`].
@@ -514,8 +521,9 @@ impl Engine {
     /// Ask every worker to stop taking work (Ctrl-C). Work in progress is abandoned.
     pub fn abort(&self) {
         self.shared.abort.store(true, Ordering::SeqCst);
-        // Syntheses waiting for RAM give up.
+        // Syntheses waiting for RAM give up, and so do those waiting for the GPU queue.
         self.shared.ram.close();
+        self.shared.placer.abort();
     }
 
     /// The host-RAM budget (its total, what is reserved now, its peak).
@@ -531,10 +539,10 @@ impl Engine {
     /// Drain: finish every submitted job, stop the threads, flush the timeline.
     pub fn shutdown(mut self) -> std::io::Result<(SinkStats, Run)> {
         drop(self.work.take());
+        // The synthesis workers close the GPU queue as they stop (the last one closes it).
         for h in self.synth_threads.drain(..) {
             let _ = h.join();
         }
-        drop(self.gpu_tx.take());
         for h in self.gpu_threads.drain(..) {
             let _ = h.join();
         }
@@ -550,7 +558,6 @@ impl Engine {
     pub fn abort_and_flush(mut self) -> std::io::Result<(SinkStats, Run)> {
         self.abort();
         drop(self.work.take());
-        drop(self.gpu_tx.take());
         drop(self.fin_tx.take());
         // Give workers a moment to notice; those inside a long MSM are left behind.
         std::thread::sleep(Duration::from_millis(20));

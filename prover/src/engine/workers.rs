@@ -9,14 +9,16 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, Sender};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use timeline::event::counters::QUEUE_DEPTH;
+use tracing::field::Empty;
 use tracing::info_span;
 
 use super::locks::{acquire, EngineGate};
 use super::budget::{BudgetError, Reservation};
+use super::placement::{Call, DeviceView, Taken};
 use super::{FinishTask, GpuTask, LockMode, PartitionProof, PartitionRam, Retry, Shared, SynthTask, SynthesisMode};
 use crate::backend::{Backend, Blinding, DeviceError, Pending, ProveError, StartFailure};
 use crate::synthesis::ProvingAssignment;
@@ -43,7 +45,17 @@ fn reserve_partition(sh: &Shared) -> Result<Reservation, BudgetError> {
     }
 }
 
-pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx: Sender<GpuTask>, pool: Option<rayon::ThreadPool>) {
+/// Tells the GPU queue that this synthesis worker stopped (however it stops).
+struct Sending<'a>(&'a Shared);
+
+impl Drop for Sending<'_> {
+    fn drop(&mut self) {
+        self.0.placer.sender_gone();
+    }
+}
+
+pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, pool: Option<rayon::ThreadPool>) {
+    let _sending = Sending(&sh);
     with_dispatch(&sh.clone(), || {
         // Every partition's vectors sized from the parameter file up front.
         let info = &sh.params.info;
@@ -84,7 +96,7 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx:
             match synthesized {
                 Err(e) => sh.finish_partition(&job, partition, Err(e.to_string())),
                 Ok(assignment) => {
-                    let queue_span = info_span!(parent: None, kind::GPU_QUEUE, job = job.id.as_str(), partition = partition);
+                    let queue_span = info_span!(parent: None, kind::GPU_QUEUE, job = job.id.as_str(), partition = partition, device = Empty);
                     sh.in_gpu_stage.fetch_add(1, Ordering::SeqCst);
                     let depth = sh.queue_depth.fetch_add(1, Ordering::SeqCst) + 1;
                     if sh.cfg.events {
@@ -93,7 +105,7 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, tx:
                     // The permit: this worker stays blocked until the queue accepts.
                     let ram = PartitionRam::new(ram, sh.plan.partition.abc);
                     let task = GpuTask { job, partition, assignment, queue_span, attempts: 0, tried: Vec::new(), ram };
-                    if tx.send(task).is_err() {
+                    if sh.placer.send(task).is_err() {
                         sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
                         break;
                     }
@@ -122,24 +134,42 @@ enum Outcome {
     Done(Box<Proof>),
 }
 
-fn next_task(sh: &Shared, d: usize, rx: &Receiver<GpuTask>) -> Option<GpuTask> {
+/// What a GPU worker picked up: a partition placed on its device (with the decision's
+/// figures; none for a retry aimed at the device), or one that no device can hold.
+enum Picked<'a> {
+    Placed { task: GpuTask, call: Call<'a, GpuTask>, view: Option<DeviceView> },
+    Nowhere { task: GpuTask, why: String },
+}
+
+/// The next partition for a worker of device `d`: a retry aimed at the device first, else
+/// what placement gives it from the shared queue ([`super::placement`]). `None` when the
+/// engine aborts, or when the queue is closed and nothing is left in the GPU stage.
+fn next_task(sh: &Shared, d: usize) -> Option<Picked<'_>> {
+    let picked_up = || {
+        let depth = sh.queue_depth.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
+        if sh.cfg.events {
+            sh.sink.counter(QUEUE_DEPTH, depth as f64, None);
+        }
+    };
     loop {
         if sh.abort.load(Ordering::Relaxed) {
             return None;
         }
-        if let Some(t) = sh.retry[d].lock().ok().and_then(|mut q| q.pop_front()) {
-            return Some(t);
+        if let Some(task) = sh.retry[d].lock().ok().and_then(|mut q| q.pop_front()) {
+            return Some(Picked::Placed { task, call: sh.placer.begin(d), view: None });
         }
-        match rx.recv_timeout(Duration::from_millis(10)) {
-            Ok(t) => {
-                let depth = sh.queue_depth.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
-                if sh.cfg.events {
-                    sh.sink.counter(QUEUE_DEPTH, depth as f64, None);
-                }
-                return Some(t);
+        match sh.placer.take(d, Duration::from_millis(10)) {
+            Taken::Placed(task, call, view) => {
+                picked_up();
+                return Some(Picked::Placed { task, call, view: Some(view) });
             }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
+            Taken::Nowhere(task, why) => {
+                picked_up();
+                return Some(Picked::Nowhere { task, why });
+            }
+            Taken::Timeout => {}
+            Taken::Aborted => return None,
+            Taken::Closed => {
                 if sh.in_gpu_stage.load(Ordering::SeqCst) == 0 {
                     return None;
                 }
@@ -163,16 +193,36 @@ fn retryable(e: &ProveError) -> bool {
     matches!(e, ProveError::Device(_) | ProveError::DeviceOutOfMemory(_) | ProveError::Unverified)
 }
 
-pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask>, fin: Sender<FinishTask>) {
+pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, fin: Sender<FinishTask>) {
     with_dispatch(&sh.clone(), || {
         let backend = sh.backends[d].clone();
         let device = backend.device();
-        while let Some(task) = next_task(&sh, d, &rx) {
+        while let Some(picked) = next_task(&sh, d) {
+            let (task, call, view, nowhere) = match picked {
+                Picked::Placed { task, call, view } => (task, Some(call), view, None),
+                Picked::Nowhere { task, why } => (task, None, None, Some(why)),
+            };
             let GpuTask { job, partition, assignment, queue_span, attempts, mut tried, ram } = task;
+            queue_span.record("device", device);
             drop(queue_span);
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w, device = device);
             let _ctx = ctx.enter();
-            let pickup = info_span!(kind::GPU_PICKUP);
+            // No device can hold it and no CPU fallback: it fails here, naming the sizes.
+            if let (Some(why), None) = (&nowhere, &sh.fallback) {
+                sh.finish_partition(&job, partition, Err(why.clone()));
+                sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
+                continue;
+            }
+            let pickup = info_span!(kind::GPU_PICKUP, need_bytes = Empty, available_bytes = Empty, in_flight = Empty);
+            if let Some(v) = view {
+                if let Some(n) = v.need {
+                    pickup.record("need_bytes", n);
+                }
+                if let Some(a) = v.available() {
+                    pickup.record("available_bytes", a);
+                }
+                pickup.record("in_flight", v.in_flight as u64);
+            }
             let blinding = blinding_for(sh.rng_seed, &job.id, partition);
             tried.push(d as u32);
             let retry_on = retry_target(&sh, attempts, &tried);
@@ -197,7 +247,11 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
                     Ok(Outcome::Done(Box::new(b.prove_finish(p, params)?)))
                 }
             };
-            let outcome = {
+            let outcome = if let Some(why) = &nowhere {
+                // Placement found no device that can hold it: straight to the CPU fallback.
+                let error = ProveError::DeviceOutOfMemory(DeviceError::backend(std::io::Error::other(why.clone())));
+                Err(StartFailure { error, assignment: Some(Box::new(assignment)) })
+            } else {
                 let gpu = info_span!(kind::GPU, lock = sh.cfg.lock.as_str(), attempt = attempts as u64 + 1);
                 let _g = gpu.enter();
                 let run = || -> Result<Outcome, StartFailure> {
@@ -245,6 +299,8 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, rx: Receiver<GpuTask
                 }
                 (o, _) => o,
             };
+            // The device part is over: the call no longer counts in the device's load.
+            drop(call);
             match outcome {
                 Ok(Outcome::Started(pending)) => {
                     let retry = match (retry_on, backup) {

@@ -629,6 +629,13 @@ impl Backend for CudaBackend {
     fn device_memory_bytes(&self) -> Option<u64> {
         self.gpu.mem_info().ok().map(|(_, total)| total as u64)
     }
+    fn device_free_bytes(&self) -> Option<u64> {
+        self.gpu.mem_info().ok().map(|(free, _)| free as u64)
+    }
+    /// [`crate::engine::placement::device_working_set`] of the parameters' shape.
+    fn partition_device_bytes(&self, params: &Parameters) -> Option<u64> {
+        Some(crate::engine::placement::device_working_set(&params.shape()))
+    }
     fn prove_start(&self, mut asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
         let r = self.device_part(&mut asg, params, blinding, gate);
         drop_in_background(move || drop(asg));

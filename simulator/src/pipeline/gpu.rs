@@ -472,6 +472,7 @@ impl Sim<'_> {
         }
         let dv = &mut self.devices[dev as usize];
         dv.active_calls -= 1;
+        dv.placed = dv.placed.saturating_sub(1);
         if dv.active_calls == 0 {
             dv.union_busy = dv.union_busy.saturating_add(now - dv.union_since);
         }

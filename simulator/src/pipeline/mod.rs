@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use timeline::{Counter, Run, RunConfig, RunMeta, Span, SpanKind};
 
-use crate::config::{Arrival, Config, RamPolicy, VramPolicy};
+use crate::config::{Arrival, Config, Placement, RamPolicy, VramPolicy};
 use crate::des::Agenda;
 use crate::floors;
 use crate::report::{Failure, GpuUtil, SimResult};
@@ -120,6 +120,10 @@ struct Device {
     /// Calls waiting for VRAM (FIFO).
     vram_waiters: VecDeque<u32>,
     active_calls: u32,
+    /// Partitions placed on the device whose call has not ended (from pickup).
+    placed: u32,
+    /// VRAM in use before any call: the baseline, resident parameters, pre-staged buffers.
+    vram_base: f64,
     union_since: u64,
     union_busy: u64,
     first_call: Option<u64>,
@@ -465,13 +469,17 @@ impl<'c> Sim<'c> {
         loop {
             let mut progressed = false;
             while !self.idle.is_empty() && !self.queue.is_empty() {
-                let (Some(w), Some(pi)) = (self.idle.pop_front(), self.queue.pop_front()) else { break };
+                let Some(at) = self.pick_worker() else { break };
+                let (Some(w), Some(pi)) = (self.idle.remove(at), self.queue.pop_front()) else { break };
+                self.devices[self.workers[w as usize].device as usize].placed += 1;
                 self.queue_changed();
                 let now = self.now();
                 let queued = self.parts[pi as usize].queued;
                 self.queue_wait_sum = self.queue_wait_sum.saturating_add(now - queued);
                 self.queue_waits += 1;
-                self.span(SpanKind::GpuQueue, queued, now, Some(pi), None, None);
+                // The queue span names the device the partition went to, as the engine's does.
+                let dev = self.workers[w as usize].device;
+                self.span(SpanKind::GpuQueue, queued, now, Some(pi), None, Some(dev));
                 let wk = &mut self.workers[w as usize];
                 wk.part = Some(pi);
                 wk.pc = 0;
@@ -494,6 +502,35 @@ impl<'c> Sim<'c> {
             }
         }
         self.start_syntheses();
+    }
+
+    /// The idle worker (its position in `idle`) that takes the queue's next partition
+    /// (`pipeline.placement`): `first_idle` the one idle longest; `memory` the engine's
+    /// rule — among devices with an idle worker whose committed VRAM (baseline, parameters,
+    /// pre-staged buffers, and `call_vram_gib` per call placed) leaves room for one more
+    /// call, the fewest calls placed, then the lowest index (the longest idle of its
+    /// workers). None: no idle device can hold it now (it waits in the queue). When no
+    /// device could hold even one call, the first idle worker takes it (and the call fails
+    /// `vram_oom` as without placement).
+    fn pick_worker(&self) -> Option<usize> {
+        if self.cfg.pipeline.placement == Placement::FirstIdle {
+            return (!self.idle.is_empty()).then_some(0);
+        }
+        let need = if self.cfg.pipeline.prestage { 0.0 } else { self.cfg.memory.call_vram_gib };
+        let cap = self.cfg.vram_cap_gib();
+        if need > 0.0 && self.devices.iter().all(|d| d.vram_base + need > cap + 1e-9) {
+            return (!self.idle.is_empty()).then_some(0);
+        }
+        let holds = |d: &Device| need <= 0.0 || d.vram_base + (d.placed as f64 + 1.0) * need <= cap + 1e-9;
+        self.idle
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| holds(&self.devices[self.workers[**w as usize].device as usize]))
+            .min_by_key(|&(at, &w)| {
+                let d = self.workers[w as usize].device;
+                (self.devices[d as usize].placed, d, at)
+            })
+            .map(|(at, _)| at)
     }
 
     // ---- the CPU pool ---------------------------------------------------------------
@@ -601,6 +638,9 @@ impl<'c> Sim<'c> {
                     dv.vram_peak = dv.vram_peak.max(dv.vram_used);
                 }
             }
+        }
+        for dv in self.devices.iter_mut() {
+            dv.vram_base = dv.vram_used;
         }
         self.proofs = vec![Proof { arrival: 0, started: None, remaining: p.partitions, unsynthesized: p.partitions, done: None }; p.proofs as usize];
         for i in 0..p.proofs {

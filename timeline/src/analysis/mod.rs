@@ -13,6 +13,7 @@
 //! | [`phases`] | distribution of every span kind, per kind and per device |
 //! | [`verdict`] | which resource binds, with the numbers and the floors that follow |
 //! | [`host`] | what else ran on the machine: other processes, the hypervisor's steal |
+//! | [`devices`] | several devices: each one's share and idle causes; GPUs, host, placement or a device binds? |
 //! | [`memory`] | peak host RSS and device memory, from the sampled counters |
 //! | [`proof_type`] | which proof type is each job (PoRep, SnapDeals, the PoSts)? |
 //! | [`compare`] | several runs side by side |
@@ -27,6 +28,7 @@
 //! `analysis` feature, and handles a million events well under a second.
 
 pub mod compare;
+pub mod devices;
 pub mod fleet;
 pub mod gaps;
 pub mod host;

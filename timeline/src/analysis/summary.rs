@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::gaps::{GapTotals, IdleGap};
+use super::devices::{self, MultiDevice};
 use super::host::{self, HostLoad};
 use super::memory::{self, Memory};
 use super::phases::Phases;
@@ -29,7 +30,9 @@ use crate::event::{Diagnostics, Run, RunMeta};
 ///   headline the top-level numbers are when a log mixes types), `jobs[].proof_type`,
 ///   `idle_gaps[].before_type`/`after_type`; `daemon_runs` (a log spanning restarts) and
 ///   `diagnostics.wrappers` / `diagnostics.daemon_runs`.
-pub const SUMMARY_SCHEMA_VERSION: u32 = 3;
+/// - 4: `multi_device` (runs with two or more devices): each device's share of the work and
+///   why it idled, and the host-level verdict (issue 22).
+pub const SUMMARY_SCHEMA_VERSION: u32 = 4;
 
 /// The headline of one proof type: never averaged with another type's.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -132,6 +135,10 @@ pub struct Summary {
     /// Other processes and steal on the host during the run; absent without the counters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<HostLoad>,
+    /// Two or more devices: each device's share and idle causes, and the host-level verdict
+    /// (GPUs, host, imbalance or one device binds); absent with one device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi_device: Option<MultiDevice>,
     /// The headline per proof type, in order of first job. With one type its figures are
     /// the top-level ones; with several, the top-level throughput and verdict are those of
     /// `primary_proof_type` (the type with the most completed proofs), never an average.
@@ -188,6 +195,7 @@ fn summarize_inner(run: &Run, opts: &AnalyzeOptions) -> Summary {
         let host = host::analyze(run);
         let mem = memory::analyze(run);
         let v = verdict::decide(run, &ix, &tp, &util, &g.gaps, &g.totals, &tr, host.as_ref(), opts);
+        let multi = devices::analyze(run, &g, host.as_ref());
         let (types, primary) = by_type(run, &ix, &tp, &v, &util, &g.gaps, host.as_ref(), opts);
         let daemon_runs = if run.diagnostics.daemon_runs.len() > 1 { by_daemon_run(run, opts) } else { Vec::new() };
         let (tp, v) = match primary {
@@ -195,6 +203,7 @@ fn summarize_inner(run: &Run, opts: &AnalyzeOptions) -> Summary {
             _ => (tp, v),
         };
         let mut s = assemble(run, opts, ix.jobs.len(), devices, t, util, g, tr, tp, ph, v, host, mem);
+        s.multi_device = multi;
         s.primary_proof_type = primary.map(|p| types[p].proof_type.clone());
         s.proof_types = types;
         s.daemon_runs = daemon_runs;
@@ -348,6 +357,7 @@ fn assemble(
         partitions: t.partitions,
         memory,
         host,
+        multi_device: None,
         proof_types: Vec::new(),
         primary_proof_type: None,
         daemon_runs: Vec::new(),

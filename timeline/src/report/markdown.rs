@@ -1,4 +1,5 @@
-//! `report.md`: the verdict first, then throughput, utilisation, idle gaps by cause, the
+//! `report.md`: the verdict first, then throughput, utilisation (with several devices their
+//! shares and the host verdict), idle gaps by cause, the
 //! cross-proof transitions, phase statistics and the reader's warnings. Charts are
 //! embedded by relative file name (they sit beside the report), so the directory can be
 //! moved or published as is. Long tables are cut (the full ones are in `summary.json` and
@@ -278,6 +279,42 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
         );
     }
     chart(&mut o, charts, "utilization");
+
+    // Several devices: each one's share and idle, and the host verdict.
+    if let Some(md) = &s.multi_device {
+        let h = &md.host;
+        let _ = writeln!(o, "## Devices and the host: {}\n", cell(&h.binding));
+        let _ = writeln!(o, "**{}**\n", cell(&h.headline));
+        for e in &h.evidence {
+            let _ = writeln!(o, "- {}", cell(e));
+        }
+        let _ = writeln!(
+            o,
+            "\nOver the common window {:.2}–{:.2} s (first busy moment of any device to the last of any). Placement idle = idle while partitions waited in the GPU queue and no worker of the device had a call.\n",
+            md.window_start_ms / 1e3,
+            md.window_end_ms / 1e3
+        );
+        let _ = writeln!(o, "| device | partitions | share | mean call (ms) | level | busy (s) | idle (s) | placement idle (s) | idle by cause (s) | ran dry (s) | reason |\n|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---|");
+        for d in &md.devices {
+            let causes: Vec<String> = d.idle_by_cause_ms.iter().map(|(c, v)| format!("{c} {:.2}", v / 1e3)).collect();
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {} |",
+                d.device,
+                d.partitions,
+                pct(Some(d.share_of_partitions)),
+                f(d.mean_gpu_call_ms, 1),
+                d.level,
+                d.busy_ms / 1e3,
+                d.idle_ms / 1e3,
+                d.placement_idle_ms / 1e3,
+                if causes.is_empty() { "—".into() } else { causes.join(", ") },
+                d.tail_idle_ms / 1e3,
+                d.reason
+            );
+        }
+        o.push('\n');
+    }
 
     // Gaps.
     let g = &s.idle_gap_totals;
