@@ -82,11 +82,15 @@ mod tests {
 /// or zstd-decompressed when it is (big ones are kept compressed, as `summary.json.gz`):
 /// `path` itself, or else `path` + `.gz` beside it.
 pub fn read_json_text(path: &Path) -> anyhow::Result<String> {
-    use std::io::Read;
     let gz = path.with_file_name(format!("{}.gz", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()));
-    let file = if !path.exists() && gz.is_file() { gz } else { path.to_path_buf() };
-    let cannot = || format!("cannot read {}", file.display());
-    let f = File::open(&file).with_context(cannot)?;
+    read_text(if !path.exists() && gz.is_file() { &gz } else { path })
+}
+
+/// The whole text of `path`, gunzipped or zstd-decompressed when it is (by magic bytes).
+pub fn read_text(path: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let cannot = || format!("cannot read {}", path.display());
+    let f = File::open(path).with_context(cannot)?;
     let mut text = String::new();
     timeline::read::decompressed(f).and_then(|mut r| r.read_to_string(&mut text)).with_context(cannot)?;
     Ok(text)

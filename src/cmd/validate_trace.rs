@@ -9,7 +9,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use timeline::export::validate::{validate_trace_str, TraceIssue, TraceStats};
 
 #[derive(clap::Args)]
@@ -25,12 +24,7 @@ pub struct Args {
 /// Read (gunzipping or zstd-decompressing it when it is: the traces kept in reports/ are
 /// gzipped) and validate the file; `Err` only when it cannot be read.
 pub fn check(a: &Args) -> anyhow::Result<Result<TraceStats, Vec<TraceIssue>>> {
-    use std::io::Read;
-    let cannot = || format!("cannot read {}", a.file.display());
-    let f = std::fs::File::open(&a.file).with_context(cannot)?;
-    let mut text = String::new();
-    timeline::read::decompressed(f).and_then(|mut r| r.read_to_string(&mut text)).with_context(cannot)?;
-    Ok(validate_trace_str(&text))
+    Ok(validate_trace_str(&super::input::read_text(&a.file)?))
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {

@@ -313,10 +313,11 @@ pub fn ram_budget(cfg: &EngineConfig) -> Result<(u64, Option<String>), ConfigErr
 
 /// What an engine of `cfg` reserves for parameters of `shape` (read from `params_path`, whose
 /// PCE cache is measured when there is one).
-pub fn memory_plan(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>) -> budget::MemoryPlan {
+/// `devices`: the devices the engine drives (its backends; `cfg.devices` before they exist):
+/// one GPU call's memory is reserved per GPU worker, gw on each.
+pub fn memory_plan(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>, devices: u64) -> budget::MemoryPlan {
     let pce_cache = params_path.filter(|_| cfg.pce_cache).map(crate::pce::cache::cache_path);
-    // One GPU call's memory per GPU worker: gw on each device.
-    let call_slots = u64::from(cfg.gw).saturating_mul(u64::from(cfg.devices.max(1)));
+    let call_slots = u64::from(cfg.gw).saturating_mul(devices.max(1));
     budget::MemoryPlan::for_shape(shape, cfg.synthesis == SynthesisMode::Pce, pce_cache.as_deref(), call_slots)
 }
 
@@ -326,7 +327,7 @@ pub fn memory_plan(cfg: &EngineConfig, shape: &crate::params::ParamsShape, param
 /// warning of a budget larger than the machine's RAM is returned.
 pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>) -> Result<Option<String>, ConfigError> {
     let (total, warning) = ram_budget(cfg)?;
-    memory_plan(cfg, shape, params_path).check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
+    memory_plan(cfg, shape, params_path, u64::from(cfg.devices)).check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
     Ok(warning)
 }
 
@@ -387,9 +388,7 @@ impl Engine {
         if let Some(w) = ram_warning {
             tracing::warn!("{w}");
         }
-        let mut plan = memory_plan(&cfg, &params.shape(), opts.params_path.as_deref());
-        // One call's memory per GPU worker thread (gw on each backend).
-        plan.call_slots = u64::from(cfg.gw).saturating_mul(backends.len() as u64).max(1);
+        let plan = memory_plan(&cfg, &params.shape(), opts.params_path.as_deref(), backends.len() as u64);
         plan.check(ram_total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
         let observer: Option<Box<dyn Fn(u64) + Send + Sync>> = cfg.events.then(|| {
             let counters = sink.counters();
