@@ -45,6 +45,8 @@ pub enum SetupError {
     Unconstrained(usize),
     #[error("setup on the GPU: {0}")]
     Gpu(String),
+    #[error("setup: the thread extracting the circuit's constraints panicked")]
+    ExtractPanicked,
 }
 
 /// Where the setup's fixed-base multiplications run (everything else runs on the CPU).
@@ -361,18 +363,43 @@ fn transposed_product(m: &CsrMatrix, cols: usize, lagrange: &[Scalar]) -> Vec<Sc
     out
 }
 
-/// Where a setup's time went (ms, host wall unless said): the per-variable scalars (Lagrange
-/// basis, QAP columns), the comb tables, the fixed-base multiplications; of the latter, on
-/// the GPU, the kernels (CUDA events) and the host wall of the scalar uploads and point
-/// downloads.
+/// Where a setup's time went (ms, host wall unless said): the extraction of the circuit's
+/// constraints (when the setup ran it), the per-variable scalars (of which the Lagrange basis
+/// at τ and the QAP columns), the comb tables, the fixed-base multiplications; of the latter,
+/// on the GPU, the kernels (CUDA events) and the host wall of the scalar uploads and point
+/// downloads. With [`generate_overlapped`] the Lagrange basis and the tables are computed
+/// while the constraints are extracted: `prepare_ms` is that part's wall, inside `extract_ms`
+/// when the extraction took longer.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SetupTimes {
+    pub extract_ms: f64,
+    pub prepare_ms: f64,
     pub scalars_ms: f64,
+    pub lagrange_ms: f64,
+    pub columns_ms: f64,
     pub tables_ms: f64,
     pub muls_ms: f64,
     pub kernel_ms: f64,
     pub h2d_ms: f64,
     pub d2h_ms: f64,
+}
+
+impl SetupTimes {
+    /// Every phase by name (the `setup` span's args).
+    pub fn fields(&self) -> [(&'static str, f64); 10] {
+        [
+            ("extract_ms", self.extract_ms),
+            ("prepare_ms", self.prepare_ms),
+            ("scalars_ms", self.scalars_ms),
+            ("lagrange_ms", self.lagrange_ms),
+            ("columns_ms", self.columns_ms),
+            ("tables_ms", self.tables_ms),
+            ("muls_ms", self.muls_ms),
+            ("kernel_ms", self.kernel_ms),
+            ("h2d_ms", self.h2d_ms),
+            ("d2h_ms", self.d2h_ms),
+        ]
+    }
 }
 
 /// Setup from explicit toxic waste, the fixed-base multiplications where `on` says.
@@ -381,26 +408,96 @@ pub fn generate_with<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, w: ToxicW
     Ok(generate_from_pce(&pce, circuit_id, w, on)?.0)
 }
 
+/// What a setup computes before it needs the circuit's constraints: the Lagrange basis of the
+/// domain at τ, the H scalars, and the comb tables (uploaded when the muls run on a GPU).
+struct Prepared<'a> {
+    /// Domain size the basis is for.
+    n: usize,
+    lagrange: Vec<Scalar>,
+    h_scalars: Vec<Scalar>,
+    t1: Muls<'a, G1Projective>,
+    t2: Muls<'a, G2Projective>,
+}
+
+/// The Lagrange basis and H scalars of a domain of `n` points at τ (ms into `times`).
+fn lagrange_at_tau(n: usize, w: &ToxicWaste, times: &mut SetupTimes) -> Result<(Vec<Scalar>, Vec<Scalar>), SetupError> {
+    let t0 = std::time::Instant::now();
+    let domain = Domain::new(n)?;
+    let delta_inv = Option::<Scalar>::from(w.delta.invert()).unwrap_or(Scalar::ONE);
+    // Powers of τ, then (inverse NTT) the Lagrange basis evaluated at τ.
+    let mut lagrange = ntt::powers(w.tau, domain.n);
+    let coeff = domain.z(&w.tau) * delta_inv;
+    let h_scalars: Vec<Scalar> = lagrange[..domain.n - 1].par_iter().map(|p| *p * coeff).collect();
+    ntt::inverse(&mut lagrange, &domain);
+    times.lagrange_ms += t0.elapsed().as_secs_f64() * 1e3;
+    Ok((lagrange, h_scalars))
+}
+
+/// [`Prepared`] for a domain of `n` points and `vars` variables (the tables' width follows
+/// the number of muls; any width gives the same points).
+fn prepare<'a>(n: usize, vars: usize, w: &ToxicWaste, on: MulsOn<'a>, times: &mut SetupTimes) -> Result<Prepared<'a>, SetupError> {
+    let (lagrange, h_scalars) = lagrange_at_tau(n, w, times)?;
+    let t0 = std::time::Instant::now();
+    let total_g1 = h_scalars.len() + 3 * vars;
+    let t1 = Muls::<G1Projective>::new(G1Projective::generator(), total_g1, on)?;
+    let t2 = Muls::<G2Projective>::new(G2Projective::generator(), vars, on)?;
+    times.tables_ms += t0.elapsed().as_secs_f64() * 1e3;
+    Ok(Prepared { n: Domain::new(n)?.n, lagrange, h_scalars, t1, t2 })
+}
+
 /// Setup from a circuit's pre-compiled constraints (see [`generate_with`]), with its times.
 pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<'_>) -> Result<(Parameters, SetupTimes), SetupError> {
     let mut times = SetupTimes::default();
+    let prep = prepare(pce.num_constraints(), pce.num_inputs() + pce.num_aux(), &w, on, &mut times)?;
+    let params = from_prepared(pce, circuit_id, &w, prep, &mut times)?;
+    Ok((params, times))
+}
+
+/// ⚠ TEST-ONLY setup of `circuit` (see [`generate_with`]) with its constraints extracted on
+/// one thread (the circuit code is sequential) while the other cores compute what does not
+/// need them ([`Prepared`]: the Lagrange basis at τ, the comb tables) for a domain of
+/// `constraints_hint` constraints. A hint that turns out wrong costs the basis again, never
+/// a different result: the parameters equal [`generate_from_pce`]'s on the extracted
+/// constraints (tested). Returns the pre-compiled constraints too (the engine keeps them).
+pub fn generate_overlapped<C: Circuit<Scalar> + Send>(circuit: C, circuit_id: &str, constraints_hint: usize, w: ToxicWaste, on: MulsOn<'_>) -> Result<(Parameters, Pce, SetupTimes), SetupError> {
+    let mut times = SetupTimes::default();
+    let t0 = std::time::Instant::now();
+    let (pce, prep) = std::thread::scope(|s| {
+        let extract = s.spawn(move || {
+            let pce = crate::pce::extract_sized(circuit, constraints_hint);
+            (pce, t0.elapsed().as_secs_f64() * 1e3)
+        });
+        let prep = prepare(constraints_hint.max(1), constraints_hint, &w, on, &mut times);
+        times.prepare_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let (pce, extract_ms) = extract.join().map_err(|_| SetupError::ExtractPanicked)?;
+        times.extract_ms = extract_ms;
+        Ok::<_, SetupError>((pce?, prep?))
+    })?;
+    let params = from_prepared(&pce, circuit_id, &w, prep, &mut times)?;
+    Ok((params, pce, times))
+}
+
+/// The rest of the setup once the constraints are known: the QAP columns, the scalars of
+/// each query, the muls. A [`Prepared`] for another domain size has its basis recomputed.
+fn from_prepared(pce: &Pce, circuit_id: &str, w: &ToxicWaste, mut prep: Prepared<'_>, times: &mut SetupTimes) -> Result<Parameters, SetupError> {
     let t0 = std::time::Instant::now();
     let num_constraints = pce.num_constraints();
     let (num_inputs, num_aux) = (pce.num_inputs(), pce.num_aux());
     let domain = Domain::new(num_constraints)?;
     let n = domain.n;
+    if prep.n != n {
+        (prep.lagrange, prep.h_scalars) = lagrange_at_tau(num_constraints, w, times)?;
+        prep.n = n;
+    }
+    let Prepared { lagrange, h_scalars, t1, t2, .. } = prep;
     let gamma_inv = Option::<Scalar>::from(w.gamma.invert()).unwrap_or(Scalar::ONE);
     let delta_inv = Option::<Scalar>::from(w.delta.invert()).unwrap_or(Scalar::ONE);
 
-    // Powers of τ, then (inverse NTT) the Lagrange basis evaluated at τ.
-    let mut lagrange = ntt::powers(w.tau, n);
-    let coeff = domain.z(&w.tau) * delta_inv;
-    let h_scalars: Vec<Scalar> = lagrange[..n - 1].par_iter().map(|p| *p * coeff).collect();
-    ntt::inverse(&mut lagrange, &domain);
-
     // Columns: aux 0..num_aux, then inputs.
+    let tc = std::time::Instant::now();
     let [u, v, wc] = qap_columns(pce, &lagrange);
     drop(lagrange);
+    times.columns_ms += tc.elapsed().as_secs_f64() * 1e3;
     let ic_l = |range: std::ops::Range<usize>, inv: Scalar| -> Vec<Scalar> { range.into_par_iter().map(|j| (w.beta * u[j] + w.alpha * v[j] + wc[j]) * inv).collect() };
     let l_scalars = ic_l(0..num_aux, delta_inv);
     let ic_scalars = ic_l(num_aux..num_aux + num_inputs, gamma_inv);
@@ -415,15 +512,9 @@ pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<
     drop(u);
     let b_scalars = nonzero(&v);
     drop(v);
-    times.scalars_ms = t0.elapsed().as_secs_f64() * 1e3;
+    times.scalars_ms = times.lagrange_ms + t0.elapsed().as_secs_f64() * 1e3;
 
     let t0 = std::time::Instant::now();
-    let total_g1 = h_scalars.len() + 3 * (num_inputs + num_aux);
-    let t1 = Muls::<G1Projective>::new(G1Projective::generator(), total_g1, on)?;
-    let t2 = Muls::<G2Projective>::new(G2Projective::generator(), num_inputs + num_aux, on)?;
-    times.tables_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let t0 = std::time::Instant::now();
-
     let g1 = G1Projective::generator();
     let g2 = G2Projective::generator();
     let vk = VerifyingKey {
@@ -451,7 +542,7 @@ pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<
             times.d2h_ms += g.d2h_ms;
         }
     }
-    let params = Parameters {
+    Ok(Parameters {
         vk,
         h,
         l,
@@ -466,8 +557,7 @@ pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<
             domain_size: n as u64,
             test_only: true,
         },
-    };
-    Ok((params, times))
+    })
 }
 
 #[cfg(test)]
@@ -526,6 +616,23 @@ mod tests {
         let eval = |col: &Vec<(Scalar, usize)>| col.iter().fold(Scalar::ZERO, |acc, (c, row)| acc + *c * lagrange[*row]);
         let cols = |aux: &[Vec<(Scalar, usize)>], inp: &[Vec<(Scalar, usize)>]| aux.iter().chain(inp).map(eval).collect::<Vec<_>>();
         [cols(&cs.at_aux, &cs.at_inputs), cols(&cs.bt_aux, &cs.bt_inputs), cols(&cs.ct_aux, &cs.ct_inputs)]
+    }
+
+    #[test]
+    fn overlapped_setup_equals_the_sequential_one_whatever_the_hint() {
+        use crate::circuit::Family;
+        let w = ToxicWaste::from_seed(4);
+        for (family, n) in [(Family::PorepLike, 1u64 << 10), (Family::Mix16, 1 << 11)] {
+            let circuit = family.circuit(n, 0);
+            let want = generate_with(circuit.clone(), "t", w, MulsOn::Cpu).unwrap();
+            // The right size, a smaller and a larger domain (the basis redone), no hint.
+            for hint in [n as usize, n as usize / 4, 4 * n as usize, 0] {
+                let (got, pce, times) = generate_overlapped(circuit.clone(), "t", hint, w, MulsOn::Cpu).unwrap();
+                assert!(got == want, "{family:?} n={n}, hint {hint}: parameters differ");
+                assert_eq!(pce.num_constraints() as u64, got.info.num_constraints);
+                assert!(times.extract_ms > 0.0 && times.lagrange_ms > 0.0, "{times:?}");
+            }
+        }
     }
 
     #[test]

@@ -386,23 +386,38 @@ pub fn run_engine(args: &Args, params_in: ParamsIn) -> anyhow::Result<Outcome> {
 }
 
 /// The TEST-ONLY setup of `circuit` with the fixed-base multiplications on GPU 0, in a
-/// `setup` span (args: the phases' times, ms): the circuit's pre-compiled constraints (kept
-/// for the engine), the per-variable scalars, the comb tables, the muls (of which kernels,
+/// `setup` span (args: the phases' times, ms, [`prover::setup::SetupTimes`]): the circuit's
+/// pre-compiled constraints (kept for the engine) extracted while the Lagrange basis and the
+/// comb tables are made beside it, the per-variable scalars, the muls (of which kernels,
 /// uploads, downloads).
 #[cfg(feature = "cuda")]
 fn setup_on_device(circuit: &prover::circuit::BenchCircuit, seed: u64) -> anyhow::Result<(Parameters, prover::pce::Pce, Duration)> {
     use timeline::event::kind;
     use tracing::field::Empty;
     let t0 = Instant::now();
-    let span = tracing::info_span!(kind::SETUP, on = "gpu", constraints = Empty, extract_ms = Empty, scalars_ms = Empty, tables_ms = Empty, muls_ms = Empty, kernel_ms = Empty, h2d_ms = Empty, d2h_ms = Empty, bytes = Empty);
+    let span = tracing::info_span!(
+        kind::SETUP,
+        on = "gpu",
+        constraints = Empty,
+        extract_ms = Empty,
+        prepare_ms = Empty,
+        scalars_ms = Empty,
+        lagrange_ms = Empty,
+        columns_ms = Empty,
+        tables_ms = Empty,
+        muls_ms = Empty,
+        kernel_ms = Empty,
+        h2d_ms = Empty,
+        d2h_ms = Empty,
+        bytes = Empty
+    );
     let _e = span.enter();
-    let pce = prover::pce::extract(circuit.clone()).context("setup: extracting the constraints")?;
-    span.record("extract_ms", t0.elapsed().as_secs_f64() * 1e3);
     let gpu = prover::gpu::Gpu::open(0, prover::gpu::CudaSched::Auto).context("setup on device: opening GPU 0")?;
-    let (params, t) = prover::setup::generate_from_pce(&pce, &circuit.id(), prover::setup::ToxicWaste::from_seed(seed), prover::setup::MulsOn::Gpu(&gpu)).context("setup on device")?;
+    let waste = prover::setup::ToxicWaste::from_seed(seed);
+    let (params, pce, t) = prover::setup::generate_overlapped(circuit.clone(), &circuit.id(), circuit.constraints() as usize, waste, prover::setup::MulsOn::Gpu(&gpu)).context("setup on device")?;
     drop(gpu);
     span.record("constraints", params.info.num_constraints);
-    for (k, v) in [("scalars_ms", t.scalars_ms), ("tables_ms", t.tables_ms), ("muls_ms", t.muls_ms), ("kernel_ms", t.kernel_ms), ("h2d_ms", t.h2d_ms), ("d2h_ms", t.d2h_ms)] {
+    for (k, v) in t.fields() {
         span.record(k, v);
     }
     let points = (params.h.len() + params.l.len() + params.a.len() + params.b_g1.len() + params.vk.ic.len()) as u64;

@@ -70,11 +70,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 #[cfg(feature = "cuda")]
 fn gpu_setup(circuit: &prover::circuit::BenchCircuit, waste: prover::setup::ToxicWaste) -> anyhow::Result<prover::Parameters> {
     let gpu = prover::gpu::Gpu::open(0, prover::gpu::CudaSched::Auto).context("--on gpu: opening GPU 0")?;
-    let pce = prover::pce::extract(circuit.clone()).context("extracting the constraints")?;
-    let (params, t) = prover::setup::generate_from_pce(&pce, &circuit.id(), waste, prover::setup::MulsOn::Gpu(&gpu)).context("generating parameters")?;
+    let (params, _, t) = prover::setup::generate_overlapped(circuit.clone(), &circuit.id(), circuit.constraints() as usize, waste, prover::setup::MulsOn::Gpu(&gpu)).context("generating parameters")?;
     tracing::info!(
-        "setup on {}: scalars {:.2} s, tables {:.2} s, muls {:.2} s (kernels {:.2} s, uploads {:.2} s, downloads {:.2} s)",
+        "setup on {}: extraction {:.2} s (beside it: basis and tables {:.2} s), scalars {:.2} s, tables {:.2} s, muls {:.2} s (kernels {:.2} s, uploads {:.2} s, downloads {:.2} s)",
         gpu.name,
+        t.extract_ms / 1e3,
+        t.prepare_ms / 1e3,
         t.scalars_ms / 1e3,
         t.tables_ms / 1e3,
         t.muls_ms / 1e3,

@@ -138,7 +138,7 @@ pub fn run(circuit: &BenchCircuit, constraints: u64, o: &Options, json: bool) ->
     // The PCE: extracted (timed), and with --pce-cache written and read back (timed).
     say(format!("{id}: extracting the pre-compiled constraints …"));
     let t = Instant::now();
-    let p = pce::extract(circuit.clone()).context("extracting the constraints")?;
+    let p = pce::extract_sized(circuit.clone(), circuit.constraints() as usize).context("extracting the constraints")?;
     let extract_s = t.elapsed().as_secs_f64();
     let cache = match &o.pce_cache {
         Some(path) => {

@@ -212,6 +212,14 @@ impl BenchCircuit {
         }
     }
 
+    /// Constraints the circuit was made for (input constraints included).
+    pub fn constraints(&self) -> u64 {
+        match self {
+            BenchCircuit::PorepLike(c) => c.constraints,
+            BenchCircuit::Mix16(c) => c.constraints,
+        }
+    }
+
     /// Checks the size (the error names `--constraints` and the family's range).
     pub fn check(&self) -> Result<(), String> {
         match self {

@@ -35,13 +35,18 @@ struct Builder {
 }
 
 impl Builder {
-    fn new() -> Self {
+    /// A builder with room for `rows` rows of `per_row` non-zeros (capacity only: pages are
+    /// touched as rows arrive; at 2^27 the doubling regrowth copied gigabytes).
+    fn new(rows: usize, per_row: usize) -> Self {
         let mut lookup = FxHashMap::default();
         let table = CsrMatrix::base_table();
         for (i, s) in table.iter().enumerate() {
             lookup.insert(blst::blst_fr::from(*s).l, i as u32);
         }
-        Builder { row_ptr: vec![0], cols: Vec::new(), idx: Vec::new(), table, lookup, last: None }
+        let mut row_ptr = Vec::with_capacity(rows + 1);
+        row_ptr.push(0);
+        let nnz = rows.saturating_mul(per_row);
+        Builder { row_ptr, cols: Vec::with_capacity(nnz), idx: Vec::with_capacity(nnz), table, lookup, last: None }
     }
 
     #[inline]
@@ -84,7 +89,10 @@ impl Builder {
         if self.cols.len() > u32::MAX as usize {
             return Err(PceError::TooLarge(format!("{} non-zeros in one matrix (at most {})", self.cols.len(), u32::MAX)));
         }
-        let Builder { row_ptr, mut cols, idx, table, .. } = self;
+        let Builder { mut row_ptr, mut cols, idx, table, .. } = self;
+        // Give back the reservation's unused tail (a shrinking realloc: no copy for large blocks).
+        row_ptr.shrink_to_fit();
+        cols.shrink_to_fit();
         let aux = num_aux as u32;
         for c in cols.iter_mut() {
             if *c & INPUT_TAG != 0 {
@@ -109,7 +117,16 @@ impl ExtractCs {
     /// A recorder; with `with_values` it keeps the witness as well (the value closures are
     /// called, as the circuit path calls them), else they are never called.
     pub fn new(with_values: bool) -> Self {
-        ExtractCs { num_inputs: 0, num_aux: 0, mats: [Builder::new(), Builder::new(), Builder::new()], values: with_values.then(Default::default) }
+        Self::with_capacity(with_values, 0)
+    }
+
+    /// [`ExtractCs::new`] with room reserved for about `rows` constraints (a hint: more rows
+    /// only regrow; the reservation is address space, touched as rows arrive).
+    pub fn with_capacity(with_values: bool, rows: usize) -> Self {
+        // Non-zeros per row reserved for A, B, C: the porep-like circuit has ~2.4 / 1.0 / 2.2.
+        let mats = [Builder::new(rows, 3), Builder::new(rows, 1), Builder::new(rows, 3)];
+        let values = with_values.then(|| (Vec::new(), Vec::with_capacity(rows)));
+        ExtractCs { num_inputs: 0, num_aux: 0, mats, values }
     }
 
     /// Rows recorded so far (input constraints excluded).
@@ -195,7 +212,13 @@ impl ConstraintSystem<Scalar> for ExtractCs {
 /// Extract the pre-compiled constraints of `circuit` (its witness is not computed). ONE is
 /// allocated first, as synthesis does.
 pub fn extract<C: Circuit<Scalar>>(circuit: C) -> Result<Pce, PceError> {
-    let mut cs = ExtractCs::new(false);
+    extract_sized(circuit, 0)
+}
+
+/// [`extract`] with room reserved for about `rows_hint` constraints (see
+/// [`ExtractCs::with_capacity`]); the result does not depend on the hint.
+pub fn extract_sized<C: Circuit<Scalar>>(circuit: C, rows_hint: usize) -> Result<Pce, PceError> {
+    let mut cs = ExtractCs::with_capacity(false, rows_hint);
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
     circuit.synthesize(&mut cs)?;
     Ok(cs.finish()?.0)

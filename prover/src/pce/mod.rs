@@ -29,7 +29,7 @@ use matrix::CsrMatrix;
 
 pub use cache::{cache_path, load_or_build, OnCorrupt, PceKey, PceSource};
 pub use eval::{products, Products, DEFAULT_CHUNK_ROWS};
-pub use extract::{extract, extract_with_witness};
+pub use extract::{extract, extract_sized, extract_with_witness};
 pub use witness::Witness;
 
 /// Why pre-compiled constraints could not be made, read or used.
