@@ -34,11 +34,11 @@ fn to_bellperson(p: &Parameters) -> bp::Parameters<Bls12> {
             delta_g2: p.vk.delta_g2,
             ic: p.vk.ic.clone(),
         },
-        h: Arc::new(p.h.clone()),
-        l: Arc::new(p.l.clone()),
-        a: Arc::new(p.a.clone()),
-        b_g1: Arc::new(p.b_g1.clone()),
-        b_g2: Arc::new(p.b_g2.clone()),
+        h: Arc::new(p.h.to_vec()),
+        l: Arc::new(p.l.to_vec()),
+        a: Arc::new(p.a.to_vec()),
+        b_g1: Arc::new(p.b_g1.to_vec()),
+        b_g2: Arc::new(p.b_g2.to_vec()),
     }
 }
 

@@ -177,6 +177,30 @@ impl From<ProveError> for StartFailure {
     }
 }
 
+/// Which queries of a parameter set a device holds in its own memory (so the host copy of
+/// those is not needed by it: [`Backend::make_resident`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResidentQueries {
+    pub h: bool,
+    pub l: bool,
+    pub a: bool,
+    pub b_g1: bool,
+    pub b_g2: bool,
+}
+
+impl ResidentQueries {
+    pub const ALL: ResidentQueries = ResidentQueries { h: true, l: true, a: true, b_g1: true, b_g2: true };
+
+    /// Held by both.
+    pub fn and(self, o: ResidentQueries) -> ResidentQueries {
+        ResidentQueries { h: self.h && o.h, l: self.l && o.l, a: self.a && o.a, b_g1: self.b_g1 && o.b_g1, b_g2: self.b_g2 && o.b_g2 }
+    }
+
+    pub fn any(&self) -> bool {
+        self.h || self.l || self.a || self.b_g1 || self.b_g2
+    }
+}
+
 /// One proving device. Implementations: [`crate::cpu::CpuBackend`] and, with the `cuda`
 /// feature, the CUDA backend. Both must produce identical proofs for the same
 /// assignment, parameters and blinding.
@@ -235,5 +259,11 @@ pub trait Backend: Send + Sync {
     /// checks it against [`Backend::device_free_bytes`]); `None`: nothing to check (the CPU).
     fn partition_device_bytes(&self, _params: &Parameters) -> Option<u64> {
         None
+    }
+    /// Copy `params`' queries into the device's memory now (not at the first partition) and
+    /// say which it holds for good: those need no host copy on this device. Nothing by
+    /// default (the CPU proves from the host's points).
+    fn make_resident(&self, _params: &Parameters) -> Result<ResidentQueries, ProveError> {
+        Ok(ResidentQueries::default())
     }
 }

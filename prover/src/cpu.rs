@@ -34,6 +34,9 @@ impl Backend for CpuBackend {
         self.device
     }
     fn prove_start(&self, asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
+        if let Some(q) = params.released_query() {
+            return Err(ProveError::ParamsMismatch(format!("query {q} of the parameters was released from the host after its upload to the devices (memory.params_host = \"auto\"): the CPU cannot prove with it")));
+        }
         // "Allocation" on the CPU is the preparation of the MSM inputs.
         let plan = {
             let _alloc = gate.alloc();

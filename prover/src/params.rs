@@ -79,12 +79,98 @@ pub struct ParamsInfo {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parameters {
     pub vk: VerifyingKey,
-    pub h: Vec<G1Affine>,
-    pub l: Vec<G1Affine>,
-    pub a: Vec<G1Affine>,
-    pub b_g1: Vec<G1Affine>,
-    pub b_g2: Vec<G2Affine>,
+    pub h: Query<G1Affine>,
+    pub l: Query<G1Affine>,
+    pub a: Query<G1Affine>,
+    pub b_g1: Query<G1Affine>,
+    pub b_g2: Query<G2Affine>,
     pub info: ParamsInfo,
+}
+
+/// One query's points on the host, or released from the host once every device that proves
+/// with them holds its own copy (the engine's `memory.params_host`: at 2^27 the host copy is
+/// 43.6 GiB of a 128-GiB machine). A released query keeps its length ([`Query::len`], an
+/// inherent method, so `params.h.len()` is the count either way) and its identity
+/// ([`Query::origin`]); its points read as an empty slice, so code that needs them checks
+/// [`Query::host`] first and fails with an error rather than proving with nothing.
+#[derive(Clone, Debug)]
+pub struct Query<T> {
+    points: Vec<T>,
+    len: usize,
+    origin: usize,
+    released: bool,
+}
+
+impl<T> Query<T> {
+    pub fn new(points: Vec<T>) -> Self {
+        Query { len: points.len(), origin: points.as_ptr() as usize, points, released: false }
+    }
+
+    /// Points in the query (also after a release).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The host points, None once released.
+    pub fn host(&self) -> Option<&[T]> {
+        (!self.released).then_some(&self.points[..])
+    }
+
+    pub fn is_released(&self) -> bool {
+        self.released
+    }
+
+    /// Where the points were first allocated: the identity of this query's content for
+    /// device caches (stable across a release).
+    pub fn origin(&self) -> usize {
+        self.origin
+    }
+
+    /// [`Query::release`] when `cond`, else nothing (0 bytes).
+    pub fn release_if(&mut self, cond: bool) -> u64 {
+        if cond {
+            self.release()
+        } else {
+            0
+        }
+    }
+
+    /// Free the host points (bytes freed returned); the length and origin stay.
+    pub fn release(&mut self) -> u64 {
+        if self.released {
+            return 0;
+        }
+        self.released = true;
+        let bytes = (self.points.len() * std::mem::size_of::<T>()) as u64;
+        self.points = Vec::new();
+        bytes
+    }
+}
+
+/// Same points (and same release state); where they live is not compared.
+impl<T: PartialEq> PartialEq for Query<T> {
+    fn eq(&self, o: &Self) -> bool {
+        self.len == o.len && self.released == o.released && self.points == o.points
+    }
+}
+impl<T: Eq> Eq for Query<T> {}
+
+impl<T> From<Vec<T>> for Query<T> {
+    fn from(points: Vec<T>) -> Self {
+        Query::new(points)
+    }
+}
+
+/// The host points (empty once released: see [`Query`]).
+impl<T> std::ops::Deref for Query<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.points
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -179,10 +265,18 @@ fn encode_g2(points: &[G2Affine]) -> Vec<u8> {
 }
 
 impl Parameters {
+    /// The first query released from the host ([`Query::release`]), if any.
+    pub fn released_query(&self) -> Option<&'static str> {
+        [("h", self.h.is_released()), ("l", self.l.is_released()), ("a", self.a.is_released()), ("b_g1", self.b_g1.is_released()), ("b_g2", self.b_g2.is_released())].into_iter().find_map(|(q, r)| r.then_some(q))
+    }
+
     /// Write the parameter file (see the module docs for the layout).
     pub fn write_file(&self, path: &Path) -> Result<u64, ParamsError> {
         let name = path.display().to_string();
         let io = |error| ParamsError::Io { path: name.clone(), error };
+        if let Some(q) = self.released_query() {
+            return Err(io(std::io::Error::other(format!("query {q} was released from the host after its upload: these parameters cannot be written"))));
+        }
         let vk = &self.vk;
         let mut vk_bytes = Vec::with_capacity(VK_BYTES);
         for p in [&vk.alpha_g1, &vk.beta_g1, &vk.delta_g1] {
@@ -408,11 +502,11 @@ impl Parameters {
         };
         Ok(Parameters {
             vk,
-            h: g1(2)?,
-            l: g1(3)?,
-            a: g1(4)?,
-            b_g1: g1(5)?,
-            b_g2: decode_g2(&bytes[ranges[6].0..ranges[6].1], &path, "b_g2")?,
+            h: g1(2)?.into(),
+            l: g1(3)?.into(),
+            a: g1(4)?.into(),
+            b_g1: g1(5)?.into(),
+            b_g2: decode_g2(&bytes[ranges[6].0..ranges[6].1], &path, "b_g2")?.into(),
             info,
         })
     }

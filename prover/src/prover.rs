@@ -217,6 +217,7 @@ pub fn finish_verified(p: Pending, params: &Parameters) -> Result<Proof, ProveEr
 pub fn finish_with(p: Pending, params: &Parameters, m: CpuMsm) -> Result<Proof, ProveError> {
     let b_g2 = match p.b_g2 {
         Some(b) => b,
+        None if params.b_g2.is_released() => return Err(ProveError::ParamsMismatch("the B query in G2 was released from the host after its upload: the G2 MSM cannot run on the CPU".into())),
         None => b_g2_msm_with(&params.b_g2, &p.b_split, m),
     };
     Ok(assemble(&p, b_g2, params))

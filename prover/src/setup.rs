@@ -544,11 +544,11 @@ fn from_prepared(pce: &Pce, circuit_id: &str, w: &ToxicWaste, mut prep: Prepared
     }
     Ok(Parameters {
         vk,
-        h,
-        l,
-        a,
-        b_g1,
-        b_g2,
+        h: h.into(),
+        l: l.into(),
+        a: a.into(),
+        b_g1: b_g1.into(),
+        b_g2: b_g2.into(),
         info: ParamsInfo {
             circuit_id: circuit_id.to_string(),
             num_inputs: num_inputs as u64,

@@ -411,3 +411,81 @@ fn the_backends_knobs_reach_the_run_meta() {
     let plain: Vec<Arc<dyn Backend>> = vec![Arc::new(CpuBackend::new(0))];
     assert!(!engine::run_meta(&cfg(1, 1, LockMode::Whole), &plain).extra.contains_key("slow_kernel_ms"));
 }
+
+/// A "device" that holds its own copy of the parameters (as a GPU holds its upload) and
+/// proves from it on the CPU: with `memory.params_host = "auto"` the engine frees the host
+/// copy of every query it holds.
+struct OwnCopy {
+    cpu: CpuBackend,
+    own: Parameters,
+    resident: prover::backend::ResidentQueries,
+}
+
+impl Backend for OwnCopy {
+    fn name(&self) -> &str {
+        "own-copy"
+    }
+    fn device(&self) -> u32 {
+        0
+    }
+    fn make_resident(&self, _: &Parameters) -> Result<prover::backend::ResidentQueries, ProveError> {
+        Ok(self.resident)
+    }
+    fn prove_start(&self, a: ProvingAssignment, _: &Parameters, b: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
+        self.cpu.prove_start(a, &self.own, b, gate)
+    }
+    fn prove_finish(&self, p: Pending, _: &Parameters) -> Result<prover::proof::Proof, ProveError> {
+        self.cpu.prove_finish(p, &self.own)
+    }
+}
+
+#[test]
+fn the_host_copy_of_queries_every_device_holds_is_released_and_the_budget_given_back() {
+    use prover::backend::ResidentQueries;
+    use prover::engine::budget::ParamsHost;
+    let p = params();
+    let query_bytes = ((p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) * 96 + p.b_g2.len() * 192) as u64;
+    let h_bytes = (p.h.len() * 96) as u64;
+    let start = |host: ParamsHost, resident: ResidentQueries| {
+        let mut c = cfg(1, 1, LockMode::Kernels);
+        c.memory.params_host = host;
+        let dev: Arc<dyn Backend> = Arc::new(OwnCopy { cpu: CpuBackend::new(0), own: (*p).clone(), resident });
+        let sink = EventSink::start(SinkConfig { collect: true, meta: engine::run_meta(&c, &[dev.clone()]), ..Default::default() }).unwrap();
+        Engine::start(c, Arc::new((*p).clone()), vec![dev], sink).unwrap()
+    };
+    // Kept: the reservation holds the parameters' estimate.
+    let kept = start(ParamsHost::Keep, ResidentQueries::ALL);
+    let kept_resident = kept.ram().resident();
+    // Every query held by the device: all freed, their bytes given back, proofs still verify.
+    let e = start(ParamsHost::Auto, ResidentQueries::ALL);
+    let freed = kept_resident - e.ram().resident();
+    assert!(freed >= query_bytes.min(kept_resident) * 9 / 10 && freed > 0, "freed {freed} of {query_bytes} B");
+    e.submit(engine::porep_jobs(1, 2, N, 4).remove(0));
+    let r = e.collect(1, Duration::from_secs(60)).expect("the job finishes");
+    assert_eq!(r[0].proofs.as_ref().expect("proofs verify").len(), 2);
+    e.shutdown().unwrap();
+    // Only H held: only H's bytes come back.
+    let only_h = start(ParamsHost::Auto, ResidentQueries { h: true, ..Default::default() });
+    assert_eq!(kept_resident - only_h.ram().resident(), h_bytes);
+    // Nothing held (the CPU backend): nothing released.
+    let none = start(ParamsHost::Auto, ResidentQueries::default());
+    assert_eq!(none.ram().resident(), kept_resident);
+    for e in [kept, only_h, none] {
+        e.shutdown().unwrap();
+    }
+}
+
+#[test]
+fn released_queries_are_refused_by_the_cpu_paths_and_the_file_writer() {
+    let mut p = (*params()).clone();
+    let n = p.l.len();
+    p.l.release();
+    assert_eq!((p.l.len(), p.l.host().is_none(), p.released_query()), (n, true, Some("l")));
+    let asg = prover::prover::synthesize(PorepLike::new(N, 1)).unwrap();
+    let err = CpuBackend::new(0).prove_start(asg, &p, Blinding::random(&mut rand::thread_rng()), &prover::backend::NoGate).err().expect("refused");
+    assert!(err.to_string().contains("query l") && err.to_string().contains("released"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.params");
+    let err = p.write_file(&path).expect_err("a released query is not written");
+    assert!(err.to_string().contains("released") && !path.exists(), "{err}");
+}

@@ -96,6 +96,11 @@ pub struct Args {
     /// the pre-compiled constraints and one partition is an error before any work.
     #[arg(long, value_name = "auto|GiB", value_parser = parse_ram_budget)]
     pub ram_budget: Option<prover::engine::budget::Budget>,
+    /// The host copy of the parameters' queries: `auto` uploads them to every device at start
+    /// and frees the host copy of each query every device holds (its RAM-budget share given
+    /// back; the CPU fallback is then off), `keep` keeps it. Engine key `memory.params_host`.
+    #[arg(long, value_name = "auto|keep", value_parser = prover::engine::budget::ParamsHost::parse)]
+    pub params_host: Option<prover::engine::budget::ParamsHost>,
     /// Verify every proof (exit 1 if any fails).
     #[arg(long)]
     pub verify: bool,
@@ -251,6 +256,9 @@ pub fn engine_config(args: &Args) -> anyhow::Result<EngineConfig> {
     }
     if let Some(b) = args.ram_budget {
         cfg.memory.total_budget = b;
+    }
+    if let Some(h) = args.params_host {
+        cfg.memory.params_host = h;
     }
     if args.seed.is_some() {
         cfg.seed = args.seed;

@@ -315,11 +315,37 @@ pub struct MemoryConfig {
     pub total_budget: Budget,
     /// Kept back for the OS and other processes when `total_budget = "auto"`.
     pub safety_margin: ByteSize,
+    /// The host copy of the parameters' queries once every device holds its own.
+    pub params_host: ParamsHost,
 }
 
 impl Default for MemoryConfig {
     fn default() -> Self {
-        MemoryConfig { total_budget: Budget::Auto, safety_margin: ByteSize::gib(5) }
+        MemoryConfig { total_budget: Budget::Auto, safety_margin: ByteSize::gib(5), params_host: ParamsHost::Auto }
+    }
+}
+
+/// `memory.params_host`: what the engine does with the host copy of the parameters' queries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParamsHost {
+    /// Upload the queries to every device at start; free the host copy of each query that
+    /// every device holds and give its share of the RAM budget back. The CPU fallback is then
+    /// off (it would need the points): a partition out of device memory is retried on the
+    /// device instead.
+    #[default]
+    Auto,
+    /// Keep the host copy (the CPU fallback stays available; devices upload on first use).
+    Keep,
+}
+
+impl ParamsHost {
+    pub fn parse(s: &str) -> Result<ParamsHost, String> {
+        match s {
+            "auto" | "release" => Ok(ParamsHost::Auto),
+            "keep" => Ok(ParamsHost::Keep),
+            _ => Err(format!("`{s}`: expected auto (release the host copy once every device holds the queries) or keep")),
+        }
     }
 }
 

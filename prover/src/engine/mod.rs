@@ -371,6 +371,45 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
     m
 }
 
+/// `memory.params_host = "auto"`: every device takes its copy of the queries now
+/// ([`Backend::make_resident`], span `h2d` what=params under `dispatch`), then the host copy of
+/// each query every device holds is freed. Returns the bytes freed (0 where a device holds
+/// none, e.g. the CPU backend, where a device failed to take them — warned, they are then
+/// uploaded on first use as before —, or where someone else holds the parameters too).
+fn release_host_queries(params: &mut Arc<Parameters>, backends: &[Arc<dyn Backend>], dispatch: Option<tracing::Dispatch>) -> u64 {
+    let mut held = crate::backend::ResidentQueries::ALL;
+    for b in backends {
+        let r = match &dispatch {
+            Some(d) => tracing::dispatcher::with_default(d, || b.make_resident(params)),
+            None => b.make_resident(params),
+        };
+        match r {
+            Ok(r) => held = held.and(r),
+            Err(e) => {
+                tracing::warn!("device {}: uploading the parameters at start failed ({e}); the host keeps its copy", b.device());
+                return 0;
+            }
+        }
+    }
+    if !held.any() {
+        return 0;
+    }
+    let Some(p) = Arc::get_mut(params) else {
+        tracing::warn!("the parameters are shared outside the engine: the host keeps its copy");
+        return 0;
+    };
+    let mut bytes = 0;
+    let mut names = Vec::new();
+    for (name, on, query_bytes) in [("h", held.h, p.h.release_if(held.h)), ("l", held.l, p.l.release_if(held.l)), ("a", held.a, p.a.release_if(held.a)), ("b_g1", held.b_g1, p.b_g1.release_if(held.b_g1)), ("b_g2", held.b_g2, p.b_g2.release_if(held.b_g2))] {
+        if on {
+            bytes += query_bytes;
+            names.push(name);
+        }
+    }
+    tracing::info!("released the host copy of queries {} ({:.1} GiB): every device holds them", names.join(", "), bytes as f64 / (1u64 << 30) as f64);
+    bytes
+}
+
 impl Engine {
     /// Start the threads. `sink` receives the events (ignored when `cfg.events` is off).
     pub fn start(cfg: EngineConfig, params: Arc<Parameters>, backends: Vec<Arc<dyn Backend>>, sink: EventSink) -> Result<Engine, ConfigError> {
@@ -397,6 +436,14 @@ impl Engine {
         let ram = budget::RamBudget::with_observer(ram_total, observer);
         let too_large = |e: budget::BudgetError| ConfigError::Invalid { field: "memory.total_budget", reason: e.to_string() };
         let params_ram = ram.reserve_resident("the parameters", plan.params).map_err(too_large)?;
+        let mut params = params;
+        let released = match cfg.memory.params_host {
+            budget::ParamsHost::Auto => release_host_queries(&mut params, &backends, cfg.events.then(|| sink.dispatch())),
+            budget::ParamsHost::Keep => 0,
+        };
+        if released > 0 {
+            params_ram.release(released);
+        }
         let pce_ram = match plan.pce {
             Some(p) => Some(ram.reserve_resident("the pre-compiled constraints", p.bytes).map_err(too_large)?),
             None => None,
@@ -412,7 +459,10 @@ impl Engine {
         let probe = backends.clone();
         let placer = placement::Placer::new(cfg.queue_capacity, cfg.pw, needs, Box::new(move |d| probe.get(d).and_then(|b| b.device_free_bytes())));
         let dispatch = if cfg.events { Some(sink.dispatch()) } else { None };
-        let fallback = cfg.cpu_fallback.then(|| Arc::new(crate::cpu::CpuBackend::with_msm(0, cfg.cpu_msm)) as Arc<dyn Backend>);
+        if cfg.cpu_fallback && released > 0 {
+            tracing::warn!("cpu_fallback is off: the CPU would prove from the host copy of the parameters, released after their upload (memory.params_host = \"keep\" keeps it); a partition out of device memory is retried on the device");
+        }
+        let fallback = (cfg.cpu_fallback && released == 0).then(|| Arc::new(crate::cpu::CpuBackend::with_msm(0, cfg.cpu_msm)) as Arc<dyn Backend>);
         let log = tracing::dispatcher::get_default(|d| d.clone());
         let shared = Arc::new(Shared {
             fallback,

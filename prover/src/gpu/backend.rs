@@ -38,7 +38,7 @@ use super::device::{par_copy, Gpu};
 use super::error::{Ctx, GpuError};
 use super::msm::{msm_scratch_bytes, pre_window_bits, DevicePoints, GpuCurve, MsmDefaults, G1, G2, PRE_MIN_POINTS};
 use super::ntt::{Ntt, NttConfig};
-use crate::backend::{Backend, Blinding, DeviceError, Gate, Pending, ProveError, StartFailure};
+use crate::backend::{Backend, Blinding, DeviceError, Gate, Pending, ProveError, ResidentQueries, StartFailure};
 use crate::cuda_settings::{AppliedOverrides, CudaSettings};
 pub use crate::cuda_settings::{MsmBatch, ParamsMode, ShiftChoice};
 use crate::domain::Domain;
@@ -355,7 +355,7 @@ impl CudaBackend {
     }
 
     fn params_key(params: &Parameters) -> (String, usize, usize, usize, usize, usize) {
-        (params.info.circuit_id.clone(), params.h.as_ptr() as usize, params.h.len(), params.l.len(), params.a.len(), params.b_g1.len())
+        (params.info.circuit_id.clone(), params.h.origin(), params.h.len(), params.l.len(), params.a.len(), params.b_g1.len())
     }
 
     /// The device copy of `params`' G1 queries and, with the G2 MSM on the device, of the
@@ -367,6 +367,15 @@ impl CudaBackend {
             return Ok(r.clone());
         }
         *slot = None; // free the previous set first
+        // A query released from the host (the engine's `memory.params_host`) cannot be
+        // uploaded again: refuse rather than upload nothing.
+        let released: Vec<&str> = [("h", params.h.is_released()), ("l", params.l.is_released()), ("a", params.a.is_released()), ("b_g1", params.b_g1.is_released()), ("b_g2", self.g2_on_device && params.b_g2.is_released())]
+            .into_iter()
+            .filter_map(|(q, r)| r.then_some(q))
+            .collect();
+        if !released.is_empty() {
+            return Err(GpuError::input("parameters", format!("queries {} were released from the host after their upload and are not on this device: they cannot be uploaded again", released.join(", "))));
+        }
         if self.g2_on_device && params.b_g2.len() != params.b_g1.len() {
             return Err(GpuError::input("parameters", format!("B query: {} points in G1 but {} in G2", params.b_g1.len(), params.b_g2.len())));
         }
@@ -636,6 +645,17 @@ impl Backend for CudaBackend {
     fn partition_device_bytes(&self, params: &Parameters) -> Option<u64> {
         Some(crate::engine::placement::device_working_set(&params.shape()))
     }
+    fn make_resident(&self, params: &Parameters) -> Result<ResidentQueries, ProveError> {
+        let r = self.resident(params).map_err(dev_err)?;
+        Ok(ResidentQueries {
+            h: r.h.resident().is_some(),
+            l: r.l.resident().is_some(),
+            a: r.a.resident().is_some(),
+            b_g1: r.b_g1.resident().is_some(),
+            b_g2: r.b_g2.as_ref().is_some_and(|b| b.resident().is_some()),
+        })
+    }
+
     fn prove_start(&self, mut asg: ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
         let r = self.device_part(&mut asg, params, blinding, gate);
         drop_in_background(move || drop(asg));
