@@ -249,6 +249,11 @@ pub trait Backend: Send + Sync {
     fn device_memory_bytes(&self) -> Option<u64> {
         None
     }
+    /// The device memory this backend was limited to (`memory.vram_budget`), bytes; `None`:
+    /// no limit (or no memory of its own).
+    fn vram_budget(&self) -> Option<u64> {
+        None
+    }
     /// Free memory of the device now, bytes, as the device reports it; `None` where it has no
     /// memory of its own (the CPU). The engine's placement reads it
     /// ([`crate::engine::placement`]).

@@ -489,3 +489,51 @@ fn released_queries_are_refused_by_the_cpu_paths_and_the_file_writer() {
     let err = p.write_file(&path).expect_err("a released query is not written");
     assert!(err.to_string().contains("released") && !path.exists(), "{err}");
 }
+
+/// A device limited to `budget` bytes whose partitions need `need` (`memory.vram_budget`).
+struct Budgeted {
+    cpu: CpuBackend,
+    budget: u64,
+    need: u64,
+}
+
+impl Backend for Budgeted {
+    fn name(&self) -> &str {
+        "budgeted"
+    }
+    fn device(&self) -> u32 {
+        0
+    }
+    fn prove_start(&self, a: ProvingAssignment, p: &Parameters, b: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
+        self.cpu.prove_start(a, p, b, gate)
+    }
+    fn vram_budget(&self) -> Option<u64> {
+        Some(self.budget)
+    }
+    fn device_memory_bytes(&self) -> Option<u64> {
+        Some(self.budget)
+    }
+    fn device_free_bytes(&self) -> Option<u64> {
+        Some(self.budget)
+    }
+    fn partition_device_bytes(&self, _: &Parameters) -> Option<u64> {
+        Some(self.need)
+    }
+}
+
+#[test]
+fn a_vram_budget_below_one_partition_is_refused_before_any_work_naming_both_figures() {
+    let start = |budget: u64, need: u64| {
+        let c = cfg(1, 1, LockMode::Kernels);
+        let dev: Arc<dyn Backend> = Arc::new(Budgeted { cpu: CpuBackend::new(0), budget, need });
+        let sink = EventSink::start(SinkConfig { collect: true, meta: engine::run_meta(&c, &[dev.clone()]), ..Default::default() }).unwrap();
+        Engine::start(c, params(), vec![dev], sink)
+    };
+    let err = start(16 << 30, 23 << 30).err().expect("refused").to_string();
+    assert!(err.contains("memory.vram_budget") && err.contains("16.00 GiB") && err.contains("23.00 GiB"), "{err}");
+    // Enough: it starts and proves.
+    let e = start(24 << 30, 23 << 30).expect("starts");
+    e.submit(engine::porep_jobs(1, 1, N, 2).remove(0));
+    assert!(e.collect(1, Duration::from_secs(60)).expect("finishes")[0].proofs.is_ok());
+    e.shutdown().unwrap();
+}

@@ -101,6 +101,13 @@ pub struct Args {
     /// back; the CPU fallback is then off), `keep` keeps it. Engine key `memory.params_host`.
     #[arg(long, value_name = "auto|keep", value_parser = prover::engine::budget::ParamsHost::parse)]
     pub params_host: Option<prover::engine::budget::ParamsHost>,
+    /// Device memory each CUDA device may use, in GiB (`16`, `24.5`) or with a unit
+    /// (`16GiB`): the rest of its free memory is held back when it opens, so it behaves as a
+    /// card of that size (queries stream, MSMs chunk, lanes stay off). Engine key
+    /// `memory.vram_budget`. A budget below one partition's device working set is refused
+    /// before any work.
+    #[arg(long, value_name = "GiB", value_parser = parse_vram_budget)]
+    pub vram_budget: Option<prover::engine::budget::ByteSize>,
     /// Verify every proof (exit 1 if any fails).
     #[arg(long)]
     pub verify: bool,
@@ -127,6 +134,20 @@ pub struct Args {
     /// at most an hour.
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub nvml_ms: Option<u64>,
+}
+
+/// `--vram-budget`: a bare number is GiB, else a size with its unit.
+fn parse_vram_budget(s: &str) -> Result<prover::engine::budget::ByteSize, String> {
+    let t = s.trim();
+    let b = match t.parse::<f64>() {
+        Ok(g) if g.is_finite() && g > 0.0 => prover::engine::budget::ByteSize((g * (1u64 << 30) as f64) as u64),
+        Ok(_) => return Err(format!("`{s}`: a VRAM budget must be a positive size")),
+        Err(_) => t.parse::<prover::engine::budget::ByteSize>().map_err(|e| format!("`{s}`: {e}"))?,
+    };
+    if b.0 == 0 {
+        return Err(format!("`{s}`: a VRAM budget must be a positive size"));
+    }
+    Ok(b)
 }
 
 fn parse_ram_budget(s: &str) -> Result<prover::engine::budget::Budget, String> {
@@ -259,6 +280,9 @@ pub fn engine_config(args: &Args) -> anyhow::Result<EngineConfig> {
     }
     if let Some(h) = args.params_host {
         cfg.memory.params_host = h;
+    }
+    if let Some(v) = args.vram_budget {
+        cfg.memory.vram_budget = Some(v);
     }
     if args.seed.is_some() {
         cfg.seed = args.seed;

@@ -317,11 +317,16 @@ pub struct MemoryConfig {
     pub safety_margin: ByteSize,
     /// The host copy of the parameters' queries once every device holds its own.
     pub params_host: ParamsHost,
+    /// Device memory each CUDA device may use (none: all of it). The backend holds the rest
+    /// of the device's free memory back when it opens the device, so that the device really
+    /// behaves as a card of this size: uploads that do not fit stream, MSMs chunk, lanes stay
+    /// off, placement waits.
+    pub vram_budget: Option<ByteSize>,
 }
 
 impl Default for MemoryConfig {
     fn default() -> Self {
-        MemoryConfig { total_budget: Budget::Auto, safety_margin: ByteSize::gib(5), params_host: ParamsHost::Auto }
+        MemoryConfig { total_budget: Budget::Auto, safety_margin: ByteSize::gib(5), params_host: ParamsHost::Auto, vram_budget: None }
     }
 }
 

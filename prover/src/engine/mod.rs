@@ -354,6 +354,10 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
     if let Ok((bytes, _)) = ram_budget(cfg) {
         m.extra.insert(timeline::event::extra::RAM_BUDGET_BYTES.into(), bytes.into());
     }
+    if let Some(v) = cfg.memory.vram_budget {
+        // machine.gpu_mem_gib is then the budget (what the device behaved as).
+        m.extra.insert("vram_budget_bytes".into(), v.0.into());
+    }
     if cfg.synthesis == SynthesisMode::Pce {
         m.extra.insert("synthesis_threads".into(), cfg.synthesis_threads.into());
     }
@@ -435,6 +439,24 @@ impl Engine {
         });
         let ram = budget::RamBudget::with_observer(ram_total, observer);
         let too_large = |e: budget::BudgetError| ConfigError::Invalid { field: "memory.total_budget", reason: e.to_string() };
+        // A VRAM budget that cannot hold one partition's device working set: an error before
+        // any work (without a budget a device too small is placement's business).
+        for b in &backends {
+            if let (Some(budget), Some(need)) = (b.vram_budget(), b.partition_device_bytes(&params)) {
+                if need > budget {
+                    return Err(ConfigError::Invalid {
+                        field: "memory.vram_budget",
+                        reason: format!(
+                            "device {}: a VRAM budget of {} cannot hold one partition's device working set, {} (a/b/c and the MSM tails of a domain of {} points); give at least that",
+                            b.device(),
+                            budget::human(budget),
+                            budget::human(need),
+                            params.info.domain_size
+                        ),
+                    });
+                }
+            }
+        }
         let params_ram = ram.reserve_resident("the parameters", plan.params).map_err(too_large)?;
         let mut params = params;
         let released = match cfg.memory.params_host {

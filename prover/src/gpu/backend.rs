@@ -105,6 +105,10 @@ pub struct CudaBackend {
     lanes: OnceLock<Vec<Gpu>>,
     /// Streamed MSMs run in more than one chunk so far.
     chunked: std::sync::atomic::AtomicU64,
+    /// `memory.vram_budget`: the most device memory this backend may use, bytes, and the
+    /// allocation that holds the rest of the device's free memory back ([`CudaBackend::with_vram_budget`]).
+    vram_budget: Option<u64>,
+    _ballast: Option<CudaSlice<u8>>,
 }
 
 /// Device memory a streamed MSM's chunk leaves free.
@@ -154,7 +158,42 @@ impl CudaBackend {
         settings.validate()?;
         let msm = MsmDefaults::from_settings(&settings)?;
         let ntt = Ntt::new(NttConfig::of(&settings));
-        Ok(CudaBackend { gpu, device, resident: Mutex::new(None), g2_on_device, settings, env_overrides: Vec::new(), ntt, msm, lanes: OnceLock::new(), chunked: Default::default() })
+        Ok(CudaBackend {
+            gpu,
+            device,
+            resident: Mutex::new(None),
+            g2_on_device,
+            settings,
+            env_overrides: Vec::new(),
+            ntt,
+            msm,
+            lanes: OnceLock::new(),
+            chunked: Default::default(),
+            vram_budget: None,
+            _ballast: None,
+        })
+    }
+
+    /// Limit this backend to `budget` bytes of device memory: everything the device has free
+    /// beyond the budget is allocated now and held for the backend's life (a ballast), so
+    /// every later allocation, the free memory the backend reports and the decisions made
+    /// from it (streamed queries, chunked MSMs, lanes, shift tables, placement) are those of
+    /// a card with `budget` bytes. A budget at or above the free memory holds nothing back
+    /// (said in the log).
+    pub fn with_vram_budget(mut self, budget: Option<u64>) -> Result<Self, GpuError> {
+        let Some(budget) = budget else { return Ok(self) };
+        let (free, total) = self.gpu.mem_info()?;
+        let hold = (free as u64).saturating_sub(budget);
+        if hold > 0 {
+            // SAFETY: never read or written; it only occupies device memory.
+            let ballast = unsafe { self.gpu.stream.alloc::<u8>(hold as usize) }.ctx("allocating the VRAM budget's ballast")?;
+            self._ballast = Some(ballast);
+            tracing::info!("device {}: VRAM budget {}: {} of its {} free ({} total) held back", self.device, human_bytes(budget), human_bytes(hold), human_bytes(free as u64), human_bytes(total as u64));
+        } else {
+            tracing::warn!("device {}: VRAM budget {} is not below its free memory ({}): nothing held back", self.device, human_bytes(budget), human_bytes(free as u64));
+        }
+        self.vram_budget = Some(budget);
+        Ok(self)
     }
 
     /// The same backend, recording that its settings came with these environment overrides
@@ -635,8 +674,12 @@ impl Backend for CudaBackend {
     fn device(&self) -> u32 {
         self.device
     }
+    /// The device's total memory, or the VRAM budget when one is set (smaller).
     fn device_memory_bytes(&self) -> Option<u64> {
-        self.gpu.mem_info().ok().map(|(_, total)| total as u64)
+        self.gpu.mem_info().ok().map(|(_, total)| self.vram_budget.map_or(total as u64, |b| b.min(total as u64)))
+    }
+    fn vram_budget(&self) -> Option<u64> {
+        self.vram_budget
     }
     fn device_free_bytes(&self) -> Option<u64> {
         self.gpu.mem_info().ok().map(|(free, _)| free as u64)
@@ -736,15 +779,20 @@ fn drop_in_background(free: impl FnOnce() + Send + 'static) {
 /// (empty when the driver sees no device): each opened with `settings.sched` and running
 /// with `settings`, which came with the environment overrides `applied` (for the meta);
 /// `g2_on_device`: where the G2 MSM runs (the engine's `g2_msm`).
-pub fn backends(settings: &CudaSettings, applied: &AppliedOverrides, g2_on_device: bool) -> Result<Vec<Arc<dyn Backend>>, GpuError> {
+pub fn backends(settings: &CudaSettings, applied: &AppliedOverrides, g2_on_device: bool, vram_budget: Option<u64>) -> Result<Vec<Arc<dyn Backend>>, GpuError> {
     settings.validate()?;
     let n = Gpu::device_count()?;
     (0..n)
         .map(|d| {
             let gpu = Gpu::open(d, settings.sched)?;
-            Ok(Arc::new(CudaBackend::new(gpu, d as u32, settings.clone(), g2_on_device)?.with_env_overrides(applied.clone())) as Arc<dyn Backend>)
+            let backend = CudaBackend::new(gpu, d as u32, settings.clone(), g2_on_device)?.with_env_overrides(applied.clone()).with_vram_budget(vram_budget)?;
+            Ok(Arc::new(backend) as Arc<dyn Backend>)
         })
         .collect()
+}
+
+fn human_bytes(b: u64) -> String {
+    timeline::bytes::human(b)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 use std::marker::PhantomData;
 
 use blstrs::{G1Affine, G2Affine, Scalar};
-use cudarc::driver::{CudaSlice, PinnedHostSlice};
+use cudarc::driver::{CudaEvent, CudaSlice, PinnedHostSlice};
 
 use super::convert::scalar_words;
 use super::device::{cfg_1d, launch, par_copy, Gpu};
@@ -60,6 +60,15 @@ pub struct DeviceComb<C: SetupCurve> {
 pub const SETUP_INV_CHUNK: u32 = 64;
 /// Scalars per batch: bounds the device scratch (G2: 2^22 × (32 + 384 + 192) B = 2.5 GB).
 pub const SETUP_BATCH: usize = 1 << 22;
+
+/// Waits for the device's stream when dropped.
+struct DrainOnDrop<'a>(&'a Gpu);
+
+impl Drop for DrainOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.synchronize();
+    }
+}
 
 /// Where the time of [`Gpu::comb_muls`] went, ms.
 #[derive(Clone, Copy, Debug, Default)]
@@ -127,10 +136,17 @@ impl Gpu {
         if staging.len() < 2 {
             staging.clear();
         }
-        // The batch whose download is in the other staging buffer: (first point, points).
-        let mut pending: Option<(usize, usize)> = None;
-        let copy_out = |src: &PinnedHostSlice<u32>, (lo, len): (usize, usize), out: &mut [u32], t: &mut CombTimes| -> Result<(), GpuError> {
+        // Whatever way this returns (an error included), no download into `staging` is left in
+        // flight when it is freed: declared after it, dropped before it.
+        let _drain = DrainOnDrop(self);
+        // The batch whose download is in the other staging buffer: (first point, points), and
+        // the event recorded after that download (event tracking is off in our contexts, so
+        // the pinned slice's own event is never recorded: waiting on it would not wait; run 55
+        // proved from points copied out mid-download).
+        let mut pending: Option<(usize, usize, CudaEvent)> = None;
+        let copy_out = |src: &PinnedHostSlice<u32>, (lo, len, done): (usize, usize, CudaEvent), out: &mut [u32], t: &mut CombTimes| -> Result<(), GpuError> {
             let h = std::time::Instant::now();
+            done.synchronize().ctx("waiting for a setup download")?;
             let src = src.as_slice().ctx("download setup points")?;
             par_copy(&mut out[lo * aw..(lo + len) * aw], &src[..len * aw]);
             t.d2h_ms += h.elapsed().as_secs_f64() * 1e3;
@@ -156,12 +172,13 @@ impl Gpu {
                 continue;
             }
             self.stream.memcpy_dtoh(&aff.slice(0..len * aw), &mut staging[i % 2]).ctx("download setup points")?;
+            let done = self.stream.record_event(None).ctx("cuEventRecord (setup download)")?;
             // While this batch's kernels run: the previous batch into `out`.
             if let Some(prev) = pending.take() {
                 copy_out(&staging[(i + 1) % 2], prev, words_out, &mut t)?;
             }
             t.kernel_ms += t0.ms_to(&t1)?;
-            pending = Some((lo, len));
+            pending = Some((lo, len, done));
         }
         if let Some(last) = pending {
             let i = scalars.len().div_ceil(batch) - 1;
