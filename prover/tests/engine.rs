@@ -227,6 +227,17 @@ fn a_failing_partition_fails_its_proof_and_the_others_are_served() {
     let err = by_id("proof-0000").proofs.as_ref().unwrap_err();
     assert!(err.contains("partition 1") && err.contains("constraint #20"), "{err}");
     assert!(by_id("proof-0001").proofs.is_ok());
+    // The failure is in the timeline (a `failed` span with its error, under the partition),
+    // and the analyzer counts that proof as failed, not complete, and says so.
+    let failed: Vec<&Span> = out.jsonl.spans.iter().filter(|s| s.kind == SpanKind::Failed).collect();
+    assert!(!failed.is_empty(), "no `failed` span");
+    let first = failed.iter().find(|s| s.partition == Some(1)).expect("partition 1's failure");
+    assert_eq!(first.job.as_deref(), Some("proof-0000"));
+    assert!(first.args.get("error").and_then(|v| v.as_str()).is_some_and(|e| e.contains("constraint #20")), "{first:?}");
+    assert!(failed.iter().all(|s| s.job.as_deref() == Some("proof-0000")));
+    let sum = timeline::analysis::summarize(&out.jsonl, &Default::default());
+    assert_eq!((sum.proofs_completed, sum.proofs_failed), (1, 1));
+    assert!(sum.diagnostics.problems.iter().any(|p| p.contains("1 of 2 proofs FAILED") && p.contains("constraint #20")), "{:?}", sum.diagnostics.problems);
 }
 
 #[test]

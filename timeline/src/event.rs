@@ -52,6 +52,8 @@ pub mod kind {
     pub const VERIFY: &str = "verify";
     pub const FALLBACK: &str = "fallback";
     pub const RAM_WAIT: &str = "ram_wait";
+    /// A partition that failed for good (arg `error`): its proof is not counted.
+    pub const FAILED: &str = "failed";
     /// Names earlier versions wrote, read as today's kind: (old name, kind).
     pub const ALIASES: &[(&str, &str)] = &[("b_g2_msm", CPU_MSM_B_G2)];
 }
@@ -141,13 +143,16 @@ pub enum SpanKind {
     Fallback,
     /// A synthesis waiting for its working set to fit in the host-RAM budget before it starts.
     RamWait,
+    /// A partition that failed for good (zero length, at the failure; arg `error`): the job is
+    /// failed, not complete, and none of its time counts as a proof's.
+    Failed,
     /// A kind this version does not know; the string is kept verbatim.
     Other(String),
 }
 
 impl SpanKind {
     /// Every known kind, in pipeline order (used for legends and stable table order).
-    pub const KNOWN: [SpanKind; 29] = [
+    pub const KNOWN: [SpanKind; 30] = [
         SpanKind::Synthesis,
         SpanKind::Witness,
         SpanKind::Constraints,
@@ -177,6 +182,7 @@ impl SpanKind {
         SpanKind::Verify,
         SpanKind::Fallback,
         SpanKind::RamWait,
+        SpanKind::Failed,
     ];
 
     pub fn as_str(&self) -> &str {
@@ -210,6 +216,7 @@ impl SpanKind {
             SpanKind::Verify => kind::VERIFY,
             SpanKind::Fallback => kind::FALLBACK,
             SpanKind::RamWait => kind::RAM_WAIT,
+            SpanKind::Failed => kind::FAILED,
             SpanKind::Other(s) => s,
         }
     }

@@ -265,6 +265,14 @@ impl Shared {
                     }
                 }
                 Err(e) => {
+                    // In the timeline too: a zero-length `failed` span (arg `error`) under the
+                    // partition's identity, so the analyzer counts the job as failed instead
+                    // of complete (run 55's failed proofs read as done without it).
+                    {
+                        let ctx = tracing::info_span!("ctx", job = job.id.as_str(), partition = partition);
+                        let _c = ctx.enter();
+                        drop(tracing::info_span!(timeline::event::kind::FAILED, error = e.as_str()).entered());
+                    }
                     self.progress.partitions_failed.fetch_add(1, Ordering::Relaxed);
                     if s.failure.is_none() {
                         s.failure = Some(format!("partition {partition}: {e}"));

@@ -207,6 +207,14 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, fin: Sender<FinishTa
             drop(queue_span);
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w, device = device);
             let _ctx = ctx.enter();
+            // Another partition of its proof failed for good: no device time for this one
+            // (run 55 ran nine more partitions of each failed proof through the GPU).
+            if job.failed() {
+                drop(call);
+                sh.finish_partition(&job, partition, Err("skipped: another partition of this proof failed".into()));
+                sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
+                continue;
+            }
             // No device can hold it and no CPU fallback: it fails here, naming the sizes.
             if let (Some(why), None) = (&nowhere, &sh.fallback) {
                 sh.finish_partition(&job, partition, Err(why.clone()));

@@ -112,6 +112,10 @@ pub struct Summary {
 
     // Headline numbers (copies of the nested ones).
     pub proofs_completed: u64,
+    /// Proofs (jobs) with a partition that failed for good (`failed` spans): never counted
+    /// in s/proof, latency or the steady state; also a problem in `diagnostics` (so
+    /// `--strict` exits 1).
+    pub proofs_failed: u64,
     pub total_s_per_proof: Option<f64>,
     pub steady_state_s_per_proof: Option<f64>,
     /// Union of `gpu` spans ÷ window, all devices (0..=1).
@@ -202,13 +206,45 @@ fn summarize_inner(run: &Run, opts: &AnalyzeOptions) -> Summary {
             Some(p) if types.len() > 1 => (types[p].throughput.clone(), types[p].verdict.clone()),
             _ => (tp, v),
         };
+        let failed = failures(run, &ix);
         let mut s = assemble(run, opts, ix.jobs.len(), devices, t, util, g, tr, tp, ph, v, host, mem);
+        if let Some((n, first)) = failed {
+            s.proofs_failed = n;
+            s.diagnostics.problem(format!("{n} of {} proofs FAILED ({first}): they are not counted in s/proof, latency or the steady state", ix.jobs.len()));
+        }
         s.multi_device = multi;
         s.primary_proof_type = primary.map(|p| types[p].proof_type.clone());
         s.proof_types = types;
         s.daemon_runs = daemon_runs;
         s
     })
+}
+
+/// Jobs with a `failed` span: their count and the first failure in words (job, partition,
+/// the span's `error`), or None.
+fn failures(run: &Run, ix: &tables::Index<'_>) -> Option<(u64, String)> {
+    let mut jobs: Vec<bool> = vec![false; ix.jobs.len()];
+    let mut first: Option<&crate::event::Span> = None;
+    for (s, p) in run.spans.iter().zip(&ix.part_of_span) {
+        if s.kind != crate::event::SpanKind::Failed {
+            continue;
+        }
+        if let Some(p) = p {
+            jobs[ix.parts[*p as usize].job as usize] = true;
+        }
+        if first.is_none_or(|f| s.start_ns < f.start_ns) {
+            first = Some(s);
+        }
+    }
+    let n = jobs.iter().filter(|&&f| f).count() as u64;
+    let f = first?;
+    let error = f.args.get("error").and_then(|v| v.as_str()).unwrap_or("no error given");
+    let at = match (&f.job, f.partition) {
+        (Some(j), Some(p)) => format!("first: {j} partition {p}: {error}"),
+        (Some(j), None) => format!("first: {j}: {error}"),
+        _ => format!("first: {error}"),
+    };
+    Some((n.max(1), at))
 }
 
 /// The headline per proof type (see [`Summary::proof_types`]) and the index of the primary
@@ -341,6 +377,7 @@ fn assemble(
             wall_s: (end - start) as f64 / 1e9,
         },
         proofs_completed: tp.proofs_completed,
+        proofs_failed: 0,
         total_s_per_proof: tp.total_s_per_proof,
         steady_state_s_per_proof: tp.steady_state_s_per_proof,
         gpu_utilization: util.gpu_utilization,

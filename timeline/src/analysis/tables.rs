@@ -50,6 +50,8 @@ pub struct PartInfo {
     pub cpu_msm_b_g2_ns: Option<u64>,
     pub finalize_ns: Option<u64>,
     pub lock_wait_ns: Option<u64>,
+    /// A `failed` span: the partition failed for good.
+    pub failed: bool,
 }
 
 impl PartInfo {
@@ -134,6 +136,7 @@ fn apply(pi: &mut PartInfo, s: &Span, p: u32, work: &mut Vec<(u32, u64, u64)>) {
             pi.device = pi.device.or(Some(s.device_or_0()));
             pi.worker = pi.worker.or(s.worker);
         }
+        SpanKind::Failed => pi.failed = true,
         SpanKind::PrepMsm => dur.into_iter().for_each(|d| add(&mut pi.prep_msm_ns, d)),
         SpanKind::CpuMsmBG2 => dur.into_iter().for_each(|d| add(&mut pi.cpu_msm_b_g2_ns, d)),
         SpanKind::Finalize => {
@@ -380,11 +383,16 @@ pub struct JobInfo {
     pub gpu_total: u64,
     pub kernel_total: Option<u64>,
     pub finalized: bool,
+    /// Partitions that failed for good (`failed` spans): the job is failed, not complete.
+    pub failed_partitions: u32,
 }
 
 impl JobInfo {
     pub fn complete(&self) -> bool {
-        self.open_spans == self.unmatched_spans && (self.gpu_partitions > 0 || self.finalized)
+        self.failed_partitions == 0 && self.open_spans == self.unmatched_spans && (self.gpu_partitions > 0 || self.finalized)
+    }
+    pub fn failed(&self) -> bool {
+        self.failed_partitions > 0
     }
     /// Completion time (ns) of a complete job.
     pub fn completed(&self) -> Option<u64> {
@@ -430,6 +438,9 @@ pub fn job_infos(ix: &Index<'_>) -> Vec<JobInfo> {
         }
         if p.finalize_ns.is_some() {
             j.finalized = true;
+        }
+        if p.failed {
+            j.failed_partitions += 1;
         }
         j.open_spans += p.open_spans;
         j.unmatched_spans += p.unmatched_spans;

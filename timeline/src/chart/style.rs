@@ -40,6 +40,7 @@ pub fn kind_color(kind: &SpanKind) -> RGBColor {
         SpanKind::Verify => RGBColor(6, 36, 159),
         SpanKind::Fallback => RGBColor(255, 0, 255),
         SpanKind::RamWait => RGBColor(221, 35, 160),
+        SpanKind::Failed => RGBColor(120, 0, 0),
         SpanKind::Other(_) => RGBColor(34, 40, 88),
     }
 }

@@ -52,6 +52,7 @@ fn category(kind: &SpanKind) -> &'static str {
         k if k.is_kernel() => "kernel",
         SpanKind::LockWait | SpanKind::LockHold => "lock",
         SpanKind::RamWait => "memory",
+        SpanKind::Failed => "failure",
         SpanKind::PrepMsm | SpanKind::CpuMsmBG2 | SpanKind::Finalize => "cpu",
         _ => "other",
     }
