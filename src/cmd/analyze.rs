@@ -596,10 +596,11 @@ pub fn print_warnings(s: &Summary) {
     for w in d.warnings.iter().take(10) {
         tracing::warn!("line {}: {}", w.line, w.message);
     }
+    // More rejected lines than listed (open spans are counted on the next line, not listed:
+    // "… 10 more" with nothing before it was run 56's output).
     let shown = d.warnings.len().min(10) as u64;
-    let total = d.lines_rejected + d.open_spans;
-    if total > shown {
-        tracing::warn!("… {} more (see report.md)", total - shown);
+    if d.lines_rejected > shown && shown > 0 {
+        tracing::warn!("… {} more rejected lines (see report.md)", d.lines_rejected - shown);
     }
     tracing::warn!(
         "{} lines rejected ({} duplicates), {} spans never ended (of {} lines read)",
