@@ -540,6 +540,11 @@ fn a_vram_budget_below_one_partition_is_refused_before_any_work_naming_both_figu
         let sink = EventSink::start(SinkConfig { collect: true, meta: engine::run_meta(&c, &[dev.clone()]), ..Default::default() }).unwrap();
         Engine::start(c, params(), vec![dev], sink)
     };
+    // Before any parameter is loaded: the config against the file's shape.
+    let mut c = cfg(1, 1, LockMode::Kernels);
+    c.memory.vram_budget = Some(prover::engine::budget::ByteSize(1 << 10));
+    let err = engine::check_ram_budget(&c, &params().shape(), None).expect_err("refused").to_string();
+    assert!(err.contains("memory.vram_budget") && err.contains("1.0 KiB"), "{err}");
     let err = start(16 << 30, 23 << 30).err().expect("refused").to_string();
     assert!(err.contains("memory.vram_budget") && err.contains("16.00 GiB") && err.contains("23.00 GiB"), "{err}");
     // Enough: it starts and proves.

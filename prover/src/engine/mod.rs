@@ -334,6 +334,17 @@ pub fn memory_plan(cfg: &EngineConfig, shape: &crate::params::ParamsShape, param
 /// naming the figures when the budget cannot hold the resident items and one partition; the
 /// warning of a budget larger than the machine's RAM is returned.
 pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>) -> Result<Option<String>, ConfigError> {
+    // The VRAM budget against one partition's device working set (the engine checks it again
+    // per device when it starts).
+    if let Some(v) = cfg.memory.vram_budget {
+        let need = placement::device_working_set(shape);
+        if need > v.0 {
+            return Err(ConfigError::Invalid {
+                field: "memory.vram_budget",
+                reason: format!("a VRAM budget of {} cannot hold one partition's device working set, {} (a/b/c and the MSM tails of a domain of {} points); give at least that", budget::human(v.0), budget::human(need), shape.info.domain_size),
+            });
+        }
+    }
     let (total, warning) = ram_budget(cfg)?;
     memory_plan(cfg, shape, params_path, u64::from(cfg.devices)).check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
     Ok(warning)
