@@ -94,6 +94,8 @@ fn parse_chart(s: &str) -> Result<&'static str, String> {
 pub struct Outputs {
     /// Charts to draw (names of [`CHARTS`]); the trace goes with any chart.
     pub charts: Vec<&'static str>,
+    /// (Read only where the tables are built: the `analysis` feature.)
+    #[cfg_attr(not(feature = "analysis"), allow(dead_code))]
     pub tables: bool,
     /// The run's `label` in its tables (a fleet host's label); None: from the log's name.
     pub label: Option<String>,
@@ -114,6 +116,7 @@ impl Outputs {
         };
         Outputs { charts, tables: !a.no_tables, label: None }
     }
+    #[cfg_attr(not(feature = "analysis"), allow(dead_code))]
     fn chart(&self, name: &str) -> bool {
         self.charts.contains(&name)
     }
@@ -162,6 +165,7 @@ pub const OUTPUTS: &[&str] = &[
 ];
 
 /// What `--csv DIR` writes (one CSV per table of `timeline::export::tables::RUN_TABLES`).
+#[cfg_attr(not(feature = "analysis"), allow(dead_code))]
 pub const CSV_OUTPUTS: &[&str] = &["spans.csv", "counters.csv", "partitions.csv", "jobs.csv", "gaps.csv"];
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
