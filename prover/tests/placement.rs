@@ -158,7 +158,9 @@ fn with_one_slow_device_the_fast_one_takes_more() {
     let (devices, _) = run(c, vec![fake(0, 1024, 300), fake(1, 1024, 20)], 2, 6);
     let (slow, fast) = (count(&devices, 0), count(&devices, 1));
     eprintln!("slow device {slow} partitions, fast device {fast}");
-    assert!(fast > 2 * slow, "the fast device proves more: slow {slow}, fast {fast}");
+    // (Strictly more, not a ratio: the split depends on how fast synthesis refills the queue,
+    // and a loaded 2-core CI machine gave 8 against 4 where an idle one gives 10 against 2.)
+    assert!(fast > slow, "the fast device proves more: slow {slow}, fast {fast}");
 }
 
 #[test]

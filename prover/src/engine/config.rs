@@ -246,6 +246,11 @@ mod tests {
         let text = include_str!("../../configs/engine.example.toml");
         let cfg = EngineConfig::from_toml_str(text, "engine.example.toml").unwrap();
         assert_eq!(cfg.lock, LockMode::Kernels);
+        assert_eq!((cfg.memory.params_host, cfg.memory.vram_budget), (super::super::budget::ParamsHost::Auto, None));
+        let m = EngineConfig::from_toml_str("[memory]\nvram_budget = \"16GiB\"\nparams_host = \"keep\"", "x.toml").unwrap().memory;
+        assert_eq!((m.params_host, m.vram_budget.map(|b| b.0)), (super::super::budget::ParamsHost::Keep, Some(16 << 30)));
+        let e = EngineConfig::from_toml_str("[memory]\nparams_host = \"drop\"", "x.toml").unwrap_err().to_string();
+        assert!(e.contains("params_host") || e.contains("drop"), "{e}");
         let e = EngineConfig::from_toml_str("pw = 0", "x.toml").unwrap_err().to_string();
         assert!(e.contains("`pw`"), "{e}");
         let e = EngineConfig::from_toml_str("pww = 3", "x.toml").unwrap_err().to_string();
