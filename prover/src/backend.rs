@@ -199,6 +199,11 @@ impl ResidentQueries {
     pub fn any(&self) -> bool {
         self.h || self.l || self.a || self.b_g1 || self.b_g2
     }
+
+    /// The queries held, by name.
+    pub fn names(&self) -> Vec<&'static str> {
+        [("h", self.h), ("l", self.l), ("a", self.a), ("b_g1", self.b_g1), ("b_g2", self.b_g2)].into_iter().filter_map(|(q, on)| on.then_some(q)).collect()
+    }
 }
 
 /// One proving device. Implementations: [`crate::cpu::CpuBackend`] and, with the `cuda`

@@ -265,9 +265,14 @@ fn encode_g2(points: &[G2Affine]) -> Vec<u8> {
 }
 
 impl Parameters {
-    /// The first query released from the host ([`Query::release`]), if any.
+    /// The queries released from the host ([`Query::release`]), by name.
+    pub fn released_queries(&self) -> Vec<&'static str> {
+        [("h", self.h.is_released()), ("l", self.l.is_released()), ("a", self.a.is_released()), ("b_g1", self.b_g1.is_released()), ("b_g2", self.b_g2.is_released())].into_iter().filter_map(|(q, r)| r.then_some(q)).collect()
+    }
+
+    /// The first query released from the host, if any.
     pub fn released_query(&self) -> Option<&'static str> {
-        [("h", self.h.is_released()), ("l", self.l.is_released()), ("a", self.a.is_released()), ("b_g1", self.b_g1.is_released()), ("b_g2", self.b_g2.is_released())].into_iter().find_map(|(q, r)| r.then_some(q))
+        self.released_queries().first().copied()
     }
 
     /// Write the parameter file (see the module docs for the layout).

@@ -411,8 +411,7 @@ pub fn generate_with<C: Circuit<Scalar>>(circuit: C, circuit_id: &str, w: ToxicW
 /// What a setup computes before it needs the circuit's constraints: the Lagrange basis of the
 /// domain at τ, the H scalars, and the comb tables (uploaded when the muls run on a GPU).
 struct Prepared<'a> {
-    /// Domain size the basis is for.
-    n: usize,
+    /// The Lagrange basis: as long as the domain it is for.
     lagrange: Vec<Scalar>,
     h_scalars: Vec<Scalar>,
     t1: Muls<'a, G1Projective>,
@@ -442,7 +441,7 @@ fn prepare<'a>(n: usize, vars: usize, w: &ToxicWaste, on: MulsOn<'a>, times: &mu
     let t1 = Muls::<G1Projective>::new(G1Projective::generator(), total_g1, on)?;
     let t2 = Muls::<G2Projective>::new(G2Projective::generator(), vars, on)?;
     times.tables_ms += t0.elapsed().as_secs_f64() * 1e3;
-    Ok(Prepared { n: Domain::new(n)?.n, lagrange, h_scalars, t1, t2 })
+    Ok(Prepared { lagrange, h_scalars, t1, t2 })
 }
 
 /// Setup from a circuit's pre-compiled constraints (see [`generate_with`]), with its times.
@@ -485,11 +484,10 @@ fn from_prepared(pce: &Pce, circuit_id: &str, w: &ToxicWaste, mut prep: Prepared
     let (num_inputs, num_aux) = (pce.num_inputs(), pce.num_aux());
     let domain = Domain::new(num_constraints)?;
     let n = domain.n;
-    if prep.n != n {
+    if prep.lagrange.len() != n {
         (prep.lagrange, prep.h_scalars) = lagrange_at_tau(num_constraints, w, times)?;
-        prep.n = n;
     }
-    let Prepared { lagrange, h_scalars, t1, t2, .. } = prep;
+    let Prepared { lagrange, h_scalars, t1, t2 } = prep;
     let gamma_inv = Option::<Scalar>::from(w.gamma.invert()).unwrap_or(Scalar::ONE);
     let delta_inv = Option::<Scalar>::from(w.delta.invert()).unwrap_or(Scalar::ONE);
 

@@ -138,12 +138,7 @@ pub struct Args {
 
 /// `--vram-budget`: a bare number is GiB, else a size with its unit.
 fn parse_vram_budget(s: &str) -> Result<prover::engine::budget::ByteSize, String> {
-    let t = s.trim();
-    let b = match t.parse::<f64>() {
-        Ok(g) if g.is_finite() && g > 0.0 => prover::engine::budget::ByteSize((g * (1u64 << 30) as f64) as u64),
-        Ok(_) => return Err(format!("`{s}`: a VRAM budget must be a positive size")),
-        Err(_) => t.parse::<prover::engine::budget::ByteSize>().map_err(|e| format!("`{s}`: {e}"))?,
-    };
+    let b = prover::engine::budget::ByteSize::parse_with(s, Some("GiB"))?;
     if b.0 == 0 {
         return Err(format!("`{s}`: a VRAM budget must be a positive size"));
     }

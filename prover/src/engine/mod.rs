@@ -337,17 +337,24 @@ pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, 
     // The VRAM budget against one partition's device working set (the engine checks it again
     // per device when it starts).
     if let Some(v) = cfg.memory.vram_budget {
-        let need = placement::device_working_set(shape);
-        if need > v.0 {
-            return Err(ConfigError::Invalid {
-                field: "memory.vram_budget",
-                reason: format!("a VRAM budget of {} cannot hold one partition's device working set, {} (a/b/c and the MSM tails of a domain of {} points); give at least that", budget::human(v.0), budget::human(need), shape.info.domain_size),
-            });
-        }
+        check_vram_budget(None, v.0, placement::device_working_set(shape), shape.info.domain_size)?;
     }
     let (total, warning) = ram_budget(cfg)?;
     memory_plan(cfg, shape, params_path, u64::from(cfg.devices)).check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
     Ok(warning)
+}
+
+/// A VRAM budget of `budget` bytes against one partition's device working set, `need` bytes
+/// (of a domain of `domain` points), on `device` or on every device.
+fn check_vram_budget(device: Option<u32>, budget: u64, need: u64, domain: u64) -> Result<(), ConfigError> {
+    if need <= budget {
+        return Ok(());
+    }
+    let on = device.map_or(String::new(), |d| format!("device {d}: "));
+    Err(ConfigError::Invalid {
+        field: "memory.vram_budget",
+        reason: format!("{on}a VRAM budget of {} cannot hold one partition's device working set, {} (a/b/c and the MSM tails of a domain of {domain} points); give at least that", budget::human(budget), budget::human(need)),
+    })
 }
 
 /// The run metadata of an engine run (fill `proofs`, `partitions`, `constraints`).
@@ -421,15 +428,8 @@ fn release_host_queries(params: &mut Arc<Parameters>, backends: &[Arc<dyn Backen
         tracing::warn!("the parameters are shared outside the engine: the host keeps its copy");
         return 0;
     };
-    let mut bytes = 0;
-    let mut names = Vec::new();
-    for (name, on, query_bytes) in [("h", held.h, p.h.release_if(held.h)), ("l", held.l, p.l.release_if(held.l)), ("a", held.a, p.a.release_if(held.a)), ("b_g1", held.b_g1, p.b_g1.release_if(held.b_g1)), ("b_g2", held.b_g2, p.b_g2.release_if(held.b_g2))] {
-        if on {
-            bytes += query_bytes;
-            names.push(name);
-        }
-    }
-    tracing::info!("released the host copy of queries {} ({:.1} GiB): every device holds them", names.join(", "), bytes as f64 / (1u64 << 30) as f64);
+    let bytes = p.h.release_if(held.h) + p.l.release_if(held.l) + p.a.release_if(held.a) + p.b_g1.release_if(held.b_g1) + p.b_g2.release_if(held.b_g2);
+    tracing::info!("released the host copy of queries {} ({:.1} GiB): every device holds them", held.names().join(", "), bytes as f64 / (1u64 << 30) as f64);
     bytes
 }
 
@@ -462,18 +462,7 @@ impl Engine {
         // any work (without a budget a device too small is placement's business).
         for b in &backends {
             if let (Some(budget), Some(need)) = (b.vram_budget(), b.partition_device_bytes(&params)) {
-                if need > budget {
-                    return Err(ConfigError::Invalid {
-                        field: "memory.vram_budget",
-                        reason: format!(
-                            "device {}: a VRAM budget of {} cannot hold one partition's device working set, {} (a/b/c and the MSM tails of a domain of {} points); give at least that",
-                            b.device(),
-                            budget::human(budget),
-                            budget::human(need),
-                            params.info.domain_size
-                        ),
-                    });
-                }
+                check_vram_budget(Some(b.device()), budget, need, params.info.domain_size)?;
             }
         }
         let params_ram = ram.reserve_resident("the parameters", plan.params).map_err(too_large)?;

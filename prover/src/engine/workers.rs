@@ -24,6 +24,9 @@ use crate::backend::{Backend, Blinding, DeviceError, Pending, ProveError, StartF
 use crate::synthesis::ProvingAssignment;
 use crate::proof::Proof;
 
+/// Why a partition of a proof that already failed ends without work.
+const SKIPPED: &str = "skipped: another partition of this proof failed";
+
 fn with_dispatch<T>(sh: &Shared, f: impl FnOnce() -> T) -> T {
     match &sh.dispatch {
         Some(d) => tracing::dispatcher::with_default(d, f),
@@ -70,7 +73,7 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, poo
             }
             let SynthTask { job, partition, circuit } = task;
             if job.failed() {
-                sh.finish_partition(&job, partition, Err("skipped: another partition of this proof failed".into()));
+                sh.finish_partition(&job, partition, Err(SKIPPED.into()));
                 continue;
             }
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w);
@@ -207,17 +210,19 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, fin: Sender<FinishTa
             drop(queue_span);
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w, device = device);
             let _ctx = ctx.enter();
-            // Another partition of its proof failed for good: no device time for this one
-            // (run 55 ran nine more partitions of each failed proof through the GPU).
-            if job.failed() {
+            // It ends here, without device time, when another partition of its proof failed
+            // for good (run 55 ran nine more partitions of each failed proof through the GPU),
+            // or when no device can hold it and there is no CPU fallback (naming the sizes).
+            let refused = if job.failed() {
+                Some(SKIPPED.to_string())
+            } else if let (Some(why), None) = (&nowhere, &sh.fallback) {
+                Some(why.clone())
+            } else {
+                None
+            };
+            if let Some(why) = refused {
                 drop(call);
-                sh.finish_partition(&job, partition, Err("skipped: another partition of this proof failed".into()));
-                sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
-                continue;
-            }
-            // No device can hold it and no CPU fallback: it fails here, naming the sizes.
-            if let (Some(why), None) = (&nowhere, &sh.fallback) {
-                sh.finish_partition(&job, partition, Err(why.clone()));
+                sh.finish_partition(&job, partition, Err(why));
                 sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);
                 continue;
             }

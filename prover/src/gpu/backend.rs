@@ -25,6 +25,7 @@
 //! `[cuda]` section with its environment overrides applied); [`Backend::meta`] reports them
 //! in full, with the overrides, for the run's meta.
 
+use timeline::bytes::human;
 use timeline::event::{arg, kind};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -188,9 +189,9 @@ impl CudaBackend {
             // SAFETY: never read or written; it only occupies device memory.
             let ballast = unsafe { self.gpu.stream.alloc::<u8>(hold as usize) }.ctx("allocating the VRAM budget's ballast")?;
             self._ballast = Some(ballast);
-            tracing::info!("device {}: VRAM budget {}: {} of its {} free ({} total) held back", self.device, human_bytes(budget), human_bytes(hold), human_bytes(free as u64), human_bytes(total as u64));
+            tracing::info!("device {}: VRAM budget {}: {} of its {} free ({} total) held back", self.device, human(budget), human(hold), human(free as u64), human(total as u64));
         } else {
-            tracing::warn!("device {}: VRAM budget {} is not below its free memory ({}): nothing held back", self.device, human_bytes(budget), human_bytes(free as u64));
+            tracing::warn!("device {}: VRAM budget {} is not below its free memory ({}): nothing held back", self.device, human(budget), human(free as u64));
         }
         self.vram_budget = Some(budget);
         Ok(self)
@@ -408,10 +409,7 @@ impl CudaBackend {
         *slot = None; // free the previous set first
         // A query released from the host (the engine's `memory.params_host`) cannot be
         // uploaded again: refuse rather than upload nothing.
-        let released: Vec<&str> = [("h", params.h.is_released()), ("l", params.l.is_released()), ("a", params.a.is_released()), ("b_g1", params.b_g1.is_released()), ("b_g2", self.g2_on_device && params.b_g2.is_released())]
-            .into_iter()
-            .filter_map(|(q, r)| r.then_some(q))
-            .collect();
+        let released: Vec<&str> = params.released_queries().into_iter().filter(|&q| q != "b_g2" || self.g2_on_device).collect();
         if !released.is_empty() {
             return Err(GpuError::input("parameters", format!("queries {} were released from the host after their upload and are not on this device: they cannot be uploaded again", released.join(", "))));
         }
@@ -789,10 +787,6 @@ pub fn backends(settings: &CudaSettings, applied: &AppliedOverrides, g2_on_devic
             Ok(Arc::new(backend) as Arc<dyn Backend>)
         })
         .collect()
-}
-
-fn human_bytes(b: u64) -> String {
-    timeline::bytes::human(b)
 }
 
 #[cfg(test)]

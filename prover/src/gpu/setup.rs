@@ -139,15 +139,15 @@ impl Gpu {
         // Whatever way this returns (an error included), no download into `staging` is left in
         // flight when it is freed: declared after it, dropped before it.
         let _drain = DrainOnDrop(self);
-        // The batch whose download is in the other staging buffer: (first point, points), and
+        // The batch whose download is in flight: its staging buffer, (first point, points), and
         // the event recorded after that download (event tracking is off in our contexts, so
         // the pinned slice's own event is never recorded: waiting on it would not wait; run 55
         // proved from points copied out mid-download).
-        let mut pending: Option<(usize, usize, CudaEvent)> = None;
-        let copy_out = |src: &PinnedHostSlice<u32>, (lo, len, done): (usize, usize, CudaEvent), out: &mut [u32], t: &mut CombTimes| -> Result<(), GpuError> {
+        let mut pending: Option<(usize, usize, usize, CudaEvent)> = None;
+        let copy_out = |staging: &[PinnedHostSlice<u32>], (slot, lo, len, done): (usize, usize, usize, CudaEvent), out: &mut [u32], t: &mut CombTimes| -> Result<(), GpuError> {
             let h = std::time::Instant::now();
             done.synchronize().ctx("waiting for a setup download")?;
-            let src = src.as_slice().ctx("download setup points")?;
+            let src = staging[slot].as_slice().ctx("download setup points")?;
             par_copy(&mut out[lo * aw..(lo + len) * aw], &src[..len * aw]);
             t.d2h_ms += h.elapsed().as_secs_f64() * 1e3;
             Ok(())
@@ -171,18 +171,18 @@ impl Gpu {
                 t.d2h_ms += h.elapsed().as_secs_f64() * 1e3;
                 continue;
             }
-            self.stream.memcpy_dtoh(&aff.slice(0..len * aw), &mut staging[i % 2]).ctx("download setup points")?;
+            let slot = i % 2;
+            self.stream.memcpy_dtoh(&aff.slice(0..len * aw), &mut staging[slot]).ctx("download setup points")?;
             let done = self.stream.record_event(None).ctx("cuEventRecord (setup download)")?;
             // While this batch's kernels run: the previous batch into `out`.
             if let Some(prev) = pending.take() {
-                copy_out(&staging[(i + 1) % 2], prev, words_out, &mut t)?;
+                copy_out(&staging, prev, words_out, &mut t)?;
             }
             t.kernel_ms += t0.ms_to(&t1)?;
-            pending = Some((lo, len, done));
+            pending = Some((slot, lo, len, done));
         }
         if let Some(last) = pending {
-            let i = scalars.len().div_ceil(batch) - 1;
-            copy_out(&staging[i % 2], last, words_out, &mut t)?;
+            copy_out(&staging, last, words_out, &mut t)?;
         }
         Ok(t)
     }
