@@ -270,6 +270,12 @@ pub trait Backend: Send + Sync {
     fn partition_device_bytes(&self, _params: &Parameters) -> Option<u64> {
         None
     }
+    /// The least device memory that proves one partition of `params` on this device, bytes,
+    /// and what it is made of (for the error that refuses a smaller `memory.vram_budget`);
+    /// by default [`Backend::partition_device_bytes`], unexplained.
+    fn minimum_device_bytes(&self, params: &Parameters) -> Option<(u64, String)> {
+        self.partition_device_bytes(params).map(|b| (b, "one partition's device working set".to_string()))
+    }
     /// Copy `params`' queries into the device's memory now (not at the first partition) and
     /// say which it holds for good: those need no host copy on this device. Nothing by
     /// default (the CPU proves from the host's points).

@@ -312,6 +312,10 @@ pub fn run_engine(args: &Args, params_in: ParamsIn) -> anyhow::Result<Outcome> {
     let (family, constraints) = Family::from_id(&circuit_id).with_context(|| {
         format!("parameter file is for circuit `{circuit_id}`, not one of the families this command can build ({})", Family::ALL.map(Family::name).join(", "))
     })?;
+    if let ParamsIn::SetupOnDevice { .. } = &params_in {
+        // Before the setup's minutes: a VRAM budget that cannot hold one partition of the domain.
+        engine::check_vram_budget_for_domain(&cfg, constraints.next_power_of_two())?;
+    }
     let out = super::output::dir(&args.out)?;
     let backends = engine::backends_for_config(&cfg).map_err(anyhow::Error::msg)?;
     let backend = backends[0].name().to_string();

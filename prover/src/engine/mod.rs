@@ -337,24 +337,57 @@ pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, 
     // The VRAM budget against one partition's device working set (the engine checks it again
     // per device when it starts).
     if let Some(v) = cfg.memory.vram_budget {
-        check_vram_budget(None, v.0, placement::device_working_set(shape), shape.info.domain_size)?;
+        let need = placement::DeviceNeed::of(shape);
+        check_vram_budget(None, v.0, need.minimum(), &need.describe_minimum(), shape.info.domain_size)?;
     }
     let (total, warning) = ram_budget(cfg)?;
     memory_plan(cfg, shape, params_path, u64::from(cfg.devices)).check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
     Ok(warning)
 }
 
-/// A VRAM budget of `budget` bytes against one partition's device working set, `need` bytes
-/// (of a domain of `domain` points), on `device` or on every device.
-fn check_vram_budget(device: Option<u32>, budget: u64, need: u64, domain: u64) -> Result<(), ConfigError> {
+/// The VRAM budget against a domain of `domain` points before the parameters exist (their
+/// queries' sizes unknown: the lower bound [`placement::DeviceNeed::of_domain`]), so that
+/// `prove --setup-on-device` refuses a budget too small before its setup, not after.
+pub fn check_vram_budget_for_domain(cfg: &EngineConfig, domain: u64) -> Result<(), ConfigError> {
+    match cfg.memory.vram_budget {
+        Some(v) => {
+            let need = placement::DeviceNeed::of_domain(domain);
+            check_vram_budget(None, v.0, need.minimum(), &need.describe_minimum(), domain)
+        }
+        None => Ok(()),
+    }
+}
+
+/// A VRAM budget of `budget` bytes against the least device memory one partition needs,
+/// `need` bytes made of `parts` (a domain of `domain` points), on `device` or on every device.
+fn check_vram_budget(device: Option<u32>, budget: u64, need: u64, parts: &str, domain: u64) -> Result<(), ConfigError> {
     if need <= budget {
         return Ok(());
     }
     let on = device.map_or(String::new(), |d| format!("device {d}: "));
     Err(ConfigError::Invalid {
         field: "memory.vram_budget",
-        reason: format!("{on}a VRAM budget of {} cannot hold one partition's device working set, {} (a/b/c and the MSM tails of a domain of {domain} points); give at least that", budget::human(budget), budget::human(need)),
+        reason: format!("{on}a VRAM budget of {} cannot hold one partition of a domain of {domain} points: it needs at least {} ({parts}); give at least that", budget::human(budget), budget::human(need)),
     })
+}
+
+/// GPU calls of one device whose host memory the engine reserves: its `gw` workers, but no
+/// more than its `free` device memory holds calls of `need` bytes at once (at least one);
+/// fewer is logged, since then the device serialises the workers' calls.
+fn device_call_slots(gw: u32, device: u32, free: Option<u64>, need: Option<u64>) -> u64 {
+    let gw = u64::from(gw);
+    let fit = match (free, need) {
+        (Some(f), Some(n)) if n > 0 => (f / n).max(1),
+        _ => return gw,
+    };
+    if fit < gw {
+        tracing::warn!(
+            "device {device}: its free memory ({}) holds {fit} call(s) of {} at once, so its {gw} GPU workers take turns: the host reserves the call memory of {fit}",
+            budget::human(free.unwrap_or(0)),
+            budget::human(need.unwrap_or(0))
+        );
+    }
+    gw.min(fit)
 }
 
 /// The run metadata of an engine run (fill `proofs`, `partitions`, `constraints`).
@@ -461,8 +494,8 @@ impl Engine {
         // A VRAM budget that cannot hold one partition's device working set: an error before
         // any work (without a budget a device too small is placement's business).
         for b in &backends {
-            if let (Some(budget), Some(need)) = (b.vram_budget(), b.partition_device_bytes(&params)) {
-                check_vram_budget(Some(b.device()), budget, need, params.info.domain_size)?;
+            if let (Some(budget), Some((need, parts))) = (b.vram_budget(), b.minimum_device_bytes(&params)) {
+                check_vram_budget(Some(b.device()), budget, need, &parts, params.info.domain_size)?;
             }
         }
         let params_ram = ram.reserve_resident("the parameters", plan.params).map_err(too_large)?;
@@ -478,14 +511,17 @@ impl Engine {
             Some(p) => Some(ram.reserve_resident("the pre-compiled constraints", p.bytes).map_err(too_large)?),
             None => None,
         };
-        // The GPU workers' call memory (MSM preparation and bases), one call per worker.
-        let calls_ram = ram.reserve_resident("the GPU workers' call memory", plan.calls()).map_err(too_large)?;
+        // Placement: each device's working set for these parameters (its plan made now that
+        // the queries are resident), its free memory read through its backend at each decision.
+        let needs: Vec<Option<u64>> = backends.iter().map(|b| b.partition_device_bytes(&params)).collect();
+        // The GPU workers' call memory (MSM preparation and bases), one call per worker — but
+        // no more calls per device than its memory holds at once: placement makes the others
+        // wait, so their host memory would only be held back from the syntheses.
+        let call_slots: u64 = backends.iter().zip(&needs).map(|(b, need)| device_call_slots(cfg.gw, b.device(), b.device_free_bytes(), *need)).sum();
+        let calls_ram = ram.reserve_resident("the GPU workers' call memory", plan.partition.call.saturating_mul(call_slots.max(1))).map_err(too_large)?;
         let (results_tx, results) = unbounded();
         let (work_tx, work_rx) = unbounded::<SynthTask>();
         let (fin_tx, fin_rx) = unbounded::<FinishTask>();
-        // Placement: each device's working set for these parameters, its free memory read
-        // through its backend at each decision.
-        let needs = backends.iter().map(|b| b.partition_device_bytes(&params)).collect();
         let probe = backends.clone();
         let placer = placement::Placer::new(cfg.queue_capacity, cfg.pw, needs, Box::new(move |d| probe.get(d).and_then(|b| b.device_free_bytes())));
         let dispatch = if cfg.events { Some(sink.dispatch()) } else { None };
@@ -645,5 +681,24 @@ impl Engine {
 
     fn close_sink(&mut self, mark_open: bool) -> std::io::Result<(SinkStats, Run)> {
         self.shared.sink.finish(mark_open)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::device_call_slots;
+    const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn call_memory_is_reserved_for_the_calls_a_device_holds_at_once() {
+        // A 24 GiB budget, tight calls of 16 GiB: two workers take turns, one call reserved.
+        assert_eq!(device_call_slots(2, 0, Some(24 * GIB), Some(16 * GIB)), 1);
+        // The whole H200 after the parameters: both workers' calls.
+        assert_eq!(device_call_slots(2, 0, Some(95 * GIB), Some(28 * GIB)), 2);
+        // Less free than one call: still one (placement decides whether it ever runs).
+        assert_eq!(device_call_slots(3, 0, Some(GIB), Some(16 * GIB)), 1);
+        // No memory of its own (the CPU) or nothing to check: every worker.
+        assert_eq!(device_call_slots(3, 0, None, None), 3);
+        assert_eq!(device_call_slots(3, 0, Some(GIB), Some(0)), 3);
     }
 }

@@ -9,7 +9,7 @@
 //! an idle GPU worker of the device [`choose`] picks:
 //!
 //! 1. only devices that can hold it: the partition's device working set
-//!    ([`device_working_set`], from the parameters' shape; the backend says,
+//!    ([`DeviceNeed`], from the parameters' shape, full or tight as [`plan_device`] decided; the backend says,
 //!    [`crate::backend::Backend::partition_device_bytes`]) must fit in the device's
 //!    available memory, which is the free memory the backend reports now
 //!    ([`crate::backend::Backend::device_free_bytes`]) but at most the free memory it
@@ -37,15 +37,106 @@ use std::time::{Duration, Instant};
 
 use crate::params::ParamsShape;
 
-/// Device memory one partition's call holds, bytes: its a, b, c (3·n·32 B, n the domain;
-/// the NTTs run in place and H ends in one of them) and the split MSMs' tail data, at most
-/// a 32-byte scalar and a 4-byte index per point of the A, B and L queries. The MSMs'
-/// scratch is left out: it adapts to the free memory (streamed chunks, lanes only when
-/// they fit), so a device that holds this much can prove the partition.
-pub fn device_working_set(shape: &ParamsShape) -> u64 {
-    let n = shape.info.domain_size;
-    let tails = shape.a.saturating_add(shape.b_g1).saturating_add(shape.l);
-    n.saturating_mul(96).saturating_add(tails.saturating_mul(36))
+/// Device memory of one partition's call, bytes, by part (from the parameters' shape, before
+/// any synthesis): its a, b, c (3·n·32 B, n the domain; the NTTs run in place and H ends in
+/// one of them), the NTT's scratch (n·32 B, the out-of-place passes swap with it), the twiddle
+/// tables (two of n/2 scalars, n·32 B, built once per device and domain and kept), and the
+/// split MSMs' tail data, at most a 32-byte scalar and a 4-byte index per point of the A, B
+/// and L queries. The MSMs' scratch is left out: it adapts to the free memory (streamed
+/// chunks, lanes only when they fit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceNeed {
+    pub abc: u64,
+    pub ntt_scratch: u64,
+    pub twiddles: u64,
+    pub tails: u64,
+}
+
+impl DeviceNeed {
+    pub fn of(shape: &ParamsShape) -> DeviceNeed {
+        let tails = shape.a.saturating_add(shape.b_g1).saturating_add(shape.l);
+        DeviceNeed { tails: tails.saturating_mul(36), ..Self::of_domain(shape.info.domain_size) }
+    }
+
+    /// The need of a domain of `n` points before its queries' sizes are known (no tails): a
+    /// lower bound of [`DeviceNeed::of`], what a VRAM budget is checked against before the
+    /// parameters exist (`prove --setup-on-device`).
+    pub fn of_domain(n: u64) -> DeviceNeed {
+        DeviceNeed { abc: n.saturating_mul(96), ntt_scratch: n.saturating_mul(32), twiddles: n.saturating_mul(32), tails: 0 }
+    }
+
+    /// What one call holds with its MSM uploads staged beside a/b/c (the default: the uploads
+    /// of one call overlap another's kernels, the split MSMs run on lanes).
+    pub fn full(&self) -> u64 {
+        self.abc.saturating_add(self.ntt_scratch).saturating_add(self.tails)
+    }
+
+    /// What one call holds when memory is tight: the MSM uploads wait until the NTTs have
+    /// freed a/b/c and the scratch, and each split MSM's uploads are freed before the next's
+    /// (no lanes). The larger of the two phases.
+    pub fn tight(&self) -> u64 {
+        self.abc.saturating_add(self.ntt_scratch).max(self.tails)
+    }
+
+    /// The least device memory that proves one partition: a tight call and the twiddles.
+    pub fn minimum(&self) -> u64 {
+        self.tight().saturating_add(self.twiddles)
+    }
+
+    /// "a/b/c 12.00 GiB + NTT scratch 4.00 GiB + twiddles 4.00 GiB": the parts of
+    /// [`DeviceNeed::minimum`], for errors.
+    pub fn describe_minimum(&self) -> String {
+        use super::budget::human;
+        let first = if self.tails > self.abc.saturating_add(self.ntt_scratch) {
+            format!("the MSM tails {}", human(self.tails))
+        } else {
+            format!("a/b/c {} + the NTT's scratch {}", human(self.abc), human(self.ntt_scratch))
+        };
+        format!("{first} + the twiddle tables {}", human(self.twiddles))
+    }
+}
+
+/// Device memory a plan keeps free beyond the calls' working sets (MSM scratch, scale tables,
+/// the CUDA runtime's own allocations).
+pub const DEVICE_SPARE_BYTES: u64 = 1 << 30;
+
+/// How one device proves with one parameter set, decided from its free memory before any
+/// query is uploaded ([`plan_device`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DevicePlan {
+    /// Per query (in the order given), whether its points stay resident on the device; the
+    /// others are streamed from the host for every partition.
+    pub resident: Vec<bool>,
+    /// Calls run tight ([`DeviceNeed::tight`]) because a full call does not fit beside the
+    /// resident queries.
+    pub tight: bool,
+    /// What placement counts per call: [`DeviceNeed::full`] or [`DeviceNeed::tight`].
+    pub call_bytes: u64,
+    /// What stays free after the resident queries (the room kept for calls).
+    pub room: u64,
+}
+
+/// The device plan for `free` bytes of device memory and queries of `query_bytes` each (in
+/// upload order): a query stays resident while what is left after it still holds one tight
+/// call, the twiddles and [`DEVICE_SPARE_BYTES`] (a query that does not fit is streamed;
+/// later, smaller ones may still fit); then calls run full if a full call fits in what is
+/// left, else tight. Resident queries come first because streaming a query costs its points'
+/// upload in every partition, running tight only the overlap of uploads with kernels.
+pub fn plan_device(free: u64, query_bytes: &[u64], need: &DeviceNeed) -> DevicePlan {
+    let keep = need.minimum().saturating_add(DEVICE_SPARE_BYTES);
+    let mut left = free;
+    let resident = query_bytes
+        .iter()
+        .map(|&b| {
+            let fits = left.checked_sub(b).is_some_and(|after| after >= keep);
+            if fits {
+                left -= b;
+            }
+            fits
+        })
+        .collect();
+    let tight = left < need.full().saturating_add(need.twiddles).saturating_add(DEVICE_SPARE_BYTES);
+    DevicePlan { resident, tight, call_bytes: if tight { need.tight() } else { need.full() }, room: left }
 }
 
 /// What placement knows of one device at a decision.
@@ -365,23 +456,63 @@ mod tests {
         DeviceView { idle_workers: idle, in_flight, held, free_now: free, free_idle: free, need }
     }
 
-    #[test]
-    fn the_working_set_is_abc_and_the_tails() {
-        let mut shape = ParamsShape {
-            info: crate::params::ParamsInfo { circuit_id: "t".into(), num_inputs: 2, num_aux: 900, num_constraints: 1000, domain_size: 1 << 10, test_only: true },
+    fn shape(log_n: u32, a: u64, b: u64, l: u64) -> ParamsShape {
+        ParamsShape {
+            info: crate::params::ParamsInfo { circuit_id: "t".into(), num_inputs: 2, num_aux: l, num_constraints: 1000, domain_size: 1 << log_n, test_only: true },
             ic: 2,
-            h: 1023,
-            l: 900,
-            a: 1000,
-            b_g1: 800,
-            b_g2: 800,
-        };
-        assert_eq!(device_working_set(&shape), 1024 * 96 + (1000 + 800 + 900) * 36);
-        shape.info.domain_size = 1 << 27;
-        shape.a = 0;
-        shape.b_g1 = 0;
-        shape.l = 0;
-        assert_eq!(device_working_set(&shape), 12 * GIB, "a/b/c of 2^27 constraints: 12 GiB");
+            h: (1 << log_n) - 1,
+            l,
+            a,
+            b_g1: b,
+            b_g2: b,
+        }
+    }
+
+    #[test]
+    fn the_working_set_is_abc_the_scratch_and_the_tails_or_the_larger_phase_when_tight() {
+        let need = DeviceNeed::of(&shape(10, 1000, 800, 900));
+        let tails = (1000 + 800 + 900) * 36;
+        assert_eq!((need.abc, need.ntt_scratch, need.twiddles, need.tails), (1024 * 96, 1024 * 32, 1024 * 32, tails));
+        assert_eq!(need.full(), 1024 * 128 + tails);
+        assert_eq!(need.tight(), (1024 * 128).max(tails));
+        assert_eq!(need.minimum(), need.tight() + 1024 * 32);
+        // 2^27 with no tails: a/b/c 12 GiB + scratch 4 GiB, and 4 GiB of twiddles.
+        let big = DeviceNeed::of(&shape(27, 0, 0, 0));
+        assert_eq!((big.full(), big.tight(), big.minimum()), (16 * GIB, 16 * GIB, 20 * GIB));
+        assert!(big.describe_minimum().contains("a/b/c 12.00 GiB") && big.describe_minimum().contains("4.00 GiB"), "{}", big.describe_minimum());
+        // Tails larger than a/b/c and the scratch: the tight call is bound by them.
+        let tailed = DeviceNeed::of(&shape(10, 10_000, 0, 0));
+        assert_eq!(tailed.tight(), 360_000);
+        assert!(tailed.describe_minimum().starts_with("the MSM tails"), "{}", tailed.describe_minimum());
+    }
+
+    #[test]
+    fn the_device_plan_keeps_room_for_a_call_and_runs_tight_only_when_a_full_one_does_not_fit() {
+        // 2^27 with 12.7 GB of tails bound (porep-like): full 28.5 GiB, tight 16, minimum 20.
+        let need = DeviceNeed::of(&shape(27, 134_000_000, 40_000_000, 120_000_000));
+        let spare = DEVICE_SPARE_BYTES;
+        let queries = [12 * GIB, 12 * GIB, 10 * GIB, 4 * GIB, 8 * GIB];
+        // The whole H200: every query resident, calls full.
+        let h200 = plan_device(139 * GIB, &queries, &need);
+        assert_eq!(h200.resident, vec![true; 5]);
+        assert!(!h200.tight && h200.call_bytes == need.full(), "{h200:?}");
+        assert_eq!(h200.room, 139 * GIB - 46 * GIB);
+        // A 24 GiB budget: no query fits beside a tight call; calls tight.
+        let small = plan_device(24 * GIB, &queries, &need);
+        assert_eq!(small.resident, vec![false; 5]);
+        assert!(small.tight && small.call_bytes == need.tight(), "{small:?}");
+        // In between: queries resident while one tight call still fits after them (a later,
+        // smaller query may fit where a larger did not), then tight because a full call does not.
+        let mid = plan_device(need.minimum() + spare + 12 * GIB + 4 * GIB, &queries, &need);
+        assert_eq!(mid.resident, vec![true, false, false, true, false]);
+        assert!(mid.tight, "{mid:?}");
+        assert!(mid.room >= need.minimum() + spare);
+        // Enough for a full call beside everything: not tight.
+        let roomy = plan_device(46 * GIB + need.full() + need.twiddles + spare, &queries, &need);
+        assert_eq!((roomy.resident, roomy.tight), (vec![true; 5], false));
+        // Below the minimum: nothing resident, tight (the engine refuses such a budget first).
+        let tiny = plan_device(GIB, &queries, &need);
+        assert!(tiny.resident.iter().all(|r| !r) && tiny.tight);
     }
 
     #[test]

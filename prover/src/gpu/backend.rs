@@ -10,7 +10,14 @@
 //! `msm_l`, `msm_a`, `msm_b_g1` and, with `g2_msm = device` (the default), `msm_b_g2`
 //! (each with nested `batch_add` and `tail_msm`; the G2 MSM reuses the B query's staged
 //! split) — the split MSMs each on a lane of their own beside the NTTs and `msm_h`
-//! ([`MsmBatch`]), and a streamed query's MSMs in chunks that fit the free device memory. Every span carries `gpu_ns`, the CUDA-event time of its device work; `h2d`/`d2h`
+//! ([`MsmBatch`]), and a streamed query's MSMs in chunks that fit the free device memory.
+//! Which queries stay resident and whether calls run tight is the device plan
+//! ([`crate::engine::placement::plan_device`], from the free memory — the VRAM budget's — when
+//! the parameters are first uploaded): a query is kept only where one call still fits beside
+//! it, and when a full call (a/b/c, the NTT scratch and the MSM uploads together) does not fit
+//! in what is left, calls run tight: the MSM uploads wait until the NTTs have freed a/b/c, the
+//! split MSMs run one after another, and placement counts the smaller working set, so a second
+//! GPU worker's call waits for device memory rather than failing. Every span carries `gpu_ns`, the CUDA-event time of its device work; `h2d`/`d2h`
 //! spans the copies. Assembly (and with `g2_msm = cpu` the G2 MSM, as supraseal does) stays
 //! on the CPU, overlapped by the engine's finaliser, and every proof is verified (span `verify`, one multi-Miller loop of 4 pairs and a final
 //! exponentiation) before it is returned: a wrong GPU result is
@@ -43,6 +50,7 @@ use crate::backend::{Backend, Blinding, DeviceError, Gate, Pending, ProveError, 
 use crate::cuda_settings::{AppliedOverrides, CudaSettings};
 pub use crate::cuda_settings::{MsmBatch, ParamsMode, ShiftChoice};
 use crate::domain::Domain;
+use crate::engine::placement::{plan_device, DeviceNeed, DevicePlan, DEVICE_SPARE_BYTES};
 use crate::msm::Split;
 use crate::params::Parameters;
 use crate::prover;
@@ -59,6 +67,10 @@ struct ResidentParams {
     b_g1: Bases,
     /// The B query in G2, when the G2 MSM runs on the device.
     b_g2: Option<Bases<G2>>,
+    /// How this device proves with these parameters: which queries stayed resident, and
+    /// whether calls run tight (MSM uploads after the NTTs, no lanes); decided from the free
+    /// memory before the upload ([`plan_device`]).
+    plan: DevicePlan,
 }
 
 /// One query's points on the device, or streamed from the host parameters.
@@ -252,9 +264,10 @@ impl CudaBackend {
     }
 
     /// Uploads one query's points for residence: `Streamed` when the mode says so, or (mode
-    /// `auto`) when the upload runs out of device memory.
-    fn upload_query<C: GpuCurve>(&self, points: &[C::Affine], streamed: &mut Vec<&'static str>, name: &'static str) -> Result<Bases<C>, GpuError> {
-        if self.settings.params == ParamsMode::Stream {
+    /// `auto`) when the device plan does not keep it (`fits` false: it would leave too little
+    /// room for a call) or the upload runs out of device memory.
+    fn upload_query<C: GpuCurve>(&self, points: &[C::Affine], fits: bool, streamed: &mut Vec<&'static str>, name: &'static str) -> Result<Bases<C>, GpuError> {
+        if self.settings.params == ParamsMode::Stream || (self.settings.params == ParamsMode::Auto && !fits) {
             streamed.push(name);
             return Ok(Bases::Streamed);
         }
@@ -367,14 +380,15 @@ impl CudaBackend {
     /// Builds the table of `points` when the choice asks for one and it fits (span
     /// `shift_table`, with the device time in `gpu_ns`); a table that does not fit, by the
     /// free-memory estimate or by an out-of-memory error, is skipped (`skipped` says why).
-    fn add_shift_table(&self, query: &'static str, points: &mut DevicePoints) -> Result<(), GpuError> {
+    fn add_shift_table(&self, query: &'static str, points: &mut DevicePoints, keep_free: usize) -> Result<(), GpuError> {
         let Some(c) = self.settings.msm_precomp.window_bits(points.len) else { return Ok(()) };
         let bytes = Gpu::shift_table_bytes::<G1>(points.len, c);
         let span = info_span!(kind::SHIFT_TABLE, query = query, c = c as u64, points = points.len as u64, bytes = bytes as u64, { arg::GPU_NS } = Empty, skipped = Empty);
         let _e = span.enter();
         let (free, _) = self.gpu.mem_info()?;
-        if bytes + SHIFT_SPARE_BYTES > free {
-            span.record("skipped", format!("needs {bytes} bytes + 2 GiB spare, {free} free").as_str());
+        let keep = keep_free.max(SHIFT_SPARE_BYTES);
+        if bytes + keep > free {
+            span.record("skipped", format!("needs {bytes} bytes and {keep} kept free (room for calls), {free} free").as_str());
             return Ok(());
         }
         match self.gpu.precompute_shifts(points, c) {
@@ -398,6 +412,19 @@ impl CudaBackend {
         (params.info.circuit_id.clone(), params.h.origin(), params.h.len(), params.l.len(), params.a.len(), params.b_g1.len())
     }
 
+    /// The device plan of `params` on this device now ([`plan_device`] from its free memory:
+    /// the budget's when there is one) and one partition's [`DeviceNeed`]; the queries in
+    /// upload order h, l, a, b_g1 (and b_g2 with the G2 MSM on the device).
+    fn device_plan(&self, params: &Parameters) -> Result<(DevicePlan, DeviceNeed), GpuError> {
+        let need = DeviceNeed::of(&params.shape());
+        let mut bytes: Vec<u64> = [params.h.len(), params.l.len(), params.a.len(), params.b_g1.len()].iter().map(|&n| n as u64 * 96).collect();
+        if self.g2_on_device {
+            bytes.push(params.b_g2.len() as u64 * 192);
+        }
+        let (free, _) = self.gpu.mem_info()?;
+        Ok((plan_device(free as u64, &bytes, &need), need))
+    }
+
     /// The device copy of `params`' G1 queries and, with the G2 MSM on the device, of the
     /// B query in G2 (uploaded on first use; span `h2d`).
     fn resident(&self, params: &Parameters) -> Result<Arc<ResidentParams>, GpuError> {
@@ -417,17 +444,20 @@ impl CudaBackend {
             return Err(GpuError::input("parameters", format!("B query: {} points in G1 but {} in G2", params.b_g1.len(), params.b_g2.len())));
         }
         let g2_bytes = if self.g2_on_device { params.b_g2.len() * 192 } else { 0 };
-        let span = info_span!(kind::H2D, what = "params", bytes = ((params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) * 96 + g2_bytes) as u64, { arg::GPU_NS } = Empty, streamed = Empty);
+        let (plan, need) = self.device_plan(params)?;
+        let fits = |k: usize| plan.resident.get(k).copied().unwrap_or(false);
+        let span = info_span!(kind::H2D, what = "params", bytes = ((params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) * 96 + g2_bytes) as u64, { arg::GPU_NS } = Empty, streamed = Empty, tight = plan.tight);
         let _e = span.enter();
         let t0 = self.gpu.timer()?;
         let mut streamed = Vec::new();
         let mut r = ResidentParams {
             key,
-            h: self.upload_query::<G1>(&params.h, &mut streamed, "h")?,
-            l: self.upload_query::<G1>(&params.l, &mut streamed, "l")?,
-            a: self.upload_query::<G1>(&params.a, &mut streamed, "a")?,
-            b_g1: self.upload_query::<G1>(&params.b_g1, &mut streamed, "b_g1")?,
-            b_g2: if self.g2_on_device { Some(self.upload_query::<G2>(&params.b_g2, &mut streamed, "b_g2")?) } else { None },
+            h: self.upload_query::<G1>(&params.h, fits(0), &mut streamed, "h")?,
+            l: self.upload_query::<G1>(&params.l, fits(1), &mut streamed, "l")?,
+            a: self.upload_query::<G1>(&params.a, fits(2), &mut streamed, "a")?,
+            b_g1: self.upload_query::<G1>(&params.b_g1, fits(3), &mut streamed, "b_g1")?,
+            b_g2: if self.g2_on_device { Some(self.upload_query::<G2>(&params.b_g2, fits(4), &mut streamed, "b_g2")?) } else { None },
+            plan,
         };
         let t1 = self.gpu.timer()?;
         span.record(arg::GPU_NS, ns(t0.ms_to(&t1)?));
@@ -438,10 +468,33 @@ impl CudaBackend {
         // which have spans of their own.
         drop(_e);
         drop(span);
+        // Tables only where they leave the room the plan keeps for calls.
+        let keep = (r.plan.call_bytes + need.twiddles + DEVICE_SPARE_BYTES) as usize;
         for (query, bases) in [("h", &mut r.h), ("l", &mut r.l), ("a", &mut r.a), ("b_g1", &mut r.b_g1)] {
             if let Bases::Resident(points) = bases {
-                self.add_shift_table(query, points)?;
+                self.add_shift_table(query, points, keep)?;
             }
+        }
+        let on = match self.vram_budget {
+            Some(b) => format!("device {} (VRAM budget {})", self.device, human(b)),
+            None => format!("device {}", self.device),
+        };
+        if !streamed.is_empty() {
+            tracing::warn!(
+                "{on}: queries {} streamed from the host in every partition: with them resident, what is left would not hold one partition's call ({} with the twiddles and {} spare)",
+                streamed.join(", "),
+                human(need.minimum()),
+                human(DEVICE_SPARE_BYTES)
+            );
+        }
+        if r.plan.tight {
+            tracing::warn!(
+                "{on}: tight: {} left after the resident queries holds a partition's NTTs ({} with the twiddles) but not its MSM uploads beside them ({}): the MSM uploads wait for the NTTs to free a/b/c, the split MSMs run one after another (no lanes), and placement counts {} per call (with gw > 1 a second call waits for device memory)",
+                human(r.plan.room),
+                human(need.minimum()),
+                human(need.full() + need.twiddles),
+                human(r.plan.call_bytes)
+            );
         }
         let r = Arc::new(r);
         *slot = Some(r.clone());
@@ -532,6 +585,19 @@ impl CudaBackend {
         Ok((ones + tail, ones_ms + tail_ms))
     }
 
+    /// The uploads of split MSM `k` (0 L, 1 A, 2 B: the B split serves the G1 and the G2 MSM,
+    /// with device indices unless both stream) through [`Self::stage_split`].
+    fn stage(&self, res: &ResidentParams, params: &Parameters, plan: &prover::MsmPlan, k: usize) -> Result<StagedSplit, GpuError> {
+        match k {
+            0 => self.stage_split("msm_l", params.l.len(), res.l.resident().is_none(), &plan.l),
+            1 => self.stage_split("msm_a", params.a.len(), res.a.resident().is_none(), &plan.a),
+            _ => {
+                let b_streamed = res.b_g1.resident().is_none() && res.b_g2.as_ref().is_none_or(|b| b.resident().is_none());
+                self.stage_split("msm_b_g1", params.b_g1.len(), b_streamed, &plan.b)
+            }
+        }
+    }
+
     /// The device part on a borrowed assignment (so a failure can hand it back). Its a/b/c
     /// are freed on the host as soon as they are on the device (taken out of `asg`, freed
     /// off this thread, then the engine's RAM budget gets their share back:
@@ -547,7 +613,7 @@ impl CudaBackend {
         if d.n as u64 != params.info.domain_size {
             return Err(ProveError::ParamsMismatch(format!("domain of {} points, the parameters have {}", d.n, params.info.domain_size)));
         }
-        let (plan, res, abc, abc_ms, [staged_l, staged_a, staged_b]) = {
+        let (plan, res, abc, abc_ms, staged) = {
             let _alloc = gate.alloc();
             let plan = prover::prep_msm(asg, params)?;
             let res = self.resident(params).map_err(dev_err)?;
@@ -565,13 +631,16 @@ impl CudaBackend {
                 drop(vectors);
                 release();
             });
-            // The B split serves the G1 and the G2 MSM: device indices unless both stream.
-            let b_streamed = res.b_g1.resident().is_none() && res.b_g2.as_ref().is_none_or(|b| b.resident().is_none());
-            let staged = [
-                self.stage_split("msm_l", params.l.len(), res.l.resident().is_none(), &plan.l).map_err(dev_err)?,
-                self.stage_split("msm_a", params.a.len(), res.a.resident().is_none(), &plan.a).map_err(dev_err)?,
-                self.stage_split("msm_b_g1", params.b_g1.len(), b_streamed, &plan.b).map_err(dev_err)?,
-            ];
+            // Tight memory: the MSM uploads wait until the NTTs have freed a/b/c (below).
+            let staged = if res.plan.tight {
+                None
+            } else {
+                Some([
+                    self.stage(&res, params, &plan, 0).map_err(dev_err)?,
+                    self.stage(&res, params, &plan, 1).map_err(dev_err)?,
+                    self.stage(&res, params, &plan, 2).map_err(dev_err)?,
+                ])
+            };
             (plan, res, abc, abc_ms, staged)
         };
         let public_inputs = asg.public_inputs().to_vec();
@@ -613,6 +682,27 @@ impl CudaBackend {
             span.record(arg::GPU_NS, ns(ms));
             Ok(p)
         }
+        let Some([staged_l, staged_a, staged_b]) = staged else {
+            // Tight: after the NTTs and the H MSM (a/b/c, the scratch and H freed), each split
+            // MSM's uploads just before it runs, freed before the next one's.
+            let h = h_part()?;
+            let staged_l = self.stage(&res, params, &plan, 0).map_err(dev_err)?;
+            let l = run(self, &self.gpu, None, "msm_l", &res.l, &params.l, &plan.l, &staged_l)?;
+            drop(staged_l);
+            let staged_a = self.stage(&res, params, &plan, 1).map_err(dev_err)?;
+            let a = run(self, &self.gpu, None, "msm_a", &res.a, &params.a, &plan.a, &staged_a)?;
+            drop(staged_a);
+            let staged_b = self.stage(&res, params, &plan, 2).map_err(dev_err)?;
+            let b_g1 = run(self, &self.gpu, None, "msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b)?;
+            let b_g2 = match &res.b_g2 {
+                None => None,
+                Some(bases) => Some(run(self, &self.gpu, None, "msm_b_g2", bases, &params.b_g2, &plan.b, &staged_b)?),
+            };
+            drop(staged_b);
+            let crate::prover::MsmPlan { a: plan_a, b: plan_b, l: plan_l } = plan;
+            drop_in_background(move || drop((plan_a, plan_l)));
+            return Ok(Pending { a, b_g1, h, l, b_split: plan_b, b_g2, blinding, public_inputs });
+        };
         let lanes = match self.settings.msm_batch {
             MsmBatch::Off => None,
             MsmBatch::On => self.lanes_if_they_fit(&res, &plan, params).map_err(dev_err)?,
@@ -682,9 +772,22 @@ impl Backend for CudaBackend {
     fn device_free_bytes(&self) -> Option<u64> {
         self.gpu.mem_info().ok().map(|(free, _)| free as u64)
     }
-    /// [`crate::engine::placement::device_working_set`] of the parameters' shape.
+    /// A call's working set as this device's plan for the parameters counts it
+    /// ([`DeviceNeed::full`], or [`DeviceNeed::tight`] when memory is tight).
     fn partition_device_bytes(&self, params: &Parameters) -> Option<u64> {
-        Some(crate::engine::placement::device_working_set(&params.shape()))
+        let key = Self::params_key(params);
+        if let Some(r) = self.resident.lock().ok().and_then(|s| s.as_ref().filter(|r| r.key == key).cloned()) {
+            return Some(r.plan.call_bytes);
+        }
+        // Not uploaded yet: the plan the upload will make from the same free memory.
+        match self.device_plan(params) {
+            Ok((plan, _)) => Some(plan.call_bytes),
+            Err(_) => Some(DeviceNeed::of(&params.shape()).full()),
+        }
+    }
+    fn minimum_device_bytes(&self, params: &Parameters) -> Option<(u64, String)> {
+        let need = DeviceNeed::of(&params.shape());
+        Some((need.minimum(), need.describe_minimum()))
     }
     fn make_resident(&self, params: &Parameters) -> Result<ResidentQueries, ProveError> {
         let r = self.resident(params).map_err(dev_err)?;
