@@ -270,6 +270,11 @@ pub trait Backend: Send + Sync {
     fn partition_device_bytes(&self, _params: &Parameters) -> Option<u64> {
         None
     }
+    /// How this device proves with `params`, in words, where it differs from the default (the
+    /// queries it streams, calls that run tight); the engine logs each line when it starts.
+    fn describe_plan(&self, _params: &Parameters) -> Vec<String> {
+        Vec::new()
+    }
     /// The least device memory that proves one partition of `params` on this device, bytes,
     /// and what it is made of (for the error that refuses a smaller `memory.vram_budget`);
     /// by default [`Backend::partition_device_bytes`], unexplained.

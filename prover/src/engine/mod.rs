@@ -514,6 +514,9 @@ impl Engine {
         // Placement: each device's working set for these parameters (its plan made now that
         // the queries are resident), its free memory read through its backend at each decision.
         let needs: Vec<Option<u64>> = backends.iter().map(|b| b.partition_device_bytes(&params)).collect();
+        for note in backends.iter().flat_map(|b| b.describe_plan(&params)) {
+            tracing::warn!("{note}");
+        }
         // The GPU workers' call memory (MSM preparation and bases), one call per worker — but
         // no more calls per device than its memory holds at once: placement makes the others
         // wait, so their host memory would only be held back from the syntheses.

@@ -311,6 +311,9 @@ impl CudaBackend {
         }
         let n = n.max(1);
         let per_term = C::AFFINE_WORDS * 4 + msm_scratch_bytes::<C>(&self.msm.of::<C>(), None, n, montgomery).div_ceil(n);
+        // What was freed before (a/b/c after the NTTs) returns to the device once the stream
+        // has passed its free.
+        gpu.synchronize()?;
         let (free, _) = gpu.mem_info()?;
         Ok((free.saturating_sub(STREAM_SPARE_BYTES) / per_term).max(MIN_STREAM_CHUNK))
     }
@@ -474,27 +477,6 @@ impl CudaBackend {
             if let Bases::Resident(points) = bases {
                 self.add_shift_table(query, points, keep)?;
             }
-        }
-        let on = match self.vram_budget {
-            Some(b) => format!("device {} (VRAM budget {})", self.device, human(b)),
-            None => format!("device {}", self.device),
-        };
-        if !streamed.is_empty() {
-            tracing::warn!(
-                "{on}: queries {} streamed from the host in every partition: with them resident, what is left would not hold one partition's call ({} with the twiddles and {} spare)",
-                streamed.join(", "),
-                human(need.minimum()),
-                human(DEVICE_SPARE_BYTES)
-            );
-        }
-        if r.plan.tight {
-            tracing::warn!(
-                "{on}: tight: {} left after the resident queries holds a partition's NTTs ({} with the twiddles) but not its MSM uploads beside them ({}): the MSM uploads wait for the NTTs to free a/b/c, the split MSMs run one after another (no lanes), and placement counts {} per call (with gw > 1 a second call waits for device memory)",
-                human(r.plan.room),
-                human(need.minimum()),
-                human(need.full() + need.twiddles),
-                human(r.plan.call_bytes)
-            );
         }
         let r = Arc::new(r);
         *slot = Some(r.clone());
@@ -784,6 +766,48 @@ impl Backend for CudaBackend {
             Ok((plan, _)) => Some(plan.call_bytes),
             Err(_) => Some(DeviceNeed::of(&params.shape()).full()),
         }
+    }
+    /// The device plan in words: the queries it streams and why, and whether calls run tight.
+    fn describe_plan(&self, params: &Parameters) -> Vec<String> {
+        let key = Self::params_key(params);
+        let held = self.resident.lock().ok().and_then(|s| s.as_ref().filter(|r| r.key == key).cloned());
+        let Ok((planned, need)) = self.device_plan(params) else { return Vec::new() };
+        // Once uploaded, what is on the device (an upload can also have run out of memory).
+        let (plan, streamed): (DevicePlan, Vec<&str>) = match &held {
+            Some(r) => {
+                let b_g2 = r.b_g2.as_ref().map(|b| b.resident().is_none());
+                let s = [("h", r.h.resident().is_none()), ("l", r.l.resident().is_none()), ("a", r.a.resident().is_none()), ("b_g1", r.b_g1.resident().is_none()), ("b_g2", b_g2.unwrap_or(false))];
+                (r.plan.clone(), s.iter().filter(|(_, st)| *st).map(|(q, _)| *q).collect())
+            }
+            None => {
+                let names = ["h", "l", "a", "b_g1", "b_g2"];
+                let forced = self.settings.params == ParamsMode::Stream;
+                (planned.clone(), names.iter().zip(planned.resident.iter()).filter(|(_, &r)| forced || !r).map(|(q, _)| *q).collect())
+            }
+        };
+        let on = match self.vram_budget {
+            Some(b) => format!("device {} (VRAM budget {})", self.device, human(b)),
+            None => format!("device {}", self.device),
+        };
+        let mut notes = Vec::new();
+        if !streamed.is_empty() {
+            notes.push(format!(
+                "{on}: queries {} are streamed from the host in every partition (their host copy is kept): resident, they would leave less than one call's room ({} with the twiddles, {} spare)",
+                streamed.join(", "),
+                human(need.minimum()),
+                human(DEVICE_SPARE_BYTES)
+            ));
+        }
+        if plan.tight {
+            notes.push(format!(
+                "{on}: calls run tight: the {} left beside the resident queries holds a partition's NTTs ({} with the twiddles) but not its MSM uploads too ({}), so the uploads wait for the NTTs to free a/b/c, the split MSMs run one after another (no lanes) and placement counts {} per call",
+                human(plan.room),
+                human(need.minimum()),
+                human(need.full() + need.twiddles),
+                human(plan.call_bytes)
+            ));
+        }
+        notes
     }
     fn minimum_device_bytes(&self, params: &Parameters) -> Option<(u64, String)> {
         let need = DeviceNeed::of(&params.shape());

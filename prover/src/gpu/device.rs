@@ -389,9 +389,30 @@ impl Gpu {
         Ok(words)
     }
 
-    /// Free and total device memory in bytes.
+    /// Free and total device memory in bytes, after handing the unused memory of the
+    /// stream-ordered allocator back to the device: cudarc allocates with cuMemAllocAsync, and
+    /// what is freed goes back to the device's default pool, which cuMemGetInfo counts as
+    /// used — every decision made from the free memory (the device plan, streamed chunks, lanes,
+    /// placement) would otherwise see less than there is (run 57: a partition refused by
+    /// placement with 3.6 of 5.2 GiB "free").
     pub fn mem_info(&self) -> Result<(usize, usize), GpuError> {
+        self.trim_pool();
         self.ctx.mem_get_info().ctx("cuMemGetInfo")
+    }
+
+    /// cuMemPoolTrimTo(default pool, 0): memory in use stays, freed memory goes back.
+    fn trim_pool(&self) {
+        use cudarc::driver::sys;
+        if !self.ctx.has_async_alloc() {
+            return;
+        }
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        // SAFETY: the device handle is the context's own; the pool is only trimmed, never freed.
+        unsafe {
+            if sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device()) == sys::CUresult::CUDA_SUCCESS && !pool.is_null() {
+                let _ = sys::cuMemPoolTrimTo(pool, 0);
+            }
+        }
     }
 
     pub fn synchronize(&self) -> Result<(), GpuError> {
