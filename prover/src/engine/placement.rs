@@ -22,7 +22,8 @@
 //!
 //! A device without memory of its own (the CPU backend) can always hold a partition. A
 //! partition that no device could hold even with nothing in flight is not left waiting
-//! forever ([`Choice::Nowhere`]): the first idle worker takes it and the engine proves it
+//! forever ([`Choice::Nowhere`], after [`NOWHERE_GRACE`] when a device held such a call
+//! before — its last call's memory may not read as free yet): the first idle worker takes it and the engine proves it
 //! on the CPU fallback (`cpu_fallback`, span `fallback`) or fails it with an error naming
 //! the sizes. Retries aimed at one device bypass the choice but count as its calls.
 //!
@@ -223,7 +224,14 @@ struct Load {
     held: u64,
     free_idle: Option<u64>,
     need: Option<u64>,
+    /// A call was placed on this device before: its memory could hold one.
+    placed_once: bool,
 }
+
+/// How long the head partition may look unplaceable on devices that held such a call before
+/// before it is sent [`Taken::Nowhere`]: memory freed by the last call can take a moment to
+/// read as free again, and a partition sent to the CPU fallback or failed for it is lost work.
+pub const NOWHERE_GRACE: Duration = Duration::from_secs(60);
 
 struct State<T> {
     /// Waiting partitions with their sequence numbers, oldest first.
@@ -236,6 +244,8 @@ struct State<T> {
     closed: bool,
     aborted: bool,
     devices: Vec<Load>,
+    /// Since when the head partition has looked unplaceable (see [`NOWHERE_GRACE`]).
+    nowhere_since: Option<Instant>,
 }
 
 /// The free memory of device `d` now, as its backend reports it.
@@ -291,7 +301,7 @@ impl<T> Placer<T> {
     pub fn new(capacity: u32, senders: u32, needs: Vec<Option<u64>>, free: FreeProbe) -> Placer<T> {
         let devices = needs.iter().enumerate().map(|(i, &need)| Load { need, free_idle: free(i), ..Load::default() }).collect();
         Placer {
-            state: Mutex::new(State { queue: VecDeque::new(), next: 0, taken: 0, senders, closed: senders == 0, aborted: false, devices }),
+            state: Mutex::new(State { queue: VecDeque::new(), next: 0, taken: 0, senders, closed: senders == 0, aborted: false, devices, nowhere_since: None }),
             changed: Condvar::new(),
             capacity: capacity as u64,
             free,
@@ -349,6 +359,8 @@ impl<T> Placer<T> {
         let need = l.need.unwrap_or(0);
         l.in_flight += 1;
         l.held = l.held.saturating_add(need);
+        l.placed_once = true;
+        s.nowhere_since = None;
         Call { placer: self, device: d, need }
     }
 
@@ -378,7 +390,9 @@ impl<T> Placer<T> {
                         self.changed.notify_all();
                         return Taken::Placed(item, call, view);
                     }
+                    Choice::Nowhere(_) if s.devices.iter().any(|l| l.placed_once) && s.nowhere_since.get_or_insert_with(Instant::now).elapsed() < NOWHERE_GRACE => {}
                     Choice::Nowhere(why) => {
+                        s.nowhere_since = None;
                         let Some((_, item)) = s.queue.pop_front() else { continue };
                         s.taken += 1;
                         s.devices[d].idle -= 1;

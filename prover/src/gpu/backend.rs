@@ -333,36 +333,50 @@ impl CudaBackend {
         if idx.map_or(host.len(), |i| i.len()) < n || scalars.is_some_and(|(s, _)| s.len() < n * 8) {
             return Err(GpuError::input("streamed MSM", format!("{what}: {n} terms over {} points / indices", idx.map_or(host.len(), |i| i.len()))));
         }
-        let chunk = self.stream_chunk::<C>(gpu, n, scalars.is_some_and(|(_, m)| m))?;
+        let mut chunk = self.stream_chunk::<C>(gpu, n, scalars.is_some_and(|(_, m)| m))?.min(n);
         let cfg = self.msm.of::<C>();
-        let chunks = n.div_ceil(chunk);
+        let mut chunks = n.div_ceil(chunk);
         if chunks > 1 {
             self.chunked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         let (mut acc, mut ms) = (C::Proj::identity(), 0.0);
-        for k in 0..chunks {
-            let (lo, hi) = (k * chunk, ((k + 1) * chunk).min(n));
+        let (mut lo, mut k) = (0, 0);
+        while lo < n {
+            let hi = (lo + chunk).min(n);
             let label = if chunks == 1 { format!("{what} points (streamed)") } else { format!("{what} points (streamed, chunk {}/{chunks})", k + 1) };
-            let pts = match idx {
-                Some(ix) => Self::stream_points::<C>(gpu, &label, host, Some(&ix[lo..hi]))?,
-                None => Self::stream_points::<C>(gpu, &label, &host[lo..hi], None)?,
-            };
-            let (p, t) = match scalars {
-                None => gpu.sum_indexed(&pts, None, hi - lo)?,
-                Some((sc, montgomery)) if chunks == 1 => {
-                    let (p, t) = gpu.msm_device_ex(&pts, sc, n, None, montgomery, &cfg)?;
-                    (p, t.total_ms)
-                }
-                Some((sc, montgomery)) => {
-                    // SAFETY: the copy below writes every word before the MSM reads them.
-                    let mut part = unsafe { gpu.stream.alloc::<u32>((hi - lo) * 8) }.ctx("alloc a scalar chunk")?;
-                    gpu.stream.memcpy_dtod(&sc.slice(lo * 8..hi * 8), &mut part).ctx("copy a scalar chunk")?;
-                    let (p, t) = gpu.msm_device_ex(&pts, &part, hi - lo, None, montgomery, &cfg)?;
-                    (p, t.total_ms)
+            let one = || -> Result<(C::Proj, f64), GpuError> {
+                let pts = match idx {
+                    Some(ix) => Self::stream_points::<C>(gpu, &label, host, Some(&ix[lo..hi]))?,
+                    None => Self::stream_points::<C>(gpu, &label, &host[lo..hi], None)?,
+                };
+                match scalars {
+                    None => gpu.sum_indexed(&pts, None, hi - lo),
+                    Some((sc, montgomery)) if lo == 0 && hi == n => gpu.msm_device_ex(&pts, sc, n, None, montgomery, &cfg).map(|(p, t)| (p, t.total_ms)),
+                    Some((sc, montgomery)) => {
+                        // SAFETY: the copy below writes every word before the MSM reads them.
+                        let mut part = unsafe { gpu.stream.alloc::<u32>((hi - lo) * 8) }.ctx("alloc a scalar chunk")?;
+                        gpu.stream.memcpy_dtod(&sc.slice(lo * 8..hi * 8), &mut part).ctx("copy a scalar chunk")?;
+                        gpu.msm_device_ex(&pts, &part, hi - lo, None, montgomery, &cfg).map(|(p, t)| (p, t.total_ms))
+                    }
                 }
             };
-            acc += p;
-            ms += t;
+            match one() {
+                Ok((p, t)) => {
+                    acc += p;
+                    ms += t;
+                    lo = hi;
+                    k += 1;
+                }
+                // The estimate was short (or memory is held elsewhere): the chunk's buffers
+                // are freed; wait for the frees, halve the chunk and do it again.
+                Err(e) if e.is_out_of_memory() && chunk > MIN_STREAM_CHUNK => {
+                    gpu.synchronize()?;
+                    chunk = (chunk / 2).max(MIN_STREAM_CHUNK);
+                    chunks = k + (n - lo).div_ceil(chunk);
+                    tracing::info!("{what}: out of device memory in a streamed chunk; again in chunks of {chunk} terms ({e})");
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok((acc, ms, chunks))
     }
@@ -591,6 +605,16 @@ impl CudaBackend {
     /// copy stream; under the compute gate only device compute. With `kernels` locking the
     /// uploads of one worker thus overlap the kernels of another.
     fn device_part(&self, asg: &mut ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
+        let r = self.device_part_on(asg, params, blinding, gate);
+        if r.is_err() {
+            // The failed call's buffers are freed in stream order: let the frees complete, so
+            // the next reading of the free memory (placement's) sees them.
+            let _ = self.gpu.synchronize();
+        }
+        r
+    }
+
+    fn device_part_on(&self, asg: &mut ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
         let d = Domain::new(asg.a.len())?;
         if d.n as u64 != params.info.domain_size {
             return Err(ProveError::ParamsMismatch(format!("domain of {} points, the parameters have {}", d.n, params.info.domain_size)));
