@@ -403,7 +403,9 @@ impl Gpu {
     /// cuMemPoolTrimTo(default pool, 0): memory in use stays, freed memory goes back.
     fn trim_pool(&self) {
         use cudarc::driver::sys;
-        if !self.ctx.has_async_alloc() {
+        // The pool calls need the context current on this thread (placement reads the free
+        // memory from any worker thread).
+        if !self.ctx.has_async_alloc() || self.ctx.bind_to_thread().is_err() {
             return;
         }
         let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
