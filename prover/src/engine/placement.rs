@@ -635,4 +635,28 @@ mod tests {
         assert!(matches!(p.take(0, Duration::ZERO), Taken::Placed(2, _, _)));
         drop(c1);
     }
+
+    #[test]
+    fn a_device_that_held_a_call_before_is_given_time_before_its_partition_goes_nowhere() {
+        // 20 GiB free, 16 GiB per call; after the first call the device reads 4 GiB free with
+        // nothing in flight (its memory not yet read as free again: run 58).
+        let free = Arc::new(AtomicU64::new(20 * GIB));
+        let f = free.clone();
+        let p: Placer<u32> = Placer::new(8, 1, vec![Some(16 * GIB)], Box::new(move |_| Some(f.load(Ordering::SeqCst))));
+        p.send(0).unwrap();
+        p.send(1).unwrap();
+        let Taken::Placed(0, c0, _) = p.take(0, Duration::ZERO) else { panic!() };
+        drop(c0);
+        free.store(4 * GIB, Ordering::SeqCst);
+        // Within the grace: the worker waits (polls) instead of being handed it for nowhere.
+        assert!(matches!(p.take(0, Duration::from_millis(20)), Taken::Timeout));
+        assert_eq!(p.len(), 1);
+        // The memory comes back: placed on the device.
+        free.store(20 * GIB, Ordering::SeqCst);
+        assert!(matches!(p.take(0, Duration::ZERO), Taken::Placed(1, _, _)));
+        // A device that never held a call: nowhere at once (no grace to wait for).
+        let q: Placer<u32> = Placer::new(8, 1, vec![Some(16 * GIB)], Box::new(|_| Some(4 * GIB)));
+        q.send(5).unwrap();
+        assert!(matches!(q.take(0, Duration::from_millis(20)), Taken::Nowhere(5, _)));
+    }
 }
