@@ -371,13 +371,15 @@ fn check_vram_budget(device: Option<u32>, budget: u64, need: u64, parts: &str, d
     })
 }
 
-/// GPU calls of one device whose host memory the engine reserves: its `gw` workers, but no
-/// more than its `free` device memory holds calls of `need` bytes at once (at least one);
-/// fewer is logged, since then the device serialises the workers' calls.
-fn device_call_slots(gw: u32, device: u32, free: Option<u64>, need: Option<u64>) -> u64 {
+/// GPU calls of one device whose host memory the engine reserves: its `gw` workers, but —
+/// without a CPU fallback (`fallback_on` false), which would prepare its MSMs in a worker's
+/// thread beside the device's calls — no more than its `free` device memory holds calls of
+/// `need` bytes at once (at least one); fewer is logged, since then the device serialises the
+/// workers' calls.
+fn device_call_slots(gw: u32, fallback_on: bool, device: u32, free: Option<u64>, need: Option<u64>) -> u64 {
     let gw = u64::from(gw);
     let fit = match (free, need) {
-        (Some(f), Some(n)) if n > 0 => (f / n).max(1),
+        (Some(f), Some(n)) if n > 0 && !fallback_on => (f / n).max(1),
         _ => return gw,
     };
     if fit < gw {
@@ -517,10 +519,18 @@ impl Engine {
         for note in backends.iter().flat_map(|b| b.describe_plan(&params)) {
             tracing::warn!("{note}");
         }
-        // The GPU workers' call memory (MSM preparation and bases), one call per worker — but
-        // no more calls per device than its memory holds at once: placement makes the others
-        // wait, so their host memory would only be held back from the syntheses.
-        let call_slots: u64 = backends.iter().zip(&needs).map(|(b, need)| device_call_slots(cfg.gw, b.device(), b.device_free_bytes(), *need)).sum();
+        // The GPU workers' call memory (MSM preparation and bases), one call per worker — but,
+        // without a CPU fallback, no more calls per device than its memory holds at once:
+        // placement makes the others wait, so their host memory would only be held back from
+        // the syntheses. A CPU fallback proof prepares its MSMs in its GPU worker's thread
+        // beside the device's calls (run 58: two 2^27 fallbacks beside one reserved call took
+        // the host past its RAM), so with one every worker keeps its share.
+        let fallback_on = cfg.cpu_fallback && released == 0;
+        let call_slots: u64 = backends
+            .iter()
+            .zip(&needs)
+            .map(|(b, need)| device_call_slots(cfg.gw, fallback_on, b.device(), b.device_free_bytes(), *need))
+            .sum();
         let calls_ram = ram.reserve_resident("the GPU workers' call memory", plan.partition.call.saturating_mul(call_slots.max(1))).map_err(too_large)?;
         let (results_tx, results) = unbounded();
         let (work_tx, work_rx) = unbounded::<SynthTask>();
@@ -531,7 +541,7 @@ impl Engine {
         if cfg.cpu_fallback && released > 0 {
             tracing::warn!("cpu_fallback is off: the CPU would prove from the host copy of the parameters, released after their upload (memory.params_host = \"keep\" keeps it); a partition out of device memory is retried on the device");
         }
-        let fallback = (cfg.cpu_fallback && released == 0).then(|| Arc::new(crate::cpu::CpuBackend::with_msm(0, cfg.cpu_msm)) as Arc<dyn Backend>);
+        let fallback = fallback_on.then(|| Arc::new(crate::cpu::CpuBackend::with_msm(0, cfg.cpu_msm)) as Arc<dyn Backend>);
         let log = tracing::dispatcher::get_default(|d| d.clone());
         let shared = Arc::new(Shared {
             fallback,
@@ -695,13 +705,15 @@ mod tests {
     #[test]
     fn call_memory_is_reserved_for_the_calls_a_device_holds_at_once() {
         // A 24 GiB budget, tight calls of 16 GiB: two workers take turns, one call reserved.
-        assert_eq!(device_call_slots(2, 0, Some(24 * GIB), Some(16 * GIB)), 1);
+        assert_eq!(device_call_slots(2, false, 0, Some(24 * GIB), Some(16 * GIB)), 1);
+        // With a CPU fallback each worker may prepare a fallback proof's MSMs: both reserved.
+        assert_eq!(device_call_slots(2, true, 0, Some(24 * GIB), Some(16 * GIB)), 2);
         // The whole H200 after the parameters: both workers' calls.
-        assert_eq!(device_call_slots(2, 0, Some(95 * GIB), Some(28 * GIB)), 2);
+        assert_eq!(device_call_slots(2, false, 0, Some(95 * GIB), Some(28 * GIB)), 2);
         // Less free than one call: still one (placement decides whether it ever runs).
-        assert_eq!(device_call_slots(3, 0, Some(GIB), Some(16 * GIB)), 1);
+        assert_eq!(device_call_slots(3, false, 0, Some(GIB), Some(16 * GIB)), 1);
         // No memory of its own (the CPU) or nothing to check: every worker.
-        assert_eq!(device_call_slots(3, 0, None, None), 3);
-        assert_eq!(device_call_slots(3, 0, Some(GIB), Some(0)), 3);
+        assert_eq!(device_call_slots(3, false, 0, None, None), 3);
+        assert_eq!(device_call_slots(3, false, 0, Some(GIB), Some(0)), 3);
     }
 }
