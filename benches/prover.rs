@@ -244,5 +244,25 @@ fn synthesis_pce(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, prove, msm_vs_blst, engine_events, prep_split, synthesis, synthesis_pce);
+/// Loading a parameter file (mapped, hash over all cores, points decoded in parallel): the
+/// uncompressed file against the compressed one (a square root per point), written from the
+/// same parameters in this process. Also the write of each.
+fn params_load(c: &mut Criterion) {
+    use prover::params::PointEncoding;
+    let mut g = c.benchmark_group("params_load");
+    g.sample_size(10).measurement_time(Duration::from_secs(10)).warm_up_time(Duration::from_secs(1));
+    let dir = tempfile::tempdir().expect("temp dir");
+    for log in (14..=max_log()).step_by(2) {
+        let circuit = PorepLike::new(1u64 << log, 3);
+        let params = setup::generate_test_params(circuit.clone(), &circuit.id(), 1).expect("setup");
+        for enc in [PointEncoding::Uncompressed, PointEncoding::Compressed] {
+            let path = dir.path().join(format!("p{log}-{}.bin", enc.name()));
+            g.bench_with_input(BenchmarkId::new(format!("write_{}", enc.name()), format!("2^{log}")), &log, |b, _| b.iter(|| params.write_file_as(&path, enc).expect("write")));
+            g.bench_with_input(BenchmarkId::new(format!("read_{}", enc.name()), format!("2^{log}")), &log, |b, _| b.iter(|| Parameters::read_file(&path).expect("read")));
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, prove, msm_vs_blst, engine_events, prep_split, synthesis, synthesis_pce, params_load);
 criterion_main!(benches);

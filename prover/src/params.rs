@@ -7,7 +7,7 @@
 //! | 0 | 8 | magic `PSCOPEGP` |
 //! | 8 | 4 | format version (2) |
 //! | 12 | 4 | curve id (1 = BLS12-381) |
-//! | 16 | 8 | flags (bit 0: made by the seeded TEST-ONLY setup) |
+//! | 16 | 8 | flags (bit 0: made by the seeded TEST-ONLY setup; bit 1: compressed points) |
 //! | 24 | 8 | inputs (including ONE) |
 //! | 32 | 8 | aux variables |
 //! | 40 | 8 | constraints (including the input constraints) |
@@ -18,11 +18,16 @@
 //! | 320 | 192 | reserved, zero |
 //! | 512 | … | sections, in table order |
 //!
-//! Points are uncompressed (G1 96 bytes, G2 192 bytes, the zcash/bellman encoding). The
-//! vk section is α₁, β₁, δ₁ (G1) then β₂, γ₂, δ₂ (G2); its "bytes per point" is 0.
-//! Loading checks the magic, version, curve, lengths and hash, then decodes points in
-//! parallel with an on-curve check (the subgroup check is skipped: the hash already
-//! binds the content, and it would cost a scalar multiplication per point).
+//! Points are uncompressed (G1 96 bytes, G2 192 bytes, the zcash/bellman encoding), or with
+//! flag bit 1 compressed (G1 48, G2 96 bytes: x and a sign bit; `setup --compressed`), half
+//! the disk at 2^27 (~22 GiB instead of ~44) for a square root per point at load. The vk
+//! section is α₁, β₁, δ₁ (G1) then β₂, γ₂, δ₂ (G2), always uncompressed; its "bytes per
+//! point" is 0. Loading maps the file (no copy of it in the process's memory), checks the
+//! magic, version, curve, lengths and the hash (BLAKE3 over all cores), then decodes the
+//! points in parallel with an on-curve check (a compressed point is decompressed, which puts
+//! it on the curve or fails); the subgroup check is skipped: the hash already binds the
+//! content, and it would cost a scalar multiplication per point. The mapping is dropped after
+//! decoding: the file's pages stay in the page cache, not in the process.
 //!
 //! The hash covers the header too (version 2): a flipped TEST-ONLY flag, a changed size
 //! or circuit id, a byte in the reserved area is a hash mismatch, not a silently different
@@ -43,9 +48,42 @@ pub const MAGIC: &[u8; 8] = b"PSCOPEGP";
 pub const VERSION: u32 = 2;
 pub const CURVE_BLS12_381: u32 = 1;
 pub const FLAG_TEST_ONLY: u64 = 1;
+pub const FLAG_COMPRESSED: u64 = 2;
 pub const HEADER_LEN: usize = 512;
 const G1_BYTES: usize = 96;
 const G2_BYTES: usize = 192;
+const G1_COMPRESSED: usize = 48;
+const G2_COMPRESSED: usize = 96;
+
+/// How the query points are written: uncompressed (the default: no square root at load) or
+/// compressed (half the disk).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PointEncoding {
+    #[default]
+    Uncompressed,
+    Compressed,
+}
+
+impl PointEncoding {
+    fn g1(self) -> usize {
+        match self {
+            PointEncoding::Uncompressed => G1_BYTES,
+            PointEncoding::Compressed => G1_COMPRESSED,
+        }
+    }
+    fn g2(self) -> usize {
+        match self {
+            PointEncoding::Uncompressed => G2_BYTES,
+            PointEncoding::Compressed => G2_COMPRESSED,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            PointEncoding::Uncompressed => "uncompressed",
+            PointEncoding::Compressed => "compressed",
+        }
+    }
+}
 const VK_BYTES: usize = 3 * G1_BYTES + 3 * G2_BYTES;
 const SECTIONS: [&str; 7] = ["vk", "ic", "h", "l", "a", "b_g1", "b_g2"];
 
@@ -215,6 +253,10 @@ pub struct ParamsShape {
 pub struct LoadReport {
     pub bytes: u64,
     pub elapsed: Duration,
+    /// Of `elapsed`: the hash check, and the points' decoding (decompression included).
+    pub hash: Duration,
+    pub decode: Duration,
+    pub encoding: PointEncoding,
 }
 
 fn put_u32(h: &mut [u8], at: usize, v: u32) {
@@ -253,14 +295,22 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
-fn encode_g1(points: &[G1Affine]) -> Vec<u8> {
-    let mut out = vec![0u8; points.len() * G1_BYTES];
-    out.par_chunks_mut(G1_BYTES).zip(points.par_iter()).for_each(|(o, p)| o.copy_from_slice(&p.to_uncompressed()));
+fn encode_g1(points: &[G1Affine], enc: PointEncoding) -> Vec<u8> {
+    let size = enc.g1();
+    let mut out = vec![0u8; points.len() * size];
+    out.par_chunks_mut(size).zip(points.par_iter()).for_each(|(o, p)| match enc {
+        PointEncoding::Uncompressed => o.copy_from_slice(&p.to_uncompressed()),
+        PointEncoding::Compressed => o.copy_from_slice(&p.to_compressed()),
+    });
     out
 }
-fn encode_g2(points: &[G2Affine]) -> Vec<u8> {
-    let mut out = vec![0u8; points.len() * G2_BYTES];
-    out.par_chunks_mut(G2_BYTES).zip(points.par_iter()).for_each(|(o, p)| o.copy_from_slice(&p.to_uncompressed()));
+fn encode_g2(points: &[G2Affine], enc: PointEncoding) -> Vec<u8> {
+    let size = enc.g2();
+    let mut out = vec![0u8; points.len() * size];
+    out.par_chunks_mut(size).zip(points.par_iter()).for_each(|(o, p)| match enc {
+        PointEncoding::Uncompressed => o.copy_from_slice(&p.to_uncompressed()),
+        PointEncoding::Compressed => o.copy_from_slice(&p.to_compressed()),
+    });
     out
 }
 
@@ -275,8 +325,15 @@ impl Parameters {
         self.released_queries().first().copied()
     }
 
-    /// Write the parameter file (see the module docs for the layout).
+    /// Write the parameter file, points uncompressed (see the module docs for the layout).
     pub fn write_file(&self, path: &Path) -> Result<u64, ParamsError> {
+        self.write_file_as(path, PointEncoding::Uncompressed)
+    }
+
+    /// Write the parameter file with the query points in `enc` (the vk stays uncompressed).
+    /// Streamed: the points are encoded and hashed a slice at a time into a temporary file
+    /// beside `path`, renamed over it when whole. Returns the file's size.
+    pub fn write_file_as(&self, path: &Path, enc: PointEncoding) -> Result<u64, ParamsError> {
         let name = path.display().to_string();
         let io = |error| ParamsError::Io { path: name.clone(), error };
         if let Some(q) = self.released_query() {
@@ -291,12 +348,13 @@ impl Parameters {
             vk_bytes.extend_from_slice(&p.to_uncompressed());
         }
         let counts = [6, vk.ic.len(), self.h.len(), self.l.len(), self.a.len(), self.b_g1.len(), self.b_g2.len()];
-        let sizes = [0, G1_BYTES, G1_BYTES, G1_BYTES, G1_BYTES, G1_BYTES, G2_BYTES];
+        let sizes = [0, G1_BYTES, enc.g1(), enc.g1(), enc.g1(), enc.g1(), enc.g2()];
         let mut header = vec![0u8; HEADER_LEN];
         header[..8].copy_from_slice(MAGIC);
         put_u32(&mut header, 8, VERSION);
         put_u32(&mut header, 12, CURVE_BLS12_381);
-        put_u64(&mut header, 16, if self.info.test_only { FLAG_TEST_ONLY } else { 0 });
+        let compressed = if enc == PointEncoding::Compressed { FLAG_COMPRESSED } else { 0 };
+        put_u64(&mut header, 16, if self.info.test_only { FLAG_TEST_ONLY } else { 0 } | compressed);
         put_u64(&mut header, 24, self.info.num_inputs);
         put_u64(&mut header, 32, self.info.num_aux);
         put_u64(&mut header, 40, self.info.num_constraints);
@@ -322,15 +380,15 @@ impl Parameters {
             let mut w = HashingWriter { inner: BufWriter::with_capacity(1 << 22, file.file()), hasher, written: 0 };
             w.inner.write_all(&header).map_err(io)?;
             w.write_all(&vk_bytes).map_err(io)?;
-            w.write_all(&encode_g1(&vk.ic)).map_err(io)?;
+            w.write_all(&encode_g1(&vk.ic, PointEncoding::Uncompressed)).map_err(io)?;
             for q in [&self.h, &self.l, &self.a, &self.b_g1] {
                 // Encode in slices to bound the transient buffer.
                 for chunk in q.chunks(1 << 16) {
-                    w.write_all(&encode_g1(chunk)).map_err(io)?;
+                    w.write_all(&encode_g1(chunk, enc)).map_err(io)?;
                 }
             }
             for chunk in self.b_g2.chunks(1 << 15) {
-                w.write_all(&encode_g2(chunk)).map_err(io)?;
+                w.write_all(&encode_g2(chunk, enc)).map_err(io)?;
             }
             let hash = w.hasher.finalize();
             header[288..320].copy_from_slice(hash.as_bytes());
@@ -342,16 +400,28 @@ impl Parameters {
         Ok(offset)
     }
 
-    /// Read a parameter file, checking everything the layout promises.
+    /// Read a parameter file, checking everything the layout promises. The file is mapped,
+    /// not read into a buffer: the process holds the decoded points only.
     pub fn read_file(path: &Path) -> Result<(Parameters, LoadReport), ParamsError> {
         let t0 = Instant::now();
         let name = path.display().to_string();
-        let mut bytes = Vec::new();
-        File::open(path)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map_err(|error| ParamsError::Io { path: name.clone(), error })?;
-        let params = Self::from_bytes(&bytes, &name)?;
-        Ok((params, LoadReport { bytes: bytes.len() as u64, elapsed: t0.elapsed() }))
+        let io = |error| ParamsError::Io { path: name.clone(), error };
+        let file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let (params, mut report) = if len == 0 {
+            // An empty file cannot be mapped; from_bytes says what is wrong with it.
+            Self::from_bytes_timed(&[], &name)?
+        } else {
+            // SAFETY: the mapping is read-only and dropped before this returns; a file
+            // changed underneath it while mapped is caught by the hash check (or yields
+            // points that fail their curve check), never used unchecked.
+            let map = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(io)?;
+            #[cfg(unix)]
+            let _ = map.advise(memmap2::Advice::Sequential);
+            Self::from_bytes_timed(&map, &name)?
+        };
+        report.elapsed = t0.elapsed();
+        Ok((params, report))
     }
 
     /// The shape of a parameter file from its header alone (magic and version checked, no
@@ -411,6 +481,11 @@ impl Parameters {
 
     /// Parse a whole parameter file held in memory; `name` is used in errors.
     pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Parameters, ParamsError> {
+        Self::from_bytes_timed(bytes, name).map(|(p, _)| p)
+    }
+
+    /// [`Parameters::from_bytes`] with the times of its hash check and decoding.
+    fn from_bytes_timed(bytes: &[u8], name: &str) -> Result<(Parameters, LoadReport), ParamsError> {
         let path = name.to_string();
         let actual = bytes.len() as u64;
         if bytes.len() < 8 || &bytes[..8] != MAGIC {
@@ -431,9 +506,10 @@ impl Parameters {
         if h[320..HEADER_LEN].iter().any(|&b| b != 0) {
             return Err(ParamsError::Reserved { path, what: "reserved area (bytes 320..512)" });
         }
-        if get_u64(h, 16) & !FLAG_TEST_ONLY != 0 {
-            return Err(ParamsError::Reserved { path, what: "flags other than TEST-ONLY" });
+        if get_u64(h, 16) & !(FLAG_TEST_ONLY | FLAG_COMPRESSED) != 0 {
+            return Err(ParamsError::Reserved { path, what: "flags other than TEST-ONLY and compressed" });
         }
+        let enc = if get_u64(h, 16) & FLAG_COMPRESSED != 0 { PointEncoding::Compressed } else { PointEncoding::Uncompressed };
         let id_raw = &h[56..120];
         let id_end = id_raw.iter().position(|&b| b == 0).unwrap_or(64);
         let circuit_id = std::str::from_utf8(&id_raw[..id_end]).map_err(|_| ParamsError::CircuitId { path: path.clone() })?.to_string();
@@ -453,8 +529,9 @@ impl Parameters {
             let (off, count, size) = (get_u64(h, at), get_u64(h, at + 8), get_u64(h, at + 16));
             let want_size = match k {
                 0 => 0,
-                6 => G2_BYTES as u64,
-                _ => G1_BYTES as u64,
+                1 => G1_BYTES as u64,
+                6 => enc.g2() as u64,
+                _ => enc.g1() as u64,
             };
             if size != want_size || (k == 0 && count != 6) {
                 return Err(ParamsError::Section { path, section, reason: format!("{count} points of {size} bytes, expected {want_size}-byte points") });
@@ -473,14 +550,17 @@ impl Parameters {
         if expect != actual {
             return Err(ParamsError::Section { path, section: "b_g2", reason: format!("{} trailing bytes after the last section", actual - expect) });
         }
+        let t_hash = Instant::now();
         let mut hasher = blake3::Hasher::new();
         hasher.update(&h[..288]);
         hasher.update(&[0u8; 32]);
         hasher.update(&h[320..]);
-        hasher.update(&bytes[HEADER_LEN..]);
+        // BLAKE3's tree over all cores: the same hash as a serial update.
+        hasher.update_rayon(&bytes[HEADER_LEN..]);
         if hasher.finalize().as_bytes()[..] != h[288..320] {
             return Err(ParamsError::Hash { path });
         }
+        let hash = t_hash.elapsed();
         // Sizes must agree with the header's circuit description.
         let checks: [(&'static str, usize, u64); 3] = [
             ("ic", ranges[1].2, info.num_inputs),
@@ -492,10 +572,11 @@ impl Parameters {
                 return Err(ParamsError::Section { path, section, reason: format!("{got} points, the header implies {want}") });
             }
         }
-        let g1 = |k: usize| decode_g1(&bytes[ranges[k].0..ranges[k].1], &path, SECTIONS[k]);
+        let t_decode = Instant::now();
+        let g1 = |k: usize| decode_g1(&bytes[ranges[k].0..ranges[k].1], if k == 1 { PointEncoding::Uncompressed } else { enc }, &path, SECTIONS[k]);
         let (o, _, _) = ranges[0];
-        let vk_g1 = decode_g1(&bytes[o..o + 3 * G1_BYTES], &path, "vk")?;
-        let vk_g2 = decode_g2(&bytes[o + 3 * G1_BYTES..o + VK_BYTES], &path, "vk")?;
+        let vk_g1 = decode_g1(&bytes[o..o + 3 * G1_BYTES], PointEncoding::Uncompressed, &path, "vk")?;
+        let vk_g2 = decode_g2(&bytes[o + 3 * G1_BYTES..o + VK_BYTES], PointEncoding::Uncompressed, &path, "vk")?;
         let vk = VerifyingKey {
             alpha_g1: vk_g1[0],
             beta_g1: vk_g1[1],
@@ -505,15 +586,17 @@ impl Parameters {
             delta_g2: vk_g2[2],
             ic: g1(1)?,
         };
-        Ok(Parameters {
+        let params = Parameters {
             vk,
             h: g1(2)?.into(),
             l: g1(3)?.into(),
             a: g1(4)?.into(),
             b_g1: g1(5)?.into(),
-            b_g2: decode_g2(&bytes[ranges[6].0..ranges[6].1], &path, "b_g2")?.into(),
+            b_g2: decode_g2(&bytes[ranges[6].0..ranges[6].1], enc, &path, "b_g2")?.into(),
             info,
-        })
+        };
+        let report = LoadReport { bytes: actual, elapsed: Duration::ZERO, hash, decode: t_decode.elapsed(), encoding: enc };
+        Ok((params, report))
     }
 
     /// Refuse parameters made for a different circuit shape.
@@ -529,30 +612,46 @@ impl Parameters {
     }
 }
 
-fn decode_g1(bytes: &[u8], path: &str, section: &'static str) -> Result<Vec<G1Affine>, ParamsError> {
+fn decode_g1(bytes: &[u8], enc: PointEncoding, path: &str, section: &'static str) -> Result<Vec<G1Affine>, ParamsError> {
     bytes
-        .par_chunks(G1_BYTES)
+        .par_chunks(enc.g1())
         .enumerate()
         .map(|(index, c)| {
-            let mut b = [0u8; G1_BYTES];
-            b.copy_from_slice(c);
-            Option::<G1Affine>::from(G1Affine::from_uncompressed_unchecked(&b))
-                .filter(|p| bool::from(p.is_on_curve()))
-                .ok_or(ParamsError::Point { path: path.to_string(), section, index })
+            let p = match enc {
+                PointEncoding::Uncompressed => {
+                    let mut b = [0u8; G1_BYTES];
+                    b.copy_from_slice(c);
+                    Option::<G1Affine>::from(G1Affine::from_uncompressed_unchecked(&b))
+                }
+                PointEncoding::Compressed => {
+                    let mut b = [0u8; G1_COMPRESSED];
+                    b.copy_from_slice(c);
+                    Option::<G1Affine>::from(G1Affine::from_compressed_unchecked(&b))
+                }
+            };
+            p.filter(|p| bool::from(p.is_on_curve())).ok_or(ParamsError::Point { path: path.to_string(), section, index })
         })
         .collect()
 }
 
-fn decode_g2(bytes: &[u8], path: &str, section: &'static str) -> Result<Vec<G2Affine>, ParamsError> {
+fn decode_g2(bytes: &[u8], enc: PointEncoding, path: &str, section: &'static str) -> Result<Vec<G2Affine>, ParamsError> {
     bytes
-        .par_chunks(G2_BYTES)
+        .par_chunks(enc.g2())
         .enumerate()
         .map(|(index, c)| {
-            let mut b = [0u8; G2_BYTES];
-            b.copy_from_slice(c);
-            Option::<G2Affine>::from(G2Affine::from_uncompressed_unchecked(&b))
-                .filter(|p| bool::from(p.is_on_curve()))
-                .ok_or(ParamsError::Point { path: path.to_string(), section, index })
+            let p = match enc {
+                PointEncoding::Uncompressed => {
+                    let mut b = [0u8; G2_BYTES];
+                    b.copy_from_slice(c);
+                    Option::<G2Affine>::from(G2Affine::from_uncompressed_unchecked(&b))
+                }
+                PointEncoding::Compressed => {
+                    let mut b = [0u8; G2_COMPRESSED];
+                    b.copy_from_slice(c);
+                    Option::<G2Affine>::from(G2Affine::from_compressed_unchecked(&b))
+                }
+            };
+            p.filter(|p| bool::from(p.is_on_curve())).ok_or(ParamsError::Point { path: path.to_string(), section, index })
         })
         .collect()
 }

@@ -193,6 +193,66 @@ fn parameter_file_round_trips_and_rejects_corruption() {
     assert!(missing.to_string().contains("nope.bin"));
 }
 
+/// Issue 19: the compressed point encoding (48-byte G1, 96-byte G2) reads back the same
+/// parameters from a file whose queries take half the bytes; a compressed point that is not
+/// an x coordinate of the curve is an error naming its section and index (after the hash,
+/// which is re-made here to reach the decoder); an empty file is an error, not a mapping
+/// failure.
+#[test]
+fn compressed_parameter_files_round_trip_at_half_the_size() {
+    use prover::params::PointEncoding;
+    let dir = tempfile::tempdir().unwrap();
+    let c = PorepLike::new(1 << 9, 0);
+    let params = params_for(&c, 16);
+    let (plain, packed) = (dir.path().join("u.bin"), dir.path().join("c.bin"));
+    let u = params.write_file_as(&plain, PointEncoding::Uncompressed).unwrap();
+    let k = params.write_file_as(&packed, PointEncoding::Compressed).unwrap();
+    assert_eq!(u, std::fs::metadata(&plain).unwrap().len());
+    assert_eq!(k, std::fs::metadata(&packed).unwrap().len());
+    // The header, vk and ic stay as they are; every query point takes half.
+    let fixed = 512 + 3 * 96 + 3 * 192 + params.vk.ic.len() as u64 * 96;
+    let g1 = (params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) as u64;
+    assert_eq!(u - fixed, g1 * 96 + params.b_g2.len() as u64 * 192);
+    assert_eq!(k - fixed, g1 * 48 + params.b_g2.len() as u64 * 96);
+    let (back, report) = Parameters::read_file(&packed).unwrap();
+    assert_eq!(back, params);
+    assert_eq!(report.encoding, PointEncoding::Compressed);
+    assert_eq!(Parameters::read_file(&plain).unwrap().1.encoding, PointEncoding::Uncompressed);
+    assert_eq!(Parameters::read_shape(&packed).unwrap(), params.shape());
+    // A compressed x with no point on the curve (x = 0 with the compression bit) under a valid
+    // hash: the decoder names it.
+    let mut bytes = std::fs::read(&packed).unwrap();
+    let h_at = u64::from_le_bytes(bytes[120 + 24 * 2..120 + 24 * 2 + 8].try_into().unwrap()) as usize;
+    // The first small x whose x³ + 4 is not a square mod p (so no point has it).
+    let bad = (1u8..=50)
+        .map(|x| {
+            let mut b = [0u8; 48];
+            b[0] = 0x80;
+            b[47] = x;
+            b
+        })
+        .find(|b| bool::from(blstrs::G1Affine::from_compressed_unchecked(b).is_none()))
+        .expect("a small non-residue x");
+    bytes[h_at + 48..h_at + 96].copy_from_slice(&bad);
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&bytes[..288]);
+    hasher.update(&[0u8; 32]);
+    hasher.update(&bytes[320..]);
+    let hash = *hasher.finalize().as_bytes();
+    bytes[288..320].copy_from_slice(&hash);
+    let err = Parameters::from_bytes(&bytes, "c.bin").unwrap_err();
+    assert!(matches!(err, ParamsError::Point { section: "h", index: 1, .. }), "{err}");
+    // The compressed flag on a file whose sections are uncompressed: a section error.
+    let mut flagged = std::fs::read(&plain).unwrap();
+    flagged[16] |= 2;
+    let err = Parameters::from_bytes(&flagged, "u.bin").unwrap_err();
+    assert!(matches!(err, ParamsError::Section { .. }), "{err}");
+    // An empty file.
+    let empty = dir.path().join("empty.bin");
+    std::fs::write(&empty, b"").unwrap();
+    assert!(matches!(Parameters::read_file(&empty).unwrap_err(), ParamsError::BadMagic { .. }));
+}
+
 /// Issue 18: the header is under the hash. Clearing the TEST-ONLY flag (or changing a
 /// size, the circuit id, a reserved byte) is a hash mismatch, not a silently different
 /// parameter set; a version-1 file (header outside the hash) is refused with advice.

@@ -493,11 +493,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             let (params, report) = Parameters::read_file(path).context("loading parameters")?;
             tracing::info!(
-                "loaded {} ({}, {:.1} MiB) in {:.2} s{}",
+                "loaded {} ({}, {:.1} MiB, points {}) in {:.2} s (hash {:.2} s, decode {:.2} s){}",
                 path.display(),
                 params.info.circuit_id,
                 report.bytes as f64 / (1 << 20) as f64,
+                report.encoding.name(),
                 report.elapsed.as_secs_f64(),
+                report.hash.as_secs_f64(),
+                report.decode.as_secs_f64(),
                 if params.info.test_only { " — TEST-ONLY parameters" } else { "" }
             );
             ParamsIn::Ready { params: Arc::new(params), load: report.elapsed, source: "file" }
