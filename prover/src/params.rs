@@ -25,7 +25,7 @@
 //! point" is 0. Loading maps the file (no copy of it in the process's memory), checks the
 //! magic, version, curve, lengths and the hash (BLAKE3 over all cores), then decodes the
 //! points in parallel with an on-curve check (a compressed point is decompressed, which puts
-//! it on the curve or fails); the subgroup check is skipped: the hash already binds the
+//! it on the curve or fails; the vk and ic sections are always uncompressed); the subgroup check is skipped: the hash already binds the
 //! content, and it would cost a scalar multiplication per point. The mapping is dropped after
 //! decoding: the file's pages stay in the page cache, not in the process.
 //!
@@ -52,8 +52,6 @@ pub const FLAG_COMPRESSED: u64 = 2;
 pub const HEADER_LEN: usize = 512;
 const G1_BYTES: usize = 96;
 const G2_BYTES: usize = 192;
-const G1_COMPRESSED: usize = 48;
-const G2_COMPRESSED: usize = 96;
 
 /// How the query points are written: uncompressed (the default: no square root at load) or
 /// compressed (half the disk).
@@ -66,16 +64,10 @@ pub enum PointEncoding {
 
 impl PointEncoding {
     fn g1(self) -> usize {
-        match self {
-            PointEncoding::Uncompressed => G1_BYTES,
-            PointEncoding::Compressed => G1_COMPRESSED,
-        }
+        G1Affine::size(self)
     }
     fn g2(self) -> usize {
-        match self {
-            PointEncoding::Uncompressed => G2_BYTES,
-            PointEncoding::Compressed => G2_COMPRESSED,
-        }
+        G2Affine::size(self)
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -295,23 +287,62 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
-fn encode_g1(points: &[G1Affine], enc: PointEncoding) -> Vec<u8> {
-    let size = enc.g1();
+/// One curve's point encodings (the zcash/bellman ones), so that the file's points are
+/// encoded and decoded by one function for G1 and G2.
+trait Encoded: Sized + Send + Sync {
+    const UNCOMPRESSED: usize;
+    const COMPRESSED: usize;
+    fn size(enc: PointEncoding) -> usize {
+        match enc {
+            PointEncoding::Uncompressed => Self::UNCOMPRESSED,
+            PointEncoding::Compressed => Self::COMPRESSED,
+        }
+    }
+    /// Writes `Self::size(enc)` bytes into `out`.
+    fn encode_into(&self, enc: PointEncoding, out: &mut [u8]);
+    /// The point, on the curve (a compressed one decompressed), or None; the subgroup check is
+    /// skipped (see the module docs).
+    fn decode(bytes: &[u8], enc: PointEncoding) -> Option<Self>;
+}
+
+macro_rules! encoded {
+    ($t:ty, $uncompressed:expr, $compressed:expr) => {
+        impl Encoded for $t {
+            const UNCOMPRESSED: usize = $uncompressed;
+            const COMPRESSED: usize = $compressed;
+            fn encode_into(&self, enc: PointEncoding, out: &mut [u8]) {
+                match enc {
+                    PointEncoding::Uncompressed => out.copy_from_slice(&self.to_uncompressed()),
+                    PointEncoding::Compressed => out.copy_from_slice(&self.to_compressed()),
+                }
+            }
+            fn decode(bytes: &[u8], enc: PointEncoding) -> Option<Self> {
+                let p: Option<Self> = match enc {
+                    PointEncoding::Uncompressed => <&[u8; $uncompressed]>::try_from(bytes).ok().and_then(|b| Option::from(<$t>::from_uncompressed_unchecked(b))),
+                    PointEncoding::Compressed => <&[u8; $compressed]>::try_from(bytes).ok().and_then(|b| Option::from(<$t>::from_compressed_unchecked(b))),
+                };
+                p.filter(|p| bool::from(p.is_on_curve()))
+            }
+        }
+    };
+}
+encoded!(G1Affine, 96, 48);
+encoded!(G2Affine, 192, 96);
+
+fn encode<P: Encoded>(points: &[P], enc: PointEncoding) -> Vec<u8> {
+    let size = P::size(enc);
     let mut out = vec![0u8; points.len() * size];
-    out.par_chunks_mut(size).zip(points.par_iter()).for_each(|(o, p)| match enc {
-        PointEncoding::Uncompressed => o.copy_from_slice(&p.to_uncompressed()),
-        PointEncoding::Compressed => o.copy_from_slice(&p.to_compressed()),
-    });
+    out.par_chunks_mut(size).zip(points.par_iter()).for_each(|(o, p)| p.encode_into(enc, o));
     out
 }
-fn encode_g2(points: &[G2Affine], enc: PointEncoding) -> Vec<u8> {
-    let size = enc.g2();
-    let mut out = vec![0u8; points.len() * size];
-    out.par_chunks_mut(size).zip(points.par_iter()).for_each(|(o, p)| match enc {
-        PointEncoding::Uncompressed => o.copy_from_slice(&p.to_uncompressed()),
-        PointEncoding::Compressed => o.copy_from_slice(&p.to_compressed()),
-    });
-    out
+
+/// The points of one section, decoded in parallel; an error names the first bad one.
+fn decode<P: Encoded>(bytes: &[u8], enc: PointEncoding, path: &str, section: &'static str) -> Result<Vec<P>, ParamsError> {
+    bytes
+        .par_chunks(P::size(enc))
+        .enumerate()
+        .map(|(index, c)| P::decode(c, enc).ok_or(ParamsError::Point { path: path.to_string(), section, index }))
+        .collect()
 }
 
 impl Parameters {
@@ -380,15 +411,15 @@ impl Parameters {
             let mut w = HashingWriter { inner: BufWriter::with_capacity(1 << 22, file.file()), hasher, written: 0 };
             w.inner.write_all(&header).map_err(io)?;
             w.write_all(&vk_bytes).map_err(io)?;
-            w.write_all(&encode_g1(&vk.ic, PointEncoding::Uncompressed)).map_err(io)?;
+            w.write_all(&encode::<G1Affine>(&vk.ic, PointEncoding::Uncompressed)).map_err(io)?;
             for q in [&self.h, &self.l, &self.a, &self.b_g1] {
                 // Encode in slices to bound the transient buffer.
                 for chunk in q.chunks(1 << 16) {
-                    w.write_all(&encode_g1(chunk, enc)).map_err(io)?;
+                    w.write_all(&encode::<G1Affine>(chunk, enc)).map_err(io)?;
                 }
             }
             for chunk in self.b_g2.chunks(1 << 15) {
-                w.write_all(&encode_g2(chunk, enc)).map_err(io)?;
+                w.write_all(&encode::<G2Affine>(chunk, enc)).map_err(io)?;
             }
             let hash = w.hasher.finalize();
             header[288..320].copy_from_slice(hash.as_bytes());
@@ -409,15 +440,15 @@ impl Parameters {
         let file = File::open(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let (params, mut report) = if len == 0 {
-            // An empty file cannot be mapped; from_bytes says what is wrong with it.
+            // Nothing to map: from_bytes says what is wrong with an empty file.
             Self::from_bytes_timed(&[], &name)?
         } else {
-            // SAFETY: the mapping is read-only and dropped before this returns; a file
-            // changed underneath it while mapped is caught by the hash check (or yields
-            // points that fail their curve check), never used unchecked.
+            // SAFETY: the mapping is read-only and dropped before this returns. It assumes the
+            // file is neither modified nor truncated while it loads (the hash pass and the
+            // decoding pass read it separately; a truncation would be a SIGBUS): parameter
+            // files are written whole to a temporary file and renamed into place (`setup`,
+            // `write_file_as`), never rewritten where they lie.
             let map = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(io)?;
-            #[cfg(unix)]
-            let _ = map.advise(memmap2::Advice::Sequential);
             Self::from_bytes_timed(&map, &name)?
         };
         report.elapsed = t0.elapsed();
@@ -573,10 +604,10 @@ impl Parameters {
             }
         }
         let t_decode = Instant::now();
-        let g1 = |k: usize| decode_g1(&bytes[ranges[k].0..ranges[k].1], if k == 1 { PointEncoding::Uncompressed } else { enc }, &path, SECTIONS[k]);
+        let g1 = |k: usize| decode::<G1Affine>(&bytes[ranges[k].0..ranges[k].1], if k == 1 { PointEncoding::Uncompressed } else { enc }, &path, SECTIONS[k]);
         let (o, _, _) = ranges[0];
-        let vk_g1 = decode_g1(&bytes[o..o + 3 * G1_BYTES], PointEncoding::Uncompressed, &path, "vk")?;
-        let vk_g2 = decode_g2(&bytes[o + 3 * G1_BYTES..o + VK_BYTES], PointEncoding::Uncompressed, &path, "vk")?;
+        let vk_g1 = decode::<G1Affine>(&bytes[o..o + 3 * G1_BYTES], PointEncoding::Uncompressed, &path, "vk")?;
+        let vk_g2 = decode::<G2Affine>(&bytes[o + 3 * G1_BYTES..o + VK_BYTES], PointEncoding::Uncompressed, &path, "vk")?;
         let vk = VerifyingKey {
             alpha_g1: vk_g1[0],
             beta_g1: vk_g1[1],
@@ -592,7 +623,7 @@ impl Parameters {
             l: g1(3)?.into(),
             a: g1(4)?.into(),
             b_g1: g1(5)?.into(),
-            b_g2: decode_g2(&bytes[ranges[6].0..ranges[6].1], enc, &path, "b_g2")?.into(),
+            b_g2: decode::<G2Affine>(&bytes[ranges[6].0..ranges[6].1], enc, &path, "b_g2")?.into(),
             info,
         };
         let report = LoadReport { bytes: actual, elapsed: Duration::ZERO, hash, decode: t_decode.elapsed(), encoding: enc };
@@ -610,48 +641,4 @@ impl Parameters {
         }
         Ok(())
     }
-}
-
-fn decode_g1(bytes: &[u8], enc: PointEncoding, path: &str, section: &'static str) -> Result<Vec<G1Affine>, ParamsError> {
-    bytes
-        .par_chunks(enc.g1())
-        .enumerate()
-        .map(|(index, c)| {
-            let p = match enc {
-                PointEncoding::Uncompressed => {
-                    let mut b = [0u8; G1_BYTES];
-                    b.copy_from_slice(c);
-                    Option::<G1Affine>::from(G1Affine::from_uncompressed_unchecked(&b))
-                }
-                PointEncoding::Compressed => {
-                    let mut b = [0u8; G1_COMPRESSED];
-                    b.copy_from_slice(c);
-                    Option::<G1Affine>::from(G1Affine::from_compressed_unchecked(&b))
-                }
-            };
-            p.filter(|p| bool::from(p.is_on_curve())).ok_or(ParamsError::Point { path: path.to_string(), section, index })
-        })
-        .collect()
-}
-
-fn decode_g2(bytes: &[u8], enc: PointEncoding, path: &str, section: &'static str) -> Result<Vec<G2Affine>, ParamsError> {
-    bytes
-        .par_chunks(enc.g2())
-        .enumerate()
-        .map(|(index, c)| {
-            let p = match enc {
-                PointEncoding::Uncompressed => {
-                    let mut b = [0u8; G2_BYTES];
-                    b.copy_from_slice(c);
-                    Option::<G2Affine>::from(G2Affine::from_uncompressed_unchecked(&b))
-                }
-                PointEncoding::Compressed => {
-                    let mut b = [0u8; G2_COMPRESSED];
-                    b.copy_from_slice(c);
-                    Option::<G2Affine>::from(G2Affine::from_compressed_unchecked(&b))
-                }
-            };
-            p.filter(|p| bool::from(p.is_on_curve())).ok_or(ParamsError::Point { path: path.to_string(), section, index })
-        })
-        .collect()
 }

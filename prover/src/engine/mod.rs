@@ -205,6 +205,8 @@ pub(crate) struct Shared {
     /// engine threads' own dispatch only feeds the timeline.
     log: tracing::Dispatch,
     locks: Vec<locks::DeviceLocks>,
+    /// Per device, the calls whose host memory is reserved (a call takes a permit).
+    call_permits: Vec<locks::CallPermits>,
     /// The shared GPU queue and the devices' loads: where each partition is proven.
     placer: placement::Placer<GpuTask>,
     /// Retried partitions waiting for a worker of a given device (index in `backends`).
@@ -337,8 +339,7 @@ pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, 
     // The VRAM budget against one partition's device working set (the engine checks it again
     // per device when it starts).
     if let Some(v) = cfg.memory.vram_budget {
-        let need = placement::DeviceNeed::of(shape);
-        check_vram_budget(None, v.0, need.minimum(), &need.describe_minimum(), shape.info.domain_size)?;
+        check_vram_need(v.0, &placement::DeviceNeed::of(shape), shape.info.domain_size)?;
     }
     let (total, warning) = ram_budget(cfg)?;
     memory_plan(cfg, shape, params_path, u64::from(cfg.devices)).check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
@@ -350,12 +351,15 @@ pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, 
 /// `prove --setup-on-device` refuses a budget too small before its setup, not after.
 pub fn check_vram_budget_for_domain(cfg: &EngineConfig, domain: u64) -> Result<(), ConfigError> {
     match cfg.memory.vram_budget {
-        Some(v) => {
-            let need = placement::DeviceNeed::of_domain(domain);
-            check_vram_budget(None, v.0, need.minimum(), &need.describe_minimum(), domain)
-        }
+        Some(v) => check_vram_need(v.0, &placement::DeviceNeed::of_domain(domain), domain),
         None => Ok(()),
     }
+}
+
+/// A VRAM budget against what one partition of a domain of `domain` points requires on every
+/// device ([`placement::DeviceNeed::required`], its parts named).
+fn check_vram_need(budget: u64, need: &placement::DeviceNeed, domain: u64) -> Result<(), ConfigError> {
+    check_vram_budget(None, budget, need.required(), &need.describe_minimum(), domain)
 }
 
 /// A VRAM budget of `budget` bytes against the least device memory one partition needs,
@@ -526,11 +530,8 @@ impl Engine {
         // beside the device's calls (run 58: two 2^27 fallbacks beside one reserved call took
         // the host past its RAM), so with one every worker keeps its share.
         let fallback_on = cfg.cpu_fallback && released == 0;
-        let call_slots: u64 = backends
-            .iter()
-            .zip(&needs)
-            .map(|(b, need)| device_call_slots(cfg.gw, fallback_on, b.device(), b.device_free_bytes(), *need))
-            .sum();
+        let device_slots: Vec<u64> = backends.iter().zip(&needs).map(|(b, need)| device_call_slots(cfg.gw, fallback_on, b.device(), b.device_free_bytes(), *need)).collect();
+        let call_slots: u64 = device_slots.iter().sum();
         let calls_ram = ram.reserve_resident("the GPU workers' call memory", plan.partition.call.saturating_mul(call_slots.max(1))).map_err(too_large)?;
         let (results_tx, results) = unbounded();
         let (work_tx, work_rx) = unbounded::<SynthTask>();
@@ -547,6 +548,7 @@ impl Engine {
             fallback,
             log,
             locks: backends.iter().map(|_| locks::DeviceLocks::default()).collect(),
+            call_permits: device_slots.iter().map(|&n| locks::CallPermits::new(n)).collect(),
             retry: backends.iter().map(|_| Mutex::new(VecDeque::new())).collect(),
             placer,
             backends,

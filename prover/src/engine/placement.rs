@@ -84,8 +84,15 @@ impl DeviceNeed {
         self.tight().saturating_add(self.twiddles)
     }
 
-    /// "a/b/c 12.00 GiB + NTT scratch 4.00 GiB + twiddles 4.00 GiB": the parts of
-    /// [`DeviceNeed::minimum`], for errors.
+    /// What a device must have for one partition: [`DeviceNeed::minimum`] and
+    /// [`DEVICE_SPARE_BYTES`] for the MSMs' scratch and the CUDA runtime (what a VRAM budget
+    /// is checked against, and the room [`plan_device`] keeps).
+    pub fn required(&self) -> u64 {
+        self.minimum().saturating_add(DEVICE_SPARE_BYTES)
+    }
+
+    /// "a/b/c 12.00 GiB + the NTT's scratch 4.00 GiB + the twiddle tables 4.00 GiB + 1.00 GiB
+    /// to spare …": the parts of [`DeviceNeed::required`], for errors.
     pub fn describe_minimum(&self) -> String {
         use super::budget::human;
         let first = if self.tails > self.abc.saturating_add(self.ntt_scratch) {
@@ -93,7 +100,7 @@ impl DeviceNeed {
         } else {
             format!("a/b/c {} + the NTT's scratch {}", human(self.abc), human(self.ntt_scratch))
         };
-        format!("{first} + the twiddle tables {}", human(self.twiddles))
+        format!("{first} + the twiddle tables {} + {} to spare for the MSMs' scratch and the CUDA runtime", human(self.twiddles), human(DEVICE_SPARE_BYTES))
     }
 }
 
@@ -117,21 +124,36 @@ pub struct DevicePlan {
     pub room: u64,
 }
 
+/// Which queries a device keeps: as room allows (`Auto`, the `[cuda] params = "auto"`
+/// default), all of them (`All`, `params = "resident"`: uploaded whatever the room), none
+/// (`None`, `params = "stream"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Residency {
+    Auto,
+    All,
+    None,
+}
+
 /// The device plan for `free` bytes of device memory and queries of `query_bytes` each (in
-/// upload order): a query stays resident while what is left after it still holds one tight
-/// call, the twiddles and [`DEVICE_SPARE_BYTES`] (a query that does not fit is streamed;
-/// later, smaller ones may still fit); then calls run full if a full call fits in what is
-/// left, else tight. Resident queries come first because streaming a query costs its points'
-/// upload in every partition, running tight only the overlap of uploads with kernels.
-pub fn plan_device(free: u64, query_bytes: &[u64], need: &DeviceNeed) -> DevicePlan {
-    let keep = need.minimum().saturating_add(DEVICE_SPARE_BYTES);
+/// upload order): with [`Residency::Auto`] a query stays resident while what is left after it
+/// still holds [`DeviceNeed::required`] (a query that does not fit is streamed; later,
+/// smaller ones may still fit); then calls run full if a full call, the twiddles and the spare
+/// fit in what is left, else tight. Resident queries come first because streaming a query
+/// costs its points' upload in every partition, running tight only the overlap of uploads
+/// with kernels.
+pub fn plan_device(free: u64, query_bytes: &[u64], need: &DeviceNeed, residency: Residency) -> DevicePlan {
+    let keep = need.required();
     let mut left = free;
     let resident = query_bytes
         .iter()
         .map(|&b| {
-            let fits = left.checked_sub(b).is_some_and(|after| after >= keep);
+            let fits = match residency {
+                Residency::Auto => left.checked_sub(b).is_some_and(|after| after >= keep),
+                Residency::All => true,
+                Residency::None => false,
+            };
             if fits {
-                left -= b;
+                left = left.saturating_sub(b);
             }
             fits
         })
@@ -258,6 +280,8 @@ pub struct Placer<T> {
     changed: Condvar,
     capacity: u64,
     free: FreeProbe,
+    /// [`NOWHERE_GRACE`], shorter in tests.
+    grace: Duration,
 }
 
 /// What a GPU worker got from [`Placer::take`].
@@ -305,7 +329,14 @@ impl<T> Placer<T> {
             changed: Condvar::new(),
             capacity: capacity as u64,
             free,
+            grace: NOWHERE_GRACE,
         }
+    }
+
+    /// The same placer with another grace than [`NOWHERE_GRACE`].
+    pub fn with_grace(mut self, grace: Duration) -> Placer<T> {
+        self.grace = grace;
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, State<T>> {
@@ -390,9 +421,10 @@ impl<T> Placer<T> {
                         self.changed.notify_all();
                         return Taken::Placed(item, call, view);
                     }
-                    Choice::Nowhere(_) if s.devices.iter().any(|l| l.placed_once) && s.nowhere_since.get_or_insert_with(Instant::now).elapsed() < NOWHERE_GRACE => {}
+                    // One grace per shortage, not per partition: once spent, later heads go
+                    // nowhere at once until something is placed (or the shortage ends).
+                    Choice::Nowhere(_) if s.devices.iter().any(|l| l.placed_once) && s.nowhere_since.get_or_insert_with(Instant::now).elapsed() < self.grace => {}
                     Choice::Nowhere(why) => {
-                        s.nowhere_since = None;
                         let Some((_, item)) = s.queue.pop_front() else { continue };
                         s.taken += 1;
                         s.devices[d].idle -= 1;
@@ -400,7 +432,8 @@ impl<T> Placer<T> {
                         self.changed.notify_all();
                         return Taken::Nowhere(item, why);
                     }
-                    Choice::Device(_) | Choice::Wait => {}
+                    // Not a shortage now: a later one gets its own grace.
+                    Choice::Device(_) | Choice::Wait => s.nowhere_since = None,
                 }
             } else if s.closed {
                 break Taken::Closed;
@@ -492,8 +525,9 @@ mod tests {
         assert_eq!(need.minimum(), need.tight() + 1024 * 32);
         // 2^27 with no tails: a/b/c 12 GiB + scratch 4 GiB, and 4 GiB of twiddles.
         let big = DeviceNeed::of(&shape(27, 0, 0, 0));
-        assert_eq!((big.full(), big.tight(), big.minimum()), (16 * GIB, 16 * GIB, 20 * GIB));
-        assert!(big.describe_minimum().contains("a/b/c 12.00 GiB") && big.describe_minimum().contains("4.00 GiB"), "{}", big.describe_minimum());
+        assert_eq!((big.full(), big.tight(), big.minimum(), big.required()), (16 * GIB, 16 * GIB, 20 * GIB, 21 * GIB));
+        let parts = big.describe_minimum();
+        assert!(parts.contains("a/b/c 12.00 GiB") && parts.contains("scratch 4.00 GiB") && parts.contains("twiddle tables 4.00 GiB") && parts.contains("1.00 GiB to spare"), "{parts}");
         // Tails larger than a/b/c and the scratch: the tight call is bound by them.
         let tailed = DeviceNeed::of(&shape(10, 10_000, 0, 0));
         assert_eq!(tailed.tight(), 360_000);
@@ -502,31 +536,39 @@ mod tests {
 
     #[test]
     fn the_device_plan_keeps_room_for_a_call_and_runs_tight_only_when_a_full_one_does_not_fit() {
-        // 2^27 with 12.7 GB of tails bound (porep-like): full 28.5 GiB, tight 16, minimum 20.
+        // 2^27 with 10.6 GB (9.86 GiB) of tails bound, porep-like: full 25.9 GiB, tight 16,
+        // minimum 20, required 21.
         let need = DeviceNeed::of(&shape(27, 134_000_000, 40_000_000, 120_000_000));
         let spare = DEVICE_SPARE_BYTES;
         let queries = [12 * GIB, 12 * GIB, 10 * GIB, 4 * GIB, 8 * GIB];
         // The whole H200: every query resident, calls full.
-        let h200 = plan_device(139 * GIB, &queries, &need);
+        let h200 = plan_device(139 * GIB, &queries, &need, Residency::Auto);
         assert_eq!(h200.resident, vec![true; 5]);
         assert!(!h200.tight && h200.call_bytes == need.full(), "{h200:?}");
         assert_eq!(h200.room, 139 * GIB - 46 * GIB);
         // A 24 GiB budget: no query fits beside a tight call; calls tight.
-        let small = plan_device(24 * GIB, &queries, &need);
+        let small = plan_device(24 * GIB, &queries, &need, Residency::Auto);
         assert_eq!(small.resident, vec![false; 5]);
         assert!(small.tight && small.call_bytes == need.tight(), "{small:?}");
         // In between: queries resident while one tight call still fits after them (a later,
         // smaller query may fit where a larger did not), then tight because a full call does not.
-        let mid = plan_device(need.minimum() + spare + 12 * GIB + 4 * GIB, &queries, &need);
+        let mid = plan_device(need.minimum() + spare + 12 * GIB + 4 * GIB, &queries, &need, Residency::Auto);
         assert_eq!(mid.resident, vec![true, false, false, true, false]);
         assert!(mid.tight, "{mid:?}");
         assert!(mid.room >= need.minimum() + spare);
         // Enough for a full call beside everything: not tight.
-        let roomy = plan_device(46 * GIB + need.full() + need.twiddles + spare, &queries, &need);
+        let roomy = plan_device(46 * GIB + need.full() + need.twiddles + spare, &queries, &need, Residency::Auto);
         assert_eq!((roomy.resident, roomy.tight), (vec![true; 5], false));
         // Below the minimum: nothing resident, tight (the engine refuses such a budget first).
-        let tiny = plan_device(GIB, &queries, &need);
+        let tiny = plan_device(GIB, &queries, &need, Residency::Auto);
         assert!(tiny.resident.iter().all(|r| !r) && tiny.tight);
+        // params = "stream": nothing resident, so a 40 GiB card holds a full call.
+        let streamed = plan_device(40 * GIB, &queries, &need, Residency::None);
+        assert_eq!((streamed.resident, streamed.tight, streamed.room), (vec![false; 5], false, 40 * GIB));
+        // params = "resident": everything uploaded whatever the room, so what is left is small
+        // and calls run tight.
+        let forced = plan_device(64 * GIB, &queries, &need, Residency::All);
+        assert_eq!((forced.resident, forced.tight, forced.room), (vec![true; 5], true, 18 * GIB));
     }
 
     #[test]
@@ -658,5 +700,29 @@ mod tests {
         let q: Placer<u32> = Placer::new(8, 1, vec![Some(16 * GIB)], Box::new(|_| Some(4 * GIB)));
         q.send(5).unwrap();
         assert!(matches!(q.take(0, Duration::from_millis(20)), Taken::Nowhere(5, _)));
+    }
+
+    #[test]
+    fn the_grace_ends_once_per_shortage() {
+        let free = Arc::new(AtomicU64::new(20 * GIB));
+        let f = free.clone();
+        let p: Placer<u32> = Placer::new(8, 1, vec![Some(16 * GIB)], Box::new(move |_| Some(f.load(Ordering::SeqCst)))).with_grace(Duration::from_millis(30));
+        for i in 0..3 {
+            p.send(i).unwrap();
+        }
+        let Taken::Placed(0, c0, _) = p.take(0, Duration::ZERO) else { panic!() };
+        drop(c0);
+        free.store(4 * GIB, Ordering::SeqCst);
+        let t0 = Instant::now();
+        let first = loop {
+            match p.take(0, Duration::from_millis(5)) {
+                Taken::Timeout if t0.elapsed() < Duration::from_secs(5) => continue,
+                other => break other,
+            }
+        };
+        assert!(matches!(first, Taken::Nowhere(1, _)), "the head goes nowhere once its grace is spent");
+        assert!(t0.elapsed() >= Duration::from_millis(30), "not before the grace: {:?}", t0.elapsed());
+        // The shortage goes on: the next head does not get a grace of its own.
+        assert!(matches!(p.take(0, Duration::ZERO), Taken::Nowhere(2, _)));
     }
 }

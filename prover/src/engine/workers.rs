@@ -265,6 +265,9 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, fin: Sender<FinishTa
                 let error = ProveError::DeviceOutOfMemory(DeviceError::backend(std::io::Error::other(why.clone())));
                 Err(StartFailure { error, assignment: Some(Box::new(assignment)) })
             } else {
+                // Within the calls whose host memory is reserved (a retry aimed at this device
+                // was not counted by placement: it waits here for a call to end).
+                let _permit = sh.call_permits[d].acquire();
                 let gpu = info_span!(kind::GPU, lock = sh.cfg.lock.as_str(), attempt = attempts as u64 + 1);
                 let _g = gpu.enter();
                 let run = || -> Result<Outcome, StartFailure> {

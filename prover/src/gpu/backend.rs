@@ -50,7 +50,7 @@ use crate::backend::{Backend, Blinding, DeviceError, Gate, Pending, ProveError, 
 use crate::cuda_settings::{AppliedOverrides, CudaSettings};
 pub use crate::cuda_settings::{MsmBatch, ParamsMode, ShiftChoice};
 use crate::domain::Domain;
-use crate::engine::placement::{plan_device, DeviceNeed, DevicePlan, DEVICE_SPARE_BYTES};
+use crate::engine::placement::{plan_device, DeviceNeed, DevicePlan, Residency, DEVICE_SPARE_BYTES};
 use crate::msm::Split;
 use crate::params::Parameters;
 use crate::prover;
@@ -122,6 +122,8 @@ pub struct CudaBackend {
     /// allocation that holds the rest of the device's free memory back ([`CudaBackend::with_vram_budget`]).
     vram_budget: Option<u64>,
     _ballast: Option<CudaSlice<u8>>,
+    /// The device plan of the last parameter set seen ([`CudaBackend::device_plan`]).
+    plans: Mutex<Option<((String, usize, usize, usize, usize, usize), DevicePlan, DeviceNeed)>>,
 }
 
 /// Device memory a streamed MSM's chunk leaves free.
@@ -184,6 +186,7 @@ impl CudaBackend {
             chunked: Default::default(),
             vram_budget: None,
             _ballast: None,
+            plans: Mutex::new(None),
         })
     }
 
@@ -311,9 +314,7 @@ impl CudaBackend {
         }
         let n = n.max(1);
         let per_term = C::AFFINE_WORDS * 4 + msm_scratch_bytes::<C>(&self.msm.of::<C>(), None, n, montgomery).div_ceil(n);
-        // What was freed before (a/b/c after the NTTs) returns to the device once the stream
-        // has passed its free.
-        gpu.synchronize()?;
+        // An estimate: a chunk that does not fit after all is halved (`stream_msm`).
         let (free, _) = gpu.mem_info()?;
         Ok((free.saturating_sub(STREAM_SPARE_BYTES) / per_term).max(MIN_STREAM_CHUNK))
     }
@@ -336,13 +337,15 @@ impl CudaBackend {
         let mut chunk = self.stream_chunk::<C>(gpu, n, scalars.is_some_and(|(_, m)| m))?.min(n);
         let cfg = self.msm.of::<C>();
         let mut chunks = n.div_ceil(chunk);
-        if chunks > 1 {
-            self.chunked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
+        let mut counted = false;
         let (mut acc, mut ms) = (C::Proj::identity(), 0.0);
         let (mut lo, mut k) = (0, 0);
         while lo < n {
             let hi = (lo + chunk).min(n);
+            if chunks > 1 && !counted {
+                self.chunked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                counted = true;
+            }
             let label = if chunks == 1 { format!("{what} points (streamed)") } else { format!("{what} points (streamed, chunk {}/{chunks})", k + 1) };
             let one = || -> Result<(C::Proj, f64), GpuError> {
                 let pts = match idx {
@@ -432,14 +435,38 @@ impl CudaBackend {
     /// The device plan of `params` on this device now ([`plan_device`] from its free memory:
     /// the budget's when there is one) and one partition's [`DeviceNeed`]; the queries in
     /// upload order h, l, a, b_g1 (and b_g2 with the G2 MSM on the device).
+    /// Made once per parameter set and kept ([`CudaBackend::plans`]): placement's working set
+    /// (read when the engine starts) and the upload must follow the same plan.
     fn device_plan(&self, params: &Parameters) -> Result<(DevicePlan, DeviceNeed), GpuError> {
+        let key = Self::params_key(params);
+        let mut cache = self.plans.lock().map_err(|_| GpuError::Poisoned("device plan"))?;
+        if let Some((k, plan, need)) = cache.as_ref() {
+            if *k == key {
+                return Ok((plan.clone(), *need));
+            }
+        }
         let need = DeviceNeed::of(&params.shape());
+        let residency = match self.settings.params {
+            ParamsMode::Auto => Residency::Auto,
+            ParamsMode::Resident => Residency::All,
+            ParamsMode::Stream => Residency::None,
+        };
+        // What an earlier parameter set freed must be back before the reading.
+        self.gpu.synchronize()?;
+        let (free, _) = self.gpu.mem_info()?;
+        let plan = plan_device(free as u64, &self.query_bytes(params), &need, residency);
+        *cache = Some((key, plan.clone(), need));
+        Ok((plan, need))
+    }
+
+    /// Device bytes of each query's points in upload order: h, l, a, b_g1 (96 B each), and
+    /// b_g2 (192 B each) when the G2 MSM runs on the device.
+    fn query_bytes(&self, params: &Parameters) -> Vec<u64> {
         let mut bytes: Vec<u64> = [params.h.len(), params.l.len(), params.a.len(), params.b_g1.len()].iter().map(|&n| n as u64 * 96).collect();
         if self.g2_on_device {
             bytes.push(params.b_g2.len() as u64 * 192);
         }
-        let (free, _) = self.gpu.mem_info()?;
-        Ok((plan_device(free as u64, &bytes, &need), need))
+        bytes
     }
 
     /// The device copy of `params`' G1 queries and, with the G2 MSM on the device, of the
@@ -460,10 +487,9 @@ impl CudaBackend {
         if self.g2_on_device && params.b_g2.len() != params.b_g1.len() {
             return Err(GpuError::input("parameters", format!("B query: {} points in G1 but {} in G2", params.b_g1.len(), params.b_g2.len())));
         }
-        let g2_bytes = if self.g2_on_device { params.b_g2.len() * 192 } else { 0 };
         let (plan, need) = self.device_plan(params)?;
         let fits = |k: usize| plan.resident.get(k).copied().unwrap_or(false);
-        let span = info_span!(kind::H2D, what = "params", bytes = ((params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) * 96 + g2_bytes) as u64, { arg::GPU_NS } = Empty, streamed = Empty, tight = plan.tight);
+        let span = info_span!(kind::H2D, what = "params", bytes = self.query_bytes(params).iter().sum::<u64>(), { arg::GPU_NS } = Empty, streamed = Empty, tight = plan.tight);
         let _e = span.enter();
         let t0 = self.gpu.timer()?;
         let mut streamed = Vec::new();
@@ -486,7 +512,9 @@ impl CudaBackend {
         drop(_e);
         drop(span);
         // Tables only where they leave the room the plan keeps for calls.
-        let keep = (r.plan.call_bytes + need.twiddles + DEVICE_SPARE_BYTES) as usize;
+        // Under a VRAM budget or a tight plan a table keeps the calls' room; otherwise the
+        // 2 GiB it always kept (a table built before still is).
+        let keep = if self.vram_budget.is_some() || r.plan.tight { (r.plan.call_bytes + need.twiddles + DEVICE_SPARE_BYTES) as usize } else { 0 };
         for (query, bases) in [("h", &mut r.h), ("l", &mut r.l), ("a", &mut r.a), ("b_g1", &mut r.b_g1)] {
             if let Bases::Resident(points) = bases {
                 self.add_shift_table(query, points, keep)?;
@@ -602,14 +630,18 @@ impl CudaBackend {
     ///
     /// Under the allocation gate: prep, the resident points, then every per-partition
     /// upload (a/b/c, then the ones/tail data of L, A, B) through pinned staging on the
-    /// copy stream; under the compute gate only device compute. With `kernels` locking the
+    /// copy stream; under the compute gate only device compute — except in a tight plan,
+    /// where the ones/tail uploads wait under the compute gate until the NTTs have freed a/b/c. With `kernels` locking the
     /// uploads of one worker thus overlap the kernels of another.
     fn device_part(&self, asg: &mut ProvingAssignment, params: &Parameters, blinding: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
         let r = self.device_part_on(asg, params, blinding, gate);
         if r.is_err() {
-            // The failed call's buffers are freed in stream order: let the frees complete, so
-            // the next reading of the free memory (placement's) sees them.
+            // The failed call's buffers are freed in stream order (on its lanes too): let the
+            // frees complete, so the next reading of the free memory (placement's) sees them.
             let _ = self.gpu.synchronize();
+            for lane in self.lanes.get().into_iter().flatten() {
+                let _ = lane.synchronize();
+            }
         }
         r
     }
@@ -781,11 +813,7 @@ impl Backend for CudaBackend {
     /// A call's working set as this device's plan for the parameters counts it
     /// ([`DeviceNeed::full`], or [`DeviceNeed::tight`] when memory is tight).
     fn partition_device_bytes(&self, params: &Parameters) -> Option<u64> {
-        let key = Self::params_key(params);
-        if let Some(r) = self.resident.lock().ok().and_then(|s| s.as_ref().filter(|r| r.key == key).cloned()) {
-            return Some(r.plan.call_bytes);
-        }
-        // Not uploaded yet: the plan the upload will make from the same free memory.
+        // The plan the upload follows (made now if the parameters were not uploaded yet).
         match self.device_plan(params) {
             Ok((plan, _)) => Some(plan.call_bytes),
             Err(_) => Some(DeviceNeed::of(&params.shape()).full()),
@@ -795,19 +823,15 @@ impl Backend for CudaBackend {
     fn describe_plan(&self, params: &Parameters) -> Vec<String> {
         let key = Self::params_key(params);
         let held = self.resident.lock().ok().and_then(|s| s.as_ref().filter(|r| r.key == key).cloned());
-        let Ok((planned, need)) = self.device_plan(params) else { return Vec::new() };
+        let Ok((plan, need)) = self.device_plan(params) else { return vec![format!("device {}: no device plan (its free memory could not be read)", self.device)] };
         // Once uploaded, what is on the device (an upload can also have run out of memory).
-        let (plan, streamed): (DevicePlan, Vec<&str>) = match &held {
+        let streamed: Vec<&str> = match &held {
             Some(r) => {
-                let b_g2 = r.b_g2.as_ref().map(|b| b.resident().is_none());
-                let s = [("h", r.h.resident().is_none()), ("l", r.l.resident().is_none()), ("a", r.a.resident().is_none()), ("b_g1", r.b_g1.resident().is_none()), ("b_g2", b_g2.unwrap_or(false))];
-                (r.plan.clone(), s.iter().filter(|(_, st)| *st).map(|(q, _)| *q).collect())
+                let b_g2 = r.b_g2.as_ref().is_some_and(|b| b.resident().is_none());
+                let s = [("h", r.h.resident().is_none()), ("l", r.l.resident().is_none()), ("a", r.a.resident().is_none()), ("b_g1", r.b_g1.resident().is_none()), ("b_g2", b_g2)];
+                s.iter().filter(|(_, st)| *st).map(|(q, _)| *q).collect()
             }
-            None => {
-                let names = ["h", "l", "a", "b_g1", "b_g2"];
-                let forced = self.settings.params == ParamsMode::Stream;
-                (planned.clone(), names.iter().zip(planned.resident.iter()).filter(|(_, &r)| forced || !r).map(|(q, _)| *q).collect())
-            }
+            None => ["h", "l", "a", "b_g1", "b_g2"].iter().zip(plan.resident.iter()).filter(|(_, &r)| !r).map(|(q, _)| *q).collect(),
         };
         let on = match self.vram_budget {
             Some(b) => format!("device {} (VRAM budget {})", self.device, human(b)),
@@ -815,19 +839,18 @@ impl Backend for CudaBackend {
         };
         let mut notes = Vec::new();
         if !streamed.is_empty() {
-            notes.push(format!(
-                "{on}: queries {} are streamed from the host in every partition (their host copy is kept): resident, they would leave less than one call's room ({} with the twiddles, {} spare)",
-                streamed.join(", "),
-                human(need.minimum()),
-                human(DEVICE_SPARE_BYTES)
-            ));
+            let why = match self.settings.params {
+                ParamsMode::Stream => "[cuda] params = \"stream\"".to_string(),
+                _ => format!("resident, they would leave less than one partition needs ({}: {})", human(need.required()), need.describe_minimum()),
+            };
+            notes.push(format!("{on}: queries {} are streamed from the host in every partition (their host copy is kept): {why}", streamed.join(", ")));
         }
         if plan.tight {
             notes.push(format!(
-                "{on}: calls run tight: the {} left beside the resident queries holds a partition's NTTs ({} with the twiddles) but not its MSM uploads too ({}), so the uploads wait for the NTTs to free a/b/c, the split MSMs run one after another (no lanes) and placement counts {} per call",
+                "{on}: calls run tight: the {} left beside the resident queries holds one partition ({}) but not a full call ({} with its MSM uploads beside a/b/c, the twiddles and the spare), so the uploads wait for the NTTs to free a/b/c, the split MSMs run one after another (no lanes) and placement counts {} per call",
                 human(plan.room),
-                human(need.minimum()),
-                human(need.full() + need.twiddles),
+                human(need.required()),
+                human(need.full() + need.twiddles + DEVICE_SPARE_BYTES),
                 human(plan.call_bytes)
             ));
         }
@@ -835,7 +858,7 @@ impl Backend for CudaBackend {
     }
     fn minimum_device_bytes(&self, params: &Parameters) -> Option<(u64, String)> {
         let need = DeviceNeed::of(&params.shape());
-        Some((need.minimum(), need.describe_minimum()))
+        Some((need.required(), need.describe_minimum()))
     }
     fn make_resident(&self, params: &Parameters) -> Result<ResidentQueries, ProveError> {
         let r = self.resident(params).map_err(dev_err)?;

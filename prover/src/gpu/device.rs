@@ -391,21 +391,21 @@ impl Gpu {
 
     /// Free and total device memory in bytes, counting what the stream-ordered allocator holds
     /// unused as free. cudarc allocates with cuMemAllocAsync: a freed buffer goes back to the
-    /// device's default pool, which cuMemGetInfo counts as used; trimming the pool gives back
-    /// only the physical blocks with nothing live in them, so a block shared with a buffer kept
-    /// for longer (the twiddles) stays reserved — free to the pool, not to cuMemGetInfo. Every
-    /// decision made from the free memory (the device plan, streamed chunks, lanes, placement)
-    /// would see less than the pool can hand out (run 57: 3.6 of ~5.2 GiB at 2^25; run 59: 15.0
-    /// of 20 GiB at 2^27, a partition refused by placement).
+    /// device's memory pool, which cuMemGetInfo counts as used until the pool gives it back, and
+    /// a pool block shared with a buffer kept for longer (the twiddles) is never given back —
+    /// so cuMemGetInfo alone saw less than the pool can hand out (run 57: 3.6 of ~5.2 GiB at
+    /// 2^25; run 59: 15.0 of 20 GiB at 2^27, a partition refused by placement). The pool's
+    /// unused reserve is an upper bound for one allocation (free pieces of a block need not be
+    /// contiguous); what runs out anyway is handled where it happens (a streamed chunk halves).
     pub fn mem_info(&self) -> Result<(usize, usize), GpuError> {
-        let pool_unused = self.trim_pool();
+        let pool_unused = self.pool_unused();
         let (free, total) = self.ctx.mem_get_info().ctx("cuMemGetInfo")?;
         Ok(((free + pool_unused).min(total), total))
     }
 
-    /// cuMemPoolTrimTo(default pool, 0) — memory in use stays, freed blocks go back — then what
-    /// the pool still reserves beyond what is allocated from it, bytes (0 without a pool).
-    fn trim_pool(&self) -> usize {
+    /// What the device's current memory pool reserves beyond what is allocated from it, bytes
+    /// (0 without stream-ordered allocation or when it cannot be read).
+    fn pool_unused(&self) -> usize {
         use cudarc::driver::sys;
         // The pool calls need the context current on this thread (placement reads the free
         // memory from any worker thread).
@@ -414,13 +414,12 @@ impl Gpu {
         }
         let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
         let (mut reserved, mut used) = (0u64, 0u64);
-        // SAFETY: the device handle is the context's own; the pool is only trimmed and read,
-        // never freed; each attribute is a 64-bit value written into its u64.
+        // SAFETY: the device handle is the context's own; the pool is only read, never freed;
+        // each attribute is a cuuint64_t written into its u64.
         unsafe {
-            if sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device()) != sys::CUresult::CUDA_SUCCESS || pool.is_null() {
+            if sys::cuDeviceGetMemPool(&mut pool, self.ctx.cu_device()) != sys::CUresult::CUDA_SUCCESS || pool.is_null() {
                 return 0;
             }
-            let _ = sys::cuMemPoolTrimTo(pool, 0);
             let r = sys::cuMemPoolGetAttribute(pool, sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &mut reserved as *mut u64 as *mut std::ffi::c_void);
             let u = sys::cuMemPoolGetAttribute(pool, sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &mut used as *mut u64 as *mut std::ffi::c_void);
             if r != sys::CUresult::CUDA_SUCCESS || u != sys::CUresult::CUDA_SUCCESS {
