@@ -103,9 +103,9 @@ pub struct Args {
     pub params_host: Option<prover::engine::budget::ParamsHost>,
     /// Device memory each CUDA device may use, in GiB (`16`, `24.5`) or with a unit
     /// (`16GiB`): the rest of its free memory is held back when it opens, so it behaves as a
-    /// card of that size (queries stream, MSMs chunk, lanes stay off). Engine key
-    /// `memory.vram_budget`. A budget below one partition's device working set is refused
-    /// before any work.
+    /// card of that size (its device plan: queries stream, calls run tight, MSMs chunk, lanes
+    /// stay off). Engine key `memory.vram_budget`. A budget below what one partition requires
+    /// (21 GiB at 2^27) is refused before any work.
     #[arg(long, value_name = "GiB", value_parser = parse_vram_budget)]
     pub vram_budget: Option<prover::engine::budget::ByteSize>,
     /// Verify every proof (exit 1 if any fails).

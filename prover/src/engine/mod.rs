@@ -324,7 +324,9 @@ pub fn ram_budget(cfg: &EngineConfig) -> Result<(u64, Option<String>), ConfigErr
 /// What an engine of `cfg` reserves for parameters of `shape` (read from `params_path`, whose
 /// PCE cache is measured when there is one).
 /// `devices`: the devices the engine drives (its backends; `cfg.devices` before they exist):
-/// one GPU call's memory is reserved per GPU worker, gw on each.
+/// one GPU call's memory per GPU worker, gw on each — an upper bound: without a CPU fallback
+/// the engine reserves only the calls each device holds at once ([`device_call_slots`]), so a
+/// budget this plan refuses by a call's memory might have run (the check stays conservative).
 pub fn memory_plan(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>, devices: u64) -> budget::MemoryPlan {
     let pce_cache = params_path.filter(|_| cfg.pce_cache).map(crate::pce::cache::cache_path);
     let call_slots = u64::from(cfg.gw).saturating_mul(devices.max(1));
@@ -497,7 +499,7 @@ impl Engine {
         });
         let ram = budget::RamBudget::with_observer(ram_total, observer);
         let too_large = |e: budget::BudgetError| ConfigError::Invalid { field: "memory.total_budget", reason: e.to_string() };
-        // A VRAM budget that cannot hold one partition's device working set: an error before
+        // A VRAM budget that cannot hold what one partition requires: an error before
         // any work (without a budget a device too small is placement's business).
         for b in &backends {
             if let (Some(budget), Some((need, parts))) = (b.vram_budget(), b.minimum_device_bytes(&params)) {
