@@ -17,7 +17,7 @@ pub struct DeviceLocks {
     pub alloc: Mutex<()>,
 }
 
-/// Calls of one device whose host memory is reserved ([`super::device_call_slots`]): a call
+/// Calls of one device whose host memory is reserved (the engine's `device_call_slots`): a call
 /// takes a permit before it starts and gives it back when its device part ends, so that a
 /// call placement did not count (a retry aimed at the device) waits instead of holding host
 /// memory nobody reserved.

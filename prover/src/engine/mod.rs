@@ -325,7 +325,7 @@ pub fn ram_budget(cfg: &EngineConfig) -> Result<(u64, Option<String>), ConfigErr
 /// PCE cache is measured when there is one).
 /// `devices`: the devices the engine drives (its backends; `cfg.devices` before they exist):
 /// one GPU call's memory per GPU worker, gw on each — an upper bound: without a CPU fallback
-/// the engine reserves only the calls each device holds at once ([`device_call_slots`]), so a
+/// the engine reserves only the calls each device holds at once (`device_call_slots`), so a
 /// budget this plan refuses by a call's memory might have run (the check stays conservative).
 pub fn memory_plan(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>, devices: u64) -> budget::MemoryPlan {
     let pce_cache = params_path.filter(|_| cfg.pce_cache).map(crate::pce::cache::cache_path);
