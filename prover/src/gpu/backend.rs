@@ -67,10 +67,6 @@ struct ResidentParams {
     b_g1: Bases,
     /// The B query in G2, when the G2 MSM runs on the device.
     b_g2: Option<Bases<G2>>,
-    /// How this device proves with these parameters: which queries stayed resident, and
-    /// whether calls run tight (MSM uploads after the NTTs, no lanes); decided from the free
-    /// memory before the upload ([`plan_device`]).
-    plan: DevicePlan,
 }
 
 /// One query's points on the device, or streamed from the host parameters.
@@ -500,7 +496,6 @@ impl CudaBackend {
             a: self.upload_query::<G1>(&params.a, fits(2), &mut streamed, "a")?,
             b_g1: self.upload_query::<G1>(&params.b_g1, fits(3), &mut streamed, "b_g1")?,
             b_g2: if self.g2_on_device { Some(self.upload_query::<G2>(&params.b_g2, fits(4), &mut streamed, "b_g2")?) } else { None },
-            plan,
         };
         let t1 = self.gpu.timer()?;
         span.record(arg::GPU_NS, ns(t0.ms_to(&t1)?));
@@ -511,10 +506,9 @@ impl CudaBackend {
         // which have spans of their own.
         drop(_e);
         drop(span);
-        // Tables only where they leave the room the plan keeps for calls.
         // Under a VRAM budget or a tight plan a table keeps the calls' room; otherwise the
         // 2 GiB it always kept (a table built before still is).
-        let keep = if self.vram_budget.is_some() || r.plan.tight { (r.plan.call_bytes + need.twiddles + DEVICE_SPARE_BYTES) as usize } else { 0 };
+        let keep = if self.vram_budget.is_some() || plan.tight { (plan.call_bytes + need.twiddles + DEVICE_SPARE_BYTES) as usize } else { 0 };
         for (query, bases) in [("h", &mut r.h), ("l", &mut r.l), ("a", &mut r.a), ("b_g1", &mut r.b_g1)] {
             if let Bases::Resident(points) = bases {
                 self.add_shift_table(query, points, keep)?;
@@ -651,10 +645,11 @@ impl CudaBackend {
         if d.n as u64 != params.info.domain_size {
             return Err(ProveError::ParamsMismatch(format!("domain of {} points, the parameters have {}", d.n, params.info.domain_size)));
         }
-        let (plan, res, abc, abc_ms, staged) = {
+        let (plan, res, tight, abc, abc_ms, [pre_l, pre_a, pre_b]) = {
             let _alloc = gate.alloc();
             let plan = prover::prep_msm(asg, params)?;
             let res = self.resident(params).map_err(dev_err)?;
+            let tight = self.device_plan(params).map_err(dev_err)?.0.tight;
             let (abc, abc_ms) = {
                 let span = info_span!(kind::H2D, what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, { arg::GPU_NS } = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
                 let _e = span.enter();
@@ -670,16 +665,16 @@ impl CudaBackend {
                 release();
             });
             // Tight memory: the MSM uploads wait until the NTTs have freed a/b/c (below).
-            let staged = if res.plan.tight {
-                None
+            let staged = if tight {
+                [None, None, None]
             } else {
-                Some([
-                    self.stage(&res, params, &plan, 0).map_err(dev_err)?,
-                    self.stage(&res, params, &plan, 1).map_err(dev_err)?,
-                    self.stage(&res, params, &plan, 2).map_err(dev_err)?,
-                ])
+                [
+                    Some(self.stage(&res, params, &plan, 0).map_err(dev_err)?),
+                    Some(self.stage(&res, params, &plan, 1).map_err(dev_err)?),
+                    Some(self.stage(&res, params, &plan, 2).map_err(dev_err)?),
+                ]
             };
-            (plan, res, abc, abc_ms, staged)
+            (plan, res, tight, abc, abc_ms, staged)
         };
         let public_inputs = asg.public_inputs().to_vec();
         let _compute = gate.compute();
@@ -720,46 +715,33 @@ impl CudaBackend {
             span.record(arg::GPU_NS, ns(ms));
             Ok(p)
         }
-        let Some([staged_l, staged_a, staged_b]) = staged else {
-            // Tight: after the NTTs and the H MSM (a/b/c, the scratch and H freed), each split
-            // MSM's uploads just before it runs, freed before the next one's.
-            let h = h_part()?;
-            let staged_l = self.stage(&res, params, &plan, 0).map_err(dev_err)?;
-            let l = run(self, &self.gpu, None, "msm_l", &res.l, &params.l, &plan.l, &staged_l)?;
-            drop(staged_l);
-            let staged_a = self.stage(&res, params, &plan, 1).map_err(dev_err)?;
-            let a = run(self, &self.gpu, None, "msm_a", &res.a, &params.a, &plan.a, &staged_a)?;
-            drop(staged_a);
-            let staged_b = self.stage(&res, params, &plan, 2).map_err(dev_err)?;
-            let b_g1 = run(self, &self.gpu, None, "msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b)?;
-            let b_g2 = match &res.b_g2 {
-                None => None,
-                Some(bases) => Some(run(self, &self.gpu, None, "msm_b_g2", bases, &params.b_g2, &plan.b, &staged_b)?),
-            };
-            drop(staged_b);
-            let crate::prover::MsmPlan { a: plan_a, b: plan_b, l: plan_l } = plan;
-            drop_in_background(move || drop((plan_a, plan_l)));
-            return Ok(Pending { a, b_g1, h, l, b_split: plan_b, b_g2, blinding, public_inputs });
-        };
+        // A split MSM's uploads: staged above, or (tight) now, once the NTTs and the H MSM
+        // have freed a/b/c, each freed before the next one's.
+        let staged = |pre: Option<StagedSplit>, k: usize| pre.map_or_else(|| self.stage(&res, params, &plan, k).map_err(dev_err), Ok);
         let lanes = match self.settings.msm_batch {
-            MsmBatch::Off => None,
-            MsmBatch::On => self.lanes_if_they_fit(&res, &plan, params).map_err(dev_err)?,
+            MsmBatch::On if !tight => self.lanes_if_they_fit(&res, &plan, params).map_err(dev_err)?,
+            _ => None,
         };
-        let (h, l, a, b_g1, b_g2) = match lanes {
+        let (h, l, a, b_g1, b_g2, staged_b) = match lanes {
             None => {
                 let h = h_part()?;
+                let staged_l = staged(pre_l, 0)?;
                 let l = run(self, &self.gpu, None, "msm_l", &res.l, &params.l, &plan.l, &staged_l)?;
                 drop(staged_l);
+                let staged_a = staged(pre_a, 1)?;
                 let a = run(self, &self.gpu, None, "msm_a", &res.a, &params.a, &plan.a, &staged_a)?;
                 drop(staged_a);
+                let staged_b = staged(pre_b, 2)?;
                 let b_g1 = run(self, &self.gpu, None, "msm_b_g1", &res.b_g1, &params.b_g1, &plan.b, &staged_b)?;
                 let b_g2 = match &res.b_g2 {
                     None => None,
                     Some(bases) => Some(run(self, &self.gpu, None, "msm_b_g2", bases, &params.b_g2, &plan.b, &staged_b)?),
                 };
-                (h, l, a, b_g1, b_g2)
+                (h, l, a, b_g1, b_g2, staged_b)
             }
             Some(lanes) => {
+                // Lanes only when not tight: every upload was staged above.
+                let (staged_l, staged_a, staged_b) = (staged(pre_l, 0)?, staged(pre_a, 1)?, staged(pre_b, 2)?);
                 // The split MSMs each on a lane of their own, beside the NTTs and the H MSM
                 // on the device's stream: each one's small kernels, host steps and tails
                 // overlap the others' work. Each thread enters the current span (the
@@ -776,7 +758,8 @@ impl CudaBackend {
                     let (l, a, b) = (join_lane(l), join_lane(a), join_lane(b));
                     let b_g2 = b_g2.map(join_lane).transpose()?;
                     Ok::<_, ProveError>((h?, l?, a?, b?, b_g2))
-                })?
+                })
+                .map(|(h, l, a, b, b_g2)| (h, l, a, b, b_g2, staged_b))?
             }
         };
         drop(staged_b);
