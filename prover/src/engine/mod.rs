@@ -205,8 +205,11 @@ pub(crate) struct Shared {
     /// engine threads' own dispatch only feeds the timeline.
     log: tracing::Dispatch,
     locks: Vec<locks::DeviceLocks>,
-    /// Per device, the calls whose host memory is reserved (a call takes a permit).
-    call_permits: Vec<locks::CallPermits>,
+    /// Per device, the calls whose host memory is reserved, counted in a budget of calls
+    /// (`device_call_slots` units; a call reserves one): a call placement did not count — a
+    /// retry aimed at the device — waits for one to end instead of holding host memory nobody
+    /// reserved.
+    call_permits: Vec<Arc<budget::RamBudget>>,
     /// The shared GPU queue and the devices' loads: where each partition is proven.
     placer: placement::Placer<GpuTask>,
     /// Retried partitions waiting for a worker of a given device (index in `backends`).
@@ -550,7 +553,7 @@ impl Engine {
             fallback,
             log,
             locks: backends.iter().map(|_| locks::DeviceLocks::default()).collect(),
-            call_permits: device_slots.iter().map(|&n| locks::CallPermits::new(n)).collect(),
+            call_permits: device_slots.iter().map(|&n| budget::RamBudget::new(n.max(1))).collect(),
             retry: backends.iter().map(|_| Mutex::new(VecDeque::new())).collect(),
             placer,
             backends,

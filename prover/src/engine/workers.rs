@@ -267,7 +267,9 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, fin: Sender<FinishTa
             } else {
                 // Within the calls whose host memory is reserved (a retry aimed at this device
                 // was not counted by placement: it waits here for a call to end).
-                let _permit = sh.call_permits[d].acquire();
+                // (One unit of a budget of at least one never fails to fit, and it is never
+                // closed: an error here cannot happen, and would only skip the wait.)
+                let _permit = sh.call_permits[d].reserve("a GPU call", 1).ok();
                 let gpu = info_span!(kind::GPU, lock = sh.cfg.lock.as_str(), attempt = attempts as u64 + 1);
                 let _g = gpu.enter();
                 let run = || -> Result<Outcome, StartFailure> {
