@@ -63,12 +63,6 @@ pub enum PointEncoding {
 }
 
 impl PointEncoding {
-    fn g1(self) -> usize {
-        G1Affine::size(self)
-    }
-    fn g2(self) -> usize {
-        G2Affine::size(self)
-    }
     pub fn name(self) -> &'static str {
         match self {
             PointEncoding::Uncompressed => "uncompressed",
@@ -326,8 +320,8 @@ macro_rules! encoded {
         }
     };
 }
-encoded!(G1Affine, 96, 48);
-encoded!(G2Affine, 192, 96);
+encoded!(G1Affine, G1_BYTES, 48);
+encoded!(G2Affine, G2_BYTES, 96);
 
 fn encode<P: Encoded>(points: &[P], enc: PointEncoding) -> Vec<u8> {
     let size = P::size(enc);
@@ -379,7 +373,8 @@ impl Parameters {
             vk_bytes.extend_from_slice(&p.to_uncompressed());
         }
         let counts = [6, vk.ic.len(), self.h.len(), self.l.len(), self.a.len(), self.b_g1.len(), self.b_g2.len()];
-        let sizes = [0, G1_BYTES, enc.g1(), enc.g1(), enc.g1(), enc.g1(), enc.g2()];
+        let (g1, g2) = (G1Affine::size(enc), G2Affine::size(enc));
+        let sizes = [0, G1_BYTES, g1, g1, g1, g1, g2];
         let mut header = vec![0u8; HEADER_LEN];
         header[..8].copy_from_slice(MAGIC);
         put_u32(&mut header, 8, VERSION);
@@ -561,8 +556,8 @@ impl Parameters {
             let want_size = match k {
                 0 => 0,
                 1 => G1_BYTES as u64,
-                6 => enc.g2() as u64,
-                _ => enc.g1() as u64,
+                6 => G2Affine::size(enc) as u64,
+                _ => G1Affine::size(enc) as u64,
             };
             if size != want_size || (k == 0 && count != 6) {
                 return Err(ParamsError::Section { path, section, reason: format!("{count} points of {size} bytes, expected {want_size}-byte points") });
