@@ -249,8 +249,9 @@ impl<'a> Index<'a> {
                 p.first_start = 0;
             }
         }
+        let declared = run.meta.config.partitions;
         for (k, m) in kind_of.into_iter().zip(max_part) {
-            let (name, src) = super::proof_type::classify(k, m);
+            let (name, src) = super::proof_type::classify(k, m, declared);
             let t = match ix.types.iter().position(|(n, _)| *n == name) {
                 Some(t) => t,
                 None => {
