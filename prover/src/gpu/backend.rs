@@ -114,6 +114,12 @@ pub struct CudaBackend {
     lanes: OnceLock<Vec<Gpu>>,
     /// Streamed MSMs run in more than one chunk so far.
     chunked: std::sync::atomic::AtomicU64,
+    /// The device footprint (bytes: points and scratch) of the largest streamed chunk known
+    /// to fit: set when a chunk ran out of device memory and was halved, so that later
+    /// streamed MSMs start at a size that worked instead of failing first (run 61: every
+    /// partition's H MSM uploaded a 6.9 GiB half before halving to quarters). `u64::MAX`
+    /// until a chunk fails.
+    stream_cap: std::sync::atomic::AtomicU64,
     /// `memory.vram_budget`: the most device memory this backend may use, bytes, and the
     /// allocation that holds the rest of the device's free memory back ([`CudaBackend::with_vram_budget`]).
     vram_budget: Option<u64>,
@@ -180,6 +186,7 @@ impl CudaBackend {
             msm,
             lanes: OnceLock::new(),
             chunked: Default::default(),
+            stream_cap: std::sync::atomic::AtomicU64::new(u64::MAX),
             vram_budget: None,
             _ballast: None,
             plans: Mutex::new(None),
@@ -308,11 +315,19 @@ impl CudaBackend {
         if let Some(c) = self.settings.stream_chunk {
             return Ok(c.max(1));
         }
-        let n = n.max(1);
-        let per_term = C::AFFINE_WORDS * 4 + msm_scratch_bytes::<C>(&self.msm.of::<C>(), None, n, montgomery).div_ceil(n);
-        // An estimate: a chunk that does not fit after all is halved (`stream_msm`).
+        let per_term = self.stream_term_bytes::<C>(n, montgomery);
+        // An estimate: a chunk that does not fit after all is halved (`stream_msm`), and the
+        // size that then worked caps the later ones (`stream_cap`).
         let (free, _) = gpu.mem_info()?;
-        Ok((free.saturating_sub(STREAM_SPARE_BYTES) / per_term).max(MIN_STREAM_CHUNK))
+        let cap = usize::try_from(self.stream_cap.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(usize::MAX);
+        Ok((free.saturating_sub(STREAM_SPARE_BYTES).min(cap) / per_term).max(MIN_STREAM_CHUNK))
+    }
+
+    /// Device bytes per term of a streamed MSM of n terms: its point and its share of the
+    /// MSM's scratch.
+    fn stream_term_bytes<C: GpuCurve>(&self, n: usize, montgomery: bool) -> usize {
+        let n = n.max(1);
+        C::AFFINE_WORDS * 4 + msm_scratch_bytes::<C>(&self.msm.of::<C>(), None, n, montgomery).div_ceil(n)
     }
 
     /// The MSM of a streamed query over n terms: `sum scalars[i] · host[idx[i]]` (`host[i]`
@@ -372,7 +387,9 @@ impl CudaBackend {
                     gpu.synchronize()?;
                     chunk = (chunk / 2).max(MIN_STREAM_CHUNK);
                     chunks = k + (n - lo).div_ceil(chunk);
-                    tracing::info!("{what}: out of device memory in a streamed chunk; again in chunks of {chunk} terms ({e})");
+                    let footprint = (chunk * self.stream_term_bytes::<C>(n, scalars.is_some_and(|(_, m)| m))) as u64;
+                    self.stream_cap.fetch_min(footprint, std::sync::atomic::Ordering::Relaxed);
+                    tracing::info!("{what}: out of device memory in a streamed chunk; again in chunks of {chunk} terms, and later streamed chunks start at most at {} ({e})", human(footprint));
                 }
                 Err(e) => return Err(e),
             }
