@@ -216,6 +216,20 @@ fn uploads_outside_the_kernels_stay_the_upload() {
 }
 
 #[test]
+fn the_parameters_one_off_upload_is_not_a_partitions_upload() {
+    // Run 52's shape: the parameters (what = params) uploaded inside the first partition's
+    // call, 60 ms here. Without the label it would be spread over the three partitions as
+    // above (20 ms each); labelled, it is left out and named in a note.
+    let mut run = prover_shaped_run();
+    run.spans.push(timeline::Span::new(timeline::SpanKind::H2d, 40_000_000, 100_000_000).job("proof-0000").partition(0).worker(0).device(0).arg("what", "params").arg("bytes", 3u64 << 30));
+    run.normalize();
+    let cal = calibrate(&[("params-in-call".into(), run)], &default_base()).unwrap();
+    assert_eq!(cal.config.costs.upload_gib, 0.0, "{}", cal.to_toml());
+    assert!((cal.report.device_time_per_partition_ms - 250.0).abs() < 2.5, "{}", cal.report.device_time_per_partition_ms);
+    assert!(cal.report.notes.iter().any(|n| n.contains("one-off upload (3.0 GiB in 0.06 s)")), "{:?}", cal.report.notes);
+}
+
+#[test]
 fn a_g2_msm_on_the_device_is_kernel_time_not_finisher_time() {
     // The prover-shaped run with g2_msm = device: each partition's B MSM in G2 is an
     // `msm_b_g2` span (with nested batch_add/tail_msm) after msm_b_g1 under the compute
