@@ -226,3 +226,30 @@ fn a_cpu_backend_run_is_not_called_a_gpu_run() {
     assert!(std::fs::read_to_string(p.join("rep/report.md")).unwrap().contains("CPU device"));
     assert!(std::fs::read_to_string(p.join("rep/trace.json")).unwrap().contains("\"name\":\"CPU device 0\""));
 }
+
+#[test]
+fn setup_caches_the_constraints_it_extracted_and_prove_reads_them() {
+    // `setup` extracts the pre-compiled constraints anyway (the setup is made from them): it
+    // writes them beside the file, and `prove --params` reads them instead of extracting
+    // them again (~110 s at 2^27); `--no-pce-cache` writes none.
+    let d = work();
+    let p = d.path();
+    let r = exits(p, &["setup", "--constraints", "2^10", "--params", "p.bin"], 0, &[]);
+    assert!(r.stdout.contains("p.bin.pce: pre-compiled constraints"), "{}", r.stdout);
+    assert!(p.join("p.bin.pce").is_file());
+    exits(p, &["prove", "--params", "p.bin", "--proofs", "1", "--partitions", "2", "--verify", "--backend", "cpu", "--timeline", "t.jsonl", "-o", "proofs"], 0, &[]);
+    let tl = std::fs::read_to_string(p.join("t.jsonl")).unwrap();
+    let sources: Vec<String> = tl
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["kind"] == "pce_build")
+        .map(|e| e["args"]["source"].as_str().unwrap_or("?").to_string())
+        .collect();
+    assert_eq!(sources, ["cache"], "{tl}");
+    // Without the cache the engine extracts them (and writes the cache itself).
+    exits(p, &["setup", "--constraints", "2^10", "--params", "q.bin", "--no-pce-cache"], 0, &[]);
+    assert!(!p.join("q.bin.pce").exists());
+    exits(p, &["prove", "--params", "q.bin", "--proofs", "1", "--partitions", "1", "--backend", "cpu", "--timeline", "u.jsonl", "-o", "proofs2"], 0, &[]);
+    let tl = std::fs::read_to_string(p.join("u.jsonl")).unwrap();
+    assert!(tl.contains("\"source\":\"extracted\""), "{tl}");
+}
