@@ -6,7 +6,6 @@
 //!
 //! `PROOFSCOPE_BENCH_EVENTS=200000` changes the size.
 
-use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -45,24 +44,34 @@ impl Model {
 }
 
 /// A cuzk daemon log with `n` TIMELINE events (6 per partition, 10 partitions per job)
-/// and an ordinary log line every 10 partitions.
+/// and an ordinary log line every 10 partitions, in time order as a daemon writes them
+/// (written partition by partition instead, a GPU end seconds after the next partition's
+/// synthesis start reads as a daemon restart: the reader split the 1M-event log into one
+/// daemon run per partition, 166 666, from 2026-12-01 until 2026-12-02).
 fn cuzk_log(n: usize) -> String {
     let parts = n / 6;
-    let mut s = String::with_capacity(parts * 6 * 90);
+    let mut lines: Vec<(u64, String)> = Vec::with_capacity(parts * 6 + parts / 10);
     let mut m = Model::new();
     for i in 0..parts as u64 {
         let job = format!("{:08x}-31db-6e32-d8dc-b35f94c662cd", i / 10);
         let p = i % 10;
         let (s0, s1, q, pk, g0, g1, w) = m.partition(i);
-        let _ = writeln!(s, "TIMELINE,{s0},SYNTH_START,{job},partition={p}");
-        let _ = writeln!(s, "TIMELINE,{s1},SYNTH_END,{job},partition={p},synth_ms={}", s1 - s0);
-        let _ = writeln!(s, "TIMELINE,{q},GPU_QUEUE,{job},partition={p}");
+        lines.push((s0, format!("TIMELINE,{s0},SYNTH_START,{job},partition={p}")));
+        lines.push((s1, format!("TIMELINE,{s1},SYNTH_END,{job},partition={p},synth_ms={}", s1 - s0)));
+        lines.push((q, format!("TIMELINE,{q},GPU_QUEUE,{job},partition={p}")));
         if i % 10 == 0 {
-            let _ = writeln!(s, "2026-11-30T05:00:00.000Z  INFO cuzk_core::engine: partition synthesis complete, pushing to GPU queue job_id={job}");
+            lines.push((q, format!("2026-11-30T05:00:00.000Z  INFO cuzk_core::engine: partition synthesis complete, pushing to GPU queue job_id={job}")));
         }
-        let _ = writeln!(s, "TIMELINE,{pk},GPU_PICKUP,{job},worker={w},partition={p}");
-        let _ = writeln!(s, "TIMELINE,{g0},GPU_START,{job},worker={w},partition={p}");
-        let _ = writeln!(s, "TIMELINE,{g1},GPU_END,{job},worker={w},partition={p},gpu_ms={}", g1 - g0);
+        lines.push((pk, format!("TIMELINE,{pk},GPU_PICKUP,{job},worker={w},partition={p}")));
+        lines.push((g0, format!("TIMELINE,{g0},GPU_START,{job},worker={w},partition={p}")));
+        lines.push((g1, format!("TIMELINE,{g1},GPU_END,{job},worker={w},partition={p},gpu_ms={}", g1 - g0)));
+    }
+    // Stable: lines of one moment keep their order (a start before its end).
+    lines.sort_by_key(|l| l.0);
+    let mut s = String::with_capacity(parts * 6 * 90);
+    for (_, l) in lines {
+        s.push_str(&l);
+        s.push('\n');
     }
     s
 }
@@ -109,6 +118,8 @@ fn report(name: &str, text: &str, format: Format) {
     let t = Instant::now();
     let s = summarize(&run, &AnalyzeOptions::default());
     let analyse = t.elapsed();
+    // A generated log that the reader splits into daemon runs would time something else.
+    assert!(run.diagnostics.daemon_runs.len() <= 1, "{name}: read as {} daemon runs", run.diagnostics.daemon_runs.len());
     let events = run.diagnostics.event_lines as f64;
     let total = (parse + analyse).as_secs_f64();
     println!(
