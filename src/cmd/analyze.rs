@@ -683,6 +683,20 @@ pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
             u.kernel_utilization.map_or(String::new(), |k| format!(", kernels {:.1} %", k * 100.0))
         );
     }
+    // Several devices: the host verdict with its evidence, a line per device (summary.json's
+    // `multi_device`, report.md's *Devices and the host*); nothing for one device.
+    if let Some(md) = &s.multi_device {
+        let h = &md.host;
+        let which = match (&h.host_cause, h.device) {
+            (Some(c), _) => format!(" ({c})"),
+            (None, Some(d)) => format!(" (device {d})"),
+            (None, None) => String::new(),
+        };
+        println!("devices     {}{which}: {}", h.binding, h.headline);
+        for e in &h.evidence {
+            println!("            {e}");
+        }
+    }
     let g = &s.idle_gap_totals;
     let causes: Vec<String> =
         g.by_cause.iter().filter(|c| c.count > 0).map(|c| format!("{} {} s ({}×)", c.cause, num(c.total_ms / 1e3), c.count)).collect();

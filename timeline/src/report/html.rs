@@ -1,8 +1,10 @@
 //! `report.html`: the report as one self-contained page — the headline, the verdict with its
-//! evidence, the charts (inline SVG) and an interactive waterfall (zoom with the wheel or a
-//! drag-selected range, pan by dragging, hover for a span's kind, job, partition and
-//! duration). No network: the page carries its data (spans as compact arrays, colours from
-//! [`crate::chart::style`]) and its script; it opens offline in any browser.
+//! evidence, with several devices the host verdict and each device's share and idle (the
+//! section *Devices and the host* of report.md), the charts (inline SVG) and an interactive
+//! waterfall (zoom with the wheel or a drag-selected range, pan by dragging, hover for a
+//! span's kind, job, partition and duration). No network: the page carries its data (spans as
+//! compact arrays, colours from [`crate::chart::style`]) and its script; it opens offline in
+//! any browser.
 //!
 //! The waterfall draws with level of detail: within one row, bars narrower than a pixel at the
 //! current zoom are merged into a busy band, and labels are drawn only where they fit, so a
@@ -176,6 +178,7 @@ pub fn render(laid: &LaidOut<'_>, summary: &Summary, charts: &[HtmlChart<'_>]) -
         let _ = write!(h, "<li>{}</li>", esc(e));
     }
     h.push_str("</ul>\n");
+    devices_section(&mut h, summary);
     h.push_str(
         "<h2>Waterfall</h2>\n<p class=\"help\">Wheel: zoom at the pointer · drag: pan · shift+drag: zoom to a range · double-click: whole run. Bars narrower than a pixel merge into a band.</p>\n<div class=\"tools\"><button id=\"reset\">whole run</button> <span id=\"range\"></span></div>\n<div id=\"wf\"><canvas id=\"cv\"></canvas><div id=\"tip\" hidden></div></div>\n<div id=\"legend\"></div>\n",
     );
@@ -184,6 +187,31 @@ pub fn render(laid: &LaidOut<'_>, summary: &Summary, charts: &[HtmlChart<'_>]) -
     }
     let _ = write!(h, "<script id=\"data\" type=\"application/json\">{json}</script>\n<script>{SCRIPT}</script>\n</body></html>\n");
     h
+}
+
+/// With two or more devices, the *Devices and the host* section of report.md: the host
+/// verdict, its evidence and the per-device table ([`Summary::multi_device`], formatted by
+/// the same cells as report.md); nothing for one device.
+fn devices_section(h: &mut String, summary: &Summary) {
+    let Some(md) = &summary.multi_device else { return };
+    let v = &md.host;
+    let _ = write!(h, "<h2 id=\"devices\">Devices and the host: {}</h2>\n<p><b>{}</b></p>\n<ul>", esc(&v.binding), esc(&v.headline));
+    for e in &v.evidence {
+        let _ = write!(h, "<li>{}</li>", esc(e));
+    }
+    let _ = write!(h, "</ul>\n<p class=\"help\">{}</p>\n<table class=\"devices\"><tr>", esc(&super::markdown::devices_note(md)));
+    for (name, _) in super::markdown::DEVICE_COLUMNS {
+        let _ = write!(h, "<th>{}</th>", esc(name));
+    }
+    h.push_str("</tr>\n");
+    for d in &md.devices {
+        h.push_str("<tr>");
+        for ((_, numeric), cell) in super::markdown::DEVICE_COLUMNS.iter().zip(super::markdown::device_cells(d)) {
+            let _ = write!(h, "<td{}>{}</td>", if *numeric { " class=\"num\"" } else { "" }, esc(&cell));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
 }
 
 /// An SVG file's text without its XML declaration (not allowed inside HTML).
@@ -208,6 +236,10 @@ table.head th{text-align:left;padding-right:1em;font-weight:normal;color:#555}
 #legend span{display:inline-block;margin:2px 10px 2px 0;font-size:12px}
 #legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-2px}
 .chart svg{max-width:100%;height:auto}
+table.devices{border-collapse:collapse;font-size:.9em}
+table.devices th,table.devices td{border:1px solid #ddd;padding:2px 8px}
+table.devices th{background:#f3f3f3;font-weight:normal;color:#555}
+table.devices td.num{text-align:right;font-variant-numeric:tabular-nums}
 "#;
 
 /// The waterfall's script (plain ES2015, no library).
