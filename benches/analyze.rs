@@ -4,15 +4,22 @@
 //! also carry kernel, lock and CPU-phase spans). Target: under 1 s per 1M events on a
 //! 2-core machine. Prints events/s for each stage, then hands over to criterion.
 //!
+//! Then the outputs that draw the run's lanes (issue 17: lanes once per analyze) on the
+//! cuzk log: `trace.json`, `waterfall.svg`, `waterfall.png` and `report.html`, written as
+//! `analyze` writes them, with one lane assignment shared by the four (`LaidOut`, what
+//! `analyze` does) and, as the baseline in the same run, one assignment per output (what
+//! `analyze` did before); and the assignment alone.
+//!
 //! `PROOFSCOPE_BENCH_EVENTS=200000` changes the size.
 
-use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use timeline::analysis::{summarize, AnalyzeOptions};
+use timeline::analysis::{summarize, AnalyzeOptions, Summary};
+use timeline::analysis::gaps::GapMark;
 use timeline::event::{Counter, Run, RunMeta, Span, SpanKind};
+use timeline::lanes::LaidOut;
 use timeline::read::{read_str, Format};
 
 fn events() -> usize {
@@ -45,24 +52,34 @@ impl Model {
 }
 
 /// A cuzk daemon log with `n` TIMELINE events (6 per partition, 10 partitions per job)
-/// and an ordinary log line every 10 partitions.
+/// and an ordinary log line every 10 partitions, in time order as a daemon writes them
+/// (written partition by partition instead, a GPU end seconds after the next partition's
+/// synthesis start reads as a daemon restart: the reader split the 1M-event log into one
+/// daemon run per partition, 166 666, from 2026-12-01 until 2026-12-02).
 fn cuzk_log(n: usize) -> String {
     let parts = n / 6;
-    let mut s = String::with_capacity(parts * 6 * 90);
+    let mut lines: Vec<(u64, String)> = Vec::with_capacity(parts * 6 + parts / 10);
     let mut m = Model::new();
     for i in 0..parts as u64 {
         let job = format!("{:08x}-31db-6e32-d8dc-b35f94c662cd", i / 10);
         let p = i % 10;
         let (s0, s1, q, pk, g0, g1, w) = m.partition(i);
-        let _ = writeln!(s, "TIMELINE,{s0},SYNTH_START,{job},partition={p}");
-        let _ = writeln!(s, "TIMELINE,{s1},SYNTH_END,{job},partition={p},synth_ms={}", s1 - s0);
-        let _ = writeln!(s, "TIMELINE,{q},GPU_QUEUE,{job},partition={p}");
+        lines.push((s0, format!("TIMELINE,{s0},SYNTH_START,{job},partition={p}")));
+        lines.push((s1, format!("TIMELINE,{s1},SYNTH_END,{job},partition={p},synth_ms={}", s1 - s0)));
+        lines.push((q, format!("TIMELINE,{q},GPU_QUEUE,{job},partition={p}")));
         if i % 10 == 0 {
-            let _ = writeln!(s, "2026-11-30T05:00:00.000Z  INFO cuzk_core::engine: partition synthesis complete, pushing to GPU queue job_id={job}");
+            lines.push((q, format!("2026-11-30T05:00:00.000Z  INFO cuzk_core::engine: partition synthesis complete, pushing to GPU queue job_id={job}")));
         }
-        let _ = writeln!(s, "TIMELINE,{pk},GPU_PICKUP,{job},worker={w},partition={p}");
-        let _ = writeln!(s, "TIMELINE,{g0},GPU_START,{job},worker={w},partition={p}");
-        let _ = writeln!(s, "TIMELINE,{g1},GPU_END,{job},worker={w},partition={p},gpu_ms={}", g1 - g0);
+        lines.push((pk, format!("TIMELINE,{pk},GPU_PICKUP,{job},worker={w},partition={p}")));
+        lines.push((g0, format!("TIMELINE,{g0},GPU_START,{job},worker={w},partition={p}")));
+        lines.push((g1, format!("TIMELINE,{g1},GPU_END,{job},worker={w},partition={p},gpu_ms={}", g1 - g0)));
+    }
+    // Stable: lines of one moment keep their order (a start before its end).
+    lines.sort_by_key(|l| l.0);
+    let mut s = String::with_capacity(parts * 6 * 90);
+    for (_, l) in lines {
+        s.push_str(&l);
+        s.push('\n');
     }
     s
 }
@@ -109,6 +126,8 @@ fn report(name: &str, text: &str, format: Format) {
     let t = Instant::now();
     let s = summarize(&run, &AnalyzeOptions::default());
     let analyse = t.elapsed();
+    // A generated log that the reader splits into daemon runs would time something else.
+    assert!(run.diagnostics.daemon_runs.len() <= 1, "{name}: read as {} daemon runs", run.diagnostics.daemon_runs.len());
     let events = run.diagnostics.event_lines as f64;
     let total = (parse + analyse).as_secs_f64();
     println!(
@@ -145,6 +164,59 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    g.finish();
+    outputs(c, &cuzk);
+}
+
+/// The four outputs that draw lanes, as `analyze` writes them, each from its `LaidOut`.
+fn draw(laid: [&LaidOut<'_>; 4], s: &Summary, marks: &[GapMark], dir: &std::path::Path) {
+    timeline::export::trace::write_trace(laid[0], &dir.join("trace.json")).expect("trace");
+    timeline::chart::waterfall_svg(laid[1], marks, &dir.join("waterfall.svg")).expect("svg");
+    timeline::chart::waterfall_png(laid[2], marks, &dir.join("waterfall.png")).expect("png");
+    let page = timeline::report::html::render(laid[3], s, &[]);
+    std::fs::write(dir.join("report.html"), page).expect("html");
+}
+
+fn outputs(c: &mut Criterion, text: &str) {
+    let run = read_str(text, Some(Format::Cuzk));
+    let s = summarize(&run, &AnalyzeOptions::default());
+    let marks = timeline::analysis::gaps::marks(&s.idle_gaps);
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Once, each step timed, so that the criterion figures below can be read.
+    let t = Instant::now();
+    let lanes = timeline::lanes::assign(&run).len();
+    let assign = t.elapsed().as_secs_f64();
+    let laid = LaidOut::new(&run);
+    laid.lanes();
+    let mut steps = Vec::new();
+    let mut time = |name: &str, f: &dyn Fn()| {
+        let t = Instant::now();
+        f();
+        steps.push(format!("{name} {:.3} s", t.elapsed().as_secs_f64()));
+    };
+    let p = |f: &str| dir.path().join(f);
+    time("trace.json", &|| timeline::export::trace::write_trace(&laid, &p("trace.json")).expect("trace"));
+    time("waterfall.svg", &|| timeline::chart::waterfall_svg(&laid, &marks, &p("waterfall.svg")).expect("svg"));
+    time("waterfall.png", &|| timeline::chart::waterfall_png(&laid, &marks, &p("waterfall.png")).expect("png"));
+    time("report.html", &|| std::fs::write(p("report.html"), timeline::report::html::render(&laid, &s, &[])).expect("html"));
+    println!("outputs: {} spans on {lanes} lanes: lanes::assign {assign:.3} s; with the lanes given: {}", run.spans.len(), steps.join(", "));
+
+    let mut g = c.benchmark_group("outputs");
+    g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(30));
+    g.throughput(Throughput::Elements(run.diagnostics.event_lines));
+    g.bench_function("lanes_assign", |b| b.iter(|| black_box(timeline::lanes::assign(black_box(&run)))));
+    g.bench_function("drawn_lanes_once", |b| {
+        b.iter(|| {
+            let l = LaidOut::new(&run);
+            draw([&l, &l, &l, &l], &s, &marks, dir.path())
+        })
+    });
+    g.bench_function("drawn_lanes_per_output", |b| {
+        b.iter(|| {
+            let l = [LaidOut::new(&run), LaidOut::new(&run), LaidOut::new(&run), LaidOut::new(&run)];
+            draw([&l[0], &l[1], &l[2], &l[3]], &s, &marks, dir.path())
+        })
+    });
     g.finish();
 }
 

@@ -2,7 +2,8 @@
 //! package) loads it from disk with the network off, and the page must say
 //! `data-status="ok"` (its script ran without error and drew the waterfall) and a screenshot
 //! must show more than a blank page. A page whose data block is broken must say `error`, so
-//! the check can fail.
+//! the check can fail. A two-device run's page (the real two-H200 run) carries its *Devices
+//! and the host* section and loads as well.
 //!
 //! Chromium is looked up at `$PROOFSCOPE_CHROMIUM`, then `/usr/bin/chromium`. Without it the
 //! browser checks are skipped with a message, unless `PROOFSCOPE_REQUIRE_CHROMIUM=1` (set by
@@ -93,4 +94,20 @@ fn report_html_loads_in_a_headless_browser_and_draws() {
     let out = browser(&chrome, &profile, &["--dump-dom".into()], &bad);
     let st = status_of(&String::from_utf8_lossy(&out.stdout)).unwrap_or_default();
     assert!(st.starts_with("error"), "a broken page must report an error, got {st:?}");
+}
+
+/// With two devices the page has its *Devices and the host* section (static HTML before the
+/// waterfall) and its script still runs: status `ok`, the section in the browser's DOM.
+#[test]
+fn a_two_device_report_html_loads_with_its_devices_section() {
+    let d = tempfile::tempdir().unwrap();
+    let log = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("reports/gpu/data/2026-11-30-multi-gpu-d2.jsonl.gz");
+    let r = run(&["analyze", log.to_str().unwrap(), "-o", "rep"], d.path(), Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let page = d.path().join("rep/report.html");
+    let Some(chrome) = chromium() else { return };
+    let out = browser(&chrome, &d.path().join("profile"), &["--dump-dom".into()], &page);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(status_of(&dom).as_deref(), Some("ok"), "the page's script failed; stderr:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dom.contains("Devices and the host: host") && dom.contains("class=\"devices\""), "the section is in the DOM");
 }

@@ -19,6 +19,7 @@ use std::process::ExitCode;
 
 use timeline::analysis::verdict::num;
 use timeline::analysis::{summarize, AnalyzeOptions, Summary};
+use timeline::lanes::LaidOut;
 use timeline::read::Format;
 use timeline::report::ChartRef;
 use timeline::Run;
@@ -197,7 +198,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let written = match &out {
         Some(d) => {
             let mut dir = super::output::OutputDir::open(d, OUTPUTS)?;
-            write_outputs(&run, &summary, &mut dir, &outputs)?;
+            write_outputs(&LaidOut::new(&run), &summary, &mut dir, &outputs)?;
             failed = !dir.failed().is_empty();
             dir.finish()
         }
@@ -366,13 +367,15 @@ fn run_fleet(a: &Args, logs: &[PathBuf], window: Option<(u64, u64)>) -> anyhow::
     let mut warned = false;
     // One host: read, analyse, write its report, keep its row; `add` puts its events in
     // the fleet's trace.
-    let mut host = |i: usize, add: &mut dyn FnMut(&str, &Run) -> std::io::Result<()>| -> anyhow::Result<()> {
+    let mut host = |i: usize, add: &mut dyn FnMut(&str, &LaidOut<'_>) -> std::io::Result<()>| -> anyhow::Result<()> {
         let (label, log) = (&labels[i], &logs[i]);
         let (run, summary) = read_and_summarize(a, log, window, &opts)?;
+        // The host's report and its part of the fleet's trace draw one lane assignment.
+        let laid = LaidOut::new(&run);
         let outputs = Outputs { label: Some(label.clone()), ..outputs.clone() };
         if let Some(d) = &out {
             let mut hd = super::output::OutputDir::open(&d.join(label), OUTPUTS)?;
-            write_outputs(&run, &summary, &mut hd, &outputs)?;
+            write_outputs(&laid, &summary, &mut hd, &outputs)?;
             failed |= hd.has_failures();
             hd.finish();
         }
@@ -384,7 +387,7 @@ fn run_fleet(a: &Args, logs: &[PathBuf], window: Option<(u64, u64)>) -> anyhow::
             tracing::warn!("host {label} ({}):", log.display());
             print_warnings(&summary);
         }
-        add(label, &run)?;
+        add(label, &laid)?;
         rows.push(FleetHost::of(label, label, &summary));
         Ok(())
     };
@@ -478,15 +481,17 @@ pub fn read_log(path: &Path, format: Option<Format>, force: bool) -> anyhow::Res
 
 /// Write everything into `dir`. An output that cannot be written is noted in `dir`
 /// (the command exits 1) and the others are still written; `Err` only when not even
-/// summary.json could be written.
-pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::OutputDir, outputs: &Outputs) -> anyhow::Result<()> {
+/// summary.json could be written. The outputs that draw rows (trace, waterfall SVG and PNG,
+/// report.html) share `laid`'s lane assignment, computed once and only if one is drawn.
+pub fn write_outputs(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super::output::OutputDir, outputs: &Outputs) -> anyhow::Result<()> {
+    let run = laid.run();
     let charts = !outputs.charts.is_empty();
     let json = serde_json::to_vec_pretty(summary)?;
     dir.write("summary.json", &json)?;
     #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
     let mut chart_refs: Vec<ChartRef> = Vec::new();
     if charts {
-        match timeline::export::trace::write_trace(run, &dir.join("trace.json")) {
+        match timeline::export::trace::write_trace(laid, &dir.join("trace.json")) {
             Ok(()) => dir.record("trace.json"),
             Err(e) => dir.fail("trace.json", e),
         }
@@ -518,7 +523,7 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::Outp
                 }
                 let path = dir.join(file);
                 let r = match section {
-                    "waterfall" => chart::waterfall_svg(run, &marks, &path),
+                    "waterfall" => chart::waterfall_svg(laid, &marks, &path),
                     "utilization" => chart::utilization_svg(run, &path),
                     "gaps" => chart::gaps_svg(&marks, &path),
                     "memory" => chart::memory_svg(run, &path),
@@ -540,12 +545,12 @@ pub fn write_outputs(run: &Run, summary: &Summary, dir: &mut super::output::Outp
                 .filter_map(|c| std::fs::read_to_string(dir.join(&c.file)).ok().map(|t| (c.caption.clone(), t)))
                 .collect();
             let embedded: Vec<timeline::report::html::HtmlChart<'_>> = svgs.iter().map(|(t, s)| timeline::report::html::HtmlChart { title: t, svg: s }).collect();
-            let page = timeline::report::html::render(run, summary, &embedded);
+            let page = timeline::report::html::render(laid, summary, &embedded);
             if let Err(e) = dir.write("report.html", page.as_bytes()) {
                 dir.fail("report.html", format!("{e:#}"));
             }
             if outputs.chart("waterfall-png") {
-                match chart::waterfall_png(run, &marks, &dir.join("waterfall.png")) {
+                match chart::waterfall_png(laid, &marks, &dir.join("waterfall.png")) {
                     Ok(()) => dir.record("waterfall.png"),
                     Err(e) => dir.fail("waterfall.png", e),
                 }
@@ -677,6 +682,20 @@ pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
             u.window_ms / 1e3,
             u.kernel_utilization.map_or(String::new(), |k| format!(", kernels {:.1} %", k * 100.0))
         );
+    }
+    // Several devices: the host verdict with its evidence, a line per device (summary.json's
+    // `multi_device`, report.md's *Devices and the host*); nothing for one device.
+    if let Some(md) = &s.multi_device {
+        let h = &md.host;
+        let which = match (&h.host_cause, h.device) {
+            (Some(c), _) => format!(" ({c})"),
+            (None, Some(d)) => format!(" (device {d})"),
+            (None, None) => String::new(),
+        };
+        println!("devices     {}{which}: {}", h.binding, h.headline);
+        for e in &h.evidence {
+            println!("            {e}");
+        }
     }
     let g = &s.idle_gap_totals;
     let causes: Vec<String> =

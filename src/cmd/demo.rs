@@ -88,7 +88,7 @@ pub fn pipeline(a: &Args) -> anyhow::Result<ExitCode> {
     let run = super::analyze::read_log(&args.timeline, None, false)?;
     let mut s = summarize(&run, &AnalyzeOptions::default());
     s.input = Some(format!("proofscope demo: {} proofs × {} partitions of {} on {}", a.proofs, a.partitions, circuit.id(), outcome.backend));
-    super::analyze::write_outputs(&run, &s, &mut dir, &super::analyze::Outputs::all())?;
+    super::analyze::write_outputs(&timeline::lanes::LaidOut::new(&run), &s, &mut dir, &super::analyze::Outputs::all())?;
     let failed = !dir.failed().is_empty() || outcome.write_errors > 0;
     let written = dir.finish();
     super::analyze::print_warnings(&s);
@@ -116,7 +116,7 @@ pub fn sample(out: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
     let mut s = summarize(&run, &AnalyzeOptions::default());
     s.input = Some("cuzk-sample.log (embedded sample)".into());
     let mut dir = super::output::OutputDir::open(out, super::analyze::OUTPUTS)?;
-    super::analyze::write_outputs(&run, &s, &mut dir, &super::analyze::Outputs::all())?;
+    super::analyze::write_outputs(&timeline::lanes::LaidOut::new(&run), &s, &mut dir, &super::analyze::Outputs::all())?;
     let failed = !dir.failed().is_empty();
     let written = dir.finish();
     super::analyze::print_warnings(&s);

@@ -15,7 +15,12 @@
 //!
 //! Queue waits (`gpu_queue`) are not work on any worker and are left out; the trace
 //! shows them as async slices and the chart omits them.
+//!
+//! The outputs that draw rows — the waterfall (SVG and PNG), `report.html` and `trace.json`
+//! — take a [`LaidOut`]: the run with its assignment, computed once on first use and shared,
+//! so that one `analyze` assigns lanes once and every output draws the same rows.
 
+use std::cell::OnceCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
@@ -239,6 +244,32 @@ pub fn assign(run: &Run) -> Vec<Lane> {
     lanes
 }
 
+/// A run and its lane assignment ([`assign`]), computed on the first call of
+/// [`LaidOut::lanes`] and kept: the outputs of one `analyze` (waterfall SVG and PNG,
+/// `report.html`, `trace.json`, a fleet's trace) share it instead of each assigning the
+/// lanes again. It borrows the run, so the run cannot change under the assignment.
+pub struct LaidOut<'r> {
+    run: &'r Run,
+    lanes: OnceCell<Vec<Lane>>,
+}
+
+impl<'r> LaidOut<'r> {
+    /// Nothing is computed yet (a command that draws nothing never assigns lanes).
+    pub fn new(run: &'r Run) -> Self {
+        LaidOut { run, lanes: OnceCell::new() }
+    }
+
+    /// The run.
+    pub fn run(&self) -> &'r Run {
+        self.run
+    }
+
+    /// The run's lanes: [`assign`]`(run)`, computed on the first call only.
+    pub fn lanes(&self) -> &[Lane] {
+        self.lanes.get_or_init(|| assign(self.run))
+    }
+}
+
 /// How many of a worker's lanes a span tries before it opens a new one.
 const MAX_TRIED_LANES: usize = 32;
 
@@ -392,6 +423,18 @@ mod tests {
             Span::new(SpanKind::Gpu, 100, 200).worker(0),
         ]);
         assert_eq!(assign(&r)[1].label(&r), "gpu0 w0 #2: finalize");
+    }
+
+    #[test]
+    fn laid_out_assigns_once_and_equals_assign() {
+        let r = run(vec![Span::new(SpanKind::Synthesis, 0, 10), Span::new(SpanKind::Synthesis, 1, 20), Span::new(SpanKind::Gpu, 5, 9).worker(0)]);
+        let laid = LaidOut::new(&r);
+        assert!(laid.lanes.get().is_none(), "nothing assigned before it is asked for");
+        let first = laid.lanes();
+        assert_eq!(first, assign(&r).as_slice());
+        // The second call hands back the same lanes, not a new assignment.
+        assert!(std::ptr::eq(first, laid.lanes()));
+        assert!(std::ptr::eq(laid.run(), &r));
     }
 
     fn run_kind(r: &Run, p: &Placed) -> SpanKind {

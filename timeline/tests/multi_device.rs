@@ -42,12 +42,8 @@ fn a_device_left_idle_while_work_waited_is_an_imbalance() {
     // (200, 300, 400, 500). Common window 100–600 = 500 ms. Device 1: busy 100, idle 400 =
     // placement 200–500 (300 ms: partitions waited, none of its workers had a call) + ran
     // dry 500–600 (100 ms, nothing waiting). Judged idle (400 − 100) / 500 = 60 %: placement.
-    let mut spans = part(0, 90, 0, 100, 200);
-    spans.extend(part(5, 90, 1, 100, 200));
-    for (p, q) in [(1u32, 150u64), (2, 160), (3, 170), (4, 180)] {
-        spans.extend(part(p, q, 0, 100 * p as u64 + 100, 100 * p as u64 + 200));
-    }
-    let s = summarize(&run_of(2, spans), &AnalyzeOptions::default());
+    let run = run_of(2, spans_of_imbalance());
+    let s = summarize(&run, &AnalyzeOptions::default());
     let md = s.multi_device.clone().expect("two devices");
     close(md.window_start_ms, 100.0);
     close(md.window_end_ms, 600.0);
@@ -68,7 +64,62 @@ fn a_device_left_idle_while_work_waited_is_an_imbalance() {
     // The report says so.
     let report = timeline::report::markdown::render(&s, &[]);
     assert!(report.contains("## Devices and the host: imbalance"), "{report}");
-    assert!(report.contains("| 1 | 1 | 16.7 % |"), "{report}");
+    assert!(report.contains("| device | partitions | share | mean call (ms) | level | busy (s) | idle (s) | placement idle (s) | idle by cause (s) | ran dry (s) | reason |\n|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---|\n"), "{report}");
+    assert!(report.contains("\n| 1 | 1 | 16.7 % | 100.0 | gpu | 0.10 | 0.40 | 0.30 | — | 0.10 | placement |\n"), "{report}");
+    // And report.html, the same row.
+    #[cfg(feature = "analysis")]
+    {
+        let page = html(&run);
+        let rows = device_rows(&page);
+        assert_eq!(rows.len(), 2, "{page}");
+        assert_eq!(rows[1], ["1", "1", "16.7 %", "100.0", "gpu", "0.10", "0.40", "0.30", "—", "0.10", "placement"]);
+        assert_eq!(rows[0][..3], ["0", "5", "83.3 %"]);
+        assert!(page.contains("<h2 id=\"devices\">Devices and the host: imbalance</h2>"));
+        assert!(page.contains("Over the common window 0.10–0.60 s"), "the common window, 100–600 ms");
+        assert!(page.contains(&format!("<p><b>{}</b></p>", md.host.headline)), "the host verdict's headline");
+    }
+}
+
+/// The spans of [`a_device_left_idle_while_work_waited_is_an_imbalance`].
+fn spans_of_imbalance() -> Vec<Span> {
+    let mut spans = part(0, 90, 0, 100, 200);
+    spans.extend(part(5, 90, 1, 100, 200));
+    for (p, q) in [(1u32, 150u64), (2, 160), (3, 170), (4, 180)] {
+        spans.extend(part(p, q, 0, 100 * p as u64 + 100, 100 * p as u64 + 200));
+    }
+    spans
+}
+
+/// report.html of a run, as `analyze` writes it (no charts embedded).
+#[cfg(feature = "analysis")]
+fn html(run: &Run) -> String {
+    let s = summarize(run, &AnalyzeOptions::default());
+    timeline::report::html::render(&timeline::lanes::LaidOut::new(run), &s, &[])
+}
+
+/// The cells of report.html's devices table, a row per device (no header).
+#[cfg(feature = "analysis")]
+fn device_rows(page: &str) -> Vec<Vec<String>> {
+    let Some(at) = page.find("<table class=\"devices\">") else { return Vec::new() };
+    let table = &page[at..at + page[at..].find("</table>").unwrap()];
+    table
+        .split("<tr>")
+        .skip(2)
+        .map(|row| row.split("<td").skip(1).map(|c| c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()].to_string()).collect())
+        .collect()
+}
+
+#[test]
+#[cfg(feature = "analysis")]
+fn one_device_has_no_devices_section_in_report_html_or_report_md() {
+    let spans = part(0, 90, 0, 100, 200);
+    let run = run_of(1, spans);
+    let page = html(&run);
+    assert!(!page.contains("Devices and the host") && device_rows(&page).is_empty());
+    let md = timeline::report::markdown::render(&summarize(&run, &AnalyzeOptions::default()), &[]);
+    assert!(!md.contains("Devices and the host"));
+    // The check can fail: two devices do show it.
+    assert!(html(&run_of(2, part(0, 90, 0, 100, 200))).contains("Devices and the host"));
 }
 
 #[test]
@@ -162,4 +213,19 @@ fn the_real_two_h200_run_is_host_bound_by_cpu_prep() {
     assert!(starved <= run_starved && starved > run_starved - 10.0, "{starved} vs {run_starved}");
     assert!(d0.placement_idle_ms + d1.placement_idle_ms < 10.0, "gw 2 on each device: work never waited while a device sat idle");
     assert_eq!((d0.reason.as_str(), d1.reason.as_str()), ("host", "host"));
+    // report.html shows the section with these figures.
+    #[cfg(feature = "analysis")]
+    {
+        let page = html(&run);
+        assert!(page.contains("<h2 id=\"devices\">Devices and the host: host</h2>"));
+        assert!(page.contains("Over the common window 0.75–4.33 s"));
+        let rows = device_rows(&page);
+        assert_eq!(rows.len(), 2);
+        for (row, d) in rows.iter().zip([d0, d1]) {
+            assert_eq!(row[..3], [d.device.to_string(), "16".into(), "50.0 %".into()]);
+            assert_eq!((row[4].as_str(), row[10].as_str()), ("kernel", "host"));
+            assert_eq!(row[5], format!("{:.2}", d.busy_ms / 1e3));
+            assert!(row[8].contains(&format!("cpu_prep {:.2}", d.idle_by_cause_ms["cpu_prep"] / 1e3)), "{row:?}");
+        }
+    }
 }

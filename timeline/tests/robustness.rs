@@ -254,10 +254,11 @@ proptest! {
         check_invariants(&s);
         let dir = tempfile::tempdir().unwrap();
         let marks = timeline::analysis::gaps::marks(&s.idle_gaps);
-        let _ = timeline::chart::waterfall_svg(&run, &marks, &dir.path().join("w.svg"));
+        let laid = timeline::lanes::LaidOut::new(&run);
+        let _ = timeline::chart::waterfall_svg(&laid, &marks, &dir.path().join("w.svg"));
         let _ = timeline::chart::utilization_svg(&run, &dir.path().join("u.svg"));
         let _ = timeline::chart::phases_svg(&run, &dir.path().join("p.svg"));
         let _ = timeline::chart::gaps_svg(&marks, &dir.path().join("g.svg"));
-        let _ = timeline::export::trace::write_trace(&run, &dir.path().join("t.json"));
+        let _ = timeline::export::trace::write_trace(&laid, &dir.path().join("t.json"));
     }
 }

@@ -5,7 +5,8 @@
 //!
 //! - [`waterfall_svg`] / [`waterfall_png`]: one row per synthesis worker and per GPU worker,
 //!   grouped per device, bars coloured by kind, kernels nested inside their `gpu` call,
-//!   idle gaps shaded by cause.
+//!   idle gaps shaded by cause. They take the run laid out on its lanes
+//!   ([`LaidOut`](crate::lanes::LaidOut)), shared with `report.html` and `trace.json`.
 //! - [`utilization_svg`]: busy fraction per time window and device, NVML counters overlaid.
 //! - [`gaps_svg`]: histogram of idle-gap durations by cause (log bins).
 //! - [`phases_svg`]: box plots of span durations per kind.
@@ -157,8 +158,9 @@ mod tests {
         let gaps = [GapMark { device: 7, start_ns: u64::MAX - 5, end_ns: 3, cause: "".into() }];
         let dir = tempfile::tempdir().unwrap();
         let p = |f: &str| dir.path().join(f);
-        waterfall_svg(&run, &gaps, &p("w.svg")).unwrap();
-        waterfall_png(&run, &gaps, &p("w.png")).unwrap();
+        let laid = crate::lanes::LaidOut::new(&run);
+        waterfall_svg(&laid, &gaps, &p("w.svg")).unwrap();
+        waterfall_png(&laid, &gaps, &p("w.png")).unwrap();
         utilization_svg(&run, &p("u.svg")).unwrap();
         gaps_svg(&gaps, &p("g.svg")).unwrap();
         phases_svg(&run, &p("p.svg")).unwrap();

@@ -28,7 +28,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::style::{cause_color, duration_ms, kind_color, lighten, BUSY_COLOR, CAUSES, JOB_SHADE};
 use super::{render_png, render_svg_with, text, ChartError, GapMark, FAMILY};
 use crate::event::{Run, SpanKind};
-use crate::lanes::{self, Lane, LaneGroup};
+use crate::lanes::{Lane, LaneGroup, LaidOut};
 use crate::stats::merge_intervals as union;
 
 const TITLE_H: u32 = 50;
@@ -60,8 +60,9 @@ struct Row {
     kind: RowKind,
 }
 
-struct Layout {
-    lanes: Vec<Lane>,
+struct Layout<'a> {
+    /// The run's lanes (shared with the other outputs through [`LaidOut`]).
+    lanes: &'a [Lane],
     rows: Vec<Row>,
     /// Device -> (first row, last row) of its worker lanes.
     device_rows: HashMap<u32, (usize, usize)>,
@@ -78,9 +79,10 @@ fn legend_item_w(label: &str) -> u32 {
     36 + (label.chars().count() as u32) * 7
 }
 
-impl Layout {
-    fn new(run: &Run, gaps: &[GapMark]) -> Layout {
-        let lanes = lanes::assign(run);
+impl<'a> Layout<'a> {
+    fn new(laid: &'a LaidOut<'_>, gaps: &[GapMark]) -> Layout<'a> {
+        let run = laid.run();
+        let lanes = laid.lanes();
         let mut rows = Vec::new();
         let mut device_rows: HashMap<u32, (usize, usize)> = HashMap::new();
         let mut seen_device: Option<u32> = None;
@@ -98,7 +100,7 @@ impl Layout {
 
         // Legend: the kinds drawn, in pipeline order, then the gap causes present.
         let mut kinds: BTreeSet<SpanKind> = BTreeSet::new();
-        for lane in &lanes {
+        for lane in lanes {
             for p in &lane.spans {
                 kinds.insert(run.spans[p.index].kind.clone());
             }
@@ -168,8 +170,8 @@ impl Layout {
 /// shows it.
 pub const MAX_ROWS: usize = 400;
 
-fn checked_layout(run: &Run, gaps: &[GapMark], path: &Path) -> Result<Layout, ChartError> {
-    let layout = Layout::new(run, gaps);
+fn checked_layout<'a>(laid: &'a LaidOut<'_>, gaps: &[GapMark], path: &Path) -> Result<Layout<'a>, ChartError> {
+    let layout = Layout::new(laid, gaps);
     if layout.rows.len() > MAX_ROWS {
         return Err(ChartError::Draw {
             path: path.display().to_string(),
@@ -179,9 +181,10 @@ fn checked_layout(run: &Run, gaps: &[GapMark], path: &Path) -> Result<Layout, Ch
     Ok(layout)
 }
 
-/// Draw the waterfall of `run` (with the analyzer's `gaps`) as SVG.
-pub fn waterfall_svg(run: &Run, gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
-    let layout = checked_layout(run, gaps, path)?;
+/// Draw the waterfall of a run laid out on its lanes (with the analyzer's `gaps`) as SVG.
+pub fn waterfall_svg(laid: &LaidOut<'_>, gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
+    let run = laid.run();
+    let layout = checked_layout(laid, gaps, path)?;
     let scene = Scene::build(run, gaps, &layout);
     render_svg_with(path, (layout.width, layout.height), |root| {
         let map = draw(root, run, gaps, &layout, &scene, false)?;
@@ -190,8 +193,9 @@ pub fn waterfall_svg(run: &Run, gaps: &[GapMark], path: &Path) -> Result<(), Cha
 }
 
 /// The same chart as [`waterfall_svg`], as PNG (for viewers without SVG, and the README).
-pub fn waterfall_png(run: &Run, gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
-    let layout = checked_layout(run, gaps, path)?;
+pub fn waterfall_png(laid: &LaidOut<'_>, gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
+    let run = laid.run();
+    let layout = checked_layout(laid, gaps, path)?;
     let scene = Scene::build(run, gaps, &layout);
     render_png(path, (layout.width, layout.height), |root| draw(root, run, gaps, &layout, &scene, true).map(|_| ()))
 }
@@ -770,8 +774,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let svg = dir.path().join("waterfall.svg");
         let png = dir.path().join("waterfall.png");
-        waterfall_svg(&run, &gaps, &svg).unwrap();
-        waterfall_png(&run, &gaps, &png).unwrap();
+        let laid = LaidOut::new(&run);
+        waterfall_svg(&laid, &gaps, &svg).unwrap();
+        waterfall_png(&laid, &gaps, &png).unwrap();
         let s = std::fs::read_to_string(&svg).unwrap();
         assert!(s.starts_with("<svg"), "{}", &s[..80.min(s.len())]);
         // Labels of rows and legend are there as text.
@@ -785,8 +790,8 @@ mod tests {
         assert_eq!(&bytes[1..4], b"PNG");
         if let Ok(dir) = std::env::var("PROOFSCOPE_CHART_DIR") {
             let dir = Path::new(&dir);
-            waterfall_png(&run, &gaps, &dir.join("waterfall-sample.png")).unwrap();
-            waterfall_svg(&run, &gaps, &dir.join("waterfall-sample.svg")).unwrap();
+            waterfall_png(&laid, &gaps, &dir.join("waterfall-sample.png")).unwrap();
+            waterfall_svg(&laid, &gaps, &dir.join("waterfall-sample.svg")).unwrap();
         }
     }
 
@@ -794,21 +799,24 @@ mod tests {
     fn large_run_sizes_the_canvas_from_its_rows_and_bars() {
         let run = synthetic(50, 10, 2, true);
         let gaps = gaps_of(&run);
-        let l = Layout::new(&run, &gaps);
+        let laid = LaidOut::new(&run);
+        let l = Layout::new(&laid, &gaps);
         let lanes = l.rows.iter().filter(|r| matches!(r.kind, RowKind::Lane(_))).count();
         assert_eq!(l.rows.len(), lanes + 2, "one summary row per device");
         assert!(l.height > 40 + l.rows.len() as u32 * 12, "{}x{}", l.width, l.height);
         // The median GPU call (5 s) stays at least MIN_BAR_PX wide.
         let px = (l.width - l.label_w) as f64 * 5.0 / l.t_end_s;
         assert!(px >= MIN_BAR_PX * 0.9, "{px} px per GPU call at {}x{}", l.width, l.height);
-        let small = Layout::new(&synthetic(2, 10, 1, true), &[]);
+        let small_run = synthetic(2, 10, 1, true);
+        let small_laid = LaidOut::new(&small_run);
+        let small = Layout::new(&small_laid, &[]);
         assert!(small.width < l.width);
         let dir = tempfile::tempdir().unwrap();
         let png = dir.path().join("w.png");
-        waterfall_png(&run, &gaps, &png).unwrap();
-        waterfall_svg(&run, &gaps, &dir.path().join("w.svg")).unwrap();
+        waterfall_png(&laid, &gaps, &png).unwrap();
+        waterfall_svg(&laid, &gaps, &dir.path().join("w.svg")).unwrap();
         if let Ok(dir) = std::env::var("PROOFSCOPE_CHART_DIR") {
-            waterfall_png(&run, &gaps, &Path::new(&dir).join("waterfall-50x10.png")).unwrap();
+            waterfall_png(&laid, &gaps, &Path::new(&dir).join("waterfall-50x10.png")).unwrap();
         }
     }
 
@@ -873,7 +881,7 @@ mod tests {
         let run = synthetic(2, 3, 1, true);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("w.svg");
-        waterfall_svg(&run, &gaps_of(&run), &p).unwrap();
+        waterfall_svg(&LaidOut::new(&run), &gaps_of(&run), &p).unwrap();
         let svg = std::fs::read_to_string(&p).unwrap();
         let rects = svg[svg.find("<g class=\"bars\"").unwrap()..].matches("<rect").count();
         let t = titles(&svg);
@@ -891,7 +899,7 @@ mod tests {
         let run = synthetic(50, 10, 2, true);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("w.svg");
-        waterfall_svg(&run, &gaps_of(&run), &p).unwrap();
+        waterfall_svg(&LaidOut::new(&run), &gaps_of(&run), &p).unwrap();
         let svg = std::fs::read_to_string(&p).unwrap();
         let labels = bar_labels(&svg);
         // Every 5th proof (50 jobs, at most 12 labelled), once where it starts on a row.
@@ -912,7 +920,8 @@ mod tests {
         // Same canvas width (the 6000 px cap), 4× the partitions: the drawn elements stay put.
         let count = |proofs: u32| {
             let run = synthetic(proofs, 10, 1, false);
-            let l = Layout::new(&run, &[]);
+            let laid = LaidOut::new(&run);
+            let l = Layout::new(&laid, &[]);
             assert_eq!(l.width - l.label_w, 6000);
             Scene::build(&run, &[], &l).rects.len()
         };
@@ -924,8 +933,8 @@ mod tests {
     #[test]
     fn empty_run_and_bad_path() {
         let dir = tempfile::tempdir().unwrap();
-        waterfall_svg(&Run::default(), &[], &dir.path().join("e.svg")).unwrap();
-        let err = waterfall_png(&sample_run(), &[], Path::new("/nonexistent/dir/w.png")).unwrap_err();
+        waterfall_svg(&LaidOut::new(&Run::default()), &[], &dir.path().join("e.svg")).unwrap();
+        let err = waterfall_png(&LaidOut::new(&sample_run()), &[], Path::new("/nonexistent/dir/w.png")).unwrap_err();
         assert!(err.to_string().contains("/nonexistent/dir/w.png"), "{err}");
     }
 
@@ -946,7 +955,7 @@ mod tests {
             let mut best = f64::INFINITY;
             for _ in 0..3 {
                 let t = std::time::Instant::now();
-                waterfall_svg(&run, &gaps, &p).unwrap();
+                waterfall_svg(&LaidOut::new(&run), &gaps, &p).unwrap();
                 best = best.min(t.elapsed().as_secs_f64());
             }
             let size = std::fs::metadata(&p).unwrap().len() as f64;

@@ -22,7 +22,7 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use crate::event::{Run, Span, SpanKind};
-use crate::lanes::{self, LaneGroup};
+use crate::lanes::{LaneGroup, LaidOut};
 
 /// Process id of the host (synthesis lanes, counters without a device).
 pub const HOST_PID: u64 = 1;
@@ -101,11 +101,12 @@ fn meta_event(name: &str, pid: u64, tid: u64, args: Value) -> Value {
     obj([("ph", "M".into()), ("name", name.into()), ("pid", pid.into()), ("tid", tid.into()), ("args", args)])
 }
 
-/// Produce every event of the trace of `run`, in file order, into `ev` (a `Vec` or a
-/// streaming sink).
-fn events(run: &Run, ev: &mut impl Extend<Value>) {
+/// Produce every event of the trace of a run laid out on its lanes, in file order, into `ev`
+/// (a `Vec` or a streaming sink).
+fn events(laid: &LaidOut<'_>, ev: &mut impl Extend<Value>) {
+    let run = laid.run();
     let run_end = run.end_ns();
-    let lanes = lanes::assign(run);
+    let lanes = laid.lanes();
 
     // Processes: the host always (it carries synthesis and host counters), then every device
     // that has a lane, a queue wait or a counter.
@@ -150,7 +151,7 @@ fn events(run: &Run, ev: &mut impl Extend<Value>) {
             job_no.entry(j).or_insert(n);
         }
     }
-    for lane in &lanes {
+    for lane in lanes {
         let pid = match lane.group {
             LaneGroup::Synthesis => HOST_PID,
             LaneGroup::Device(d) => device_pid(d),
@@ -342,10 +343,10 @@ fn other_data(run: &Run) -> Value {
 }
 
 /// The whole trace as a JSON value (`{"traceEvents": [...], ...}`).
-pub fn trace_json(run: &Run) -> Value {
+pub fn trace_json(laid: &LaidOut<'_>) -> Value {
     let mut ev: Vec<Value> = Vec::new();
-    events(run, &mut ev);
-    obj([("traceEvents", Value::Array(ev)), ("displayTimeUnit", "ms".into()), ("otherData", other_data(run))])
+    events(laid, &mut ev);
+    obj([("traceEvents", Value::Array(ev)), ("displayTimeUnit", "ms".into()), ("otherData", other_data(laid.run()))])
 }
 
 /// Streams events to the writer as they are produced, keeping the first error.
@@ -371,20 +372,20 @@ impl<W: Write> Extend<Value> for EventSink<W> {
     }
 }
 
-/// Write `trace.json` for `run` at `path`, streaming (one event per line; the trace is
-/// never held in memory as a whole).
-pub fn write_trace(run: &Run, path: &Path) -> io::Result<()> {
+/// Write `trace.json` for a run laid out on its lanes at `path`, streaming (one event per
+/// line; the trace is never held in memory as a whole).
+pub fn write_trace(laid: &LaidOut<'_>, path: &Path) -> io::Result<()> {
     // Written to a temporary file and renamed into place when complete (crate::atomic).
     crate::atomic::write_with(path, |w| {
         let mut sink = EventSink { out: w, first: true, err: None };
         sink.out.write_all(b"{\"traceEvents\":[")?;
-        events(run, &mut sink);
+        events(laid, &mut sink);
         if let Some(e) = sink.err {
             return Err(e);
         }
         let w = sink.out;
         write!(w, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":")?;
-        serde_json::to_writer(&mut *w, &other_data(run))?;
+        serde_json::to_writer(&mut *w, &other_data(laid.run()))?;
         w.write_all(b"}\n")
     })
 }
@@ -405,14 +406,15 @@ pub struct FleetTrace<'w> {
 }
 
 impl FleetTrace<'_> {
-    /// Append one host's events as process `hosts + 1`, named `label`.
-    pub fn add(&mut self, label: &str, run: &Run) -> io::Result<()> {
+    /// Append one host's events (its run laid out on its lanes) as process `hosts + 1`,
+    /// named `label`.
+    pub fn add(&mut self, label: &str, laid: &LaidOut<'_>) -> io::Result<()> {
         self.hosts += 1;
         let h = self.hosts;
         push(&mut self.sink, meta_event("process_name", h, 0, json!({"name": label})));
         push(&mut self.sink, meta_event("process_sort_index", h, 0, json!({"sort_index": h})));
         let mut remap = Remap { inner: &mut self.sink, host: h, proc_names: HashMap::new() };
-        events(run, &mut remap);
+        events(laid, &mut remap);
         match self.sink.err.take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -498,8 +500,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("trace.json");
         let hosts = write_fleet_trace(&p, |t| {
-            t.add("alpha", &sample_run())?;
-            t.add("beta", &synthetic(3, 4, 2, true))?;
+            t.add("alpha", &LaidOut::new(&sample_run()))?;
+            t.add("beta", &LaidOut::new(&synthetic(3, 4, 2, true)))?;
             Ok(2)
         })
         .unwrap();
@@ -514,7 +516,7 @@ mod tests {
         assert_eq!(names, ["alpha", "beta"]);
         // Every slice of each host's own trace is there.
         let slices = |t: &Value| t["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X").count();
-        let own = slices(&trace_json(&sample_run())) + slices(&trace_json(&synthetic(3, 4, 2, true)));
+        let own = slices(&trace_json(&LaidOut::new(&sample_run()))) + slices(&trace_json(&LaidOut::new(&synthetic(3, 4, 2, true))));
         assert_eq!(slices(&v), own);
         assert!(ev.iter().any(|e| e["name"] == "thread_name" && e["args"]["name"].as_str().is_some_and(|n| n.contains(" · "))));
         if let Err(issues) = crate::export::validate::validate_trace(&v) {
@@ -527,7 +529,7 @@ mod tests {
         // 3 proofs × 4 partitions on 2 GPUs: each proof from its first synthesis start to its
         // last GPU end, all on one track (one name, one pid and tid) of the Proofs process.
         let run = synthetic(3, 4, 2, false);
-        let v = trace_json(&run);
+        let v = trace_json(&LaidOut::new(&run));
         let ev = v["traceEvents"].as_array().unwrap();
         let proofs: Vec<&Value> = ev.iter().filter(|e| e["cat"] == "proof").collect();
         assert_eq!(proofs.len(), 6, "a begin and an end per proof");
@@ -563,7 +565,7 @@ mod tests {
             sp(SpanKind::BatchAdd, 40, 300).arg(crate::event::arg::QUERY, "msm_a"),
         ];
         run.normalize();
-        let v = trace_json(&run);
+        let v = trace_json(&LaidOut::new(&run));
         let ev = v["traceEvents"].as_array().unwrap();
         let thread = |name: &str| ev.iter().find(|e| e["ph"] == "X" && e["name"] == name).map(|e| (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap())).unwrap();
         let (gpu, l1, l2) = (thread("gpu J0 p0"), thread("msm_l J0 p0"), thread("msm_a J0 p0"));
@@ -581,11 +583,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for run in [sample_run(), synthetic(3, 4, 2, true), Run::default()] {
             let p = dir.path().join("trace.json");
-            write_trace(&run, &p).unwrap();
+            write_trace(&LaidOut::new(&run), &p).unwrap();
             let back: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-            assert_eq!(back, trace_json(&run));
+            assert_eq!(back, trace_json(&LaidOut::new(&run)));
         }
-        let err = write_trace(&sample_run(), Path::new("/nonexistent/dir/trace.json")).unwrap_err();
+        let err = write_trace(&LaidOut::new(&sample_run()), Path::new("/nonexistent/dir/trace.json")).unwrap_err();
         assert!(err.to_string().contains("/nonexistent/dir/trace.json"), "{err}");
     }
 }

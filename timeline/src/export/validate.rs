@@ -275,10 +275,11 @@ mod tests {
     use crate::event::{Run, SpanKind};
     use crate::export::fixtures::{sample_run, synthetic};
     use crate::export::trace::trace_json;
+    use crate::lanes::LaidOut;
     use serde_json::json;
 
     fn valid(run: &Run) -> TraceStats {
-        let v = trace_json(run);
+        let v = trace_json(&LaidOut::new(run));
         match validate_trace(&v) {
             Ok(s) => s,
             Err(e) => panic!("{} issues, first: {:#?}", e.len(), &e[..e.len().min(5)]),
@@ -310,7 +311,7 @@ mod tests {
         assert_eq!(st.counter_samples, 81);
         assert_eq!(st.processes, 4, "proofs + host + 2 GPUs");
         // The overshooting tail_msm was clamped, and says so.
-        let v = trace_json(&run);
+        let v = trace_json(&LaidOut::new(&run));
         let clamped = v["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"].as_str().is_some_and(|n| n.starts_with("tail_msm J")) && e["args"].get("end_ns_before_clamp").is_some()).count();
         assert_eq!(clamped, 40);
         // Without kernels, only the gpu level.
@@ -326,7 +327,7 @@ mod tests {
         assert_eq!(run.diagnostics.open_spans, 2);
         let st = valid(&run);
         assert_eq!(st.async_pairs, 2 + 1, "two queue waits, one proof");
-        let v = trace_json(&run);
+        let v = trace_json(&LaidOut::new(&run));
         assert!(v["traceEvents"].as_array().unwrap().iter().any(|e| e["name"] == "gpu J0 p0 (open)" && e["args"]["open"] == true));
         // Slices are named for a person: kind, job number, partition.
         assert!(v["traceEvents"].as_array().unwrap().iter().any(|e| e["name"] == "synthesis J0 p1" && e["args"]["job"] == "a"));
@@ -477,7 +478,7 @@ mod tests {
             let mut run = Run::default();
             run.spans = spans;
             run.normalize();
-            let v = trace_json(&run);
+            let v = trace_json(&LaidOut::new(&run));
             let st = validate_trace(&v).map_err(|e| TestCaseError::fail(format!("{:?}", &e[..e.len().min(3)])))?;
             let queue = run.spans_of(&SpanKind::GpuQueue).count();
             prop_assert_eq!(st.slices, run.spans.len() - queue);
@@ -489,7 +490,7 @@ mod tests {
     #[test]
     fn validator_catches_a_writer_that_drops_lanes() {
         // Put every slice of a real trace on one thread: overlaps must be reported.
-        let mut v = trace_json(&synthetic(2, 10, 1, true));
+        let mut v = trace_json(&LaidOut::new(&synthetic(2, 10, 1, true)));
         for e in v["traceEvents"].as_array_mut().unwrap() {
             if e["ph"] == "X" {
                 e["tid"] = json!(1);

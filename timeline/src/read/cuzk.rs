@@ -438,8 +438,9 @@ fn place_daemon_runs(run: &mut Run, segs: &mut [Seg], evs: &mut [Ev], seg_of: &[
     let mut next_free = 0u64;
     for s in segs.iter() {
         let shift = if wall { (s.anchor.unwrap_or(base) - base).max(0) as u64 } else { next_free };
-        // End to end: the next run starts a second after this one's last event.
-        next_free = shift + s.max_t + END_TO_END_GAP_NS;
+        // End to end: the next run starts a second after this one's last event (at most at
+        // the last time an event may have: many long runs must not wrap the axis around).
+        next_free = shift.saturating_add(s.max_t).saturating_add(END_TO_END_GAP_NS).min(crate::event::MAX_TIME_NS);
         shifts.push(shift);
     }
     // Job ids per daemon run: the same id in a later run is another request.
@@ -467,7 +468,7 @@ fn place_daemon_runs(run: &mut Run, segs: &mut [Seg], evs: &mut [Ev], seg_of: &[
             first_line: s.first_line,
             events: s.events,
             start_ms: shifts[k] as f64 / 1e6,
-            end_ms: (shifts[k] + s.max_t) as f64 / 1e6,
+            end_ms: shifts[k].saturating_add(s.max_t).min(crate::event::MAX_TIME_NS) as f64 / 1e6,
             wall_clock_start_ns: s.anchor,
             placed_by: if wall { "wall_clock" } else { "end_to_end" }.to_string(),
         });
@@ -522,6 +523,27 @@ TIMELINE,25,GPU_END,a,worker=0,partition=9
         assert_eq!(run.diagnostics.lines_ignored, 1);
         let lines: Vec<u64> = run.diagnostics.warnings.iter().map(|w| w.line).collect();
         assert!(lines.contains(&9) && lines.contains(&10) && lines.contains(&11), "{lines:?}");
+    }
+
+    /// Placed end to end, many long daemon runs once added up past `u64::MAX` (a panic with
+    /// overflow checks, a wrapped axis without): 100 runs of ~9.8 years each.
+    #[test]
+    fn many_long_daemon_runs_stay_on_the_axis() {
+        let long_ms = crate::event::MAX_TIME_NS / 1_000_000 - 1_000;
+        let mut log = String::new();
+        for r in 0..100 {
+            for p in 0..10 {
+                log.push_str(&format!("TIMELINE,{},SYNTH_START,r{r},partition={p}\nTIMELINE,{},SYNTH_END,r{r},partition={p}\n", 2 * p, 2 * p + 1));
+            }
+            log.push_str(&format!("TIMELINE,{long_ms},SYNTH_START,r{r},partition=10\n"));
+        }
+        let run = read_str(&log, Some(Format::Cuzk));
+        let runs = &run.diagnostics.daemon_runs;
+        assert_eq!(runs.len(), 100);
+        let cap = crate::event::MAX_TIME_NS as f64 / 1e6;
+        assert!(runs.windows(2).all(|w| w[0].end_ms <= w[1].start_ms && w[1].start_ms <= cap), "runs in order on the axis, up to its end");
+        assert!(run.spans.iter().all(|s| s.start_ns <= crate::event::MAX_TIME_NS));
+        assert_eq!(run.spans.len(), 100 * 11);
     }
 
     #[test]

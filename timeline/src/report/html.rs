@@ -1,13 +1,16 @@
 //! `report.html`: the report as one self-contained page — the headline, the verdict with its
-//! evidence, the charts (inline SVG) and an interactive waterfall (zoom with the wheel or a
-//! drag-selected range, pan by dragging, hover for a span's kind, job, partition and
-//! duration). No network: the page carries its data (spans as compact arrays, colours from
-//! [`crate::chart::style`]) and its script; it opens offline in any browser.
+//! evidence, with several devices the host verdict and each device's share and idle (the
+//! section *Devices and the host* of report.md), the charts (inline SVG) and an interactive
+//! waterfall (zoom with the wheel or a drag-selected range, pan by dragging, hover for a
+//! span's kind, job, partition and duration). No network: the page carries its data (spans as
+//! compact arrays, colours from [`crate::chart::style`]) and its script; it opens offline in
+//! any browser.
 //!
 //! The waterfall draws with level of detail: within one row, bars narrower than a pixel at the
 //! current zoom are merged into a busy band, and labels are drawn only where they fit, so a
-//! day-long run draws as fast as a short one. Rows are [`crate::lanes::assign`]'s serial lanes
-//! (the same rows as the SVG waterfall and the trace's threads).
+//! day-long run draws as fast as a short one. Rows are the run's serial lanes
+//! ([`crate::lanes::LaidOut`], the same assignment and rows as the SVG waterfall and the
+//! trace's threads).
 //!
 //! The page signals its own health for tests and for people: on load it writes
 //! `data-status="ok"` (or `error: …`) on `<body>`, and any script error shows in a red banner.
@@ -19,8 +22,8 @@ use serde::Serialize;
 
 use crate::analysis::Summary;
 use crate::chart::style::{cause_color, kind_color};
-use crate::event::{Run, SpanKind};
-use crate::lanes::{self, LaneGroup};
+use crate::event::SpanKind;
+use crate::lanes::{LaneGroup, LaidOut};
 
 /// A chart to embed: its section title and its SVG text.
 pub struct HtmlChart<'a> {
@@ -58,8 +61,9 @@ fn ms(ns: u64) -> f64 {
     (ns as f64 / 1e3).round() / 1e3
 }
 
-fn page_data(run: &Run, summary: &Summary) -> PageData {
-    let lanes = lanes::assign(run);
+fn page_data(laid: &LaidOut<'_>, summary: &Summary) -> PageData {
+    let run = laid.run();
+    let lanes = laid.lanes();
     // Kinds and jobs interned in order of first appearance (a day-long log has tens of
     // thousands of jobs: a map, not a search per span).
     let mut kinds: Vec<SpanKind> = Vec::new();
@@ -68,7 +72,7 @@ fn page_data(run: &Run, summary: &Summary) -> PageData {
     let mut job_ids: HashMap<&str, i64> = HashMap::new();
     let mut rows = Vec::new();
     let mut device_row: Vec<(u32, usize)> = Vec::new();
-    for lane in &lanes {
+    for lane in lanes {
         if let LaneGroup::Device(d) = lane.group {
             if !device_row.iter().any(|(x, _)| *x == d) {
                 device_row.push((d, rows.len()));
@@ -143,9 +147,10 @@ fn pct(v: Option<f64>) -> String {
     v.map_or("–".into(), |x| format!("{:.1} %", x * 100.0))
 }
 
-/// Render the page. `charts` are embedded in order after the waterfall.
-pub fn render(run: &Run, summary: &Summary, charts: &[HtmlChart<'_>]) -> String {
-    let data = page_data(run, summary);
+/// Render the page of a run laid out on its lanes. `charts` are embedded in order after the
+/// waterfall.
+pub fn render(laid: &LaidOut<'_>, summary: &Summary, charts: &[HtmlChart<'_>]) -> String {
+    let data = page_data(laid, summary);
     // `</` inside a script element would end it: JSON never needs a raw `</`.
     let json = serde_json::to_string(&data).unwrap_or_else(|_| "null".into()).replace("</", "<\\/");
     let device = super::markdown::device_word(summary);
@@ -173,6 +178,7 @@ pub fn render(run: &Run, summary: &Summary, charts: &[HtmlChart<'_>]) -> String 
         let _ = write!(h, "<li>{}</li>", esc(e));
     }
     h.push_str("</ul>\n");
+    devices_section(&mut h, summary);
     h.push_str(
         "<h2>Waterfall</h2>\n<p class=\"help\">Wheel: zoom at the pointer · drag: pan · shift+drag: zoom to a range · double-click: whole run. Bars narrower than a pixel merge into a band.</p>\n<div class=\"tools\"><button id=\"reset\">whole run</button> <span id=\"range\"></span></div>\n<div id=\"wf\"><canvas id=\"cv\"></canvas><div id=\"tip\" hidden></div></div>\n<div id=\"legend\"></div>\n",
     );
@@ -181,6 +187,31 @@ pub fn render(run: &Run, summary: &Summary, charts: &[HtmlChart<'_>]) -> String 
     }
     let _ = write!(h, "<script id=\"data\" type=\"application/json\">{json}</script>\n<script>{SCRIPT}</script>\n</body></html>\n");
     h
+}
+
+/// With two or more devices, the *Devices and the host* section of report.md: the host
+/// verdict, its evidence and the per-device table ([`Summary::multi_device`], formatted by
+/// the same cells as report.md); nothing for one device.
+fn devices_section(h: &mut String, summary: &Summary) {
+    let Some(md) = &summary.multi_device else { return };
+    let v = &md.host;
+    let _ = write!(h, "<h2 id=\"devices\">Devices and the host: {}</h2>\n<p><b>{}</b></p>\n<ul>", esc(&v.binding), esc(&v.headline));
+    for e in &v.evidence {
+        let _ = write!(h, "<li>{}</li>", esc(e));
+    }
+    let _ = write!(h, "</ul>\n<p class=\"help\">{}</p>\n<table class=\"devices\"><tr>", esc(&super::markdown::devices_note(md)));
+    for (name, _) in super::markdown::DEVICE_COLUMNS {
+        let _ = write!(h, "<th>{}</th>", esc(name));
+    }
+    h.push_str("</tr>\n");
+    for d in &md.devices {
+        h.push_str("<tr>");
+        for ((_, numeric), cell) in super::markdown::DEVICE_COLUMNS.iter().zip(super::markdown::device_cells(d)) {
+            let _ = write!(h, "<td{}>{}</td>", if *numeric { " class=\"num\"" } else { "" }, esc(&cell));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
 }
 
 /// An SVG file's text without its XML declaration (not allowed inside HTML).
@@ -205,6 +236,10 @@ table.head th{text-align:left;padding-right:1em;font-weight:normal;color:#555}
 #legend span{display:inline-block;margin:2px 10px 2px 0;font-size:12px}
 #legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-2px}
 .chart svg{max-width:100%;height:auto}
+table.devices{border-collapse:collapse;font-size:.9em}
+table.devices th,table.devices td{border:1px solid #ddd;padding:2px 8px}
+table.devices th{background:#f3f3f3;font-weight:normal;color:#555}
+table.devices td.num{text-align:right;font-variant-numeric:tabular-nums}
 "#;
 
 /// The waterfall's script (plain ES2015, no library).
@@ -291,7 +326,7 @@ body.setAttribute('data-status','ok');
 mod tests {
     use super::*;
     use crate::analysis::{summarize, AnalyzeOptions};
-    use crate::event::Span;
+    use crate::event::{Run, Span};
 
     fn run() -> Run {
         let mut r = Run::default();
@@ -313,7 +348,7 @@ mod tests {
     fn the_page_carries_its_data_and_script_and_escapes_names() {
         let r = run();
         let s = summarize(&r, &AnalyzeOptions::default());
-        let page = render(&r, &s, &[HtmlChart { title: "Chart <a>", svg: "<?xml version=\"1.0\"?><svg></svg>" }]);
+        let page = render(&LaidOut::new(&r), &s, &[HtmlChart { title: "Chart <a>", svg: "<?xml version=\"1.0\"?><svg></svg>" }]);
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.contains("Chart &lt;a&gt;"), "titles are escaped");
         assert!(page.contains("<div class=\"chart\"><svg></svg></div>"), "the XML declaration is dropped");
@@ -329,12 +364,35 @@ mod tests {
         assert_eq!(d["end_ms"].as_f64().unwrap(), 9.0);
     }
 
+    /// report.html's rows, trace.json's threads and the SVG waterfall's rows come from one
+    /// lane assignment: the same lanes, in the same order.
+    #[test]
+    fn page_rows_trace_threads_and_waterfall_rows_are_one_assignment() {
+        let run = crate::export::fixtures::synthetic(3, 4, 2, true);
+        let laid = LaidOut::new(&run);
+        let s = summarize(&run, &AnalyzeOptions::default());
+        let page: Vec<String> = page_data(&laid, &s).rows.into_iter().map(|r| r.label).filter(|l| !l.ends_with(" idle gaps")).collect();
+        let lanes: Vec<String> = laid.lanes().iter().map(|l| l.label(&run)).collect();
+        assert_eq!(page, lanes);
+        assert!(lanes.len() >= 5 && lanes.iter().any(|l| l.starts_with("gpu1")), "{lanes:?}");
+        let trace = crate::export::trace::trace_json(&laid);
+        let threads: Vec<&str> = trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"] == "thread_name").filter_map(|e| e["args"]["name"].as_str()).collect();
+        assert_eq!(threads, lanes);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("w.svg");
+        crate::chart::waterfall_svg(&laid, &crate::analysis::gaps::marks(&s.idle_gaps), &p).unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        // The row labels are the SVG's texts equal to a lane's label, in order.
+        let texts: Vec<&str> = svg.split("<text").skip(1).filter_map(|t| Some(t[t.find('>')? + 1..t.find("</text>")?].trim())).filter(|t| lanes.iter().any(|l| l == t)).collect();
+        assert_eq!(texts, lanes);
+    }
+
     #[test]
     fn a_closing_script_tag_in_a_name_cannot_end_the_data_block() {
         let mut r = run();
         r.spans[0].job = Some("</script><script>alert(1)</script>".into());
         let s = summarize(&r, &AnalyzeOptions::default());
-        let page = render(&r, &s, &[]);
+        let page = render(&LaidOut::new(&r), &s, &[]);
         assert_eq!(page.matches("</script>").count(), 2, "only the page's own two script elements close");
     }
 }

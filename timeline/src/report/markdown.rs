@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::compare::cell;
+use crate::analysis::devices::{DeviceShare, MultiDevice};
 use crate::analysis::Summary;
 
 /// A chart beside the report.
@@ -59,6 +60,50 @@ fn more(out: &mut String, total: usize, shown: usize, where_: &str) {
     if total > shown {
         let _ = writeln!(out, "\n… {} more rows in {where_}.", total - shown);
     }
+}
+
+/// The columns of the *Devices and the host* table (several devices): name, and whether the
+/// column is numeric (right-aligned). report.md and report.html draw the same table.
+pub(crate) const DEVICE_COLUMNS: [(&str, bool); 11] = [
+    ("device", true),
+    ("partitions", true),
+    ("share", true),
+    ("mean call (ms)", true),
+    ("level", false),
+    ("busy (s)", true),
+    ("idle (s)", true),
+    ("placement idle (s)", true),
+    ("idle by cause (s)", false),
+    ("ran dry (s)", true),
+    ("reason", false),
+];
+
+/// One device's row of that table: the analyzer's figures ([`DeviceShare`]) formatted, none
+/// computed here.
+pub(crate) fn device_cells(d: &DeviceShare) -> [String; 11] {
+    let causes: Vec<String> = d.idle_by_cause_ms.iter().map(|(c, v)| format!("{c} {:.2}", v / 1e3)).collect();
+    [
+        d.device.to_string(),
+        d.partitions.to_string(),
+        pct(Some(d.share_of_partitions)),
+        f(d.mean_gpu_call_ms, 1),
+        d.level.clone(),
+        format!("{:.2}", d.busy_ms / 1e3),
+        format!("{:.2}", d.idle_ms / 1e3),
+        format!("{:.2}", d.placement_idle_ms / 1e3),
+        if causes.is_empty() { "—".into() } else { causes.join(", ") },
+        format!("{:.2}", d.tail_idle_ms / 1e3),
+        d.reason.clone(),
+    ]
+}
+
+/// The sentence under the host verdict: the common window and what placement idle means.
+pub(crate) fn devices_note(md: &MultiDevice) -> String {
+    format!(
+        "Over the common window {:.2}–{:.2} s (first busy moment of any device to the last of any). Placement idle = idle while partitions waited in the GPU queue and no worker of the device had a call.",
+        md.window_start_ms / 1e3,
+        md.window_end_ms / 1e3
+    )
 }
 
 /// What the report calls the proving device ([`crate::event::RunMeta::device_word`]).
@@ -288,30 +333,12 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
         for e in &h.evidence {
             let _ = writeln!(o, "- {}", cell(e));
         }
-        let _ = writeln!(
-            o,
-            "\nOver the common window {:.2}–{:.2} s (first busy moment of any device to the last of any). Placement idle = idle while partitions waited in the GPU queue and no worker of the device had a call.\n",
-            md.window_start_ms / 1e3,
-            md.window_end_ms / 1e3
-        );
-        let _ = writeln!(o, "| device | partitions | share | mean call (ms) | level | busy (s) | idle (s) | placement idle (s) | idle by cause (s) | ran dry (s) | reason |\n|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---|");
+        let _ = writeln!(o, "\n{}\n", devices_note(md));
+        let head: Vec<&str> = DEVICE_COLUMNS.iter().map(|c| c.0).collect();
+        let align: Vec<&str> = DEVICE_COLUMNS.iter().map(|c| if c.1 { "---:" } else { "---" }).collect();
+        let _ = writeln!(o, "| {} |\n|{}|", head.join(" | "), align.join("|"));
         for d in &md.devices {
-            let causes: Vec<String> = d.idle_by_cause_ms.iter().map(|(c, v)| format!("{c} {:.2}", v / 1e3)).collect();
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {} |",
-                d.device,
-                d.partitions,
-                pct(Some(d.share_of_partitions)),
-                f(d.mean_gpu_call_ms, 1),
-                d.level,
-                d.busy_ms / 1e3,
-                d.idle_ms / 1e3,
-                d.placement_idle_ms / 1e3,
-                if causes.is_empty() { "—".into() } else { causes.join(", ") },
-                d.tail_idle_ms / 1e3,
-                d.reason
-            );
+            let _ = writeln!(o, "| {} |", device_cells(d).join(" | "));
         }
         o.push('\n');
     }
