@@ -5,7 +5,8 @@
 //! synthesis, and its result, A, B and C, is the same for every partition of a circuit
 //! shape: extract it once ([`extract`]), keep it in a compact form ([`matrix`]) in memory,
 //! shared by every synthesis worker, and on disk next to the parameter file ([`cache`]);
-//! then per partition run the circuit for its witness only ([`witness`]) and multiply
+//! then per partition run the circuit for its witness only ([`witness`]; in parallel pieces
+//! on the synthesis's thread pool where the circuit has them, [`pieces`]) and multiply
 //! ([`eval`]). [`bandwidth`] measures the memory bandwidth the products are bound by.
 //!
 //! [`synthesize_pce`] returns exactly what [`crate::synthesis::synthesize_with_capacity`]
@@ -17,6 +18,7 @@ pub mod cache;
 pub mod eval;
 pub mod extract;
 pub mod matrix;
+pub mod pieces;
 pub mod witness;
 
 use bellpepper_core::{Circuit, SynthesisError};
@@ -30,6 +32,7 @@ use matrix::CsrMatrix;
 pub use cache::{cache_path, load_or_build, OnCorrupt, PceKey, PceSource};
 pub use eval::{products, Products, DEFAULT_CHUNK_ROWS};
 pub use extract::{extract, extract_sized, extract_with_witness};
+pub use pieces::WitnessPieces;
 pub use witness::Witness;
 
 /// Why pre-compiled constraints could not be made, read or used.
