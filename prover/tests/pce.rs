@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use bellpepper_core::Circuit;
 use blstrs::Scalar;
 use prover::backend::{Backend, Blinding, NoGate, ProveError};
 use prover::circuit::{Family, PorepLike};
@@ -28,7 +27,7 @@ fn assert_same(x: &ProvingAssignment, y: &ProvingAssignment, what: &str) {
     assert_eq!(x.b_aux_density, y.b_aux_density, "{what}: b-aux density");
 }
 
-fn pce_path<C: Circuit<Scalar>>(c: C, pce: &pce::Pce) -> ProvingAssignment {
+fn pce_path<C: pce::WitnessPieces + Send>(c: C, pce: &pce::Pce) -> ProvingAssignment {
     pce::synthesize_pce(c, pce, PceRun::default()).expect("pce synthesis")
 }
 
@@ -316,6 +315,16 @@ mod engine_runs {
         assert_eq!(proof_bytes(&again), want);
         assert_eq!(builds(&run_q), ["cache"]);
         assert_eq!(run_q.spans_of(&SpanKind::Witness).count(), run_q.spans_of(&SpanKind::Constraints).count());
+        // The witness spans say the threads of the pool their pieces ran on (the worker's
+        // own, or rayon's global pool) and how many pieces ran (2^10: no SHA-256 block, the
+        // arithmetic section alone).
+        let args = |run: &Run| -> Vec<(Option<u64>, Option<u64>, Option<u64>)> {
+            run.spans_of(&SpanKind::Witness).map(|s| (s.args.get("aux").and_then(|v| v.as_u64()), s.args.get("threads").and_then(|v| v.as_u64()), s.args.get("pieces").and_then(|v| v.as_u64()))).collect()
+        };
+        let aux = Some(p.num_aux() as u64);
+        assert!(args(&run_q).iter().all(|&a| a == (aux, Some(2), Some(1))), "{:?}", args(&run_q));
+        let global = Some(rayon::current_num_threads() as u64);
+        assert!(args(&run_p).iter().all(|&a| a == (aux, global, Some(1))), "{:?}", args(&run_p));
     }
 
     #[test]

@@ -33,6 +33,12 @@ fn add(a: Option<Scalar>, b: Option<Scalar>) -> Option<Scalar> {
     Some(a? + b?)
 }
 
+/// Aux values [`synthesize`] allocates for `rows` rows: one a row (each seed row pins a fresh
+/// seed, each round row defines a fresh wire). The parallel witness plans with it.
+pub fn aux(rows: usize) -> usize {
+    rows
+}
+
 /// Synthesise exactly `rows` constraints; returns the last wire (the digest).
 /// `corrupt_row` (relative to this section) gets a wrong witness value.
 pub fn synthesize<CS: ConstraintSystem<Scalar>>(

@@ -17,6 +17,9 @@ use blstrs::Scalar;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
+use crate::pce::witness::WitnessCs;
+use crate::pce::WitnessPieces;
+
 pub use shape::{measure, Shape};
 
 /// Smallest and largest sizes the CLI accepts (`--constraints`).
@@ -84,11 +87,38 @@ impl Circuit<Scalar> for PorepLike {
         let mut rng = ChaCha20Rng::seed_from_u64(self.seed);
         sha::synthesize(&mut cs.namespace(|| "sha"), layout.sha_blocks, &mut rng)?;
         let digest = arith::synthesize(&mut cs.namespace(|| "arith"), layout.arith_rows, &mut rng, self.corrupt_row)?;
-        // Expose the digest: `digest * 1 = out` puts the input in C only (as PoRep's
-        // inputs, which never appear in B).
-        let out = cs.alloc_input(|| "digest", || digest.value.ok_or(SynthesisError::AssignmentMissing))?;
-        cs.enforce(|| "bind digest", |lc| lc + digest.var, |lc| lc + CS::one(), |lc| lc + out);
-        Ok(())
+        bind_output(cs, "digest", digest.var, digest.value)
+    }
+}
+
+/// The circuits' one public input: `out` allocated from `value`, bound by `var * 1 = out`,
+/// which puts the input in C only (as PoRep's inputs, which never appear in B).
+fn bind_output<CS: ConstraintSystem<Scalar>>(cs: &mut CS, name: &'static str, var: bellpepper_core::Variable, value: Option<Scalar>) -> Result<(), SynthesisError> {
+    let out = cs.alloc_input(|| name, || value.ok_or(SynthesisError::AssignmentMissing))?;
+    cs.enforce(|| format!("bind {name}"), |lc| lc + var, |lc| lc + CS::one(), |lc| lc + out);
+    Ok(())
+}
+
+/// The parallel witness: the SHA blocks' chain run natively ([`sha::Plan`]), then every
+/// block a piece, and the arithmetic section (a chain of field operations, one value a
+/// row, which only its own previous values feed) one piece beside them, with the RNG where
+/// the blocks' draws leave it. At 2^27 that is ~2,500 blocks and one section of 2^26 rows.
+impl WitnessPieces for PorepLike {
+    fn synthesize_witness(self, cs: &mut WitnessCs) -> Result<(), SynthesisError> {
+        let layout = self.layout().map_err(|_| SynthesisError::Unsatisfiable)?;
+        let mut rng = ChaCha20Rng::seed_from_u64(self.seed);
+        let sha = sha::Plan::draw(layout.sha_blocks, &mut rng);
+        let blocks = sha.blocks();
+        let aux: Vec<usize> = (0..blocks).map(|b| sha.aux(b)).chain([arith::aux(layout.arith_rows)]).collect();
+        let mut out = cs.pieces(&aux, |i, cs| {
+            if i < blocks {
+                sha.block(cs, i).map(|_| None)
+            } else {
+                arith::synthesize(cs, layout.arith_rows, &mut rng.clone(), self.corrupt_row).map(Some)
+            }
+        })?;
+        let digest = out.pop().flatten().ok_or(SynthesisError::AssignmentMissing)?;
+        bind_output(cs, "digest", digest.var, digest.value)
     }
 }
 
@@ -130,9 +160,17 @@ impl Circuit<Scalar> for Mix16 {
         let rows = self.rows().map_err(|_| SynthesisError::Unsatisfiable)?;
         let mut rng = ChaCha20Rng::seed_from_u64(self.seed);
         let (last, value) = mix16::synthesize(&mut cs.namespace(|| "mix16"), rows, &mut rng)?;
-        let out = cs.alloc_input(|| "last", || value.ok_or(SynthesisError::AssignmentMissing))?;
-        cs.enforce(|| "bind last", |lc| lc + last, |lc| lc + CS::one(), |lc| lc + out);
-        Ok(())
+        bind_output(cs, "last", last, value)
+    }
+}
+
+/// The parallel witness: [`mix16::synthesize_pieces`].
+impl WitnessPieces for Mix16 {
+    fn synthesize_witness(self, cs: &mut WitnessCs) -> Result<(), SynthesisError> {
+        let rows = self.rows().map_err(|_| SynthesisError::Unsatisfiable)?;
+        let rng = ChaCha20Rng::seed_from_u64(self.seed);
+        let (last, value) = mix16::synthesize_pieces(cs, rows, rng, mix16::PIECE_GROUPS)?;
+        bind_output(cs, "last", last, value)
     }
 }
 
@@ -249,6 +287,15 @@ impl Circuit<Scalar> for BenchCircuit {
         match self {
             BenchCircuit::PorepLike(c) => c.synthesize(cs),
             BenchCircuit::Mix16(c) => c.synthesize(cs),
+        }
+    }
+}
+
+impl WitnessPieces for BenchCircuit {
+    fn synthesize_witness(self, cs: &mut WitnessCs) -> Result<(), SynthesisError> {
+        match self {
+            BenchCircuit::PorepLike(c) => c.synthesize_witness(cs),
+            BenchCircuit::Mix16(c) => c.synthesize_witness(cs),
         }
     }
 }

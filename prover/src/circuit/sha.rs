@@ -1,6 +1,12 @@
 //! The SHA-256 section of the PoRep-like circuit: a chain of compressions (bellpepper's
 //! gadget) over witnessed message blocks, as PoRep's labelling hashes are. Message bits
 //! come from the seeded RNG, so the witness is deterministic.
+//!
+//! For the parallel witness ([`crate::pce::pieces`]) every block is a piece: [`Plan::draw`]
+//! draws the message bits of every block (the RNG's sequence, as [`synthesize`] draws them)
+//! and runs the chain natively ([`compress`], a few hundred nanoseconds a block), so that
+//! [`Plan::block`] can run the gadget of any block on its own, from the eight words of the
+//! state it chains from.
 
 use std::sync::OnceLock;
 
@@ -13,6 +19,9 @@ use rand::RngCore;
 
 const IV: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
+/// Bits of a message block.
+const BITS: usize = 512;
+
 /// Synthesise `blocks` chained compressions of fresh 512-bit witnessed blocks.
 pub fn synthesize<CS: ConstraintSystem<Scalar>>(
     cs: &mut CS,
@@ -21,38 +30,172 @@ pub fn synthesize<CS: ConstraintSystem<Scalar>>(
 ) -> Result<(), SynthesisError> {
     let mut state: Vec<UInt32> = IV.iter().map(|&v| UInt32::constant(v)).collect();
     for b in 0..blocks {
-        let mut cs = cs.namespace(|| format!("block {b}"));
-        let mut bits = Vec::with_capacity(512);
-        for i in 0..512 {
-            let bit = rng.next_u32() & 1 == 1;
-            bits.push(Boolean::from(AllocatedBit::alloc(cs.namespace(|| format!("bit {i}")), Some(bit))?));
-        }
-        state = sha256_compression_function(cs.namespace(|| "compress"), &bits, &state)?;
+        let message = draw_message(rng);
+        state = block(&mut cs.namespace(|| format!("block {b}")), &message, &state)?;
     }
     Ok(())
+}
+
+/// The next block's message: 512 RNG draws, one bit each (the low bit), packed as the
+/// gadget reads them (bit `i` is bit `31 - i % 32` of word `i / 32`: big-endian words).
+fn draw_message(rng: &mut dyn RngCore) -> [u32; 16] {
+    let mut m = [0u32; 16];
+    for i in 0..BITS {
+        m[i / 32] |= (rng.next_u32() & 1) << (31 - i % 32);
+    }
+    m
+}
+
+/// One block: its 512 message bits allocated, then the compression of `state` by them;
+/// returns the new state.
+fn block<CS: ConstraintSystem<Scalar>>(cs: &mut CS, message: &[u32; 16], state: &[UInt32]) -> Result<Vec<UInt32>, SynthesisError> {
+    let mut bits = Vec::with_capacity(BITS);
+    for i in 0..BITS {
+        let bit = (message[i / 32] >> (31 - i % 32)) & 1 == 1;
+        bits.push(Boolean::from(AllocatedBit::alloc(cs.namespace(|| format!("bit {i}")), Some(bit))?));
+    }
+    sha256_compression_function(cs.namespace(|| "compress"), &bits, state)
+}
+
+/// The section cut into one piece per block: every block's message and the state it
+/// compresses (the chain run natively).
+pub struct Plan {
+    messages: Vec<[u32; 16]>,
+    /// `states[b]`: the state block `b` compresses (`states[0]` is the IV), `states[b + 1]`
+    /// what it makes.
+    states: Vec<[u32; 8]>,
+}
+
+impl Plan {
+    /// Draw `blocks` blocks' messages from `rng` (leaving it where [`synthesize`] leaves it)
+    /// and chain their compressions.
+    pub fn draw(blocks: usize, rng: &mut dyn RngCore) -> Plan {
+        let mut messages = Vec::with_capacity(blocks);
+        let mut states = Vec::with_capacity(blocks + 1);
+        let mut state = IV;
+        states.push(state);
+        for _ in 0..blocks {
+            let m = draw_message(rng);
+            compress(&mut state, &m);
+            messages.push(m);
+            states.push(state);
+        }
+        Plan { messages, states }
+    }
+
+    pub fn blocks(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Aux values block `b` allocates (the first block, against the constant IV, fewer).
+    pub fn aux(&self, b: usize) -> usize {
+        let c = costs();
+        if b == 0 {
+            c.first_aux
+        } else {
+            c.chained_aux
+        }
+    }
+
+    /// Run block `b` of the section into `cs`, allocating what [`synthesize`] allocates for
+    /// it. The state it chains from is allocated in a scratch system: its bits carry the
+    /// right values and are allocated bits as the previous block's outputs are, but name
+    /// variables of the scratch system. A witness-only system never reads a variable (only
+    /// `enforce` would, and it ignores its arguments), so the block's allocations and values
+    /// are those of the sequential run; another constraint system must not be given them.
+    ///
+    /// # Panics
+    /// When the gadget's new state is not the native chain's (a bug of [`compress`]).
+    pub fn block<CS: ConstraintSystem<Scalar>>(&self, cs: &mut CS, b: usize) -> Result<(), SynthesisError> {
+        let state: Vec<UInt32> = if b == 0 {
+            IV.iter().map(|&v| UInt32::constant(v)).collect()
+        } else {
+            let mut scratch = crate::pce::witness::WitnessCs::with_capacity(0, 8 * 32);
+            self.states[b].iter().map(|&v| UInt32::alloc(&mut scratch, Some(v))).collect::<Result<_, _>>()?
+        };
+        let made = block(&mut cs.namespace(|| format!("block {b}")), &self.messages[b], &state)?;
+        let made: Vec<Option<u32>> = made.into_iter().map(|w| w.into_bits().iter().enumerate().try_fold(0u32, |acc, (i, bit)| Some(acc | u32::from(bit.get_value()?) << i))).collect();
+        let want: Vec<Option<u32>> = self.states[b + 1].iter().map(|&w| Some(w)).collect();
+        assert_eq!(made, want, "SHA-256 block {b}: the gadget's state is not the native chain's");
+        Ok(())
+    }
+}
+
+/// SHA-256's round constants.
+const K: [u32; 64] = [
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+];
+
+/// SHA-256's compression function (FIPS 180-4, 6.2.2) on native words: what the gadget
+/// computes, for the chain of [`Plan::draw`].
+pub fn compress(state: &mut [u32; 8], message: &[u32; 16]) {
+    let mut w = [0u32; 64];
+    w[..16].copy_from_slice(message);
+    for i in 16..64 {
+        let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+        let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16].wrapping_add(s0).wrapping_add(w[i - 7]).wrapping_add(s1);
+    }
+    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
+    for i in 0..64 {
+        let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
+        let ch = (e & f) ^ (!e & g);
+        let t1 = h.wrapping_add(s1).wrapping_add(ch).wrapping_add(K[i]).wrapping_add(w[i]);
+        let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
+        let maj = (a & b) ^ (a & c) ^ (b & c);
+        let t2 = s0.wrapping_add(maj);
+        h = g;
+        g = f;
+        f = e;
+        e = d.wrapping_add(t1);
+        d = c;
+        c = b;
+        b = a;
+        a = t1.wrapping_add(t2);
+    }
+    for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
+        *s = s.wrapping_add(v);
+    }
+}
+
+/// What blocks cost: constraints and aux values of the first block (against the constant
+/// IV, cheaper) and of every chained one, measured once with a counting constraint system.
+#[derive(Clone, Copy)]
+struct Costs {
+    first: usize,
+    chained: usize,
+    first_aux: usize,
+    chained_aux: usize,
+}
+
+fn costs() -> Costs {
+    static COSTS: OnceLock<Costs> = OnceLock::new();
+    *COSTS.get_or_init(|| {
+        let count = |k: usize| {
+            let mut cs = super::shape::ShapeCs::default();
+            let mut rng = rand_chacha::ChaCha8Rng::from_seed_u64(0);
+            synthesize(&mut cs, k, &mut rng).map(|_| (cs.constraints as usize, cs.aux))
+        };
+        match (count(1), count(2)) {
+            (Ok(one), Ok(two)) => Costs { first: one.0, chained: two.0 - one.0, first_aux: one.1, chained_aux: two.1 - one.1 },
+            // Counting cannot fail (no values are needed); keep a safe answer regardless.
+            _ => Costs { first: usize::MAX / 4, chained: usize::MAX / 4, first_aux: usize::MAX / 4, chained_aux: usize::MAX / 4 },
+        }
+    })
 }
 
 /// Constraints of `blocks` chained blocks (512 bit allocations + one compression each).
 /// The first block compresses against the constant IV and is cheaper than the chained
 /// ones, so both are measured once with a counting constraint system.
 pub fn cost(blocks: usize) -> usize {
-    static COSTS: OnceLock<(usize, usize)> = OnceLock::new();
-    let (first, chained) = *COSTS.get_or_init(|| {
-        let count = |k: usize| {
-            let mut cs = super::shape::ShapeCs::default();
-            let mut rng = rand_chacha::ChaCha8Rng::from_seed_u64(0);
-            synthesize(&mut cs, k, &mut rng).map(|_| cs.constraints as usize)
-        };
-        match (count(1), count(2)) {
-            (Ok(one), Ok(two)) => (one, two - one),
-            // Counting cannot fail (no values are needed); keep a safe answer regardless.
-            _ => (usize::MAX / 4, usize::MAX / 4),
-        }
-    });
+    let c = costs();
     if blocks == 0 {
         0
     } else {
-        first.saturating_add(chained.saturating_mul(blocks - 1))
+        c.first.saturating_add(c.chained.saturating_mul(blocks - 1))
     }
 }
 

@@ -41,7 +41,7 @@ impl Shape {
 pub(crate) struct ShapeCs {
     pub(crate) constraints: u64,
     inputs: usize,
-    aux: usize,
+    pub(crate) aux: usize,
     nnz: [u64; 3],
     a_aux: Vec<bool>,
     b_input: Vec<bool>,

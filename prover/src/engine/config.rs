@@ -55,9 +55,9 @@ pub struct EngineConfig {
     /// start while it is being built take the circuit path. Same assignments, same proofs.
     /// Default `pce` (2–4× faster synthesis measured on 2 cores; docs/reference/engine.md).
     pub synthesis: SynthesisMode,
-    /// Threads per synthesis for the PCE products: each synthesis worker gets its own pool
-    /// of this many threads; 0 = rayon's global pool (all cores, shared by the workers).
-    /// Concurrent syntheses are `pw`.
+    /// Threads per synthesis on the PCE path, for the witness's pieces and the products:
+    /// each synthesis worker gets its own pool of this many threads; 0 = rayon's global pool
+    /// (all cores, shared by the workers). Concurrent syntheses are `pw`.
     pub synthesis_threads: u32,
     /// Read and write the PCE cache next to the parameter file (off: the PCE is extracted
     /// on first use and kept in memory only).

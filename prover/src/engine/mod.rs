@@ -50,18 +50,19 @@ use crate::synthesis::ProvingAssignment;
 pub trait PartitionCircuit: Send {
     /// Synthesise, with the vectors sized by `hint` (the parameter file's sizes) up front.
     fn synthesize(self: Box<Self>, hint: crate::synthesis::SizeHint) -> Result<ProvingAssignment, ProveError>;
-    /// Its witness only (the pre-compiled path), with room for `inputs` / `aux` values.
-    fn witness(self: Box<Self>, inputs: usize, aux: usize) -> Result<crate::pce::Witness, ProveError>;
+    /// Its witness only (the pre-compiled path: span `witness`), with room for `inputs` /
+    /// `aux` values, its pieces on `pool` (`None`: the current rayon pool).
+    fn witness(self: Box<Self>, inputs: usize, aux: usize, pool: Option<&rayon::ThreadPool>) -> Result<crate::pce::Witness, ProveError>;
     /// Its pre-compiled constraints and its witness, from one run of its code.
     fn extract_with_witness(self: Box<Self>) -> Result<(crate::pce::Pce, crate::pce::Witness), ProveError>;
 }
 
-impl<C: Circuit<Scalar> + Send + 'static> PartitionCircuit for C {
+impl<C: Circuit<Scalar> + crate::pce::WitnessPieces + Send + 'static> PartitionCircuit for C {
     fn synthesize(self: Box<Self>, hint: crate::synthesis::SizeHint) -> Result<ProvingAssignment, ProveError> {
         crate::prover::synthesize_with_capacity(*self, hint)
     }
-    fn witness(self: Box<Self>, inputs: usize, aux: usize) -> Result<crate::pce::Witness, ProveError> {
-        crate::pce::witness::generate(*self, inputs, aux).map_err(|e| ProveError::Synthesis(e.into()))
+    fn witness(self: Box<Self>, inputs: usize, aux: usize, pool: Option<&rayon::ThreadPool>) -> Result<crate::pce::Witness, ProveError> {
+        crate::pce::generate_witness(*self, inputs, aux, pool).map_err(|e| ProveError::Synthesis(e.into()))
     }
     fn extract_with_witness(self: Box<Self>) -> Result<(crate::pce::Pce, crate::pce::Witness), ProveError> {
         crate::pce::extract_with_witness(*self).map_err(|e| match e {
@@ -582,7 +583,8 @@ impl Engine {
         let mut synth_threads = Vec::new();
         for w in 0..shared.cfg.pw {
             let (sh, rx) = (shared.clone(), work_rx.clone());
-            // Threads of this worker's PCE products (`synthesis_threads`; none: the global pool).
+            // Threads of this worker's PCE witness pieces and products (`synthesis_threads`;
+            // none: the global pool).
             let pool = match (shared.cfg.synthesis, shared.cfg.synthesis_threads) {
                 (SynthesisMode::Pce, n) if n > 0 => Some(
                     rayon::ThreadPoolBuilder::new()

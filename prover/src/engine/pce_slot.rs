@@ -124,29 +124,23 @@ pub(super) fn synthesize(sh: &Shared, circuit: Box<dyn PartitionCircuit>, hint: 
         Claim::Ready(p) => {
             let span = info_span!(kind::SYNTHESIS, constraints = p.num_constraints() as u64, path = "pce");
             let _e = span.enter();
-            let w = witness(circuit, &p)?;
+            let w = circuit.witness(p.num_inputs(), p.num_aux(), pool)?;
             Ok(pce::assemble(w, &p, run)?)
         }
         Claim::Mine(guard) => {
             let span = info_span!(kind::SYNTHESIS, constraints = tracing::field::Empty, path = "pce");
             let _e = span.enter();
-            let (p, w) = build(sh, circuit, guard, held)?;
+            let (p, w) = build(sh, circuit, guard, held, pool)?;
             span.record("constraints", p.num_constraints() as u64);
             Ok(pce::assemble(w, &p, run)?)
         }
     }
 }
 
-fn witness(circuit: Box<dyn PartitionCircuit>, p: &Pce) -> Result<pce::Witness, ProveError> {
-    let span = info_span!(kind::WITNESS, aux = p.num_aux() as u64);
-    let _e = span.enter();
-    circuit.witness(p.num_inputs(), p.num_aux())
-}
-
 /// Make the PCE (span `pce_build`): from the cache, else by extraction from `circuit`
 /// (then its witness comes back too). On a cache hit the circuit's witness is generated
 /// here as well, so that the caller always gets one.
-fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>, held: u64) -> Result<(Arc<Pce>, pce::Witness), ProveError> {
+fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>, held: u64, pool: Option<&ThreadPool>) -> Result<(Arc<Pce>, pce::Witness), ProveError> {
     let span = info_span!(kind::PCE_BUILD, source = tracing::field::Empty, { arg::BYTES } = tracing::field::Empty, path = tracing::field::Empty);
     let entered = span.enter();
     let cache = sh.pce.params_path.as_deref().and_then(|params| match PceKey::for_params(&sh.params.info, Some(params)) {
@@ -170,7 +164,7 @@ fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>,
             span.record(arg::BYTES, p.matrix_bytes());
             guard.set(fit_budget(sh, &p, held));
             drop(entered);
-            let w = witness(circuit, &p)?;
+            let w = circuit.witness(p.num_inputs(), p.num_aux(), pool)?;
             return Ok((p, w));
         }
         Ok(Lookup::Missing) => None,

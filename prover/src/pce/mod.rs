@@ -5,7 +5,8 @@
 //! synthesis, and its result, A, B and C, is the same for every partition of a circuit
 //! shape: extract it once ([`extract`]), keep it in a compact form ([`matrix`]) in memory,
 //! shared by every synthesis worker, and on disk next to the parameter file ([`cache`]);
-//! then per partition run the circuit for its witness only ([`witness`]) and multiply
+//! then per partition run the circuit for its witness only ([`witness`]; in parallel pieces
+//! on the synthesis's thread pool where the circuit has them, [`pieces`]) and multiply
 //! ([`eval`]). [`bandwidth`] measures the memory bandwidth the products are bound by.
 //!
 //! [`synthesize_pce`] returns exactly what [`crate::synthesis::synthesize_with_capacity`]
@@ -17,10 +18,10 @@ pub mod cache;
 pub mod eval;
 pub mod extract;
 pub mod matrix;
+pub mod pieces;
 pub mod witness;
 
-use bellpepper_core::{Circuit, SynthesisError};
-use blstrs::Scalar;
+use bellpepper_core::SynthesisError;
 use timeline::event::{arg, kind};
 use tracing::info_span;
 
@@ -30,6 +31,7 @@ use matrix::CsrMatrix;
 pub use cache::{cache_path, load_or_build, OnCorrupt, PceKey, PceSource};
 pub use eval::{products, Products, DEFAULT_CHUNK_ROWS};
 pub use extract::{extract, extract_sized, extract_with_witness};
+pub use pieces::WitnessPieces;
 pub use witness::Witness;
 
 /// Why pre-compiled constraints could not be made, read or used.
@@ -181,10 +183,11 @@ impl Pce {
     }
 }
 
-/// How the products of [`synthesize_pce`] run.
+/// How the witness pieces and the products of [`synthesize_pce`] run.
 #[derive(Clone, Copy, Debug)]
 pub struct PceRun<'a> {
-    /// The pool to multiply on; `None`: the current one (rayon's global pool by default).
+    /// The pool to generate the witness's pieces and multiply on; `None`: the current one
+    /// (rayon's global pool by default).
     pub pool: Option<&'a rayon::ThreadPool>,
     pub chunk_rows: usize,
 }
@@ -195,21 +198,28 @@ impl Default for PceRun<'_> {
     }
 }
 
-/// Synthesise a circuit for proving with its pre-compiled constraints: its witness (span
-/// `witness`), then a, b, c (span `constraints`, argument `bytes`: [`Pce::traffic_bytes`]).
-/// Returns what [`crate::synthesis::synthesize_with_capacity`] returns for the same
-/// circuit; a circuit whose counts differ from the PCE's is refused
+/// Synthesise a circuit for proving with its pre-compiled constraints: its witness ([`generate_witness`],
+/// span `witness`), then a, b, c (span `constraints`, argument `bytes`: [`Pce::traffic_bytes`]),
+/// both on `run.pool`. Returns what [`crate::synthesis::synthesize_with_capacity`] returns for
+/// the same circuit; a circuit whose counts differ from the PCE's is refused
 /// ([`SynthesisFailure::PceMismatch`]); an unsatisfied constraint is an error naming its
 /// index (its name is not recorded in the matrices).
-pub fn synthesize_pce<C: Circuit<Scalar>>(circuit: C, pce: &Pce, run: PceRun<'_>) -> Result<ProvingAssignment, SynthesisFailure> {
-    let w = {
-        let span = info_span!(kind::WITNESS, aux = tracing::field::Empty);
-        let _e = span.enter();
-        let w = witness::generate(circuit, pce.num_inputs, pce.num_aux)?;
-        span.record("aux", w.aux.len() as u64);
-        w
-    };
+pub fn synthesize_pce<C: WitnessPieces + Send>(circuit: C, pce: &Pce, run: PceRun<'_>) -> Result<ProvingAssignment, SynthesisFailure> {
+    let w = generate_witness(circuit, pce.num_inputs, pce.num_aux, run.pool)?;
     assemble(w, pce, run)
+}
+
+/// A partition's witness for the pre-compiled path, in span `witness` (args `aux`, `threads`:
+/// the pool's, `pieces`: how many ran in parallel on it, 0 when the circuit has none and its
+/// witness ran on one thread): [`pieces::generate_parallel`] on `pool` (`None`: the current
+/// one), with room for `inputs` / `aux` values.
+pub fn generate_witness<C: WitnessPieces + Send>(circuit: C, inputs: usize, aux: usize, pool: Option<&rayon::ThreadPool>) -> Result<Witness, SynthesisError> {
+    let threads = pool.map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+    let span = info_span!(kind::WITNESS, aux = aux as u64, threads = threads as u64, pieces = tracing::field::Empty);
+    let _e = span.enter();
+    let (w, pieces) = pieces::generate_parallel(circuit, inputs, aux, pool)?;
+    span.record("pieces", pieces as u64);
+    Ok(w)
 }
 
 /// The products of a generated witness, and the assignment (span `constraints`).

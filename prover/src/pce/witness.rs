@@ -5,6 +5,10 @@
 //! aux come out exactly as [`crate::synthesis::ProvingAssignment`] has them: ONE is the
 //! first input, allocated before the circuit runs; the Groth16 input constraints are not
 //! the circuit's, so they are not counted here (the pre-compiled matrices hold them).
+//!
+//! [`generate`] runs the circuit on one thread: the reference. A circuit that knows how to
+//! cut its witness into independent pieces generates it on a thread pool instead
+//! ([`super::pieces`]), into the same [`WitnessCs`], with the same result.
 
 use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
@@ -23,17 +27,23 @@ pub struct Witness {
 
 /// The witness-only constraint system (see the module docs).
 pub struct WitnessCs {
-    w: Witness,
+    pub(super) w: Witness,
+    /// Pieces run in parallel so far ([`super::pieces`]).
+    pub(super) pieces: usize,
 }
 
 impl WitnessCs {
     /// Room for `inputs` inputs and `aux` aux values; the aux vector gets `inputs` more so
     /// that the products can append the inputs to it without moving it.
     pub fn with_capacity(inputs: usize, aux: usize) -> Self {
-        WitnessCs { w: Witness { inputs: Vec::with_capacity(inputs), aux: super::eval::with_capacity_huge(aux + inputs), constraints: 0 } }
+        WitnessCs { w: Witness { inputs: Vec::with_capacity(inputs), aux: super::eval::with_capacity_huge(aux + inputs), constraints: 0 }, pieces: 0 }
     }
     pub fn into_witness(self) -> Witness {
         self.w
+    }
+    /// Pieces run in parallel into it so far ([`WitnessCs::pieces`]).
+    pub fn pieces_run(&self) -> usize {
+        self.pieces
     }
 }
 
@@ -86,8 +96,9 @@ impl ConstraintSystem<Scalar> for WitnessCs {
     }
 }
 
-/// Run `circuit` for its witness only, with room for `inputs` / `aux` values (the PCE's
-/// counts; a wrong size only costs a reallocation).
+/// Run `circuit` for its witness only, on the calling thread, with room for `inputs` / `aux`
+/// values (the PCE's counts; a wrong size only costs a reallocation). The sequential
+/// reference of [`super::pieces::generate_parallel`].
 pub fn generate<C: Circuit<Scalar>>(circuit: C, inputs: usize, aux: usize) -> Result<Witness, SynthesisError> {
     let mut cs = WitnessCs::with_capacity(inputs, aux);
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
