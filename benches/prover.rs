@@ -244,6 +244,52 @@ fn synthesis_pce(c: &mut Criterion) {
     g.finish();
 }
 
+/// The witness in pieces (`pce::pieces::generate_parallel` on rayon's global pool, as the
+/// engine's default `synthesis_threads = 0` runs it) against the same witness on one thread
+/// (`pce::witness::generate`), both families, checked equal first; the ratio printed from
+/// hand-timed medians of the same run.
+fn witness(c: &mut Criterion) {
+    use prover::circuit::{BenchCircuit, Mix16};
+    use prover::pce;
+    let mut g = c.benchmark_group("witness");
+    g.sample_size(10).measurement_time(Duration::from_secs(6)).warm_up_time(Duration::from_secs(1));
+    let threads = rayon::current_num_threads();
+    for log in (16..=max_log().max(18)).step_by(2) {
+        let n = 1u64 << log;
+        for circuit in [BenchCircuit::PorepLike(PorepLike::new(n, 1)), BenchCircuit::Mix16(Mix16::new(n, 1))] {
+            let p = pce::extract(circuit.clone()).expect("extract");
+            let (inputs, aux) = (p.num_inputs(), p.num_aux());
+            drop(p);
+            let seq = pce::witness::generate(circuit.clone(), inputs, aux).expect("witness");
+            let (par, pieces) = pce::pieces::generate_parallel(circuit.clone(), inputs, aux, None).expect("witness");
+            assert!(seq.inputs == par.inputs && seq.aux == par.aux && seq.constraints == par.constraints, "the witness in pieces differs");
+            drop((seq, par));
+            let family = match &circuit {
+                BenchCircuit::PorepLike(_) => "porep-like",
+                BenchCircuit::Mix16(_) => "mix16",
+            };
+            let at = format!("{family}/2^{log}");
+            g.bench_function(BenchmarkId::new("sequential", &at), |b| b.iter(|| pce::witness::generate(circuit.clone(), inputs, aux).expect("witness")));
+            g.bench_function(BenchmarkId::new("pieces", &at), |b| b.iter(|| pce::pieces::generate_parallel(circuit.clone(), inputs, aux, None).expect("witness")));
+            let median = |f: &dyn Fn()| {
+                let mut v: Vec<f64> = (0..5)
+                    .map(|_| {
+                        let t = std::time::Instant::now();
+                        f();
+                        t.elapsed().as_secs_f64()
+                    })
+                    .collect();
+                v.sort_by(f64::total_cmp);
+                v[2]
+            };
+            let seq_s = median(&|| drop(std::hint::black_box(pce::witness::generate(circuit.clone(), inputs, aux).expect("witness"))));
+            let par_s = median(&|| drop(std::hint::black_box(pce::pieces::generate_parallel(circuit.clone(), inputs, aux, None).expect("witness"))));
+            eprintln!("witness {at}: one thread {seq_s:.4} s, {pieces} pieces on {threads} threads {par_s:.4} s: {:.2}x", seq_s / par_s);
+        }
+    }
+    g.finish();
+}
+
 /// Loading a parameter file (mapped, hash over all cores, points decoded in parallel): the
 /// uncompressed file against the compressed one (a square root per point), written from the
 /// same parameters in this process. Also the write of each.
@@ -267,5 +313,5 @@ fn params_load(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, prove, msm_vs_blst, engine_events, prep_split, synthesis, synthesis_pce, params_load);
+criterion_group!(benches, prove, msm_vs_blst, engine_events, prep_split, synthesis, synthesis_pce, witness, params_load);
 criterion_main!(benches);

@@ -5,6 +5,7 @@
 # concurrent syntheses at 2^22 (8×2, 4×4, 2×8: threads per synthesis × syntheses), then mix16
 # at 2^22. Each run reports the median of REPS rounds of both paths, the PCE's bytes per
 # constraint, its extraction time (and, at 2^24, its cache file's write and read times), the
+# witness in pieces on the synthesis's pool against the same witness on one thread, the
 # memory bandwidth (STREAM-like triad with the same threads), the products' floor and
 # measured ÷ floor. Whole runs are skipped once BUDGET seconds (default 450) would be
 # exceeded, so the script ends within ~7.5 minutes whatever the host's speed.
@@ -19,8 +20,9 @@
 # then on the machine (device run, carry ["dist"]):
 #   bash scripts/device/synthesis.sh
 #   LOGS_FULL="22" SPLITS="8x2" REPS=5 BUDGET=300 bash scripts/device/synthesis.sh
-# (LOGS_FULL: sizes with all cores; SPLITS: threads x syntheses at SPLIT_LOG; MIX_LOG: the
-# mix16 run, "" for none; CACHE_LOG: the size whose cache file is timed.)
+# (LOGS_FULL: sizes with all cores; SPLITS: threads x syntheses at SPLIT_LOG; SPLITS_SKIP_CIRCUIT
+# set: the splits time the PCE path only; MIX_LOG: the mix16 run, "" for none; CACHE_LOG: the
+# size whose cache file is timed.)
 set -uo pipefail
 [ -n "${BIN:-}" ] || bash "$(dirname "$0")/unpack.sh" || exit 2
 BIN=${BIN:-dist/proofscope}
@@ -78,7 +80,7 @@ for split in $SPLITS; do
   t=${split%x*}
   k=${split#*x}
   [ "$t" -ge 1 ] || continue
-  run "porep-like-$SPLIT_LOG-${t}x${k}" 120 --constraints "2^$SPLIT_LOG" --threads "$t" --concurrent "$k"
+  run "porep-like-$SPLIT_LOG-${t}x${k}" 120 --constraints "2^$SPLIT_LOG" --threads "$t" --concurrent "$k" ${SPLITS_SKIP_CIRCUIT:+--skip-circuit}
 done
 [ -n "$MIX_LOG" ] && run "mix16-$MIX_LOG-${CORES}x1" 90 --circuit mix16 --constraints "2^$MIX_LOG" --threads "$CORES" --concurrent 1
 
@@ -87,8 +89,8 @@ python3 - "$OUT/synthesis.jsonl" <<'EOF' 2>&1 | tee -a "$OUT/synthesis.txt"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 print()
-print("| run | B/constraint | extract s | circuit s | pce s (witness + products) | speedup | syntheses/s circuit -> pce | triad GB/s | products floor s | products / floor |")
-print("|---|---:|---:|---:|---|---:|---|---:|---:|---:|")
+print("| run | B/constraint | extract s | circuit s | pce s (witness + products) | witness 1 thread -> pieces s | speedup | syntheses/s circuit -> pce | triad GB/s | products floor s | products / floor |")
+print("|---|---:|---:|---:|---|---|---:|---|---:|---:|---:|")
 for r in rows:
     if "pce" not in r:
         print(f"| {r.get('run')} | (unparsed) |")
@@ -96,10 +98,11 @@ for r in rows:
     c = r.get("circuit_path") or {}
     p = r["pce_path"]
     print(f"| {r['run']} | {r['pce']['size']['bytes_per_constraint']:.1f} | {r['pce']['extract_s']:.2f} | {c.get('median_s', float('nan')):.3f} | "
-          f"{p['median_s']:.3f} ({p['witness_s']:.3f} + {p['products_s']:.3f}) | {r.get('speedup') or float('nan'):.2f}x | "
+          f"{p['median_s']:.3f} ({p['witness_s']:.3f} + {p['products_s']:.3f}) | "
+          f"{p.get('witness_sequential_s') or float('nan'):.3f} -> {p['witness_s']:.3f} ({r.get('witness_speedup') or float('nan'):.2f}x, {p.get('witness_pieces', 0)} pieces) | {r.get('speedup') or float('nan'):.2f}x | "
           f"{r.get('circuit_per_s') or float('nan'):.2f} -> {r['pce_per_s']:.2f} | {r['bandwidth']['triad_gbs']:.1f} | {r['products_floor_s']:.4f} | {r['products_vs_floor']:.2f} |")
     cache = r["pce"].get("cache")
     if cache:
-        print(f"|   cache {cache['file_bytes'] / 2**20:.0f} MiB: write {cache['write_s']:.2f} s, read {cache['load_s']:.2f} s | | | | | | | | | |")
+        print(f"|   cache {cache['file_bytes'] / 2**20:.0f} MiB: write {cache['write_s']:.2f} s, read {cache['load_s']:.2f} s | | | | | | | | | | |")
 EOF
 echo "total $(($(date +%s) - start)) s" | tee -a "$OUT/synthesis.txt"

@@ -3,7 +3,9 @@
 //! machine, without a GPU or a parameter file. K syntheses run at once (each circuit-path
 //! synthesis on one thread, each PCE synthesis with its own pool of T threads for the
 //! products), R rounds; medians reported. Also the PCE's size (bytes/constraint), its
-//! extraction time (and with `--pce-cache FILE` its write and reload times), a STREAM-like
+//! extraction time (and with `--pce-cache FILE` its write and reload times), the witness in
+//! pieces on the synthesis's pool (as the engine makes it) against the same witness on one
+//! thread (K at once, rounds of their own), a STREAM-like
 //! probe of the memory bandwidth with K × T threads, the products' floor (the bytes they
 //! must move ÷ that bandwidth) and measured ÷ floor. Both paths' assignments are compared
 //! once (a, b, c) before timing.
@@ -53,6 +55,8 @@ struct Report {
     products_vs_floor: f64,
     /// Median whole PCE synthesis (witness + products) ÷ the products' floor.
     synthesis_vs_floor: f64,
+    /// Median sequential witness ÷ median witness in pieces (same K, same machine, same run).
+    witness_speedup: f64,
 }
 
 #[derive(Serialize)]
@@ -85,6 +89,13 @@ struct PathTimes {
     witness_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     products_s: Option<f64>,
+    /// Median witness generated on one thread (`pce::witness::generate`), K at once, in
+    /// rounds of their own beside the PCE path's (whose witness is in pieces on the pool).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    witness_sequential_s: Option<f64>,
+    /// Pieces the PCE path's witness ran in (0: the circuit has none, one thread).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    witness_pieces: Option<usize>,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -197,13 +208,25 @@ pub fn run(circuit: &BenchCircuit, constraints: u64, o: &Options, json: bool) ->
     let (times, walls) = rounds(o.concurrent, o.reps, |r, i| {
         let c = family.circuit(constraints, seed_of(r, i));
         let t = Instant::now();
-        let w = pce::witness::generate(c, p.num_inputs(), p.num_aux()).expect("witness");
+        // As the engine does: the witness in pieces on this synthesis's pool.
+        let (w, pieces) = pce::pieces::generate_parallel(c, p.num_inputs(), p.num_aux(), Some(&pools[i])).expect("witness");
         let tw = t.elapsed().as_secs_f64();
         let a = pce::assemble(w, &p, PceRun { pool: Some(&pools[i]), chunk_rows: o.chunk_rows }).expect("satisfied");
         let total = t.elapsed().as_secs_f64();
         drop(a);
-        (total, tw, total - tw)
+        (total, tw, total - tw, pieces)
     });
+    // The baseline of the witness in pieces: the same witnesses on one thread each, K at once.
+    say(format!("  witness on one thread: {} round(s) of {} concurrent …", o.reps, o.concurrent));
+    let (seq, _) = rounds(o.concurrent, o.reps, |r, i| {
+        let c = family.circuit(constraints, seed_of(r, i));
+        let t = Instant::now();
+        let w = pce::witness::generate(c, p.num_inputs(), p.num_aux()).expect("witness");
+        let s = t.elapsed().as_secs_f64();
+        drop(w);
+        s
+    });
+    let witness_sequential = median(&seq);
     let all: Vec<f64> = times.iter().map(|t| t.0).collect();
     let pce_path = PathTimes {
         median_s: median(&all),
@@ -211,6 +234,8 @@ pub fn run(circuit: &BenchCircuit, constraints: u64, o: &Options, json: bool) ->
         round_s: median(&walls),
         witness_s: Some(median(&times.iter().map(|t| t.1).collect::<Vec<_>>())),
         products_s: Some(median(&times.iter().map(|t| t.2).collect::<Vec<_>>())),
+        witness_sequential_s: Some(witness_sequential),
+        witness_pieces: times.first().map(|t| t.3),
     };
     let floor = bw.floor_s(p.traffic_bytes() * o.concurrent as u64);
     let products = pce_path.products_s.unwrap_or(f64::NAN);
@@ -229,6 +254,7 @@ pub fn run(circuit: &BenchCircuit, constraints: u64, o: &Options, json: bool) ->
         products_floor_s: floor,
         products_vs_floor: products / floor,
         synthesis_vs_floor: pce_path.median_s / floor,
+        witness_speedup: witness_sequential / pce_path.witness_s.unwrap_or(f64::NAN),
         circuit_path,
         pce_path,
     };
@@ -266,6 +292,14 @@ pub fn run(circuit: &BenchCircuit, constraints: u64, o: &Options, json: bool) ->
         r.pce_path.witness_s.unwrap_or(f64::NAN),
         products,
         r.pce_per_s
+    );
+    println!(
+        "witness        {:.3} s on one thread, {:.3} s in {} pieces on {} threads: {:.2}×",
+        r.pce_path.witness_sequential_s.unwrap_or(f64::NAN),
+        r.pce_path.witness_s.unwrap_or(f64::NAN),
+        r.pce_path.witness_pieces.unwrap_or(0),
+        r.threads_per_synthesis,
+        r.witness_speedup
     );
     if let Some(s) = r.speedup {
         println!("speedup        {s:.2}× (circuit ÷ pce, per synthesis)");
