@@ -52,10 +52,21 @@ fn a_kineto_trace_is_analysed_as_a_run() {
     check_summary(&json(&r.stdout));
     let written = json(&std::fs::read_to_string(d.path().join("out/summary.json")).unwrap());
     check_summary(&written);
+    // It keeps the data contract: summary.json validates against its published schema.
+    let schema = json(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference/schemas/summary.schema.json")).unwrap());
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(&written).take(5).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:?}");
     // The outputs are drawn from it too; the trace names the kernels.
     let trace = std::fs::read_to_string(d.path().join("out/trace.json")).unwrap();
     assert!(trace.contains("ampere_sgemm_128x64_nn"));
     assert!(d.path().join("out/report.md").is_file());
+    // The terminal summary counts events and gives each GPU its kernel-level figure.
+    let r = go(d.path(), &["analyze", fx.to_str().unwrap(), "-o", "out2", "--no-charts"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("chrome-trace log, 29 events, 15 spans, 0 jobs, 2 device(s)"), "{}", r.stdout);
+    assert!(r.stdout.contains("GPU 0       kernels 43.3 % busy over 0.00707 s"), "{}", r.stdout);
+    assert!(r.stdout.contains("GPU 1       kernels 40.1 % busy over 0.00501 s"), "{}", r.stdout);
     // Forced, the same.
     let r = go(d.path(), &["analyze", fx.to_str().unwrap(), "--format", "chrome-trace", "--json"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);

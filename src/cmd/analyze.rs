@@ -632,10 +632,12 @@ fn f2(v: Option<f64>) -> String {
 pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
     let d = &s.diagnostics;
     println!(
-        "{} — {} log, {} lines, {} spans, {} jobs, {} device(s)",
+        "{} — {} log, {} {}, {} spans, {} jobs, {} device(s)",
         s.input.as_deref().unwrap_or("run"),
         s.run.format,
         d.lines_total,
+        // (A Chrome trace counts its events.)
+        if d.format == "chrome-trace" { "events" } else { "lines" },
         s.run.spans,
         s.run.jobs,
         s.run.devices.len()
@@ -678,6 +680,12 @@ pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
     // "GPU 0" on GPU runs and cuzk logs, "CPU device 0" on a run of the CPU backend.
     let dev = timeline::report::device_word(s);
     for u in &s.utilization.devices {
+        // Device work without any `gpu` call (another tool's trace): the kernel level alone,
+        // over the window of that work.
+        if let (0, Some(k)) = (u.gpu_spans + u.open_gpu_spans, u.kernel_utilization) {
+            println!("{:<11} kernels {:.1} % busy over {} s", format!("{dev} {}", u.device), k * 100.0, num(u.window_ms / 1e3));
+            continue;
+        }
         println!(
             "{:<11} {:.1} % busy (union of {} workers over {:.1} s){}",
             format!("{dev} {}", u.device),
