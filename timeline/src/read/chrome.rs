@@ -600,8 +600,10 @@ fn assemble(mut st: State) -> Run {
     let mut run = Run::new(RunMeta::new("chrome-trace"));
     let d = &mut run.diagnostics;
     d.format = "chrome-trace".into();
+    // Counted in events: those read (slices, metadata, counters, rejected ones) and those
+    // ignored (instants, flows, …) make up the total, as lines do for the line formats.
     d.lines_total = st.events;
-    d.event_lines = st.events;
+    d.event_lines = st.events - st.ignored;
     d.lines_ignored = st.ignored;
 
     // Devices of the pids that hold device work.

@@ -146,10 +146,15 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// The first four bytes of every zstd frame.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
-/// Read a whole log held in memory.
+/// Read a whole log held in memory. Reading a byte slice fails only on a Chrome trace that
+/// is not one as a whole ([`ReadError::Format`]): the run is then empty, with the error as
+/// its problem (never a quiet empty run).
 pub fn read_str(text: &str, format: Option<Format>) -> Run {
-    // Reading from a byte slice cannot fail.
-    read_from(text.as_bytes(), "<memory>", format).unwrap_or_default()
+    read_from(text.as_bytes(), "<memory>", format).unwrap_or_else(|e| {
+        let mut run = Run::default();
+        run.diagnostics.problem(e.to_string());
+        run
+    })
 }
 
 /// Read from any buffered reader; `name` is used in error messages.
