@@ -282,3 +282,29 @@ fn our_own_trace_of_a_real_run_reads_back_with_the_same_device_busy_time() {
         assert!((kx - ky).abs() <= 1e-6, "device {}: busy {kx} ms, read back {ky} ms", x.device);
     }
 }
+
+/// The device of a device event: `args.device`, else the number in its process's label or
+/// name, else a small pid, else the next free index; counters go with their process's device.
+#[test]
+fn devices_come_from_args_names_or_pids_and_counters_follow() {
+    let k = |pid: u64, args: &str| format!("{{\"ph\":\"X\",\"cat\":\"Kernel\",\"name\":\"k\",\"pid\":{pid},\"tid\":\"stream 3\",\"ts\":1,\"dur\":2,\"args\":{{{args}}}}}");
+    let doc = format!(
+        "[{},{},{},{},{},{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":200,\"args\":{{\"name\":\"GPU 3: NVIDIA A100\"}}}},{{\"ph\":\"C\",\"name\":\"mem\",\"pid\":200,\"ts\":2,\"args\":{{\"value\":7}}}},{{\"ph\":\"C\",\"name\":\"load\",\"pid\":9999,\"ts\":3,\"args\":{{\"a\":1,\"b\":2}}}}]",
+        k(31337, ""),
+        k(5, ""),
+        k(200, ""),
+        k(77777, "\"device\":2"),
+        "{\"ph\":\"X\",\"cat\":\"Memset\",\"name\":\"m\",\"pid\":5,\"tid\":1,\"ts\":0,\"dur\":1}",
+    );
+    let run = read_str(&doc, None);
+    assert!(!run.diagnostics.has_warnings(), "{:?}", run.diagnostics);
+    let mut devs: Vec<(u32, String)> = run.spans.iter().map(|s| (s.device.unwrap(), s.kind.as_str().to_string())).collect();
+    devs.sort();
+    // pid 31337: neither an argument, a name nor a small pid: the first free index, 0.
+    assert_eq!(devs, vec![(0, "kernel".into()), (2, "kernel".into()), (3, "kernel".into()), (5, "kernel".into()), (5, "memset".into())]);
+    assert_eq!(run.meta.gpus[3], "NVIDIA A100");
+    // The stream from the tid `stream 3`.
+    assert!(run.spans.iter().filter(|s| s.kind == SpanKind::Kernel).all(|s| s.args["stream"] == 3));
+    let c: Vec<(&str, u64, f64, Option<u32>)> = run.counters.iter().map(|c| (c.name.as_str(), c.t_ns, c.value, c.device)).collect();
+    assert_eq!(c, vec![("mem", 2_000, 7.0, Some(3)), ("load.a", 3_000, 1.0, None), ("load.b", 3_000, 2.0, None)]);
+}
