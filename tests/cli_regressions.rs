@@ -125,7 +125,7 @@ fn strict_fails_on_what_is_not_a_run_and_warns_without_it() {
         (vec!["analyze", "random.bin"], "not text"),
         (vec!["analyze", "run.jsonl", "--format", "cuzk"], "not one TIMELINE line"),
         (vec!["analyze", "future.jsonl", "--force"], "schema_version 999"),
-        (vec!["compare", "sample.log", "trace.json"], "no usable event"),
+        (vec!["compare", "sample.log", "trace.json"], "none on a device"),
         (vec!["compare", "sample.log", "random.bin"], "no completed proof"),
     ] {
         let mut a = args.clone();

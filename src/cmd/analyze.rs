@@ -27,7 +27,8 @@ use timeline::Run;
 #[derive(clap::Args)]
 pub struct Args {
     /// The log: a cuzk daemon log (TIMELINE lines among others, bare or as journalctl /
-    /// Docker wrote them, plain, gzip or zstd) or proofscope JSON lines; `-` reads stdin.
+    /// Docker wrote them, plain, gzip or zstd), proofscope JSON lines, or a Chrome / Perfetto
+    /// trace JSON with GPU kernels (PyTorch profiler / Kineto); `-` reads stdin.
     /// Several logs, a directory (its files) or a quoted glob (`'logs/*.log.gz'`) make a
     /// fleet: one report per host and a fleet table.
     #[arg(required = true, num_args = 1..)]
@@ -56,9 +57,10 @@ pub struct Args {
     /// Idle gaps shorter than this are counted but not listed (ms, ≥ 0).
     #[arg(long, default_value_t = 1.0, value_parser = super::input::nonneg_ms)]
     pub min_gap_ms: f64,
-    /// Input format: `jsonl`, or a cuzk log — `cuzk` (each line's wrapper detected),
+    /// Input format: `jsonl`, a cuzk log — `cuzk` (each line's wrapper detected),
     /// `plain`, `journal` (journalctl's prefix), `journal-json` (`journalctl -o json`),
-    /// `docker` (json-file) (default: detected from the content).
+    /// `docker` (json-file) — or `chrome-trace` (another tool's Chrome / Perfetto trace JSON
+    /// with GPU kernels, as PyTorch's profiler writes) (default: detected from the content).
     #[arg(long)]
     pub format: Option<Format>,
     /// Skip the charts and the trace (the tables, summary and report are still written).
@@ -611,8 +613,10 @@ pub fn print_warnings(s: &Summary) {
     if d.lines_rejected > shown && shown > 0 {
         tracing::warn!("… {} more rejected lines (see report.md)", d.lines_rejected - shown);
     }
+    // (A Chrome trace counts its events, not its lines.)
+    let unit = if d.format == "chrome-trace" { "events" } else { "lines" };
     tracing::warn!(
-        "{} lines rejected ({} duplicates), {} spans never ended (of {} lines read)",
+        "{} {unit} rejected ({} duplicates), {} spans never ended (of {} {unit} read)",
         d.lines_rejected,
         d.duplicates,
         d.open_spans,
@@ -628,10 +632,12 @@ fn f2(v: Option<f64>) -> String {
 pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
     let d = &s.diagnostics;
     println!(
-        "{} — {} log, {} lines, {} spans, {} jobs, {} device(s)",
+        "{} — {} log, {} {}, {} spans, {} jobs, {} device(s)",
         s.input.as_deref().unwrap_or("run"),
         s.run.format,
         d.lines_total,
+        // (A Chrome trace counts its events.)
+        if d.format == "chrome-trace" { "events" } else { "lines" },
         s.run.spans,
         s.run.jobs,
         s.run.devices.len()
@@ -674,6 +680,12 @@ pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
     // "GPU 0" on GPU runs and cuzk logs, "CPU device 0" on a run of the CPU backend.
     let dev = timeline::report::device_word(s);
     for u in &s.utilization.devices {
+        // Device work without any `gpu` call (another tool's trace): the kernel level alone,
+        // over the window of that work.
+        if let (0, Some(k)) = (u.gpu_spans + u.open_gpu_spans, u.kernel_utilization) {
+            println!("{:<11} kernels {:.1} % busy over {} s", format!("{dev} {}", u.device), k * 100.0, num(u.window_ms / 1e3));
+            continue;
+        }
         println!(
             "{:<11} {:.1} % busy (union of {} workers over {:.1} s){}",
             format!("{dev} {}", u.device),

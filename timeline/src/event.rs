@@ -54,6 +54,13 @@ pub mod kind {
     pub const RAM_WAIT: &str = "ram_wait";
     /// A partition that failed for good (arg `error`): its proof is not counted.
     pub const FAILED: &str = "failed";
+    /// A device kernel read from another tool's trace (a Chrome / Perfetto trace such as
+    /// PyTorch's Kineto writes: `read::chrome`); its name is the span's `name` argument.
+    pub const KERNEL: &str = "kernel";
+    /// A device memory copy read from another tool's trace (Kineto's `gpu_memcpy`).
+    pub const MEMCPY: &str = "memcpy";
+    /// A device memset read from another tool's trace (Kineto's `gpu_memset`).
+    pub const MEMSET: &str = "memset";
     /// Names earlier versions wrote, read as today's kind: (old name, kind).
     pub const ALIASES: &[(&str, &str)] = &[("b_g2_msm", CPU_MSM_B_G2)];
 }
@@ -146,13 +153,20 @@ pub enum SpanKind {
     /// A partition that failed for good (zero length, at the failure; arg `error`): the job is
     /// failed, not complete, and none of its time counts as a proof's.
     Failed,
+    /// A device kernel of another tool's trace (`read::chrome`): device work, its name in
+    /// the `name` argument.
+    Kernel,
+    /// A device memory copy of another tool's trace (any direction): device work.
+    Memcpy,
+    /// A device memset of another tool's trace: device work.
+    Memset,
     /// A kind this version does not know; the string is kept verbatim.
     Other(String),
 }
 
 impl SpanKind {
     /// Every known kind, in pipeline order (used for legends and stable table order).
-    pub const KNOWN: [SpanKind; 30] = [
+    pub const KNOWN: [SpanKind; 33] = [
         SpanKind::Synthesis,
         SpanKind::Witness,
         SpanKind::Constraints,
@@ -183,6 +197,9 @@ impl SpanKind {
         SpanKind::Fallback,
         SpanKind::RamWait,
         SpanKind::Failed,
+        SpanKind::Kernel,
+        SpanKind::Memcpy,
+        SpanKind::Memset,
     ];
 
     pub fn as_str(&self) -> &str {
@@ -217,6 +234,9 @@ impl SpanKind {
             SpanKind::Fallback => kind::FALLBACK,
             SpanKind::RamWait => kind::RAM_WAIT,
             SpanKind::Failed => kind::FAILED,
+            SpanKind::Kernel => kind::KERNEL,
+            SpanKind::Memcpy => kind::MEMCPY,
+            SpanKind::Memset => kind::MEMSET,
             SpanKind::Other(s) => s,
         }
     }
@@ -246,12 +266,15 @@ impl SpanKind {
                 | SpanKind::TailMsm
                 | SpanKind::H2d
                 | SpanKind::D2h
+                | SpanKind::Kernel
+                | SpanKind::Memcpy
+                | SpanKind::Memset
         )
     }
 
-    /// Device compute kernels (device work without the copies).
+    /// Device compute kernels (device work without the copies and memsets).
     pub fn is_kernel(&self) -> bool {
-        self.is_device_work() && !matches!(self, SpanKind::H2d | SpanKind::D2h)
+        self.is_device_work() && !matches!(self, SpanKind::H2d | SpanKind::D2h | SpanKind::Memcpy | SpanKind::Memset)
     }
 
     /// Host-side synthesis work: a partition's `synthesis` and the phases nested in it on the
@@ -393,10 +416,11 @@ impl Span {
     /// allocation, pinned staging, the host fill before the copy, the hand-over after it
     /// (`finish_ns`) — so only its copy counts: the `gpu_ns` before the hand-over, i.e.
     /// `[end - finish_ns - gpu_ns, end - finish_ns)`, clamped to the span. Other spans, and
-    /// copies without `gpu_ns` (cuzk logs, the simulator), count whole.
+    /// copies without `gpu_ns` (cuzk logs, the simulator, another tool's `memcpy`), count
+    /// whole; a `memcpy` with `gpu_ns` (our own `trace.json` read back) as an `h2d`.
     pub fn device_interval(&self) -> Option<(u64, u64)> {
         let end = self.end_ns?;
-        if matches!(self.kind, SpanKind::H2d | SpanKind::D2h) {
+        if matches!(self.kind, SpanKind::H2d | SpanKind::D2h | SpanKind::Memcpy) {
             let num = |k: &str| self.args.get(k).and_then(|v| v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)));
             if let Some(gpu) = num(arg::GPU_NS) {
                 let e = end.saturating_sub(num(arg::FINISH_NS).unwrap_or(0)).max(self.start_ns);
@@ -634,8 +658,11 @@ pub struct LineWarning {
 /// What the reader saw and set aside: nothing is dropped silently.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Diagnostics {
-    /// `jsonl` or `cuzk`.
+    /// `jsonl`, `cuzk` (`cuzk (<wrapper>)` when forced) or `chrome-trace`.
     pub format: String,
+    /// Lines read. A Chrome trace (one JSON document) counts its trace events here and in
+    /// the other counts instead of lines; its warnings name the event (`event #12`) and
+    /// carry the line where that event starts.
     pub lines_total: u64,
     /// Lines that were events of the format (TIMELINE lines, JSON records).
     pub event_lines: u64,

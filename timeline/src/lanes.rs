@@ -13,6 +13,9 @@
 //! concurrent MSMs are drawn side by side instead of as false nesting; a `batch_add` or
 //! `tail_msm` that names its MSM (`query`) follows that MSM onto its lane.
 //!
+//! The device work of another tool's trace (`read::chrome`: kernels, copies, memsets with
+//! no worker) is packed per CUDA stream (its `stream` argument): `gpu0 stream 7`.
+//!
 //! Queue waits (`gpu_queue`) are not work on any worker and are left out; the trace
 //! shows them as async slices and the chart omits them.
 //!
@@ -73,6 +76,10 @@ pub struct Lane {
 impl Lane {
     /// A short human name, e.g. `synth 3`, `gpu0 w1`, `gpu0 w1 #2`, `gpu0 w1 lane 2`.
     pub fn name(&self) -> String {
+        // A stream of another tool's trace (`read::chrome`): no worker, packed per stream.
+        if let (LaneGroup::Device(d), None, Some(st)) = (self.group, self.worker, self.stream) {
+            return if self.sub > 0 { format!("gpu{d} stream {st} #{}", self.sub + 1) } else { format!("gpu{d} stream {st}") };
+        }
         let mut base = match (self.group, self.worker) {
             (LaneGroup::Synthesis, Some(w)) => format!("synth w{w}"),
             (LaneGroup::Synthesis, None) => format!("synth {}", self.sub),
@@ -129,13 +136,20 @@ impl Lane {
 /// The stream (`lane` argument) of each span that ran on one, by span index: its own, or for
 /// a span naming its MSM in `query` (`batch_add`, `tail_msm`), the lane of that MSM of the
 /// same partition on the same worker whose time holds the span's start. Only spans with a
-/// worker take a stream.
+/// worker take a stream, and the device work of an imported trace (its `stream` argument).
 fn streams(run: &Run) -> HashMap<usize, u32> {
     let lane_of = |s: &Span| s.args.get(arg::LANE).and_then(serde_json::Value::as_u64).and_then(|l| u32::try_from(l).ok());
     let mut out = HashMap::new();
     type Key<'a> = (Option<&'a str>, Option<u32>, u32, Option<u32>, &'a str);
     let mut msms: HashMap<Key<'_>, Vec<(u64, u64, u32)>> = HashMap::new();
     for (i, s) in run.spans.iter().enumerate() {
+        // The device work of another tool's trace (`read::chrome`) names its CUDA stream.
+        if s.worker.is_none() && matches!(s.kind, SpanKind::Kernel | SpanKind::Memcpy | SpanKind::Memset) {
+            if let Some(st) = s.args.get("stream").and_then(serde_json::Value::as_u64).and_then(|l| u32::try_from(l).ok()) {
+                out.insert(i, st);
+            }
+            continue;
+        }
         if let (Some(l), Some(_)) = (lane_of(s), s.worker) {
             out.insert(i, l);
             let end = s.end_ns.unwrap_or(u64::MAX);

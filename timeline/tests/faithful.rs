@@ -156,8 +156,14 @@ fn inputs_that_are_not_a_run_are_problems() {
     let jsonl = "{\"type\":\"span\",\"kind\":\"gpu\",\"start_ns\":0,\"end_ns\":5,\"job\":\"a\"}\n";
     assert!(problems(jsonl, Some(Format::Cuzk))[0].contains("not one TIMELINE line"));
     assert!(problems(jsonl, None).is_empty());
-    // A pretty-printed JSON document (trace.json): every line rejected, nothing usable.
+    // A Chrome trace with no events at all: the Chrome reader says so.
     let p = problems("{\n \"traceEvents\": [\n ]\n}\n", None);
+    assert!(p.iter().any(|p| p.contains("a Chrome trace with no events at all")), "{p:?}");
+    // One without a device event says what it holds.
+    let p = problems("{\"traceEvents\":[\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1}\n]}\n", None);
+    assert!(p.iter().any(|p| p.contains("a Chrome trace with 1 event, none on a device") && p.contains("1 cpu_op")), "{p:?}");
+    // A pretty-printed JSON document that is not a Chrome trace: every line rejected.
+    let p = problems("{\n \"verdict\": {\n }\n}\n", None);
     assert!(p.iter().any(|p| p.contains("no usable event")), "{p:?}");
     // A schema from the future.
     let future = "{\"type\":\"meta\",\"schema_version\":999,\"source\":\"x\",\"tool_version\":\"9\"}\n{\"type\":\"span\",\"kind\":\"gpu\",\"start_ns\":0,\"end_ns\":5,\"job\":\"a\"}\n";

@@ -41,6 +41,10 @@ pub fn kind_color(kind: &SpanKind) -> RGBColor {
         SpanKind::Fallback => RGBColor(255, 0, 255),
         SpanKind::RamWait => RGBColor(221, 35, 160),
         SpanKind::Failed => RGBColor(120, 0, 0),
+        // Another tool's trace (`read::chrome`): picked as far as possible from the rest.
+        SpanKind::Kernel => RGBColor(12, 254, 5),
+        SpanKind::Memcpy => RGBColor(3, 6, 253),
+        SpanKind::Memset => RGBColor(214, 255, 8),
         SpanKind::Other(_) => RGBColor(34, 40, 88),
     }
 }

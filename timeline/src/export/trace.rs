@@ -48,7 +48,9 @@ fn category(kind: &SpanKind) -> &'static str {
         k if k.is_synthesis_side() => "synthesis",
         SpanKind::Gpu | SpanKind::GpuPickup => "gpu",
         SpanKind::GpuQueue => "queue",
-        SpanKind::H2d | SpanKind::D2h => "copy",
+        // (`read::chrome` reads `copy` back as `memcpy`, `memset` as `memset`.)
+        SpanKind::H2d | SpanKind::D2h | SpanKind::Memcpy => "copy",
+        SpanKind::Memset => "memset",
         k if k.is_kernel() => "kernel",
         SpanKind::LockWait | SpanKind::LockHold => "lock",
         SpanKind::RamWait => "memory",
@@ -87,6 +89,12 @@ fn obj<const N: usize>(fields: [(&str, Value); N]) -> Value {
 /// A slice's name: its kind, then the job's number (order of first appearance) and the
 /// partition where the span has them: `synthesis J3 p7`, `gpu J0`, `lock_wait`.
 fn slice_name(s: &Span, job_no: &HashMap<&str, usize>) -> String {
+    // A span read from another tool's trace (`read::chrome`) keeps that slice's name (the
+    // kernel's); its kind is the category.
+    let imported = matches!(s.kind, SpanKind::Kernel | SpanKind::Memcpy | SpanKind::Memset | SpanKind::Other(_));
+    if let Some(n) = s.args.get("name").and_then(Value::as_str).filter(|n| imported && !n.is_empty()) {
+        return n.to_string();
+    }
     let mut name = s.kind.as_str().to_string();
     if let Some(n) = s.job.as_deref().and_then(|j| job_no.get(j)) {
         name.push_str(&format!(" J{n}"));

@@ -1,12 +1,15 @@
-//! Readers: turn a log (file or stdin) into a [`Run`]. Two formats, detected from the
-//! first meaningful line: our JSON lines (`{"type":...}` records) and the cuzk daemon's
-//! `TIMELINE,<offset_ms>,<event>,<job_id>,<detail>` lines mixed with ordinary log lines —
-//! bare or wrapped as a provider keeps them (journald, `journalctl -o json`, Docker
-//! json-file, the daemon's JSON log between them: [`wrap`], detected line by line).
+//! Readers: turn a log (file or stdin) into a [`Run`]. Three formats: a Chrome / Perfetto
+//! trace (one JSON document, as PyTorch's Kineto writes: [`chrome`]), recognised from the
+//! first bytes (a top-level object with `traceEvents`, an array of events); otherwise,
+//! detected from the first meaningful line, our JSON lines (`{"type":...}` records) and the
+//! cuzk daemon's `TIMELINE,<offset_ms>,<event>,<job_id>,<detail>` lines mixed with ordinary
+//! log lines — bare or wrapped as a provider keeps them (journald, `journalctl -o json`,
+//! Docker json-file, the daemon's JSON log between them: [`wrap`], detected line by line).
 //! Files and stdin may be gzip- or zstd-compressed (detected by magic bytes, decompressed
 //! as a stream). Readers never panic on input: every line they cannot use is counted in
 //! [`Diagnostics`](crate::event::Diagnostics) and the first ones are named by number.
 
+pub mod chrome;
 pub mod cuzk;
 pub mod jsonl;
 pub mod wrap;
@@ -17,9 +20,10 @@ use std::path::Path;
 
 use crate::event::Run;
 
-/// Input formats: our JSON lines, or a cuzk log — its wrapper detected per line
-/// (`Cuzk`) or forced (`Plain`, `Journal`, `JournalJson`, `Docker`: every line is taken to
-/// be so wrapped, and a line that is not is an ordinary line).
+/// Input formats: our JSON lines, a cuzk log — its wrapper detected per line (`Cuzk`) or
+/// forced (`Plain`, `Journal`, `JournalJson`, `Docker`: every line is taken to be so
+/// wrapped, and a line that is not is an ordinary line) — or another tool's Chrome /
+/// Perfetto trace (`ChromeTrace`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Jsonl,
@@ -28,6 +32,7 @@ pub enum Format {
     Journal,
     JournalJson,
     Docker,
+    ChromeTrace,
 }
 
 impl Format {
@@ -39,6 +44,7 @@ impl Format {
             Format::Journal => "journal",
             Format::JournalJson => "journal-json",
             Format::Docker => "docker",
+            Format::ChromeTrace => "chrome-trace",
         }
     }
     /// The wrapper a cuzk format forces (`None`: detected per line, or not a cuzk format).
@@ -48,13 +54,13 @@ impl Format {
             Format::Journal => Some(wrap::Wrapper::Journal),
             Format::JournalJson => Some(wrap::Wrapper::JournalJson),
             Format::Docker => Some(wrap::Wrapper::Docker),
-            Format::Jsonl | Format::Cuzk => None,
+            Format::Jsonl | Format::Cuzk | Format::ChromeTrace => None,
         }
     }
 }
 
 /// The names `--format` takes.
-pub const FORMAT_NAMES: &str = "jsonl, cuzk (wrapper detected per line), plain, journal, journal-json, docker";
+pub const FORMAT_NAMES: &str = "jsonl, cuzk (wrapper detected per line), plain, journal, journal-json, docker, chrome-trace";
 
 impl std::str::FromStr for Format {
     type Err = String;
@@ -66,6 +72,7 @@ impl std::str::FromStr for Format {
             "journal" | "journald" => Ok(Format::Journal),
             "journal-json" | "journald-json" => Ok(Format::JournalJson),
             "docker" => Ok(Format::Docker),
+            "chrome-trace" | "chrome" | "perfetto" | "kineto" => Ok(Format::ChromeTrace),
             other => Err(format!("unknown format `{other}` (expected one of {FORMAT_NAMES})")),
         }
     }
@@ -77,6 +84,10 @@ pub enum ReadError {
     Open { path: String, source: io::Error },
     #[error("error reading {path} at line {line}: {source}")]
     Io { path: String, line: u64, source: io::Error },
+    /// The input is not of the format it was read as, as a whole (a Chrome trace that is not
+    /// valid JSON, or cut off): nothing of it can be trusted.
+    #[error("{path}: {message}")]
+    Format { path: String, message: String },
 }
 
 /// Guess the format from the first non-blank line: a JSON object with our `type` tag (or
@@ -135,10 +146,15 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// The first four bytes of every zstd frame.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
-/// Read a whole log held in memory.
+/// Read a whole log held in memory. Reading a byte slice fails only on a Chrome trace that
+/// is not one as a whole ([`ReadError::Format`]): the run is then empty, with the error as
+/// its problem (never a quiet empty run).
 pub fn read_str(text: &str, format: Option<Format>) -> Run {
-    // Reading from a byte slice cannot fail.
-    read_from(text.as_bytes(), "<memory>", format).unwrap_or_default()
+    read_from(text.as_bytes(), "<memory>", format).unwrap_or_else(|e| {
+        let mut run = Run::default();
+        run.diagnostics.problem(e.to_string());
+        run
+    })
 }
 
 /// Read from any buffered reader; `name` is used in error messages.
@@ -162,6 +178,17 @@ pub fn read_from<R: BufRead>(r: R, name: &str, format: Option<Format>) -> Result
 }
 
 fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
+    // A Chrome trace is one JSON document, perhaps on one huge line: recognised from its
+    // first bytes (read ahead, then read again through the chain) before any line is split.
+    let mut prefix = Vec::new();
+    if format.is_none() {
+        (&mut r).take(chrome::SNIFF_BYTES as u64).read_to_end(&mut prefix).map_err(|source| ReadError::Io { path: name.to_string(), line: 1, source })?;
+    }
+    let chrome = format == Some(Format::ChromeTrace) || format.is_none() && chrome::sniff(&prefix);
+    let mut r = io::Cursor::new(prefix).chain(r);
+    if chrome {
+        return chrome::read(r, name);
+    }
     let mut lines = LineSource { inner: &mut r, name, line_no: 0, buf: Vec::new(), binary: 0, samples: Vec::new() };
     // Peek lines until the first non-blank one decides the format; keep them for the parser.
     let mut pending: Vec<(u64, String)> = Vec::new();
@@ -182,6 +209,8 @@ fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Resul
         },
     };
     let mut run = match fmt {
+        // (Recognised or forced above.)
+        Format::ChromeTrace => return chrome::read(lines.inner, name),
         Format::Jsonl => pipeline(&mut lines, pending, |_, l| jsonl::decode(&l), jsonl::assemble)?,
         cuzk_format => {
             let mut dec = cuzk::Decoder::new(cuzk_format.wrapper());
