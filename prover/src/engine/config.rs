@@ -56,8 +56,9 @@ pub struct EngineConfig {
     /// Default `pce` (2–4× faster synthesis measured on 2 cores; docs/reference/engine.md).
     pub synthesis: SynthesisMode,
     /// Threads per synthesis on the PCE path, for the witness's pieces and the products:
-    /// each synthesis worker gets its own pool of this many threads; 0 = rayon's global pool
-    /// (all cores, shared by the workers). Concurrent syntheses are `pw`.
+    /// each synthesis worker gets its own pool of this many threads; 0 = one pool of all
+    /// cores shared by the synthesis workers (never rayon's global pool, where the GPU
+    /// workers prepare their MSMs). Concurrent syntheses are `pw`.
     pub synthesis_threads: u32,
     /// Read and write the PCE cache next to the parameter file (off: the PCE is extracted
     /// on first use and kept in memory only).

@@ -402,6 +402,34 @@ fn device_call_slots(gw: u32, fallback_on: bool, device: u32, free: Option<u64>,
     gw.min(fit)
 }
 
+/// The thread pools of the `pw` synthesis workers on the PCE path, one entry per worker
+/// (`None`: the circuit path, which synthesises on the worker's own thread): with
+/// `synthesis_threads = N` a pool of N threads each (`synth-W-pce-I`); with 0 one pool of
+/// the machine's cores shared by all of them (`synth-pce-I`) — never rayon's global pool,
+/// where the GPU workers prepare their MSMs and the finalisers work: a witness's pieces
+/// queued there in front of them starved the device (run 66 at 2^27: prep_msm 1.7 s → 8.7 s
+/// a partition, 69.9 → 120.5 s/proof). Separate pools leave the sharing of the cores to the
+/// OS scheduler, thread by thread.
+fn synthesis_pools(cfg: &EngineConfig) -> Result<Vec<Option<Arc<rayon::ThreadPool>>>, ConfigError> {
+    let pool_of = |n: usize, name: Box<dyn FnMut(usize) -> String>| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(name)
+            .build()
+            .map(Arc::new)
+            .map_err(|e| ConfigError::Invalid { field: "synthesis_threads", reason: format!("cannot start a pool of {n} threads: {e}") })
+    };
+    match (cfg.synthesis, cfg.synthesis_threads) {
+        (SynthesisMode::Circuit, _) => Ok(vec![None; cfg.pw as usize]),
+        (SynthesisMode::Pce, 0) => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let shared = pool_of(cores, Box::new(|i| format!("synth-pce-{i}")))?;
+            Ok(vec![Some(shared); cfg.pw as usize])
+        }
+        (SynthesisMode::Pce, n) => (0..cfg.pw).map(|w| pool_of(n as usize, Box::new(move |i| format!("synth-{w}-pce-{i}"))).map(Some)).collect(),
+    }
+}
+
 /// The run metadata of an engine run (fill `proofs`, `partitions`, `constraints`).
 pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
     let mut m = RunMeta::new("prover");
@@ -581,20 +609,10 @@ impl Engine {
             std::thread::Builder::new().name(name).spawn(f).map_err(|e| ConfigError::Invalid { field: "pw/gw", reason: format!("cannot start a thread: {e}") })
         };
         let mut synth_threads = Vec::new();
+        let mut pools = synthesis_pools(&shared.cfg)?.into_iter();
         for w in 0..shared.cfg.pw {
             let (sh, rx) = (shared.clone(), work_rx.clone());
-            // Threads of this worker's PCE witness pieces and products (`synthesis_threads`;
-            // none: the global pool).
-            let pool = match (shared.cfg.synthesis, shared.cfg.synthesis_threads) {
-                (SynthesisMode::Pce, n) if n > 0 => Some(
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(n as usize)
-                        .thread_name(move |i| format!("synth-{w}-pce-{i}"))
-                        .build()
-                        .map_err(|e| ConfigError::Invalid { field: "synthesis_threads", reason: format!("cannot start a pool of {n} threads: {e}") })?,
-                ),
-                _ => None,
-            };
+            let pool = pools.next().flatten();
             synth_threads.push(spawn(format!("synth-{w}"), Box::new(move || workers::synth_worker(sh, w, rx, pool)))?);
         }
         let mut gpu_threads = Vec::new();
@@ -708,8 +726,42 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
-    use super::device_call_slots;
+    use super::{device_call_slots, synthesis_pools, EngineConfig, SynthesisMode};
+    use std::sync::Arc;
     const GIB: u64 = 1 << 30;
+
+    /// The name of the thread a closure runs on in `pool`.
+    fn where_it_runs(pool: &rayon::ThreadPool) -> String {
+        pool.install(|| std::thread::current().name().unwrap_or("").to_string())
+    }
+
+    #[test]
+    fn syntheses_never_share_the_pool_where_the_gpu_workers_prepare_their_msms() {
+        let cfg = |synthesis, threads| EngineConfig { pw: 3, synthesis, synthesis_threads: threads, ..EngineConfig::default() };
+        // 0: one pool shared by the three workers, of the machine's cores, not the global one.
+        let pools = synthesis_pools(&cfg(SynthesisMode::Pce, 0)).unwrap();
+        assert_eq!(pools.len(), 3);
+        let first = pools[0].clone().expect("a pool on the PCE path");
+        assert!(pools.iter().all(|p| p.as_ref().is_some_and(|p| Arc::ptr_eq(p, &first))), "one pool for all workers");
+        assert_eq!(first.current_num_threads(), std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let name = where_it_runs(&first);
+        assert!(name.starts_with("synth-pce-"), "ran on {name:?}");
+        // Work given to the global pool (the GPU workers' MSM preparation) runs elsewhere.
+        let (tx, rx) = std::sync::mpsc::channel();
+        rayon::spawn(move || tx.send(std::thread::current().name().unwrap_or("").to_string()).unwrap());
+        let global = rx.recv().unwrap();
+        assert!(!global.starts_with("synth-"), "the global pool ran on {global:?}");
+        // N: a pool of N per worker.
+        let pools = synthesis_pools(&cfg(SynthesisMode::Pce, 2)).unwrap();
+        let pools: Vec<_> = pools.into_iter().map(|p| p.expect("a pool")).collect();
+        assert!(!Arc::ptr_eq(&pools[0], &pools[1]));
+        for (w, p) in pools.iter().enumerate() {
+            assert_eq!(p.current_num_threads(), 2);
+            assert!(where_it_runs(p).starts_with(&format!("synth-{w}-pce-")));
+        }
+        // The circuit path synthesises on the worker's own thread: no pool.
+        assert!(synthesis_pools(&cfg(SynthesisMode::Circuit, 0)).unwrap().iter().all(Option::is_none));
+    }
 
     #[test]
     fn call_memory_is_reserved_for_the_calls_a_device_holds_at_once() {

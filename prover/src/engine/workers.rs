@@ -57,7 +57,7 @@ impl Drop for Sending<'_> {
     }
 }
 
-pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, pool: Option<rayon::ThreadPool>) {
+pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, pool: Option<Arc<rayon::ThreadPool>>) {
     let _sending = Sending(&sh);
     with_dispatch(&sh.clone(), || {
         // Every partition's vectors sized from the parameter file up front.
@@ -91,7 +91,7 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, poo
             let held = ram.bytes();
             let synthesize = || match sh.cfg.synthesis {
                 SynthesisMode::Circuit => circuit.synthesize(hint),
-                SynthesisMode::Pce => super::pce_slot::synthesize(&sh, circuit, hint, pool.as_ref(), held),
+                SynthesisMode::Pce => super::pce_slot::synthesize(&sh, circuit, hint, pool.as_deref(), held),
             };
             let synthesized = catch_unwind(AssertUnwindSafe(synthesize))
                 .unwrap_or_else(|p| Err(ProveError::Device(DeviceError::panicked("synthesis", p))));
