@@ -586,6 +586,56 @@ mod tests {
         assert_eq!(st.max_depth, 2);
     }
 
+    /// Real runs whose `trace.json` is pinned byte for byte by the golden file (the
+    /// writer's output before it wrote bytes itself, issue 17): MSMs on CUDA streams, a
+    /// long engine run, a cuzk daemon log, an imported Kineto trace, and the fixtures.
+    const GOLDEN_INPUTS: [&str; 5] = [
+        "reports/gpu/data/2026-12-01-run47-2e16-lanes-on.jsonl.gz",
+        "reports/gpu/data/2026-12-02-run60-tight25-vram7.jsonl.gz",
+        "reports/gpu/data/2026-12-01-run45-engine-2e20-default.jsonl.gz",
+        "timeline/tests/data/fleet/host-a.log.gz",
+        "timeline/tests/data/kineto-small.json",
+    ];
+    const GOLDEN: &str = "timeline/tests/data/trace-json-golden.txt.gz";
+
+    fn repo(rel: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+    }
+
+    /// Every golden input's `trace.json` as written by [`write_trace`], each after a
+    /// `### <input>` line.
+    fn golden_traces() -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("trace.json");
+        let mut all = Vec::new();
+        let named = GOLDEN_INPUTS.iter().map(|f| (f.to_string(), crate::read::read_path(&repo(f), None).unwrap()));
+        let fixtures = [("fixture sample_run", sample_run()), ("fixture synthetic(3, 4, 2, true)", synthetic(3, 4, 2, true)), ("fixture extreme_run", crate::export::fixtures::extreme_run()), ("fixture empty", Run::default())];
+        for (name, run) in named.chain(fixtures.into_iter().map(|(n, r)| (n.to_string(), r))) {
+            write_trace(&LaidOut::new(&run), &p).unwrap();
+            all.extend_from_slice(format!("### {name}\n").as_bytes());
+            all.extend_from_slice(&std::fs::read(&p).unwrap());
+        }
+        all
+    }
+
+    #[test]
+    fn trace_json_of_real_runs_is_byte_for_byte_the_golden_file() {
+        use std::io::Read;
+        let got = golden_traces();
+        if std::env::var_os("PROOFSCOPE_BLESS_TRACE").is_some() {
+            let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(repo(GOLDEN)).unwrap(), flate2::Compression::best());
+            gz.write_all(&got).unwrap();
+            gz.finish().unwrap();
+        }
+        let mut want = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(repo(GOLDEN)).unwrap()).read_to_end(&mut want).unwrap();
+        if got != want {
+            let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
+            let show = |b: &[u8]| String::from_utf8_lossy(&b[at.saturating_sub(200)..(at + 200).min(b.len())]).into_owned();
+            panic!("trace.json differs from the golden file at byte {at} (lengths {} and {}):\n got: {}\nwant: {}", got.len(), want.len(), show(&got), show(&want));
+        }
+    }
+
     #[test]
     fn streamed_file_equals_the_value() {
         let dir = tempfile::tempdir().unwrap();
