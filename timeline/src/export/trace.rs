@@ -117,7 +117,7 @@ fn meta_event(name: &str, pid: u64, tid: u64, args: Value) -> Value {
 /// One event of the trace, borrowed from the run and its lanes. [`Ev::to_value`] is the
 /// event as a JSON value (`trace_json`, a fleet's trace); [`Ev::write`] writes the bytes
 /// `serde_json` writes for that value (keys in order, as a `Map` keeps them), without
-/// building it: what `write_trace` does, ~10× faster (issue 17). A test holds the two to
+/// building it: what `write_trace` does, 2.3× faster (issue 17). A test holds the two to
 /// the same bytes, event by event, on every committed run.
 enum Ev<'a> {
     /// `M`: a process's or a thread's name or sort index.
@@ -804,7 +804,7 @@ pub fn write_trace(laid: &LaidOut<'_>, path: &Path) -> io::Result<()> {
 }
 
 /// `trace.json` as it was written before [`write_trace`] wrote bytes itself: each event a
-/// `serde_json::Value`, written by `serde_json` (the same bytes, ~10× slower). The
+/// `serde_json::Value`, written by `serde_json` (the same bytes, 2.3× slower). The
 /// reference of the tests and the baseline of `benches/analyze.rs`.
 #[doc(hidden)]
 pub fn write_trace_values(laid: &LaidOut<'_>, path: &Path) -> io::Result<()> {
