@@ -10,6 +10,10 @@
 //! `analyze` does) and, as the baseline in the same run, one assignment per output (what
 //! `analyze` did before); and the assignment alone.
 //!
+//! `trace_json` / `trace_json_values`: trace.json alone, the lanes given, written as
+//! `analyze` writes it and by the reference writer it replaced (each event a
+//! `serde_json::Value`; the same bytes).
+//!
 //! `PROOFSCOPE_BENCH_EVENTS=200000` changes the size.
 
 use std::hint::black_box;
@@ -196,6 +200,7 @@ fn outputs(c: &mut Criterion, text: &str) {
     };
     let p = |f: &str| dir.path().join(f);
     time("trace.json", &|| timeline::export::trace::write_trace(&laid, &p("trace.json")).expect("trace"));
+    time("trace.json by serde_json values (before)", &|| timeline::export::trace::write_trace_values(&laid, &p("trace.json")).expect("trace"));
     time("waterfall.svg", &|| timeline::chart::waterfall_svg(&laid, &marks, &p("waterfall.svg")).expect("svg"));
     time("waterfall.png", &|| timeline::chart::waterfall_png(&laid, &marks, &p("waterfall.png")).expect("png"));
     time("report.html", &|| std::fs::write(p("report.html"), timeline::report::html::render(&laid, &s, &[])).expect("html"));
@@ -205,6 +210,10 @@ fn outputs(c: &mut Criterion, text: &str) {
     g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(30));
     g.throughput(Throughput::Elements(run.diagnostics.event_lines));
     g.bench_function("lanes_assign", |b| b.iter(|| black_box(timeline::lanes::assign(black_box(&run)))));
+    // trace.json alone, the lanes given: the writer (bytes written directly) against the
+    // reference it replaced (each event a serde_json::Value), same bytes (issue 17).
+    g.bench_function("trace_json", |b| b.iter(|| timeline::export::trace::write_trace(&laid, &p("trace.json")).expect("trace")));
+    g.bench_function("trace_json_values", |b| b.iter(|| timeline::export::trace::write_trace_values(&laid, &p("trace.json")).expect("trace")));
     g.bench_function("drawn_lanes_once", |b| {
         b.iter(|| {
             let l = LaidOut::new(&run);
