@@ -486,6 +486,8 @@ pub fn read_log(path: &Path, format: Option<Format>, force: bool) -> anyhow::Res
 /// summary.json could be written. The outputs that draw rows (trace, waterfall SVG and PNG,
 /// report.html) share `laid`'s lane assignment, computed once and only if one is drawn.
 pub fn write_outputs(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super::output::OutputDir, outputs: &Outputs) -> anyhow::Result<()> {
+    // The tables and charts that read the run need the analysis feature.
+    #[cfg_attr(not(feature = "analysis"), allow(unused_variables))]
     let run = laid.run();
     let charts = !outputs.charts.is_empty();
     let json = serde_json::to_vec_pretty(summary)?;
