@@ -272,13 +272,8 @@ impl Ev<'_> {
                 if p.open {
                     out.extend_from_slice(b" (open)");
                 }
-                out.extend_from_slice(b"\",\"ph\":\"X\",\"pid\":");
-                j_u64(out, pid);
-                out.extend_from_slice(b",\"tid\":");
-                j_u64(out, tid);
-                out.extend_from_slice(b",\"ts\":");
-                j_f64(out, us(p.start_ns));
-                out.push(b'}');
+                out.extend_from_slice(b"\",\"ph\":\"X\"");
+                j_place(out, pid, tid, p.start_ns);
             }
             Ev::Proof { ph, n, ts, ref args } => {
                 out.push(b'{');
@@ -300,11 +295,7 @@ impl Ev<'_> {
                 j_hex_id(out, PROOF_ID_BASE + n);
                 out.extend_from_slice(b",\"name\":\"proof\",\"ph\":");
                 j_str(out, ph);
-                out.extend_from_slice(b",\"pid\":");
-                j_u64(out, PROOFS_PID);
-                out.extend_from_slice(b",\"tid\":0,\"ts\":");
-                j_f64(out, us(ts));
-                out.push(b'}');
+                j_place(out, PROOFS_PID, 0, ts);
             }
             Ev::Queue { ph, n, pid, name, ts, span } => {
                 out.push(b'{');
@@ -319,22 +310,15 @@ impl Ev<'_> {
                 j_str(out, name);
                 out.extend_from_slice(b",\"ph\":");
                 j_str(out, ph);
-                out.extend_from_slice(b",\"pid\":");
-                j_u64(out, pid);
-                out.extend_from_slice(b",\"tid\":0,\"ts\":");
-                j_f64(out, us(ts));
-                out.push(b'}');
+                j_place(out, pid, 0, ts);
             }
             Ev::Counter { name, pid, ts, value } => {
                 out.extend_from_slice(b"{\"args\":{\"value\":");
                 j_f64(out, value);
                 out.extend_from_slice(b"},\"name\":");
                 j_str(out, name);
-                out.extend_from_slice(b",\"ph\":\"C\",\"pid\":");
-                j_u64(out, pid);
-                out.extend_from_slice(b",\"tid\":0,\"ts\":");
-                j_f64(out, us(ts));
-                out.push(b'}');
+                out.extend_from_slice(b",\"ph\":\"C\"");
+                j_place(out, pid, 0, ts);
             }
             Ev::Flow { ph, id, pid, tid, ts } => {
                 out.push(b'{');
@@ -345,16 +329,21 @@ impl Ev<'_> {
                 j_u64(out, id);
                 out.extend_from_slice(",\"name\":\"synthesis→gpu\",\"ph\":".as_bytes());
                 j_str(out, ph);
-                out.extend_from_slice(b",\"pid\":");
-                j_u64(out, pid);
-                out.extend_from_slice(b",\"tid\":");
-                j_u64(out, tid);
-                out.extend_from_slice(b",\"ts\":");
-                j_f64(out, us(ts));
-                out.push(b'}');
+                j_place(out, pid, tid, ts);
             }
         }
     }
+}
+
+/// The end of an event that has a place on the timeline: `,"pid":P,"tid":T,"ts":X}` (X in µs).
+fn j_place(out: &mut Vec<u8>, pid: u64, tid: u64, ts_ns: u64) {
+    out.extend_from_slice(b",\"pid\":");
+    j_u64(out, pid);
+    out.extend_from_slice(b",\"tid\":");
+    j_u64(out, tid);
+    out.extend_from_slice(b",\"ts\":");
+    j_f64(out, us(ts_ns));
+    out.push(b'}');
 }
 
 /// An integer as `serde_json` writes it.
