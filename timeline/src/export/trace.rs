@@ -61,6 +61,15 @@ fn category(kind: &SpanKind) -> &'static str {
     }
 }
 
+/// The `stream` argument of a device's kernel, copy or memset slice: its thread (lane) on the
+/// device's process, as Kineto gives each CUDA stream a thread. Tools that read Kineto's traces
+/// pick their GPU work by it (Meta's HTA: without it, its idle-time and temporal breakdowns
+/// find no kernels).
+fn stream_arg(s: &Span, tid: u64) -> Option<u64> {
+    let device_work = s.kind.is_kernel() || matches!(s.kind, SpanKind::H2d | SpanKind::D2h | SpanKind::Memcpy | SpanKind::Memset);
+    (s.device.is_some() && device_work).then_some(tid)
+}
+
 fn span_args(s: &Span) -> Map<String, Value> {
     let mut a = Map::new();
     if let Some(j) = &s.job {
@@ -159,6 +168,9 @@ impl Ev<'_> {
             }
             Ev::Slice { span: s, placed: p, pid, tid, job_no } => {
                 let mut args = span_args(s);
+                if let Some(st) = stream_arg(s, tid) {
+                    args.insert("stream".into(), json!(st));
+                }
                 let mut name = slice_name(s, job_no);
                 if p.open {
                     name.push_str(" (open)");
@@ -249,7 +261,7 @@ impl Ev<'_> {
             }
             Ev::Slice { span: s, placed: p, pid, tid, job_no } => {
                 out.extend_from_slice(b"{\"args\":");
-                j_span_args(out, s, p.open, p.clamped);
+                j_span_args(out, s, p.open, p.clamped, stream_arg(s, tid));
                 out.extend_from_slice(b",\"cat\":");
                 j_str(out, category(&s.kind));
                 out.extend_from_slice(b",\"dur\":");
@@ -301,7 +313,7 @@ impl Ev<'_> {
                 out.push(b'{');
                 if let Some(s) = span {
                     out.extend_from_slice(b"\"args\":");
-                    j_span_args(out, s, false, false);
+                    j_span_args(out, s, false, false, None);
                     out.push(b',');
                 }
                 out.extend_from_slice(b"\"cat\":\"queue\",\"id\":");
@@ -414,8 +426,8 @@ enum Own<'a> {
 /// `serde_json` writes them: the span's own fields (`job`, `partition`, `worker`, `device`,
 /// and `open` or `end_ns_before_clamp` for a slice drawn so) merged in key order with its
 /// [`Span::args`], its fields winning over args of the same name.
-fn j_span_args<'s>(out: &mut Vec<u8>, s: &'s Span, open: bool, clamped: bool) {
-    let mut own: [(&str, Own<'s>); 6] = [("", Own::True); 6];
+fn j_span_args<'s>(out: &mut Vec<u8>, s: &'s Span, open: bool, clamped: bool, stream: Option<u64>) {
+    let mut own: [(&str, Own<'s>); 7] = [("", Own::True); 7];
     let mut n = 0;
     let mut add = |k: &'static str, v: Own<'s>| {
         own[n] = (k, v);
@@ -436,6 +448,9 @@ fn j_span_args<'s>(out: &mut Vec<u8>, s: &'s Span, open: bool, clamped: bool) {
     }
     if let Some(p) = s.partition {
         add("partition", Own::U64(p as u64));
+    }
+    if let Some(st) = stream {
+        add("stream", Own::U64(st));
     }
     if let Some(w) = s.worker {
         add("worker", Own::U64(w as u64));
