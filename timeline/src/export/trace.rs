@@ -64,10 +64,12 @@ fn category(kind: &SpanKind) -> &'static str {
 /// The `stream` argument of a device's kernel, copy or memset slice: its thread (lane) on the
 /// device's process, as Kineto gives each CUDA stream a thread. Tools that read Kineto's traces
 /// pick their GPU work by it (Meta's HTA: without it, its idle-time and temporal breakdowns
-/// find no kernels).
+/// find no kernels). None where the span has a `stream` argument of its own (read from
+/// another tool's trace).
 fn stream_arg(s: &Span, tid: u64) -> Option<u64> {
     let device_work = s.kind.is_kernel() || matches!(s.kind, SpanKind::H2d | SpanKind::D2h | SpanKind::Memcpy | SpanKind::Memset);
-    (s.device.is_some() && device_work).then_some(tid)
+    // A span read from another tool's trace keeps that trace's stream number.
+    (s.device.is_some() && device_work && !s.args.contains_key("stream")).then_some(tid)
 }
 
 fn span_args(s: &Span) -> Map<String, Value> {
