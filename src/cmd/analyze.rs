@@ -60,7 +60,9 @@ pub struct Args {
     /// Input format: `jsonl`, a cuzk log — `cuzk` (each line's wrapper detected),
     /// `plain`, `journal` (journalctl's prefix), `journal-json` (`journalctl -o json`),
     /// `docker` (json-file) — or `chrome-trace` (another tool's Chrome / Perfetto trace JSON
-    /// with GPU kernels, as PyTorch's profiler writes) (default: detected from the content).
+    /// with GPU kernels, as PyTorch's profiler writes), or `nsys-sqlite` (an Nsight Systems
+    /// export, `nsys export --type sqlite`: its kernels and copies) (default: detected from
+    /// the content).
     #[arg(long)]
     pub format: Option<Format>,
     /// Skip the charts and the trace (the tables, summary and report are still written).
@@ -615,8 +617,12 @@ pub fn print_warnings(s: &Summary) {
     if d.lines_rejected > shown && shown > 0 {
         tracing::warn!("… {} more rejected lines (see report.md)", d.lines_rejected - shown);
     }
-    // (A Chrome trace counts its events, not its lines.)
-    let unit = if d.format == "chrome-trace" { "events" } else { "lines" };
+    // (A Chrome trace counts its events, an nsys export its rows, not lines.)
+    let unit = match d.format.as_str() {
+        "chrome-trace" => "events",
+        "nsys-sqlite" => "rows",
+        _ => "lines",
+    };
     tracing::warn!(
         "{} {unit} rejected ({} duplicates), {} spans never ended (of {} {unit} read)",
         d.lines_rejected,
@@ -638,8 +644,12 @@ pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
         s.input.as_deref().unwrap_or("run"),
         s.run.format,
         d.lines_total,
-        // (A Chrome trace counts its events.)
-        if d.format == "chrome-trace" { "events" } else { "lines" },
+        // (A Chrome trace counts its events, an nsys export its rows.)
+        match d.format.as_str() {
+            "chrome-trace" => "events",
+            "nsys-sqlite" => "rows",
+            _ => "lines",
+        },
         s.run.spans,
         s.run.jobs,
         s.run.devices.len()

@@ -1,6 +1,6 @@
 //! How every command reads a log (analyze, compare, calibrate, predict, simulate
 //! --compare-to, campaign base, demo): gzip detected (files and stdin), the format detected
-//! or forced, a progress spinner on big files, a schema version newer than this build
+//! or forced (an Nsight Systems SQLite export read in place), a progress spinner on big files, a schema version newer than this build
 //! refused unless `--force`, and what is wrong with the input as a whole (empty, no event
 //! of its format, binary) said on stderr. Line-level warnings are the caller's to print.
 
@@ -33,7 +33,9 @@ pub fn read_run(path: &Path, format: Option<Format>, force: bool) -> anyhow::Res
 
 /// Read with a progress spinner on big files (drawn only on a terminal).
 fn read_raw(path: &Path, format: Option<Format>) -> anyhow::Result<Run> {
-    if path.as_os_str() == "-" {
+    // Stdin, and an Nsight Systems export (SQLite reads it in place, no progress to show).
+    let nsys = format == Some(Format::NsysSqlite) || format.is_none() && timeline::read::nsys::is_sqlite_file(path);
+    if path.as_os_str() == "-" || nsys {
         return Ok(timeline::read::read_path(path, format)?);
     }
     let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;

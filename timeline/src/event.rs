@@ -658,7 +658,7 @@ pub struct LineWarning {
 /// What the reader saw and set aside: nothing is dropped silently.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Diagnostics {
-    /// `jsonl`, `cuzk` (`cuzk (<wrapper>)` when forced) or `chrome-trace`.
+    /// `jsonl`, `cuzk` (`cuzk (<wrapper>)` when forced), `chrome-trace` or `nsys-sqlite`.
     pub format: String,
     /// Lines read. A Chrome trace (one JSON document) counts its trace events here and in
     /// the other counts instead of lines; its warnings name the event (`event #12`) and

@@ -1,4 +1,5 @@
-//! Readers: turn a log (file or stdin) into a [`Run`]. Three formats: a Chrome / Perfetto
+//! Readers: turn a log (file or stdin) into a [`Run`]. Four formats: an Nsight Systems
+//! SQLite export ([`nsys`]), recognised by the SQLite magic; a Chrome / Perfetto
 //! trace (one JSON document, as PyTorch's Kineto writes: [`chrome`]), recognised from the
 //! first bytes (a top-level object with `traceEvents`, an array of events); otherwise,
 //! detected from the first meaningful line, our JSON lines (`{"type":...}` records) and the
@@ -12,6 +13,7 @@
 pub mod chrome;
 pub mod cuzk;
 pub mod jsonl;
+pub mod nsys;
 pub mod wrap;
 
 use std::fs::File;
@@ -23,7 +25,7 @@ use crate::event::Run;
 /// Input formats: our JSON lines, a cuzk log — its wrapper detected per line (`Cuzk`) or
 /// forced (`Plain`, `Journal`, `JournalJson`, `Docker`: every line is taken to be so
 /// wrapped, and a line that is not is an ordinary line) — or another tool's Chrome /
-/// Perfetto trace (`ChromeTrace`).
+/// Perfetto trace (`ChromeTrace`), or an Nsight Systems SQLite export (`NsysSqlite`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Jsonl,
@@ -33,6 +35,7 @@ pub enum Format {
     JournalJson,
     Docker,
     ChromeTrace,
+    NsysSqlite,
 }
 
 impl Format {
@@ -45,6 +48,7 @@ impl Format {
             Format::JournalJson => "journal-json",
             Format::Docker => "docker",
             Format::ChromeTrace => "chrome-trace",
+            Format::NsysSqlite => "nsys-sqlite",
         }
     }
     /// The wrapper a cuzk format forces (`None`: detected per line, or not a cuzk format).
@@ -54,13 +58,13 @@ impl Format {
             Format::Journal => Some(wrap::Wrapper::Journal),
             Format::JournalJson => Some(wrap::Wrapper::JournalJson),
             Format::Docker => Some(wrap::Wrapper::Docker),
-            Format::Jsonl | Format::Cuzk | Format::ChromeTrace => None,
+            Format::Jsonl | Format::Cuzk | Format::ChromeTrace | Format::NsysSqlite => None,
         }
     }
 }
 
 /// The names `--format` takes.
-pub const FORMAT_NAMES: &str = "jsonl, cuzk (wrapper detected per line), plain, journal, journal-json, docker, chrome-trace";
+pub const FORMAT_NAMES: &str = "jsonl, cuzk (wrapper detected per line), plain, journal, journal-json, docker, chrome-trace, nsys-sqlite";
 
 impl std::str::FromStr for Format {
     type Err = String;
@@ -73,6 +77,7 @@ impl std::str::FromStr for Format {
             "journal-json" | "journald-json" => Ok(Format::JournalJson),
             "docker" => Ok(Format::Docker),
             "chrome-trace" | "chrome" | "perfetto" | "kineto" => Ok(Format::ChromeTrace),
+            "nsys-sqlite" | "nsys" | "sqlite" => Ok(Format::NsysSqlite),
             other => Err(format!("unknown format `{other}` (expected one of {FORMAT_NAMES})")),
         }
     }
@@ -113,6 +118,15 @@ pub fn read_path(path: &Path, format: Option<Format>) -> Result<Run, ReadError> 
         return read_bytes(stdin.lock(), &name, format);
     }
     let f = File::open(path).map_err(|source| ReadError::Open { path: name.clone(), source })?;
+    // An Nsight Systems export is read in place (SQLite reads files); compressed, it goes
+    // through the stream path (a temporary file).
+    if format == Some(Format::NsysSqlite) || format.is_none() && nsys::is_sqlite_file(path) {
+        if !nsys::is_sqlite_file(path) {
+            let r = decompressed(f).map_err(|source| ReadError::Io { path: name.clone(), line: 1, source })?;
+            return nsys::read_stream(r, &name);
+        }
+        return nsys::read_file(path, &name);
+    }
     read_bytes(f, &name, format)
 }
 
@@ -180,12 +194,19 @@ pub fn read_from<R: BufRead>(r: R, name: &str, format: Option<Format>) -> Result
 fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
     // A Chrome trace is one JSON document, perhaps on one huge line: recognised from its
     // first bytes (read ahead, then read again through the chain) before any line is split.
+    if format == Some(Format::NsysSqlite) {
+        return nsys::read_stream(r, name);
+    }
     let mut prefix = Vec::new();
     if format.is_none() {
         (&mut r).take(chrome::SNIFF_BYTES as u64).read_to_end(&mut prefix).map_err(|source| ReadError::Io { path: name.to_string(), line: 1, source })?;
     }
     let chrome = format == Some(Format::ChromeTrace) || format.is_none() && chrome::sniff(&prefix);
+    let nsys = format.is_none() && nsys::sniff(&prefix);
     let mut r = io::Cursor::new(prefix).chain(r);
+    if nsys {
+        return nsys::read_stream(r, name);
+    }
     if chrome {
         return chrome::read(r, name);
     }
@@ -211,6 +232,7 @@ fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Resul
     let mut run = match fmt {
         // (Recognised or forced above.)
         Format::ChromeTrace => return chrome::read(lines.inner, name),
+        Format::NsysSqlite => return nsys::read_stream(lines.inner, name),
         Format::Jsonl => pipeline(&mut lines, pending, |_, l| jsonl::decode(&l), jsonl::assemble)?,
         cuzk_format => {
             let mut dec = cuzk::Decoder::new(cuzk_format.wrapper());
