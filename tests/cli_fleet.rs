@@ -4,25 +4,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 
-use common::{run, spawn, strings, Ran, SAMPLE};
-
-const LIMIT: Duration = Duration::from_secs(60);
+use common::{CLI_LIMIT, SAMPLE, go, json, spawn, strings};
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("timeline/tests/data/fleet")
-}
-
-fn go(d: &Path, args: &[&str]) -> Ran {
-    let r = run(args, d, LIMIT);
-    assert!(r.misbehaved().is_none(), "{}", r.misbehaved().unwrap_or_default());
-    r
-}
-
-fn json(s: &str) -> serde_json::Value {
-    serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
 }
 
 fn journal_json(text: &str) -> String {
@@ -37,7 +24,7 @@ fn journalctl_json_on_stdin_plain_or_zstd() {
     let d = tempfile::tempdir().unwrap();
     let jj = journal_json(SAMPLE);
     for (what, bytes) in [("json", jj.clone().into_bytes()), ("zstd", zstd::encode_all(jj.as_bytes(), 3).unwrap())] {
-        let r = spawn(&strings(&["analyze", "-", "--json", "--strict"]), d.path(), Some(&bytes)).wait(LIMIT);
+        let r = spawn(&strings(&["analyze", "-", "--json", "--strict"]), d.path(), Some(&bytes)).wait(CLI_LIMIT);
         assert_eq!(r.code, Some(0), "{what}: {}", r.stderr);
         let s = json(&r.stdout);
         assert_eq!(s["proofs_completed"], 3, "{what}");

@@ -5,24 +5,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use common::{run, spawn, strings, Ran, SAMPLE};
-
-const LIMIT: Duration = Duration::from_secs(60);
+use common::{CLI_LIMIT, SAMPLE, go, json, spawn, strings};
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("timeline/tests/data/kineto-small.json")
-}
-
-fn go(d: &Path, args: &[&str]) -> Ran {
-    let r = run(args, d, LIMIT);
-    assert!(r.misbehaved().is_none(), "{}", r.misbehaved().unwrap_or_default());
-    r
-}
-
-fn json(s: &str) -> serde_json::Value {
-    serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
 }
 
 /// The fixture's figures (see timeline/tests/chrome_trace.rs): GPU 0 busy 3062.25 µs of
@@ -80,7 +67,7 @@ fn a_gzipped_trace_on_stdin_is_read() {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     e.write_all(&std::fs::read(fixture()).unwrap()).unwrap();
     let gz = e.finish().unwrap();
-    let r = spawn(&strings(&["analyze", "-", "--json", "--strict"]), d.path(), Some(&gz)).wait(LIMIT);
+    let r = spawn(&strings(&["analyze", "-", "--json", "--strict"]), d.path(), Some(&gz)).wait(CLI_LIMIT);
     assert!(r.misbehaved().is_none(), "{}", r.misbehaved().unwrap_or_default());
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     check_summary(&json(&r.stdout));

@@ -4,25 +4,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 
-use common::{run, spawn, strings, Ran};
-
-const LIMIT: Duration = Duration::from_secs(60);
+use common::{CLI_LIMIT, go, json, spawn, strings};
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("timeline/tests/data/nsys-small.sqlite")
-}
-
-fn go(d: &Path, args: &[&str]) -> Ran {
-    let r = run(args, d, LIMIT);
-    assert!(r.misbehaved().is_none(), "{}", r.misbehaved().unwrap_or_default());
-    r
-}
-
-fn json(s: &str) -> serde_json::Value {
-    serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
 }
 
 /// The fixture's figures (see timeline/tests/nsys.rs): GPU 0 busy 0.9 ms of a 1.9 ms window.
@@ -54,7 +41,7 @@ fn an_nsys_export_is_analysed_as_a_run() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     check_summary(&json(&r.stdout));
     let bytes = std::fs::read(&fx).unwrap();
-    let r = spawn(&strings(&["analyze", "-", "--json", "--strict"]), d.path(), Some(&bytes)).wait(LIMIT);
+    let r = spawn(&strings(&["analyze", "-", "--json", "--strict"]), d.path(), Some(&bytes)).wait(CLI_LIMIT);
     assert!(r.misbehaved().is_none(), "{}", r.misbehaved().unwrap_or_default());
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     check_summary(&json(&r.stdout));

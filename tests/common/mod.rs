@@ -176,3 +176,19 @@ pub fn strings(args: &[&str]) -> Vec<String> {
 pub const SAMPLE: &str = include_str!("../../timeline/assets/cuzk-sample.log");
 /// The reference simulator config.
 pub const PHASE8: &str = include_str!("../../simulator/configs/phase8.toml");
+
+/// The time a CLI test gives one command of the binary.
+pub const CLI_LIMIT: Duration = Duration::from_secs(60);
+
+/// [`run`] within [`CLI_LIMIT`], failing the test if the binary misbehaved (a panic, a
+/// signal, a time-out, output that is not UTF-8; see [`Ran::misbehaved`]).
+pub fn go(cwd: &Path, args: &[&str]) -> Ran {
+    let r = run(args, cwd, CLI_LIMIT);
+    assert!(r.misbehaved().is_none(), "{}", r.misbehaved().unwrap_or_default());
+    r
+}
+
+/// JSON text parsed, or a panic quoting it.
+pub fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
+}
