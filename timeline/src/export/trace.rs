@@ -67,9 +67,8 @@ fn category(kind: &SpanKind) -> &'static str {
 /// find no kernels). None where the span has a `stream` argument of its own (read from
 /// another tool's trace).
 fn stream_arg(s: &Span, tid: u64) -> Option<u64> {
-    let device_work = s.kind.is_kernel() || matches!(s.kind, SpanKind::H2d | SpanKind::D2h | SpanKind::Memcpy | SpanKind::Memset);
     // A span read from another tool's trace keeps that trace's stream number.
-    (s.device.is_some() && device_work && !s.args.contains_key("stream")).then_some(tid)
+    (s.device.is_some() && s.kind.is_device_work() && !s.args.contains_key("stream")).then_some(tid)
 }
 
 fn span_args(s: &Span) -> Map<String, Value> {
