@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{CLI_LIMIT, SAMPLE, go, json, spawn, strings};
+use common::{analyze_strict, CLI_LIMIT, SAMPLE, go, json, spawn, strings};
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("timeline/tests/data/kineto-small.json")
@@ -34,10 +34,8 @@ fn check_summary(s: &serde_json::Value) {
 fn a_kineto_trace_is_analysed_as_a_run() {
     let d = tempfile::tempdir().unwrap();
     let fx = fixture();
-    let r = go(d.path(), &["analyze", fx.to_str().unwrap(), "-o", "out", "--json", "--strict"]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    check_summary(&json(&r.stdout));
-    let written = json(&std::fs::read_to_string(d.path().join("out/summary.json")).unwrap());
+    let (printed, written) = analyze_strict(d.path(), &fx);
+    check_summary(&printed);
     check_summary(&written);
     // It keeps the data contract: summary.json validates against its published schema.
     let schema = json(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference/schemas/summary.schema.json")).unwrap());

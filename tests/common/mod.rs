@@ -192,3 +192,13 @@ pub fn go(cwd: &Path, args: &[&str]) -> Ran {
 pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
 }
+
+/// `analyze FILE -o out --json --strict` in `cwd`, which must exit 0: the summary it printed
+/// and the one it wrote to `out/summary.json`, parsed.
+pub fn analyze_strict(cwd: &Path, file: &Path) -> (serde_json::Value, serde_json::Value) {
+    let r = go(cwd, &["analyze", file.to_str().expect("a UTF-8 path"), "-o", "out", "--json", "--strict"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let printed = json(&r.stdout);
+    let written = json(&std::fs::read_to_string(cwd.join("out/summary.json")).expect("out/summary.json"));
+    (printed, written)
+}
