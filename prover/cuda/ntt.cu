@@ -53,6 +53,21 @@ struct PassTile {
     }
 };
 
+// Where a DIF step reads its twiddles w^i (i < n/2). `TwTable`: a resident table of n/2
+// powers (n·16 bytes; 2 GiB a direction at 2^27). `TwTwoLevel` (the lean NTT, for devices
+// that cannot hold the tables): w^i = hi[i >> 12] * lo[i & 4095] from two small tables
+// (n/2/4096 + 4096 powers: 0.6 MiB at 2^27), one product more per twiddle, same value.
+struct TwTable {
+    const Fr* __restrict__ t;
+    FI Fr operator()(uint64_t i) const { return t[i]; }
+};
+template <class M>
+struct TwTwoLevel {
+    const Fr* __restrict__ hi;
+    const Fr* __restrict__ lo;
+    FI Fr operator()(uint64_t i) const { return M::mul(hi[i >> 12], lo[i & 4095]); }
+};
+
 FI uint64_t rev_bits(uint64_t x, uint32_t bits) { return bits == 0 ? 0 : __brevll(x) >> (64 - bits); }
 
 // The tile of the last DIF pass fused with the bit reversal (PROOFSCOPE_NTT_BITREV=fused,
@@ -104,9 +119,9 @@ struct ChunkTile {
 // The DIF stages of one pass inside shared memory, one radix-2 stage per step (blockDim.x =
 // E/2, each thread one butterfly per stage): stages of half-size 2^lam0 .. 2^(lam0-k+1) over the
 // tile's G lanes of 2^k elements (element e of lane `lane` in slot tile.slot(e, lane), global
-// stride 2^tile.log_s). tw[j] = w^j for j < n/2.
-template <class M, class Tile>
-FI void dif_steps_r2(Fr* sh, const Tile& tile, const Fr* __restrict__ tw, uint32_t log_n, uint32_t lam0, uint32_t k,
+// stride 2^tile.log_s). tw(j) = w^j for j < n/2.
+template <class M, class Tile, class TW>
+FI void dif_steps_r2(Fr* sh, const Tile& tile, const TW& tw, uint32_t log_n, uint32_t lam0, uint32_t k,
                      uint32_t tid) {
     const uint32_t log_g = tile.log_g, log_s = tile.log_s;
     const uint32_t lane = tid & (tile.G - 1);
@@ -118,7 +133,7 @@ FI void dif_steps_r2(Fr* sh, const Tile& tile, const Fr* __restrict__ tw, uint32
         const uint32_t e0 = ((bf >> log_hl) << (log_hl + 1)) | (bf & (hl - 1));
         const uint32_t e1 = e0 + hl;
         const uint64_t j = tile.tw0(lane) + ((uint64_t)(e0 & (hl - 1)) << log_s);
-        const Fr w = tw[j << (log_n - 1 - lam)];
+        const Fr w = tw(j << (log_n - 1 - lam));
         const uint32_t i0 = tile.slot(e0, lane), i1 = tile.slot(e1, lane);
         const Fr x = sh[i0];
         const Fr y = sh[i1];
@@ -135,8 +150,8 @@ FI void dif_steps_r2(Fr* sh, const Tile& tile, const Fr* __restrict__ tw, uint32
 // (e0+h, e0+3h/2), same twiddles, same add/sub/mul per butterfly as dif_steps_r2, so the
 // output is identical bit for bit) and syncs once per two stages. An odd stage count ends
 // with one radix-2 step (each thread 2 butterflies, 1 when k = 1).
-template <class M, class Tile>
-FI void dif_steps_r4(Fr* sh, const Tile& tile, const Fr* __restrict__ tw, uint32_t log_n, uint32_t lam0, uint32_t k,
+template <class M, class Tile, class TW>
+FI void dif_steps_r4(Fr* sh, const Tile& tile, const TW& tw, uint32_t log_n, uint32_t lam0, uint32_t k,
                      uint32_t tid, uint32_t T) {
     const uint32_t G = tile.G, log_g = tile.log_g, log_s = tile.log_s;
     uint32_t t = 0;
@@ -152,9 +167,9 @@ FI void dif_steps_r4(Fr* sh, const Tile& tile, const Fr* __restrict__ tw, uint32
         const uint32_t e0 = ((g >> (log_hl - 1)) << (log_hl + 1)) | r;
         const uint64_t j0 = tile.tw0(lane) + ((uint64_t)r << log_s);
         const uint64_t j1 = tile.tw0(lane) + ((uint64_t)(r + qh) << log_s);
-        const Fr wa = tw[j0 << (log_n - 1 - lam)];
-        const Fr wb = tw[j1 << (log_n - 1 - lam)];
-        const Fr w2 = tw[j0 << (log_n - lam)];
+        const Fr wa = tw(j0 << (log_n - 1 - lam));
+        const Fr wb = tw(j1 << (log_n - 1 - lam));
+        const Fr w2 = tw(j0 << (log_n - lam));
         const uint32_t i0 = tile.slot(e0, lane);
         const uint32_t i1 = tile.slot(e0 + qh, lane);
         const uint32_t i2 = tile.slot(e0 + h, lane);
@@ -186,7 +201,7 @@ FI void dif_steps_r4(Fr* sh, const Tile& tile, const Fr* __restrict__ tw, uint32
             const uint32_t lane = b & (G - 1);
             const uint32_t e0 = (b >> log_g) << 1;
             const uint64_t j = tile.tw0(lane);
-            const Fr w = tw[j << (log_n - 1 - lam)];
+            const Fr w = tw(j << (log_n - 1 - lam));
             const uint32_t i0 = tile.slot(e0, lane);
             const uint32_t i1 = tile.slot(e0 + 1, lane);
             const Fr x = sh[i0];
@@ -201,8 +216,8 @@ FI void dif_steps_r4(Fr* sh, const Tile& tile, const Fr* __restrict__ tw, uint32
 // DIF pass over `data` (n = 2^log_n elements): stages of half-size 2^lam0 .. 2^(lam0-k+1).
 // Each block owns G groups of 2^k elements with stride s = 2^(lam0-k+1) (G <= s), so that
 // G consecutive lanes read consecutive addresses.
-template <class M>
-FI void ntt_dif_pass_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
+template <class M, class TW>
+FI void ntt_dif_pass_t(Fr* data, const TW& tw, uint32_t log_n,
                        uint32_t lam0, uint32_t k, uint32_t log_g) {
     extern __shared__ Fr sh[];
     const PassTile tile(lam0, k, log_g);
@@ -214,8 +229,8 @@ FI void ntt_dif_pass_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
 }
 
 // The same DIF pass two stages per step (PROOFSCOPE_NTT_RADIX=4): blockDim.x = max(E/4, 1).
-template <class M>
-FI void ntt_dif_pass_r4_t(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,
+template <class M, class TW>
+FI void ntt_dif_pass_r4_t(Fr* data, const TW& tw, uint32_t log_n,
                           uint32_t lam0, uint32_t k, uint32_t log_g) {
     extern __shared__ Fr sh[];
     const PassTile tile(lam0, k, log_g);
@@ -241,9 +256,9 @@ FI void ntt_dif_last_bitrev_t(const Fr* __restrict__ in, Fr* __restrict__ out, c
     tile.load(sh, in, threadIdx.x, T);
     __syncthreads();
     if (R4) {
-        dif_steps_r4<M>(sh, tile, tw, log_n, k - 1, k, threadIdx.x, T);
+        dif_steps_r4<M>(sh, tile, TwTable{tw}, log_n, k - 1, k, threadIdx.x, T);
     } else {
-        dif_steps_r2<M>(sh, tile, tw, log_n, k - 1, k, threadIdx.x);
+        dif_steps_r2<M>(sh, tile, TwTable{tw}, log_n, k - 1, k, threadIdx.x);
     }
     tile.store<M>(out, sh, threadIdx.x, T, hi, lo, scaled);
 }
@@ -295,6 +310,19 @@ FI void ntt_bitrev_tile_t(const Fr* __restrict__ in, Fr* __restrict__ out, uint3
     }
 }
 
+// The bit reversal in place (the lean NTT: no second buffer): the thread of element i swaps it
+// with element rev(i) when i < rev(i). Scattered 32-byte accesses, one pass over memory.
+FI void ntt_bitrev_inplace_t(Fr* data, uint32_t log_n) {
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (1ull << log_n)) return;
+    const uint64_t j = rev_bits(i, log_n);
+    if (i < j) {
+        const Fr x = data[i];
+        data[i] = data[j];
+        data[j] = x;
+    }
+}
+
 // out[i] = hi[i >> 12] * lo[i & 4095] for i < count (twiddle tables, coset powers).
 template <class M>
 FI void fr_powers_t(Fr* out, uint64_t count, const Fr* __restrict__ hi, const Fr* __restrict__ lo) {
@@ -327,11 +355,20 @@ FI void fr_scale_powers_t(Fr* data, uint64_t n, const Fr* __restrict__ hi, const
 #define NTT_ENTRIES(SUF, M)                                                                                         \
     extern "C" __global__ void ntt_dif_pass##SUF(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,                 \
                                                  uint32_t lam0, uint32_t k, uint32_t log_g) {                         \
-        ntt_dif_pass_t<M>(data, tw, log_n, lam0, k, log_g);                                                            \
+        ntt_dif_pass_t<M>(data, TwTable{tw}, log_n, lam0, k, log_g);                                                   \
     }                                                                                                                  \
     extern "C" __global__ void ntt_dif_pass_r4##SUF(Fr* data, const Fr* __restrict__ tw, uint32_t log_n,              \
                                                     uint32_t lam0, uint32_t k, uint32_t log_g) {                      \
-        ntt_dif_pass_r4_t<M>(data, tw, log_n, lam0, k, log_g);                                                         \
+        ntt_dif_pass_r4_t<M>(data, TwTable{tw}, log_n, lam0, k, log_g);                                                \
+    }                                                                                                                  \
+    extern "C" __global__ void ntt_dif_pass_lean##SUF(Fr* data, const Fr* __restrict__ hi, const Fr* __restrict__ lo, \
+                                                      uint32_t log_n, uint32_t lam0, uint32_t k, uint32_t log_g) {    \
+        ntt_dif_pass_t<M>(data, TwTwoLevel<M>{hi, lo}, log_n, lam0, k, log_g);                                        \
+    }                                                                                                                  \
+    extern "C" __global__ void ntt_dif_pass_r4_lean##SUF(Fr* data, const Fr* __restrict__ hi,                         \
+                                                         const Fr* __restrict__ lo, uint32_t log_n, uint32_t lam0,   \
+                                                         uint32_t k, uint32_t log_g) {                                \
+        ntt_dif_pass_r4_t<M>(data, TwTwoLevel<M>{hi, lo}, log_n, lam0, k, log_g);                                     \
     }                                                                                                                  \
     extern "C" __global__ void ntt_dif_last_bitrev##SUF(const Fr* __restrict__ in, Fr* __restrict__ out,               \
                                                         const Fr* __restrict__ tw, uint32_t log_n, uint32_t k,       \
@@ -368,5 +405,6 @@ FI void fr_scale_powers_t(Fr* data, uint64_t n, const Fr* __restrict__ hi, const
                                                     const Fr* __restrict__ lo) {                                      \
         fr_scale_powers_t<M>(data, n, hi, lo);                                                                         \
     }
+extern "C" __global__ void ntt_bitrev_inplace(Fr* data, uint32_t log_n) { ntt_bitrev_inplace_t(data, log_n); }
 NTT_ENTRIES(, FrCios)
 NTT_ENTRIES(_eo, FrEo)

@@ -74,6 +74,12 @@ pub struct CudaSettings {
     /// (a pass through a shared-memory tile) or `plain`; identical results. Override:
     /// `PROOFSCOPE_NTT_BITREV`.
     pub ntt_bitrev: NttBitrev,
+    /// The NTT's device memory: `tables` (resident twiddle tables of n·32 B a domain and a
+    /// scratch buffer of n·32 B a call, the fastest), `lean` (twiddles computed from two small
+    /// tables, the permutation in place: neither) or `auto` (default: `lean` only on a device
+    /// whose memory, or VRAM budget, cannot hold one partition with the tables). Identical
+    /// results. Override: `PROOFSCOPE_NTT_MEMORY`.
+    pub ntt_memory: NttMemory,
     /// How host threads wait for the GPU (the primary context's scheduling flag, set when the
     /// device is opened): `auto` (default, the driver's choice), `spin`, `yield` or
     /// `blocking`. Override: `PROOFSCOPE_CUDA_SCHED`.
@@ -139,6 +145,10 @@ pub const ENV_OVERRIDES: &[EnvOverride] = &[
     } },
     EnvOverride { var: "PROOFSCOPE_NTT_BITREV", key: "ntt_bitrev", apply: |s, v| {
         s.ntt_bitrev = v.parse()?;
+        Ok(())
+    } },
+    EnvOverride { var: "PROOFSCOPE_NTT_MEMORY", key: "ntt_memory", apply: |s, v| {
+        s.ntt_memory = v.parse()?;
         Ok(())
     } },
     EnvOverride { var: "PROOFSCOPE_CUDA_SCHED", key: "sched", apply: |s, v| {
@@ -561,6 +571,42 @@ impl std::str::FromStr for NttBitrev {
     fn from_str(v: &str) -> Result<Self, String> {
         let v = v.trim();
         NttBitrev::ALL.into_iter().find(|b| b.name() == v).ok_or_else(|| format!("unknown NTT bit reversal {v:?} (expected {})", one_of(&NttBitrev::ALL.map(|b| b.name()))))
+    }
+}
+
+/// The NTT's device memory ([`CudaSettings::ntt_memory`]): `tables` keeps two twiddle tables
+/// of n/2 powers per domain (4 GiB at 2^27) and gives every call a scratch buffer of n scalars
+/// (4 GiB) for the closing permutation; `lean` reads each twiddle as the product of two
+/// small tables' entries (`ntt_dif_pass_lean` in ntt.cu: 0.6 MiB at 2^27, one product more
+/// per twiddle) and permutes in place (`ntt_bitrev_inplace`), so that a 2^27 call fits a
+/// 16 GiB card; `auto` (the default) picks `lean` only where the device (or its VRAM budget)
+/// cannot hold one partition with the tables. Same output bit for bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NttMemory {
+    #[default]
+    Auto,
+    Tables,
+    Lean,
+}
+
+impl NttMemory {
+    pub const ALL: [NttMemory; 3] = [NttMemory::Auto, NttMemory::Tables, NttMemory::Lean];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NttMemory::Auto => "auto",
+            NttMemory::Tables => "tables",
+            NttMemory::Lean => "lean",
+        }
+    }
+}
+
+impl std::str::FromStr for NttMemory {
+    type Err = String;
+    fn from_str(v: &str) -> Result<Self, String> {
+        let v = v.trim();
+        NttMemory::ALL.into_iter().find(|m| m.name() == v).ok_or_else(|| format!("unknown NTT memory {v:?} (expected {})", one_of(&NttMemory::ALL.map(|m| m.name()))))
     }
 }
 

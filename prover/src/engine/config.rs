@@ -296,6 +296,7 @@ mod tests {
             ("ntt_radix", "2"),
             ("ntt_plan", "g6"),
             ("ntt_bitrev", "tile"),
+            ("ntt_memory", "lean"),
             ("sched", "blocking"),
         ];
         for (k, v) in sets {
@@ -314,6 +315,7 @@ mod tests {
             ntt_radix: NttRadix::R2,
             ntt_plan: NttPlan { kmax: 6, even: false },
             ntt_bitrev: NttBitrev::Tile,
+            ntt_memory: NttMemory::Lean,
             sched: CudaSched::Blocking,
         };
         assert_eq!(c.cuda, want);

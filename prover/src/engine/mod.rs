@@ -345,7 +345,7 @@ pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, 
     // The VRAM budget against one partition's device working set (the engine checks it again
     // per device when it starts).
     if let Some(v) = cfg.memory.vram_budget {
-        check_vram_need(v.0, &placement::DeviceNeed::of(shape), shape.info.domain_size)?;
+        check_vram_need(v.0, &placement::DeviceNeed::of(shape).least(cfg.cuda.ntt_memory), shape.info.domain_size)?;
     }
     let (total, warning) = ram_budget(cfg)?;
     memory_plan(cfg, shape, params_path, u64::from(cfg.devices)).check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
@@ -357,7 +357,7 @@ pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, 
 /// `prove --setup-on-device` refuses a budget too small before its setup, not after.
 pub fn check_vram_budget_for_domain(cfg: &EngineConfig, domain: u64) -> Result<(), ConfigError> {
     match cfg.memory.vram_budget {
-        Some(v) => check_vram_need(v.0, &placement::DeviceNeed::of_domain(domain), domain),
+        Some(v) => check_vram_need(v.0, &placement::DeviceNeed::of_domain(domain).least(cfg.cuda.ntt_memory), domain),
         None => Ok(()),
     }
 }

@@ -36,6 +36,7 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::cuda_settings::NttMemory;
 use crate::params::ParamsShape;
 
 /// Device memory of one partition's call, bytes, by part (from the parameters' shape, before
@@ -44,13 +45,27 @@ use crate::params::ParamsShape;
 /// tables (two of n/2 scalars, n·32 B, built once per device and domain and kept), and the
 /// split MSMs' tail data, at most a 32-byte scalar and a 4-byte index per point of the A, B
 /// and L queries. The MSMs' scratch is left out: it adapts to the free memory (streamed
-/// chunks, lanes only when they fit).
+/// chunks, lanes only when they fit). With the lean NTT (`[cuda] ntt_memory`, [`DeviceNeed::lean`])
+/// there is no scratch and the twiddles are two small tables a direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceNeed {
     pub abc: u64,
     pub ntt_scratch: u64,
     pub twiddles: u64,
     pub tails: u64,
+    /// The NTT runs lean.
+    pub lean: bool,
+}
+
+/// Device bytes of the NTT's twiddles for a domain of `n` points: two tables of n/2 scalars
+/// (forward and inverse), or lean two pairs of small tables (⌈n/2/4096⌉ + 4096 scalars each)
+/// whose entries' products are the twiddles.
+pub fn twiddle_bytes(lean: bool, n: u64) -> u64 {
+    if lean {
+        2 * ((n / 2).div_ceil(4096).max(1) + 4096) * 32
+    } else {
+        n.saturating_mul(32)
+    }
 }
 
 impl DeviceNeed {
@@ -63,7 +78,22 @@ impl DeviceNeed {
     /// lower bound of [`DeviceNeed::of`], what a VRAM budget is checked against before the
     /// parameters exist (`prove --setup-on-device`).
     pub fn of_domain(n: u64) -> DeviceNeed {
-        DeviceNeed { abc: n.saturating_mul(96), ntt_scratch: n.saturating_mul(32), twiddles: n.saturating_mul(32), tails: 0 }
+        DeviceNeed { abc: n.saturating_mul(96), ntt_scratch: n.saturating_mul(32), twiddles: twiddle_bytes(false, n), tails: 0, lean: false }
+    }
+
+    /// The same call with the lean NTT: in place (no scratch), its twiddles from small tables.
+    pub fn lean(self) -> DeviceNeed {
+        DeviceNeed { ntt_scratch: 0, twiddles: twiddle_bytes(true, self.abc / 96), lean: true, ..self }
+    }
+
+    /// The least need `memory` allows: lean unless the setting is `tables` (what a VRAM budget
+    /// is checked against before the device decides, see [`choose_ntt`]).
+    pub fn least(self, memory: NttMemory) -> DeviceNeed {
+        if memory == NttMemory::Tables {
+            self
+        } else {
+            self.lean()
+        }
     }
 
     /// What one call holds with its MSM uploads staged beside a/b/c (the default: the uploads
@@ -97,10 +127,26 @@ impl DeviceNeed {
         use super::budget::human;
         let first = if self.tails > self.abc.saturating_add(self.ntt_scratch) {
             format!("the MSM tails {}", human(self.tails))
+        } else if self.lean {
+            format!("a/b/c {} (the lean NTT: no scratch)", human(self.abc))
         } else {
             format!("a/b/c {} + the NTT's scratch {}", human(self.abc), human(self.ntt_scratch))
         };
-        format!("{first} + the twiddle tables {} + {} to spare for the MSMs' scratch and the CUDA runtime", human(self.twiddles), human(DEVICE_SPARE_BYTES))
+        let tables = if self.lean { "the lean NTT's twiddle tables" } else { "the twiddle tables" };
+        format!("{first} + {tables} {} + {} to spare for the MSMs' scratch and the CUDA runtime", human(self.twiddles), human(DEVICE_SPARE_BYTES))
+    }
+}
+
+/// The NTT a device runs for a call of `tables` (the need with twiddle tables and scratch) when
+/// it has `free` bytes (its VRAM budget's) before any query is uploaded: `lean` and `tables`
+/// as set; `auto` lean only when the tables' [`DeviceNeed::required`] does not fit, since the
+/// lean NTT costs a product more per twiddle and a pass more for the scale.
+pub fn choose_ntt(memory: NttMemory, free: u64, tables: DeviceNeed) -> DeviceNeed {
+    match memory {
+        NttMemory::Lean => tables.lean(),
+        NttMemory::Tables => tables,
+        NttMemory::Auto if free < tables.required() => tables.lean(),
+        NttMemory::Auto => tables,
     }
 }
 
@@ -532,6 +578,32 @@ mod tests {
         let tailed = DeviceNeed::of(&shape(10, 10_000, 0, 0));
         assert_eq!(tailed.tight(), 360_000);
         assert!(tailed.describe_minimum().starts_with("the MSM tails"), "{}", tailed.describe_minimum());
+    }
+
+    #[test]
+    fn the_lean_ntt_drops_the_scratch_and_the_tables_and_auto_takes_it_only_where_the_tables_do_not_fit() {
+        // 2^27, porep-like tails (9.86 GiB): with the tables a partition requires 21 GiB, lean
+        // 12 GiB of a/b/c, two pairs of small tables (2 x (16384 + 4096) x 32 B) and the spare.
+        let tables = DeviceNeed::of(&shape(27, 1 << 27, 1 << 25, (1 << 27) - (1 << 25)));
+        let lean = tables.lean();
+        assert_eq!((lean.ntt_scratch, lean.twiddles, lean.abc, lean.tails, lean.lean), (0, 2 * (16384 + 4096) * 32, tables.abc, tables.tails, true));
+        assert_eq!(tables.required(), 21 * GIB);
+        assert_eq!(lean.required(), 12 * GIB + 2 * (16384 + 4096) * 32 + GIB);
+        assert!(lean.describe_minimum().contains("lean NTT: no scratch") && lean.describe_minimum().contains("lean NTT's twiddle tables 1.2 MiB"), "{}", lean.describe_minimum());
+        // auto: lean on a 16 GiB card, the tables on a 24 GiB one (and on the budget's edge).
+        assert!(choose_ntt(NttMemory::Auto, 16 * GIB, tables).lean);
+        assert!(!choose_ntt(NttMemory::Auto, 24 * GIB, tables).lean);
+        assert!(!choose_ntt(NttMemory::Auto, tables.required(), tables).lean);
+        assert!(choose_ntt(NttMemory::Auto, tables.required() - 1, tables).lean);
+        // Forced either way, whatever the memory.
+        assert!(choose_ntt(NttMemory::Lean, 100 * GIB, tables).lean);
+        assert!(!choose_ntt(NttMemory::Tables, 16 * GIB, tables).lean);
+        // What a budget is checked against before the device decides.
+        assert_eq!(tables.least(NttMemory::Auto), lean);
+        assert_eq!(tables.least(NttMemory::Tables), tables);
+        // The lean twiddles of a tiny domain: one entry of hi, 4096 of lo, each direction.
+        assert_eq!(twiddle_bytes(true, 2), 2 * (1 + 4096) * 32);
+        assert_eq!(twiddle_bytes(false, 1 << 27), 4 * GIB);
     }
 
     #[test]

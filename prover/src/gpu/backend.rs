@@ -50,7 +50,7 @@ use crate::backend::{Backend, Blinding, DeviceError, Gate, Pending, ProveError, 
 use crate::cuda_settings::{AppliedOverrides, CudaSettings};
 pub use crate::cuda_settings::{MsmBatch, ParamsMode, ShiftChoice};
 use crate::domain::Domain;
-use crate::engine::placement::{plan_device, DeviceNeed, DevicePlan, Residency, DEVICE_SPARE_BYTES};
+use crate::engine::placement::{choose_ntt, plan_device, DeviceNeed, DevicePlan, Residency, DEVICE_SPARE_BYTES};
 use crate::msm::Split;
 use crate::params::Parameters;
 use crate::prover;
@@ -458,7 +458,6 @@ impl CudaBackend {
                 return Ok((plan.clone(), *need));
             }
         }
-        let need = DeviceNeed::of(&params.shape());
         let residency = match self.settings.params {
             ParamsMode::Auto => Residency::Auto,
             ParamsMode::Resident => Residency::All,
@@ -467,6 +466,7 @@ impl CudaBackend {
         // What an earlier parameter set freed must be back before the reading.
         self.gpu.synchronize()?;
         let (free, _) = self.gpu.mem_info()?;
+        let need = choose_ntt(self.settings.ntt_memory, free as u64, DeviceNeed::of(&params.shape()));
         let plan = plan_device(free as u64, &self.query_bytes(params), &need, residency);
         *cache = Some((key, plan.clone(), need));
         Ok((plan, need))
@@ -662,11 +662,12 @@ impl CudaBackend {
         if d.n as u64 != params.info.domain_size {
             return Err(ProveError::ParamsMismatch(format!("domain of {} points, the parameters have {}", d.n, params.info.domain_size)));
         }
-        let (plan, res, tight, abc, abc_ms, [pre_l, pre_a, pre_b]) = {
+        let (plan, res, tight, lean, abc, abc_ms, [pre_l, pre_a, pre_b]) = {
             let _alloc = gate.alloc();
             let plan = prover::prep_msm(asg, params)?;
             let res = self.resident(params).map_err(dev_err)?;
-            let tight = self.device_plan(params).map_err(dev_err)?.0.tight;
+            let (dplan, need) = self.device_plan(params).map_err(dev_err)?;
+            let tight = dplan.tight;
             let (abc, abc_ms) = {
                 let span = info_span!(kind::H2D, what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, { arg::GPU_NS } = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
                 let _e = span.enter();
@@ -691,8 +692,10 @@ impl CudaBackend {
                     Some(self.stage(&res, params, &plan, 2).map_err(dev_err)?),
                 ]
             };
-            (plan, res, tight, abc, abc_ms, staged)
+            (plan, res, tight, need.lean, abc, abc_ms, staged)
         };
+        // The NTT the device plan chose (lean on a device too small for the tables).
+        let ntt = self.ntt.with_config(NttConfig { lean, ..self.ntt.config() });
         let public_inputs = asg.public_inputs().to_vec();
         let _compute = gate.compute();
         // NTTs and the H MSM on the device's stream.
@@ -700,7 +703,7 @@ impl CudaBackend {
             let (hbuf, h_len) = {
                 let span = info_span!(kind::NTT, n = d.n as u64, { arg::GPU_NS } = Empty, h2d_ns = Empty);
                 let _e = span.enter();
-                let (buf, t) = self.ntt.h_quotient_uploaded(&self.gpu, abc, d.log_n, abc_ms).map_err(dev_err)?;
+                let (buf, t) = ntt.h_quotient_uploaded(&self.gpu, abc, d.log_n, abc_ms).map_err(dev_err)?;
                 span.record(arg::GPU_NS, ns(t.ntt_ms));
                 span.record("h2d_ns", ns(t.h2d_ms));
                 (buf, d.n - 1)
@@ -845,6 +848,16 @@ impl Backend for CudaBackend {
             };
             notes.push(format!("{on}: queries {} are streamed from the host in every partition (their host copy is kept): {why}", streamed.join(", ")));
         }
+        if need.lean {
+            let why = match self.settings.ntt_memory {
+                crate::cuda_settings::NttMemory::Auto => {
+                    let tables = DeviceNeed::of(&params.shape());
+                    format!("its free memory cannot hold one partition with the twiddle tables and the scratch ({}: {})", human(tables.required()), tables.describe_minimum())
+                }
+                _ => "[cuda] ntt_memory = \"lean\"".to_string(),
+            };
+            notes.push(format!("{on}: the NTT runs lean (twiddles from small tables, in place, no scratch; one product more per twiddle): {why}"));
+        }
         if plan.tight {
             notes.push(format!(
                 "{on}: calls run tight: the {} left beside the resident queries holds one partition ({}) but not a full call ({} with its MSM uploads beside a/b/c, the twiddles and the spare), so the uploads wait for the NTTs to free a/b/c, the split MSMs run one after another (no lanes) and placement counts {} per call",
@@ -857,7 +870,7 @@ impl Backend for CudaBackend {
         notes
     }
     fn minimum_device_bytes(&self, params: &Parameters) -> Option<(u64, String)> {
-        let need = DeviceNeed::of(&params.shape());
+        let need = DeviceNeed::of(&params.shape()).least(self.settings.ntt_memory);
         Some((need.required(), need.describe_minimum()))
     }
     fn make_resident(&self, params: &Parameters) -> Result<ResidentQueries, ProveError> {

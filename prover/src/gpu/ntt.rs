@@ -38,12 +38,19 @@ pub use crate::cuda_settings::{NttBitrev, NttMul, NttPlan, NttRadix};
 /// Largest supported domain (the twiddle index fits in 32 bits, the bit reversal too).
 pub const MAX_LOG_N: u32 = 28;
 
-/// Twiddle tables of one domain size, resident on the device.
+/// The twiddles w^j (j < n/2) of one direction on the device: a table of all n/2 of them, or
+/// (the lean NTT) the two small tables whose entries' product gives each.
+pub(crate) enum Twid {
+    Table(CudaSlice<u32>),
+    TwoLevel(Scale),
+}
+
+/// Twiddles of one domain size, resident on the device.
 pub(crate) struct Domain {
     log_n: u32,
     /// w^j for j < n/2, and w^-j.
-    tw_fwd: CudaSlice<u32>,
-    tw_inv: CudaSlice<u32>,
+    tw_fwd: Twid,
+    tw_inv: Twid,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,24 +59,29 @@ pub enum NttDirection {
     Inverse,
 }
 
-/// The choices of the NTT kernels: Fr product, DIF pass shape, pass plan, bit reversal.
+/// The choices of the NTT kernels: Fr product, DIF pass shape, pass plan, bit reversal, and
+/// whether it runs lean (twiddles from two small tables, the permutation in place, no scratch:
+/// `ntt_memory`, decided per device by the backend when it is `auto`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NttConfig {
     pub mul: NttMul,
     pub radix: NttRadix,
     pub plan: NttPlan,
     pub bitrev: NttBitrev,
+    pub lean: bool,
 }
 
 impl NttConfig {
     /// The `ntt_*` keys of `[cuda]`.
     pub fn of(s: &CudaSettings) -> NttConfig {
-        NttConfig { mul: s.ntt_mul, radix: s.ntt_radix, plan: s.ntt_plan, bitrev: s.ntt_bitrev }
+        NttConfig { mul: s.ntt_mul, radix: s.ntt_radix, plan: s.ntt_plan, bitrev: s.ntt_bitrev, lean: s.ntt_memory == crate::cuda_settings::NttMemory::Lean }
     }
 
-    /// `e8 fused r4 eo`: plan, bit reversal, radix, product.
+    /// `e8 fused r4 eo` (`e8 lean r4 eo` when lean: its permutation is in place): plan, bit
+    /// reversal, radix, product.
     pub fn describe(&self) -> String {
-        format!("{} {} {} {}", self.plan.name(), self.bitrev.name(), self.radix.name(), self.mul.name())
+        let bitrev = if self.lean { "lean" } else { self.bitrev.name() };
+        format!("{} {} {} {}", self.plan.name(), bitrev, self.radix.name(), self.mul.name())
     }
 }
 
@@ -77,6 +89,8 @@ impl NttConfig {
 struct NttKernels {
     dif_pass: KernelName,
     dif_pass_r4: KernelName,
+    dif_pass_lean: KernelName,
+    dif_pass_r4_lean: KernelName,
     last_bitrev: KernelName,
     last_bitrev_r4: KernelName,
     bitrev_scale: KernelName,
@@ -90,6 +104,8 @@ struct NttKernels {
 const CIOS_KERNELS: NttKernels = NttKernels {
     dif_pass: k::NTT_DIF_PASS,
     dif_pass_r4: k::NTT_DIF_PASS_R4,
+    dif_pass_lean: k::NTT_DIF_PASS_LEAN,
+    dif_pass_r4_lean: k::NTT_DIF_PASS_R4_LEAN,
     last_bitrev: k::NTT_DIF_LAST_BITREV,
     last_bitrev_r4: k::NTT_DIF_LAST_BITREV_R4,
     bitrev_scale: k::NTT_BITREV_SCALE,
@@ -103,6 +119,8 @@ const CIOS_KERNELS: NttKernels = NttKernels {
 const EO_KERNELS: NttKernels = NttKernels {
     dif_pass: k::NTT_DIF_PASS_EO,
     dif_pass_r4: k::NTT_DIF_PASS_R4_EO,
+    dif_pass_lean: k::NTT_DIF_PASS_LEAN_EO,
+    dif_pass_r4_lean: k::NTT_DIF_PASS_R4_LEAN_EO,
     last_bitrev: k::NTT_DIF_LAST_BITREV_EO,
     last_bitrev_r4: k::NTT_DIF_LAST_BITREV_R4_EO,
     bitrev_scale: k::NTT_BITREV_SCALE_EO,
@@ -126,6 +144,15 @@ impl NttRadix {
         match self {
             NttRadix::R2 => kernels(mul).dif_pass,
             NttRadix::R4 => kernels(mul).dif_pass_r4,
+        }
+    }
+
+    /// The DIF pass kernel of the lean NTT (twiddles from two small tables) for this shape
+    /// and product `mul`.
+    fn dif_lean_kernel(self, mul: NttMul) -> KernelName {
+        match self {
+            NttRadix::R2 => kernels(mul).dif_pass_lean,
+            NttRadix::R4 => kernels(mul).dif_pass_r4_lean,
         }
     }
 
@@ -309,7 +336,8 @@ impl Gpu {
 struct Twiddles {
     /// The `CUstream` of the first [`Gpu`] used: the tables belong to it.
     stream: OnceLock<usize>,
-    domains: Mutex<HashMap<(u32, NttMul), Arc<Domain>>>,
+    /// By size, product and leanness.
+    domains: Mutex<HashMap<(u32, NttMul, bool), Arc<Domain>>>,
 }
 
 /// The NTT launcher of one device stream: an [`NttConfig`] and the twiddle tables it built
@@ -344,14 +372,18 @@ impl Ntt {
         if *self.twiddles.stream.get_or_init(|| stream) != stream {
             return Err(GpuError::input("NTT", "a launcher's twiddle tables live on the stream of the device handle it first ran on"));
         }
-        let key = (log_n, self.cfg.mul);
+        let key = (log_n, self.cfg.mul, self.cfg.lean);
         if let Some(d) = self.twiddles.domains.lock().map_err(|_| GpuError::Poisoned("NTT domain cache"))?.get(&key) {
             return Ok(d.clone());
         }
         let w = omega(log_n);
         let winv = inverse(w, "omega")?;
         let half = 1u64 << (log_n - 1);
-        let d = Arc::new(Domain { log_n, tw_fwd: self.powers(gpu, Scalar::ONE, w, half)?, tw_inv: self.powers(gpu, Scalar::ONE, winv, half)? });
+        let d = if self.cfg.lean {
+            Arc::new(Domain { log_n, tw_fwd: Twid::TwoLevel(gpu.scale(Scalar::ONE, w, half)?), tw_inv: Twid::TwoLevel(gpu.scale(Scalar::ONE, winv, half)?) })
+        } else {
+            Arc::new(Domain { log_n, tw_fwd: Twid::Table(self.powers(gpu, Scalar::ONE, w, half)?), tw_inv: Twid::Table(self.powers(gpu, Scalar::ONE, winv, half)?) })
+        };
         self.twiddles.domains.lock().map_err(|_| GpuError::Poisoned("NTT domain cache"))?.insert(key, d.clone());
         Ok(d)
     }
@@ -364,9 +396,18 @@ impl Ntt {
         Ok(out)
     }
 
-    /// In-place NTT of `data` (2^log_n Fr, natural order in and out); `scratch` has the same
-    /// size and is swapped with `data`. `scale` multiplies output j by c * base^j.
-    pub(crate) fn ntt_device(&self, gpu: &Gpu, data: &mut CudaSlice<u32>, scratch: &mut CudaSlice<u32>, log_n: u32, dir: NttDirection, scale: Option<&Scale>) -> Result<(), GpuError> {
+    /// A scratch buffer for the NTTs of 2^log_n (none when lean: they run in place).
+    fn scratch(&self, gpu: &Gpu, log_n: u32) -> Result<Option<CudaSlice<u32>>, GpuError> {
+        if self.cfg.lean {
+            return Ok(None);
+        }
+        Ok(Some(gpu.stream.alloc_zeros::<u32>((1usize << log_n) * 8).ctx("alloc scratch")?))
+    }
+
+    /// In-place NTT of `data` (2^log_n Fr, natural order in and out); `scratch` (needed unless
+    /// lean) has the same size and is swapped with `data`. `scale` multiplies output j by
+    /// c * base^j.
+    pub(crate) fn ntt_device(&self, gpu: &Gpu, data: &mut CudaSlice<u32>, scratch: Option<&mut CudaSlice<u32>>, log_n: u32, dir: NttDirection, scale: Option<&Scale>) -> Result<(), GpuError> {
         let d = self.domain(gpu, log_n)?;
         debug_assert_eq!(d.log_n, log_n);
         let tw = match dir {
@@ -378,24 +419,48 @@ impl Ntt {
 
     /// The kernels of one NTT of `data` with twiddles `tw`: the DIF passes in place, then the
     /// closing permutation with `scale` into `scratch`, which is swapped with `data` (fused into
-    /// the last pass or a pass of its own, per [`NttBitrev`]). With `phases`, each launch is
-    /// timed with CUDA events and labelled `p<lam0>x<k>`, `bitrev` or `p<lam0>x<k>+bitrev`.
+    /// the last pass or a pass of its own, per [`NttBitrev`]). Lean (two-level twiddles), the
+    /// passes read their twiddles as products and the permutation swaps in place
+    /// (`bitrev_inplace`), then `scale` is a pass of its own (`scale`); no scratch. With
+    /// `phases`, each launch is timed with CUDA events and labelled `p<lam0>x<k>`, `bitrev`,
+    /// `p<lam0>x<k>+bitrev`, `bitrev_inplace` or `scale`.
     #[allow(clippy::too_many_arguments)]
     fn ntt_kernels(
         &self,
         gpu: &Gpu,
         data: &mut CudaSlice<u32>,
-        scratch: &mut CudaSlice<u32>,
-        tw: &CudaSlice<u32>,
+        scratch: Option<&mut CudaSlice<u32>>,
+        tw: &Twid,
         log_n: u32,
         scale: Option<&Scale>,
         mut phases: Option<&mut Vec<(String, f64)>>,
     ) -> Result<(), GpuError> {
-        let NttConfig { mul, radix, plan, bitrev } = self.cfg;
+        let NttConfig { mul, radix, plan, bitrev, .. } = self.cfg;
+        let start = |timed: bool| if timed { gpu.timer().map(Some) } else { Ok(None) };
+        let tw = match tw {
+            Twid::Table(t) => t,
+            Twid::TwoLevel(two) => {
+                for (lam0, k, log_g) in plan.passes(log_n, NttBitrev::Plain) {
+                    let t0 = start(phases.is_some())?;
+                    launch!(gpu, radix.dif_lean_kernel(mul), radix.pass_cfg(log_n, k, log_g), &mut *data, &two.hi, &two.lo, &log_n, &lam0, &k, &log_g);
+                    end_phase(gpu, t0, &mut phases, || format!("p{lam0}x{k}"))?;
+                }
+                let n = 1u64 << log_n;
+                let t0 = start(phases.is_some())?;
+                launch!(gpu, k::NTT_BITREV_INPLACE, cfg_1d(n, 256), &mut *data, &log_n);
+                end_phase(gpu, t0, &mut phases, || "bitrev_inplace".into())?;
+                if let Some(s) = scale {
+                    let t0 = start(phases.is_some())?;
+                    launch!(gpu, kernels(mul).scale_powers, cfg_1d(n, 256), &mut *data, &n, &s.hi, &s.lo);
+                    end_phase(gpu, t0, &mut phases, || "scale".into())?;
+                }
+                return Ok(());
+            }
+        };
+        let scratch = scratch.ok_or_else(|| GpuError::input("NTT", "the twiddle-table NTT needs a scratch buffer"))?;
         let pass = radix.dif_kernel(mul);
         let mut passes = plan.passes(log_n, bitrev);
         let fused = bitrev.fused_last(log_n).and_then(|_| passes.pop());
-        let start = |timed: bool| if timed { gpu.timer().map(Some) } else { Ok(None) };
         for (lam0, k, log_g) in passes {
             let t0 = start(phases.is_some())?;
             launch!(gpu, pass, radix.pass_cfg(log_n, k, log_g), &mut *data, tw, &log_n, &lam0, &k, &log_g);
@@ -429,25 +494,25 @@ impl Ntt {
         let mut padded = values.to_vec();
         padded.resize(n, Scalar::ZERO);
         let mut data = gpu.upload_scalars(&padded)?;
-        let mut scratch = gpu.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
+        let mut scratch = self.scratch(gpu, log_n)?;
         let g = Scalar::MULTIPLICATIVE_GENERATOR;
         match (dir, coset) {
-            (NttDirection::Forward, false) => self.ntt_device(gpu, &mut data, &mut scratch, log_n, dir, None)?,
+            (NttDirection::Forward, false) => self.ntt_device(gpu, &mut data, scratch.as_mut(), log_n, dir, None)?,
             (NttDirection::Inverse, false) => {
                 let s = gpu.scale(ninv(log_n)?, Scalar::ONE, n as u64)?;
-                self.ntt_device(gpu, &mut data, &mut scratch, log_n, dir, Some(&s))?
+                self.ntt_device(gpu, &mut data, scratch.as_mut(), log_n, dir, Some(&s))?
             }
             (NttDirection::Forward, true) => {
                 // Scale the input by g^i (a pass of its own here; fused in the H pipeline).
                 let s = gpu.scale(Scalar::ONE, g, n as u64)?;
                 let nn = n as u64;
                 launch!(gpu, kernels(self.cfg.mul).scale_powers, cfg_1d(nn, 256), &mut data, &nn, &s.hi, &s.lo);
-                self.ntt_device(gpu, &mut data, &mut scratch, log_n, dir, None)?
+                self.ntt_device(gpu, &mut data, scratch.as_mut(), log_n, dir, None)?
             }
             (NttDirection::Inverse, true) => {
                 let ginv = inverse(g, "g")?;
                 let s = gpu.scale(ninv(log_n)?, ginv, n as u64)?;
-                self.ntt_device(gpu, &mut data, &mut scratch, log_n, dir, Some(&s))?
+                self.ntt_device(gpu, &mut data, scratch.as_mut(), log_n, dir, Some(&s))?
             }
         }
         let out = gpu.download_words(&data.slice(..), "download NTT")?;
@@ -491,16 +556,16 @@ impl Ntt {
         let from_coset = gpu.scale(ninv, ginv, n as u64)?;
         let zinv_d = gpu.upload_scalars(&[zinv])?;
         let mut bufs = bufs;
-        let mut scratch = gpu.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
+        let mut scratch = self.scratch(gpu, log_n)?;
         let t1 = gpu.timer()?;
         for buf in bufs.iter_mut() {
-            self.ntt_device(gpu, buf, &mut scratch, log_n, NttDirection::Inverse, Some(&to_coset))?;
-            self.ntt_device(gpu, buf, &mut scratch, log_n, NttDirection::Forward, None)?;
+            self.ntt_device(gpu, buf, scratch.as_mut(), log_n, NttDirection::Inverse, Some(&to_coset))?;
+            self.ntt_device(gpu, buf, scratch.as_mut(), log_n, NttDirection::Forward, None)?;
         }
         let nn = n as u64;
         let (ab, rest) = bufs.split_at_mut(1);
         launch!(gpu, kernels(self.cfg.mul).abc_div_z, cfg_1d(nn, 256), &mut ab[0], &rest[0], &rest[1], &zinv_d, &nn);
-        self.ntt_device(gpu, &mut ab[0], &mut scratch, log_n, NttDirection::Inverse, Some(&from_coset))?;
+        self.ntt_device(gpu, &mut ab[0], scratch.as_mut(), log_n, NttDirection::Inverse, Some(&from_coset))?;
         let t2 = gpu.timer()?;
         let times = NttTimes { h2d_ms, ntt_ms: t1.ms_to(&t2)?, d2h_ms: 0.0 };
         let out = bufs.into_iter().next().ok_or_else(|| GpuError::input("H quotient", "no H buffer"))?;
@@ -516,10 +581,10 @@ impl Ntt {
             return Err(GpuError::input("NTT phases", format!("{} values for a domain of 2^{log_n}", values.len())));
         }
         let mut data = gpu.upload_scalars(values)?;
-        let mut scratch = gpu.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
+        let mut scratch = self.scratch(gpu, log_n)?;
         let d = self.domain(gpu, log_n)?;
         let mut out = Vec::new();
-        self.ntt_kernels(gpu, &mut data, &mut scratch, &d.tw_fwd, log_n, None, Some(&mut out))?;
+        self.ntt_kernels(gpu, &mut data, scratch.as_mut(), &d.tw_fwd, log_n, None, Some(&mut out))?;
         Ok(out)
     }
 
@@ -531,12 +596,12 @@ impl Ntt {
             return Err(GpuError::input("NTT timing", format!("{} values for a domain of 2^{log_n}", values.len())));
         }
         let mut data = gpu.upload_scalars(values)?;
-        let mut scratch = gpu.stream.alloc_zeros::<u32>(n * 8).ctx("alloc scratch")?;
-        self.ntt_device(gpu, &mut data, &mut scratch, log_n, NttDirection::Forward, None)?;
+        let mut scratch = self.scratch(gpu, log_n)?;
+        self.ntt_device(gpu, &mut data, scratch.as_mut(), log_n, NttDirection::Forward, None)?;
         let mut times = Vec::with_capacity(runs);
         for _ in 0..runs {
             let t0 = gpu.timer()?;
-            self.ntt_device(gpu, &mut data, &mut scratch, log_n, NttDirection::Forward, None)?;
+            self.ntt_device(gpu, &mut data, scratch.as_mut(), log_n, NttDirection::Forward, None)?;
             let t1 = gpu.timer()?;
             times.push(t0.ms_to(&t1)?);
         }
@@ -727,6 +792,62 @@ mod tests {
         }
     }
 
+    /// Host model of `ntt_bitrev_inplace_t`: the thread of element i swaps it with rev(i) when
+    /// i < rev(i). Panics when an element is moved twice.
+    fn model_bitrev_inplace(data: &mut [u64], log_n: u32) {
+        let mut moved = vec![false; data.len()];
+        for i in 0..data.len() as u64 {
+            let j = rev(i, log_n);
+            if i < j {
+                assert!(!moved[i as usize] && !moved[j as usize], "2^{log_n}: element moved twice");
+                data.swap(i as usize, j as usize);
+                moved[i as usize] = true;
+                moved[j as usize] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn the_lean_ntt_model_equals_the_passes_then_the_out_of_place_bit_reversal() {
+        // The lean NTT runs the passes of the plain plan, then swaps in place: the same output
+        // as the permutation into a second buffer (sizes below and above the 2^10 tile).
+        let mut next = xorshift(0x51af_d7ed_558c_cd1du64);
+        for log_n in 1..=15u32 {
+            let n = 1usize << log_n;
+            let tw: Vec<u64> = (0..n / 2).map(|_| next()).collect();
+            let input: Vec<u64> = (0..n).map(|_| next()).collect();
+            let mut passed = input.clone();
+            for (lam0, k, log_g) in NttPlan::default().passes(log_n, NttBitrev::Plain) {
+                model_pass(&mut passed, &tw, log_n, lam0, k, log_g, true);
+            }
+            let mut want = vec![0u64; n];
+            for (i, v) in passed.iter().enumerate() {
+                want[rev(i as u64, log_n) as usize] = *v;
+            }
+            model_bitrev_inplace(&mut passed, log_n);
+            assert!(passed == want, "2^{log_n}: the in-place bit reversal differs");
+        }
+    }
+
+    #[test]
+    fn the_lean_twiddles_are_the_products_of_the_two_small_tables() {
+        // TwTwoLevel in ntt.cu reads w^i as hi[i >> 12] * lo[i & 4095]: the tables `gpu.scale`
+        // uploads for (c = 1, base = w, count = n/2) give every power, at the ends of the
+        // domain and across the 4096 boundary.
+        use blstrs::Scalar;
+        use ff::Field;
+        for log_n in [1u32, 2, 12, 13, 14, 27] {
+            let w = super::omega(log_n);
+            let half = 1u64 << (log_n - 1);
+            let (hi, lo) = super::two_level(Scalar::ONE, w, half);
+            assert_eq!((hi.len() as u64, lo.len()), (half.div_ceil(4096).max(1), 4096));
+            for i in [0u64, 1, 4095, 4096, 4097, half / 2, half - 1].into_iter().filter(|&i| i < half) {
+                let got = hi[(i >> 12) as usize] * lo[(i & 4095) as usize];
+                assert_eq!(got, w.pow_vartime([i]), "2^{log_n}: twiddle {i}");
+            }
+        }
+    }
+
     #[test]
     fn radix4_pass_model_matches_radix2_for_every_planned_pass() {
         let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
@@ -782,6 +903,8 @@ mod tests {
         let pairs = [
             (c.dif_pass, e.dif_pass),
             (c.dif_pass_r4, e.dif_pass_r4),
+            (c.dif_pass_lean, e.dif_pass_lean),
+            (c.dif_pass_r4_lean, e.dif_pass_r4_lean),
             (c.last_bitrev, e.last_bitrev),
             (c.last_bitrev_r4, e.last_bitrev_r4),
             (c.bitrev_scale, e.bitrev_scale),
@@ -797,8 +920,10 @@ mod tests {
             assert!(src.contains(&format!(" {cios}##SUF(")) || src.contains(&format!("{cios}##SUF(")), "{cios}: not an entry of NTT_ENTRIES");
         }
         assert!(src.contains("NTT_ENTRIES(_eo, FrEo)"));
-        // Every entry point of ntt.cu is one of the two sets.
-        assert_eq!(pairs.len() * 2, k::ALL.len());
+        // Every entry point of ntt.cu is one of the two sets, or the in-place bit reversal
+        // (no product: it only moves elements).
+        assert_eq!(pairs.len() * 2 + 1, k::ALL.len());
+        assert!(k::ALL.contains(&k::NTT_BITREV_INPLACE));
         assert_eq!(super::kernels(NttMul::Eo).powers.as_str(), "fr_powers_eo");
     }
 

@@ -292,6 +292,15 @@ pub fn bench_ntt(gpu: &Gpu, base: NttConfig, logs: &[u32], runs: usize, seed: u6
     let ntt = Ntt::new(base);
     let mut rows = bench_ntt_both(gpu, &ntt, logs, runs, seed, log)?;
     rows.extend(bench_ntt_plans(gpu, &ntt, logs, runs, seed, log)?);
+    // The lean NTT (`ntt_memory = "lean"`: two-level twiddles, in-place permutation) beside the
+    // base config, rows `ntt_fr_lean`, with the ratio to the base in the log.
+    for &l in logs {
+        let plain = ntt_row(gpu, &ntt, "ntt_fr_base".into(), l, runs, seed)?;
+        let lean = ntt_row(gpu, &ntt.with_config(NttConfig { lean: true, ..base }), "ntt_fr_lean".into(), l, runs, seed)?;
+        log(&format_row(&lean));
+        log(&format!("lean NTT at 2^{l}: {:.3} ms against {:.3} ms with the tables ({}): {:.2}x", lean.median_ms, plain.median_ms, base.describe(), lean.median_ms / plain.median_ms));
+        rows.push(lean);
+    }
     Ok(rows)
 }
 
