@@ -35,6 +35,10 @@ enum Action {
         /// Only the TEST-ONLY setup's checks (fixed-base multiplications, whole setups).
         #[arg(long)]
         setup_only: bool,
+        /// Only the lean NTT's checks (`ntt_memory = "lean"`: every transform and the quotient
+        /// against the CPU path).
+        #[arg(long, conflicts_with = "setup_only")]
+        lean_only: bool,
         /// CUDA device ordinal.
         #[arg(long, default_value_t = 0)]
         device: usize,
@@ -130,15 +134,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Action::Check { seed, quick, setup_only, device, json } => {
+        Action::Check { seed, quick, setup_only, lean_only, device, json } => {
             let seed = seed.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7));
             let gpu = Gpu::open(device, settings.sched)?;
             println!("gpu check on {}", gpu.describe());
             show_overrides();
             println!("seed {seed}{}", if quick { " (quick)" } else { "" });
             let opt = check::CheckOptions { seed, quick };
-            if setup_only {
-                let outcomes = check::run_setup(&gpu, opt);
+            if setup_only || lean_only {
+                let outcomes = if lean_only { check::run_lean(&gpu, &settings, opt) } else { check::run_setup(&gpu, opt) };
                 print!("{}", check::format_outcomes(&outcomes));
                 if let Some(p) = json {
                     super::output::write_atomic(&p, serde_json::to_string_pretty(&outcomes)?.as_bytes())?;

@@ -111,24 +111,7 @@ pub fn run_all(gpu: &Gpu, settings: &CudaSettings, opt: CheckOptions) -> Vec<Che
             out.push(outcome(format!("h quotient{tag} (a*b-c)/Z 2^12"), t, check_h(gpu, &ntt, &mut rng, 12)));
         }
     }
-    // The lean NTT (twiddles from two small tables, permutation in place, no scratch) with each
-    // product and radix, on sizes below and above the two-level table's 4096 and the 2^10 tile.
-    let lean_sizes: &[u32] = if opt.quick { &[1, 2, 5, 10, 13, 17] } else { &[1, 2, 5, 10, 11, 12, 13, 14, 17, 20] };
-    for (radix, mul) in NttRadix::ALL.into_iter().flat_map(|r| NttMul::ALL.map(|m| (r, m))) {
-        let ntt = ntt.with_config(NttConfig { radix, mul, lean: true, ..base });
-        let tag = format!(" [lean {} {}]", mul.name(), radix.name());
-        for &log_n in lean_sizes {
-            for (dir, coset) in [(NttDirection::Forward, false), (NttDirection::Inverse, false), (NttDirection::Forward, true), (NttDirection::Inverse, true)] {
-                let t = Instant::now();
-                let len = ((1usize << log_n) * 3 / 4).max(1);
-                out.push(outcome(format!("ntt{tag} 2^{log_n} {dir:?}{} ({len} values)", if coset { " coset" } else { "" }), t, check_ntt(gpu, &ntt, &mut rng, log_n, len, dir, coset)));
-            }
-        }
-        for &log_n in if opt.quick { &[4u32, 12][..] } else { &[4u32, 12, 16][..] } {
-            let t = Instant::now();
-            out.push(outcome(format!("h quotient{tag} (a*b-c)/Z 2^{log_n}"), t, check_h(gpu, &ntt, &mut rng, log_n)));
-        }
-    }
+    out.extend(lean_ntt_checks(gpu, &ntt, base, opt, &mut rng));
     let msm_sizes: &[usize] = if opt.quick { &[1, 2, 3, 100, 1000, 4097] } else { &[1, 2, 3, 100, 1000, 4097, 65_536, 300_001] };
     for &n in msm_sizes {
         let t = Instant::now();
@@ -187,6 +170,37 @@ pub fn run_all(gpu: &Gpu, settings: &CudaSettings, opt: CheckOptions) -> Vec<Che
     }
     out.extend(run_setup(gpu, opt));
     out
+}
+
+/// The lean NTT (`ntt_memory = "lean"`: twiddles from two small tables, permutation in place,
+/// no scratch) against the CPU path, with each product and radix, on sizes below and above the
+/// two-level table's 4096 and the 2^10 tile, and the quotient (`gpu check --lean-only` runs
+/// these alone).
+fn lean_ntt_checks(gpu: &Gpu, ntt: &Ntt, base: NttConfig, opt: CheckOptions, rng: &mut ChaCha8Rng) -> Vec<CheckOutcome> {
+    let mut out = Vec::new();
+    let lean_sizes: &[u32] = if opt.quick { &[1, 2, 5, 10, 13, 17] } else { &[1, 2, 5, 10, 11, 12, 13, 14, 17, 20] };
+    for (radix, mul) in NttRadix::ALL.into_iter().flat_map(|r| NttMul::ALL.map(|m| (r, m))) {
+        let ntt = ntt.with_config(NttConfig { radix, mul, lean: true, ..base });
+        let tag = format!(" [lean {} {}]", mul.name(), radix.name());
+        for &log_n in lean_sizes {
+            for (dir, coset) in [(NttDirection::Forward, false), (NttDirection::Inverse, false), (NttDirection::Forward, true), (NttDirection::Inverse, true)] {
+                let t = Instant::now();
+                let len = ((1usize << log_n) * 3 / 4).max(1);
+                out.push(outcome(format!("ntt{tag} 2^{log_n} {dir:?}{} ({len} values)", if coset { " coset" } else { "" }), t, check_ntt(gpu, &ntt, rng, log_n, len, dir, coset)));
+            }
+        }
+        for &log_n in if opt.quick { &[4u32, 12][..] } else { &[4u32, 12, 16][..] } {
+            let t = Instant::now();
+            out.push(outcome(format!("h quotient{tag} (a*b-c)/Z 2^{log_n}"), t, check_h(gpu, &ntt, rng, log_n)));
+        }
+    }
+    out
+}
+
+/// Only [`lean_ntt_checks`], with the settings' plan.
+pub fn run_lean(gpu: &Gpu, settings: &CudaSettings, opt: CheckOptions) -> Vec<CheckOutcome> {
+    let base = NttConfig::of(settings);
+    lean_ntt_checks(gpu, &Ntt::new(base), base, opt, &mut ChaCha8Rng::seed_from_u64(opt.seed ^ 0x1ea4))
 }
 
 /// The TEST-ONLY setup's fixed-base multiplications (setup.cu) against the CPU comb, in
