@@ -17,8 +17,7 @@ use blstrs::Scalar;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use crate::pce::witness::WitnessCs;
-use crate::pce::WitnessPieces;
+use crate::pce::{CircuitPieces, Piece, PieceSystem};
 
 pub use shape::{measure, Shape};
 
@@ -99,12 +98,13 @@ fn bind_output<CS: ConstraintSystem<Scalar>>(cs: &mut CS, name: &'static str, va
     Ok(())
 }
 
-/// The parallel witness: the SHA blocks' chain run natively ([`sha::Plan`]), then every
-/// block a piece, and the arithmetic section (a chain of field operations, one value a
-/// row, which only its own previous values feed) one piece beside them, with the RNG where
-/// the blocks' draws leave it. At 2^27 that is ~2,500 blocks and one section of 2^26 rows.
-impl WitnessPieces for PorepLike {
-    fn synthesize_witness(self, cs: &mut WitnessCs) -> Result<(), SynthesisError> {
+/// The parallel witness and extraction: the SHA blocks' chain run natively ([`sha::Plan`]),
+/// then every block a piece, and the arithmetic section (a chain of field operations, one
+/// value a row, which only its own previous values feed) one piece beside them, with the
+/// RNG where the blocks' draws leave it. At 2^27 that is ~2,500 blocks and one section of
+/// 2^26 rows.
+impl CircuitPieces for PorepLike {
+    fn synthesize_pieces<S: PieceSystem>(self, cs: &mut S) -> Result<(), SynthesisError> {
         let layout = self.layout().map_err(|_| SynthesisError::Unsatisfiable)?;
         let mut rng = ChaCha20Rng::seed_from_u64(self.seed);
         let sha = sha::Plan::draw(layout.sha_blocks, &mut rng);
@@ -112,7 +112,8 @@ impl WitnessPieces for PorepLike {
         let aux: Vec<usize> = (0..blocks).map(|b| sha.aux(b)).chain([arith::aux(layout.arith_rows)]).collect();
         let mut out = cs.pieces(&aux, |i, cs| {
             if i < blocks {
-                sha.block(cs, i).map(|_| None)
+                let first = cs.first();
+                sha.block(cs, i, first).map(|_| None)
             } else {
                 arith::synthesize(cs, layout.arith_rows, &mut rng.clone(), self.corrupt_row).map(Some)
             }
@@ -164,9 +165,9 @@ impl Circuit<Scalar> for Mix16 {
     }
 }
 
-/// The parallel witness: [`mix16::synthesize_pieces`].
-impl WitnessPieces for Mix16 {
-    fn synthesize_witness(self, cs: &mut WitnessCs) -> Result<(), SynthesisError> {
+/// The parallel witness and extraction: [`mix16::synthesize_pieces`].
+impl CircuitPieces for Mix16 {
+    fn synthesize_pieces<S: PieceSystem>(self, cs: &mut S) -> Result<(), SynthesisError> {
         let rows = self.rows().map_err(|_| SynthesisError::Unsatisfiable)?;
         let rng = ChaCha20Rng::seed_from_u64(self.seed);
         let (last, value) = mix16::synthesize_pieces(cs, rows, rng, mix16::PIECE_GROUPS)?;
@@ -291,11 +292,11 @@ impl Circuit<Scalar> for BenchCircuit {
     }
 }
 
-impl WitnessPieces for BenchCircuit {
-    fn synthesize_witness(self, cs: &mut WitnessCs) -> Result<(), SynthesisError> {
+impl CircuitPieces for BenchCircuit {
+    fn synthesize_pieces<S: PieceSystem>(self, cs: &mut S) -> Result<(), SynthesisError> {
         match self {
-            BenchCircuit::PorepLike(c) => c.synthesize_witness(cs),
-            BenchCircuit::Mix16(c) => c.synthesize_witness(cs),
+            BenchCircuit::PorepLike(c) => c.synthesize_pieces(cs),
+            BenchCircuit::Mix16(c) => c.synthesize_pieces(cs),
         }
     }
 }
