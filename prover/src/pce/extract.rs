@@ -512,3 +512,48 @@ pub fn extract_pieces_with_witness<C: CircuitPieces>(circuit: C) -> Result<(Pce,
     let (pce, w) = cs.finish()?;
     w.map(|w| (pce, w)).ok_or_else(|| PceError::Synthesis(SynthesisError::AssignmentMissing))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::circuit::{Family, PorepLike};
+
+    fn on<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
+    }
+
+    /// Both families at sizes below one SHA block (the arithmetic section alone), with one to
+    /// several blocks (the chained state's variables come from the piece before) and several
+    /// mix16 pieces, powers of two and not: the pieces' extraction is the sequential one, on
+    /// pools of 1, 2 and 4 threads.
+    #[test]
+    fn extraction_in_pieces_equals_the_sequential_one() {
+        let sizes: [(Family, &[u64]); 2] = [(Family::PorepLike, &[1 << 10, 3000, 1 << 14, 1 << 17, 200_001]), (Family::Mix16, &[1 << 10, 3001, 1 << 14, 1 << 16, 70_001])];
+        for (family, sizes) in sizes {
+            for &n in sizes {
+                let want = extract(family.circuit(n, 1)).unwrap();
+                for threads in [1, 2, 4] {
+                    let (got, pieces) = on(threads, || extract_pieces(family.circuit(n, 1), n as usize)).unwrap();
+                    assert!(pieces > 0, "{family:?} n={n}: no pieces ran");
+                    assert!(got == want, "{family:?} n={n}, {threads} threads: the PCE differs");
+                    assert_eq!(got.shape_hash(), want.shape_hash());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn extraction_in_pieces_with_values_keeps_the_sequential_witness() {
+        for c in [Family::PorepLike.circuit(1 << 17, 5), Family::Mix16.circuit(1 << 16, 5)] {
+            let want = extract_with_witness(c.clone()).unwrap();
+            let got = on(2, || extract_pieces_with_witness(c.clone())).unwrap();
+            assert_eq!(got.0, want.0);
+            assert!(got.1 == want.1, "{}: the witness differs", c.id());
+        }
+        // A corrupted row is a value, not a row: same matrices, the same corrupted witness.
+        let mut c = PorepLike::new(1 << 12, 5);
+        c.corrupt_row = Some(17);
+        let want = extract_with_witness(c.clone()).unwrap();
+        assert!(on(2, || extract_pieces_with_witness(c)).unwrap() == want);
+    }
+}
