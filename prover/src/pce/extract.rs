@@ -510,7 +510,7 @@ pub fn extract_pieces_with_witness<C: CircuitPieces>(circuit: C) -> Result<(Pce,
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
     circuit.synthesize_pieces(&mut cs)?;
     let (pce, w) = cs.finish()?;
-    w.map(|w| (pce, w)).ok_or_else(|| PceError::Synthesis(SynthesisError::AssignmentMissing))
+    w.map(|w| (pce, w)).ok_or(PceError::Synthesis(SynthesisError::AssignmentMissing))
 }
 
 #[cfg(test)]

@@ -99,7 +99,8 @@ where
 {
     let count = work.len();
     work.sort_by_key(|w| Reverse(w.1.planned()));
-    let done: Vec<(usize, Result<(T, P), SynthesisError>)> = work
+    type Done<T, P> = Vec<(usize, Result<(T, P), SynthesisError>)>;
+    let done: Done<T, P> = work
         .into_par_iter()
         .with_max_len(1)
         .map(|(i, mut cs)| {
