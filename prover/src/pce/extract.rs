@@ -364,6 +364,10 @@ impl PieceSystem for ExtractCs {
         self.pieces += aux.len();
         Ok(results)
     }
+
+    fn has_values(&self) -> bool {
+        self.values.is_some()
+    }
 }
 
 /// The constraint system of one piece of an extraction (see the module docs): its rows

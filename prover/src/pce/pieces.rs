@@ -60,6 +60,12 @@ pub trait PieceSystem: ConstraintSystem<Scalar> {
     where
         T: Send,
         F: Fn(usize, &mut Self::Piece<'_>) -> Result<T, SynthesisError> + Sync;
+
+    /// Whether it keeps the values of what is allocated: a circuit may skip computing the
+    /// values that chain its pieces when not (an extraction without the witness).
+    fn has_values(&self) -> bool {
+        true
+    }
 }
 
 /// What a piece's constraint system tells the circuit's code.
