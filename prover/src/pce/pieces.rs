@@ -1,21 +1,27 @@
-//! Witness generation on a thread pool. This module exists because on the pre-compiled path
-//! the witness is what is left of a partition's synthesis once the products run on every
-//! core (26.7 s of 28.8 s at 2^27 on the H200 host, on one thread), and a circuit's witness
-//! is mostly made of pieces that need nothing from each other but a few values: the
-//! PoRep-like circuit's SHA-256 blocks need only the eight words of the chained state, the
-//! mix16 circuit's groups only the running full-width value.
+//! Witness generation and constraint extraction on a thread pool. This module exists
+//! because on the pre-compiled path the witness is what is left of a partition's synthesis
+//! once the products run on every core (26.7 s of 28.8 s at 2^27 on the H200 host, on one
+//! thread), the extraction is most of a setup (98.8 s of 190 s there, on one thread), and a
+//! circuit is mostly made of pieces that need nothing from each other but a few values: the
+//! PoRep-like circuit's SHA-256 blocks need only the eight words of the chained state, its
+//! arithmetic section's runs of rounds the three values of the state, the mix16 circuit's
+//! groups only the running full-width value.
 //!
 //! A circuit that knows its pieces implements [`CircuitPieces`]: it runs its sequential
 //! parts (the values that chain the pieces, computed natively; allocations outside the
-//! pieces) against the [`WitnessCs`] as before, and hands the pieces to
-//! [`WitnessCs::pieces`] with the number of aux values each allocates. Each piece then runs
-//! the circuit's own code for that piece against a [`PieceCs`] that writes into its own
-//! disjoint slice of the witness's preallocated aux vector (no per-piece vectors and no
-//! concatenation: at 2^27 the aux vector is ~4 GiB), on the current rayon pool, longest
-//! pieces first; the results come back in piece order. A piece that allocates another
-//! number of values than it declared, or an input, is an error, and nothing of the pieces is
-//! kept. So the witness (inputs, aux, constraint count) is bit-identical to the sequential
-//! [`super::witness::generate`], whatever the number of threads (tested on both benchmark
+//! pieces) against a [`PieceSystem`] (the witness-only [`WitnessCs`], or the extraction's
+//! [`super::extract::ExtractCs`]), and hands the pieces to [`PieceSystem::pieces`] with the
+//! number of aux values each allocates. Each piece then runs the circuit's own code for that
+//! piece against the system's piece type, its variables numbered as in the whole circuit
+//! ([`Piece::first`]), on the current rayon pool, longest pieces first; the results come back
+//! in piece order. For the witness, a [`PieceCs`] writes into its own disjoint slice of the
+//! witness's preallocated aux vector (no per-piece vectors and no concatenation: at 2^27 the
+//! aux vector is ~4 GiB); for the extraction, each piece records its own rows, merged in
+//! piece order afterwards (see [`super::extract`]). A piece that allocates another number of
+//! values than it declared, or an input, is an error, and nothing of the pieces is kept. So
+//! the witness (inputs, aux, constraint count) is bit-identical to the sequential
+//! [`super::witness::generate`], and the extraction to the sequential
+//! [`super::extract::extract`], whatever the number of threads (tested on both benchmark
 //! families).
 //!
 //! A circuit without pieces keeps the default [`CircuitPieces::synthesize_pieces`], its own
