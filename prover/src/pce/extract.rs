@@ -560,4 +560,41 @@ mod tests {
         let want = extract_with_witness(c.clone()).unwrap();
         assert!(on(2, || extract_pieces_with_witness(c)).unwrap() == want);
     }
+
+    /// Timing, not a check of speed (the equality is checked): the sequential and the piece
+    /// extraction of the porep-like circuit at `PROOFSCOPE_EXTRACT_N` constraints (default
+    /// 2^20), and its witness on one thread and in pieces, on the global pool. Run in release:
+    /// `cargo test -p prover --release --lib -- extraction_timing --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn extraction_timing() {
+        let n: u64 = std::env::var("PROOFSCOPE_EXTRACT_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
+        let c = PorepLike::new(n, 1);
+        let t = std::time::Instant::now();
+        let (got, pieces) = extract_pieces(c.clone(), n as usize).unwrap();
+        let pieces_s = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let want = extract_sized(c.clone(), n as usize).unwrap();
+        let seq_s = t.elapsed().as_secs_f64();
+        assert!(got == want, "n={n}: the PCE differs");
+        drop((got, want));
+        // Where the piece extraction's time goes: the pieces (and merge), the matrices' finish.
+        let t = std::time::Instant::now();
+        let mut cs = ExtractCs::with_capacity(false, n as usize);
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE)).unwrap();
+        crate::pce::CircuitPieces::synthesize_pieces(c.clone(), &mut cs).unwrap();
+        let run_s = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        drop(cs.finish().unwrap());
+        println!("TIMING n={n} extract in pieces: run and merge {run_s:.2} s, finish {:.2} s", t.elapsed().as_secs_f64());
+        let (inputs, aux) = (2, n as usize);
+        let t = std::time::Instant::now();
+        let (w, wp) = crate::pce::pieces::generate_parallel(c.clone(), inputs, aux, None).unwrap();
+        let wit_pieces_s = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let ws = crate::pce::witness::generate(c, inputs, aux).unwrap();
+        let wit_seq_s = t.elapsed().as_secs_f64();
+        assert!(w == ws, "n={n}: the witness differs");
+        println!("TIMING n={n} threads={} extract: sequential {seq_s:.2} s, {pieces} pieces {pieces_s:.2} s; witness: sequential {wit_seq_s:.2} s, {wp} pieces {wit_pieces_s:.2} s", rayon::current_num_threads());
+    }
 }
