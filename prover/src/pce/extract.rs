@@ -71,6 +71,8 @@ impl Builder {
 
     /// Index the table entries a merge appended.
     fn catch_up(&mut self) {
+        // One growth for the whole run (a merge can append millions of entries at once).
+        self.lookup.reserve(self.table.len() - self.indexed);
         for i in self.indexed..self.table.len() {
             self.lookup.insert(Self::key(&self.table[i]), i as u32);
         }
