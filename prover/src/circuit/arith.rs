@@ -6,10 +6,11 @@
 //!
 //! For the parallel witness and extraction ([`crate::pce::pieces`]) the section is cut into
 //! pieces of [`PIECE_ROWS`] rows at round boundaries ([`Plan`]): the state entering each
-//! piece is computed first by running the same round code on values only (no constraint
-//! system; skipped when the constraint system wants no values), then each piece allocates
-//! and enforces its rounds from the variables of that state, which are the previous piece's
-//! last rows (one aux a row, so their indices follow from the piece's first).
+//! piece is computed first by running the same round code on values only (into a system that
+//! keeps nothing, on one thread; skipped when the constraint system wants no values), then
+//! each piece allocates and enforces its rounds from the variables of that state, which are
+//! the previous piece's last rows (one aux a row, so their indices follow from the piece's
+//! first). [`synthesize`], the sequential reference, runs the same seed and round code.
 
 use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
@@ -50,12 +51,6 @@ fn alloc<CS: ConstraintSystem<Scalar>>(cs: &mut CS, v: Option<Scalar>) -> Result
 
 fn add(a: Option<Scalar>, b: Option<Scalar>) -> Option<Scalar> {
     Some(a? + b?)
-}
-
-/// Aux values [`synthesize`] allocates for `rows` rows: one a row (each seed row pins a fresh
-/// seed, each round row defines a fresh wire). The parallel witness plans with it.
-pub fn aux(rows: usize) -> usize {
-    rows
 }
 
 /// Synthesise exactly `rows` constraints; returns the last wire (the digest).
@@ -194,7 +189,8 @@ impl Plan {
         (from, (SEED_ROWS + (k + 1) * self.piece_rows).min(self.rows))
     }
 
-    /// Aux values piece `k` allocates: one a row.
+    /// Aux values piece `k` allocates: one a row (each seed row pins a fresh seed, each
+    /// round row defines a fresh wire).
     pub fn aux(&self, k: usize) -> usize {
         let (from, to) = self.range(k);
         to - from
