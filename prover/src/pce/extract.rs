@@ -34,6 +34,10 @@ use super::{Pce, PceError};
 /// end); the column is remapped to `num_aux + i` when the matrix is finished.
 const INPUT_TAG: u32 = 1 << 31;
 
+/// Shards of the merge of the pieces' coefficient tables (a power of two; see
+/// `Builder::absorb_tables`).
+const MERGE_SHARDS: usize = 64;
+
 /// One matrix while it is recorded.
 struct Builder {
     row_ptr: Vec<u32>,
@@ -135,26 +139,94 @@ impl Builder {
         Ok(CsrMatrix { row_ptr, cols, coeffs, table })
     }
 
-    /// Where each entry of a piece's `table` is in this one, appending those not present in
-    /// the order they come (a piece's table has no entry twice).
-    fn absorb_table(&mut self, table: &[Scalar]) -> Vec<u32> {
+    /// Where each entry of each of `tables` (the pieces', in order) is in this table,
+    /// appending the entries not present: pieces in order, each piece's new entries in their
+    /// order (a piece's table has no entry twice), as one thread's run would have added them.
+    /// In parallel: the pieces' entries looked up in this table; those missing sorted into
+    /// shards by value, and each shard, going through the pieces in order, keeps the first
+    /// occurrence of a value (a later one is a duplicate of it); then the first occurrences
+    /// numbered in piece order and appended. The entries appended are not indexed in the
+    /// lookup until a lookup needs them.
+    fn absorb_tables(&mut self, tables: &[&[Scalar]]) -> Vec<Vec<u32>> {
+        /// Not in this table (yet), and a duplicate of an earlier piece's new entry.
+        const MISS: u32 = u32::MAX;
+        const DUP: u32 = u32::MAX - 1;
         self.catch_up();
         let lookup = &self.lookup;
-        let found: Vec<Option<u32>> = if table.len() >= 1 << 12 {
-            table.par_iter().with_min_len(1 << 10).map(|s| lookup.get(&Self::key(s)).copied()).collect()
-        } else {
-            table.iter().map(|s| lookup.get(&Self::key(s)).copied()).collect()
-        };
-        found
-            .into_iter()
-            .zip(table)
-            .map(|(f, s)| {
-                f.unwrap_or_else(|| {
-                    self.table.push(*s);
-                    self.table.len() as u32 - 1
-                })
+        let shard = |k: &[u64; 4]| (k[0] >> 3) as usize & (MERGE_SHARDS - 1);
+        let mut parts: Vec<(Vec<u32>, Vec<Vec<u32>>)> = tables
+            .par_iter()
+            .map(|t| {
+                let mut buckets = vec![Vec::new(); MERGE_SHARDS];
+                let map = t
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| {
+                        let k = Self::key(s);
+                        lookup.get(&k).copied().unwrap_or_else(|| {
+                            buckets[shard(&k)].push(j as u32);
+                            MISS
+                        })
+                    })
+                    .collect();
+                (map, buckets)
             })
-            .collect()
+            .collect();
+        // (piece, entry) of every duplicate, and of its first occurrence.
+        let dups: Vec<Vec<[u32; 4]>> = (0..MERGE_SHARDS)
+            .into_par_iter()
+            .map(|sh| {
+                let mut first: FxHashMap<[u64; 4], (u32, u32)> = FxHashMap::default();
+                let mut dups = Vec::new();
+                for (p, (_, buckets)) in parts.iter().enumerate() {
+                    for &j in &buckets[sh] {
+                        let at = (p as u32, j);
+                        let was = *first.entry(Self::key(&tables[p][j as usize])).or_insert(at);
+                        if was != at {
+                            dups.push([at.0, at.1, was.0, was.1]);
+                        }
+                    }
+                }
+                dups
+            })
+            .collect();
+        for &[p, j, _, _] in dups.iter().flatten() {
+            parts[p as usize].0[j as usize] = DUP;
+        }
+        // The first occurrences, numbered in piece order and appended, in parallel.
+        let counts: Vec<usize> = parts.par_iter().map(|(m, _)| m.iter().filter(|&&i| i == MISS).count()).collect();
+        let len = self.table.len();
+        let added: usize = counts.iter().sum();
+        self.table.reserve(added);
+        let mut rest = &mut self.table.spare_capacity_mut()[..added];
+        let mut work = Vec::with_capacity(parts.len());
+        let mut next = len;
+        for ((part, t), n) in parts.iter_mut().zip(tables).zip(&counts) {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(*n);
+            rest = tail;
+            work.push((&mut part.0, *t, head, next));
+            next += n;
+        }
+        work.into_par_iter().for_each(|(map, t, out, start)| {
+            let mut k = 0;
+            for (i, s) in map.iter_mut().zip(t.iter()) {
+                if *i == MISS {
+                    // Indices past u32::MAX wrap as the sequential builder's do (`finish`
+                    // refuses such a matrix by its non-zeros long before).
+                    *i = (start + k) as u32;
+                    out[k].write(*s);
+                    k += 1;
+                }
+            }
+        });
+        // SAFETY: the slices written above are disjoint and cover the `added` entries of
+        // spare capacity reserved; each piece wrote exactly its count of new entries.
+        unsafe { self.table.set_len(len + added) };
+        // A duplicate takes its first occurrence's index (an earlier piece's new entry).
+        for &[p, j, p0, j0] in dups.iter().flatten() {
+            parts[p as usize].0[j as usize] = parts[p0 as usize].0[j0 as usize];
+        }
+        parts.into_iter().map(|(m, _)| m).collect()
     }
 
     /// Append the rows of `parts`, in order (see the module docs): tables first (in piece
@@ -162,7 +234,8 @@ impl Builder {
     /// disjoint slices of this builder's arrays, in parallel. Each part's arrays are freed
     /// once copied.
     fn merge(&mut self, mut parts: Vec<Builder>) {
-        let maps: Vec<Vec<u32>> = parts.iter().map(|p| self.absorb_table(&p.table)).collect();
+        let tables: Vec<&[Scalar]> = parts.iter().map(|p| p.table.as_slice()).collect();
+        let maps = self.absorb_tables(&tables);
         let rows: usize = parts.iter().map(|p| p.row_ptr.len() - 1).sum();
         let nnz: usize = parts.iter().map(|p| p.cols.len()).sum();
         let base = self.cols.len();
