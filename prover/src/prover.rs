@@ -37,7 +37,7 @@ pub fn synthesize_with_capacity<C: Circuit<Scalar>>(circuit: C, hint: synthesis:
 /// Synthesise one partition with its pre-compiled constraints (span `synthesis`, arg
 /// `path = "pce"`, with `witness` and `constraints` nested): the same assignment as
 /// [`synthesize_with_capacity`] ([`crate::pce::synthesize_pce`]).
-pub fn synthesize_pce<C: crate::pce::WitnessPieces + Send>(circuit: C, pce: &crate::pce::Pce, run: crate::pce::PceRun<'_>) -> Result<ProvingAssignment, ProveError> {
+pub fn synthesize_pce<C: crate::pce::CircuitPieces + Send>(circuit: C, pce: &crate::pce::Pce, run: crate::pce::PceRun<'_>) -> Result<ProvingAssignment, ProveError> {
     let span = info_span!(kind::SYNTHESIS, constraints = pce.num_constraints() as u64, path = "pce");
     let _e = span.enter();
     Ok(crate::pce::synthesize_pce(circuit, pce, run)?)

@@ -31,7 +31,7 @@ use rayon::prelude::*;
 use crate::domain::Domain;
 use crate::ntt;
 use crate::params::{Parameters, ParamsInfo, VerifyingKey};
-use crate::pce::{matrix::CsrMatrix, Pce, PceError};
+use crate::pce::{matrix::CsrMatrix, CircuitPieces, Pce, PceError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
@@ -452,26 +452,34 @@ pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<
     Ok((params, times))
 }
 
-/// ⚠ TEST-ONLY setup of `circuit` (see [`generate_with`]) with its constraints extracted on
-/// one thread (the circuit code is sequential) while the other cores compute what does not
-/// need them ([`Prepared`]: the Lagrange basis at τ, the comb tables) for a domain of
-/// `constraints_hint` constraints. A hint that turns out wrong costs the basis again, never
-/// a different result: the parameters equal [`generate_from_pce`]'s on the extracted
-/// constraints (tested). Returns the pre-compiled constraints too (the engine keeps them).
-pub fn generate_overlapped<C: Circuit<Scalar> + Send>(circuit: C, circuit_id: &str, constraints_hint: usize, w: ToxicWaste, on: MulsOn<'_>) -> Result<(Parameters, Pce, SetupTimes), SetupError> {
+/// ⚠ TEST-ONLY setup of `circuit` (see [`generate_with`]) with its constraints extracted in
+/// its pieces on the rayon pool ([`crate::pce::extract_pieces`]; on one thread for a circuit
+/// without pieces) while the same pool computes what does not need them ([`Prepared`]: the
+/// Lagrange basis at τ, the comb tables) for a domain of `constraints_hint` constraints. A
+/// hint that turns out wrong costs the basis again, never a different result: the
+/// parameters equal [`generate_from_pce`]'s on the extracted constraints (tested), which are
+/// the sequential extraction's. Returns the pre-compiled constraints too (the engine keeps
+/// them).
+pub fn generate_overlapped<C: CircuitPieces + Send>(circuit: C, circuit_id: &str, constraints_hint: usize, w: ToxicWaste, on: MulsOn<'_>) -> Result<(Parameters, Pce, SetupTimes), SetupError> {
     let mut times = SetupTimes::default();
     let t0 = std::time::Instant::now();
-    let (pce, prep) = std::thread::scope(|s| {
-        let extract = s.spawn(move || {
-            let pce = crate::pce::extract_sized(circuit, constraints_hint);
-            (pce, t0.elapsed().as_secs_f64() * 1e3)
+    // The extraction is a task of the current rayon pool (the caller's, or the global one):
+    // it runs the circuit's sequential parts, and its pieces go to the same pool, where they
+    // share the cores with `prepare`'s parallel loops (run on this thread meanwhile).
+    let mut extracted = None;
+    let prep = rayon::in_place_scope(|s| {
+        let slot = &mut extracted;
+        s.spawn(move |_| {
+            let pce = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::pce::extract_pieces(circuit, constraints_hint).map(|(p, _)| p)));
+            *slot = Some((pce, t0.elapsed().as_secs_f64() * 1e3));
         });
         let prep = prepare(constraints_hint.max(1), constraints_hint, &w, on, &mut times);
         times.prepare_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let (pce, extract_ms) = extract.join().map_err(|_| SetupError::ExtractPanicked)?;
-        times.extract_ms = extract_ms;
-        Ok::<_, SetupError>((pce?, prep?))
-    })?;
+        prep
+    });
+    let (pce, extract_ms) = extracted.ok_or(SetupError::ExtractPanicked)?;
+    times.extract_ms = extract_ms;
+    let (pce, prep) = (pce.map_err(|_| SetupError::ExtractPanicked)??, prep?);
     let params = from_prepared(&pce, circuit_id, &w, prep, &mut times)?;
     Ok((params, pce, times))
 }
@@ -629,6 +637,24 @@ mod tests {
                 assert!(got == want, "{family:?} n={n}, hint {hint}: parameters differ");
                 assert_eq!(pce.num_constraints() as u64, got.info.num_constraints);
                 assert!(times.extract_ms > 0.0 && times.lagrange_ms > 0.0, "{times:?}");
+            }
+        }
+    }
+
+    /// Sizes where the extraction runs several pieces (a SHA block and the arithmetic
+    /// section; two mix16 pieces), on 1 and 3 threads: the parameters of the sequential
+    /// extraction.
+    #[test]
+    fn overlapped_setup_from_pieces_equals_the_sequential_one() {
+        use crate::circuit::Family;
+        let w = ToxicWaste::from_seed(5);
+        for (family, n) in [(Family::PorepLike, 1u64 << 16), (Family::Mix16, 1 << 15)] {
+            let circuit = family.circuit(n, 0);
+            let (want, _) = generate_from_pce(&crate::pce::extract(circuit.clone()).unwrap(), "t", w, MulsOn::Cpu).unwrap();
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let (got, _, _) = pool.install(|| generate_overlapped(circuit.clone(), "t", n as usize, w, MulsOn::Cpu)).unwrap();
+                assert!(got == want, "{family:?} n={n}, {threads} threads: parameters differ");
             }
         }
     }

@@ -27,7 +27,7 @@ fn assert_same(x: &ProvingAssignment, y: &ProvingAssignment, what: &str) {
     assert_eq!(x.b_aux_density, y.b_aux_density, "{what}: b-aux density");
 }
 
-fn pce_path<C: pce::WitnessPieces + Send>(c: C, pce: &pce::Pce) -> ProvingAssignment {
+fn pce_path<C: pce::CircuitPieces + Send>(c: C, pce: &pce::Pce) -> ProvingAssignment {
     pce::synthesize_pce(c, pce, PceRun::default()).expect("pce synthesis")
 }
 

@@ -41,18 +41,25 @@ fn blocks(n: u64) -> usize {
     PorepLike::new(n, 0).layout().unwrap().sha_blocks
 }
 
+/// Pieces of the arithmetic section (the seed rows, then `PIECE_ROWS` rows a piece).
+fn arith_pieces(n: u64) -> usize {
+    (PorepLike::new(n, 0).layout().unwrap().arith_rows - 3).div_ceil(prover::circuit::arith::PIECE_ROWS)
+}
+
 #[test]
 fn porep_like_parallel_witness_is_the_sequential_one() {
     // 2^8: the arithmetic section alone; 2^16: one block (against the IV); 100 003 and 2^17:
     // two (one chained); 2^18: four, 5 pieces on 2 and 3 threads.
     let sizes = [1u64 << 8, 1 << 12, 1 << 16, 100_003, 1 << 17, 1 << 18];
     assert_eq!(sizes.map(blocks), [0, 0, 1, 1, 2, 4]);
+    // The arithmetic section in several pieces from 2^16 (~39k rows: 2 pieces).
+    assert_eq!(sizes.map(arith_pieces), [1, 1, 2, 3, 3, 5]);
     for n in sizes {
         let want = sequential(Family::PorepLike.circuit(n, 7));
         assert_eq!(want.constraints + want.inputs.len(), n as usize, "{n}: the circuit's size");
         for threads in [1, 2, 3] {
             let (got, ran) = parallel(Family::PorepLike.circuit(n, 7), threads);
-            assert_eq!(ran, blocks(n) + 1, "{n}: one piece a block and the arithmetic section");
+            assert_eq!(ran, blocks(n) + arith_pieces(n), "{n}: one piece a block and the arithmetic section's pieces");
             assert_same(&got, &want, &format!("porep-like {n}, {threads} threads"));
         }
     }

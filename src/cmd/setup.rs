@@ -57,7 +57,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (params, pce) = match args.on.as_str() {
         "gpu" => gpu_setup(&circuit, waste)?,
         _ => {
-            let pce = prover::pce::extract(circuit.clone()).context("extracting the constraints")?;
+            // The circuit's pieces extracted in parallel (the same constraints as one thread's).
+            let (pce, _) = prover::pce::extract_pieces(circuit.clone(), circuit.constraints() as usize).context("extracting the constraints")?;
             let (params, _) = prover::setup::generate_from_pce(&pce, &circuit.id(), waste, prover::setup::MulsOn::Cpu).context("generating parameters")?;
             (params, pce)
         }

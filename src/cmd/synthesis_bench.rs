@@ -62,6 +62,8 @@ struct Report {
 #[derive(Serialize)]
 struct PceReport {
     extract_s: f64,
+    /// Pieces the extraction ran in parallel on the global rayon pool (0: none).
+    extract_pieces: usize,
     size: pce::PceSize,
     traffic_bytes: u64,
     shape_hash: String,
@@ -149,7 +151,7 @@ pub fn run(circuit: &BenchCircuit, constraints: u64, o: &Options, json: bool) ->
     // The PCE: extracted (timed), and with --pce-cache written and read back (timed).
     say(format!("{id}: extracting the pre-compiled constraints …"));
     let t = Instant::now();
-    let p = pce::extract_sized(circuit.clone(), circuit.constraints() as usize).context("extracting the constraints")?;
+    let (p, extract_pieces) = pce::extract_pieces(circuit.clone(), circuit.constraints() as usize).context("extracting the constraints")?;
     let extract_s = t.elapsed().as_secs_f64();
     let cache = match &o.pce_cache {
         Some(path) => {
@@ -171,7 +173,7 @@ pub fn run(circuit: &BenchCircuit, constraints: u64, o: &Options, json: bool) ->
         None => None,
     };
     let size = p.size();
-    say(format!("  {:.2} s; {:.1} B/constraint ({} MiB of matrices)", extract_s, size.bytes_per_constraint, size.matrix_bytes >> 20));
+    say(format!("  {:.2} s ({extract_pieces} pieces in parallel); {:.1} B/constraint ({} MiB of matrices)", extract_s, size.bytes_per_constraint, size.matrix_bytes >> 20));
     // The circuit path's vectors sized as the engine sizes them (from the shape).
     let hint = SizeHint { constraints: p.num_constraints(), inputs: p.num_inputs(), aux: p.num_aux() };
     let pools: Vec<rayon::ThreadPool> = (0..o.concurrent).map(|_| rayon::ThreadPoolBuilder::new().num_threads(threads).build()).collect::<Result<_, _>>()?;
@@ -246,7 +248,7 @@ pub fn run(circuit: &BenchCircuit, constraints: u64, o: &Options, json: bool) ->
         concurrent: o.concurrent,
         reps: o.reps,
         chunk_rows: o.chunk_rows,
-        pce: PceReport { extract_s, size, traffic_bytes: p.traffic_bytes(), shape_hash: p.shape_hash_hex(), cache },
+        pce: PceReport { extract_s, extract_pieces, size, traffic_bytes: p.traffic_bytes(), shape_hash: p.shape_hash_hex(), cache },
         bandwidth: bw,
         speedup: circuit_path.as_ref().map(|c| c.median_s / pce_path.median_s),
         circuit_per_s: circuit_path.as_ref().map(|c| o.concurrent as f64 / c.round_s),

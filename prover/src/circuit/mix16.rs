@@ -22,7 +22,7 @@ use rand::{Rng, RngCore};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
-use crate::pce::witness::WitnessCs;
+use crate::pce::{Piece, PieceSystem};
 
 /// Rows per group: 15 bits and one packing multiplication.
 pub const GROUP: usize = 16;
@@ -103,10 +103,11 @@ fn run_groups<CS: ConstraintSystem<Scalar>>(
     Ok((v_var, v))
 }
 
-/// [`synthesize`]'s witness in pieces of `piece_groups` groups (see the module docs;
+/// [`synthesize`] in pieces of `piece_groups` groups (see the module docs;
 /// [`PIECE_GROUPS`]), the seed row on `cs` itself, every piece through
-/// [`WitnessCs::pieces`]; `rng` as [`synthesize`] would get it.
-pub fn synthesize_pieces(cs: &mut WitnessCs, rows: usize, mut rng: ChaCha20Rng, piece_groups: usize) -> Result<(Variable, Option<Scalar>), SynthesisError> {
+/// [`PieceSystem::pieces`] (the witness or the extraction); `rng` as [`synthesize`] would
+/// get it.
+pub fn synthesize_pieces<S: PieceSystem>(cs: &mut S, rows: usize, mut rng: ChaCha20Rng, piece_groups: usize) -> Result<(Variable, Option<Scalar>), SynthesisError> {
     if rows < MIN_ROWS || piece_groups == 0 {
         return Err(SynthesisError::Unsatisfiable);
     }
@@ -153,7 +154,9 @@ pub fn synthesize_pieces(cs: &mut WitnessCs, rows: usize, mut rng: ChaCha20Rng, 
     // The pieces' own chain must meet the first pass's: a piece's last value enters the next.
     for (k, (_, got)) in out.iter().enumerate() {
         let want = entering.get(k + 1).copied().unwrap_or(v);
-        assert_eq!(*got, Some(want), "mix16 witness piece {k} of {pieces} ends on another value than the chain's (a bug of the plan)");
+        if *got != Some(want) {
+            return Err(SynthesisError::IncompatibleLengthVector(format!("mix16 piece {k} of {pieces} ends on another value than the chain's (a bug of the plan)")));
+        }
     }
     out.last().copied().ok_or(SynthesisError::AssignmentMissing)
 }
@@ -163,7 +166,7 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::pce::witness::Witness;
+    use crate::pce::witness::{Witness, WitnessCs};
 
     fn sequential(rows: usize, seed: u64) -> (Witness, Option<Scalar>) {
         let mut cs = WitnessCs::with_capacity(0, rows);

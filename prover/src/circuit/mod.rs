@@ -17,8 +17,7 @@ use blstrs::Scalar;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use crate::pce::witness::WitnessCs;
-use crate::pce::WitnessPieces;
+use crate::pce::{CircuitPieces, Piece, PieceSystem};
 
 pub use shape::{measure, Shape};
 
@@ -99,22 +98,34 @@ fn bind_output<CS: ConstraintSystem<Scalar>>(cs: &mut CS, name: &'static str, va
     Ok(())
 }
 
-/// The parallel witness: the SHA blocks' chain run natively ([`sha::Plan`]), then every
-/// block a piece, and the arithmetic section (a chain of field operations, one value a
-/// row, which only its own previous values feed) one piece beside them, with the RNG where
-/// the blocks' draws leave it. At 2^27 that is ~2,500 blocks and one section of 2^26 rows.
-impl WitnessPieces for PorepLike {
-    fn synthesize_witness(self, cs: &mut WitnessCs) -> Result<(), SynthesisError> {
+/// The parallel witness and extraction: the SHA blocks' chain run natively ([`sha::Plan`]),
+/// then every block a piece, and the arithmetic section (a chain of field operations, one
+/// value a row, which only its own previous values feed) cut into pieces of
+/// [`arith::PIECE_ROWS`] rows beside them ([`arith::Plan`], its seeds drawn where the blocks'
+/// draws leave the RNG, its chain run on values only first). At 2^27 that is ~2,500 blocks
+/// and ~2,000 arithmetic pieces.
+impl CircuitPieces for PorepLike {
+    fn synthesize_pieces<S: PieceSystem>(self, cs: &mut S) -> Result<(), SynthesisError> {
+        self.synthesize_pieces_of(cs, arith::PIECE_ROWS)
+    }
+}
+
+impl PorepLike {
+    /// [`CircuitPieces::synthesize_pieces`] with arithmetic pieces of `arith_piece_rows` rows
+    /// (a positive multiple of 4; tests cut small sections into many pieces).
+    pub fn synthesize_pieces_of<S: PieceSystem>(self, cs: &mut S, arith_piece_rows: usize) -> Result<(), SynthesisError> {
         let layout = self.layout().map_err(|_| SynthesisError::Unsatisfiable)?;
         let mut rng = ChaCha20Rng::seed_from_u64(self.seed);
         let sha = sha::Plan::draw(layout.sha_blocks, &mut rng);
+        let arith = arith::Plan::draw(layout.arith_rows, &mut rng, self.corrupt_row, cs.has_values(), arith_piece_rows)?;
         let blocks = sha.blocks();
-        let aux: Vec<usize> = (0..blocks).map(|b| sha.aux(b)).chain([arith::aux(layout.arith_rows)]).collect();
+        let aux: Vec<usize> = (0..blocks).map(|b| sha.aux(b)).chain((0..arith.pieces()).map(|k| arith.aux(k))).collect();
         let mut out = cs.pieces(&aux, |i, cs| {
+            let first = cs.first();
             if i < blocks {
-                sha.block(cs, i).map(|_| None)
+                sha.block(cs, i, first).map(|_| None)
             } else {
-                arith::synthesize(cs, layout.arith_rows, &mut rng.clone(), self.corrupt_row).map(Some)
+                arith.piece(cs, i - blocks, first).map(Some)
             }
         })?;
         let digest = out.pop().flatten().ok_or(SynthesisError::AssignmentMissing)?;
@@ -164,9 +175,9 @@ impl Circuit<Scalar> for Mix16 {
     }
 }
 
-/// The parallel witness: [`mix16::synthesize_pieces`].
-impl WitnessPieces for Mix16 {
-    fn synthesize_witness(self, cs: &mut WitnessCs) -> Result<(), SynthesisError> {
+/// The parallel witness and extraction: [`mix16::synthesize_pieces`].
+impl CircuitPieces for Mix16 {
+    fn synthesize_pieces<S: PieceSystem>(self, cs: &mut S) -> Result<(), SynthesisError> {
         let rows = self.rows().map_err(|_| SynthesisError::Unsatisfiable)?;
         let rng = ChaCha20Rng::seed_from_u64(self.seed);
         let (last, value) = mix16::synthesize_pieces(cs, rows, rng, mix16::PIECE_GROUPS)?;
@@ -291,11 +302,106 @@ impl Circuit<Scalar> for BenchCircuit {
     }
 }
 
-impl WitnessPieces for BenchCircuit {
-    fn synthesize_witness(self, cs: &mut WitnessCs) -> Result<(), SynthesisError> {
+impl CircuitPieces for BenchCircuit {
+    fn synthesize_pieces<S: PieceSystem>(self, cs: &mut S) -> Result<(), SynthesisError> {
         match self {
-            BenchCircuit::PorepLike(c) => c.synthesize_witness(cs),
-            BenchCircuit::Mix16(c) => c.synthesize_witness(cs),
+            BenchCircuit::PorepLike(c) => c.synthesize_pieces(cs),
+            BenchCircuit::Mix16(c) => c.synthesize_pieces(cs),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bellpepper_core::ConstraintSystem;
+    use ff::Field;
+
+    use super::*;
+    use crate::pce::extract::ExtractCs;
+    use crate::pce::witness::{generate, Witness, WitnessCs};
+    use crate::pce::{extract, Pce};
+
+    fn on<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
+    }
+
+    fn witness_in_pieces(c: &PorepLike, piece_rows: usize, threads: usize) -> (Witness, usize) {
+        on(threads, || {
+            let mut cs = WitnessCs::with_capacity(2, 0);
+            cs.alloc_input(|| "one", || Ok(Scalar::ONE)).unwrap();
+            c.clone().synthesize_pieces_of(&mut cs, piece_rows).unwrap();
+            let pieces = cs.pieces_run();
+            (cs.into_witness(), pieces)
+        })
+    }
+
+    fn extract_in_pieces(c: &PorepLike, piece_rows: usize, threads: usize, values: bool) -> (Pce, Option<Witness>) {
+        on(threads, || {
+            let mut cs = ExtractCs::with_capacity(values, 0);
+            cs.alloc_input(|| "one", || Ok(Scalar::ONE)).unwrap();
+            c.clone().synthesize_pieces_of(&mut cs, piece_rows).unwrap();
+            cs.finish().unwrap()
+        })
+    }
+
+    /// The arithmetic section cut into many pieces (4 rows: one round each; uneven cuts; one
+    /// piece), with and without SHA blocks, sizes that end mid-round: the witness and the
+    /// extraction are the sequential ones, on 1 and 3 threads.
+    #[test]
+    fn arithmetic_pieces_give_the_sequential_witness_and_extraction() {
+        for n in [1u64 << 8, 1 << 10, 3001, 3002, 1 << 16, 70_001] {
+            let c = PorepLike::new(n, 11);
+            let layout = c.layout().unwrap();
+            let want = generate(c.clone(), 2, 0).unwrap();
+            let want_pce = extract(c.clone()).unwrap();
+            for piece_rows in [4, 8, 12, 100, 1 << 20] {
+                let pieces = layout.sha_blocks + (layout.arith_rows - 3).div_ceil(piece_rows);
+                for threads in [1, 3] {
+                    let (w, ran) = witness_in_pieces(&c, piece_rows, threads);
+                    assert_eq!(ran, pieces, "n={n}, {piece_rows} rows a piece");
+                    assert!(w == want, "n={n}, {piece_rows} rows a piece, {threads} threads: the witness differs");
+                    let (p, _) = extract_in_pieces(&c, piece_rows, threads, false);
+                    assert!(p == want_pce, "n={n}, {piece_rows} rows a piece, {threads} threads: the PCE differs");
+                }
+                let (p, w) = extract_in_pieces(&c, piece_rows, 2, true);
+                assert!(p == want_pce && w.as_ref() == Some(&want), "n={n}, {piece_rows} rows a piece: extraction with values differs");
+            }
+        }
+    }
+
+    /// A corrupted row (a seed row: no effect; a round's first row, a piece's first and last
+    /// rows, the section's last) lands where the sequential run puts it: same witness, and the
+    /// same unsatisfied constraint.
+    #[test]
+    fn a_corrupted_arithmetic_row_lands_in_the_same_place_in_pieces() {
+        let n = 3001u64;
+        let rows = PorepLike::new(n, 2).layout().unwrap().arith_rows;
+        let pce = extract(PorepLike::new(n, 2)).unwrap();
+        for row in [0, 2, 3, 4, 14, 15, 16, 17, 18, 500, rows - 1] {
+            let mut c = PorepLike::new(n, 2);
+            c.corrupt_row = Some(row);
+            let want = generate(c.clone(), 2, 0).unwrap();
+            let want_err = crate::pce::assemble(want.clone(), &pce, Default::default()).err().map(|e| e.to_string());
+            // Pieces of 12 rows: rows 3..15, 15..27, ...
+            for threads in [1, 3] {
+                let (w, _) = witness_in_pieces(&c, 12, threads);
+                assert!(w == want, "row {row}, {threads} threads: the witness differs");
+                let got_err = crate::pce::assemble(w, &pce, Default::default()).err().map(|e| e.to_string());
+                assert_eq!(got_err, want_err, "row {row}");
+            }
+            if row >= 3 {
+                assert!(want_err.is_some(), "row {row}: the corruption went unseen");
+            }
+        }
+    }
+
+    #[test]
+    fn arithmetic_pieces_of_a_size_not_a_multiple_of_a_round_are_refused() {
+        let mut cs = WitnessCs::with_capacity(1, 0);
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE)).unwrap();
+        for rows in [0, 6] {
+            assert!(matches!(PorepLike::new(1 << 10, 1).synthesize_pieces_of(&mut cs, rows), Err(SynthesisError::Unsatisfiable)));
+        }
+        assert_eq!(cs.into_witness().aux.len(), 0);
     }
 }

@@ -6,14 +6,16 @@
 //! draws the message bits of every block (the RNG's sequence, as [`synthesize`] draws them)
 //! and runs the chain natively ([`compress`], a few hundred nanoseconds a block), so that
 //! [`Plan::block`] can run the gadget of any block on its own, from the eight words of the
-//! state it chains from.
+//! state it chains from: its variables are the previous block's output bits, whose places
+//! among a block's allocations are measured once ([`Layout`]), so the block's rows name the
+//! same variables as in the sequential run (what the extraction in pieces needs).
 
 use std::sync::OnceLock;
 
 use bellpepper::gadgets::sha256::sha256_compression_function;
 use bellpepper::gadgets::uint32::UInt32;
 use bellpepper_core::boolean::{AllocatedBit, Boolean};
-use bellpepper_core::{ConstraintSystem, SynthesisError};
+use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use rand::RngCore;
 
@@ -97,27 +99,133 @@ impl Plan {
         }
     }
 
-    /// Run block `b` of the section into `cs`, allocating what [`synthesize`] allocates for
-    /// it. The state it chains from is allocated in a scratch system: its bits carry the
-    /// right values and are allocated bits as the previous block's outputs are, but name
-    /// variables of the scratch system. A witness-only system never reads a variable (only
-    /// `enforce` would, and it ignores its arguments), so the block's allocations and values
-    /// are those of the sequential run; another constraint system must not be given them.
+    /// Run block `b` of the section into `cs`, whose first aux variable is `first` (the
+    /// witness index of the block's first allocation), allocating and enforcing what
+    /// [`synthesize`] does for it. The state it chains from is allocated in a scratch system
+    /// ([`StateCs`]) that hands out the previous block's output variables, with their
+    /// values: the block's rows name them as the sequential run's do.
     ///
-    /// # Panics
-    /// When the gadget's new state is not the native chain's (a bug of [`compress`]).
-    pub fn block<CS: ConstraintSystem<Scalar>>(&self, cs: &mut CS, b: usize) -> Result<(), SynthesisError> {
+    /// Fails when the gadget's new state is not the native chain's (a bug of [`compress`]),
+    /// or its output bits are not where the [`Layout`] says (a bug of the plan).
+    pub fn block<CS: ConstraintSystem<Scalar>>(&self, cs: &mut CS, b: usize, first: usize) -> Result<(), SynthesisError> {
+        let plan_bug = |what: String| SynthesisError::IncompatibleLengthVector(format!("SHA-256 block {b}: {what}"));
+        let layout = layout()?;
         let state: Vec<UInt32> = if b == 0 {
             IV.iter().map(|&v| UInt32::constant(v)).collect()
         } else {
-            let mut scratch = crate::pce::witness::WitnessCs::with_capacity(0, 8 * 32);
+            let prev = first.checked_sub(self.aux(b - 1)).ok_or_else(|| plan_bug(format!("starts at aux {first}, before the end of the previous block")))?;
+            let rel = if b == 1 { &layout.first_out } else { &layout.chained_out };
+            let mut scratch = StateCs { vars: rel.iter().map(|r| prev + r).collect(), next: 0 };
             self.states[b].iter().map(|&v| UInt32::alloc(&mut scratch, Some(v))).collect::<Result<_, _>>()?
         };
         let made = block(&mut cs.namespace(|| format!("block {b}")), &self.messages[b], &state)?;
+        let rel = if b == 0 { &layout.first_out } else { &layout.chained_out };
+        let vars = out_vars(&made);
+        if vars.len() != rel.len() || vars.iter().zip(rel.iter()).any(|(v, r)| *v != Some(first + r)) {
+            return Err(plan_bug("its output bits are not where the layout says".into()));
+        }
         let made: Vec<Option<u32>> = made.into_iter().map(|w| w.into_bits().iter().enumerate().try_fold(0u32, |acc, (i, bit)| Some(acc | u32::from(bit.get_value()?) << i))).collect();
         let want: Vec<Option<u32>> = self.states[b + 1].iter().map(|&w| Some(w)).collect();
-        assert_eq!(made, want, "SHA-256 block {b}: the gadget's state is not the native chain's");
+        if made != want {
+            return Err(plan_bug("the gadget's state is not the native chain's".into()));
+        }
         Ok(())
+    }
+}
+
+/// The aux index of every output bit of a block's state (words in order, bits little-endian
+/// as [`UInt32::alloc`] allocates them); `None` for a bit that is not an allocated one.
+fn out_vars(state: &[UInt32]) -> Vec<Option<usize>> {
+    state
+        .iter()
+        .flat_map(|w| w.clone().into_bits())
+        .map(|bit| match bit {
+            Boolean::Is(b) => match b.get_variable().get_unchecked() {
+                Index::Aux(i) => Some(i),
+                Index::Input(_) => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where a block's output bits are among its allocations (offsets from its first aux
+/// value): the first block's (against the constant IV) and a chained one's. The gadget's
+/// structure does not depend on the values, so every chained block has the same.
+struct Layout {
+    first_out: Vec<usize>,
+    chained_out: Vec<usize>,
+}
+
+/// The [`Layout`], measured once with a counting constraint system over two blocks.
+fn layout() -> Result<&'static Layout, SynthesisError> {
+    static LAYOUT: OnceLock<Option<Layout>> = OnceLock::new();
+    LAYOUT
+        .get_or_init(|| {
+            let mut cs = super::shape::ShapeCs::default();
+            let mut rng = rand_chacha::ChaCha8Rng::from_seed_u64(0);
+            let iv: Vec<UInt32> = IV.iter().map(|&v| UInt32::constant(v)).collect();
+            let s1 = block(&mut cs, &draw_message(&mut rng), &iv).ok()?;
+            let base = cs.aux;
+            let s2 = block(&mut cs, &draw_message(&mut rng), &s1).ok()?;
+            let first_out = out_vars(&s1).into_iter().collect::<Option<Vec<usize>>>()?;
+            let chained_out = out_vars(&s2).into_iter().map(|v| v?.checked_sub(base)).collect::<Option<Vec<usize>>>()?;
+            Some(Layout { first_out, chained_out })
+        })
+        .as_ref()
+        .ok_or_else(|| SynthesisError::IncompatibleLengthVector("SHA-256 blocks: a block's output bits are not all allocated bits".into()))
+}
+
+/// The scratch system a block's input state is allocated in: each allocation is the next of
+/// `vars` (the previous block's output bits, allocated in the piece before), with the value
+/// given; its constraints (booleanity, enforced by the previous block already) are dropped.
+struct StateCs {
+    vars: Vec<usize>,
+    next: usize,
+}
+
+impl ConstraintSystem<Scalar> for StateCs {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        let v = self.vars.get(self.next).ok_or_else(|| SynthesisError::IncompatibleLengthVector("SHA-256 state: more bits than the previous block's output".into()))?;
+        self.next += 1;
+        Ok(Variable::new_unchecked(Index::Aux(*v)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        Err(SynthesisError::IncompatibleLengthVector("SHA-256 state: not an input".into()))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+    fn pop_namespace(&mut self) {}
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
     }
 }
 

@@ -57,7 +57,7 @@ pub trait PartitionCircuit: Send {
     fn extract_with_witness(self: Box<Self>) -> Result<(crate::pce::Pce, crate::pce::Witness), ProveError>;
 }
 
-impl<C: Circuit<Scalar> + crate::pce::WitnessPieces + Send + 'static> PartitionCircuit for C {
+impl<C: Circuit<Scalar> + crate::pce::CircuitPieces + Send + 'static> PartitionCircuit for C {
     fn synthesize(self: Box<Self>, hint: crate::synthesis::SizeHint) -> Result<ProvingAssignment, ProveError> {
         crate::prover::synthesize_with_capacity(*self, hint)
     }

@@ -205,7 +205,8 @@ impl Op {
 
 /// The ops of a table, one per entry.
 pub fn ops_of(table: &[Scalar]) -> Vec<Op> {
-    table.iter().map(Op::of).collect()
+    // In parallel: the arithmetic section's tables have tens of millions of entries at 2^27.
+    table.par_iter().with_min_len(1 << 14).map(Op::of).collect()
 }
 
 /// The Montgomery limbs of a scalar (what blstrs stores: x·R mod r, fully reduced).

@@ -8,13 +8,25 @@
 //!
 //! The recorder can also keep the witness (`with_values`): the engine's first partition of a
 //! shape is extracted and proven from the same run.
+//!
+//! A circuit with pieces ([`CircuitPieces`]) is extracted in parallel ([`extract_pieces`]):
+//! each piece records its rows into its own [`Builder`] (own table, variables numbered as
+//! in the whole circuit), on the rayon pool; then the pieces are merged in piece order. The
+//! rows are appended (offsets shifted), and each piece's coefficient indices are remapped
+//! into the merged table, which takes each piece's entries not yet present, in the order
+//! they first appear in that piece, pieces in order: exactly the first-appearance order of
+//! the sequential run, so the result is the same [`Pce`], bit for bit (tested).
+
+use std::mem::MaybeUninit;
 
 use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::matrix::{CoeffIndex, CsrMatrix, IDX_ONE};
+use super::pieces::{plan_total, run_all, CircuitPieces, Piece, PieceSystem, Planned};
 use super::witness::Witness;
 use super::{Pce, PceError};
 
@@ -22,14 +34,21 @@ use super::{Pce, PceError};
 /// end); the column is remapped to `num_aux + i` when the matrix is finished.
 const INPUT_TAG: u32 = 1 << 31;
 
+/// Shards of the merge of the pieces' coefficient tables (a power of two; see
+/// `Builder::absorb_tables`).
+const MERGE_SHARDS: usize = 64;
+
 /// One matrix while it is recorded.
 struct Builder {
     row_ptr: Vec<u32>,
     cols: Vec<u32>,
     idx: Vec<u32>,
     table: Vec<Scalar>,
-    /// Montgomery limbs of a coefficient → its table index.
+    /// Montgomery limbs of a coefficient → its table index, for `table[..indexed]` (the
+    /// entries a merge appended are indexed when a lookup needs them: the last piece's
+    /// entries, often most of them, usually never are).
     lookup: FxHashMap<[u64; 4], u32>,
+    indexed: usize,
     /// The last coefficient looked up (runs of equal coefficients are common).
     last: Option<(Scalar, u32)>,
 }
@@ -46,7 +65,22 @@ impl Builder {
         let mut row_ptr = Vec::with_capacity(rows + 1);
         row_ptr.push(0);
         let nnz = rows.saturating_mul(per_row);
-        Builder { row_ptr, cols: Vec::with_capacity(nnz), idx: Vec::with_capacity(nnz), table, lookup, last: None }
+        let indexed = table.len();
+        Builder { row_ptr, cols: Vec::with_capacity(nnz), idx: Vec::with_capacity(nnz), table, lookup, indexed, last: None }
+    }
+
+    fn key(s: &Scalar) -> [u64; 4] {
+        blst::blst_fr::from(*s).l
+    }
+
+    /// Index the table entries a merge appended.
+    fn catch_up(&mut self) {
+        // One growth for the whole run (a merge can append millions of entries at once).
+        self.lookup.reserve(self.table.len() - self.indexed);
+        for i in self.indexed..self.table.len() {
+            self.lookup.insert(Self::key(&self.table[i]), i as u32);
+        }
+        self.indexed = self.table.len();
     }
 
     #[inline]
@@ -59,10 +93,12 @@ impl Builder {
                 return i;
             }
         }
+        self.catch_up();
         let next = self.table.len() as u32;
-        let i = *self.lookup.entry(blst::blst_fr::from(*coeff).l).or_insert(next);
+        let i = *self.lookup.entry(Self::key(coeff)).or_insert(next);
         if i == next {
             self.table.push(*coeff);
+            self.indexed += 1;
         }
         self.last = Some((*coeff, i));
         i
@@ -94,13 +130,160 @@ impl Builder {
         row_ptr.shrink_to_fit();
         cols.shrink_to_fit();
         let aux = num_aux as u32;
-        for c in cols.iter_mut() {
+        cols.par_iter_mut().with_min_len(1 << 16).for_each(|c| {
             if *c & INPUT_TAG != 0 {
                 *c = aux + (*c & !INPUT_TAG);
             }
-        }
+        });
         let coeffs = CoeffIndex::narrow(idx, table.len());
         Ok(CsrMatrix { row_ptr, cols, coeffs, table })
+    }
+
+    /// Where each entry of each of `tables` (the pieces', in order) is in this table,
+    /// appending the entries not present: pieces in order, each piece's new entries in their
+    /// order (a piece's table has no entry twice), as one thread's run would have added them.
+    /// In parallel: the pieces' entries looked up in this table; those missing sorted into
+    /// shards by value, and each shard, going through the pieces in order, keeps the first
+    /// occurrence of a value (a later one is a duplicate of it); then the first occurrences
+    /// numbered in piece order and appended. The entries appended are not indexed in the
+    /// lookup until a lookup needs them.
+    fn absorb_tables(&mut self, tables: &[&[Scalar]]) -> Vec<Vec<u32>> {
+        /// Not in this table (yet), and a duplicate of an earlier piece's new entry.
+        const MISS: u32 = u32::MAX;
+        const DUP: u32 = u32::MAX - 1;
+        self.catch_up();
+        let lookup = &self.lookup;
+        let shard = |k: &[u64; 4]| (k[0] >> 3) as usize & (MERGE_SHARDS - 1);
+        let mut parts: Vec<(Vec<u32>, Vec<Vec<u32>>)> = tables
+            .par_iter()
+            .map(|t| {
+                let mut buckets = vec![Vec::new(); MERGE_SHARDS];
+                let map = t
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| {
+                        let k = Self::key(s);
+                        lookup.get(&k).copied().unwrap_or_else(|| {
+                            buckets[shard(&k)].push(j as u32);
+                            MISS
+                        })
+                    })
+                    .collect();
+                (map, buckets)
+            })
+            .collect();
+        // (piece, entry) of every duplicate, and of its first occurrence.
+        let dups: Vec<Vec<[u32; 4]>> = (0..MERGE_SHARDS)
+            .into_par_iter()
+            .map(|sh| {
+                let mut first: FxHashMap<[u64; 4], (u32, u32)> = FxHashMap::default();
+                let mut dups = Vec::new();
+                for (p, (_, buckets)) in parts.iter().enumerate() {
+                    for &j in &buckets[sh] {
+                        let at = (p as u32, j);
+                        let was = *first.entry(Self::key(&tables[p][j as usize])).or_insert(at);
+                        if was != at {
+                            dups.push([at.0, at.1, was.0, was.1]);
+                        }
+                    }
+                }
+                dups
+            })
+            .collect();
+        for &[p, j, _, _] in dups.iter().flatten() {
+            parts[p as usize].0[j as usize] = DUP;
+        }
+        // The first occurrences, numbered in piece order and appended, in parallel.
+        let counts: Vec<usize> = parts.par_iter().map(|(m, _)| m.iter().filter(|&&i| i == MISS).count()).collect();
+        let len = self.table.len();
+        let added: usize = counts.iter().sum();
+        self.table.reserve(added);
+        let mut rest = &mut self.table.spare_capacity_mut()[..added];
+        let mut work = Vec::with_capacity(parts.len());
+        let mut next = len;
+        for ((part, t), n) in parts.iter_mut().zip(tables).zip(&counts) {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(*n);
+            rest = tail;
+            work.push((&mut part.0, *t, head, next));
+            next += n;
+        }
+        work.into_par_iter().for_each(|(map, t, out, start)| {
+            let mut k = 0;
+            for (i, s) in map.iter_mut().zip(t.iter()) {
+                if *i == MISS {
+                    // Indices past u32::MAX wrap as the sequential builder's do (`finish`
+                    // refuses such a matrix by its non-zeros long before).
+                    *i = (start + k) as u32;
+                    out[k].write(*s);
+                    k += 1;
+                }
+            }
+        });
+        // SAFETY: the slices written above are disjoint and cover the `added` entries of
+        // spare capacity reserved; each piece wrote exactly its count of new entries.
+        unsafe { self.table.set_len(len + added) };
+        // A duplicate takes its first occurrence's index (an earlier piece's new entry).
+        for &[p, j, p0, j0] in dups.iter().flatten() {
+            parts[p as usize].0[j as usize] = parts[p0 as usize].0[j0 as usize];
+        }
+        parts.into_iter().map(|(m, _)| m).collect()
+    }
+
+    /// Append the rows of `parts`, in order (see the module docs): tables first (in piece
+    /// order, on this thread), then offsets, columns and remapped indices written into
+    /// disjoint slices of this builder's arrays, in parallel. Each part's arrays are freed
+    /// once copied.
+    fn merge(&mut self, mut parts: Vec<Builder>) {
+        let tables: Vec<&[Scalar]> = parts.iter().map(|p| p.table.as_slice()).collect();
+        let maps = self.absorb_tables(&tables);
+        let rows: usize = parts.iter().map(|p| p.row_ptr.len() - 1).sum();
+        let nnz: usize = parts.iter().map(|p| p.cols.len()).sum();
+        let base = self.cols.len();
+        self.row_ptr.reserve(rows);
+        self.cols.reserve(nnz);
+        self.idx.reserve(nnz);
+        // Each part's slice of the three arrays, and the offset its rows start at.
+        let mut work = Vec::with_capacity(parts.len());
+        let (mut rp, mut cl, mut ix) = (&mut self.row_ptr.spare_capacity_mut()[..rows], &mut self.cols.spare_capacity_mut()[..nnz], &mut self.idx.spare_capacity_mut()[..nnz]);
+        let mut at = base;
+        for (p, map) in parts.iter_mut().zip(&maps) {
+            let (r, n) = (p.row_ptr.len() - 1, p.cols.len());
+            let (r0, r1) = std::mem::take(&mut rp).split_at_mut(r);
+            let (c0, c1) = std::mem::take(&mut cl).split_at_mut(n);
+            let (i0, i1) = std::mem::take(&mut ix).split_at_mut(n);
+            (rp, cl, ix) = (r1, c1, i1);
+            work.push((p, map, at, r0, c0, i0));
+            at += n;
+        }
+        const CHUNK: usize = 1 << 16;
+        work.into_par_iter().for_each(|(p, map, at, r, c, i)| {
+            // Offsets wrap past u32::MAX as the sequential builder's do; `finish` refuses them.
+            r.par_chunks_mut(CHUNK).zip(p.row_ptr[1..].par_chunks(CHUNK)).for_each(|(d, s)| {
+                for (d, s) in d.iter_mut().zip(s) {
+                    d.write((at + *s as usize) as u32);
+                }
+            });
+            c.par_chunks_mut(CHUNK).zip(p.cols.par_chunks(CHUNK)).for_each(|(d, s)| write_all(d, s));
+            i.par_chunks_mut(CHUNK).zip(p.idx.par_chunks(CHUNK)).for_each(|(d, s)| {
+                for (d, s) in d.iter_mut().zip(s) {
+                    d.write(map[*s as usize]);
+                }
+            });
+            *p = Builder { row_ptr: Vec::new(), cols: Vec::new(), idx: Vec::new(), table: Vec::new(), lookup: FxHashMap::default(), indexed: 0, last: None };
+        });
+        // SAFETY: the slices written above are disjoint and cover the spare capacity
+        // reserved for `rows` offsets and `nnz` columns and indices; every element was written.
+        unsafe {
+            self.row_ptr.set_len(self.row_ptr.len() + rows);
+            self.cols.set_len(base + nnz);
+            self.idx.set_len(base + nnz);
+        }
+    }
+}
+
+fn write_all(d: &mut [MaybeUninit<u32>], s: &[u32]) {
+    for (d, s) in d.iter_mut().zip(s) {
+        d.write(*s);
     }
 }
 
@@ -111,6 +294,8 @@ pub struct ExtractCs {
     mats: [Builder; 3],
     /// The witness, when recorded too (inputs with ONE first, aux).
     values: Option<(Vec<Scalar>, Vec<Scalar>)>,
+    /// Pieces run in parallel so far ([`PieceSystem::pieces`]).
+    pieces: usize,
 }
 
 impl ExtractCs {
@@ -126,7 +311,12 @@ impl ExtractCs {
         // Non-zeros per row reserved for A, B, C: the porep-like circuit has ~2.4 / 1.0 / 2.2.
         let mats = [Builder::new(rows, 3), Builder::new(rows, 1), Builder::new(rows, 3)];
         let values = with_values.then(|| (Vec::new(), Vec::with_capacity(rows)));
-        ExtractCs { num_inputs: 0, num_aux: 0, mats, values }
+        ExtractCs { num_inputs: 0, num_aux: 0, mats, values, pieces: 0 }
+    }
+
+    /// Pieces run in parallel into it so far.
+    pub fn pieces_run(&self) -> usize {
+        self.pieces
     }
 
     /// Rows recorded so far (input constraints excluded).
@@ -209,6 +399,153 @@ impl ConstraintSystem<Scalar> for ExtractCs {
     }
 }
 
+impl PieceSystem for ExtractCs {
+    type Piece<'a> = ExtractPiece;
+
+    /// Each piece records into its own builders (and values), merged in piece order.
+    fn pieces<T, F>(&mut self, aux: &[usize], run: F) -> Result<Vec<T>, SynthesisError>
+    where
+        T: Send,
+        F: Fn(usize, &mut ExtractPiece) -> Result<T, SynthesisError> + Sync,
+    {
+        let total = plan_total(aux, ExtractPiece::WHAT)?;
+        let with_values = self.values.is_some();
+        let mut first = self.num_aux;
+        let work: Vec<(usize, ExtractPiece)> = aux
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let p = ExtractPiece::new(first, n, with_values);
+                first += n;
+                (i, p)
+            })
+            .collect();
+        let done = run_all(work, &run)?;
+        let mut results = Vec::with_capacity(done.len());
+        let mut parts: [Vec<Builder>; 3] = Default::default();
+        for (t, p) in done {
+            results.push(t);
+            if let (Some((_, aux)), Some(v)) = (&mut self.values, p.values) {
+                aux.extend_from_slice(&v);
+            }
+            for (m, b) in parts.iter_mut().zip(p.mats) {
+                m.push(b);
+            }
+        }
+        self.num_aux += total;
+        for (m, p) in self.mats.iter_mut().zip(parts) {
+            m.merge(p);
+        }
+        self.pieces += aux.len();
+        Ok(results)
+    }
+
+    fn has_values(&self) -> bool {
+        self.values.is_some()
+    }
+}
+
+/// The constraint system of one piece of an extraction (see the module docs): its rows
+/// in its own builders, its aux variables numbered from [`Piece::first`], its values kept
+/// when the extraction keeps them.
+pub struct ExtractPiece {
+    first: usize,
+    planned: usize,
+    /// Values allocated; `planned + 1` once it tried to allocate more (then it fails).
+    len: usize,
+    input: bool,
+    mats: [Builder; 3],
+    values: Option<Vec<Scalar>>,
+}
+
+impl ExtractPiece {
+    fn new(first: usize, planned: usize, with_values: bool) -> Self {
+        // Rows are about as many as aux values in the benchmark circuits (a hint only).
+        let mats = [Builder::new(planned, 3), Builder::new(planned, 1), Builder::new(planned, 3)];
+        ExtractPiece { first, planned, len: 0, input: false, mats, values: with_values.then(|| Vec::with_capacity(planned)) }
+    }
+}
+
+impl Piece for ExtractPiece {
+    fn first(&self) -> usize {
+        self.first
+    }
+}
+
+impl Planned for ExtractPiece {
+    const WHAT: &'static str = "extraction piece";
+    fn planned(&self) -> usize {
+        self.planned
+    }
+    fn allocated(&self) -> usize {
+        self.len
+    }
+    fn tried_input(&self) -> bool {
+        self.input
+    }
+}
+
+impl ConstraintSystem<Scalar> for ExtractPiece {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        // The value first, as the witness's pieces do (the same error for the same circuit).
+        let v = match &self.values {
+            Some(_) => Some(f()?),
+            None => None,
+        };
+        if self.len >= self.planned {
+            // Past its plan its variables would be the next piece's.
+            self.len = self.planned + 1;
+            return Err(SynthesisError::IncompatibleLengthVector("an extraction piece allocated more than its plan".into()));
+        }
+        if let (Some(values), Some(v)) = (&mut self.values, v) {
+            values.push(v);
+        }
+        self.len += 1;
+        Ok(Variable::new_unchecked(Index::Aux(self.first + self.len - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.input = true;
+        Err(SynthesisError::IncompatibleLengthVector("an extraction piece allocated an input".into()))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        self.mats[0].push_row(&a(LinearCombination::zero()));
+        self.mats[1].push_row(&b(LinearCombination::zero()));
+        self.mats[2].push_row(&c(LinearCombination::zero()));
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+    fn pop_namespace(&mut self) {}
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
 /// Extract the pre-compiled constraints of `circuit` (its witness is not computed). ONE is
 /// allocated first, as synthesis does.
 pub fn extract<C: Circuit<Scalar>>(circuit: C) -> Result<Pce, PceError> {
@@ -232,4 +569,107 @@ pub fn extract_with_witness<C: Circuit<Scalar>>(circuit: C) -> Result<(Pce, Witn
     circuit.synthesize(&mut cs)?;
     let (pce, w) = cs.finish()?;
     Ok((pce, w.expect("values were recorded")))
+}
+
+/// [`extract_sized`] for a circuit with pieces: its pieces extracted in parallel on the
+/// current rayon pool and merged (see the module docs), the same [`Pce`] as [`extract`]'s.
+/// Also returns the number of pieces that ran (0: the circuit has none, it ran on the
+/// calling thread).
+pub fn extract_pieces<C: CircuitPieces>(circuit: C, rows_hint: usize) -> Result<(Pce, usize), PceError> {
+    let mut cs = ExtractCs::with_capacity(false, rows_hint);
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    circuit.synthesize_pieces(&mut cs)?;
+    let pieces = cs.pieces;
+    Ok((cs.finish()?.0, pieces))
+}
+
+/// [`extract_with_witness`] for a circuit with pieces ([`extract_pieces`], values kept).
+pub fn extract_pieces_with_witness<C: CircuitPieces>(circuit: C) -> Result<(Pce, Witness), PceError> {
+    let mut cs = ExtractCs::new(true);
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    circuit.synthesize_pieces(&mut cs)?;
+    let (pce, w) = cs.finish()?;
+    w.map(|w| (pce, w)).ok_or(PceError::Synthesis(SynthesisError::AssignmentMissing))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::circuit::{Family, PorepLike};
+
+    fn on<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
+    }
+
+    /// Both families at sizes below one SHA block (the arithmetic section alone), with one to
+    /// several blocks (the chained state's variables come from the piece before) and several
+    /// mix16 pieces, powers of two and not: the pieces' extraction is the sequential one, on
+    /// pools of 1, 2 and 4 threads.
+    #[test]
+    fn extraction_in_pieces_equals_the_sequential_one() {
+        let sizes: [(Family, &[u64]); 2] = [(Family::PorepLike, &[1 << 10, 3000, 1 << 14, 1 << 17, 200_001]), (Family::Mix16, &[1 << 10, 3001, 1 << 14, 1 << 16, 70_001])];
+        for (family, sizes) in sizes {
+            for &n in sizes {
+                let want = extract(family.circuit(n, 1)).unwrap();
+                for threads in [1, 2, 4] {
+                    let (got, pieces) = on(threads, || extract_pieces(family.circuit(n, 1), n as usize)).unwrap();
+                    assert!(pieces > 0, "{family:?} n={n}: no pieces ran");
+                    assert!(got == want, "{family:?} n={n}, {threads} threads: the PCE differs");
+                    assert_eq!(got.shape_hash(), want.shape_hash());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn extraction_in_pieces_with_values_keeps_the_sequential_witness() {
+        for c in [Family::PorepLike.circuit(1 << 17, 5), Family::Mix16.circuit(1 << 16, 5)] {
+            let want = extract_with_witness(c.clone()).unwrap();
+            let got = on(2, || extract_pieces_with_witness(c.clone())).unwrap();
+            assert_eq!(got.0, want.0);
+            assert!(got.1 == want.1, "{}: the witness differs", c.id());
+        }
+        // A corrupted row is a value, not a row: same matrices, the same corrupted witness.
+        let mut c = PorepLike::new(1 << 12, 5);
+        c.corrupt_row = Some(17);
+        let want = extract_with_witness(c.clone()).unwrap();
+        assert!(on(2, || extract_pieces_with_witness(c)).unwrap() == want);
+    }
+
+    /// Timing, not a check of speed (the equality is checked): the sequential and the piece
+    /// extraction of the porep-like circuit at `PROOFSCOPE_EXTRACT_N` constraints (default
+    /// 2^20), and its witness on one thread and in pieces, on the global pool. Run in release:
+    /// `cargo test -p prover --release --lib -- extraction_timing --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn extraction_timing() {
+        let n: u64 = std::env::var("PROOFSCOPE_EXTRACT_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
+        let c = PorepLike::new(n, 1);
+        let t = std::time::Instant::now();
+        let (got, pieces) = extract_pieces(c.clone(), n as usize).unwrap();
+        let pieces_s = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let want = extract_sized(c.clone(), n as usize).unwrap();
+        let seq_s = t.elapsed().as_secs_f64();
+        assert!(got == want, "n={n}: the PCE differs");
+        drop((got, want));
+        // Where the piece extraction's time goes: the pieces (and merge), the matrices' finish.
+        let t = std::time::Instant::now();
+        let mut cs = ExtractCs::with_capacity(false, n as usize);
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE)).unwrap();
+        crate::pce::CircuitPieces::synthesize_pieces(c.clone(), &mut cs).unwrap();
+        let run_s = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        drop(cs.finish().unwrap());
+        println!("TIMING n={n} extract in pieces: run and merge {run_s:.2} s, finish {:.2} s", t.elapsed().as_secs_f64());
+        let (inputs, aux) = (2, n as usize);
+        let t = std::time::Instant::now();
+        let (w, wp) = crate::pce::pieces::generate_parallel(c.clone(), inputs, aux, None).unwrap();
+        let wit_pieces_s = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let ws = crate::pce::witness::generate(c, inputs, aux).unwrap();
+        let wit_seq_s = t.elapsed().as_secs_f64();
+        assert!(w == ws, "n={n}: the witness differs");
+        println!("TIMING n={n} threads={} extract: sequential {seq_s:.2} s, {pieces} pieces {pieces_s:.2} s; witness: sequential {wit_seq_s:.2} s, {wp} pieces {wit_pieces_s:.2} s", rayon::current_num_threads());
+    }
 }

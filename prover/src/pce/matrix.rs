@@ -13,6 +13,11 @@
 
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
+use rayon::prelude::*;
+
+/// Elements a parallel scan or hash of a matrix's arrays takes at a time (they are up to
+/// hundreds of millions long at 2^27: the extraction's `finish` and a cache read scan them).
+const PAR_CHUNK: usize = 1 << 20;
 
 /// Table index of the coefficient +1.
 pub const IDX_ONE: u32 = 0;
@@ -66,9 +71,9 @@ impl CoeffIndex {
     /// The largest index (0 when empty).
     fn max(&self) -> u32 {
         match self {
-            CoeffIndex::U8(v) => v.iter().copied().max().unwrap_or(0) as u32,
-            CoeffIndex::U16(v) => v.iter().copied().max().unwrap_or(0) as u32,
-            CoeffIndex::U32(v) => v.iter().copied().max().unwrap_or(0),
+            CoeffIndex::U8(v) => v.par_iter().with_min_len(PAR_CHUNK).copied().max().unwrap_or(0) as u32,
+            CoeffIndex::U16(v) => v.par_iter().with_min_len(PAR_CHUNK).copied().max().unwrap_or(0) as u32,
+            CoeffIndex::U32(v) => v.par_iter().with_min_len(PAR_CHUNK).copied().max().unwrap_or(0),
         }
     }
     /// The indices as little-endian bytes.
@@ -124,13 +129,13 @@ impl CsrMatrix {
         if self.row_ptr.len() != rows + 1 {
             return err(format!("{} row offsets for {rows} rows", self.row_ptr.len()));
         }
-        if self.row_ptr[0] != 0 || self.row_ptr.windows(2).any(|w| w[0] > w[1]) {
+        if self.row_ptr[0] != 0 || self.row_ptr.par_windows(2).with_min_len(PAR_CHUNK).any(|w| w[0] > w[1]) {
             return err("row offsets are not non-decreasing from 0".into());
         }
         if self.row_ptr[rows] as usize != self.cols.len() || self.cols.len() != self.coeffs.len() {
             return err(format!("{} non-zeros by the offsets, {} columns, {} coefficients", self.row_ptr[rows], self.cols.len(), self.coeffs.len()));
         }
-        if let Some(c) = self.cols.iter().copied().find(|&c| c as usize >= columns) {
+        if let Some(c) = self.cols.par_iter().with_min_len(PAR_CHUNK).copied().find_first(|&c| c as usize >= columns) {
             return err(format!("column {c} is outside the {columns} witness columns"));
         }
         if self.table.len() < 2 || self.table[0] != Scalar::ONE || self.table[1] != -Scalar::ONE {
@@ -147,11 +152,16 @@ impl CsrMatrix {
         for v in [self.rows() as u64, self.nnz() as u64, self.table.len() as u64, self.coeffs.width() as u64] {
             h.update(&v.to_le_bytes());
         }
-        h.update(&le_bytes_u32(&self.row_ptr));
-        h.update(&le_bytes_u32(&self.cols));
-        h.update(&self.coeffs.le_bytes());
-        for s in &self.table {
-            h.update(&s.to_repr());
+        // The same bytes in the same order whatever the threads (BLAKE3's tree hashing makes
+        // `update_rayon` equal to `update`); the table's canonical bytes made a chunk at a time.
+        h.update_rayon(&le_bytes_u32(&self.row_ptr));
+        h.update_rayon(&le_bytes_u32(&self.cols));
+        h.update_rayon(&self.coeffs.le_bytes());
+        let mut bytes = Vec::new();
+        for chunk in self.table.chunks(PAR_CHUNK) {
+            bytes.clear();
+            bytes.par_extend(chunk.par_iter().with_min_len(1 << 12).flat_map_iter(|s| s.to_repr()));
+            h.update_rayon(&bytes);
         }
     }
 }

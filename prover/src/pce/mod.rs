@@ -30,8 +30,8 @@ use matrix::CsrMatrix;
 
 pub use cache::{cache_path, load_or_build, OnCorrupt, PceKey, PceSource};
 pub use eval::{products, Products, DEFAULT_CHUNK_ROWS};
-pub use extract::{extract, extract_sized, extract_with_witness};
-pub use pieces::WitnessPieces;
+pub use extract::{extract, extract_pieces, extract_pieces_with_witness, extract_sized, extract_with_witness};
+pub use pieces::{CircuitPieces, Piece, PieceSystem};
 pub use witness::Witness;
 
 /// Why pre-compiled constraints could not be made, read or used.
@@ -204,7 +204,7 @@ impl Default for PceRun<'_> {
 /// the same circuit; a circuit whose counts differ from the PCE's is refused
 /// ([`SynthesisFailure::PceMismatch`]); an unsatisfied constraint is an error naming its
 /// index (its name is not recorded in the matrices).
-pub fn synthesize_pce<C: WitnessPieces + Send>(circuit: C, pce: &Pce, run: PceRun<'_>) -> Result<ProvingAssignment, SynthesisFailure> {
+pub fn synthesize_pce<C: CircuitPieces + Send>(circuit: C, pce: &Pce, run: PceRun<'_>) -> Result<ProvingAssignment, SynthesisFailure> {
     let w = generate_witness(circuit, pce.num_inputs, pce.num_aux, run.pool)?;
     assemble(w, pce, run)
 }
@@ -213,7 +213,7 @@ pub fn synthesize_pce<C: WitnessPieces + Send>(circuit: C, pce: &Pce, run: PceRu
 /// the pool's, `pieces`: how many ran in parallel on it, 0 when the circuit has none and its
 /// witness ran on one thread): [`pieces::generate_parallel`] on `pool` (`None`: the current
 /// one), with room for `inputs` / `aux` values.
-pub fn generate_witness<C: WitnessPieces + Send>(circuit: C, inputs: usize, aux: usize, pool: Option<&rayon::ThreadPool>) -> Result<Witness, SynthesisError> {
+pub fn generate_witness<C: CircuitPieces + Send>(circuit: C, inputs: usize, aux: usize, pool: Option<&rayon::ThreadPool>) -> Result<Witness, SynthesisError> {
     let threads = pool.map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
     let span = info_span!(kind::WITNESS, aux = aux as u64, threads = threads as u64, pieces = tracing::field::Empty);
     let _e = span.enter();

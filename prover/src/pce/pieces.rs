@@ -1,24 +1,30 @@
-//! Witness generation on a thread pool. This module exists because on the pre-compiled path
-//! the witness is what is left of a partition's synthesis once the products run on every
-//! core (26.7 s of 28.8 s at 2^27 on the H200 host, on one thread), and a circuit's witness
-//! is mostly made of pieces that need nothing from each other but a few values: the
-//! PoRep-like circuit's SHA-256 blocks need only the eight words of the chained state, the
-//! mix16 circuit's groups only the running full-width value.
+//! Witness generation and constraint extraction on a thread pool. This module exists
+//! because on the pre-compiled path the witness is what is left of a partition's synthesis
+//! once the products run on every core (26.7 s of 28.8 s at 2^27 on the H200 host, on one
+//! thread), the extraction is most of a setup (98.8 s of 190 s there, on one thread), and a
+//! circuit is mostly made of pieces that need nothing from each other but a few values: the
+//! PoRep-like circuit's SHA-256 blocks need only the eight words of the chained state, its
+//! arithmetic section's runs of rounds the three values of the state, the mix16 circuit's
+//! groups only the running full-width value.
 //!
-//! A circuit that knows its pieces implements [`WitnessPieces`]: it runs its sequential
+//! A circuit that knows its pieces implements [`CircuitPieces`]: it runs its sequential
 //! parts (the values that chain the pieces, computed natively; allocations outside the
-//! pieces) against the [`WitnessCs`] as before, and hands the pieces to
-//! [`WitnessCs::pieces`] with the number of aux values each allocates. Each piece then runs
-//! the circuit's own code for that piece against a [`PieceCs`] that writes into its own
-//! disjoint slice of the witness's preallocated aux vector (no per-piece vectors and no
-//! concatenation: at 2^27 the aux vector is ~4 GiB), on the current rayon pool, longest
-//! pieces first; the results come back in piece order. A piece that allocates another
-//! number of values than it declared, or an input, is an error, and nothing of the pieces is
-//! kept. So the witness (inputs, aux, constraint count) is bit-identical to the sequential
-//! [`super::witness::generate`], whatever the number of threads (tested on both benchmark
+//! pieces) against a [`PieceSystem`] (the witness-only [`WitnessCs`], or the extraction's
+//! [`super::extract::ExtractCs`]), and hands the pieces to [`PieceSystem::pieces`] with the
+//! number of aux values each allocates. Each piece then runs the circuit's own code for that
+//! piece against the system's piece type, its variables numbered as in the whole circuit
+//! ([`Piece::first`]), on the current rayon pool, longest pieces first; the results come back
+//! in piece order. For the witness, a [`PieceCs`] writes into its own disjoint slice of the
+//! witness's preallocated aux vector (no per-piece vectors and no concatenation: at 2^27 the
+//! aux vector is ~4 GiB); for the extraction, each piece records its own rows, merged in
+//! piece order afterwards (see [`super::extract`]). A piece that allocates another number of
+//! values than it declared, or an input, is an error, and nothing of the pieces is kept. So
+//! the witness (inputs, aux, constraint count) is bit-identical to the sequential
+//! [`super::witness::generate`], and the extraction to the sequential
+//! [`super::extract::extract`], whatever the number of threads (tested on both benchmark
 //! families).
 //!
-//! A circuit without pieces keeps the default [`WitnessPieces::synthesize_witness`], its own
+//! A circuit without pieces keeps the default [`CircuitPieces::synthesize_pieces`], its own
 //! `synthesize` on the calling thread.
 
 use std::cmp::Reverse;
@@ -31,79 +37,154 @@ use rayon::prelude::*;
 
 use super::witness::{Witness, WitnessCs};
 
-/// A circuit whose witness can be generated in independent pieces (see the module docs).
-pub trait WitnessPieces: Circuit<Scalar> + Sized {
-    /// Generate the witness into `cs` (ONE already allocated), allocating exactly what
+/// A circuit that can be synthesised in independent pieces (see the module docs).
+pub trait CircuitPieces: Circuit<Scalar> + Sized {
+    /// Synthesise into `cs` (ONE already allocated), allocating exactly what
     /// [`Circuit::synthesize`] allocates, in the same order, with the same values, and
-    /// enforcing as many constraints; pieces go through [`WitnessCs::pieces`]. The default
-    /// is `synthesize` itself (one thread).
-    fn synthesize_witness(self, cs: &mut WitnessCs) -> Result<(), SynthesisError> {
+    /// enforcing the same rows in the same order; pieces go through [`PieceSystem::pieces`].
+    /// The default is `synthesize` itself (one thread).
+    fn synthesize_pieces<S: PieceSystem>(self, cs: &mut S) -> Result<(), SynthesisError> {
         self.synthesize(cs)
     }
 }
 
-impl WitnessCs {
+/// A constraint system that can run a circuit's pieces in parallel: the witness-only
+/// [`WitnessCs`] and the extraction's [`super::extract::ExtractCs`]. The same circuit code
+/// drives both ([`CircuitPieces::synthesize_pieces`]).
+pub trait PieceSystem: ConstraintSystem<Scalar> {
+    /// The constraint system one piece runs against.
+    type Piece<'a>: ConstraintSystem<Scalar> + Piece;
+
     /// Run `run(i, cs)` for every piece `i` in `0..aux.len()`, in parallel on the current
-    /// rayon pool; piece `i` allocates exactly `aux[i]` aux values, which come after those of
-    /// the pieces before it (and after everything allocated before this call). Returns each
-    /// piece's result, in piece order; on any failure, the failure of the lowest piece (a
-    /// piece whose allocations differ from `aux[i]` fails with
-    /// [`SynthesisError::IncompatibleLengthVector`]) and the witness is as it was before the
-    /// call. Pieces start longest first (by `aux`), each as its own task.
-    pub fn pieces<T, F>(&mut self, aux: &[usize], run: F) -> Result<Vec<T>, SynthesisError>
+    /// rayon pool; piece `i` allocates exactly `aux[i]` aux values (and no input), which come
+    /// after those of the pieces before it (and after everything allocated before this
+    /// call); its rows come after theirs. Returns each piece's result, in piece order; on
+    /// any failure, the failure of the lowest piece (a piece whose allocations differ from
+    /// `aux[i]`, or that allocates an input, fails with
+    /// [`SynthesisError::IncompatibleLengthVector`]) and `self` is as it was before the call.
+    fn pieces<T, F>(&mut self, aux: &[usize], run: F) -> Result<Vec<T>, SynthesisError>
+    where
+        T: Send,
+        F: Fn(usize, &mut Self::Piece<'_>) -> Result<T, SynthesisError> + Sync;
+
+    /// Whether it keeps the values of what is allocated: a circuit may skip computing the
+    /// values that chain its pieces when not (an extraction without the witness).
+    fn has_values(&self) -> bool {
+        true
+    }
+}
+
+/// What a piece's constraint system tells the circuit's code.
+pub trait Piece {
+    /// The witness index of this piece's first aux value: `Index::Aux(first() - 1)` is the
+    /// last value allocated before it.
+    fn first(&self) -> usize;
+}
+
+/// What the runner checks of a piece once it has run.
+pub(super) trait Planned: Piece + Send {
+    /// What failures call it ("witness piece", "extraction piece").
+    const WHAT: &'static str;
+    /// Aux values the plan gives it.
+    fn planned(&self) -> usize;
+    /// Aux values it allocated (`planned() + 1` once it tried to allocate more).
+    fn allocated(&self) -> usize;
+    /// It tried to allocate an input.
+    fn tried_input(&self) -> bool;
+}
+
+/// The total of a plan's aux values, or an error when it overflows.
+pub(super) fn plan_total(aux: &[usize], what: &str) -> Result<usize, SynthesisError> {
+    aux.iter().try_fold(0usize, |s, &n| s.checked_add(n)).ok_or_else(|| SynthesisError::IncompatibleLengthVector(format!("{what}s: more aux values than memory can address")))
+}
+
+/// Run every piece of `work` (its index and its constraint system) on the current rayon
+/// pool, longest first (by plan; a stable sort: equal pieces in their order), one task
+/// each, so that a long piece never waits behind short ones on the same thread. Returns
+/// each piece's result and constraint system in piece order, or the lowest piece's failure
+/// (a broken plan before the piece's own error, which a broken plan may have caused).
+pub(super) fn run_all<P, T, F>(mut work: Vec<(usize, P)>, run: &F) -> Result<Vec<(T, P)>, SynthesisError>
+where
+    P: Planned,
+    T: Send,
+    F: Fn(usize, &mut P) -> Result<T, SynthesisError> + Sync,
+{
+    let count = work.len();
+    work.sort_by_key(|w| Reverse(w.1.planned()));
+    type Done<T, P> = Vec<(usize, Result<(T, P), SynthesisError>)>;
+    let done: Done<T, P> = work
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|(i, mut cs)| {
+            let r = run(i, &mut cs);
+            (i, check(i, count, cs, r))
+        })
+        .collect();
+    let mut results: Vec<Option<(T, P)>> = (0..count).map(|_| None).collect();
+    let mut failed: Option<(usize, SynthesisError)> = None;
+    for (i, r) in done {
+        match r {
+            Ok(t) => results[i] = Some(t),
+            Err(e) if failed.as_ref().is_none_or(|(j, _)| i < *j) => failed = Some((i, e)),
+            Err(_) => {}
+        }
+    }
+    if let Some((_, e)) = failed {
+        return Err(e);
+    }
+    Ok(results.into_iter().flatten().collect())
+}
+
+/// A piece's result once it has run: its value, or why it failed (a broken plan before the
+/// piece's own error, which a broken plan may have caused).
+fn check<P: Planned, T>(i: usize, count: usize, cs: P, r: Result<T, SynthesisError>) -> Result<(T, P), SynthesisError> {
+    let plan = |what: String| Err(SynthesisError::IncompatibleLengthVector(format!("{} {i} of {count} {what}", P::WHAT)));
+    let planned = cs.planned();
+    if cs.tried_input() {
+        return plan("allocated an input (inputs are allocated outside the pieces)".into());
+    }
+    if cs.allocated() > planned {
+        return plan(format!("allocated more than the {planned} aux values of its plan"));
+    }
+    let t = r?;
+    if cs.allocated() < planned {
+        return plan(format!("allocated {} aux values where its plan says {planned}", cs.allocated()));
+    }
+    Ok((t, cs))
+}
+
+impl PieceSystem for WitnessCs {
+    type Piece<'a> = PieceCs<'a>;
+
+    /// Each piece writes into its own disjoint slice of the preallocated aux vector.
+    fn pieces<T, F>(&mut self, aux: &[usize], run: F) -> Result<Vec<T>, SynthesisError>
     where
         T: Send,
         F: Fn(usize, &mut PieceCs<'_>) -> Result<T, SynthesisError> + Sync,
     {
-        let total = aux.iter().try_fold(0usize, |s, &n| s.checked_add(n)).ok_or_else(|| SynthesisError::IncompatibleLengthVector("witness pieces: more aux values than memory can address".into()))?;
+        let total = plan_total(aux, PieceCs::WHAT)?;
         let base = self.w.aux.len();
         self.w.aux.reserve(total);
         let count = aux.len();
-        let mut work: Vec<(usize, usize, &mut [MaybeUninit<Scalar>])> = Vec::with_capacity(count);
+        let mut work: Vec<(usize, PieceCs<'_>)> = Vec::with_capacity(count);
         let mut rest = &mut self.w.aux.spare_capacity_mut()[..total];
         let mut first = base;
         for (i, &n) in aux.iter().enumerate() {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
-            work.push((i, first, head));
+            work.push((i, PieceCs { out: head, len: 0, first, constraints: 0, input: false }));
             first += n;
             rest = tail;
         }
-        // Longest first (a stable sort: equal pieces in their order), one task each, so that
-        // a long piece never waits behind short ones on the same thread.
-        work.sort_by_key(|w| Reverse(w.2.len()));
-        let done: Vec<(usize, Result<(T, usize), SynthesisError>)> = work
-            .into_par_iter()
-            .with_max_len(1)
-            .map(|(i, first, out)| {
-                let planned = out.len();
-                let mut cs = PieceCs { out, len: 0, first, constraints: 0, input: false };
-                let r = run(i, &mut cs);
-                (i, cs.check(i, count, planned, r))
-            })
-            .collect();
-        let mut results: Vec<Option<T>> = (0..count).map(|_| None).collect();
-        let mut failed: Option<(usize, SynthesisError)> = None;
-        let mut constraints = 0usize;
-        for (i, r) in done {
-            match r {
-                Ok((t, c)) => {
-                    results[i] = Some(t);
-                    constraints += c;
-                }
-                Err(e) if failed.as_ref().is_none_or(|(j, _)| i < *j) => failed = Some((i, e)),
-                Err(_) => {}
-            }
-        }
-        if let Some((_, e)) = failed {
-            return Err(e);
-        }
+        let done = run_all(work, &run)?;
+        let constraints: usize = done.iter().map(|(_, cs)| cs.constraints).sum();
+        let results: Vec<T> = done.into_iter().map(|(t, _)| t).collect();
         // SAFETY: the slices handed to the pieces are disjoint and cover the spare capacity
         // `base .. base + total` (reserved above); every piece returned Ok, which `check`
         // gives only when it wrote all of its slice, in order from its start.
         unsafe { self.w.aux.set_len(base + total) };
         self.w.constraints += constraints;
         self.pieces += count;
-        Ok(results.into_iter().flatten().collect())
+        Ok(results)
     }
 }
 
@@ -120,28 +201,22 @@ pub struct PieceCs<'a> {
     input: bool,
 }
 
-impl PieceCs<'_> {
-    /// The witness index of this piece's first aux value: `Index::Aux(first() - 1)` is the
-    /// last value allocated before it.
-    pub fn first(&self) -> usize {
+impl Piece for PieceCs<'_> {
+    fn first(&self) -> usize {
         self.first
     }
+}
 
-    /// The piece's result once it has run: its value and constraint count, or why it failed
-    /// (a broken plan before the piece's own error, which a broken plan may have caused).
-    fn check<T>(self, i: usize, count: usize, planned: usize, r: Result<T, SynthesisError>) -> Result<(T, usize), SynthesisError> {
-        let plan = |what: String| Err(SynthesisError::IncompatibleLengthVector(format!("witness piece {i} of {count} {what}")));
-        if self.input {
-            return plan("allocated an input (inputs are allocated outside the pieces)".into());
-        }
-        if self.len > planned {
-            return plan(format!("allocated more than the {planned} aux values of its plan"));
-        }
-        let (t, constraints) = r.map(|t| (t, self.constraints))?;
-        if self.len < planned {
-            return plan(format!("allocated {} aux values where its plan says {planned}", self.len));
-        }
-        Ok((t, constraints))
+impl Planned for PieceCs<'_> {
+    const WHAT: &'static str = "witness piece";
+    fn planned(&self) -> usize {
+        self.out.len()
+    }
+    fn allocated(&self) -> usize {
+        self.len
+    }
+    fn tried_input(&self) -> bool {
+        self.input
     }
 }
 
@@ -203,11 +278,11 @@ impl ConstraintSystem<Scalar> for PieceCs<'_> {
 /// with room for `inputs` / `aux` values. The same witness as [`super::witness::generate`];
 /// also returns the number of pieces that ran (0: the circuit has none, its witness ran on
 /// one thread).
-pub fn generate_parallel<C: WitnessPieces + Send>(circuit: C, inputs: usize, aux: usize, pool: Option<&rayon::ThreadPool>) -> Result<(Witness, usize), SynthesisError> {
+pub fn generate_parallel<C: CircuitPieces + Send>(circuit: C, inputs: usize, aux: usize, pool: Option<&rayon::ThreadPool>) -> Result<(Witness, usize), SynthesisError> {
     let run = move || {
         let mut cs = WitnessCs::with_capacity(inputs, aux);
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
-        circuit.synthesize_witness(&mut cs)?;
+        circuit.synthesize_pieces(&mut cs)?;
         let pieces = cs.pieces;
         Ok((cs.into_witness(), pieces))
     };
@@ -251,9 +326,14 @@ mod tests {
             _ => n,
         };
         let mut vars = Vec::new();
+        // Coefficients that repeat within a piece and across pieces, some new in each: the
+        // extraction's merged table must come out in the sequential first-appearance order.
+        let before = Variable::new_unchecked(Index::Aux(0));
         for j in 0..n {
             let v = cs.alloc(|| "v", || Ok(value(i, j)))?;
-            cs.enforce(|| "c", |lc| lc + v, |lc| lc + CS::one(), |lc| lc + v);
+            let k = Scalar::from(((7 * i + 3 * j) % 11 + 2) as u64);
+            let m = -Scalar::from((i + j % 2 + 100) as u64);
+            cs.enforce(|| "c", |lc| lc + (k, v) + before, |lc| lc + CS::one(), |lc| lc + (m, v) + (k, CS::one()));
             vars.push(v);
         }
         match fault {
@@ -284,8 +364,8 @@ mod tests {
         }
     }
 
-    impl WitnessPieces for Toy {
-        fn synthesize_witness(self, cs: &mut WitnessCs) -> Result<(), SynthesisError> {
+    impl CircuitPieces for Toy {
+        fn synthesize_pieces<S: PieceSystem>(self, cs: &mut S) -> Result<(), SynthesisError> {
             cs.alloc(|| "before", || Ok(Scalar::from(5u64)))?;
             let firsts = cs.pieces(&self.sizes, |i, cs| {
                 let first = cs.first();
@@ -338,7 +418,7 @@ mod tests {
                 tail(cs)
             }
         }
-        impl WitnessPieces for Plain {}
+        impl CircuitPieces for Plain {}
         let (w, pieces) = generate_parallel(Plain, 2, 1, None).unwrap();
         assert_eq!(pieces, 0);
         assert!(w == generate(Plain, 2, 1).unwrap());
@@ -351,7 +431,7 @@ mod tests {
             let mut t = toy(&sizes);
             t.faults[1] = Some(fault);
             let mut cs = WitnessCs::with_capacity(1, 20);
-            match t.synthesize_witness(&mut cs) {
+            match t.synthesize_pieces(&mut cs) {
                 Err(SynthesisError::IncompatibleLengthVector(m)) => assert!(m.contains("witness piece 1 of 4") && m.contains(says), "{fault:?}: {m}"),
                 other => panic!("{fault:?}: {other:?}"),
             }
@@ -373,5 +453,45 @@ mod tests {
         let mut t = toy(&[2, 9, 3]);
         t.faults[1] = Some(Fault::Missing);
         assert!(matches!(parallel(t, 2), Err(SynthesisError::AssignmentMissing)));
+    }
+
+    fn extract_on(t: Toy, threads: usize) -> Result<(crate::pce::Pce, usize), crate::pce::PceError> {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| crate::pce::extract_pieces(t, 0))
+    }
+
+    #[test]
+    fn pieces_give_the_sequential_extraction() {
+        let sizes = [3, 0, 5, 1, 8, 2, 8, 40];
+        let want = crate::pce::extract(toy(&sizes)).unwrap();
+        assert_eq!(want.num_constraints(), 67 + 2, "the pieces' rows, the input constraints");
+        for threads in [1, 2, 3, 16] {
+            let (got, pieces) = extract_on(toy(&sizes), threads).unwrap();
+            assert_eq!(pieces, sizes.len());
+            assert_eq!(got, want, "{threads} threads");
+        }
+        assert_eq!(extract_on(toy(&[]), 2).unwrap().0, crate::pce::extract(toy(&[])).unwrap());
+        // With values: the sequential witness too.
+        let (p, w) = crate::pce::extract_pieces_with_witness(toy(&sizes)).unwrap();
+        assert_eq!(p, want);
+        assert!(w == crate::pce::extract_with_witness(toy(&sizes)).unwrap().1);
+    }
+
+    #[test]
+    fn a_broken_plan_fails_the_extraction_cleanly() {
+        let sizes = [4, 6, 2, 5];
+        for (fault, says) in [(Fault::Fewer, "allocated 5 aux values where its plan says 6"), (Fault::More, "more than the 6 aux values"), (Fault::Input, "allocated an input")] {
+            let mut t = toy(&sizes);
+            t.faults[1] = Some(fault);
+            for threads in [1, 4] {
+                match extract_on(t.clone(), threads) {
+                    Err(crate::pce::PceError::Synthesis(SynthesisError::IncompatibleLengthVector(m))) => assert!(m.contains("extraction piece 1 of 4") && m.contains(says), "{fault:?}: {m}"),
+                    other => panic!("{fault:?}: {:?}", other.map(|(_, n)| n)),
+                }
+            }
+        }
+        let mut t = toy(&[2, 9, 3]);
+        t.faults[1] = Some(Fault::Missing);
+        assert!(matches!(crate::pce::extract_pieces_with_witness(t), Err(crate::pce::PceError::Synthesis(SynthesisError::AssignmentMissing))));
     }
 }
