@@ -374,25 +374,33 @@ pub fn run_engine(args: &Args, params_in: ParamsIn) -> anyhow::Result<Outcome> {
     let mut results = Vec::new();
     let mut interrupted = false;
     let (mut written, mut write_errors) = (0, 0);
+    // The timeline up to a proof's end (every span of the job was sent before its result),
+    // then the proof, whole (a later crash cannot lose it): a proof on disk always has its
+    // events in the timeline.
+    let mut keep = |r: JobResult, results: &mut Vec<JobResult>| {
+        engine.sink().flush();
+        match write_proof(&out, &r) {
+            Ok(true) => written += 1,
+            Ok(false) => {}
+            Err(e) => {
+                bar.suspend(|| tracing::error!("{e:#}"));
+                write_errors += 1;
+            }
+        }
+        results.push(r);
+    };
     while results.len() < args.proofs as usize {
         if stop.load(Ordering::Relaxed) {
+            // Proofs the engine finished before the signal are written, not lost with the
+            // work in flight (run 69 lost one that ended a second before its timeout).
+            while let Ok(r) = engine.results().try_recv() {
+                keep(r, &mut results);
+            }
             interrupted = true;
             break;
         }
         if let Ok(r) = engine.results().recv_timeout(Duration::from_millis(100)) {
-            // The timeline up to this proof's end (every span of the job was sent before
-            // its result), then the proof, whole (a later crash cannot lose it): a proof on
-            // disk always has its events in the timeline.
-            engine.sink().flush();
-            match write_proof(&out, &r) {
-                Ok(true) => written += 1,
-                Ok(false) => {}
-                Err(e) => {
-                    bar.suspend(|| tracing::error!("{e:#}"));
-                    write_errors += 1;
-                }
-            }
-            results.push(r);
+            keep(r, &mut results);
         }
         let p = engine.progress();
         bar.set_position(p.partitions_done.load(Ordering::Relaxed) + p.partitions_failed.load(Ordering::Relaxed));
