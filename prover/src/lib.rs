@@ -10,6 +10,40 @@
 //! [`engine`] runs many partitions through workers and locks while [`events`] turns
 //! every stage into timeline events.
 
+/// The namespace methods of a bellpepper `ConstraintSystem` that keeps no names (every system
+/// of this crate: names cost time and nothing reads them), for its `impl` blocks.
+macro_rules! flat_namespaces {
+    () => {
+        fn push_namespace<NR, N>(&mut self, _: N)
+        where
+            NR: Into<String>,
+            N: FnOnce() -> NR,
+        {
+        }
+        fn pop_namespace(&mut self) {}
+        fn get_root(&mut self) -> &mut Self::Root {
+            self
+        }
+    };
+}
+pub(crate) use flat_namespaces;
+
+/// `enforce` of a constraint system that builds no rows (the values-only and scratch systems).
+macro_rules! enforce_nothing {
+    () => {
+        fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+        where
+            A: FnOnce() -> AR,
+            AR: Into<String>,
+            LA: FnOnce(bellpepper_core::LinearCombination<blstrs::Scalar>) -> bellpepper_core::LinearCombination<blstrs::Scalar>,
+            LB: FnOnce(bellpepper_core::LinearCombination<blstrs::Scalar>) -> bellpepper_core::LinearCombination<blstrs::Scalar>,
+            LC: FnOnce(bellpepper_core::LinearCombination<blstrs::Scalar>) -> bellpepper_core::LinearCombination<blstrs::Scalar>,
+        {
+        }
+    };
+}
+pub(crate) use enforce_nothing;
+
 pub mod backend;
 pub mod circuit;
 pub mod cpu;

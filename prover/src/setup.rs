@@ -133,16 +133,7 @@ impl ConstraintSystem<Scalar> for KeypairAssembly {
         put(c(LinearCombination::zero()), 2);
         self.num_constraints += 1;
     }
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-    fn pop_namespace(&mut self) {}
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 }
 
 /// The toxic waste. Public only so tests can build parameters both ways.

@@ -180,16 +180,7 @@ impl ConstraintSystem<Scalar> for ProvingAssignment {
         self.c.push(cv);
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-    fn pop_namespace(&mut self) {}
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 }
 
 /// Expected sizes of a circuit (e.g. from its parameter file), so that synthesis allocates

@@ -12,7 +12,7 @@
 //! the previous piece's last rows (one aux a row, so their indices follow from the piece's
 //! first). [`synthesize`], the sequential reference, runs the same seed and round code.
 
-use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{ConstraintSystem, Index, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
 use rand::RngCore;
@@ -244,24 +244,7 @@ impl ConstraintSystem<Scalar> for ValuesCs {
         Ok(Variable::new_unchecked(Index::Input(0)))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-    }
+    crate::enforce_nothing!();
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-    fn pop_namespace(&mut self) {}
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 }

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use bellpepper::gadgets::sha256::sha256_compression_function;
 use bellpepper::gadgets::uint32::UInt32;
 use bellpepper_core::boolean::{AllocatedBit, Boolean};
-use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{ConstraintSystem, Index, SynthesisError, Variable};
 use blstrs::Scalar;
 use rand::RngCore;
 
@@ -207,26 +207,9 @@ impl ConstraintSystem<Scalar> for StateCs {
         Err(SynthesisError::IncompatibleLengthVector("SHA-256 state: not an input".into()))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-    }
+    crate::enforce_nothing!();
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-    fn pop_namespace(&mut self) {}
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 }
 
 /// SHA-256's round constants.

@@ -108,16 +108,7 @@ impl ConstraintSystem<Scalar> for ShapeCs {
         self.count(1, &b);
         self.count(2, &c);
     }
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-    fn pop_namespace(&mut self) {}
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 }
 
 /// Synthesise `circuit` into a counting system and report its shape.

@@ -387,16 +387,7 @@ impl ConstraintSystem<Scalar> for ExtractCs {
         self.mats[2].push_row(&c(LinearCombination::zero()));
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-    fn pop_namespace(&mut self) {}
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 }
 
 impl PieceSystem for ExtractCs {
@@ -534,16 +525,7 @@ impl ConstraintSystem<Scalar> for ExtractPiece {
         self.mats[2].push_row(&c(LinearCombination::zero()));
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-    fn pop_namespace(&mut self) {}
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 }
 
 /// Extract the pre-compiled constraints of `circuit` (its witness is not computed). ONE is

@@ -262,16 +262,7 @@ impl ConstraintSystem<Scalar> for PieceCs<'_> {
         self.constraints += 1;
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-    fn pop_namespace(&mut self) {}
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 }
 
 /// Run `circuit` for its witness only, its pieces on `pool` (`None`: the current rayon pool),

@@ -84,16 +84,7 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         self.w.constraints += 1;
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-    fn pop_namespace(&mut self) {}
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 }
 
 /// Run `circuit` for its witness only, on the calling thread, with room for `inputs` / `aux`
