@@ -396,7 +396,7 @@ pub fn run_engine(args: &Args, params_in: ParamsIn) -> anyhow::Result<Outcome> {
             while let Ok(r) = engine.results().try_recv() {
                 keep(r, &mut results);
             }
-            interrupted = true;
+            interrupted = results.len() < args.proofs as usize;
             break;
         }
         if let Ok(r) = engine.results().recv_timeout(Duration::from_millis(100)) {

@@ -701,7 +701,7 @@ impl CudaBackend {
         // NTTs and the H MSM on the device's stream.
         let h_part = || -> Result<G1Projective, ProveError> {
             let (hbuf, h_len) = {
-                let span = info_span!(kind::NTT, n = d.n as u64, { arg::GPU_NS } = Empty, h2d_ns = Empty);
+                let span = info_span!(kind::NTT, n = d.n as u64, lean = lean, { arg::GPU_NS } = Empty, h2d_ns = Empty);
                 let _e = span.enter();
                 let (buf, t) = ntt.h_quotient_uploaded(&self.gpu, abc, d.log_n, abc_ms).map_err(dev_err)?;
                 span.record(arg::GPU_NS, ns(t.ntt_ms));

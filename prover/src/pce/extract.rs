@@ -176,7 +176,8 @@ impl Builder {
         let dups: Vec<Vec<[u32; 4]>> = (0..MERGE_SHARDS)
             .into_par_iter()
             .map(|sh| {
-                let mut first: FxHashMap<[u64; 4], (u32, u32)> = FxHashMap::default();
+                let size: usize = parts.iter().map(|(_, buckets)| buckets[sh].len()).sum();
+                let mut first: FxHashMap<[u64; 4], (u32, u32)> = FxHashMap::with_capacity_and_hasher(size, Default::default());
                 let mut dups = Vec::new();
                 for (p, (_, buckets)) in parts.iter().enumerate() {
                     for &j in &buckets[sh] {
@@ -414,12 +415,19 @@ impl PieceSystem for ExtractCs {
         let done = run_all(work, &run)?;
         let mut results = Vec::with_capacity(done.len());
         let mut parts: [Vec<Builder>; 3] = Default::default();
+        if let Some((_, aux)) = &mut self.values {
+            aux.reserve(total);
+        }
         for (t, p) in done {
             results.push(t);
             if let (Some((_, aux)), Some(v)) = (&mut self.values, p.values) {
                 aux.extend_from_slice(&v);
             }
-            for (m, b) in parts.iter_mut().zip(p.mats) {
+            for (m, mut b) in parts.iter_mut().zip(p.mats) {
+                // The merge needs a piece's rows and table, not its lookup (at 2^27 the
+                // ~2,000 pieces' maps would hold gigabytes through the merge).
+                b.lookup = FxHashMap::default();
+                b.last = None;
                 m.push(b);
             }
         }

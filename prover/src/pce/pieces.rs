@@ -468,6 +468,76 @@ mod tests {
         assert!(w == crate::pce::extract_with_witness(toy(&sizes)).unwrap().1);
     }
 
+    /// Rows before, between and after two calls of `pieces`, each reusing coefficients first
+    /// seen elsewhere: before the pieces (5, −101: the first call's pieces use them), between
+    /// the calls (−102 and 9 first seen in the first call's pieces, 78 new), after them (−111
+    /// first seen in the second call's pieces, 78, 77): the merged table must be caught up with
+    /// the pieces' entries before every lookup outside them.
+    #[derive(Clone)]
+    struct Interleaved {
+        first: Vec<usize>,
+        second: Vec<usize>,
+    }
+
+    fn rows<CS: ConstraintSystem<Scalar>>(cs: &mut CS, coeffs: &[i64]) -> Result<(), SynthesisError> {
+        let v = cs.alloc(|| "r", || Ok(Scalar::from(3u64)))?;
+        for &c in coeffs {
+            let k = if c < 0 { -Scalar::from(c.unsigned_abs()) } else { Scalar::from(c as u64) };
+            cs.enforce(|| "r", |lc| lc + (k, v), |lc| lc + CS::one(), |lc| lc + (k, CS::one()));
+        }
+        Ok(())
+    }
+
+    const BEFORE: [i64; 3] = [5, -101, 77];
+    const BETWEEN: [i64; 3] = [-102, 9, 78];
+    const AFTER: [i64; 3] = [-111, 78, 77];
+
+    impl Circuit<Scalar> for Interleaved {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+            cs.alloc(|| "before", || Ok(Scalar::from(5u64)))?;
+            rows(cs, &BEFORE)?;
+            for (i, &n) in self.first.iter().enumerate() {
+                piece(cs, i, n, None)?;
+            }
+            rows(cs, &BETWEEN)?;
+            for (i, &n) in self.second.iter().enumerate() {
+                piece(cs, i + 10, n, None)?;
+            }
+            rows(cs, &AFTER)?;
+            tail(cs)
+        }
+    }
+
+    impl CircuitPieces for Interleaved {
+        fn synthesize_pieces<S: PieceSystem>(self, cs: &mut S) -> Result<(), SynthesisError> {
+            cs.alloc(|| "before", || Ok(Scalar::from(5u64)))?;
+            rows(cs, &BEFORE)?;
+            cs.pieces(&self.first, |i, cs| piece(cs, i, self.first[i], None))?;
+            rows(cs, &BETWEEN)?;
+            cs.pieces(&self.second, |i, cs| piece(cs, i + 10, self.second[i], None))?;
+            rows(cs, &AFTER)?;
+            tail(cs)
+        }
+    }
+
+    #[test]
+    fn rows_outside_the_pieces_reuse_the_pieces_coefficients_in_the_sequential_order() {
+        let t = Interleaved { first: vec![3, 0, 6, 2], second: vec![4, 0, 5] };
+        let want = crate::pce::extract(t.clone()).unwrap();
+        let (a, _, c) = want.matrices();
+        // The coefficients outside the pieces are really shared with them (else this tests nothing).
+        assert!(a.table.len() > 10 && c.table.len() > 10, "{} {}", a.table.len(), c.table.len());
+        for threads in [1, 2, 5] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let (got, pieces) = pool.install(|| crate::pce::extract_pieces(t.clone(), 0)).unwrap();
+            assert_eq!(pieces, 7);
+            assert_eq!(got, want, "{threads} threads");
+            let (p, w) = pool.install(|| crate::pce::extract_pieces_with_witness(t.clone())).unwrap();
+            assert_eq!(p, want, "{threads} threads, with values");
+            assert!(w == crate::pce::extract_with_witness(t.clone()).unwrap().1, "{threads} threads: the witness");
+        }
+    }
+
     #[test]
     fn a_broken_plan_fails_the_extraction_cleanly() {
         let sizes = [4, 6, 2, 5];
