@@ -83,6 +83,19 @@ pub trait Gate: Sync {
     fn abc_release(&self) -> Box<dyn FnOnce() + Send> {
         Box::new(|| ())
     }
+    /// The thread pool the call's CPU work (the MSMs' preparation) runs on: the engine's
+    /// `prep_threads` pool, or `None` for the current rayon pool.
+    fn cpu_pool(&self) -> Option<&rayon::ThreadPool> {
+        None
+    }
+}
+
+/// Run `f` on `pool` (see [`Gate::cpu_pool`]), or on the current rayon pool.
+pub fn on_pool<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(p) => p.install(f),
+        None => f(),
+    }
 }
 
 /// No locking (single prover, or `whole` mode where the engine already holds the lock).

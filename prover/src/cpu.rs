@@ -40,7 +40,8 @@ impl Backend for CpuBackend {
         // "Allocation" on the CPU is the preparation of the MSM inputs.
         let plan = {
             let _alloc = gate.alloc();
-            prover::prep_msm(&asg, params)?
+            let asg = &asg;
+            crate::backend::on_pool(gate.cpu_pool(), || prover::prep_msm(asg, params))?
         };
         let public_inputs = asg.public_inputs().to_vec();
         let ProvingAssignment { a, b, c, .. } = asg;

@@ -52,6 +52,9 @@ impl Gate for SlowGate<'_> {
     fn abc_release(&self) -> Box<dyn FnOnce() + Send> {
         self.inner.abc_release()
     }
+    fn cpu_pool(&self) -> Option<&rayon::ThreadPool> {
+        self.inner.cpu_pool()
+    }
 }
 
 impl Backend for Slow {
@@ -552,4 +555,47 @@ fn a_vram_budget_below_one_partition_is_refused_before_any_work_naming_both_figu
     e.submit(engine::porep_jobs(1, 1, N, 2).remove(0));
     assert!(e.collect(1, Duration::from_secs(60)).expect("finishes")[0].proofs.is_ok());
     e.shutdown().unwrap();
+}
+
+/// A CPU backend that records on which thread its call's CPU work would run (the gate's pool
+/// for it, as the CUDA and CPU backends run their MSM preparation).
+struct Where {
+    inner: CpuBackend,
+    threads: std::sync::Mutex<Vec<String>>,
+}
+
+impl Backend for Where {
+    fn name(&self) -> &'static str {
+        "where"
+    }
+    fn device(&self) -> u32 {
+        0
+    }
+    fn prove_start(&self, a: ProvingAssignment, p: &Parameters, b: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
+        let name = prover::backend::on_pool(gate.cpu_pool(), || std::thread::current().name().unwrap_or("").to_string());
+        self.threads.lock().unwrap().push(name);
+        self.inner.prove_start(a, p, b, gate)
+    }
+}
+
+#[test]
+fn the_gpu_workers_prepare_on_the_prep_pool_when_prep_threads_is_set() {
+    for (prep_threads, lock) in [(0, LockMode::Kernels), (3, LockMode::Kernels), (3, LockMode::Whole)] {
+        let backend = Arc::new(Where { inner: CpuBackend::new(0), threads: Default::default() });
+        let c = EngineConfig { prep_threads, ..cfg(2, 2, lock) };
+        let out = run_engine(c, vec![backend.clone()], engine::porep_jobs(1, 4, N, 3));
+        assert!(out.results[0].proofs.is_ok(), "every proof verifies");
+        let threads = backend.threads.lock().unwrap().clone();
+        assert_eq!(threads.len(), 4);
+        for t in &threads {
+            if prep_threads == 0 {
+                // Without a pool of its own the GPU worker prepares on its own thread (its
+                // parallel iterators then use rayon's global pool).
+                assert!(t.starts_with("gpu-0-"), "prep_threads 0 ran on {t:?}");
+            } else {
+                assert!(t.starts_with("prep-"), "prep_threads {prep_threads} ({lock:?}) ran on {t:?}");
+            }
+        }
+        assert_eq!(out.jsonl.meta.extra.get("prep_threads").and_then(|v| v.as_u64()), Some(prep_threads as u64));
+    }
 }

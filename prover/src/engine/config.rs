@@ -60,6 +60,12 @@ pub struct EngineConfig {
     /// cores shared by the synthesis workers (never rayon's global pool, where the GPU
     /// workers prepare their MSMs). Concurrent syntheses are `pw`.
     pub synthesis_threads: u32,
+    /// Threads of one pool the GPU workers run their CPU work on (the MSMs' preparation,
+    /// `prep_msm`, a CPU fallback's too), apart from the syntheses' pool: 0 (default) =
+    /// rayon's global pool of all cores. Bounds what the preparations take from the
+    /// syntheses (the reference daemon's `gpu_threads`; run 69: two GPU workers preparing on
+    /// 16 threads beside a synthesis pool of 16 slowed the witness by a quarter).
+    pub prep_threads: u32,
     /// Read and write the PCE cache next to the parameter file (off: the PCE is extracted
     /// on first use and kept in memory only).
     pub pce_cache: bool,
@@ -158,6 +164,7 @@ impl Default for EngineConfig {
             g2_msm: G2Msm::Device,
             synthesis: SynthesisMode::Pce,
             synthesis_threads: 0,
+            prep_threads: 0,
             pce_cache: true,
             pce_rebuild_corrupt: false,
             memory: Default::default(),
@@ -217,6 +224,9 @@ impl EngineConfig {
         if !matches!(self.backend.as_str(), "cpu" | "cuda" | "auto") {
             return Err(ConfigError::Invalid { field: "backend", reason: format!("`{}` is not one of cpu, cuda, auto", self.backend) });
         }
+        if self.prep_threads > 4096 {
+            return Err(ConfigError::Invalid { field: "prep_threads", reason: format!("{} is implausibly large (at most 4096; 0 = rayon's global pool)", self.prep_threads) });
+        }
         if self.synthesis_threads > 4096 {
             return Err(ConfigError::Invalid { field: "synthesis_threads", reason: format!("{} is implausibly large (at most 4096; 0 = rayon's global pool)", self.synthesis_threads) });
         }
@@ -267,11 +277,11 @@ mod tests {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
         assert_eq!((c.pw, c.lock, c.queue_capacity, c.max_attempts, c.events, c.rss_sample_ms, c.cpu_fallback, c.seed, c.g2_msm), (5, LockMode::Whole, 3, 4, false, 0, false, Some(9), G2Msm::Cpu));
-        for (k, v) in [("synthesis", "circuit"), ("synthesis_threads", "4"), ("pce_cache", "false"), ("pce_rebuild_corrupt", "true")] {
+        for (k, v) in [("synthesis", "circuit"), ("synthesis_threads", "4"), ("prep_threads", "6"), ("pce_cache", "false"), ("pce_rebuild_corrupt", "true")] {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
-        assert_eq!((c.synthesis, c.synthesis_threads, c.pce_cache, c.pce_rebuild_corrupt), (SynthesisMode::Circuit, 4, false, true));
-        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("cuda.params", "streamed", "streamed"), ("cuda.msm_c", "30", "msm_c"), ("cuda.stream_chunk", "0", "stream_chunk"), ("cuda.ntt_radix", "8", "radix"), ("synthesis", "magic", "magic"), ("synthesis_threads", "100000", "synthesis_threads"), ("queue_capacity", "4294967295", "queue_capacity"), ("finalizers", "100000", "finalizers"), ("rss_sample_ms", "4294967295", "rss_sample_ms")] {
+        assert_eq!((c.synthesis, c.synthesis_threads, c.prep_threads, c.pce_cache, c.pce_rebuild_corrupt), (SynthesisMode::Circuit, 4, 6, false, true));
+        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("cuda.params", "streamed", "streamed"), ("cuda.msm_c", "30", "msm_c"), ("cuda.stream_chunk", "0", "stream_chunk"), ("cuda.ntt_radix", "8", "radix"), ("synthesis", "magic", "magic"), ("synthesis_threads", "100000", "synthesis_threads"), ("prep_threads", "5000", "prep_threads"), ("queue_capacity", "4294967295", "queue_capacity"), ("finalizers", "100000", "finalizers"), ("rss_sample_ms", "4294967295", "rss_sample_ms")] {
             let before = c.clone();
             let e = c.set(k, v).unwrap_err().to_string();
             assert!(e.contains(want), "{k}={v}: {e}");

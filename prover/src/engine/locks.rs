@@ -41,6 +41,8 @@ pub struct EngineGate<'a> {
     pub mode: LockMode,
     pub locks: &'a DeviceLocks,
     pub(crate) ram: Option<&'a super::PartitionRam>,
+    /// The GPU workers' pool for their CPU work (`prep_threads`), or `None`.
+    pub(crate) cpu_pool: Option<&'a rayon::ThreadPool>,
 }
 
 impl Gate for EngineGate<'_> {
@@ -60,5 +62,8 @@ impl Gate for EngineGate<'_> {
     fn abc_release(&self) -> Box<dyn FnOnce() + Send> {
         let r = self.ram.and_then(|r| r.take_abc());
         Box::new(move || drop(r))
+    }
+    fn cpu_pool(&self) -> Option<&rayon::ThreadPool> {
+        self.cpu_pool
     }
 }

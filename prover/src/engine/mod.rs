@@ -53,8 +53,9 @@ pub trait PartitionCircuit: Send {
     /// Its witness only (the pre-compiled path: span `witness`), with room for `inputs` /
     /// `aux` values, its pieces on `pool` (`None`: the current rayon pool).
     fn witness(self: Box<Self>, inputs: usize, aux: usize, pool: Option<&rayon::ThreadPool>) -> Result<crate::pce::Witness, ProveError>;
-    /// Its pre-compiled constraints and its witness, from one run of its code.
-    fn extract_with_witness(self: Box<Self>) -> Result<(crate::pce::Pce, crate::pce::Witness), ProveError>;
+    /// Its pre-compiled constraints and its witness, from one run of its code, its pieces in
+    /// parallel on `pool` (`None`: the current rayon pool).
+    fn extract_with_witness(self: Box<Self>, pool: Option<&rayon::ThreadPool>) -> Result<(crate::pce::Pce, crate::pce::Witness), ProveError>;
 }
 
 impl<C: Circuit<Scalar> + crate::pce::CircuitPieces + Send + 'static> PartitionCircuit for C {
@@ -64,8 +65,13 @@ impl<C: Circuit<Scalar> + crate::pce::CircuitPieces + Send + 'static> PartitionC
     fn witness(self: Box<Self>, inputs: usize, aux: usize, pool: Option<&rayon::ThreadPool>) -> Result<crate::pce::Witness, ProveError> {
         crate::pce::generate_witness(*self, inputs, aux, pool).map_err(|e| ProveError::Synthesis(e.into()))
     }
-    fn extract_with_witness(self: Box<Self>) -> Result<(crate::pce::Pce, crate::pce::Witness), ProveError> {
-        crate::pce::extract_with_witness(*self).map_err(|e| match e {
+    fn extract_with_witness(self: Box<Self>, pool: Option<&rayon::ThreadPool>) -> Result<(crate::pce::Pce, crate::pce::Witness), ProveError> {
+        let run = move || crate::pce::extract_pieces_with_witness(*self);
+        let extracted = match pool {
+            Some(p) => p.install(run),
+            None => run(),
+        };
+        extracted.map_err(|e| match e {
             crate::pce::PceError::Synthesis(e) => ProveError::Synthesis(e.into()),
             e => ProveError::Pce(e.to_string()),
         })
@@ -202,6 +208,8 @@ pub(crate) struct Shared {
     backends: Vec<Arc<dyn Backend>>,
     /// Where a partition goes when its device runs out of memory (`cpu_fallback`).
     fallback: Option<Arc<dyn Backend>>,
+    /// The GPU workers' pool for their CPU work (`prep_threads`; `None`: rayon's global pool).
+    prep_pool: Option<Arc<rayon::ThreadPool>>,
     /// The dispatcher of the thread that started the engine (its log), for warnings: the
     /// engine threads' own dispatch only feeds the timeline.
     log: tracing::Dispatch,
@@ -430,6 +438,21 @@ fn synthesis_pools(cfg: &EngineConfig) -> Result<Vec<Option<Arc<rayon::ThreadPoo
     }
 }
 
+/// The GPU workers' pool for their CPU work: `prep_threads = N` one pool of N threads
+/// (`prep-I`) shared by every GPU worker; 0: none (rayon's global pool, as before).
+fn prep_pool(cfg: &EngineConfig) -> Result<Option<Arc<rayon::ThreadPool>>, ConfigError> {
+    if cfg.prep_threads == 0 {
+        return Ok(None);
+    }
+    let n = cfg.prep_threads as usize;
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(|i| format!("prep-{i}"))
+        .build()
+        .map(|p| Some(Arc::new(p)))
+        .map_err(|e| ConfigError::Invalid { field: "prep_threads", reason: format!("cannot start a pool of {n} threads: {e}") })
+}
+
 /// The run metadata of an engine run (fill `proofs`, `partitions`, `constraints`).
 pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
     let mut m = RunMeta::new("prover");
@@ -459,6 +482,7 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
     }
     if cfg.synthesis == SynthesisMode::Pce {
         m.extra.insert("synthesis_threads".into(), cfg.synthesis_threads.into());
+        m.extra.insert("prep_threads".into(), cfg.prep_threads.into());
     }
     m.machine = timeline::MachineInfo {
         cpu_cores: std::thread::available_parallelism().ok().map(|n| n.get() as u32),
@@ -580,6 +604,7 @@ impl Engine {
         let log = tracing::dispatcher::get_default(|d| d.clone());
         let shared = Arc::new(Shared {
             fallback,
+            prep_pool: prep_pool(&cfg)?,
             log,
             locks: backends.iter().map(|_| locks::DeviceLocks::default()).collect(),
             call_permits: device_slots.iter().map(|&n| budget::RamBudget::new(n.max(1))).collect(),

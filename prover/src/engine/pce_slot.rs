@@ -179,7 +179,7 @@ fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>,
             return Err(ProveError::Pce(msg));
         }
     };
-    let (p, w) = circuit.extract_with_witness()?;
+    let (p, w) = circuit.extract_with_witness(pool)?;
     let p = Arc::new(p);
     span.record("source", if rebuild_why.is_some() { "rebuilt" } else { "extracted" });
     span.record(arg::BYTES, p.matrix_bytes());

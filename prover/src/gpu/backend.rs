@@ -664,7 +664,10 @@ impl CudaBackend {
         }
         let (plan, res, tight, lean, abc, abc_ms, [pre_l, pre_a, pre_b]) = {
             let _alloc = gate.alloc();
-            let plan = prover::prep_msm(asg, params)?;
+            let plan = {
+                let asg: &ProvingAssignment = asg;
+                crate::backend::on_pool(gate.cpu_pool(), || prover::prep_msm(asg, params))?
+            };
             let res = self.resident(params).map_err(dev_err)?;
             let (dplan, need) = self.device_plan(params).map_err(dev_err)?;
             let tight = dplan.tight;
