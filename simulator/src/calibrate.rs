@@ -508,6 +508,8 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     if let Some(sf) = first.meta.config.split_finalize {
         cfg.pipeline.split_finalize = sf;
     }
+    // The GPU workers' own pool (the engine's `prep_threads`; 0 or absent: none).
+    cfg.pipeline.prep_threads = first.meta.extra.get("prep_threads").and_then(|v| v.as_u64()).filter(|&t| t > 0).map(|t| t.min(u64::from(u32::MAX)) as u32);
     // Finalisers: as recorded, else as many as G2 MSMs ever ran at once in a split run
     // (a lower bound that is exact when the finalisers were the limit).
     if cfg.pipeline.split_finalize {

@@ -169,6 +169,11 @@ pub struct Pipeline {
     /// last partition's synthesis ends; absent = no limit beyond `in_flight`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthesis_concurrency: Option<u32>,
+    /// Threads of the GPU workers' own pool for their CPU steps (the prover engine's
+    /// `prep_threads`): together those steps use at most this many cores, each slowed by the
+    /// pool ÷ their demand; absent = no pool of their own (rayon's global pool, the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prep_threads: Option<u32>,
     /// Partition-synthesis workers.
     pub pw: u32,
     /// GPU workers per device.
@@ -563,6 +568,9 @@ impl Config {
                 "pipeline.proofs",
                 format!("{} proofs × {} partitions = {total} partitions, more than {} per simulation", p.proofs, p.partitions, limits::TOTAL_PARTITIONS),
             ));
+        }
+        if p.prep_threads == Some(0) {
+            return Err(invalid("pipeline.prep_threads", "must be at least 1, or absent for no pool of their own"));
         }
         if p.synthesis_concurrency == Some(0) {
             return Err(invalid("pipeline.synthesis_concurrency", "must be at least 1, or absent for no limit"));

@@ -5,7 +5,10 @@
 //!   cores and GB/s it would use alone; when the running phases ask for more cores or
 //!   bandwidth than the machine has, each progresses at capacity/demand of its isolated
 //!   speed (the most oversubscribed of the two wins). Syntheses are further slowed by the
-//!   contention factor 1 + slope·max(0, n − knee) of [`Contention`].
+//!   contention factor 1 + slope·max(0, n − knee) of [`Contention`]. The GPU workers' CPU
+//!   steps can be held to a pool of their own ([`CpuPool::with_worker_pool`], the engine's
+//!   `prep_threads`): together they use at most that many cores, each slowed by pool ÷
+//!   their demand when they ask for more, before the machine-wide sharing.
 //! - [`Tally`]: the time integral of a piecewise-constant quantity (busy workers, queue
 //!   length), for utilisations and Little's law.
 //!
@@ -48,7 +51,14 @@ pub struct CpuPool {
     sum_cores: f64,
     sum_bw: f64,
     n_synth: u32,
+    /// Threads of the GPU workers' own pool (`Owner::Worker` tasks), if they have one.
+    worker_pool: Option<f64>,
+    /// Cores and bandwidth the `Owner::Worker` tasks ask for.
+    worker_cores: f64,
+    worker_bw: f64,
     rate_common: f64,
+    /// The speed of `Owner::Worker` tasks: `rate_common` scaled by their pool's share.
+    rate_worker: f64,
     rate_synth: f64,
     core_s: f64,
     gb: f64,
@@ -66,10 +76,32 @@ impl CpuPool {
             sum_cores: 0.0,
             sum_bw: 0.0,
             n_synth: 0,
+            worker_pool: None,
+            worker_cores: 0.0,
+            worker_bw: 0.0,
             rate_common: 1.0,
+            rate_worker: 1.0,
             rate_synth: 1.0,
             core_s: 0.0,
             gb: 0.0,
+        }
+    }
+
+    /// The GPU workers' CPU steps on a pool of `threads` of their own (see the module docs);
+    /// `None`: they share the machine like every task.
+    pub fn with_worker_pool(mut self, threads: Option<u32>) -> CpuPool {
+        self.worker_pool = threads.map(|t| f64::from(t.max(1)));
+        self.rerate();
+        self
+    }
+
+    fn rate_of(&self, t: &Task) -> f64 {
+        if t.synth {
+            self.rate_synth
+        } else if matches!(t.owner, Owner::Worker(_)) {
+            self.rate_worker
+        } else {
+            self.rate_common
         }
     }
 
@@ -107,17 +139,27 @@ impl CpuPool {
             return;
         }
         let dt = (now - self.last) as f64;
-        for t in self.tasks.iter_mut() {
-            t.remaining -= dt * if t.synth { self.rate_synth } else { self.rate_common };
+        let rates: Vec<f64> = self.tasks.iter().map(|t| self.rate_of(t)).collect();
+        for (t, r) in self.tasks.iter_mut().zip(rates) {
+            t.remaining -= dt * r;
         }
-        self.core_s += dt * 1e-9 * self.sum_cores * self.rate_common;
-        self.gb += dt * 1e-9 * self.sum_bw * self.rate_common;
+        let (others, others_bw) = (self.sum_cores - self.worker_cores, self.sum_bw - self.worker_bw);
+        self.core_s += dt * 1e-9 * (others * self.rate_common + self.worker_cores * self.rate_worker);
+        self.gb += dt * 1e-9 * (others_bw * self.rate_common + self.worker_bw * self.rate_worker);
         self.last = now;
     }
 
     fn rerate(&mut self) {
-        let over = (self.sum_cores / self.cores).max(self.sum_bw / self.bw).max(1.0);
+        // The workers' pool first: together they get at most its threads.
+        let share = match self.worker_pool {
+            Some(pool) if self.worker_cores > pool => pool / self.worker_cores,
+            _ => 1.0,
+        };
+        let cores = self.sum_cores - self.worker_cores * (1.0 - share);
+        let bw = self.sum_bw - self.worker_bw * (1.0 - share);
+        let over = (cores / self.cores).max(bw / self.bw).max(1.0);
         self.rate_common = 1.0 / over;
+        self.rate_worker = share / over;
         self.rate_synth = self.rate_common / self.contention.factor(self.n_synth as f64);
         self.version += 1;
     }
@@ -128,6 +170,10 @@ impl CpuPool {
         self.tasks.push(Task { remaining: work_ns as f64, cores, bw, synth, owner });
         self.sum_cores += cores;
         self.sum_bw += bw;
+        if !synth && matches!(owner, Owner::Worker(_)) {
+            self.worker_cores += cores;
+            self.worker_bw += bw;
+        }
         if synth {
             self.n_synth += 1;
         }
@@ -139,7 +185,7 @@ impl CpuPool {
     pub fn next_wake(&self, now: u64) -> Option<(u64, u64)> {
         let mut best = f64::INFINITY;
         for t in &self.tasks {
-            let r = if t.synth { self.rate_synth } else { self.rate_common };
+            let r = self.rate_of(t);
             let dt = t.remaining.max(0.0) / r;
             if dt < best {
                 best = dt;
@@ -164,6 +210,10 @@ impl CpuPool {
                 let t = self.tasks.remove(i);
                 self.sum_cores -= t.cores;
                 self.sum_bw -= t.bw;
+                if !t.synth && matches!(t.owner, Owner::Worker(_)) {
+                    self.worker_cores -= t.cores;
+                    self.worker_bw -= t.bw;
+                }
                 if t.synth {
                     self.n_synth -= 1;
                 }
@@ -176,6 +226,8 @@ impl CpuPool {
             // Clear float residue.
             self.sum_cores = 0.0;
             self.sum_bw = 0.0;
+            self.worker_cores = 0.0;
+            self.worker_bw = 0.0;
         }
         if !done.is_empty() {
             self.rerate();
@@ -261,6 +313,37 @@ mod tests {
         // factor 1 + 0.5 · (4 − 2) = 2.
         assert!((p.synth_rate() - 0.5).abs() < 1e-12);
         assert_eq!(p.next_wake(0).unwrap().0, 2_000_000_000);
+    }
+
+    #[test]
+    fn the_workers_pool_holds_their_steps_to_its_threads_then_the_machine_shares() {
+        // 16 cores, the GPU workers on a pool of 4: two preparations asking 9 cores each for
+        // 1 s of isolated work get 4 cores between them (share 4/18): 4.5 s each, 4 cores busy.
+        let mut p = CpuPool::new(16.0, 1000.0, Contention::default()).with_worker_pool(Some(4));
+        p.start(0, 1_000_000_000, 9.0, 0.0, false, Owner::Worker(0));
+        p.start(0, 1_000_000_000, 9.0, 0.0, false, Owner::Worker(1));
+        let (t, _) = p.next_wake(0).unwrap();
+        assert_eq!(t, 4_500_000_000);
+        assert_eq!(p.complete_due(t).len(), 2);
+        assert!((p.core_seconds() - 18.0).abs() < 1e-6, "{}", p.core_seconds());
+        // With a synthesis of 16 cores beside them: 16 + 4 on 16 cores, over 1.25: the synthesis
+        // at 0.8, each preparation at (4/18)/1.25.
+        let mut p = CpuPool::new(16.0, 1000.0, Contention::default()).with_worker_pool(Some(4));
+        p.start(0, 1_000_000_000, 16.0, 0.0, true, Owner::Synth(0));
+        p.start(0, 1_000_000_000, 9.0, 0.0, false, Owner::Worker(0));
+        p.start(0, 1_000_000_000, 9.0, 0.0, false, Owner::Worker(1));
+        assert!((p.synth_rate() - 0.8).abs() < 1e-12);
+        assert_eq!(p.next_wake(0).unwrap().0, 1_250_000_000, "the synthesis ends first");
+        // Without the pool the same three share 34 cores' demand on 16: everyone at 16/34.
+        let mut p = CpuPool::new(16.0, 1000.0, Contention::default()).with_worker_pool(None);
+        p.start(0, 1_000_000_000, 16.0, 0.0, true, Owner::Synth(0));
+        p.start(0, 1_000_000_000, 9.0, 0.0, false, Owner::Worker(0));
+        p.start(0, 1_000_000_000, 9.0, 0.0, false, Owner::Worker(1));
+        assert_eq!(p.next_wake(0).unwrap().0, 2_125_000_000);
+        // A pool larger than the demand changes nothing: one 9-core step alone, 1 s.
+        let mut p = CpuPool::new(16.0, 1000.0, Contention::default()).with_worker_pool(Some(12));
+        p.start(0, 1_000_000_000, 9.0, 0.0, false, Owner::Worker(0));
+        assert_eq!(p.next_wake(0).unwrap().0, 1_000_000_000);
     }
 
     #[test]
