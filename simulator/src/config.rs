@@ -768,6 +768,9 @@ impl Config {
                 }
             }
             "pipeline.permit_until_send" => self.pipeline.permit_until_send = boolv()?,
+            "pipeline.prep_threads" => {
+                self.pipeline.prep_threads = if v == "none" { None } else { Some(u32v()?) };
+            }
             "pipeline.device_global_sync" => self.pipeline.device_global_sync = Some(boolv()?),
             "machine.ram_gib" => self.machine.ram_gib = f64v()?,
             "memory.total_budget" => {
@@ -806,7 +809,7 @@ impl Config {
 
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
-    "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send",
+    "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send", "prep_threads",
     "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "bandwidth", "pcie", "slope", "knee", "b_g2_msm", "msm_b_g2", "seed",
 ];
 
@@ -825,6 +828,7 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "finalizers" | "pipeline.finalizers" => "pipeline.finalizers",
         "prestage" | "pipeline.prestage" => "pipeline.prestage",
         "permit_until_send" | "pipeline.permit_until_send" => "pipeline.permit_until_send",
+        "prep_threads" | "pipeline.prep_threads" => "pipeline.prep_threads",
         "device_global_sync" | "pipeline.device_global_sync" => "pipeline.device_global_sync",
         "ram" | "ram_gib" | "machine.ram_gib" => "machine.ram_gib",
         "total_budget" | "budget" | "memory.total_budget" => "memory.total_budget",

@@ -43,3 +43,24 @@ fn a_16_gib_vram_budget_streams_the_parameters_and_serialises_two_workers() {
     // 1 + 12 + 12 > 16: one call's buffers at a time.
     assert!(r.floors.resources.iter().any(|x| x.name == "vram"), "{:?}", r.floors.resources);
 }
+
+#[test]
+fn a_prep_pool_of_the_gpu_workers_own_slows_their_steps_and_is_set_and_checked() {
+    // gw 2 on the full-scale host: the GPU workers' preparation on a pool of 1 thread of their
+    // own takes longer than on the machine's cores, and the run can only be as fast or slower.
+    let mut c = fullscale();
+    c.set("gw", "2").unwrap();
+    let free = simulate(&c, Options::default()).result;
+    let mut one = c.clone();
+    one.set("pipeline.prep_threads", "1").unwrap();
+    one.validate().unwrap();
+    assert_eq!(one.pipeline.prep_threads, Some(1));
+    let held = simulate(&one, Options::default()).result;
+    assert!(free.feasible && held.feasible);
+    assert!(held.steady_state_s_per_proof > free.steady_state_s_per_proof * 1.01, "{} vs {}", held.steady_state_s_per_proof, free.steady_state_s_per_proof);
+    // Back to none; 0 threads is refused by name.
+    one.set("pipeline.prep_threads", "none").unwrap();
+    assert_eq!(one.pipeline.prep_threads, None);
+    one.set("pipeline.prep_threads", "0").unwrap();
+    assert!(one.validate().unwrap_err().to_string().contains("pipeline.prep_threads"));
+}
