@@ -30,6 +30,25 @@ use super::pieces::{plan_total, run_all, CircuitPieces, Piece, PieceSystem, Plan
 use super::witness::Witness;
 use super::{Pce, PceError};
 
+/// `enforce` of the recording systems (the whole extraction's and a piece's): the row's A, B
+/// and C into `self.mats`.
+macro_rules! record_rows {
+    () => {
+        fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+        where
+            A: FnOnce() -> AR,
+            AR: Into<String>,
+            LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+            LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+            LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        {
+            self.mats[0].push_row(&a(LinearCombination::zero()));
+            self.mats[1].push_row(&b(LinearCombination::zero()));
+            self.mats[2].push_row(&c(LinearCombination::zero()));
+        }
+    };
+}
+
 /// Inputs are tagged in the column while recording (their count is known only at the
 /// end); the column is remapped to `num_aux + i` when the matrix is finished.
 const INPUT_TAG: u32 = 1 << 31;
@@ -375,18 +394,7 @@ impl ConstraintSystem<Scalar> for ExtractCs {
         Ok(Variable::new_unchecked(Index::Input(self.num_inputs - 1)))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        self.mats[0].push_row(&a(LinearCombination::zero()));
-        self.mats[1].push_row(&b(LinearCombination::zero()));
-        self.mats[2].push_row(&c(LinearCombination::zero()));
-    }
+    record_rows!();
 
     crate::flat_namespaces!();
 }
@@ -520,18 +528,7 @@ impl ConstraintSystem<Scalar> for ExtractPiece {
         Err(SynthesisError::IncompatibleLengthVector("an extraction piece allocated an input".into()))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        self.mats[0].push_row(&a(LinearCombination::zero()));
-        self.mats[1].push_row(&b(LinearCombination::zero()));
-        self.mats[2].push_row(&c(LinearCombination::zero()));
-    }
+    record_rows!();
 
     crate::flat_namespaces!();
 }
