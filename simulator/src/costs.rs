@@ -248,8 +248,17 @@ pub fn fit(samples_ms: &[f64], keep_samples: bool) -> Option<Dist> {
     let logs: Vec<f64> = v.iter().map(|x| x.ln()).collect();
     let mu = logs.iter().sum::<f64>() / n;
     let s2 = logs.iter().map(|x| (x - mu) * (x - mu)).sum::<f64>() / (n - 1.0);
+    // A lognormal over samples spread across orders of magnitude has a mean far above theirs
+    // (exp(σ²/2) × the median): run 69's tail MSMs (~0.4 ms to ~100 ms, σ 4.5) became a mean of
+    // 9.3 s a partition and a GPU floor of 121 s/proof. Keep the samples themselves instead.
+    if s2.sqrt() > MAX_LOG_SIGMA {
+        return Some(Dist::Empirical(v.iter().map(|x| round3(*x)).collect()));
+    }
     Some(Dist::Lognormal { median: round3(mu.exp()), sigma: (s2.sqrt() * 1.0e4).round() / 1.0e4 })
 }
+
+/// The widest log-spread [`fit`] gives a lognormal (its mean 1.65× its median at 1.0).
+const MAX_LOG_SIGMA: f64 = 1.0;
 
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
@@ -258,6 +267,23 @@ fn round3(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn samples_spread_over_orders_of_magnitude_stay_samples_with_their_mean() {
+        // Mostly sub-millisecond with a few of ~100 ms (a tail MSM): a lognormal would have a
+        // mean thousands of times theirs; the samples keep it.
+        let v: Vec<f64> = (0..40).map(|i| if i % 10 == 0 { 100.0 } else { 0.4 + 0.01 * i as f64 }).collect();
+        match fit(&v, false) {
+            Some(Dist::Empirical(s)) => {
+                let (m, want) = (s.iter().sum::<f64>() / s.len() as f64, v.iter().sum::<f64>() / v.len() as f64);
+                assert!((m - want).abs() < 1e-3, "{m} {want}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A moderate spread is still a lognormal.
+        let w: Vec<f64> = (0..40).map(|i| 2000.0 + 50.0 * (i % 7) as f64).collect();
+        assert!(matches!(fit(&w, false), Some(Dist::Lognormal { .. })));
+    }
 
     #[derive(Deserialize, Serialize, Debug, PartialEq, schemars::JsonSchema)]
     struct W {
