@@ -39,6 +39,24 @@ struct Task {
     owner: Owner,
 }
 
+impl Task {
+    /// A GPU worker's CPU step: on the workers' own pool when they have one.
+    fn on_worker_pool(&self) -> bool {
+        !self.synth && matches!(self.owner, Owner::Worker(_))
+    }
+
+    /// Its speed at the pool's rates: a synthesis's, a GPU worker step's, or the common one.
+    fn rate(&self, common: f64, synth: f64, worker: f64) -> f64 {
+        if self.synth {
+            synth
+        } else if self.on_worker_pool() {
+            worker
+        } else {
+            common
+        }
+    }
+}
+
 /// Processor-sharing CPU + memory-bandwidth pool.
 #[derive(Clone, Debug)]
 pub struct CpuPool {
@@ -96,13 +114,7 @@ impl CpuPool {
     }
 
     fn rate_of(&self, t: &Task) -> f64 {
-        if t.synth {
-            self.rate_synth
-        } else if matches!(t.owner, Owner::Worker(_)) {
-            self.rate_worker
-        } else {
-            self.rate_common
-        }
+        t.rate(self.rate_common, self.rate_synth, self.rate_worker)
     }
 
     pub fn version(&self) -> u64 {
@@ -139,9 +151,9 @@ impl CpuPool {
             return;
         }
         let dt = (now - self.last) as f64;
-        let rates: Vec<f64> = self.tasks.iter().map(|t| self.rate_of(t)).collect();
-        for (t, r) in self.tasks.iter_mut().zip(rates) {
-            t.remaining -= dt * r;
+        let (common, synth, worker) = (self.rate_common, self.rate_synth, self.rate_worker);
+        for t in self.tasks.iter_mut() {
+            t.remaining -= dt * t.rate(common, synth, worker);
         }
         let (others, others_bw) = (self.sum_cores - self.worker_cores, self.sum_bw - self.worker_bw);
         self.core_s += dt * 1e-9 * (others * self.rate_common + self.worker_cores * self.rate_worker);
@@ -170,7 +182,7 @@ impl CpuPool {
         self.tasks.push(Task { remaining: work_ns as f64, cores, bw, synth, owner });
         self.sum_cores += cores;
         self.sum_bw += bw;
-        if !synth && matches!(owner, Owner::Worker(_)) {
+        if self.tasks.last().is_some_and(Task::on_worker_pool) {
             self.worker_cores += cores;
             self.worker_bw += bw;
         }
@@ -210,7 +222,7 @@ impl CpuPool {
                 let t = self.tasks.remove(i);
                 self.sum_cores -= t.cores;
                 self.sum_bw -= t.bw;
-                if !t.synth && matches!(t.owner, Owner::Worker(_)) {
+                if t.on_worker_pool() {
                     self.worker_cores -= t.cores;
                     self.worker_bw -= t.bw;
                 }
