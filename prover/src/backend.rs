@@ -90,13 +90,6 @@ pub trait Gate: Sync {
     }
 }
 
-/// Run `f` on `pool` (see [`Gate::cpu_pool`]), or on the current rayon pool.
-pub fn on_pool<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
-    match pool {
-        Some(p) => p.install(f),
-        None => f(),
-    }
-}
 
 /// No locking (single prover, or `whole` mode where the engine already holds the lock).
 pub struct NoGate;

@@ -41,7 +41,7 @@ impl Backend for CpuBackend {
         let plan = {
             let _alloc = gate.alloc();
             let asg = &asg;
-            crate::backend::on_pool(gate.cpu_pool(), || prover::prep_msm(asg, params))?
+            crate::on_pool(gate.cpu_pool(), || prover::prep_msm(asg, params))?
         };
         let public_inputs = asg.public_inputs().to_vec();
         let ProvingAssignment { a, b, c, .. } = asg;

@@ -44,6 +44,15 @@ macro_rules! enforce_nothing {
 }
 pub(crate) use enforce_nothing;
 
+/// Run `f` on `pool`, or on the current rayon pool: the syntheses' pools, the GPU workers'
+/// (`Gate::cpu_pool`).
+pub fn on_pool<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(p) => p.install(f),
+        None => f(),
+    }
+}
+
 pub mod backend;
 pub mod circuit;
 pub mod cpu;

@@ -572,7 +572,7 @@ impl Backend for Where {
         0
     }
     fn prove_start(&self, a: ProvingAssignment, p: &Parameters, b: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
-        let name = prover::backend::on_pool(gate.cpu_pool(), || std::thread::current().name().unwrap_or("").to_string());
+        let name = prover::on_pool(gate.cpu_pool(), || std::thread::current().name().unwrap_or("").to_string());
         self.threads.lock().unwrap().push(name);
         self.inner.prove_start(a, p, b, gate)
     }

@@ -66,12 +66,7 @@ impl<C: Circuit<Scalar> + crate::pce::CircuitPieces + Send + 'static> PartitionC
         crate::pce::generate_witness(*self, inputs, aux, pool).map_err(|e| ProveError::Synthesis(e.into()))
     }
     fn extract_with_witness(self: Box<Self>, pool: Option<&rayon::ThreadPool>) -> Result<(crate::pce::Pce, crate::pce::Witness), ProveError> {
-        let run = move || crate::pce::extract_pieces_with_witness(*self);
-        let extracted = match pool {
-            Some(p) => p.install(run),
-            None => run(),
-        };
-        extracted.map_err(|e| match e {
+        crate::on_pool(pool, move || crate::pce::extract_pieces_with_witness(*self)).map_err(|e| match e {
             crate::pce::PceError::Synthesis(e) => ProveError::Synthesis(e.into()),
             e => ProveError::Pce(e.to_string()),
         })
@@ -244,6 +239,12 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The gate of a call on device `d` in `mode`: its locks, the partition's RAM (for the
+    /// a/b/c release) and the GPU workers' pool.
+    fn gate<'a>(&'a self, mode: LockMode, d: usize, ram: &'a PartitionRam) -> locks::EngineGate<'a> {
+        locks::EngineGate { mode, locks: &self.locks[d], ram: Some(ram), cpu_pool: self.prep_pool.as_deref() }
+    }
+
     /// A warning on the starting thread's log (stderr for the CLI).
     fn warn(&self, message: &str) {
         tracing::dispatcher::with_default(&self.log, || tracing::warn!("{message}"));
@@ -419,14 +420,7 @@ fn device_call_slots(gw: u32, fallback_on: bool, device: u32, free: Option<u64>,
 /// a partition, 69.9 → 120.5 s/proof). Separate pools leave the sharing of the cores to the
 /// OS scheduler, thread by thread.
 fn synthesis_pools(cfg: &EngineConfig) -> Result<Vec<Option<Arc<rayon::ThreadPool>>>, ConfigError> {
-    let pool_of = |n: usize, name: Box<dyn FnMut(usize) -> String>| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .thread_name(name)
-            .build()
-            .map(Arc::new)
-            .map_err(|e| ConfigError::Invalid { field: "synthesis_threads", reason: format!("cannot start a pool of {n} threads: {e}") })
-    };
+    let pool_of = |n: usize, name: Box<dyn FnMut(usize) -> String + Send>| named_pool(n, name, "synthesis_threads");
     match (cfg.synthesis, cfg.synthesis_threads) {
         (SynthesisMode::Circuit, _) => Ok(vec![None; cfg.pw as usize]),
         (SynthesisMode::Pce, 0) => {
@@ -444,13 +438,17 @@ fn prep_pool(cfg: &EngineConfig) -> Result<Option<Arc<rayon::ThreadPool>>, Confi
     if cfg.prep_threads == 0 {
         return Ok(None);
     }
-    let n = cfg.prep_threads as usize;
+    named_pool(cfg.prep_threads as usize, Box::new(|i| format!("prep-{i}")), "prep_threads").map(Some)
+}
+
+/// A pool of `n` threads named by `name`; a failure to start it is an error of `field`.
+fn named_pool(n: usize, name: Box<dyn FnMut(usize) -> String + Send>, field: &'static str) -> Result<Arc<rayon::ThreadPool>, ConfigError> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
-        .thread_name(|i| format!("prep-{i}"))
+        .thread_name(name)
         .build()
-        .map(|p| Some(Arc::new(p)))
-        .map_err(|e| ConfigError::Invalid { field: "prep_threads", reason: format!("cannot start a pool of {n} threads: {e}") })
+        .map(Arc::new)
+        .map_err(|e| ConfigError::Invalid { field, reason: format!("cannot start a pool of {n} threads: {e}") })
 }
 
 /// The run metadata of an engine run (fill `proofs`, `partitions`, `constraints`).

@@ -16,7 +16,7 @@ use timeline::event::counters::QUEUE_DEPTH;
 use tracing::field::Empty;
 use tracing::info_span;
 
-use super::locks::{acquire, EngineGate};
+use super::locks::acquire;
 use super::budget::{BudgetError, Reservation};
 use super::placement::{Call, DeviceView, Taken};
 use super::{FinishTask, GpuTask, LockMode, PartitionProof, PartitionRam, Retry, Shared, SynthTask, SynthesisMode};
@@ -278,12 +278,12 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, fin: Sender<FinishTa
                         // included when they run here (no split finalisation).
                         LockMode::Whole => {
                             let _lock = acquire(&sh.locks[d].compute, "whole");
-                            let gate = EngineGate { mode: LockMode::Whole, locks: &sh.locks[d], ram: Some(&ram), cpu_pool: sh.prep_pool.as_deref() };
+                            let gate = sh.gate(LockMode::Whole, d, &ram);
                             let pending = backend.prove_start_or_return(assignment, params, blinding, &gate)?;
                             Ok(finish(backend.as_ref(), pending)?)
                         }
                         mode => {
-                            let gate = EngineGate { mode, locks: &sh.locks[d], ram: Some(&ram), cpu_pool: sh.prep_pool.as_deref() };
+                            let gate = sh.gate(mode, d, &ram);
                             let pending = backend.prove_start_or_return(assignment, params, blinding, &gate)?;
                             Ok(finish(backend.as_ref(), pending)?)
                         }
@@ -310,7 +310,7 @@ pub(super) fn gpu_worker(sh: Arc<Shared>, d: usize, w: u32, fin: Sender<FinishTa
                     let span = info_span!(kind::FALLBACK, fallback = fb.name(), reason = why.to_string().as_str());
                     let _f = span.enter();
                     used = fb.clone();
-                    let gate = EngineGate { mode: LockMode::Whole, locks: &sh.locks[d], ram: Some(&ram), cpu_pool: sh.prep_pool.as_deref() };
+                    let gate = sh.gate(LockMode::Whole, d, &ram);
                     let run = || -> Result<Outcome, StartFailure> { Ok(finish(fb.as_ref(), fb.prove_start(asg, params, blinding, &gate)?)?) };
                     catch_unwind(AssertUnwindSafe(run))
                         .unwrap_or_else(|p| Err(ProveError::Device(DeviceError::panicked("CPU fallback", p)).into()))

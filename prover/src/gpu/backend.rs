@@ -666,7 +666,7 @@ impl CudaBackend {
             let _alloc = gate.alloc();
             let plan = {
                 let asg: &ProvingAssignment = asg;
-                crate::backend::on_pool(gate.cpu_pool(), || prover::prep_msm(asg, params))?
+                crate::on_pool(gate.cpu_pool(), || prover::prep_msm(asg, params))?
             };
             let res = self.resident(params).map_err(dev_err)?;
             let (dplan, need) = self.device_plan(params).map_err(dev_err)?;

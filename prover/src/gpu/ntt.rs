@@ -61,7 +61,7 @@ pub enum NttDirection {
 
 /// The choices of the NTT kernels: Fr product, DIF pass shape, pass plan, bit reversal, and
 /// whether it runs lean (twiddles from two small tables, the permutation in place, no scratch:
-/// `ntt_memory`, decided per device by the backend when it is `auto`).
+/// the device plan's choice from `ntt_memory`; [`NttConfig::of`] gives the tables).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NttConfig {
     pub mul: NttMul,
@@ -72,9 +72,10 @@ pub struct NttConfig {
 }
 
 impl NttConfig {
-    /// The `ntt_*` keys of `[cuda]`.
+    /// The `ntt_*` keys of `[cuda]`, with the twiddle tables: whether a call runs lean is the
+    /// device plan's choice from `ntt_memory` ([`crate::engine::placement::choose_ntt`]).
     pub fn of(s: &CudaSettings) -> NttConfig {
-        NttConfig { mul: s.ntt_mul, radix: s.ntt_radix, plan: s.ntt_plan, bitrev: s.ntt_bitrev, lean: s.ntt_memory == crate::cuda_settings::NttMemory::Lean }
+        NttConfig { mul: s.ntt_mul, radix: s.ntt_radix, plan: s.ntt_plan, bitrev: s.ntt_bitrev, lean: false }
     }
 
     /// `e8 fused r4 eo` (`e8 lean r4 eo` when lean: its permutation is in place): plan, bit

@@ -244,10 +244,7 @@ pub fn assemble(w: Witness, pce: &Pce, run: PceRun<'_>) -> Result<ProvingAssignm
         // The witness in column order without a copy: the inputs appended to the aux vector
         // (which has room for them), taken off again afterwards.
         aux.extend_from_slice(&inputs);
-        let p = match run.pool {
-            Some(pool) => pool.install(|| products(pce, &aux, run.chunk_rows)),
-            None => products(pce, &aux, run.chunk_rows),
-        };
+        let p = crate::on_pool(run.pool, || products(pce, &aux, run.chunk_rows));
         aux.truncate(pce.num_aux);
         p
     };

@@ -270,17 +270,13 @@ impl ConstraintSystem<Scalar> for PieceCs<'_> {
 /// also returns the number of pieces that ran (0: the circuit has none, its witness ran on
 /// one thread).
 pub fn generate_parallel<C: CircuitPieces + Send>(circuit: C, inputs: usize, aux: usize, pool: Option<&rayon::ThreadPool>) -> Result<(Witness, usize), SynthesisError> {
-    let run = move || {
+    crate::on_pool(pool, move || {
         let mut cs = WitnessCs::with_capacity(inputs, aux);
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
         circuit.synthesize_pieces(&mut cs)?;
         let pieces = cs.pieces;
         Ok((cs.into_witness(), pieces))
-    };
-    match pool {
-        Some(pool) => pool.install(run),
-        None => run(),
-    }
+    })
 }
 
 #[cfg(test)]

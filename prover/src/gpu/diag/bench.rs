@@ -289,8 +289,6 @@ fn default_variants() -> Vec<MsmConfig> {
 /// compared pass plan ([`NttPlan::COMPARED`]) with each bit-reversal kernel (rows
 /// `ntt_fr_<plan>_<bitrev>`, e.g. `ntt_fr_g6_plain`: the kernels before run 16).
 pub fn bench_ntt(gpu: &Gpu, base: NttConfig, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
-    // The tables' NTT is the base (the lean one has rows of its own below), whatever the settings say.
-    let base = NttConfig { lean: false, ..base };
     let ntt = Ntt::new(base);
     let mut rows = bench_ntt_both(gpu, &ntt, logs, runs, seed, log)?;
     rows.extend(bench_ntt_plans(gpu, &ntt, logs, runs, seed, log)?);

@@ -61,8 +61,8 @@ pub fn run_all(gpu: &Gpu, settings: &CudaSettings, opt: CheckOptions) -> Vec<Che
             return out;
         }
     };
-    // The tables' NTT (the lean one has checks of its own), whatever the settings say.
-    let base = NttConfig { lean: false, ..NttConfig::of(settings) };
+    // The tables' NTT (the lean one has checks of its own).
+    let base = NttConfig::of(settings);
     let ntt = Ntt::new(base);
     let mut rng = ChaCha8Rng::seed_from_u64(opt.seed);
     let t = Instant::now();
