@@ -54,6 +54,11 @@ enum Action {
         /// log2 sizes of the NTT, same syntax.
         #[arg(long, default_value = "")]
         ntt: String,
+        /// NTT rows: `all` (every product, radix, pass plan and bit reversal, then the lean NTT
+        /// against the tables) or `lean` (only the configured NTT with its tables against the
+        /// lean one, `ntt_memory = "lean"`: the quick way to its cost at 2^27).
+        #[arg(long, default_value = "all", value_parser = ["all", "lean"])]
+        ntt_rows: String,
         /// log2 sizes of the G2 MSM (every G2 kernel, then blst's CPU G2 MSM as the baseline).
         #[arg(long, default_value = "")]
         msm_g2: String,
@@ -173,7 +178,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(if outcomes.iter().all(|o| o.ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Action::Bench { msm, ntt, msm_g2, batch_add, cpu_runs, runs, seed, device, json } => {
+        Action::Bench { msm, ntt, ntt_rows, msm_g2, batch_add, cpu_runs, runs, seed, device, json } => {
             let msm = parse_sizes(&msm, "msm")?;
             let ntt = parse_sizes(&ntt, "ntt")?;
             let msm_g2 = parse_sizes(&msm_g2, "msm-g2")?;
@@ -190,7 +195,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             // NVML every 50 ms during the bench: the card's clock and power next to the times.
             let sampler = prover::gpu::nvml::NvmlSampler::start(vec![device as u32], std::time::Duration::from_millis(50), std::time::Instant::now());
             let mut log = |s: &str| println!("{s}");
-            let mut rows = bench::bench_ntt(&gpu, NttConfig::of(&settings), &ntt, runs, seed, &mut log)?;
+            let mut rows = bench::bench_ntt(&gpu, NttConfig::of(&settings), &ntt, ntt_rows == "lean", runs, seed, &mut log)?;
             rows.extend(bench::bench_msm(&gpu, &msm, runs, seed, &mut log)?);
             rows.extend(bench::bench_msm_g2(&gpu, &msm_defaults, &msm_g2, runs, cpu_runs, seed, &mut log)?);
             rows.extend(bench::bench_batch_add(&gpu, &batch_add, runs, seed, &mut log)?);

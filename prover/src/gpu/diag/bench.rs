@@ -287,18 +287,25 @@ fn default_variants() -> Vec<MsmConfig> {
 /// (rows `ntt_fr`: CIOS, `ntt_fr_eo`: even/odd, `_r4` suffix: radix-4 pass) with `base`'s plan
 /// and bit reversal, the fastest named per size. Then, with `base`'s product and radix, each
 /// compared pass plan ([`NttPlan::COMPARED`]) with each bit-reversal kernel (rows
-/// `ntt_fr_<plan>_<bitrev>`, e.g. `ntt_fr_g6_plain`: the kernels before run 16).
-pub fn bench_ntt(gpu: &Gpu, base: NttConfig, logs: &[u32], runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
+/// `ntt_fr_<plan>_<bitrev>`, e.g. `ntt_fr_g6_plain`: the kernels before run 16). Last, `base`
+/// with its twiddle tables (rows `ntt_fr_base`) against the lean NTT (rows `ntt_fr_lean`);
+/// with `lean_only`, only those two rows per size.
+pub fn bench_ntt(gpu: &Gpu, base: NttConfig, logs: &[u32], lean_only: bool, runs: usize, seed: u64, log: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, GpuError> {
     let ntt = Ntt::new(base);
-    let mut rows = bench_ntt_both(gpu, &ntt, logs, runs, seed, log)?;
-    rows.extend(bench_ntt_plans(gpu, &ntt, logs, runs, seed, log)?);
+    let mut rows = Vec::new();
+    if !lean_only {
+        rows.extend(bench_ntt_both(gpu, &ntt, logs, runs, seed, log)?);
+        rows.extend(bench_ntt_plans(gpu, &ntt, logs, runs, seed, log)?);
+    }
     // The lean NTT (`ntt_memory = "lean"`: two-level twiddles, in-place permutation) beside the
     // base config, rows `ntt_fr_lean`, with the ratio to the base in the log.
     for &l in logs {
         let plain = ntt_row(gpu, &ntt, "ntt_fr_base".into(), l, runs, seed)?;
+        log(&format_row(&plain));
         let lean = ntt_row(gpu, &ntt.with_config(NttConfig { lean: true, ..base }), "ntt_fr_lean".into(), l, runs, seed)?;
         log(&format_row(&lean));
         log(&format!("lean NTT at 2^{l}: {:.3} ms against {:.3} ms with the tables ({}): {:.2}x", lean.median_ms, plain.median_ms, base.describe(), lean.median_ms / plain.median_ms));
+        rows.push(plain);
         rows.push(lean);
     }
     Ok(rows)
