@@ -45,10 +45,17 @@ macro_rules! enforce_nothing {
 pub(crate) use enforce_nothing;
 
 /// Run `f` on `pool`, or on the current rayon pool: the syntheses' pools, the GPU workers'
-/// (`Gate::cpu_pool`).
+/// (`Gate::cpu_pool`). The caller's tracing dispatcher (the engine's is per thread) and
+/// current span go with it: a span opened inside `f` on the pool's thread reaches the timeline
+/// as the child of the caller's (without them, runs 73–74's `prep_msm` spans on the prep pool
+/// were lost).
 pub fn on_pool<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
     match pool {
-        Some(p) => p.install(f),
+        Some(p) => {
+            let dispatch = tracing::dispatcher::get_default(|d| d.clone());
+            let parent = tracing::Span::current();
+            p.install(move || tracing::dispatcher::with_default(&dispatch, || parent.in_scope(f)))
+        }
         None => f(),
     }
 }

@@ -597,5 +597,10 @@ fn the_gpu_workers_prepare_on_the_prep_pool_when_prep_threads_is_set() {
             }
         }
         assert_eq!(out.jsonl.meta.extra.get("prep_threads").and_then(|v| v.as_u64()), Some(prep_threads as u64));
+        // The preparation's span, opened on the pool's thread, still belongs to its partition
+        // (runs 73-74 at 2^27 lost every `prep_msm` span with a pool of its own).
+        let mut parts: Vec<u32> = out.jsonl.spans_of(&SpanKind::PrepMsm).filter_map(|s| s.partition).collect();
+        parts.sort_unstable();
+        assert_eq!(parts, vec![0, 1, 2, 3], "prep_threads {prep_threads} ({lock:?}): one prep_msm span per partition");
     }
 }
