@@ -314,6 +314,10 @@ mod engine_runs {
         let (again, run_q) = run(EngineConfig { synthesis_threads: 2, ..cfg(SynthesisMode::Pce) }, Some(path.clone()));
         assert_eq!(proof_bytes(&again), want);
         assert_eq!(builds(&run_q), ["cache"]);
+        // A partition that starts while the first reads the cache waits for it (`pce_wait`)
+        // rather than taking the circuit path: every synthesis is on the pre-compiled path.
+        let paths: Vec<_> = run_q.spans_of(&SpanKind::Synthesis).map(|s| s.args.get("path").and_then(|v| v.as_str()).unwrap_or("circuit").to_string()).collect();
+        assert!(paths.iter().all(|p| p == "pce"), "{paths:?}");
         assert_eq!(run_q.spans_of(&SpanKind::Witness).count(), run_q.spans_of(&SpanKind::Constraints).count());
         // The witness spans say the threads of the pool their pieces ran on (the worker's
         // own, or rayon's global pool) and how many pieces ran (2^10: no SHA-256 block, the

@@ -27,6 +27,8 @@ pub mod kind {
     pub const CONSTRAINTS: &str = "constraints";
     /// Loading or extracting a circuit shape's pre-compiled constraints (once per shape).
     pub const PCE_BUILD: &str = "pce_build";
+    /// A partition waiting while another reads the pre-compiled constraints from their cache.
+    pub const PCE_WAIT: &str = "pce_wait";
     pub const GPU_QUEUE: &str = "gpu_queue";
     pub const GPU_PICKUP: &str = "gpu_pickup";
     pub const GPU: &str = "gpu";
@@ -100,6 +102,9 @@ pub enum SpanKind {
     Constraints,
     /// Loading (or extracting and caching) a circuit shape's pre-compiled constraints.
     PceBuild,
+    /// A partition waiting for the pre-compiled constraints another partition reads from
+    /// their cache (before its `synthesis`).
+    PceWait,
     /// Partition waiting in the GPU queue: from queued to picked up by a GPU worker.
     GpuQueue,
     /// From pickup by a GPU worker to the start of its prove call.
@@ -166,11 +171,12 @@ pub enum SpanKind {
 
 impl SpanKind {
     /// Every known kind, in pipeline order (used for legends and stable table order).
-    pub const KNOWN: [SpanKind; 33] = [
+    pub const KNOWN: [SpanKind; 34] = [
         SpanKind::Synthesis,
         SpanKind::Witness,
         SpanKind::Constraints,
         SpanKind::PceBuild,
+        SpanKind::PceWait,
         SpanKind::GpuQueue,
         SpanKind::GpuPickup,
         SpanKind::Gpu,
@@ -208,6 +214,7 @@ impl SpanKind {
             SpanKind::Witness => kind::WITNESS,
             SpanKind::Constraints => kind::CONSTRAINTS,
             SpanKind::PceBuild => kind::PCE_BUILD,
+            SpanKind::PceWait => kind::PCE_WAIT,
             SpanKind::GpuQueue => kind::GPU_QUEUE,
             SpanKind::GpuPickup => kind::GPU_PICKUP,
             SpanKind::Gpu => kind::GPU,
@@ -278,9 +285,10 @@ impl SpanKind {
     }
 
     /// Host-side synthesis work: a partition's `synthesis` and the phases nested in it on the
-    /// pre-compiled path (`witness`, `constraints`), and the one-time `pce_build`.
+    /// pre-compiled path (`witness`, `constraints`), the one-time `pce_build` and the
+    /// partitions' `pce_wait` for it.
     pub fn is_synthesis_side(&self) -> bool {
-        matches!(self, SpanKind::Synthesis | SpanKind::Witness | SpanKind::Constraints | SpanKind::PceBuild)
+        matches!(self, SpanKind::Synthesis | SpanKind::Witness | SpanKind::Constraints | SpanKind::PceBuild | SpanKind::PceWait)
     }
 
     /// CPU phases that sit beside or around the kernels of a GPU worker.

@@ -15,6 +15,7 @@ pub fn kind_color(kind: &SpanKind) -> RGBColor {
         SpanKind::Witness => RGBColor(8, 180, 219),
         SpanKind::Constraints => RGBColor(116, 97, 139),
         SpanKind::PceBuild => RGBColor(228, 211, 105),
+        SpanKind::PceWait => RGBColor(230, 120, 160),
         SpanKind::GpuQueue => RGBColor(213, 232, 241),
         SpanKind::GpuPickup => RGBColor(112, 132, 90),
         SpanKind::Gpu => RGBColor(245, 150, 25),
