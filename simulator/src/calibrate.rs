@@ -1148,6 +1148,22 @@ mod tests {
     }
 }
 
+/// With [`scale_to`]: the footprints that calibrate took from the run's reservations
+/// ([`FitReport::memory_from_run`]) are the measured size's, not the target's; the base
+/// config's, which describe the target (`--base`), are put back. The budgets stay the run's
+/// (they belong to the machine). Returns the note.
+pub fn base_footprints(cfg: &mut Config, base: &Config) -> String {
+    let (m, b) = (&mut cfg.memory, &base.memory);
+    let was = format!("baseline {} GiB, partition {:?} GiB", m.baseline_gib, m.partition_gib);
+    m.baseline_gib = b.baseline_gib;
+    m.params_gib = b.params_gib;
+    m.pce_gib = b.pce_gib;
+    m.partition_gib = b.partition_gib;
+    m.abc_gib = b.abc_gib;
+    m.early_release = b.early_release;
+    format!("memory: the run's reservations ({was}) are of the measured size; the base config's footprints are used at the target size (the budgets stay the run's)")
+}
+
 /// How a per-partition cost grows with the constraint count n, for [`scale_to`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Law {
