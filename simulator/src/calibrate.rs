@@ -1,8 +1,12 @@
 //! `calibrate`: from measured timelines to a model config. Fits, per phase, the cost
 //! distribution of a partition ([`crate::costs::fit`]) and the synthesis contention
 //! (knee and slope of `1 + slope · max(0, n − knee)`), and reads the pipeline's shape
-//! (proofs, partitions, pw, gw, GPUs, proofs in flight) off the spans. What a log cannot
-//! tell (cores, RAM, VRAM, bandwidths, footprints) comes from a base config.
+//! (proofs, partitions, GPUs, proofs in flight) off the spans. The run's meta gives the
+//! machine (cores, RAM, VRAM), the configured pw and gw (else: the most syntheses seen at
+//! once, the GPU workers seen), and the engine's RAM and VRAM budgets; under a RAM budget the
+//! memory figures that decide admission come from the reservations the timeline records
+//! ([`reservations`]). What neither tells (bandwidths, footprints without a budget) comes
+//! from a base config.
 //!
 //! Two kinds of input:
 //! - our JSON lines (prover or simulator), which carry kernel, prep, G2 MSM, upload and
@@ -35,7 +39,8 @@ use serde::{Deserialize, Serialize};
 use timeline::{Run, Span, SpanKind};
 use timeline::analysis::utilization::max_concurrency;
 
-use crate::config::{Config, Contention, LockMode};
+use crate::config::{Config, Contention, LockMode, DEFAULT_SAFETY_MARGIN};
+use crate::memory::GIB;
 use crate::costs::{fit, Dist};
 use crate::cpu_demand::{self, Sharing};
 
@@ -65,6 +70,9 @@ pub struct FitReport {
     /// The CPU sections' core demands come from the run's busy-cores counter.
     #[serde(default)]
     pub cpu_demands_fitted: bool,
+    /// The memory section (budget, reservations) came from the run ([`reservations`]).
+    #[serde(default)]
+    pub memory_from_run: bool,
     /// Machine values the runs' meta did not give, taken from the base config instead
     /// (`key = value`): what a reader must check before trusting a prediction.
     #[serde(default)]
@@ -97,11 +105,9 @@ impl Calibration {
         for n in &self.report.notes {
             s.push_str(&format!("# {n}\n"));
         }
-        if self.report.cpu_demands_fitted {
-            s.push_str("# Machine and memory sections come from the base config; CPU demands were fitted (above).\n\n");
-        } else {
-            s.push_str("# Machine, memory and CPU-demand sections come from the base config.\n\n");
-        }
+        let memory = if self.report.memory_from_run { "the memory section from the run's budget and reservations (above)" } else { "the memory section from the base config" };
+        let cpu = if self.report.cpu_demands_fitted { "CPU demands fitted (above)" } else { "CPU demands from the base config" };
+        s.push_str(&format!("# Machine values as the notes above say; {memory}; {cpu}.\n\n"));
         s.push_str(&self.config.to_toml());
         s
     }
@@ -374,6 +380,188 @@ fn take_machine(runs: &[(String, Run)], cfg: &mut Config, rep: &mut FitReport) {
     rep.assumed_machine = assumed;
 }
 
+/// What the engine reserved from its host-RAM budget, read off a run's timeline (bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reservations {
+    /// Reserved before the first partition: the engine's resident items (the parameters'
+    /// host copy, the pre-compiled constraints, the GPU workers' call memory).
+    pub resident: u64,
+    /// One synthesis's reservation (its working set).
+    pub partition: u64,
+    /// The part of it released when the GPU call took the a/b/c (two-phase release), when
+    /// the counter shows one.
+    pub abc: Option<u64>,
+}
+
+/// The engine's reservations ([`Reservations`]) from the `ram_reserved_bytes` counter (sampled
+/// at every reservation and release) and the `ram_wait` spans' `bytes` arg:
+/// - a partition's reservation: the `bytes` of the `ram_wait` spans, else the most frequent
+///   increase of the counter (one per synthesis);
+/// - the resident items: the counter at its first decrease once syntheses run (no partition
+///   has released anything yet), less one
+///   reservation per synthesis started before it (a synthesis starts once its reservation is
+///   made). Not "the counter before its first increase by a partition's size": the GPU
+///   workers' call memory, resident, may be of that size too;
+/// - the a/b/c part: that first decrease, when it is smaller than a partition and its
+///   complement (partition − it) is also released somewhere (the rest, when the partition's
+///   proof is finished).
+///
+/// `None` without the counter, or when the figures do not add up (resident < 0).
+pub fn reservations(run: &Run) -> Option<Reservations> {
+    let samples: Vec<(u64, u64)> = run
+        .counters
+        .iter()
+        .filter(|c| c.name == timeline::event::counters::RAM_RESERVED_BYTES && c.value.is_finite() && c.value >= 0.0)
+        .map(|c| (c.t_ns, c.value.round() as u64))
+        .collect();
+    if samples.is_empty() {
+        return None;
+    }
+    // (time, value before, value after) of every change, the first from 0.
+    let steps: Vec<(u64, u64, u64)> =
+        std::iter::once(0).chain(samples.iter().map(|s| s.1)).zip(&samples).map(|(a, &(t, b))| (t, a, b)).filter(|(_, a, b)| a != b).collect();
+    let mode = |xs: &mut dyn Iterator<Item = u64>| -> Option<u64> {
+        let mut n: BTreeMap<u64, usize> = BTreeMap::new();
+        for x in xs {
+            *n.entry(x).or_default() += 1;
+        }
+        // Most frequent, ties to the larger.
+        n.into_iter().max_by_key(|&(v, c)| (c, v)).map(|(v, _)| v)
+    };
+    let waited = mode(&mut run.spans_of(&SpanKind::RamWait).filter_map(|s| s.args.get("bytes").and_then(|v| v.as_u64())).filter(|&b| b > 0));
+    let partition = waited.or_else(|| mode(&mut steps.iter().filter(|(_, a, b)| b > a).map(|(_, a, b)| b - a)))?;
+    // The first release once syntheses run (before them the engine may give back a part of
+    // the parameters' reservation: their host copy, freed once on every device), or the end
+    // of the counter when nothing was released.
+    let first_synthesis = run.spans_of(&SpanKind::Synthesis).map(|s| s.start_ns).min()?;
+    let (until, peak, abc) = match steps.iter().find(|&&(t, a, b)| a > b && t >= first_synthesis) {
+        Some(&(t, a, b)) => (t, a, a - b),
+        None => (u64::MAX, samples.last()?.1, 0),
+    };
+    let started = run.spans_of(&SpanKind::Synthesis).filter(|s| s.start_ns < until).count() as u64;
+    let resident = peak.checked_sub(started.checked_mul(partition)?)?;
+    let released = |d: u64| steps.iter().any(|&(_, a, b)| a > b && a - b == d);
+    let abc = (abc > 0 && abc < partition && released(partition - abc)).then_some(abc);
+    Some(Reservations { resident, partition, abc })
+}
+
+/// The host-RAM budget (`memory.total_budget`) and the VRAM budget (`memory.vram_budget_gib`)
+/// from the first run's meta (`extra.ram_budget_bytes`, `extra.vram_budget_bytes`, which the
+/// prover writes), and under a RAM budget the memory figures that decide admission from what
+/// the engine reserved ([`reservations`]): `partition_gib`, `abc_gib` + `early_release`, and
+/// the resident items as `baseline_gib` (less the GPU workers' call memory the model adds
+/// itself, `gw × gpus × call_ram_gib`, when `[circuit]` gives query sizes), `params_gib` and
+/// `pce_gib` 0 (inside it). A run without a budget in its meta keeps the base config's memory.
+/// Returns whether the memory figures came from the run.
+fn take_memory(name: &str, run: &Run, cfg: &mut Config, rep: &mut FitReport) -> bool {
+    let gib = |b: u64| ((b as f64 / GIB) * 1e6).round() / 1e6;
+    if let Some(v) = run.meta.extra.get("vram_budget_bytes").and_then(|v| v.as_u64()).filter(|&v| v > 0) {
+        cfg.memory.vram_budget_gib = Some(gib(v));
+        rep.notes.push(format!(
+            "VRAM budget from the meta of {name}: vram_budget_gib = {} (the engine's --vram-budget; the meta's device memory is then the budget too, not the card: machine.vram_gib = {} — give --set vram=<card GiB> before asking what a larger budget would do)",
+            gib(v),
+            cfg.machine.vram_gib
+        ));
+    }
+    let Some(budget) = run.meta.extra.get(timeline::event::extra::RAM_BUDGET_BYTES).and_then(|v| v.as_u64()).filter(|&b| b > 0) else {
+        rep.notes.push("memory: no RAM budget in the meta (extra.ram_budget_bytes): the base config's memory section and ram_policy are kept".into());
+        return false;
+    };
+    // The engine's `auto` is MemTotal less 5 GiB (the meta's RAM is MemTotal): kept as `auto`,
+    // so that a what-if on the machine's RAM moves the budget as it would move the engine's.
+    let auto = run.meta.machine.ram_gib.map(|r| ((r * GIB).round() as i128 - i128::from(DEFAULT_SAFETY_MARGIN) - i128::from(budget)).abs() < (1 << 20)).unwrap_or(false);
+    if auto {
+        cfg.memory.total_budget = Some(crate::memory::Budget::Auto);
+        cfg.memory.safety_margin = Some(crate::memory::ByteSize(DEFAULT_SAFETY_MARGIN));
+    } else {
+        cfg.memory.total_budget = Some(crate::memory::Budget::Bytes(crate::memory::ByteSize(budget)));
+    }
+    rep.notes.push(format!(
+        "RAM budget from the meta of {name}: {budget} B = {:.2} GiB{}: a synthesis starts only when its reservation fits",
+        budget as f64 / GIB,
+        if auto { ", the machine's RAM less 5 GiB: total_budget = \"auto\" (safety_margin 5 GiB), which follows --set ram" } else { " (total_budget, in bytes)" }
+    ));
+    if gib(budget) > cfg.machine.ram_gib {
+        rep.notes.push(format!("machine.ram_gib {} raised to the budget {} (a budget above the RAM cannot validate)", cfg.machine.ram_gib, gib(budget).ceil()));
+        cfg.machine.ram_gib = gib(budget).ceil();
+    }
+    let Some(r) = reservations(run) else {
+        rep.notes.push(format!(
+            "memory: {name} recorded no reservations (ram_reserved_bytes): baseline {} GiB, partition {:.2} GiB are the base config's, so the model may admit a different number of syntheses at once than the run did",
+            cfg.memory.baseline_gib,
+            cfg.partition_gib()
+        ));
+        return false;
+    };
+    let m = &mut cfg.memory;
+    m.partition_gib = Some(gib(r.partition));
+    m.params_gib = 0.0;
+    m.pce_gib = 0.0;
+    match r.abc {
+        Some(a) => {
+            m.abc_gib = Some(gib(a));
+            m.early_release = true;
+        }
+        None => {
+            m.abc_gib = Some(0.0);
+            m.early_release = false;
+        }
+    }
+    let calls = f64::from(cfg.pipeline.gw) * f64::from(cfg.machine.gpus) * cfg.call_ram_gib();
+    let baseline = gib(r.resident) - calls;
+    cfg.memory.baseline_gib = (baseline.max(0.0) * 1e6).round() / 1e6;
+    let at_once = ((budget as f64 - r.resident as f64) / r.partition as f64).floor().max(0.0);
+    rep.notes.push(format!(
+        "memory from the engine's reservations in {name} (ram_reserved_bytes, ram_wait): {:.2} GiB resident before the first partition (parameters' host copy, pre-compiled constraints, GPU workers' call memory){}, {:.2} GiB per synthesis{}: {at_once:.0} {} in the budget at once",
+        gib(r.resident),
+        if calls > 0.0 { format!(" = baseline_gib {} + the model's {calls:.2} GiB of call memory ([circuit])", cfg.memory.baseline_gib) } else { " = baseline_gib (params_gib, pce_gib 0: inside it)".to_string() },
+        gib(r.partition),
+        match r.abc {
+            Some(a) => format!(", of which {:.2} GiB (a/b/c) released when its GPU call starts (early_release)", gib(a)),
+            None => " held until its proof is finished (no two-phase release seen)".to_string(),
+        },
+        if at_once == 1.0 { "synthesis fits" } else { "syntheses fit" }
+    ));
+    if baseline < 0.0 {
+        let sizes = match (cfg.circuit.as_ref().map(|c| c.constraints), run.meta.config.constraints) {
+            (Some(a), Some(b)) if a != b => format!(" ([circuit] of the base describes {a} constraints, the run has {b})"),
+            _ => String::new(),
+        };
+        rep.notes.push(format!("memory: the model's call memory ({calls:.2} GiB) exceeds the resident {:.2} GiB the run reserved{sizes}: baseline_gib clamped to 0, the model reserves more than the engine did", gib(r.resident)));
+    }
+    true
+}
+
+/// The model's pw: the configured one when the first run's meta gives it (what-ifs on pw and
+/// on the budget need the workers the engine had, not the syntheses its budget let run), with a
+/// note when fewer syntheses ran at once (`seen`) and why (RAM waits: the budget; fewer
+/// partitions than workers: the work); else, as before, the most syntheses seen at once.
+fn pick_pw(name: &str, meta: Option<u32>, seen: u32, ram_waits: usize, partitions: u32, rep: &mut FitReport) -> u32 {
+    let Some(pw) = meta.filter(|&p| p > 0) else {
+        rep.notes.push(format!("pw = {}: the most syntheses seen running at once (the meta does not give pw)", seen.max(1)));
+        return seen.max(1);
+    };
+    if seen < pw {
+        let mut why = Vec::new();
+        if ram_waits > 0 {
+            why.push(format!("admission by the RAM budget: {ram_waits} syntheses waited for RAM"));
+        }
+        if partitions < pw {
+            why.push(format!("too few partitions: {partitions} in the run"));
+        }
+        if why.is_empty() {
+            why.push("neither RAM waits nor too few partitions: the GPU queue's backpressure or the arrivals".into());
+        }
+        rep.notes.push(format!(
+            "pw = {pw} from the meta of {name}; at most {seen} syntheses ran at once ({}): the model keeps pw = {pw} so that its own limits (budget, partitions) decide, as the engine's did",
+            why.join("; ")
+        ));
+    } else {
+        rep.notes.push(format!("pw = {pw} from the meta of {name} (at most {seen} syntheses ran at once)"));
+    }
+    pw
+}
+
 /// Calibrate from one or more measured runs of the same machine and pipeline code.
 pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, CalibrateError> {
     let mut cfg = base.clone();
@@ -472,7 +660,9 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         }
     }
     cfg.pipeline.partitions = parts_per_job.values().map(|s| s.len() as u32).max().unwrap_or(1).max(1);
-    cfg.pipeline.pw = pw_seen.max(1);
+    let first_name = runs[0].0.as_str();
+    let ram_waits = runs.iter().map(|(_, r)| r.spans_of(&SpanKind::RamWait).count()).sum::<usize>();
+    cfg.pipeline.pw = pick_pw(first_name, first.meta.config.pw, pw_seen, ram_waits, cfg.pipeline.proofs * cfg.pipeline.partitions, &mut rep);
     let devices = first.devices();
     cfg.machine.gpus = (devices.len() as u32).max(1);
     let mut workers: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
@@ -481,8 +671,16 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
             workers.entry(s.device_or_0()).or_default().insert(w);
         }
     }
-    let gw = workers.values().map(|w| w.len() as u32).max().unwrap_or(1).max(1);
-    cfg.pipeline.gw = gw;
+    let gw_seen = workers.values().map(|w| w.len() as u32).max().unwrap_or(1).max(1);
+    cfg.pipeline.gw = match first.meta.config.gw.filter(|&g| g > 0) {
+        Some(g) => {
+            if gw_seen < g {
+                rep.notes.push(format!("gw = {g} from the meta of {first_name}; at most {gw_seen} GPU worker(s) of a device made calls"));
+            }
+            g
+        }
+        None => gw_seen,
+    };
     // The proofscope engine places partitions by device memory, then calls in flight, then
     // device index (issue 22); other producers (cuzk) keep the shared channel's first idle.
     if first.meta.source == "prover" {
@@ -524,6 +722,9 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
             None => {}
         }
     }
+
+    // ---- memory: the budgets of the meta, what the engine reserved ----
+    rep.memory_from_run = take_memory(first_name, first, &mut cfg, &mut rep);
 
     // ---- GPU side ----
     let split: Vec<DeviceSplit> = runs.iter().flat_map(|(_, r)| device_split(r)).collect();
@@ -794,6 +995,137 @@ mod tests {
         assert!((got.synth_slope - 0.2).abs() < 0.03, "{got:?}");
     }
 
+    const G: u64 = 1 << 30;
+
+    /// A prover-shaped run of one proof of 8 partitions: syntheses two at a time (pairs k at
+    /// [100k, 100k + 90] ms), then each partition's GPU call (one worker, an NTT span). With
+    /// `budget`, the engine's reservations as the prover records them: 10 GiB resident (8 of
+    /// parameters, 2 of them given back, then 4 of call memory: as much as a partition, so
+    /// that neither the first release nor the first step of a partition's size marks the
+    /// resident items), 4 GiB per synthesis with a two-phase release (3 GiB
+    /// a/b/c at its call, 1 GiB at its end), `ram_wait` spans (arg `bytes`) for partitions 2..8,
+    /// and the budget, 18.5 GiB, in the meta: two syntheses fit at once.
+    fn paired_run(meta_pw: Option<u32>, budget: bool) -> Run {
+        use timeline::event::Counter;
+        const MS: u64 = 1_000_000;
+        let mut run = Run::default();
+        run.meta.source = "prover".into();
+        run.meta.config.pw = meta_pw;
+        run.meta.config.gw = Some(1);
+        run.meta.config.lock = Some(LockMode::Kernels);
+        run.meta.machine.cpu_cores = Some(16);
+        run.meta.machine.ram_gib = Some(24.0);
+        let job = "proof-0000";
+        // (t, change of the reserved bytes), pushed in time order below.
+        let mut changes: Vec<(u64, i64)> = Vec::new();
+        if budget {
+            run.meta.extra.insert(timeline::event::extra::RAM_BUDGET_BYTES.into(), (18 * G + G / 2).into());
+            changes.extend([(1, 8 * G as i64), (2, -2 * G as i64), (3, 4 * G as i64)]);
+        }
+        for p in 0..8u32 {
+            let k = u64::from(p / 2);
+            let (a, b) = ((10 + 100 * k) * MS, (100 + 100 * k) * MS);
+            run.spans.push(Span::new(SpanKind::Synthesis, a, b).job(job).partition(p).worker(p));
+            let c = b + 5 * MS * u64::from(p % 2);
+            run.spans.push(Span::new(SpanKind::Gpu, c, c + 4 * MS).job(job).partition(p).worker(0).device(0));
+            run.spans.push(Span::new(SpanKind::Ntt, c + MS, c + 3 * MS).job(job).partition(p).worker(0).device(0));
+            if budget {
+                // Reserved at its synthesis's start, a/b/c released at its call's, the rest at its end.
+                changes.extend([(a - 2 + u64::from(p % 2), 4 * G as i64), (c + 1, -3 * G as i64), (c + 4 * MS, -(G as i64))]);
+                if p >= 2 {
+                    run.spans.push(Span::new(SpanKind::RamWait, MS, a).job(job).partition(p).worker(p).arg("bytes", 4 * G));
+                }
+            }
+        }
+        changes.sort_by_key(|c| c.0);
+        let mut reserved = 0i64;
+        for (t, d) in changes {
+            reserved += d;
+            run.counters.push(Counter { name: timeline::event::counters::RAM_RESERVED_BYTES.into(), t_ns: t, value: reserved as f64, device: None });
+        }
+        run.normalize();
+        run
+    }
+
+    fn note<'a>(cal: &'a Calibration, needle: &str) -> Option<&'a String> {
+        cal.report.notes.iter().find(|n| n.contains(needle))
+    }
+
+    #[test]
+    fn pw_comes_from_the_meta_when_fewer_syntheses_ran_at_once() {
+        let cal = calibrate(&[("run".into(), paired_run(Some(8), true))], &default_base()).unwrap();
+        assert_eq!(cal.report.synth_concurrency_max.ceil(), 2.0, "the run has two syntheses at once");
+        assert_eq!(cal.config.pipeline.pw, 8, "{:?}", cal.report.notes);
+        let n = note(&cal, "pw = 8 from the meta").unwrap_or_else(|| panic!("{:?}", cal.report.notes));
+        assert!(n.contains("at most 2 syntheses ran at once"), "{n}");
+        assert!(n.contains("RAM budget: 6 syntheses waited"), "{n}");
+        assert_eq!(cal.config.pipeline.gw, 1);
+    }
+
+    #[test]
+    fn the_budget_and_the_reservations_come_from_the_run() {
+        let run = paired_run(Some(8), true);
+        assert_eq!(reservations(&run), Some(Reservations { resident: 10 * G, partition: 4 * G, abc: Some(3 * G) }));
+        let cal = calibrate(&[("run".into(), run)], &default_base()).unwrap();
+        let c = &cal.config;
+        assert_eq!(c.memory.total_budget, Some(crate::memory::Budget::Bytes(crate::memory::ByteSize(18 * G + G / 2))));
+        assert_eq!(c.budget_gib(), Some(18.5));
+        assert_eq!((c.memory.baseline_gib, c.memory.params_gib, c.memory.pce_gib), (10.0, 0.0, 0.0));
+        assert_eq!((c.partition_gib(), c.abc_gib(), c.memory.early_release), (4.0, 3.0, true));
+        assert!(cal.report.memory_from_run);
+        assert!(note(&cal, "2 syntheses fit in the budget at once").is_some(), "{:?}", cal.report.notes);
+        assert!(note(&cal, "RAM budget from the meta").is_some());
+        c.validate().unwrap();
+        // A budget of the machine's RAM less 5 GiB is the engine's `auto`, kept as such.
+        let mut auto = paired_run(Some(8), true);
+        auto.meta.extra.insert(timeline::event::extra::RAM_BUDGET_BYTES.into(), (19 * G).into());
+        let a = calibrate(&[("run".into(), auto)], &default_base()).unwrap();
+        assert_eq!(a.config.memory.total_budget, Some(crate::memory::Budget::Auto));
+        assert_eq!(a.config.budget_gib(), Some(19.0));
+        // The model admits what the run did: at pw 8, still two syntheses at once.
+        let out = crate::simulate(c, crate::Options { record: true });
+        assert!(out.result.feasible, "{:?}", out.result.failure);
+        let run = out.run.unwrap();
+        let iv: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+        assert_eq!(iv.len(), 8);
+        assert_eq!(max_concurrency(iv.iter().copied()), 2);
+        // Without the budget (RAM to spare) the 8 workers run all 8 at once: the budget is what
+        // holds the model to two, as it held the engine.
+        let mut unbounded = c.clone();
+        unbounded.memory.total_budget = None;
+        unbounded.machine.ram_gib = 1024.0;
+        let free = crate::simulate(&unbounded, crate::Options { record: true }).run.unwrap();
+        let iv: Vec<(u64, u64)> = free.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+        assert_eq!(max_concurrency(iv.iter().copied()), 8);
+    }
+
+    #[test]
+    fn a_vram_budget_in_the_meta_is_the_models() {
+        let mut run = paired_run(Some(8), true);
+        run.meta.extra.insert("vram_budget_bytes".into(), (16 * G).into());
+        let cal = calibrate(&[("run".into(), run)], &default_base()).unwrap();
+        assert_eq!(cal.config.memory.vram_budget_gib, Some(16.0));
+        assert!(note(&cal, "vram_budget_gib = 16").is_some(), "{:?}", cal.report.notes);
+    }
+
+    #[test]
+    fn without_pw_or_budget_in_the_meta_calibrate_is_as_before() {
+        let cal = calibrate(&[("run".into(), paired_run(None, false))], &default_base()).unwrap();
+        assert_eq!(cal.config.pipeline.pw, 2, "pw from the syntheses seen at once");
+        assert!(note(&cal, "the meta does not give pw").is_some(), "{:?}", cal.report.notes);
+        let base = default_base();
+        assert_eq!(cal.config.memory, base.memory, "the base config's memory section");
+        assert!(!cal.report.memory_from_run);
+        assert!(note(&cal, "no RAM budget in the meta").is_some());
+        // A budget without reservations: the budget is taken, the memory figures stay the base's.
+        let mut run = paired_run(None, false);
+        run.meta.extra.insert(timeline::event::extra::RAM_BUDGET_BYTES.into(), (20 * G).into());
+        let cal = calibrate(&[("run".into(), run)], &default_base()).unwrap();
+        assert_eq!(cal.config.budget_gib(), Some(20.0));
+        assert_eq!(cal.config.memory.baseline_gib, base.memory.baseline_gib);
+        assert!(note(&cal, "recorded no reservations").is_some(), "{:?}", cal.report.notes);
+    }
+
     /// A pw = 4 run on a noisy host: n̄ mostly 3.5..4, a few lower at the end, and random
     /// partitions 1.5x slower (as on the H200 host, run 7's calibration run). Least squares
     /// finds a slope over n̄ 3.5..4 that, extrapolated to pw = 8, predicted synthesis 2.8x slower;
@@ -814,6 +1146,22 @@ mod tests {
         let mean = samples.iter().map(|s| s.1).sum::<f64>() / samples.len() as f64;
         assert!((t0 - mean).abs() < 1e-9, "without a slope t0 is the mean: {t0} vs {mean}");
     }
+}
+
+/// With [`scale_to`]: the footprints that calibrate took from the run's reservations
+/// ([`FitReport::memory_from_run`]) are the measured size's, not the target's; the base
+/// config's, which describe the target (`--base`), are put back. The budgets stay the run's
+/// (they belong to the machine). Returns the note.
+pub fn base_footprints(cfg: &mut Config, base: &Config) -> String {
+    let (m, b) = (&mut cfg.memory, &base.memory);
+    let was = format!("baseline {} GiB, partition {:?} GiB", m.baseline_gib, m.partition_gib);
+    m.baseline_gib = b.baseline_gib;
+    m.params_gib = b.params_gib;
+    m.pce_gib = b.pce_gib;
+    m.partition_gib = b.partition_gib;
+    m.abc_gib = b.abc_gib;
+    m.early_release = b.early_release;
+    format!("memory: the run's reservations ({was}) are of the measured size; the base config's footprints are used at the target size (the budgets stay the run's)")
 }
 
 /// How a per-partition cost grows with the constraint count n, for [`scale_to`].

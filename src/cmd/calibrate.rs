@@ -75,6 +75,11 @@ pub fn calibrate_logs(logs: &[PathBuf], base: Option<&Path>, force: bool, scale:
         let share = simulator::calibrate::ntt_share(&runs);
         let notes = simulator::calibrate::scale_to(&mut cal.config, from, sc.to, share);
         cal.report.notes.extend(notes);
+        if cal.report.memory_from_run && from != sc.to {
+            let note = simulator::calibrate::base_footprints(&mut cal.config, &base);
+            cal.report.notes.push(note);
+            cal.report.memory_from_run = false;
+        }
     }
     if !cal.report.assumed_machine.is_empty() {
         let whose = match base_path {
