@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::{run, PHASE8, SAMPLE};
 
 const SCHEMA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reference/schemas");
-const NAMES: [&str; 8] = ["summary", "fleet", "sim-result", "sweep", "parity", "compare", "whatif", "campaign"];
+const NAMES: [&str; 9] = ["summary", "fleet", "sim-result", "sweep", "parity", "compare", "whatif", "campaign", "predictions"];
 
 fn schema_text(name: &str, cwd: &Path) -> String {
     let r = run(&["schema", name], cwd, Duration::from_secs(60));
