@@ -147,8 +147,11 @@ fn set(cfg: &mut Config, changes: &mut Vec<String>, key: &str, value: &str) -> R
 
 /// The calibrated model told what the engine is told for this configuration; returns every
 /// change, in words where it is not a plain `--set`. The mapping:
-/// - pipeline: `pw`, `gw`, `lock`, `split`, `finalizers`, `c` (proofs), `partitions`; with
-///   the CUDA backend `prestage` = (lock is `kernels`), as scripts/campaign-analyze.sh does;
+/// - pipeline: `pw`, `gw`, `lock`, `split`, `finalizers`, `c` (proofs), `partitions`; the
+///   engine's defaults the runs keep, which a calibration cannot see in a timeline: `queue=1`
+///   (`queue_capacity`) and `permit_until_send=true` (a synthesis worker stays blocked until
+///   the queue takes its partition, holding its memory); with the CUDA backend `prestage` =
+///   (lock is `kernels`), as scripts/campaign-analyze.sh does;
 /// - `threads=N` below the calibrated demand d of a synthesis (`cpu.synth_cores`): demand N
 ///   and the synthesis' work × d/N (the same core-seconds on N threads); at or above d,
 ///   nothing (the model has no faster synthesis for more threads);
@@ -168,6 +171,8 @@ pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>
     set(cfg, &mut ch, "finalizers", &g.finalizers.to_string())?;
     set(cfg, &mut ch, "c", &w.proofs.to_string())?;
     set(cfg, &mut ch, "partitions", &w.partitions.to_string())?;
+    set(cfg, &mut ch, "queue", "1")?;
+    set(cfg, &mut ch, "permit_until_send", "true")?;
     if w.backend == "cuda" {
         set(cfg, &mut ch, "prestage", if g.lock == "kernels" { "true" } else { "false" })?;
     }
@@ -518,8 +523,9 @@ mod tests {
         // Pipeline and prestage (cuda, kernels lock).
         let mut c = model();
         let ch = apply(&mut c, &g[0], &w).unwrap();
-        assert_eq!(ch, ["pw=4", "gw=2", "lock=kernels", "split=true", "finalizers=1", "c=10", "partitions=4", "prestage=true"]);
+        assert_eq!(ch, ["pw=4", "gw=2", "lock=kernels", "split=true", "finalizers=1", "c=10", "partitions=4", "queue=1", "permit_until_send=true", "prestage=true"]);
         assert_eq!((c.pipeline.pw, c.pipeline.proofs, c.pipeline.partitions, c.pipeline.prestage), (4, 10, 4, true));
+        assert_eq!((c.pipeline.queue_capacity, c.pipeline.permit_until_send), (Some(1), true));
         // threads=2 under a demand of 4 cores: demand 2, work × 2 (same core-seconds).
         let mut c = model();
         let ch = apply(&mut c, &g[1], &w).unwrap();
