@@ -49,8 +49,8 @@
 #   PROOFS       proofs per run (default 10: a steady state exists)
 #   PARTITIONS   partitions per proof (default: from the probe and the budget, 2..16)
 #   REPEATS      runs per predicted configuration (default 2); CAL_REPEATS per calibration one (2)
-#   BUDGET_S     no run starts that would end after this many seconds from the start (default 520)
-#   HARD_S       no run may go past this (its timeout is cut to it; default 570)
+#   BUDGET_S     no run starts that would end after this many seconds from the start (default 510)
+#   HARD_S       no run may go past this (its timeout is cut to it; default 560: the device call allows 600)
 #   OVERHEAD_S   a run's fixed cost in the estimates (process start, parameters, device; default 3)
 #   SPEEDUP_CAP  the estimate's most parallel speedup over pw = 1 (default 3)
 #   SIZING_SAFETY  share of the time left that PARTITIONS is sized to fill (default 0.8; the
@@ -90,8 +90,8 @@ SIZE=${SIZE:-2^20}
 PROOFS=${PROOFS:-10}
 REPEATS=${REPEATS:-2}
 CAL_REPEATS=${CAL_REPEATS:-2}
-BUDGET_S=${BUDGET_S:-520}
-HARD_S=${HARD_S:-570}
+BUDGET_S=${BUDGET_S:-510}
+HARD_S=${HARD_S:-560}
 OVERHEAD_S=${OVERHEAD_S:-3}
 SPEEDUP_CAP=${SPEEDUP_CAP:-3}
 SIZING_SAFETY=${SIZING_SAFETY:-0.8}
