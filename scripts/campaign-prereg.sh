@@ -9,6 +9,12 @@
 #   bash scripts/campaign-prereg.sh OUTDIR              # on the GPU machine (carry dist/), < 9 min
 #   bash scripts/campaign-analyze.sh OUTDIR             # back here: reports/campaign-<date>/, scored
 #
+# Through the device tool (one call; dist/ is git-ignored, so carry it):
+#   run(command='bash scripts/campaign-prereg.sh /tmp/campaign; rc=$?; tar czf "$OUT/campaign.tgz" -C /tmp campaign; exit $rc',
+#       carry=["dist"], timeout_s=600)
+# then `tar xzf <files_at>/campaign.tgz` here and campaign-analyze.sh on the folder. Dry run
+# without a GPU: BACKEND=cpu SIZE=2^10 BUDGET_S=300 HARD_S=340 OVERHEAD_S=1 (docs/reference/reports.md).
+#
 # The pre-registration rule: the predictions of every configuration other than the
 # calibration ones are made from the calibration runs alone and written (predictions.json, a
 # UTC timestamp inside; predictions.sha256 beside it; the sha256 also printed to stdout, i.e.
