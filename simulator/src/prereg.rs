@@ -454,7 +454,7 @@ pub fn check(json: &[u8], sha_text: &str, runs: &[RunStart]) -> Result<(Predicti
     let mut checked: Vec<(i64, &RunStart)> = Vec::new();
     for r in runs {
         let config = r.run.split_once('@').map_or(r.run.as_str(), |(c, _)| c);
-        if !p.config(config).is_some_and(|c| !c.calibration) {
+        if p.config(config).is_none_or(|c| c.calibration) {
             continue;
         }
         let Some(s) = &r.started_utc else { return Err(PreregError::NoStart { run: r.run.clone() }) };

@@ -332,12 +332,21 @@ fn runs_of(runs: &Path, config: &str) -> anyhow::Result<Vec<(String, PathBuf)>> 
     Ok(reps.into_iter().filter_map(|(_, r)| run_file(runs, &r).map(|p| (r, p))).collect())
 }
 
+/// What a pre-registered campaign gives the scoring.
+struct Registered {
+    /// The calibration configurations, joined (campaign.md's label).
+    cal: String,
+    names: Vec<String>,
+    inputs: Vec<ConfigInput>,
+    /// Runs of the calibration configurations.
+    cal_runs: usize,
+    reg: Registration,
+}
+
 /// A pre-registered campaign's inputs: the registration checked (an error when it does not
 /// hold), the models' files against their registered hashes, then per registered
 /// configuration with a completed run: every run's summary against the registered figures.
-/// Returns the calibration label, the configurations, their inputs, the calibration runs
-/// and what the check found.
-fn registered_inputs(a: &ScoreArgs, path: &Path) -> anyhow::Result<(String, Vec<String>, Vec<ConfigInput>, usize, Registration)> {
+fn registered_inputs(a: &ScoreArgs, path: &Path) -> anyhow::Result<Registered> {
     let json_bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let sha_path = path.with_file_name(prereg::SHA256_FILE);
     let sha = fs::read_to_string(&sha_path).with_context(|| format!("cannot read {} (the registration's hash)", sha_path.display()))?;
@@ -388,7 +397,7 @@ fn registered_inputs(a: &ScoreArgs, path: &Path) -> anyhow::Result<(String, Vec<
     if inputs.is_empty() {
         bail!("{}: no registered configuration has a completed run in {}", path.display(), runs.display());
     }
-    Ok((preds.calibrated_on.join(", "), names, inputs, cal_runs, reg))
+    Ok(Registered { cal: preds.calibrated_on.join(", "), names, inputs, cal_runs, reg })
 }
 
 fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
@@ -400,7 +409,7 @@ fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
         if a.calibration.is_some() || a.cal_runs.is_some() {
             bail!("--calibration and --cal-runs come from predictions.json with --predictions");
         }
-        let (cal, names, inputs, cal_runs, reg) = registered_inputs(&a, p)?;
+        let Registered { cal, names, inputs, cal_runs, reg } = registered_inputs(&a, p)?;
         println!(
             "campaign: predictions registered at {} (sha256 {} matches predictions.sha256); {} runs of predicted configurations, all started after it{}",
             reg.created_utc,
