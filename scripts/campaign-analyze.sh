@@ -23,6 +23,15 @@
 # (idempotent); the reports/README.md index is then regenerated.
 # Knobs: PROOFSCOPE (binary; default: cargo build -p proofscope), CAL (override), REPEAT (the
 # campaign.log of another run of the same grid: writes noise.md, the run-to-run spread).
+#
+# A pre-registered campaign (scripts/campaign-prereg.sh: CAMPAIGN_DIR holds predictions.json)
+# is not calibrated nor predicted here: `proofscope campaign score --predictions` first
+# checks the registration — predictions.json against predictions.sha256, the model files
+# against their registered sha256, every run of a predicted configuration started
+# (runs/<run>.start) after the registration's timestamp — and stops the script (exit 2)
+# when it does not hold; then it scores the registered figures (point, 80 % interval,
+# binding resource, peak RSS) against every run. The report folder gets the registration
+# (predictions.json, .sha256, .txt, cal/) beside the analyses.
 set -euo pipefail
 CALLER=$PWD
 abs() { case $1 in /*) echo "$1" ;; *) echo "$CALLER/$1" ;; esac; }
@@ -34,6 +43,8 @@ CAMP=$(abs "${1:?usage: campaign-analyze.sh CAMPAIGN_DIR [REPORT_DIR]}")
 env_of() { sed -n "s/^$1=\"\{0,1\}\([^\"]*\)\"\{0,1\}\$/\1/p" "$CAMP/campaign.env" | head -n 1; }
 SIZE=$(env_of SIZE); PROOFS=$(env_of PROOFS); PARTITIONS=$(env_of PARTITIONS); BACKEND=$(env_of BACKEND)
 CAL=${CAL:-$(env_of CAL)}
+PREREG=""
+[ -f "$CAMP/predictions.json" ] && PREREG=1
 DAY=$(sed -n 's/^date: \([0-9-]*\)T.*/\1/p' "$CAMP/machine.txt" | head -n 1)
 OUT=${2:+$(abs "$2")}
 OUT=${OUT:-$ROOT/reports/campaign-${DAY:-$(date -u +%F)}}
@@ -45,8 +56,10 @@ if [ -z "${PROOFSCOPE:-}" ]; then
 fi
 PS=$PROOFSCOPE
 ok() { grep -q '^ok' "$CAMP/runs/$1.status" 2>/dev/null && [ -f "$CAMP/runs/$1.jsonl.gz" ]; }
-grep -q "^$CAL " "$CAMP/grid.txt" || { echo "campaign-analyze: calibration configuration $CAL is not in grid.txt" >&2; exit 2; }
-ok "$CAL" || { echo "campaign-analyze: the calibration run $CAL did not complete (runs/$CAL.status)" >&2; exit 1; }
+for c in $CAL; do
+  grep -q "^$c " "$CAMP/grid.txt" || { echo "campaign-analyze: calibration configuration $c is not in grid.txt" >&2; exit 2; }
+  ok "$c" || { echo "campaign-analyze: the calibration run $c did not complete (runs/$c.status)" >&2; exit 1; }
+done
 
 # The report folder is rewritten: refuse anything that is not empty or a previous report.
 case $OUT in "$ROOT"|"$ROOT/reports"|"$CAMP"|/|"$HOME") echo "campaign-analyze: refusing to rewrite $OUT" >&2; exit 2 ;; esac
@@ -63,6 +76,16 @@ cp "$CAMP/machine.txt" "$CAMP/campaign.env" "$CAMP/grid.txt" "$OUT/"
 cp "$CAMP"/runs/*.status "$CAMP"/runs/*.out "$OUT/runs/" 2>/dev/null || true
 cp "$CAMP"/runs/*.gz "$OUT/runs/"
 
+if [ -n "$PREREG" ]; then
+  # The registration travels with the report; it is checked before anything else is done.
+  cp "$CAMP"/runs/*.start "$OUT/runs/"
+  cp "$CAMP/predictions.json" "$CAMP/predictions.sha256" "$OUT/"
+  for f in predictions.txt; do [ -f "$CAMP/$f" ] && cp "$CAMP/$f" "$OUT/"; done
+  cp -r "$CAMP/cal" "$OUT/cal"
+  echo "campaign-analyze: checking the pre-registration" >&2
+  "$PS" campaign score "$OUT" --predictions "$OUT/predictions.json" >&2
+fi
+
 CONFIGS=()
 while read -r name pw gw lock split _; do
   [ -n "$name" ] || continue
@@ -77,7 +100,7 @@ for c in "${CONFIGS[@]}"; do
   # only for the calibration configuration and (below) the measured best — the full analysis
   # of any configuration is `proofscope analyze runs/<cfg>.jsonl.gz` (reports/ travels with
   # the tree to the device machine and must stay small).
-  if [ "$c" = "$CAL" ]; then lean=(--charts waterfall --no-tables); else lean=(--no-charts --no-tables); fi
+  case " $CAL " in *" $c "*) lean=(--charts waterfall --no-tables) ;; *) lean=(--no-charts --no-tables) ;; esac
   "$PS" analyze "$TMP/$c.jsonl" -o "$OUT/$c" "${lean[@]}" > "$OUT/$c/analyze.txt"
   # The Perfetto trace gzipped (ui.perfetto.dev opens .json.gz).
   [ -f "$OUT/$c/trace.json" ] && gzip -9 -f "$OUT/$c/trace.json"
@@ -86,6 +109,7 @@ for c in "${CONFIGS[@]}"; do
   rm -f "$OUT/$c/.proofscope.lock"
 done
 
+if [ -z "$PREREG" ]; then
 # base.toml: the reference config with this machine's sizes.
 "$PS" campaign base "$CAMP/machine.txt" "$TMP/$CAL.jsonl" -o "$OUT"
 
@@ -124,6 +148,8 @@ for c in "${CONFIGS[@]}"; do
   done
 done
 
+fi # not PREREG
+
 labels=$(IFS=,; echo "${CONFIGS[*]}")
 dirs=()
 for c in "${CONFIGS[@]}"; do dirs+=("$OUT/$c"); done
@@ -131,10 +157,14 @@ for c in "${CONFIGS[@]}"; do dirs+=("$OUT/$c"); done
 
 # campaign.json, campaign.md, parity-campaign.svg and host-runs.json (every run in the order it
 # ran, from campaign.log: synthesis speed and what else the host did meanwhile).
-"$PS" campaign score "$OUT" --calibration "$CAL" --cal-runs "${#cal_files[@]}" --configs "$labels" >&2
+if [ -n "$PREREG" ]; then
+  "$PS" campaign score "$OUT" --predictions "$OUT/predictions.json" >&2
+else
+  "$PS" campaign score "$OUT" --calibration "$CAL" --cal-runs "${#cal_files[@]}" --configs "$labels" >&2
+fi
 # The measured best configuration gets its waterfall and trace too.
 best=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("best_measured") or "")' "$OUT/campaign.json")
-if [ -n "$best" ] && [ "$best" != "$CAL" ] && [ -f "$TMP/$best.jsonl" ]; then
+if [ -n "$best" ] && ! case " $CAL " in *" $best "*) true ;; *) false ;; esac && [ -f "$TMP/$best.jsonl" ]; then
   "$PS" analyze "$TMP/$best.jsonl" -o "$OUT/$best" --charts waterfall --no-tables > "$OUT/$best/analyze.txt"
   gzip -9 -f "$OUT/$best/trace.json"
   rm -f "$OUT/$best/.proofscope.lock"
@@ -142,11 +172,20 @@ fi
 
 GPU=$(sed -n 's/^gpu: //p' "$OUT/machine.txt" | head -n 1)
 {
+if [ -n "$PREREG" ]; then
+  REPEATS=$(env_of REPEATS)
+  echo "# Campaign of $DAY: pre-registered predictions, then the measurements"
+  echo
+  echo "$PROOFS proofs × $PARTITIONS partitions per run at $SIZE constraints per partition, backend $BACKEND, ${REPEATS:-1} runs per predicted configuration ([grid.txt](grid.txt): the grid as run, knobs resolved). On the measuring machine, in the same call, the simulator was calibrated on **$CAL** ([cal/](cal/)) and every configuration predicted — [predictions.json](predictions.json), sha256 in [predictions.sha256](predictions.sha256), table in [predictions.txt](predictions.txt) — before the first predicted run started; \`campaign score --predictions\` checked that (see the top of [campaign.md](campaign.md)) and scored the registered figures, not new ones. Results: [campaign.md](campaign.md) (MAPE of steady and total s/proof, coverage of the 80 % intervals, binding resource, peak RSS, best configuration against the model's tie band), [parity-campaign.svg](parity-campaign.svg), [evolution.md](evolution.md). Each configuration's folder holds the analysis of its first run."
+  echo
+  echo "Generated by \`scripts/campaign-prereg.sh\` (calibration, registration, measurements, in one call on the GPU machine) and \`scripts/campaign-analyze.sh\` (this folder); do not edit."
+else
   echo "# Campaign of $DAY: measured configurations, calibrated predictions"
   echo
   echo "$PROOFS proofs × $PARTITIONS partitions of the PoRep-like circuit at $SIZE constraints per partition, backend $BACKEND, one run per configuration ([grid.txt](grid.txt)); the simulator calibrated on **$CAL** predicts the others. Results: [campaign.md](campaign.md) (predicted vs measured, MAPE, ranking, floors), [parity-campaign.svg](parity-campaign.svg), [evolution.md](evolution.md) (\`proofscope compare\`: × baseline, × previous, binding resource). Each configuration's folder holds its analysis (report.md, waterfall.svg, utilization.svg, Parquet tables) and parity/ (the prediction of that configuration)."
   echo
   echo "Generated by \`scripts/campaign.sh\` (measurements) and \`scripts/campaign-analyze.sh\` (this folder); do not edit."
+fi
   echo
   echo "| | |"
   echo "|---|---|"
@@ -158,7 +197,11 @@ GPU=$(sed -n 's/^gpu: //p' "$OUT/machine.txt" | head -n 1)
   echo
   echo '```'
   echo "bash scripts/build-gpu-binary.sh"
-  echo "SIZE=$SIZE PROOFS=$PROOFS PARTITIONS=$PARTITIONS bash scripts/campaign.sh CAMPAIGN_DIR   # on the GPU machine${GPU:+ ($GPU)}"
+  if [ -n "$PREREG" ]; then
+    echo "SIZE=$SIZE PROOFS=$PROOFS PARTITIONS=$PARTITIONS BACKEND=$BACKEND bash scripts/campaign-prereg.sh CAMPAIGN_DIR   # on the GPU machine${GPU:+ ($GPU)}"
+  else
+    echo "SIZE=$SIZE PROOFS=$PROOFS PARTITIONS=$PARTITIONS bash scripts/campaign.sh CAMPAIGN_DIR   # on the GPU machine${GPU:+ ($GPU)}"
+  fi
   echo "bash scripts/campaign-analyze.sh CAMPAIGN_DIR ${OUT#"$ROOT"/}"
   echo '```'
   echo

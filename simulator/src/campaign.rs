@@ -33,6 +33,8 @@ pub mod key {
     pub const GPU_UTILIZATION: &str = "utilization.gpu_utilization";
     pub const LATENCY_MEAN: &str = "throughput.latency_mean_s";
     pub const TOTAL: &str = "throughput.total_s_per_proof";
+    /// Peak RSS (GiB).
+    pub const PEAK_RSS: &str = "memory.peak_rss_gib";
 }
 
 /// Configurations predicted within this many percent of the lowest prediction are the
@@ -40,6 +42,8 @@ pub mod key {
 pub const TIE_PREDICTED_PCT: f64 = 0.5;
 /// The campaign's target: MAPE of the steady s/proof at most this (and the same best).
 pub const TARGET_MAPE_PCT: f64 = 5.0;
+/// Peak RSS predicted within this many percent counts as right.
+pub const RSS_TOLERANCE_PCT: f64 = 10.0;
 
 /// The key of a metric of a parity report: its `key` field, or, for reports written before
 /// metrics had one, the key [`METRICS`] gives its display label.
@@ -143,6 +147,10 @@ pub struct ConfigInput {
     pub prediction: SimResult,
     /// The analyzer's summary of the main run.
     pub measured: Summary,
+    /// The binding resource the model names in the analyzer's words (`verdict.binding` of the
+    /// simulated timeline's summary: a pre-registered prediction's `binding`); `None` where the
+    /// prediction does not say (the two-half flow).
+    pub predicted_binding: Option<String>,
 }
 
 /// One row of `campaign.json`'s `configs`.
@@ -200,6 +208,19 @@ pub struct ConfigRow {
     pub runs_inside_total: usize,
     #[serde(default)]
     pub runs_checked_total: usize,
+    /// Peak RSS (GiB), mean over the runs, predicted, and the error (percent).
+    #[serde(default)]
+    pub measured_peak_rss_gib: Option<f64>,
+    #[serde(default)]
+    pub predicted_peak_rss_gib: Option<f64>,
+    #[serde(default)]
+    pub rss_error_pct: Option<f64>,
+    /// The binding resource the model names in the analyzer's words, and whether it is the
+    /// measured one (`measured_binding`); absent where the prediction does not say.
+    #[serde(default)]
+    pub predicted_binding: Option<String>,
+    #[serde(default)]
+    pub binding_correct: Option<bool>,
 }
 
 /// `campaign.json`.
@@ -240,6 +261,22 @@ pub struct CampaignScore {
     pub coverage_total_pct: Option<f64>,
     #[serde(default)]
     pub coverage_total_runs: usize,
+    /// Predicted configurations whose binding resource the model named as the analyzer did
+    /// on the measured (main) run, of those where the model names one.
+    #[serde(default)]
+    pub binding_correct: usize,
+    #[serde(default)]
+    pub binding_checked: usize,
+    /// Predicted configurations whose peak RSS is predicted within [`RSS_TOLERANCE_PCT`], of
+    /// those with both figures.
+    #[serde(default)]
+    pub rss_within_10pct: usize,
+    #[serde(default)]
+    pub rss_checked: usize,
+    /// A pre-registered campaign: what the check of predictions.json found (its hash, its
+    /// timestamp, the first predicted run after it); absent in the two-half flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preregistration: Option<crate::prereg::Registration>,
 }
 
 /// Per-run values of `key` inside the interval `iv`: (inside, checked).
@@ -258,6 +295,7 @@ pub fn coverage(rows: &[ConfigRow], pick: fn(&ConfigRow) -> (usize, usize)) -> (
 fn row(c: &ConfigInput) -> ConfigRow {
     let m = |k| mean_metric(&c.parities, k);
     let (s, q, u, l, t) = (m(key::PARTITION_RATE), m(key::STEADY), m(key::GPU_UTILIZATION), m(key::LATENCY_MEAN), m(key::TOTAL));
+    let rss = m(key::PEAK_RSS);
     let iv = c.prediction.interval.as_ref();
     let steady_iv = iv.zip(s.predicted).map(|(i, p)| i.steady_partitions_s_per_proof.around(p));
     let total_iv = iv.zip(t.predicted).map(|(i, p)| i.total_s_per_proof.around(p));
@@ -301,6 +339,11 @@ fn row(c: &ConfigInput) -> ConfigRow {
         runs_checked_steady: n_s,
         runs_inside_total: in_t,
         runs_checked_total: n_t,
+        measured_peak_rss_gib: rss.measured,
+        predicted_peak_rss_gib: rss.predicted,
+        rss_error_pct: rss.error_pct,
+        predicted_binding: c.predicted_binding.clone(),
+        binding_correct: c.predicted_binding.as_ref().map(|b| *b == v.binding),
     }
 }
 
@@ -321,6 +364,9 @@ pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
     let rows: Vec<ConfigRow> = configs.iter().map(row).collect();
     let cov = coverage(&rows, |r| (r.runs_inside_steady, r.runs_checked_steady));
     let cov_total = coverage(&rows, |r| (r.runs_inside_total, r.runs_checked_total));
+    let predicted_rows = || rows.iter().filter(|r| !r.calibration);
+    let binding: Vec<bool> = predicted_rows().filter_map(|r| r.binding_correct).collect();
+    let rss: Vec<bool> = predicted_rows().filter(|r| r.measured_peak_rss_gib.is_some()).filter_map(|r| r.rss_error_pct).map(|e| e.abs() <= RSS_TOLERANCE_PCT).collect();
     // Configurations with a measured and a predicted steady s/proof, in grid order.
     let ranked: Vec<(&str, f64, f64)> = rows
         .iter()
@@ -378,6 +424,11 @@ pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
         coverage_runs: cov.1,
         coverage_total_pct: cov_total.0,
         coverage_total_runs: cov_total.1,
+        binding_correct: binding.iter().filter(|b| **b).count(),
+        binding_checked: binding.len(),
+        rss_within_10pct: rss.iter().filter(|b| **b).count(),
+        rss_checked: rss.len(),
+        preregistration: None,
     }
 }
 
@@ -454,12 +505,14 @@ impl CampaignScore {
         let dash_if_empty = |v: &[String]| if v.is_empty() { "—".to_string() } else { v.join(", ") };
         let best = |b: &Option<String>| b.clone().unwrap_or_else(|| "None".into());
         let predicted_n = rows.iter().filter(|r| !r.calibration).count();
-        let mut lines = vec![
-            "# Campaign: predictions vs measurements".to_string(),
+        let mut lines = vec!["# Campaign: predictions vs measurements".to_string(), String::new()];
+        if let Some(reg) = &self.preregistration {
+            lines.extend(registration_markdown(reg));
+        }
+        lines.extend([
+            format!("Model calibrated on **{cal}** only ({runs_txt}; {}), then simulated at every other configuration. Steady-state s/proof, GPU union utilisation and mean latency are computed the same way on the measured and the simulated timelines: both go through the analyzer's `summarize`, so each figure is the number `summary.json` gives for that run. Steady-state s/proof is the partition completion rate × partitions per proof ((last − first partition end) ÷ (n − 1)): with a handful of proofs whose partitions interleave, the spacing of *proof* completions depends on which partition happens to finish last (its MAPE is given too). Errors are (predicted − measured) ÷ measured.", if self.preregistration.is_some() { "one model per circuit family, `cal/<family>/model.toml`, fit notes in `cal/<family>/calibrate.txt`" } else { "`model.toml`, fit notes in `calibrate.txt`" }),
             String::new(),
-            format!("Model calibrated on **{cal}** only ({runs_txt}; `model.toml`, fit notes in `calibrate.txt`), then simulated at every other configuration. Steady-state s/proof, GPU union utilisation and mean latency are computed the same way on the measured and the simulated timelines: both go through the analyzer's `summarize`, so each figure is the number `summary.json` gives for that run. Steady-state s/proof is the partition completion rate × partitions per proof ((last − first partition end) ÷ (n − 1)): with a handful of proofs whose partitions interleave, the spacing of *proof* completions depends on which partition happens to finish last (its MAPE is given too). Errors are (predicted − measured) ÷ measured."),
-            String::new(),
-        ];
+        ]);
         lines.extend(md);
         lines.push(String::new());
         lines.push(format!(
@@ -479,6 +532,15 @@ impl CampaignScore {
                 self.coverage_total_runs
             ));
         }
+        if self.binding_checked > 0 {
+            lines.push(format!(
+                "- **Binding resource named correctly: {} of {} predicted configurations** (the analyzer's verdict on the simulated timeline against its verdict on the measured run; target ≥ 90 %).",
+                self.binding_correct, self.binding_checked
+            ));
+        }
+        if self.rss_checked > 0 {
+            lines.push(format!("- **Peak RSS within {RSS_TOLERANCE_PCT:.0} %: {} of {} predicted configurations.**", self.rss_within_10pct, self.rss_checked));
+        }
         lines.push(format!(
             "- Best configuration measured: **{}**; predicted: **{}** ({}). Tied best measured (within the best's run-to-run spread): {}; tied best predicted (within 0.5 % of the lowest prediction): {}. The measured best is {} the model's tied best, so the best configurations {}.",
             best(&self.best_measured),
@@ -493,6 +555,12 @@ impl CampaignScore {
         lines.push(format!("- Ranking predicted: {}", self.ranking_predicted.join(", ")));
         lines.push(format!("- Spearman rank correlation: {}.", num(self.spearman_rho, 3)));
         lines.push(format!("- Target (MAPE ≤ 5 % and the same best configuration): **{}**.", if self.target_met { "met" } else { "NOT met" }));
+        if rows.iter().any(|r| r.predicted_steady_interval.is_some() || r.predicted_binding.is_some()) {
+            lines.push(String::new());
+            lines.push("## Intervals, binding resource and peak RSS".into());
+            lines.push(String::new());
+            lines.extend(self.interval_table());
+        }
         lines.push(String::new());
         lines.push("## Floors and bottlenecks".into());
         lines.push(String::new());
@@ -503,6 +571,36 @@ impl CampaignScore {
         lines.push("Parity plot: [parity-campaign.svg](parity-campaign.svg). Throughput evolution: [evolution.md](evolution.md).".into());
         lines.push(String::new());
         lines.join("\n")
+    }
+
+    /// Per configuration: the measured steady and total s/proof against the predicted 80 %
+    /// intervals (runs inside), the binding resource measured and predicted, peak RSS.
+    fn interval_table(&self) -> Vec<String> {
+        let iv = |i: Option<(f64, f64)>| i.map_or_else(|| "—".to_string(), |(lo, hi)| format!("{lo:.2}–{hi:.2}"));
+        let inside = |i: usize, n: usize| if n == 0 { "—".to_string() } else { format!("{i}/{n}") };
+        let mut t = vec![
+            "| config | steady s/proof meas. | 80 % interval | runs inside | total s/proof meas. | 80 % interval | runs inside | binding measured | binding predicted | right? | peak RSS meas. GiB | pred. | error |".to_string(),
+            "|---|---:|---:|---:|---:|---:|---:|---|---|:---:|---:|---:|---:|".to_string(),
+        ];
+        for r in &self.configs {
+            let name = if r.calibration { format!("{} (calibration)", r.config) } else { r.config.clone() };
+            t.push(format!(
+                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                num(r.measured_steady_s, 2),
+                iv(r.predicted_steady_interval),
+                inside(r.runs_inside_steady, r.runs_checked_steady),
+                num(r.measured_total_s, 2),
+                iv(r.predicted_total_interval),
+                inside(r.runs_inside_total, r.runs_checked_total),
+                r.measured_binding,
+                r.predicted_binding.as_deref().unwrap_or("—"),
+                r.binding_correct.map_or("—", |b| if b { "yes" } else { "**no**" }),
+                num(r.measured_peak_rss_gib, 3),
+                num(r.predicted_peak_rss_gib, 3),
+                pct(r.rss_error_pct)
+            ));
+        }
+        t
     }
 
     /// The campaign's parity plot (predicted against measured steady s/proof, log axes said
@@ -608,6 +706,27 @@ impl CampaignScore {
         s.push("</svg>".into());
         Some(s.join("\n") + "\n")
     }
+}
+
+/// The pre-registration paragraph of `campaign.md`.
+fn registration_markdown(reg: &crate::prereg::Registration) -> Vec<String> {
+    let models: Vec<String> = reg.models.iter().map(|m| format!("`{}` ({}, sha256 `{}`)", m.path, m.circuit, m.sha256)).collect();
+    let first = match (&reg.first_predicted_run, &reg.first_predicted_start_utc, reg.lead_s) {
+        (Some(r), Some(t), Some(l)) => format!("the first predicted run, **{r}**, started at **{t}**, {l:.1} s later"),
+        _ => "no predicted run has a start time".to_string(),
+    };
+    vec![
+        "## Pre-registration".to_string(),
+        String::new(),
+        format!(
+            "The predictions were made on the measuring machine before any predicted configuration ran: `predictions.json` (sha256 `{}`, equal to `predictions.sha256`) was written at **{}** from {}; {first}. All {} runs of predicted configurations started after it (checked by `campaign score --predictions`, which fails otherwise). The figures below are the registered ones, read from `predictions.json`, not predicted again.",
+            reg.predictions_sha256,
+            reg.created_utc,
+            if models.is_empty() { "no model".to_string() } else { models.join(", ") },
+            reg.runs_checked
+        ),
+        String::new(),
+    ]
 }
 
 /// A float as Python's `str` writes it when it is integral and small (`360.0`), else Rust's
@@ -854,7 +973,48 @@ mod tests {
     /// prediction is `predicted`.
     fn config(name: &str, calibration: bool, measured: &[f64], predicted: f64) -> ConfigInput {
         let parities = measured.iter().map(|&m| parity(vec![mp(key::PARTITION_RATE, "steady s/proof (partition rate)", m, predicted)])).collect();
-        ConfigInput { name: name.into(), calibration, parities, prediction: SimResult::default(), measured: Summary::default() }
+        ConfigInput { name: name.into(), calibration, parities, prediction: SimResult::default(), measured: Summary::default(), predicted_binding: None }
+    }
+
+    #[test]
+    fn binding_and_peak_rss_are_scored_on_the_predicted_configurations() {
+        let mut a = config("a", false, &[10.0], 10.0);
+        a.predicted_binding = Some("gpu".into());
+        a.measured.verdict.binding = "gpu".into();
+        a.parities[0].metrics.push(mp(key::PEAK_RSS, "peak RAM", 2.0, 2.1));
+        let mut b = config("b", false, &[10.0], 10.0);
+        b.predicted_binding = Some("gpu".into());
+        b.measured.verdict.binding = "synthesis".into();
+        b.parities[0].metrics.push(mp(key::PEAK_RSS, "peak RAM", 2.0, 2.4));
+        // The calibration configuration does not count; nor one whose prediction names nothing.
+        let mut cal = config("cal", true, &[10.0], 10.0);
+        cal.predicted_binding = Some("memory".into());
+        let none = config("n", false, &[10.0], 10.0);
+        let mut s = score("cal", &[a, b, cal, none]);
+        // a: right, +5 % RSS; b: wrong, +20 %.
+        assert_eq!((s.binding_correct, s.binding_checked), (1, 2));
+        assert_eq!((s.rss_within_10pct, s.rss_checked), (1, 2));
+        assert_eq!((s.configs[0].binding_correct, s.configs[1].binding_correct, s.configs[3].binding_correct), (Some(true), Some(false), None));
+        let md = s.markdown(1);
+        assert!(md.contains("- **Binding resource named correctly: 1 of 2 predicted configurations**"), "{md}");
+        assert!(md.contains("- **Peak RSS within 10 %: 1 of 2 predicted configurations.**"), "{md}");
+        assert!(md.contains("| b | 10.00 | — | — | — | — | — | synthesis | gpu | **no** | 2.000 | 2.400 | +20.0% |"), "{md}");
+        assert!(!md.contains("Pre-registration"), "{md}");
+        s.preregistration = Some(crate::prereg::Registration {
+            predictions_sha256: "ab".repeat(32),
+            created_utc: "2026-12-03T10:00:00.000000000Z".into(),
+            runs_checked: 3,
+            first_predicted_run: Some("b".into()),
+            first_predicted_start_utc: Some("2026-12-03T10:00:02Z".into()),
+            lead_s: Some(2.0),
+            ..Default::default()
+        });
+        let md = s.markdown(1);
+        assert!(md.starts_with("# Campaign: predictions vs measurements\n\n## Pre-registration\n\n"), "{md}");
+        assert!(md.contains("was written at **2026-12-03T10:00:00.000000000Z**") && md.contains("the first predicted run, **b**, started at **2026-12-03T10:00:02Z**, 2.0 s later") && md.contains("All 3 runs"), "{md}");
+        // Without binding or RSS figures (the two-half flow's old reports), no such lines.
+        let md = score("x", &[config("x", true, &[1.0], 1.0), config("y", false, &[1.0], 1.0)]).markdown(1);
+        assert!(!md.contains("Binding resource") && !md.contains("Peak RSS within") && !md.contains("## Intervals"), "{md}");
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod memory;
 pub mod mmc;
 pub mod parity;
 pub mod pipeline;
+pub mod prereg;
 pub mod report;
 pub mod resources;
 pub mod rng;

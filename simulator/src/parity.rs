@@ -56,9 +56,20 @@ fn phase_mean_s(s: &Summary, kind: &str) -> Option<f64> {
 
 /// Compare the summary of a measured run with the summary of a simulated one.
 pub fn compare(measured: &Summary, simulated: &Summary) -> Parity {
+    compare_with(measured, |key| METRICS.iter().find(|m| m.0 == key).and_then(|m| (m.3)(simulated)))
+}
+
+/// Compare the summary of a measured run with predicted figures given by key (a
+/// pre-registered prediction's `metrics`, [`crate::prereg`]): the same report as
+/// [`compare`] with those figures as the predicted ones.
+pub fn compare_registered(measured: &Summary, predicted: &std::collections::BTreeMap<String, f64>) -> Parity {
+    compare_with(measured, |key| predicted.get(key).copied())
+}
+
+fn compare_with(measured: &Summary, predicted: impl Fn(&str) -> Option<f64>) -> Parity {
     let mut metrics = Vec::new();
     for (key, name, unit, get) in METRICS {
-        if let (Some(a), Some(b)) = (get(measured), get(simulated)) {
+        if let (Some(a), Some(b)) = (get(measured), predicted(key)) {
             if a.abs() > 1e-12 && a.is_finite() && b.is_finite() {
                 metrics.push(MetricParity { key: key.into(), metric: name.into(), unit: unit.into(), measured: a, predicted: b, error_pct: 100.0 * (b - a) / a });
             }

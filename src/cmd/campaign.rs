@@ -1,14 +1,20 @@
-//! `proofscope campaign base|score`: the Rust half of `scripts/campaign-analyze.sh`, which
-//! only orchestrates (analyze, calibrate, simulate, compare) and calls these two:
+//! `proofscope campaign base|predict|score`: the Rust half of the campaign scripts, which
+//! only orchestrate (prove, analyze, calibrate, simulate, compare) and call these:
 //!
 //! - `campaign base MACHINE_TXT CAL_RUN -o DIR`: DIR/base.toml, the base config of the
 //!   measured machine (phase8.toml with its cores, RAM, VRAM and RSS-based footprints);
+//! - `campaign predict GRID --model CIRCUIT=MODEL … -o DIR`: the pre-registration
+//!   (`scripts/campaign-prereg.sh`, on the measuring machine before the predicted runs):
+//!   every configuration of the grid predicted, DIR/predictions.json (timestamped, the
+//!   models' hashes) and DIR/predictions.sha256;
 //! - `campaign score DIR [-o OUT]`: reads every configuration's `parity/parity.json` (+
 //!   `parity@K/` repeats), `parity/prediction.json` and `summary.json` in a campaign report
 //!   folder and writes `campaign.json`, `campaign.md`, `parity-campaign.svg` and
-//!   `host-runs.json` (into DIR unless `-o`).
+//!   `host-runs.json` (into DIR unless `-o`); with `--predictions FILE` it checks the
+//!   registration instead (hash, every predicted run after its timestamp: an error
+//!   otherwise) and scores the registered figures against the runs in DIR/runs.
 //!
-//! The work is in [`simulator::campaign`].
+//! The work is in [`simulator::campaign`] and [`simulator::prereg`].
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -19,8 +25,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use simulator::campaign::{self, ConfigInput};
 use simulator::parity::Parity;
+use simulator::prereg::{self, Predictions, Registration, RunStart};
 use simulator::SimResult;
-use timeline::analysis::Summary;
+use timeline::analysis::{summarize, AnalyzeOptions, Summary};
 
 use super::output;
 
@@ -34,8 +41,40 @@ pub struct Args {
 pub enum Sub {
     /// Write the base config of a campaign: phase8.toml with the machine's cores, RAM and VRAM and the calibration run's RSS footprints.
     Base(BaseArgs),
+    /// Pre-register a campaign's predictions: every configuration of a grid predicted from calibrated models, written to predictions.json (UTC timestamp, the models' sha256) and predictions.sha256.
+    Predict(PredictArgs),
     /// Score a campaign report folder: campaign.json, campaign.md, parity-campaign.svg and host-runs.json.
     Score(ScoreArgs),
+}
+
+#[derive(clap::Args)]
+pub struct PredictArgs {
+    /// The grid, knobs resolved: one configuration a line, `name pw gw lock split finalizers [knob=value …]` (knobs: circuit, threads, ram_gib + ram_parts, vram_gib + vram_call_gib + params_gib; docs/reference/reports.md).
+    pub grid: PathBuf,
+    /// The calibrated model of a circuit family, `CIRCUIT=MODEL.toml` (`porep-like=cal/porep-like/model.toml`); repeatable, one per family the grid uses.
+    #[arg(long = "model", value_name = "CIRCUIT=FILE", required = true)]
+    pub models: Vec<String>,
+    /// The calibration configurations (measured before the registration; predicted in-sample, left out of the scores), comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub calibration: Vec<String>,
+    /// Proofs per run.
+    #[arg(long)]
+    pub proofs: u32,
+    /// Partitions per proof.
+    #[arg(long)]
+    pub partitions: u32,
+    /// The runs' backend (cuda or cpu; with cuda the `kernels` lock pre-stages uploads).
+    #[arg(long)]
+    pub backend: String,
+    /// Constraints per partition as the campaign gives them (recorded, e.g. `2^20`).
+    #[arg(long)]
+    pub size: String,
+    /// Replications with other seeds per configuration, for the 80 % interval.
+    #[arg(long, default_value_t = simulator::interval::DEFAULT_REPLICATIONS)]
+    pub replications: u32,
+    /// Output folder: DIR/predictions.json and DIR/predictions.sha256 (refused when predictions.json exists there: a registration is written once).
+    #[arg(short, long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -74,11 +113,15 @@ pub struct ScoreArgs {
     /// campaign.log, for the order of the runs in the host table; default: DIR/campaign.log (the table is left out when it does not exist).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// A pre-registered campaign's predictions.json (predictions.sha256 beside it): check it (its hash; every run of a predicted configuration started after its timestamp, per runs/<run>.start; an error otherwise) and score its registered figures against the runs' timelines in the runs folder, instead of the parity/ folders.
+    #[arg(long, value_name = "FILE")]
+    pub predictions: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.command {
         Sub::Base(b) => base(b),
+        Sub::Predict(p) => predict(p),
         Sub::Score(s) => score(s),
     }
 }
@@ -100,6 +143,94 @@ fn base(a: BaseArgs) -> anyhow::Result<ExitCode> {
     out.finish();
     tracing::info!("base config: {}", path.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `path` relative to `dir` when it lies inside it, else as given.
+fn relative_to(path: &Path, dir: &Path) -> String {
+    match (fs::canonicalize(path), fs::canonicalize(dir)) {
+        (Ok(p), Ok(d)) => p.strip_prefix(&d).map_or_else(|_| path.display().to_string(), |r| r.display().to_string()),
+        _ => path.display().to_string(),
+    }
+}
+
+fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
+    let grid_text = fs::read_to_string(&a.grid).with_context(|| format!("cannot read {}", a.grid.display()))?;
+    let grid = prereg::parse_grid(&grid_text).map_err(|e| anyhow::anyhow!("{}: {e}", a.grid.display()))?;
+    if grid.is_empty() {
+        bail!("{}: no configuration", a.grid.display());
+    }
+    for c in &a.calibration {
+        if !grid.iter().any(|g| g.name == *c) {
+            bail!("--calibration {c}: not a configuration of {}", a.grid.display());
+        }
+    }
+    if a.proofs == 0 || a.partitions == 0 {
+        bail!("--proofs and --partitions must be at least 1");
+    }
+    let dir = output::dir(&a.out)?;
+    let json_path = dir.join(prereg::PREDICTIONS_FILE);
+    if json_path.exists() {
+        bail!("{} exists: a registration is written once (score it, or register into a new folder)", json_path.display());
+    }
+    let mut models: Vec<(prereg::ModelRef, simulator::Config)> = Vec::new();
+    for m in &a.models {
+        let (circuit, path) = m.split_once('=').with_context(|| format!("--model {m}: expected CIRCUIT=FILE"))?;
+        let path = Path::new(path);
+        let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let cfg = simulator::Config::load(path)?;
+        if models.iter().any(|(r, _)| r.circuit == circuit) {
+            bail!("--model {circuit}: given twice");
+        }
+        models.push((prereg::ModelRef { circuit: circuit.to_string(), path: relative_to(path, &dir), sha256: prereg::sha256_hex(&bytes) }, cfg));
+    }
+    let workload = prereg::Workload { size: a.size.clone(), proofs: a.proofs, partitions: a.partitions, backend: a.backend.clone() };
+    let mut configs = Vec::new();
+    for g in &grid {
+        let Some((mref, base)) = models.iter().find(|(r, _)| r.circuit == g.circuit()) else {
+            bail!("{}: circuit {} has no --model (given: {})", g.name, g.circuit(), models.iter().map(|(r, _)| r.circuit.as_str()).collect::<Vec<_>>().join(", "));
+        };
+        let mut cfg = base.clone();
+        cfg.name = g.name.clone();
+        let changes = prereg::apply(&mut cfg, g, &workload).map_err(anyhow::Error::msg)?;
+        let (result, sim) = prereg::predict(&cfg, a.replications);
+        if !result.feasible {
+            tracing::warn!("{}: the model predicts no complete run ({})", g.name, result.failure.as_ref().map_or("infeasible".to_string(), |f| format!("{f:?}")));
+        }
+        configs.push(prereg::RegisteredConfig::new(g, a.calibration.contains(&g.name), &mref.path, changes, result, &sim));
+    }
+    // The registration's moment: after every prediction, just before the file is written.
+    let p = Predictions {
+        format: prereg::FORMAT.to_string(),
+        created_utc: prereg::rfc3339_utc(prereg::now_ns()),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        workload,
+        calibrated_on: a.calibration.clone(),
+        models: models.into_iter().map(|(r, _)| r).collect(),
+        replications: a.replications,
+        configs,
+    };
+    let bytes = json(&p)?;
+    output::write_atomic(&json_path, &bytes)?;
+    let line = prereg::sha256_line(&bytes, prereg::PREDICTIONS_FILE);
+    output::write_atomic(&dir.join(prereg::SHA256_FILE), line.as_bytes())?;
+    println!("{}", registered_table(&p));
+    print!("registered {} at {}; sha256 {line}", json_path.display(), p.created_utc);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The predictions, one line each (what the device call prints).
+fn registered_table(p: &Predictions) -> String {
+    let fig = |f: &prereg::Figure| match (f.lo, f.hi) {
+        (Some(lo), Some(hi)) => format!("{:.3} ({lo:.3}-{hi:.3})", f.point),
+        _ => format!("{:.3}", f.point),
+    };
+    let mut t = format!("{:<28} {:>24} {:>24} {:<20} {:>9}\n", "config", "steady s/proof (80 %)", "total s/proof (80 %)", "binding", "RSS GiB");
+    for c in &p.configs {
+        let name = if c.calibration { format!("{} (cal)", c.config) } else { c.config.clone() };
+        let rss = c.peak_rss_gib.map_or("-".to_string(), |v| format!("{v:.3}"));
+        t.push_str(&format!("{name:<28} {:>24} {:>24} {:<20} {rss:>9}\n", fig(&c.steady_s_per_proof), fig(&c.total_s_per_proof), c.binding));
+    }
+    t
 }
 
 /// Read and parse a JSON file; errors name the file (and serde names the field).
@@ -154,10 +285,142 @@ fn run_file(runs: &Path, name: &str) -> Option<PathBuf> {
     [format!("{name}.jsonl.gz"), format!("{name}.jsonl")].into_iter().map(|f| runs.join(f)).find(|p| p.is_file())
 }
 
+/// Every run of a runs folder that ran, with its start time: `<run>.start` (RFC 3339, written
+/// by the script just before the run), and every `<run>.status` saying it ran (ok, failed,
+/// timeout) with no start file (`started_utc` none).
+fn run_starts(runs: &Path) -> anyhow::Result<Vec<RunStart>> {
+    let mut out: Vec<RunStart> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    if runs.is_dir() {
+        for e in fs::read_dir(runs).with_context(|| format!("cannot list {}", runs.display()))? {
+            names.push(e?.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    for n in &names {
+        if let Some(run) = n.strip_suffix(".start") {
+            let t = fs::read_to_string(runs.join(n)).with_context(|| format!("cannot read {}", runs.join(n).display()))?;
+            out.push(RunStart { run: run.to_string(), started_utc: Some(t.trim().to_string()) });
+        }
+    }
+    for n in &names {
+        if let Some(run) = n.strip_suffix(".status") {
+            let status = fs::read_to_string(runs.join(n)).unwrap_or_default();
+            let ran = ["ok", "failed", "timeout"].iter().any(|w| status.starts_with(w));
+            if ran && !out.iter().any(|r| r.run == run) {
+                out.push(RunStart { run: run.to_string(), started_utc: None });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The completed runs of `config` in `runs`: `config` then `config@2`, `config@3`, …
+fn runs_of(runs: &Path, config: &str) -> anyhow::Result<Vec<(String, PathBuf)>> {
+    let mut reps: Vec<(u32, String)> = Vec::new();
+    if runs.is_dir() {
+        for e in fs::read_dir(runs).with_context(|| format!("cannot list {}", runs.display()))? {
+            let n = e?.file_name().to_string_lossy().into_owned();
+            let Some(run) = n.strip_suffix(".status") else { continue };
+            let k = if run == config { Some(1) } else { run.strip_prefix(config).and_then(|r| r.strip_prefix('@')).and_then(|k| k.parse::<u32>().ok()) };
+            if let Some(k) = k {
+                reps.push((k, run.to_string()));
+            }
+        }
+    }
+    reps.sort();
+    Ok(reps.into_iter().filter_map(|(_, r)| run_file(runs, &r).map(|p| (r, p))).collect())
+}
+
+/// What a pre-registered campaign gives the scoring.
+struct Registered {
+    /// The calibration configurations, joined (campaign.md's label).
+    cal: String,
+    names: Vec<String>,
+    inputs: Vec<ConfigInput>,
+    /// Runs of the calibration configurations.
+    cal_runs: usize,
+    reg: Registration,
+}
+
+/// A pre-registered campaign's inputs: the registration checked (an error when it does not
+/// hold), the models' files against their registered hashes, then per registered
+/// configuration with a completed run: every run's summary against the registered figures.
+fn registered_inputs(a: &ScoreArgs, path: &Path) -> anyhow::Result<Registered> {
+    let json_bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let sha_path = path.with_file_name(prereg::SHA256_FILE);
+    let sha = fs::read_to_string(&sha_path).with_context(|| format!("cannot read {} (the registration's hash)", sha_path.display()))?;
+    let runs = a.runs_dir.clone().unwrap_or_else(|| a.dir.join("runs"));
+    let starts = run_starts(&runs)?;
+    let (preds, reg) = prereg::check(&json_bytes, &sha, &starts).map_err(|e| anyhow::anyhow!("pre-registration check failed: {e}"))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    for m in &preds.models {
+        let p = base.join(&m.path);
+        match fs::read(&p) {
+            Ok(b) if prereg::sha256_hex(&b) != m.sha256 => {
+                bail!("pre-registration check failed: {} changed after the registration (sha256 {}, registered {})", p.display(), prereg::sha256_hex(&b), m.sha256)
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("{}: {e}: the registered model ({}) cannot be checked", p.display(), m.sha256),
+        }
+    }
+    let wanted: Vec<&prereg::RegisteredConfig> = if a.configs.is_empty() {
+        preds.configs.iter().collect()
+    } else {
+        a.configs.iter().map(|n| preds.config(n).with_context(|| format!("--configs {n}: not in {}", path.display()))).collect::<anyhow::Result<_>>()?
+    };
+    let (mut names, mut inputs, mut cal_runs) = (Vec::new(), Vec::new(), 0);
+    let opts = AnalyzeOptions::default();
+    for c in wanted {
+        let files = runs_of(&runs, &c.config)?;
+        if files.is_empty() {
+            tracing::warn!("{}: no completed run in {}: not scored", c.config, runs.display());
+            continue;
+        }
+        let mut summaries = Vec::new();
+        for (_, f) in &files {
+            summaries.push(summarize(&super::input::read_run(f, None, false)?, &opts));
+        }
+        if c.calibration {
+            cal_runs += files.len();
+        }
+        names.push(c.config.clone());
+        inputs.push(ConfigInput {
+            name: c.config.clone(),
+            calibration: c.calibration,
+            parities: summaries.iter().map(|s| simulator::parity::compare_registered(s, &c.metrics)).collect(),
+            prediction: c.result.clone(),
+            measured: summaries.swap_remove(0),
+            predicted_binding: Some(c.binding.clone()),
+        });
+    }
+    if inputs.is_empty() {
+        bail!("{}: no registered configuration has a completed run in {}", path.display(), runs.display());
+    }
+    Ok(Registered { cal: preds.calibrated_on.join(", "), names, inputs, cal_runs, reg })
+}
+
 fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
     let dir = &a.dir;
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
+    }
+    if let Some(p) = &a.predictions {
+        if a.calibration.is_some() || a.cal_runs.is_some() {
+            bail!("--calibration and --cal-runs come from predictions.json with --predictions");
+        }
+        let Registered { cal, names, inputs, cal_runs, reg } = registered_inputs(&a, p)?;
+        println!(
+            "campaign: predictions registered at {} (sha256 {} matches predictions.sha256); {} runs of predicted configurations, all started after it{}",
+            reg.created_utc,
+            reg.predictions_sha256,
+            reg.runs_checked,
+            match (&reg.first_predicted_run, &reg.first_predicted_start_utc) {
+                (Some(r), Some(t)) => format!(" (the first, {r}, at {t})"),
+                _ => String::new(),
+            }
+        );
+        return write_score(&a, &cal, &names, &inputs, cal_runs, Some(reg));
     }
     let cal = match &a.calibration {
         Some(c) => c.clone(),
@@ -183,10 +446,19 @@ fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
             parities: parities(&cdir)?,
             prediction: read_json::<SimResult>(&cdir.join("parity").join("prediction.json"), "a simulation result (simulate --json)")?,
             measured: read_json::<Summary>(&cdir.join("summary.json"), "an analyzer summary")?,
+            predicted_binding: None,
         });
     }
     let cal_runs = a.cal_runs.unwrap_or_else(|| inputs.iter().find(|c| c.calibration).map_or(1, |c| c.parities.len()));
-    let res = campaign::score(&cal, &inputs);
+    write_score(&a, &cal, &names, &inputs, cal_runs, None)
+}
+
+/// Score, write campaign.json, campaign.md, parity-campaign.svg and host-runs.json, print the
+/// headline.
+fn write_score(a: &ScoreArgs, cal: &str, names: &[String], inputs: &[ConfigInput], cal_runs: usize, reg: Option<Registration>) -> anyhow::Result<ExitCode> {
+    let dir = &a.dir;
+    let mut res = campaign::score(cal, inputs);
+    res.preregistration = reg;
     let mut md = res.markdown(cal_runs);
 
     // The run-by-run host table: every run of a scored configuration that completed, in the
@@ -226,10 +498,15 @@ fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
     let out = out_path;
     let f = |x: Option<f64>| x.map_or_else(|| "—".to_string(), |v| format!("{v:.2}"));
     println!(
-        "campaign: MAPE {} %, coverage {} % of {} runs, best measured {}, predicted {}, target {} ({})",
+        "campaign: MAPE {} % (steady), {} % (total), coverage {} % of {} runs, binding right {} of {}, peak RSS within 10 % {} of {}, best measured {}, predicted {}, target {} ({})",
         f(res.mape_pct),
+        f(res.mape_total_pct),
         f(res.coverage_pct),
         res.coverage_runs,
+        res.binding_correct,
+        res.binding_checked,
+        res.rss_within_10pct,
+        res.rss_checked,
         res.best_measured.as_deref().unwrap_or("—"),
         res.best_predicted.as_deref().unwrap_or("—"),
         if res.target_met { "met" } else { "NOT met" },
@@ -290,7 +567,7 @@ mod tests {
     }
 
     fn score_args(dir: &Path) -> ScoreArgs {
-        ScoreArgs { dir: dir.to_path_buf(), out: None, calibration: None, cal_runs: None, configs: vec![], runs_dir: None, log: None }
+        ScoreArgs { dir: dir.to_path_buf(), out: None, calibration: None, cal_runs: None, configs: vec![], runs_dir: None, log: None, predictions: None }
     }
 
     #[test]
@@ -338,6 +615,97 @@ mod tests {
         assert!(e.contains("cannot read") && e.contains("prediction.json"), "{e}");
         let e = format!("{:#}", score(ScoreArgs { calibration: Some("zz".into()), ..score_args(d.path()) }).unwrap_err());
         assert!(e.contains("zz"), "{e}");
+    }
+
+    /// A registered campaign in a temp folder: phase8 as the model, a calibration
+    /// configuration and a predicted one, predicted with `campaign predict`; each run's
+    /// timeline is the model's own simulation of it (so the predictions are exact) and starts
+    /// at `start` (the calibration run an hour before the registration).
+    fn registered_campaign(start: &str) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        fs::write(p.join("model.toml"), simulator::calibrate::DEFAULT_BASE).unwrap();
+        fs::write(p.join("grid.txt"), "cal 2 1 whole false 1\nb 4 1 kernels true 1 threads=2\n").unwrap();
+        let args = || PredictArgs {
+            grid: p.join("grid.txt"),
+            models: vec![format!("porep-like={}", p.join("model.toml").display())],
+            calibration: vec!["cal".into()],
+            proofs: 3,
+            partitions: 2,
+            backend: "cuda".into(),
+            size: "2^27".into(),
+            replications: 4,
+            out: p.to_path_buf(),
+        };
+        predict(args()).unwrap();
+        let e = format!("{:#}", predict(args()).unwrap_err());
+        assert!(e.contains("a registration is written once"), "{e}");
+        let preds: Predictions = read_json(&p.join("predictions.json"), "").unwrap();
+        assert_eq!(preds.models[0].path, "model.toml");
+        let created = timeline::read::wrap::rfc3339_ns(&preds.created_utc).unwrap();
+        fs::create_dir_all(p.join("runs")).unwrap();
+        let grid = prereg::parse_grid(&fs::read_to_string(p.join("grid.txt")).unwrap()).unwrap();
+        for (g, at) in grid.iter().zip([prereg::rfc3339_utc(created - 3_600_000_000_000), start.to_string()]) {
+            let mut cfg = simulator::Config::load(&p.join("model.toml")).unwrap();
+            prereg::apply(&mut cfg, g, &preds.workload).unwrap();
+            let run = simulator::simulate(&cfg, simulator::Options { record: true }).run.unwrap();
+            let mut out = Vec::new();
+            timeline::write::jsonl::write_run(&mut out, &run).unwrap();
+            fs::write(p.join("runs").join(format!("{}.jsonl", g.name)), out).unwrap();
+            fs::write(p.join("runs").join(format!("{}.status", g.name)), "ok wall_s=1\n").unwrap();
+            fs::write(p.join("runs").join(format!("{}.start", g.name)), format!("{at}\n")).unwrap();
+        }
+        d
+    }
+
+    fn prereg_args(dir: &Path) -> ScoreArgs {
+        ScoreArgs { predictions: Some(dir.join("predictions.json")), ..score_args(dir) }
+    }
+
+    #[test]
+    fn scores_a_registered_campaign_from_its_predictions() {
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        score(prereg_args(d.path())).unwrap();
+        let res: campaign::CampaignScore = read_json(&d.path().join("campaign.json"), "").unwrap();
+        let reg = res.preregistration.as_ref().unwrap();
+        assert_eq!((reg.runs_checked, reg.first_predicted_run.as_deref()), (1, Some("b")));
+        assert_eq!(res.calibrated_on, "cal");
+        assert_eq!(res.configs.iter().map(|c| (c.config.as_str(), c.calibration)).collect::<Vec<_>>(), [("cal", true), ("b", false)]);
+        // The runs are the model's own simulations: the registered figures are exact.
+        assert_eq!(res.mape_pct, Some(0.0));
+        assert_eq!(res.mape_total_pct, Some(0.0));
+        assert_eq!((res.binding_correct, res.binding_checked, res.rss_within_10pct, res.rss_checked), (1, 1, 1, 1));
+        let md = fs::read_to_string(d.path().join("campaign.md")).unwrap();
+        assert!(md.contains("## Pre-registration") && md.contains(&reg.predictions_sha256), "{md}");
+        // `sha256sum -c` reads predictions.sha256.
+        let line = fs::read_to_string(d.path().join("predictions.sha256")).unwrap();
+        assert_eq!(line, format!("{}  predictions.json\n", reg.predictions_sha256));
+    }
+
+    #[test]
+    fn a_registered_campaign_whose_run_came_first_or_whose_file_changed_is_refused() {
+        // A predicted run that started before the registration.
+        let d = registered_campaign("2001-01-01T00:00:00Z");
+        let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
+        assert!(e.contains("pre-registration check failed") && e.contains("run b started at 2001-01-01T00:00:00Z, before"), "{e}");
+        assert!(!d.path().join("campaign.json").exists());
+        // predictions.json edited after the registration.
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        let path = d.path().join("predictions.json");
+        let text = fs::read_to_string(&path).unwrap().replacen("\"replications\": 4", "\"replications\": 5", 1);
+        fs::write(&path, text).unwrap();
+        let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
+        assert!(e.contains("does not match predictions.sha256"), "{e}");
+        // The model file edited after the registration.
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        fs::write(d.path().join("model.toml"), format!("{}\n# edited\n", simulator::calibrate::DEFAULT_BASE)).unwrap();
+        let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
+        assert!(e.contains("model.toml changed after the registration"), "{e}");
+        // A predicted run without a start time.
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        fs::remove_file(d.path().join("runs").join("b.start")).unwrap();
+        let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
+        assert!(e.contains("run b of a predicted configuration has no start time"), "{e}");
     }
 
     #[test]

@@ -17,11 +17,12 @@ pub const SCHEMAS: &[(&str, &str, fn() -> schemars::Schema)] = &[
     ("compare", "compare's compare.json (and `compare --json`)", || schemars::schema_for!(timeline::analysis::compare::Comparison)),
     ("whatif", "whatif's whatif.json", || schemars::schema_for!(simulator::whatif::WhatIf)),
     ("campaign", "campaign score's campaign.json", || schemars::schema_for!(simulator::campaign::CampaignScore)),
+    ("predictions", "campaign predict's predictions.json (a pre-registered campaign)", || schemars::schema_for!(simulator::prereg::Predictions)),
 ];
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The schema to print (summary, fleet, sim-result, sweep, parity, compare, whatif, campaign); none: list them.
+    /// The schema to print (summary, fleet, sim-result, sweep, parity, compare, whatif, campaign, predictions); none: list them.
     pub name: Option<String>,
     /// Write every schema into this folder as <name>.schema.json instead of printing one.
     #[arg(short, long)]

@@ -281,7 +281,8 @@ pub fn rfc3339_ns(s: &str) -> Option<i64> {
         let m: i64 = digits[2..].parse().ok()?;
         sign * (h * 3600 + m * 60)
     };
-    Some(days_from_civil(y, mo, d) * 86_400 * 1_000_000_000 + clock - offset_s * 1_000_000_000)
+    // Checked: a year past 2262 does not fit i64 nanoseconds (None, not an overflow).
+    days_from_civil(y, mo, d).checked_mul(86_400 * 1_000_000_000)?.checked_add(clock)?.checked_sub(offset_s * 1_000_000_000)
 }
 
 #[cfg(test)]
@@ -372,7 +373,8 @@ mod tests {
         assert_eq!(rfc3339_ns("1970-01-01T01:00:00+01:00"), Some(0));
         assert_eq!(rfc3339_ns("2000-03-01T00:00:00Z"), Some(951_868_800_000_000_000));
         assert_eq!(rfc3339_ns("2024-12-01T13:00:00.123456789Z"), Some(1_733_058_000_123_456_789));
-        for bad in ["", "2024-13-01T00:00:00Z", "2024-12-01T25:00:00Z", "2024-12-01T13:00:00", "x024-12-01T13:00:00Z"] {
+        // Past i64 nanoseconds (2262-04-11): none, not an overflow.
+        for bad in ["", "2024-13-01T00:00:00Z", "2024-12-01T25:00:00Z", "2024-12-01T13:00:00", "x024-12-01T13:00:00Z", "2999-01-01T00:00:00Z", "9999-12-31T23:59:59Z"] {
             assert_eq!(rfc3339_ns(bad), None, "{bad}");
         }
     }

@@ -1,0 +1,666 @@
+//! Pre-registered campaigns: predictions written down, hashed and timestamped before the
+//! runs they predict (`proofscope campaign predict` on the GPU machine, between the
+//! calibration runs and the predicted ones), then checked and scored back home
+//! (`proofscope campaign score --predictions`).
+//!
+//! - The grid ([`parse_grid`]): one configuration a line, `name pw gw lock split finalizers
+//!   [knob=value …]`, the knobs being what the engine is told beyond the pipeline
+//!   ([`KNOBS`]: the circuit, `synthesis_threads`, a RAM budget, a VRAM budget). The script
+//!   (`scripts/campaign-prereg.sh`) turns each knob into `prove` flags; [`apply`] turns it
+//!   into changes of the calibrated model, every change written down in
+//!   `predictions.json`, so the scoring can tell what the model was told.
+//! - A prediction ([`predict`]): the calibrated model with those changes, simulated once with
+//!   its timeline recorded (the point prediction) and `replications` times with other seeds
+//!   (the 80 % interval, [`crate::interval`]); the simulated timeline goes through the
+//!   analyzer's `summarize`, as a measured one does, so every registered figure (steady and
+//!   total s/proof, latency, GPU utilisation, peak RSS, the binding resource in the
+//!   analyzer's words) is the number the measured run's `summary.json` will be compared with.
+//! - The registration ([`Predictions`], `predictions.json`) carries a UTC timestamp and the
+//!   sha256 of every model file; `predictions.sha256` holds the file's own sha256 in
+//!   `sha256sum` format. [`check`] verifies the hash and that every run of a predicted
+//!   configuration started after the timestamp, and fails loudly otherwise.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use timeline::analysis::{summarize, AnalyzeOptions, Summary};
+
+use crate::interval::Band;
+use crate::parity::METRICS;
+use crate::{simulate, Config, Options, SimResult};
+
+/// `predictions.json`'s `format`.
+pub const FORMAT: &str = "proofscope-predictions/1";
+/// The file names a campaign folder holds.
+pub const PREDICTIONS_FILE: &str = "predictions.json";
+pub const SHA256_FILE: &str = "predictions.sha256";
+
+/// The knobs a grid line may carry after the six pipeline columns (`key=value`):
+/// - `circuit`: `porep-like` (default) or `mix16` — which calibrated model predicts it;
+/// - `threads`: the engine's `synthesis_threads` (a pool of N threads per synthesis worker);
+/// - `ram_gib` + `ram_parts`: a host-RAM budget (`--ram-budget`, the parameters kept on the
+///   host) of the engine's resident items plus room for `ram_parts` syntheses (and half of one);
+/// - `vram_gib` + `vram_call_gib` + `params_gib`: a VRAM budget (`--vram-budget`), the
+///   least device memory of one call under it (what the engine requires less its 1 GiB to
+///   spare) and the parameters' size.
+pub const KNOBS: &[&str] = &["circuit", "threads", "ram_gib", "ram_parts", "vram_gib", "vram_call_gib", "params_gib"];
+
+/// One configuration of the grid.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridLine {
+    pub name: String,
+    pub pw: u32,
+    pub gw: u32,
+    pub lock: String,
+    pub split: bool,
+    pub finalizers: u32,
+    pub knobs: Vec<(String, String)>,
+    /// The line as written (whitespace collapsed).
+    pub line: String,
+}
+
+impl GridLine {
+    pub fn knob(&self, key: &str) -> Option<&str> {
+        self.knobs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    /// The circuit family (`circuit=` knob, default `porep-like`).
+    pub fn circuit(&self) -> &str {
+        self.knob("circuit").unwrap_or("porep-like")
+    }
+
+    fn num(&self, key: &str) -> Result<Option<f64>, String> {
+        self.knob(key)
+            .map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| format!("{}: `{key}={v}` is not a positive number", self.name)))
+            .transpose()
+    }
+}
+
+/// Parse a grid (`grid.txt`): blank lines and `#` comments skipped; errors name the line.
+pub fn parse_grid(text: &str) -> Result<Vec<GridLine>, String> {
+    let mut out: Vec<GridLine> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.split('#').next().unwrap_or("").trim();
+        if l.is_empty() {
+            continue;
+        }
+        let at = |why: String| format!("grid line {}: {why} (`{l}`)", i + 1);
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 6 {
+            return Err(at("expected `name pw gw lock split finalizers [knob=value …]`".into()));
+        }
+        let int = |s: &str, what: &str| s.parse::<u32>().ok().filter(|v| *v > 0).ok_or_else(|| at(format!("{what} `{s}` is not a whole number ≥ 1")));
+        let split = match f[4] {
+            "true" => true,
+            "false" => false,
+            s => return Err(at(format!("split `{s}` is not true or false"))),
+        };
+        if !matches!(f[3], "whole" | "kernels" | "two_lock") {
+            return Err(at(format!("lock `{}` is not whole, kernels or two_lock", f[3])));
+        }
+        let mut knobs = Vec::new();
+        for kv in &f[6..] {
+            let (k, v) = kv.split_once('=').ok_or_else(|| at(format!("`{kv}` is not key=value")))?;
+            if !KNOBS.contains(&k) {
+                return Err(at(format!("unknown knob `{k}` (known: {})", KNOBS.join(", "))));
+            }
+            knobs.push((k.to_string(), v.to_string()));
+        }
+        if out.iter().any(|g| g.name == f[0]) {
+            return Err(at(format!("configuration `{}` twice", f[0])));
+        }
+        if f[0].contains('@') {
+            return Err(at("a configuration name may not contain `@` (it marks repeats)".into()));
+        }
+        out.push(GridLine {
+            name: f[0].to_string(),
+            pw: int(f[1], "pw")?,
+            gw: int(f[2], "gw")?,
+            lock: f[3].to_string(),
+            split,
+            finalizers: int(f[5], "finalizers")?,
+            knobs,
+            line: f.join(" "),
+        });
+    }
+    Ok(out)
+}
+
+/// What every configuration of a campaign shares.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Workload {
+    /// Constraints per partition, as the script was given them (`2^20`).
+    pub size: String,
+    pub proofs: u32,
+    pub partitions: u32,
+    /// `cuda` or `cpu`.
+    pub backend: String,
+}
+
+/// Set `key=value` on the model and write it down.
+fn set(cfg: &mut Config, changes: &mut Vec<String>, key: &str, value: &str) -> Result<(), String> {
+    cfg.set(key, value).map_err(|e| e.to_string())?;
+    changes.push(format!("{key}={value}"));
+    Ok(())
+}
+
+/// The calibrated model told what the engine is told for this configuration; returns every
+/// change, in words where it is not a plain `--set`. The mapping:
+/// - pipeline: `pw`, `gw`, `lock`, `split`, `finalizers`, `c` (proofs), `partitions`; the
+///   engine's defaults the runs keep, which a calibration cannot see in a timeline: `queue=1`
+///   (`queue_capacity`) and `permit_until_send=true` (a synthesis worker stays blocked until
+///   the queue takes its partition, holding its memory); with the CUDA backend `prestage` =
+///   (lock is `kernels`), as scripts/campaign-analyze.sh does;
+/// - `threads=N` below the calibrated demand d of a synthesis (`cpu.synth_cores`): demand N
+///   and the synthesis' work × d/N (the same core-seconds on N threads); at or above d,
+///   nothing (the model has no faster synthesis for more threads);
+/// - `ram_parts=K`: `total_budget` = the model's resident items + (K + ½) × its partition
+///   reservation (it admits K syntheses, as the engine's budget does), `early_release` (the
+///   engine gives a/b/c back at upload);
+/// - `vram_gib=B`: `vram_budget` = B, the parameters streamed (`params_on_device = stream`,
+///   `params_vram_gib` = `params_gib`: the engine keeps a query resident only with 1 GiB to
+///   spare after it, which such a budget never has), `call_vram_gib` = `vram_call_gib`,
+///   `vram_baseline_gib` = 0, `vram_policy = wait`.
+pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>, String> {
+    let mut ch = Vec::new();
+    set(cfg, &mut ch, "pw", &g.pw.to_string())?;
+    set(cfg, &mut ch, "gw", &g.gw.to_string())?;
+    set(cfg, &mut ch, "lock", &g.lock)?;
+    set(cfg, &mut ch, "split", &g.split.to_string())?;
+    set(cfg, &mut ch, "finalizers", &g.finalizers.to_string())?;
+    set(cfg, &mut ch, "c", &w.proofs.to_string())?;
+    set(cfg, &mut ch, "partitions", &w.partitions.to_string())?;
+    set(cfg, &mut ch, "queue", "1")?;
+    set(cfg, &mut ch, "permit_until_send", "true")?;
+    if w.backend == "cuda" {
+        set(cfg, &mut ch, "prestage", if g.lock == "kernels" { "true" } else { "false" })?;
+    }
+    if let Some(n) = g.num("threads")? {
+        let d = cfg.cpu.synth_cores;
+        if n < d {
+            cfg.cpu.synth_cores = n;
+            cfg.costs.synth = cfg.costs.synth.scaled(d / n);
+            ch.push(format!("synthesis_threads={n}: cpu.synth_cores {d} -> {n}, costs.synth x {:.4} (the same core-seconds on {n} threads)", d / n));
+        } else {
+            ch.push(format!("synthesis_threads={n}: at or above the calibrated demand of a synthesis (cpu.synth_cores {d}): model unchanged"));
+        }
+    }
+    match (g.num("ram_gib")?, g.num("ram_parts")?) {
+        (Some(b), Some(k)) => {
+            let (res, part) = (cfg.resident_gib(), cfg.partition_gib());
+            let budget = res + (k + 0.5) * part;
+            let bytes = (budget * (1u64 << 30) as f64).round() as u64;
+            set(cfg, &mut ch, "memory.early_release", "true")?;
+            cfg.set("total_budget", &bytes.to_string()).map_err(|e| e.to_string())?;
+            ch.push(format!(
+                "RAM budget (engine: {b} GiB = its resident items + room for {k} syntheses): total_budget = {budget:.4} GiB = resident {res:.4} + ({k} + 0.5) x partition {part:.4}"
+            ));
+        }
+        (None, None) => {}
+        _ => return Err(format!("{}: `ram_gib` and `ram_parts` go together", g.name)),
+    }
+    match (g.num("vram_gib")?, g.num("vram_call_gib")?, g.num("params_gib")?) {
+        (Some(b), Some(c), Some(p)) => {
+            set(cfg, &mut ch, "vram_budget", &b.to_string())?;
+            set(cfg, &mut ch, "memory.params_on_device", "stream")?;
+            set(cfg, &mut ch, "memory.params_vram_gib", &p.to_string())?;
+            set(cfg, &mut ch, "memory.call_vram_gib", &c.to_string())?;
+            set(cfg, &mut ch, "memory.vram_baseline_gib", "0")?;
+            set(cfg, &mut ch, "memory.vram_policy", "wait")?;
+        }
+        (None, None, None) => {}
+        _ => return Err(format!("{}: `vram_gib`, `vram_call_gib` and `params_gib` go together", g.name)),
+    }
+    cfg.validate().map_err(|e| format!("{}: the model with these changes: {e}", g.name))?;
+    Ok(ch)
+}
+
+/// A registered figure: the point prediction and, with replications, its spread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Figure {
+    /// The point prediction: the analyzer's figure on the simulated timeline.
+    pub point: f64,
+    /// p10, p50, p90 of the replications and the nominal 80 % interval [lo, hi] around the
+    /// point ([`Band::around`]: the replications' relative widths, the run spread added);
+    /// absent without replications.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p10: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lo: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hi: Option<f64>,
+}
+
+impl Figure {
+    fn new(point: f64, band: Option<&Band>) -> Figure {
+        let around = band.map(|b| b.around(point));
+        Figure { point, p10: band.map(|b| b.p10), p50: band.map(|b| b.p50), p90: band.map(|b| b.p90), lo: around.map(|a| a.0), hi: around.map(|a| a.1) }
+    }
+}
+
+/// One configuration's registered prediction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RegisteredConfig {
+    pub config: String,
+    /// A calibration configuration (measured before the registration; predicted in-sample).
+    pub calibration: bool,
+    /// The grid line it was predicted from.
+    pub grid_line: String,
+    pub circuit: String,
+    /// The model file (`models[]`) it was predicted with.
+    pub model: String,
+    /// Every change made to that model for this configuration ([`apply`]).
+    pub model_changes: Vec<String>,
+    /// Steady s/proof from partition completions (the campaign's headline steady figure).
+    pub steady_s_per_proof: Figure,
+    /// Steady s/proof from proof completions.
+    pub steady_proof_ends_s_per_proof: Figure,
+    /// Makespan ÷ proofs.
+    pub total_s_per_proof: Figure,
+    /// The analyzer's binding resource on the simulated timeline (`verdict.binding`: the
+    /// words the measured run's verdict uses).
+    pub binding: String,
+    /// The simulator's own: its practical floor's binding resource and its verdict.
+    pub model_binding: String,
+    pub model_verdict: String,
+    /// Peak RSS, GiB (the simulated timeline's `rss_bytes`, else the model's peak RAM).
+    pub peak_rss_gib: Option<f64>,
+    /// Every parity metric of the simulated timeline's summary ([`METRICS`] keys): what the
+    /// measured runs' summaries are compared with.
+    pub metrics: BTreeMap<String, f64>,
+    /// `simulate --json` of the point prediction, with its interval.
+    pub result: SimResult,
+}
+
+/// A model file and its sha256.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ModelRef {
+    pub circuit: String,
+    /// Path relative to the folder of predictions.json (as given when outside it).
+    pub path: String,
+    pub sha256: String,
+}
+
+/// `predictions.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Predictions {
+    /// [`FORMAT`].
+    pub format: String,
+    /// When the predictions were written, RFC 3339 UTC with nanoseconds; every run of a
+    /// predicted configuration must start after it.
+    pub created_utc: String,
+    pub tool_version: String,
+    pub workload: Workload,
+    /// The calibration configurations (their runs made before `created_utc`).
+    pub calibrated_on: Vec<String>,
+    pub models: Vec<ModelRef>,
+    /// Replications per prediction (seeds seed, seed + 1, …).
+    pub replications: u32,
+    pub configs: Vec<RegisteredConfig>,
+}
+
+impl Predictions {
+    pub fn config(&self, name: &str) -> Option<&RegisteredConfig> {
+        self.configs.iter().find(|c| c.config == name)
+    }
+}
+
+/// Simulate `cfg` once with its timeline (the point prediction) and `replications` times
+/// (the interval); the simulated timeline's analyzer summary with it.
+pub fn predict(cfg: &Config, replications: u32) -> (SimResult, Summary) {
+    let out = simulate(cfg, Options { record: true });
+    let mut result = out.result;
+    result.interval = crate::interval::replicate(cfg, replications);
+    let summary = out.run.as_ref().map(|r| summarize(r, &AnalyzeOptions::default())).unwrap_or_default();
+    (result, summary)
+}
+
+/// The parity metrics of a summary, by key ([`METRICS`]).
+pub fn metrics_of(s: &Summary) -> BTreeMap<String, f64> {
+    METRICS.iter().filter_map(|(k, _, _, get)| get(s).filter(|v| v.is_finite()).map(|v| (k.to_string(), v))).collect()
+}
+
+impl RegisteredConfig {
+    /// The record of one prediction ([`predict`]'s result and summary).
+    pub fn new(g: &GridLine, calibration: bool, model: &str, model_changes: Vec<String>, result: SimResult, sim: &Summary) -> RegisteredConfig {
+        use crate::campaign::key;
+        let mut metrics = metrics_of(sim);
+        let peak = metrics.get("memory.peak_rss_gib").copied().or((result.peak_ram_gib > 0.0).then_some(result.peak_ram_gib));
+        if let Some(p) = peak {
+            metrics.entry("memory.peak_rss_gib".into()).or_insert(p);
+        }
+        let iv = result.interval.as_ref();
+        let get = |k: &str, fallback: f64| metrics.get(k).copied().unwrap_or(fallback);
+        RegisteredConfig {
+            config: g.name.clone(),
+            calibration,
+            grid_line: g.line.clone(),
+            circuit: g.circuit().to_string(),
+            model: model.to_string(),
+            model_changes,
+            steady_s_per_proof: Figure::new(get(key::PARTITION_RATE, result.steady_partitions_s_per_proof), iv.map(|i| &i.steady_partitions_s_per_proof)),
+            steady_proof_ends_s_per_proof: Figure::new(get(key::STEADY, result.steady_state_s_per_proof), iv.map(|i| &i.steady_state_s_per_proof)),
+            total_s_per_proof: Figure::new(get(key::TOTAL, result.total_s_per_proof), iv.map(|i| &i.total_s_per_proof)),
+            binding: sim.verdict.binding.clone(),
+            model_binding: result.floors.practical_binding.clone(),
+            model_verdict: result.floors.verdict.clone(),
+            peak_rss_gib: peak,
+            metrics,
+            result,
+        }
+    }
+}
+
+/// Lower-case hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The `sha256sum` line of a file (`<hex>  <name>\n`): what `predictions.sha256` holds, so
+/// `sha256sum -c predictions.sha256` checks it too.
+pub fn sha256_line(bytes: &[u8], name: &str) -> String {
+    format!("{}  {name}\n", sha256_hex(bytes))
+}
+
+/// `ns` since the epoch as RFC 3339 UTC with nanoseconds (`2026-12-03T10:00:00.123456789Z`).
+pub fn rfc3339_utc(ns: i64) -> String {
+    let (secs, sub) = (ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000));
+    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{sub:09}Z", sod / 3600, sod % 3600 / 60, sod % 60)
+}
+
+/// Now, ns since the epoch.
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// One run of the campaign and when it started (the script's `runs/<run>.start`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunStart {
+    /// `config` or `config@K`.
+    pub run: String,
+    /// RFC 3339; `None` when the run left no start time.
+    pub started_utc: Option<String>,
+}
+
+/// What the check found, kept in `campaign.json`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Registration {
+    /// sha256 of predictions.json, equal to predictions.sha256's.
+    pub predictions_sha256: String,
+    pub created_utc: String,
+    pub models: Vec<ModelRef>,
+    /// Runs of predicted configurations checked (every one started after `created_utc`).
+    pub runs_checked: usize,
+    /// The earliest of them and its start.
+    pub first_predicted_run: Option<String>,
+    pub first_predicted_start_utc: Option<String>,
+    /// Seconds from the registration to that start.
+    pub lead_s: Option<f64>,
+}
+
+/// Why a registration does not hold.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum PreregError {
+    #[error("predictions.sha256 does not hold a sha256 (`<64 hex digits>  predictions.json`): `{0}`")]
+    HashFile(String),
+    #[error("predictions.json does not match predictions.sha256: its sha256 is {actual}, the registered one {expected} — the file was changed after it was registered")]
+    HashMismatch { expected: String, actual: String },
+    #[error("predictions.json: {0}")]
+    Parse(String),
+    #[error("{what} `{value}` is not an RFC 3339 timestamp")]
+    BadTimestamp { what: String, value: String },
+    #[error("run {run} started at {started}, before (or when) the predictions were registered at {registered}: not a prediction")]
+    RunBeforeRegistration { run: String, started: String, registered: String },
+    #[error("run {run} of a predicted configuration has no start time (runs/{run}.start): cannot show it ran after the registration")]
+    NoStart { run: String },
+}
+
+/// Check a registration: `json` (predictions.json's bytes) against `sha_text`
+/// (predictions.sha256), and every run of a predicted (non-calibration) configuration
+/// against its timestamp: each must have started strictly after `created_utc`. Runs of other
+/// names (the probe, calibration runs) are not checked.
+pub fn check(json: &[u8], sha_text: &str, runs: &[RunStart]) -> Result<(Predictions, Registration), PreregError> {
+    let expected = sha_text.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+    if expected.len() != 64 || !expected.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(PreregError::HashFile(sha_text.trim().chars().take(100).collect()));
+    }
+    let actual = sha256_hex(json);
+    if actual != expected {
+        return Err(PreregError::HashMismatch { expected, actual });
+    }
+    let text = std::str::from_utf8(json).map_err(|e| PreregError::Parse(e.to_string()))?;
+    let p: Predictions = crate::campaign::from_json_exact(text).map_err(PreregError::Parse)?;
+    if p.format != FORMAT {
+        return Err(PreregError::Parse(format!("format `{}`, expected `{FORMAT}`", p.format)));
+    }
+    let ts = |what: &str, v: &str| timeline::read::wrap::rfc3339_ns(v).ok_or_else(|| PreregError::BadTimestamp { what: what.into(), value: v.into() });
+    let created = ts("predictions.json created_utc", &p.created_utc)?;
+    let mut checked: Vec<(i64, &RunStart)> = Vec::new();
+    for r in runs {
+        let config = r.run.split_once('@').map_or(r.run.as_str(), |(c, _)| c);
+        if p.config(config).is_none_or(|c| c.calibration) {
+            continue;
+        }
+        let Some(s) = &r.started_utc else { return Err(PreregError::NoStart { run: r.run.clone() }) };
+        let t = ts(&format!("the start of run {}", r.run), s)?;
+        if t <= created {
+            return Err(PreregError::RunBeforeRegistration { run: r.run.clone(), started: s.clone(), registered: p.created_utc.clone() });
+        }
+        checked.push((t, r));
+    }
+    let first = checked.iter().min_by_key(|(t, _)| *t);
+    let reg = Registration {
+        predictions_sha256: actual,
+        created_utc: p.created_utc.clone(),
+        models: p.models.clone(),
+        runs_checked: checked.len(),
+        first_predicted_run: first.map(|(_, r)| r.run.clone()),
+        first_predicted_start_utc: first.and_then(|(_, r)| r.started_utc.clone()),
+        lead_s: first.map(|(t, _)| (t - created) as f64 / 1e9),
+    };
+    Ok((p, reg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GRID: &str = "# a comment\n\ncal 4 2 kernels true 1\nthreads 8 2 kernels true 1 threads=2\nram 8 2 kernels true 1 ram_gib=1.5 ram_parts=2   # budget\nvram 8 2 kernels true 1 vram_gib=1.2 vram_call_gib=0.1 params_gib=0.34\nmix 8 1 whole false 1 circuit=mix16\n";
+
+    fn workload() -> Workload {
+        Workload { size: "2^20".into(), proofs: 10, partitions: 4, backend: "cuda".into() }
+    }
+
+    fn model() -> Config {
+        let mut c = Config::from_toml_str(crate::calibrate::DEFAULT_BASE, "phase8").unwrap();
+        c.cpu.synth_cores = 4.0;
+        c.costs.synth = crate::costs::Dist::Fixed(1000.0);
+        c
+    }
+
+    #[test]
+    fn grid_lines_and_their_errors() {
+        let g = parse_grid(GRID).unwrap();
+        assert_eq!(g.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["cal", "threads", "ram", "vram", "mix"]);
+        assert_eq!((g[0].pw, g[0].gw, g[0].lock.as_str(), g[0].split, g[0].finalizers), (4, 2, "kernels", true, 1));
+        assert_eq!((g[0].circuit(), g[4].circuit()), ("porep-like", "mix16"));
+        assert_eq!(g[2].line, "ram 8 2 kernels true 1 ram_gib=1.5 ram_parts=2");
+        for (bad, want) in [
+            ("a 1 1 whole false", "expected"),
+            ("a 0 1 whole false 1", "pw `0`"),
+            ("a 1 1 half false 1", "lock `half`"),
+            ("a 1 1 whole maybe 1", "split `maybe`"),
+            ("a 1 1 whole false 1 colour=red", "unknown knob `colour`"),
+            ("a 1 1 whole false 1 threads", "not key=value"),
+            ("a 1 1 whole false 1\na 2 1 whole false 1", "twice"),
+            ("a@2 1 1 whole false 1", "`@`"),
+        ] {
+            let e = parse_grid(bad).unwrap_err();
+            assert!(e.contains(want) && e.contains("grid line"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_knobs_change_the_model_as_documented() {
+        let g = parse_grid(GRID).unwrap();
+        let w = workload();
+        // Pipeline and prestage (cuda, kernels lock).
+        let mut c = model();
+        let ch = apply(&mut c, &g[0], &w).unwrap();
+        assert_eq!(ch, ["pw=4", "gw=2", "lock=kernels", "split=true", "finalizers=1", "c=10", "partitions=4", "queue=1", "permit_until_send=true", "prestage=true"]);
+        assert_eq!((c.pipeline.pw, c.pipeline.proofs, c.pipeline.partitions, c.pipeline.prestage), (4, 10, 4, true));
+        assert_eq!((c.pipeline.queue_capacity, c.pipeline.permit_until_send), (Some(1), true));
+        // threads=2 under a demand of 4 cores: demand 2, work × 2 (same core-seconds).
+        let mut c = model();
+        let ch = apply(&mut c, &g[1], &w).unwrap();
+        assert_eq!(c.cpu.synth_cores, 2.0);
+        assert_eq!(c.costs.synth, crate::costs::Dist::Fixed(2000.0));
+        assert!(ch.last().unwrap().starts_with("synthesis_threads=2: cpu.synth_cores 4 -> 2, costs.synth x 2.0000"), "{ch:?}");
+        // threads at or above the demand: nothing.
+        let mut c = model();
+        c.cpu.synth_cores = 1.5;
+        apply(&mut c, &g[1], &w).unwrap();
+        assert_eq!((c.cpu.synth_cores, c.costs.synth.clone()), (1.5, crate::costs::Dist::Fixed(1000.0)));
+        // RAM: room for 2.5 of the model's partitions above its resident items.
+        let mut c = model();
+        apply(&mut c, &g[2], &w).unwrap();
+        let want = c.resident_gib() + 2.5 * c.partition_gib();
+        assert!((c.budget_gib().unwrap() - want).abs() < 1e-6, "{:?} vs {want}", c.budget_gib());
+        assert!(c.memory.early_release);
+        // VRAM: budget, streamed parameters, the engine's least call.
+        let mut c = model();
+        apply(&mut c, &g[3], &w).unwrap();
+        assert_eq!((c.memory.vram_budget_gib, c.memory.params_vram_gib, c.memory.call_vram_gib, c.memory.vram_baseline_gib), (Some(1.2), 0.34, 0.1, 0.0));
+        assert!(c.params_streamed());
+        // Whole lock on cuda: no prestage; knobs that go together.
+        let mut c = model();
+        assert!(apply(&mut c, &g[4], &w).unwrap().contains(&"prestage=false".to_string()));
+        let lone = parse_grid("r 1 1 whole false 1 ram_gib=2").unwrap();
+        assert!(apply(&mut model(), &lone[0], &w).unwrap_err().contains("go together"));
+    }
+
+    #[test]
+    fn timestamps_round_trip() {
+        for s in ["1970-01-01T00:00:00.000000000Z", "2026-12-03T10:04:05.123456789Z", "2000-02-29T23:59:59.999999999Z", "2100-03-01T00:00:00.000000001Z"] {
+            let ns = timeline::read::wrap::rfc3339_ns(s).unwrap();
+            assert_eq!(rfc3339_utc(ns), s);
+        }
+        assert!(now_ns() > 1_700_000_000_000_000_000);
+    }
+
+    #[test]
+    fn sha256_known_answers() {
+        assert_eq!(sha256_hex(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(sha256_line(b"abc", "x.json"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  x.json\n");
+    }
+
+    /// A registration of two configurations (one calibration) at `created`.
+    fn registered(created: &str) -> (Vec<u8>, String) {
+        let g = parse_grid(GRID).unwrap();
+        let sim = Summary::default();
+        let cfgs = vec![
+            RegisteredConfig::new(&g[0], true, "cal/model.toml", vec![], SimResult::default(), &sim),
+            RegisteredConfig::new(&g[1], false, "cal/model.toml", vec!["pw=8".into()], SimResult { peak_ram_gib: 2.0, ..Default::default() }, &sim),
+        ];
+        let p = Predictions {
+            format: FORMAT.into(),
+            created_utc: created.into(),
+            tool_version: "0.1.0".into(),
+            workload: workload(),
+            calibrated_on: vec!["cal".into()],
+            models: vec![ModelRef { circuit: "porep-like".into(), path: "cal/model.toml".into(), sha256: sha256_hex(b"model") }],
+            replications: 20,
+            configs: cfgs,
+        };
+        let json = serde_json::to_vec_pretty(&p).unwrap();
+        let sha = sha256_line(&json, PREDICTIONS_FILE);
+        (json, sha)
+    }
+
+    fn start(run: &str, at: &str) -> RunStart {
+        RunStart { run: run.into(), started_utc: Some(at.into()) }
+    }
+
+    #[test]
+    fn a_registration_before_every_predicted_run_passes() {
+        let (json, sha) = registered("2026-12-03T10:00:00.000000000Z");
+        let runs = [
+            start("probe", "2026-12-03T09:58:00Z"),
+            start("cal", "2026-12-03T09:59:00Z"),
+            start("threads@2", "2026-12-03T10:02:00.5Z"),
+            start("threads", "2026-12-03T10:01:00Z"),
+            RunStart { run: "cal@2".into(), started_utc: None },
+        ];
+        let (p, reg) = check(&json, &sha, &runs).unwrap();
+        assert_eq!(p.configs.len(), 2);
+        assert_eq!(p.configs[1].peak_rss_gib, Some(2.0));
+        assert_eq!(reg.runs_checked, 2);
+        assert_eq!((reg.first_predicted_run.as_deref(), reg.lead_s), (Some("threads"), Some(60.0)));
+        assert_eq!(reg.predictions_sha256, sha[..64]);
+    }
+
+    #[test]
+    fn a_run_that_started_before_the_registration_is_an_error() {
+        let (json, sha) = registered("2026-12-03T10:00:00.000000000Z");
+        let e = check(&json, &sha, &[start("threads", "2026-12-03T10:01:00Z"), start("threads@2", "2026-12-03T09:59:59.999Z")]).unwrap_err();
+        assert_eq!(
+            e,
+            PreregError::RunBeforeRegistration { run: "threads@2".into(), started: "2026-12-03T09:59:59.999Z".into(), registered: "2026-12-03T10:00:00.000000000Z".into() }
+        );
+        assert!(e.to_string().contains("not a prediction"), "{e}");
+        // The same instant is not after it; another time zone is converted.
+        assert!(check(&json, &sha, &[start("threads", "2026-12-03T10:00:00Z")]).is_err());
+        assert!(check(&json, &sha, &[start("threads", "2026-12-03T11:00:01+01:00")]).is_ok());
+        assert!(matches!(check(&json, &sha, &[start("threads", "2026-12-03T10:30:00+01:00")]), Err(PreregError::RunBeforeRegistration { .. })));
+        // A predicted run without a start time, or an unreadable one.
+        assert_eq!(check(&json, &sha, &[RunStart { run: "threads".into(), started_utc: None }]).unwrap_err(), PreregError::NoStart { run: "threads".into() });
+        assert!(matches!(check(&json, &sha, &[start("threads", "yesterday")]), Err(PreregError::BadTimestamp { .. })));
+    }
+
+    #[test]
+    fn a_tampered_file_is_a_hash_mismatch() {
+        let (json, sha) = registered("2026-12-03T10:00:00.000000000Z");
+        // Move the registration an hour earlier without updating the hash.
+        let text = String::from_utf8(json).unwrap().replace("2026-12-03T10:00:00.000000000Z", "2026-12-03T09:00:00.000000000Z");
+        let e = check(text.as_bytes(), &sha, &[]).unwrap_err();
+        assert!(matches!(&e, PreregError::HashMismatch { expected, .. } if *expected == sha[..64]), "{e}");
+        assert!(e.to_string().contains("changed after it was registered"), "{e}");
+        // A hash file that holds no hash.
+        assert!(matches!(check(text.as_bytes(), "", &[]), Err(PreregError::HashFile(_))));
+        assert!(matches!(check(text.as_bytes(), "xyz  predictions.json", &[]), Err(PreregError::HashFile(_))));
+        // A matching hash over something that is not a registration.
+        let junk = b"{}";
+        assert!(matches!(check(junk, &sha256_line(junk, PREDICTIONS_FILE), &[]), Err(PreregError::Parse(_))));
+    }
+
+    #[test]
+    fn a_prediction_registers_the_analyzer_figures_of_its_simulated_timeline() {
+        let g = parse_grid(GRID).unwrap();
+        let mut c = model();
+        let ch = apply(&mut c, &g[0], &Workload { partitions: 2, proofs: 4, ..workload() }).unwrap();
+        let (res, sim) = predict(&c, 5);
+        let r = RegisteredConfig::new(&g[0], true, "m.toml", ch, res, &sim);
+        assert_eq!(r.steady_s_per_proof.point, sim.throughput.partition_rate_s_per_proof.unwrap());
+        assert_eq!(r.total_s_per_proof.point, sim.throughput.total_s_per_proof.unwrap());
+        assert_eq!(r.binding, sim.verdict.binding);
+        assert!(r.steady_s_per_proof.lo.unwrap() <= r.steady_s_per_proof.point && r.steady_s_per_proof.point <= r.steady_s_per_proof.hi.unwrap());
+        assert_eq!(r.metrics.get(crate::campaign::key::TOTAL), Some(&r.total_s_per_proof.point));
+        assert_eq!(r.result.interval.as_ref().map(|i| i.replications), Some(5));
+    }
+}
