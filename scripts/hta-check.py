@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Run Meta's Holistic Trace Analysis (HTA, PyPI `HolisticTraceAnalysis`) on a trace.json that
 `proofscope analyze` wrote: its idle-time and temporal breakdowns must run and find GPU work.
-Exit 0 when both ran on a non-empty kernel set, 1 otherwise. Not run by CI yet (HTA pulls
-jupyterlab, plotly, pandas, networkx, pydot and pytest). Usage:
+Exit 0 when both ran on a non-empty kernel set, 1 otherwise. CI runs it through
+scripts/ci-hta.sh (its own venv: HTA pulls jupyterlab, plotly, pandas, networkx, pydot and
+pytest). Usage:
     pip install HolisticTraceAnalysis==0.5.0
     python3 scripts/hta-check.py out/run/trace.json[.gz]"""
 import gzip
