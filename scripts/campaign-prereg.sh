@@ -161,27 +161,7 @@ log() { echo "campaign [$(( $(date +%s) - START ))s]: $*" | tee -a "$OUTDIR/camp
 calc() { awk "BEGIN { print $1 }"; }
 elapsed() { echo $(( $(date +%s) - START )); }
 
-{
-  echo "date: $(date -u +%FT%TZ)"
-  if [ -s "$(dirname "$PS")/COMMIT" ]; then
-    echo "commit: $(cat "$(dirname "$PS")/COMMIT") (binary's tree)"
-  else
-    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  fi
-  echo "binary: $PS ($("$PS" --version 2>&1))"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores"
-  echo "ram_gib: $(awk '/MemTotal/ {printf "%.0f", $2 / 1048576}' /proc/meminfo)"
-  echo "nproc: $(nproc)"
-  if command -v lscpu >/dev/null; then
-    lscpu | grep -E '^(Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|NUMA node\(s\)|Hypervisor vendor|Virtualization type|CPU max MHz|L3 cache):' | sed 's/^/lscpu: /; s/  */ /g'
-  fi
-  [ -r /sys/kernel/mm/transparent_hugepage/enabled ] && echo "thp: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
-  if command -v nvidia-smi >/dev/null; then
-    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
-  else
-    echo "gpu: none (nvidia-smi not found)"
-  fi
-} > "$OUTDIR/machine.txt"
+bash scripts/machine-facts.sh "$PS" > "$OUTDIR/machine.txt"
 cat "$OUTDIR/machine.txt" >&2
 
 # ---- 1. parameters, one file per circuit family ----
