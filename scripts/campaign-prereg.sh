@@ -10,9 +10,10 @@
 #   bash scripts/campaign-analyze.sh OUTDIR             # back here: reports/campaign-<date>/, scored
 #
 # Through the device tool (one call; dist/ is git-ignored, so carry it):
-#   run(command='bash scripts/campaign-prereg.sh /tmp/campaign; rc=$?; tar czf "$OUT/campaign.tgz" -C /tmp campaign; exit $rc',
+#   run(command='bash scripts/campaign-prereg.sh "$OUT/campaign"',
 #       carry=["dist"], timeout_s=600)
-# then `tar xzf <files_at>/campaign.tgz` here and campaign-analyze.sh on the folder. Dry run
+# (written straight under $OUT, so a call killed at its limit still brings back every finished
+# run and the registration), then campaign-analyze.sh on <files_at>/campaign. Dry run
 # without a GPU: BACKEND=cpu SIZE=2^10 BUDGET_S=300 HARD_S=340 OVERHEAD_S=1 (docs/reference/reports.md).
 #
 # The pre-registration rule: the predictions of every configuration other than the

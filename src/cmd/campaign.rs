@@ -329,6 +329,8 @@ fn runs_of(runs: &Path, config: &str) -> anyhow::Result<Vec<(String, PathBuf)>> 
         }
     }
     reps.sort();
+    // Only runs that finished (`run_file`: status `ok`); a failed or stopped run's partial
+    // timeline is never scored.
     Ok(reps.into_iter().filter_map(|(_, r)| run_file(runs, &r).map(|p| (r, p))).collect())
 }
 
@@ -361,7 +363,7 @@ fn registered_inputs(a: &ScoreArgs, path: &Path) -> anyhow::Result<Registered> {
                 bail!("pre-registration check failed: {} changed after the registration (sha256 {}, registered {})", p.display(), prereg::sha256_hex(&b), m.sha256)
             }
             Ok(_) => {}
-            Err(e) => tracing::warn!("{}: {e}: the registered model ({}) cannot be checked", p.display(), m.sha256),
+            Err(e) => bail!("pre-registration check failed: {}: {e}: the registered model (sha256 {}) cannot be checked", p.display(), m.sha256),
         }
     }
     let wanted: Vec<&prereg::RegisteredConfig> = if a.configs.is_empty() {

@@ -205,7 +205,8 @@ fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>,
             let p = Arc::new(p);
             span.record("source", "cache");
             span.record(arg::BYTES, p.matrix_bytes());
-            guard.set(fit_budget(sh, &p, held));
+            let state = fit_budget(sh, &p, held, &guard);
+            guard.set(state);
             drop(entered);
             let w = circuit.witness(p.num_inputs(), p.num_aux(), pool)?;
             return Ok((p, w));
@@ -234,13 +235,16 @@ fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>,
             sh.warn(&format!("could not write the PCE cache: {e}"));
         }
     }
-    guard.set(fit_budget(sh, &p, held));
+    let state = fit_budget(sh, &p, held, &guard);
+    guard.set(state);
     Ok((p, w))
 }
 
 /// Set the PCE's reservation to its real size (see the module docs): the state the slot
-/// takes, `Ready` or, when it can never fit, `Off`.
-fn fit_budget(sh: &Shared, p: &Arc<Pce>, held: u64) -> State {
+/// takes, `Ready` or, when it can never fit, `Off`. Before it blocks for more of the budget
+/// the slot leaves `Loading`: partitions waiting in `pce_wait` hold their own reservations,
+/// and waiting on them while they wait on this would never end; they take the circuit path.
+fn fit_budget(sh: &Shared, p: &Arc<Pce>, held: u64, guard: &BuildGuard<'_>) -> State {
     let real = p.heap_bytes();
     let mut slot = sh.pce.ram.lock().unwrap_or_else(|e| e.into_inner());
     let have = slot.as_ref().map_or(0, |r| r.bytes());
@@ -254,6 +258,7 @@ fn fit_budget(sh: &Shared, p: &Arc<Pce>, held: u64) -> State {
     if slot.as_ref().is_some_and(|r| r.try_grow(extra)) {
         return State::Ready(p.clone());
     }
+    guard.mark(State::Building);
     let span = info_span!(kind::RAM_WAIT, { arg::BYTES } = extra, what = "pce");
     let _e = span.enter();
     match sh.ram.reserve_with("the pre-compiled constraints", extra, true, held) {
