@@ -517,7 +517,7 @@ fn take_memory(name: &str, run: &Run, cfg: &mut Config, rep: &mut FitReport) -> 
         if calls > 0.0 { format!(" = baseline_gib {} + the model's {calls:.2} GiB of call memory ([circuit])", cfg.memory.baseline_gib) } else { " = baseline_gib (params_gib, pce_gib 0: inside it)".to_string() },
         gib(r.partition),
         match r.abc {
-            Some(a) => format!(", of which {:.2} GiB (a/b/c) released when its GPU call starts (early_release)", gib(a)),
+            Some(a) => format!(", of which {:.2} GiB (a/b/c) released once its GPU call has prepared and uploaded them (early_release)", gib(a)),
             None => " held until its proof is finished (no two-phase release seen)".to_string(),
         },
         if at_once == 1.0 { "synthesis fits" } else { "syntheses fit" }

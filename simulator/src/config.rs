@@ -238,8 +238,9 @@ pub struct Memory {
     /// formula of `[circuit]` ([`crate::memory::working_set`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_gib: Option<f64>,
-    /// Part of it (a/b/c) released when the GPU call starts, if `early_release`; absent:
-    /// 3·n·32 B from `[circuit]`, else 0.
+    /// Part of it (a/b/c) released early, if `early_release`: once the GPU call has done
+    /// its prep and the a/b/c part of its upload, as the engine does; absent: 3·n·32 B
+    /// from `[circuit]`, else 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abc_gib: Option<f64>,
     #[serde(default)]

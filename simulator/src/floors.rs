@@ -76,6 +76,15 @@ pub fn upload_s(cfg: &Config) -> f64 {
     cfg.costs.upload_gib * (1u64 << 30) as f64 / (cfg.machine.pcie_gbs * 1e9)
 }
 
+/// The a/b/c part of a partition's upload, seconds: `abc_gib` at the link's rate, at most
+/// the whole upload ([`upload_s`]); 0 when no upload is modelled (`upload_gib = 0`: the
+/// transfers are inside the kernel costs). With `early_release` the a/b/c are given back
+/// once the call's prep is done and this part of its upload has crossed the link.
+pub fn abc_upload_s(cfg: &Config) -> f64 {
+    let abc = cfg.abc_gib() * (1u64 << 30) as f64 / (cfg.machine.pcie_gbs * 1e9);
+    upload_s(cfg).min(abc)
+}
+
 /// How many GPU workers' buffers fit per device beside the baseline and the resident
 /// parameters (at least 1; a single one that does not fit is a run-time `vram_oom`), with
 /// `vram_policy = "wait"`; otherwise the workers (`gw`).
@@ -92,9 +101,11 @@ pub fn vram_workers(cfg: &Config) -> f64 {
 /// "block"`), s/proof; `None` without admission. The larger of two bounds:
 ///
 /// - reservation-seconds (Little's law on the budget): a partition holds its whole
-///   reservation W through its synthesis and W − released (a/b/c with `early_release`)
-///   through its GPU call and finalisation; the budget left beside the resident items, A,
-///   holds at most A GiB at a time, so s/proof ≥ partitions × (W·synth + (W − released)·call) / A;
+///   reservation W through its synthesis and the start of its GPU call (its prep and the
+///   a/b/c part of its upload, [`abc_upload_s`]: one after the other, or side by side with
+///   `kernels` + `prestage`), and W − released (a/b/c with `early_release`) through the rest
+///   of the call and finalisation; the budget left beside the resident items, A, holds at
+///   most A GiB at a time, so s/proof ≥ partitions × (W·(synth + held) + (W − released)·(call − held)) / A;
 /// - concurrency: at most k = ⌊A / W⌋ syntheses run at once; when k < pw, synthesis runs
 ///   at k's pace: partitions × synth × contention(k) / k.
 pub fn memory_floor(cfg: &Config, m: &MeanCosts) -> Option<f64> {
@@ -110,7 +121,10 @@ pub fn memory_floor(cfg: &Config, m: &MeanCosts) -> Option<f64> {
     let parts = p.partitions as f64;
     let released = if cfg.memory.early_release { cfg.abc_gib() } else { 0.0 };
     let call = m.prep + m.upload + m.alloc + m.kernels + m.b_g2 + m.epilogue;
-    let held = parts * (w * m.synth + (w - released) * call) / avail;
+    // The part of the call before the a/b/c are given back (crate::pipeline: `abc_ready`).
+    let abc_up = abc_upload_s(cfg);
+    let before = if p.lock == LockMode::Kernels && p.prestage { m.prep.max(abc_up) } else { m.prep + abc_up };
+    let held = parts * (w * (m.synth + before) + (w - released) * (call - before)) / avail;
     let k = (avail / w + 1e-9).floor().max(1.0);
     let conc = if k < p.pw as f64 { parts * m.synth * cfg.contention.factor(k) / k } else { 0.0 };
     Some(held.max(conc))

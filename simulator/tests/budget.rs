@@ -1,7 +1,8 @@
 //! Budget-gated admission (issue 21 / 19): a synthesis starts only when its reservation
-//! fits in `memory.total_budget`; a/b/c is released at GPU call start (two-phase release),
-//! the rest when the partition is finished; waits are `ram_wait` spans. Every expected
-//! figure below is computed by hand from fixed costs.
+//! fits in `memory.total_budget`; a/b/c is released once the GPU call has done its prep and
+//! the a/b/c part of its upload (two-phase release), the rest when the partition is
+//! finished; waits are `ram_wait` spans. Every expected figure below is computed by hand
+//! from fixed costs.
 
 use simulator::{simulate, Config, Options};
 use timeline::SpanKind;
@@ -96,7 +97,8 @@ fn steady_state_under_a_two_partition_budget() {
 
 #[test]
 fn two_phase_release_lets_a_third_start_at_the_first_call() {
-    // 21 GiB, a/b/c = 9 of the 10 GiB released at call start. t=10: P0's call starts and
+    // 21 GiB, a/b/c = 9 of the 10 GiB released early: with no prep and no upload, at the
+    // call's start. t=10: P0's call starts and
     // releases 9 → 11 GiB reserved, P2 fits (21) and starts at 10. t=11: P0 finishes (−1),
     // P1's call starts (−9) → 11, P3 starts at 11. P2 synthesises 10–20 (call 20–21),
     // P3 11–21 (call 21–22): makespan 22 s, against 23 s without the early release.
@@ -108,6 +110,72 @@ fn two_phase_release_lets_a_third_start_at_the_first_call() {
     assert_eq!(r.peak_reserved_gib, Some(21.0));
     let late = base("total_budget = \"21GiB\"\nabc_gib = 9", 1, 4);
     assert!((simulate(&late, Options::default()).result.makespan_s - 23.0).abs() < 1e-9);
+}
+
+/// Start of each partition's synthesis, s (exact to the nanosecond's rounding).
+fn synth_starts(cfg: &Config) -> Vec<(u32, f64)> {
+    let run = simulate(cfg, Options { record: true }).run.unwrap();
+    let mut v: Vec<(u32, f64)> = run.spans.iter().filter(|s| s.kind == SpanKind::Synthesis).map(|s| (s.partition.unwrap(), s.start_ns as f64 / 1e9)).collect();
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+#[test]
+fn a_b_c_are_released_after_the_prep_and_their_upload_not_at_the_call_start() {
+    // As above (21 GiB, 10 GiB partitions of which 9 a/b/c: two syntheses fit, a third once
+    // one partition's a/b/c are back), with a prep of 2 s and an upload of 18 GiB at 9·2^30
+    // B/s: 2 s, the a/b/c's 9 GiB of it 1 s. The engine gives a/b/c back after its prep
+    // and their upload (runs 69 and 70): the third synthesis starts at call start + 2 + 1.
+    // t=0: P0, P1 synthesise 0–10. P0's call 10: prep 10–12, lock, upload 12–14 (a/b/c on
+    // the device at 13: −9 → 11 GiB, P2 starts at 13), kernels 14–15, done (−1 → 20). P1's
+    // call 15: prep 15–17, upload 17–19 (a/b/c at 18: P3 starts at 18), kernels 19–20. P2
+    // synthesises 13–23, its call 23–28; P3 18–28, its call 28–33. Makespan 33 s. Released
+    // at the call's start (the model before), P2 would start at 10, P3 at 15: 30 s.
+    let mut c = base("total_budget = \"21GiB\"\nabc_gib = 9\nearly_release = true", 1, 4);
+    c.costs.prep_msm = simulator::costs::Dist::Fixed(2000.0);
+    c.costs.upload_gib = 18.0;
+    c.machine.pcie_gbs = 9.0 * (1u64 << 30) as f64 / 1e9;
+    c.validate().unwrap();
+    let starts = synth_starts(&c);
+    let want = [(0, 0.0), (1, 0.0), (2, 13.0), (3, 18.0)];
+    for ((p, t), (wp, wt)) in starts.iter().zip(want) {
+        assert!(*p == wp && (t - wt).abs() < 1e-6, "synthesis starts {starts:?}, want {want:?}");
+    }
+    let r = simulate(&c, Options::default()).result;
+    assert!((r.makespan_s - 33.0).abs() < 1e-6, "{}", r.makespan_s);
+    assert_eq!(r.peak_reserved_gib, Some(21.0));
+    // The memory floor holds the whole reservation through the prep and the a/b/c upload
+    // too: 4 × (10·(10 + 2 + 1) + 1·(5 − 3)) / 21 = 528/21 s/proof (at the call's start:
+    // 4 × (10·10 + 1·5) / 21 = 20).
+    assert_eq!(r.floors.practical_binding, "memory");
+    assert!((r.floors.practical_s_per_proof - 528.0 / 21.0).abs() < 1e-6, "{}", r.floors.practical_s_per_proof);
+
+    // No upload modelled (upload_gib = 0: the transfers inside the kernels): after the prep
+    // alone. P0's call 10: prep 10–12 (P2 starts at 12), kernels 12–13; P1's call 13: prep
+    // 13–15 (P3 at 15), kernels 15–16; P2 12–22, call 22–25; P3 15–25, call 25–28.
+    c.costs.upload_gib = 0.0;
+    let starts = synth_starts(&c);
+    let want = [(0, 0.0), (1, 0.0), (2, 12.0), (3, 15.0)];
+    for ((p, t), (wp, wt)) in starts.iter().zip(want) {
+        assert!(*p == wp && (t - wt).abs() < 1e-6, "synthesis starts {starts:?}, want {want:?}");
+    }
+    assert!((simulate(&c, Options::default()).result.makespan_s - 28.0).abs() < 1e-6);
+
+    // Pre-staged (`kernels` + `prestage`): the upload runs beside the prep, outside the
+    // lock, so the later of the two decides. P0's call 10: prep 10–12 ∥ upload 10–12 (a/b/c
+    // at 11), released at 12 (P2 starts), kernels 12–13; P1's 13: released at 15 (P3),
+    // kernels 15–16; P2 12–22, call 22–25; P3 15–25, call 25–28. The floor holds the whole
+    // reservation through max(prep, a/b/c upload) = 2 s: 4 × (10·12 + 1·(5 − 2)) / 21.
+    c.costs.upload_gib = 18.0;
+    c.pipeline.prestage = true;
+    let starts = synth_starts(&c);
+    for ((p, t), (wp, wt)) in starts.iter().zip(want) {
+        assert!(*p == wp && (t - wt).abs() < 1e-6, "synthesis starts {starts:?}, want {want:?}");
+    }
+    let r = simulate(&c, Options::default()).result;
+    assert!((r.makespan_s - 28.0).abs() < 1e-6, "{}", r.makespan_s);
+    assert_eq!(r.floors.practical_binding, "memory");
+    assert!((r.floors.practical_s_per_proof - 492.0 / 21.0).abs() < 1e-6, "{}", r.floors.practical_s_per_proof);
 }
 
 #[test]

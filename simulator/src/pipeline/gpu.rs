@@ -117,7 +117,10 @@ impl Sim<'_> {
         let step = self.prog[wk.pc];
         let (start, pi, dev, idx) = (wk.step_start, wk.part, wk.device, wk.index);
         match step {
-            Step::Prep | Step::PrepUpload => self.span(SpanKind::PrepMsm, start, now, pi, Some(idx), Some(dev)),
+            Step::Prep | Step::PrepUpload => {
+                self.span(SpanKind::PrepMsm, start, now, pi, Some(idx), Some(dev));
+                self.abc_ready(w);
+            }
             Step::BG2 => self.span(SpanKind::CpuMsmBG2, start, now, pi, Some(idx), Some(dev)),
             Step::Epilogue => self.span(SpanKind::Finalize, start, now, pi, Some(idx), Some(dev)),
             _ => {}
@@ -156,6 +159,12 @@ impl Sim<'_> {
         let d = &mut self.devices[dev];
         d.copies_running += 1;
         d.copy_since = now;
+        // The a/b/c go first; when they are only a part of the upload, they are on the
+        // device before it ends (at the nominal rate: a copy stretched by the host's
+        // bandwidth ends later still).
+        if self.workers[w as usize].abc_wait > 0 && self.abc_upload_ns < self.upload_ns {
+            self.agenda.after(self.abc_upload_ns, Ev::AbcUploaded(w));
+        }
         if self.cfg.cpu.uploads_use_host_bandwidth {
             // The DMA engine reads host memory at the link's rate: the upload draws that
             // bandwidth from the shared pool and stretches when it is oversubscribed.
@@ -181,7 +190,42 @@ impl Sim<'_> {
             self.start_copy(next);
         }
         self.wake_syncs(dev);
+        if self.abc_upload_ns >= self.upload_ns {
+            self.abc_ready(w);
+        }
         self.step_part_done(w);
+    }
+
+    /// The first phase of the two-phase release (`early_release`): a partition's a/b/c
+    /// (`abc_gib`) leave its reservation once its GPU call has done both its prep and the
+    /// a/b/c part of its upload ([`crate::floors::abc_upload_s`]: `abc_gib` at the link's
+    /// rate from the copy's start, at most the whole upload; with no upload modelled, the
+    /// prep alone) — each of them calls this once, and the last one releases and lets a
+    /// waiting synthesis start. That is where the engine gives them back: the CUDA backend
+    /// (`device_part_on` in prover/src/gpu/backend.rs) runs `prep_msm`, uploads a/b/c (`h2d`
+    /// what=abc), frees the host copy off the worker thread and then releases the budget
+    /// share (`Gate::abc_release`). Measured from the `ram_reserved_bytes` drops: 3.92 s
+    /// after the call's start in run 69 (mean; prep ends at 3.11 s, the a/b/c upload at
+    /// 3.84) and 2.45 s in run 70 (2.40 after the upload). Releasing at the call's start,
+    /// as the model did before, admitted the next synthesis seconds early and left the
+    /// calibrated models of runs 69 and 70 optimistic (steady s/proof −15 % and −4 % against
+    /// the measured partition rate; reports in docs/reference/simulator.md). Not modelled:
+    /// the free before the release (50–80 ms in those runs), and the CPU backend (fallback),
+    /// which releases only after the H MSM.
+    pub(super) fn abc_ready(&mut self, w: u32) {
+        let wk = &mut self.workers[w as usize];
+        if wk.abc_wait == 0 {
+            return;
+        }
+        wk.abc_wait -= 1;
+        if wk.abc_wait > 0 {
+            return;
+        }
+        let Some(pi) = wk.part else { return };
+        let abc = self.cfg.abc_gib();
+        self.parts[pi as usize].footprint_gib -= abc;
+        self.ram_change(-abc);
+        self.start_syntheses();
     }
 
     pub(super) fn wake_syncs(&mut self, dev: u32) {
@@ -268,10 +312,9 @@ impl Sim<'_> {
                     dv.active_calls += 1;
                     dv.first_call.get_or_insert(now);
                     if self.cfg.memory.early_release {
-                        let abc = self.cfg.abc_gib();
-                        self.parts[pi as usize].footprint_gib -= abc;
-                        self.ram_change(-abc);
-                        self.start_syntheses();
+                        // Given back once the prep and the a/b/c part of the upload (when
+                        // one is modelled) are done: `abc_ready`.
+                        self.workers[w as usize].abc_wait = 1 + u8::from(self.upload_ns > 0);
                     }
                 }
                 Step::Prep => {
@@ -280,6 +323,7 @@ impl Sim<'_> {
                         self.start_cpu(w, part.prep, d.prep_cores, d.prep_bw_gbs);
                         return;
                     }
+                    self.abc_ready(w);
                 }
                 Step::PrepUpload => {
                     let mut n = 0;
@@ -288,6 +332,9 @@ impl Sim<'_> {
                     }
                     if part.prep > 0 {
                         n += 1;
+                    }
+                    if part.prep == 0 {
+                        self.abc_ready(w);
                     }
                     if n > 0 {
                         self.workers[w as usize].pending = n;
@@ -480,6 +527,8 @@ impl Sim<'_> {
         let wk = &mut self.workers[w as usize];
         wk.part = None;
         wk.pc = 0;
+        // (Released at the latest with the rest, when the partition is finished.)
+        wk.abc_wait = 0;
         self.idle.push_back(w);
         let busy = (self.workers.len() - self.idle.len()) as f64;
         self.gw_busy.set(now, busy);

@@ -50,6 +50,8 @@ enum Ev {
     CopyDone(u32),
     KernelsDone(u32),
     Resume(u32),
+    /// The a/b/c part of a worker's upload has crossed the link ([`Sim::abc_ready`]).
+    AbcUploaded(u32),
 }
 
 
@@ -105,6 +107,9 @@ struct Worker {
     busy_since: u64,
     /// Since when the call has been waiting for VRAM (`vram_policy = "wait"`).
     vram_wait_since: Option<u64>,
+    /// With `early_release`: what the call still has to do before its partition's a/b/c
+    /// are given back (its prep, and the a/b/c part of its upload); 0: nothing held.
+    abc_wait: u8,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -141,6 +146,8 @@ struct Sim<'c> {
     rng: Rng,
     prog: Vec<Step>,
     upload_ns: u64,
+    /// The a/b/c part of the upload ([`floors::abc_upload_s`]), ns.
+    abc_upload_ns: u64,
     /// Streaming the parameters for one partition (0 when resident), ns.
     params_stream_ns: u64,
     pool: CpuPool,
@@ -221,6 +228,7 @@ impl<'c> Sim<'c> {
                     lock_acquired: [0; 2],
                     busy_since: 0,
                     vram_wait_since: None,
+                    abc_wait: 0,
                 });
             }
         }
@@ -231,6 +239,7 @@ impl<'c> Sim<'c> {
             rng: Rng::new(cfg.seed),
             prog: program(cfg),
             upload_ns: (floors::upload_s(cfg) * 1e9).round() as u64,
+            abc_upload_ns: (floors::abc_upload_s(cfg) * 1e9).round() as u64,
             params_stream_ns: (cfg.params_stream_s() * 1e9).round() as u64,
             pool: CpuPool::new(cfg.machine.cpu_cores, cfg.machine.mem_bandwidth_gbs, cfg.contention.clone()).with_worker_pool(cfg.pipeline.prep_threads),
             parts: Vec::with_capacity((p.proofs as usize).saturating_mul(p.partitions as usize).min(1 << 20)),
@@ -667,6 +676,7 @@ impl<'c> Sim<'c> {
                 Ev::CopyDone(w) => self.copy_done(w),
                 Ev::KernelsDone(w) => self.kernels_done(w),
                 Ev::Resume(w) => self.run_worker(w),
+                Ev::AbcUploaded(w) => self.abc_ready(w),
             }
             self.sync_pool_wake();
         }
