@@ -245,7 +245,9 @@ mod tests {
         d
     }
 
-    fn assignment(seed: u64, inputs: usize, aux: usize, p_zero: f64, p_one: f64, da: f64, dbi: f64, dba: f64) -> ProvingAssignment {
+    /// `inputs` and `aux` scalars, zero or one with probabilities `[p_zero, p_one]`, and
+    /// densities of probabilities `[A aux, B input, B aux]`.
+    fn assignment(seed: u64, inputs: usize, aux: usize, [p_zero, p_one]: [f64; 2], [da, dbi, dba]: [f64; 3]) -> ProvingAssignment {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let mut asg = ProvingAssignment::default();
         asg.input_assignment = (0..inputs).map(|_| scalar(&mut rng, p_zero, p_one)).collect();
@@ -283,7 +285,7 @@ mod tests {
             (c - 1, 0, 0.25, 0.25, 0.5, 0.5, 0.5),
         ];
         for (k, &(inputs, aux, pz, po, da, dbi, dba)) in cases.iter().enumerate() {
-            let asg = assignment(k as u64, inputs, aux, pz, po, da, dbi, dba);
+            let asg = assignment(k as u64, inputs, aux, [pz, po], [da, dbi, dba]);
             check(&asg, &format!("case {k}: {inputs} inputs, {aux} aux, zeros {pz} ones {po}, densities {da}/{dbi}/{dba}"));
         }
     }
@@ -294,7 +296,7 @@ mod tests {
         fn plan_equals_the_previous_one(seed in any::<u64>(), inputs in 0usize..40, aux in 0usize..(2 * CHUNK + 100),
                                         pz in 0.0f64..1.0, po in 0.0f64..1.0, da in 0.0f64..=1.0, dbi in 0.0f64..=1.0, dba in 0.0f64..=1.0) {
             let po = po * (1.0 - pz);
-            let asg = assignment(seed, inputs, aux, pz, po, da, dbi, dba);
+            let asg = assignment(seed, inputs, aux, [pz, po], [da, dbi, dba]);
             check(&asg, "proptest");
         }
     }
