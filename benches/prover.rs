@@ -150,6 +150,60 @@ fn prep_split(c: &mut Criterion) {
     g.finish();
 }
 
+/// prep_msm's density splits of one partition, the path before (`prep::plan_by_chunks`: every
+/// scalar converted, each query on its own, per-chunk splits joined by a copy) against the
+/// one-pass in-place `prep::plan`: a PoRep-like partition synthesised at 2^20 constraints,
+/// and a synthetic 2^20-aux assignment of the mix measured at 2^27 on the H200 (~25 % zeros,
+/// ~25 % ones, the rest random; A's density ~87 %, B's ~25 %). The mix of each is printed.
+fn prep_msm(c: &mut Criterion) {
+    use prover::synthesis::{Density, ProvingAssignment};
+    use rand::Rng;
+    let mut g = c.benchmark_group("prep_msm");
+    g.sample_size(10).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
+    let porep = prover::synthesis::synthesize(PorepLike::new(1 << 20, 1)).expect("satisfied");
+    let synthetic = {
+        let mut rng = ChaCha20Rng::seed_from_u64(4);
+        let n = 1usize << 20;
+        let mut asg = ProvingAssignment::default();
+        asg.input_assignment = vec![Scalar::ONE, Scalar::random(&mut rng)];
+        asg.aux_assignment = (0..n)
+            .map(|_| match rng.gen_range(0..4) {
+                0 => Scalar::ZERO,
+                1 => Scalar::ONE,
+                _ => Scalar::random(&mut rng),
+            })
+            .collect();
+        let mut density = |len: usize, p: f64| {
+            let mut d = Density::with_len(len);
+            (0..len).filter(|_| rng.gen_bool(p)).for_each(|i| d.set(i));
+            d
+        };
+        asg.a_aux_density = density(n, 0.87);
+        asg.b_input_density = density(2, 1.0);
+        asg.b_aux_density = density(n, 0.25);
+        asg
+    };
+    for (name, asg) in [("porep-like 2^20", &porep), ("synthetic 2^20", &synthetic)] {
+        let plan = prover::prep::plan(asg);
+        assert_eq!(plan, prover::prep::plan_by_chunks(asg), "{name}");
+        let aux = asg.aux_assignment.len() as f64;
+        let l = &plan.l;
+        eprintln!(
+            "prep_msm {name}: {} inputs, {} aux: zeros {:.1} %, ones {:.1} %, tail {:.1} %; A takes {:.1} % of the aux, B {:.1} %",
+            asg.input_assignment.len(),
+            asg.aux_assignment.len(),
+            100.0 * l.zeros as f64 / aux,
+            100.0 * l.ones.len() as f64 / aux,
+            100.0 * l.tail.len() as f64 / aux,
+            100.0 * asg.a_aux_density.count() as f64 / aux,
+            100.0 * asg.b_aux_density.count() as f64 / aux,
+        );
+        g.bench_function(BenchmarkId::new("by_chunks", name), |b| b.iter(|| prover::prep::plan_by_chunks(asg)));
+        g.bench_function(BenchmarkId::new("in_place", name), |b| b.iter(|| prover::prep::plan(asg)));
+    }
+    g.finish();
+}
+
 /// Synthesis of one partition (witness, A/B/C evaluations, densities) for both circuit
 /// families at 2^18 constraints, what binds every engine run on the H200 host: vectors grown
 /// by doubling (`grow`, the path before the engine passed its parameter sizes) against sized
@@ -313,5 +367,5 @@ fn params_load(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, prove, msm_vs_blst, engine_events, prep_split, synthesis, synthesis_pce, witness, params_load);
+criterion_group!(benches, prove, msm_vs_blst, engine_events, prep_split, prep_msm, synthesis, synthesis_pce, witness, params_load);
 criterion_main!(benches);

@@ -73,6 +73,7 @@ pub mod msm;
 pub mod msm_affine;
 pub mod ntt;
 pub mod params;
+pub mod prep;
 pub mod pce;
 pub mod proof;
 pub mod prover;

@@ -44,7 +44,7 @@ pub fn synthesize_pce<C: crate::pce::CircuitPieces + Send>(circuit: C, pce: &cra
 }
 
 /// The density splits of the A, B and L MSMs (computed by `prep_msm`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MsmPlan {
     pub a: Split,
     pub b: Split,
@@ -52,33 +52,15 @@ pub struct MsmPlan {
 }
 
 /// CPU preparation (span `prep_msm`): check the parameters fit the assignment, then
-/// classify the scalars of every query (zero / one / tail) following the densities.
+/// classify the scalars of every query (zero / one / tail) following the densities, in one
+/// pass over the aux scalars written in place ([`crate::prep::plan`]).
 pub fn prep_msm(asg: &ProvingAssignment, params: &Parameters) -> Result<MsmPlan, ProveError> {
     let span = info_span!(kind::PREP_MSM);
     let _e = span.enter();
     params
         .check_fits(asg.input_assignment.len(), asg.aux_assignment.len(), asg.num_constraints())
         .map_err(ProveError::ParamsMismatch)?;
-    let (inp, aux) = (&asg.input_assignment, &asg.aux_assignment);
-    // Every classification in parallel (the A and B ones over the density-selected aux
-    // scalars too: serial, they were 0.78 s of a 2^24 partition's 1.72 s prove call on the H200).
-    let (a, (b, l)) = rayon::join(
-        || {
-            let mut parts = vec![Split::classify(inp.iter())];
-            parts.extend(Split::classify_selected_chunks(aux, |i| asg.a_aux_density.get(i)));
-            Split::concat_par(parts)
-        },
-        || {
-            rayon::join(
-                || {
-                    let mut parts = Split::classify_selected_chunks(inp, |i| asg.b_input_density.get(i));
-                    parts.extend(Split::classify_selected_chunks(aux, |i| asg.b_aux_density.get(i)));
-                    Split::concat_par(parts)
-                },
-                || Split::classify_par(aux),
-            )
-        },
-    );
+    let MsmPlan { a, b, l } = crate::prep::plan(asg);
     let check = |what: &str, split: &Split, points: usize| {
         if split.len != points {
             Err(ProveError::ParamsMismatch(format!("the {what} query has {points} points, the witness needs {}", split.len)))
