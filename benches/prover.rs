@@ -156,33 +156,11 @@ fn prep_split(c: &mut Criterion) {
 /// and a synthetic 2^20-aux assignment of the mix measured at 2^27 on the H200 (~25 % zeros,
 /// ~25 % ones, the rest random; A's density ~87 %, B's ~25 %). The mix of each is printed.
 fn prep_msm(c: &mut Criterion) {
-    use prover::synthesis::{Density, ProvingAssignment};
-    use rand::Rng;
     let mut g = c.benchmark_group("prep_msm");
     g.sample_size(10).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
     let porep = prover::synthesis::synthesize(PorepLike::new(1 << 20, 1)).expect("satisfied");
-    let synthetic = {
-        let mut rng = ChaCha20Rng::seed_from_u64(4);
-        let n = 1usize << 20;
-        let mut asg = ProvingAssignment::default();
-        asg.input_assignment = vec![Scalar::ONE, Scalar::random(&mut rng)];
-        asg.aux_assignment = (0..n)
-            .map(|_| match rng.gen_range(0..4) {
-                0 => Scalar::ZERO,
-                1 => Scalar::ONE,
-                _ => Scalar::random(&mut rng),
-            })
-            .collect();
-        let mut density = |len: usize, p: f64| {
-            let mut d = Density::with_len(len);
-            (0..len).filter(|_| rng.gen_bool(p)).for_each(|i| d.set(i));
-            d
-        };
-        asg.a_aux_density = density(n, 0.87);
-        asg.b_input_density = density(2, 1.0);
-        asg.b_aux_density = density(n, 0.25);
-        asg
-    };
+    // The porep-like mix at 2^27: ~25 % zeros, ~25 % ones; A takes ~87 % of the aux, B ~25 %.
+    let synthetic = prover::prep::random_assignment(4, 2, 1 << 20, [0.25, 0.25], [0.87, 1.0, 0.25]);
     for (name, asg) in [("porep-like 2^20", &porep), ("synthetic 2^20", &synthetic)] {
         let plan = prover::prep::plan(asg);
         assert_eq!(plan, prover::prep::plan_by_chunks(asg), "{name}");

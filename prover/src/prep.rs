@@ -205,12 +205,48 @@ pub fn plan_by_chunks(asg: &ProvingAssignment) -> MsmPlan {
     MsmPlan { a, b, l }
 }
 
+/// A scalar of the mix: zero, one, a scalar whose Montgomery limbs are those of the
+/// canonical one (R⁻¹: a tail scalar), -1, or random.
+fn mix_scalar(rng: &mut impl rand::Rng, p_zero: f64, p_one: f64) -> Scalar {
+    let u: f64 = rng.gen();
+    if u < p_zero {
+        Scalar::ZERO
+    } else if u < p_zero + p_one {
+        Scalar::ONE
+    } else {
+        match rng.gen_range(0..8) {
+            0 => Scalar::from(blst::blst_fr { l: [1, 0, 0, 0] }),
+            1 => -Scalar::ONE,
+            2 => Scalar::from(rng.gen_range(2..5u64)),
+            _ => Scalar::random(&mut *rng),
+        }
+    }
+}
+
+fn random_density(rng: &mut impl rand::Rng, len: usize, p: f64) -> crate::synthesis::Density {
+    let mut d = crate::synthesis::Density::with_len(len);
+    (0..len).filter(|_| rng.gen_bool(p)).for_each(|i| d.set(i));
+    d
+}
+
+/// A random assignment for tests and benches: `inputs` and `aux` scalars, zero or one with
+/// probabilities `[p_zero, p_one]` (the porep-like mix at 2^27: ~25 % each), and densities of
+/// probabilities `[A aux, B input, B aux]` (porep-like: A ~87 %, B ~25 % of the aux).
+pub fn random_assignment(seed: u64, inputs: usize, aux: usize, [p_zero, p_one]: [f64; 2], [da, dbi, dba]: [f64; 3]) -> ProvingAssignment {
+    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
+    let mut asg = ProvingAssignment::default();
+    asg.input_assignment = (0..inputs).map(|_| mix_scalar(&mut rng, p_zero, p_one)).collect();
+    asg.aux_assignment = (0..aux).map(|_| mix_scalar(&mut rng, p_zero, p_one)).collect();
+    asg.a_aux_density = random_density(&mut rng, aux, da);
+    asg.b_input_density = random_density(&mut rng, inputs, dbi);
+    asg.b_aux_density = random_density(&mut rng, aux, dba);
+    asg
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synthesis::Density;
     use proptest::prelude::*;
-    use rand::{Rng, SeedableRng};
 
     /// The splits by their definition: `Split::classify` over each query's filtered sequence.
     fn serial(asg: &ProvingAssignment) -> MsmPlan {
@@ -219,43 +255,6 @@ mod tests {
         let b_inp = inp.iter().enumerate().filter(|(i, _)| asg.b_input_density.get(*i)).map(|(_, s)| s);
         let b_aux = aux.iter().enumerate().filter(|(i, _)| asg.b_aux_density.get(*i)).map(|(_, s)| s);
         MsmPlan { a: Split::classify(inp.iter().chain(a_aux)), b: Split::classify(b_inp.chain(b_aux)), l: Split::classify(aux.iter()) }
-    }
-
-    /// A scalar of the mix: zero, one, a scalar whose Montgomery limbs are those of the
-    /// canonical one (R⁻¹: a tail scalar), -1, or random.
-    fn scalar(rng: &mut impl Rng, p_zero: f64, p_one: f64) -> Scalar {
-        let u: f64 = rng.gen();
-        if u < p_zero {
-            Scalar::ZERO
-        } else if u < p_zero + p_one {
-            Scalar::ONE
-        } else {
-            match rng.gen_range(0..8) {
-                0 => Scalar::from(blst::blst_fr { l: [1, 0, 0, 0] }),
-                1 => -Scalar::ONE,
-                2 => Scalar::from(rng.gen_range(2..5u64)),
-                _ => Scalar::random(&mut *rng),
-            }
-        }
-    }
-
-    fn density(rng: &mut impl Rng, len: usize, p: f64) -> Density {
-        let mut d = Density::with_len(len);
-        (0..len).filter(|_| rng.gen_bool(p)).for_each(|i| d.set(i));
-        d
-    }
-
-    /// `inputs` and `aux` scalars, zero or one with probabilities `[p_zero, p_one]`, and
-    /// densities of probabilities `[A aux, B input, B aux]`.
-    fn assignment(seed: u64, inputs: usize, aux: usize, [p_zero, p_one]: [f64; 2], [da, dbi, dba]: [f64; 3]) -> ProvingAssignment {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let mut asg = ProvingAssignment::default();
-        asg.input_assignment = (0..inputs).map(|_| scalar(&mut rng, p_zero, p_one)).collect();
-        asg.aux_assignment = (0..aux).map(|_| scalar(&mut rng, p_zero, p_one)).collect();
-        asg.a_aux_density = density(&mut rng, aux, da);
-        asg.b_input_density = density(&mut rng, inputs, dbi);
-        asg.b_aux_density = density(&mut rng, aux, dba);
-        asg
     }
 
     fn check(asg: &ProvingAssignment, what: &str) {
@@ -285,7 +284,7 @@ mod tests {
             (c - 1, 0, 0.25, 0.25, 0.5, 0.5, 0.5),
         ];
         for (k, &(inputs, aux, pz, po, da, dbi, dba)) in cases.iter().enumerate() {
-            let asg = assignment(k as u64, inputs, aux, [pz, po], [da, dbi, dba]);
+            let asg = random_assignment(k as u64, inputs, aux, [pz, po], [da, dbi, dba]);
             check(&asg, &format!("case {k}: {inputs} inputs, {aux} aux, zeros {pz} ones {po}, densities {da}/{dbi}/{dba}"));
         }
     }
@@ -296,7 +295,7 @@ mod tests {
         fn plan_equals_the_previous_one(seed in any::<u64>(), inputs in 0usize..40, aux in 0usize..(2 * CHUNK + 100),
                                         pz in 0.0f64..1.0, po in 0.0f64..1.0, da in 0.0f64..=1.0, dbi in 0.0f64..=1.0, dba in 0.0f64..=1.0) {
             let po = po * (1.0 - pz);
-            let asg = assignment(seed, inputs, aux, [pz, po], [da, dbi, dba]);
+            let asg = random_assignment(seed, inputs, aux, [pz, po], [da, dbi, dba]);
             check(&asg, "proptest");
         }
     }

@@ -299,11 +299,10 @@ where
         #[cfg(feature = "cuda")]
         if let Some((gpu, dev)) = &self.gpu {
             let dev = dev.downcast_ref::<crate::gpu::DeviceComb<P::Dev>>().expect("the device comb of this group");
+            // Initialised (in parallel: 12 GiB a query at 2^27) rather than `set_len` over
+            // uninitialised memory, which is undefined behaviour whatever the download does.
             let mut out: Vec<P::AffineRepr> = Vec::with_capacity(scalars.len());
-            // SAFETY: affine points are plain limbs (any bit pattern is a value of the
-            // type); every element is overwritten by the download below before it is read,
-            // and on an error the vector is dropped unread.
-            unsafe { out.set_len(scalars.len()) };
+            out.par_extend(rayon::iter::repeat_n(P::AffineRepr::identity(), scalars.len()));
             let t = gpu.comb_muls(dev, scalars, &mut out, 0).map_err(|e| SetupError::Gpu(e.to_string()))?;
             if let Ok(mut g) = self.times.lock() {
                 g.kernel_ms += t.kernel_ms;

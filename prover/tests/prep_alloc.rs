@@ -6,12 +6,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-use ff::Field;
 use prover::msm::Split;
 use prover::prep;
-use prover::synthesis::{Density, ProvingAssignment};
-use prover::Scalar;
-use rand::{Rng, SeedableRng};
 
 struct Counting;
 
@@ -72,24 +68,7 @@ fn the_in_place_plan_allocates_little_beyond_its_output() {
     // The mix measured at 2^27 on the H200: ~25 % zeros, ~25 % ones; A takes ~87 % of the
     // aux, B ~25 %.
     let n = 1usize << 18;
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-    let mut asg = ProvingAssignment::default();
-    asg.input_assignment = vec![Scalar::ONE, Scalar::random(&mut rng), Scalar::ZERO];
-    asg.aux_assignment = (0..n)
-        .map(|_| match rng.gen_range(0..4) {
-            0 => Scalar::ZERO,
-            1 => Scalar::ONE,
-            _ => Scalar::random(&mut rng),
-        })
-        .collect();
-    let mut density = |len: usize, p: f64| {
-        let mut d = Density::with_len(len);
-        (0..len).filter(|_| rng.gen_bool(p)).for_each(|i| d.set(i));
-        d
-    };
-    asg.a_aux_density = density(n, 0.87);
-    asg.b_input_density = density(3, 0.5);
-    asg.b_aux_density = density(n, 0.25);
+    let asg = prep::random_assignment(5, 3, n, [0.25, 0.25], [0.87, 0.5, 0.25]);
     // Start the rayon pool (its threads allocate) before counting.
     let _ = prep::plan(&asg);
 
