@@ -201,7 +201,7 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
     // The registration's moment: after every prediction, just before the file is written.
     let p = Predictions {
         format: prereg::FORMAT.to_string(),
-        created_utc: prereg::rfc3339_utc(prereg::now_ns()),
+        created_utc: timeline::read::wrap::rfc3339_utc(prereg::now_ns()),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         workload,
         calibrated_on: a.calibration.clone(),
@@ -647,7 +647,7 @@ mod tests {
         let created = timeline::read::wrap::rfc3339_ns(&preds.created_utc).unwrap();
         fs::create_dir_all(p.join("runs")).unwrap();
         let grid = prereg::parse_grid(&fs::read_to_string(p.join("grid.txt")).unwrap()).unwrap();
-        for (g, at) in grid.iter().zip([prereg::rfc3339_utc(created - 3_600_000_000_000), start.to_string()]) {
+        for (g, at) in grid.iter().zip([timeline::read::wrap::rfc3339_utc(created - 3_600_000_000_000), start.to_string()]) {
             let mut cfg = simulator::Config::load(&p.join("model.toml")).unwrap();
             prereg::apply(&mut cfg, g, &preds.workload).unwrap();
             let run = simulator::simulate(&cfg, simulator::Options { record: true }).run.unwrap();

@@ -285,9 +285,35 @@ pub fn rfc3339_ns(s: &str) -> Option<i64> {
     days_from_civil(y, mo, d).checked_mul(86_400 * 1_000_000_000)?.checked_add(clock)?.checked_sub(offset_s * 1_000_000_000)
 }
 
+/// `ns` since the epoch as RFC 3339 UTC with nanoseconds (`2026-12-03T10:00:00.123456789Z`):
+/// the inverse of [`rfc3339_ns`] (Howard Hinnant's civil_from_days, the inverse of
+/// [`days_from_civil`]).
+pub fn rfc3339_utc(ns: i64) -> String {
+    let (secs, sub) = (ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000));
+    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{sub:09}Z", sod / 3600, sod % 3600 / 60, sod % 60)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfc3339_utc_is_the_inverse_of_rfc3339_ns() {
+        for s in ["1970-01-01T00:00:00.000000000Z", "2026-12-03T10:04:05.123456789Z", "2000-02-29T23:59:59.999999999Z", "2100-03-01T00:00:00.000000001Z"] {
+            let ns = rfc3339_ns(s).unwrap();
+            assert_eq!(rfc3339_utc(ns), s);
+        }
+    }
 
     const L: &str = "TIMELINE,29137,SYNTH_END,j1,partition=4,synth_ms=29137";
 
