@@ -79,19 +79,11 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 cd "$(dirname "$0")/.."
 START=$(date +%s)
 
-if [ -z "${PROOFSCOPE:-}" ]; then
-  { [ -f dist/proofscope.xz ] || [ -f dist/proofscope.gz ]; } && bash scripts/device/unpack.sh
-  for b in dist/proofscope target/release/proofscope; do
-    if [ -x "$b" ]; then PROOFSCOPE=$b; break; fi
-  done
-fi
-PS=${PROOFSCOPE:-dist/proofscope}
-chmod +x "$PS" 2>/dev/null || true
-[ -x "$PS" ] || { echo "campaign-prereg: no binary at $PS (bash scripts/build-gpu-binary.sh, or set PROOFSCOPE)" >&2; exit 2; }
-for sub in calibrate simulate campaign; do
-  "$PS" "$sub" --help >/dev/null 2>&1 || { echo "campaign-prereg: $PS has no \`$sub\` subcommand: build it from this tree" >&2; exit 2; }
+. scripts/find-binary.sh campaign-prereg
+for sub in calibrate simulate "campaign predict"; do
+  # shellcheck disable=SC2086  # "campaign predict" is two words
+  "$PS" $sub --help >/dev/null 2>&1 || { echo "campaign-prereg: $PS has no \`$sub\`: build it from this tree (bash scripts/build-gpu-binary.sh)" >&2; exit 2; }
 done
-"$PS" campaign predict --help >/dev/null 2>&1 || { echo "campaign-prereg: $PS has no \`campaign predict\`: build it from this tree (bash scripts/build-gpu-binary.sh)" >&2; exit 2; }
 
 SIZE=${SIZE:-2^20}
 PROOFS=${PROOFS:-10}

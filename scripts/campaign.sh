@@ -50,15 +50,7 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 cd "$(dirname "$0")/.."
 START=$(date +%s)
 
-if [ -z "${PROOFSCOPE:-}" ]; then
-  { [ -f dist/proofscope.xz ] || [ -f dist/proofscope.gz ]; } && bash scripts/device/unpack.sh
-  for b in dist/proofscope target/release/proofscope; do
-    if [ -x "$b" ]; then PROOFSCOPE=$b; break; fi
-  done
-fi
-PS=${PROOFSCOPE:-dist/proofscope}
-chmod +x "$PS" 2>/dev/null || true
-[ -x "$PS" ] || { echo "campaign: no binary at $PS (bash scripts/build-gpu-binary.sh, or set PROOFSCOPE)" >&2; exit 2; }
+. scripts/find-binary.sh campaign
 
 SIZE=${SIZE:-2^20}
 PROOFS=${PROOFS:-5}
