@@ -60,7 +60,7 @@ pub fn prep_msm(asg: &ProvingAssignment, params: &Parameters) -> Result<MsmPlan,
     params
         .check_fits(asg.input_assignment.len(), asg.aux_assignment.len(), asg.num_constraints())
         .map_err(ProveError::ParamsMismatch)?;
-    let MsmPlan { a, b, l } = crate::prep::plan(asg);
+    let plan = crate::prep::plan(asg);
     let check = |what: &str, split: &Split, points: usize| {
         if split.len != points {
             Err(ProveError::ParamsMismatch(format!("the {what} query has {points} points, the witness needs {}", split.len)))
@@ -68,11 +68,11 @@ pub fn prep_msm(asg: &ProvingAssignment, params: &Parameters) -> Result<MsmPlan,
             Ok(())
         }
     };
-    check("A", &a, params.a.len())?;
-    check("B (G1)", &b, params.b_g1.len())?;
-    check("B (G2)", &b, params.b_g2.len())?;
-    check("L", &l, params.l.len())?;
-    Ok(MsmPlan { a, b, l })
+    check("A", &plan.a, params.a.len())?;
+    check("B (G1)", &plan.b, params.b_g1.len())?;
+    check("B (G2)", &plan.b, params.b_g2.len())?;
+    check("L", &plan.l, params.l.len())?;
+    Ok(plan)
 }
 
 /// H coefficients by NTTs (span `ntt`).

@@ -332,8 +332,7 @@ impl Sim<'_> {
                     }
                     if part.prep > 0 {
                         n += 1;
-                    }
-                    if part.prep == 0 {
+                    } else {
                         self.abc_ready(w);
                     }
                     if n > 0 {
