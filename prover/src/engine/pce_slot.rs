@@ -125,8 +125,11 @@ impl PceSlot {
             State::Loading => Claim::Wait,
             State::Building | State::Off => Claim::Busy,
             State::Failed(e) => Claim::Failed(e.clone()),
+            // With a parameter file the claimer reads the cache first: `Loading` from the
+            // claim on, so that a partition claiming before the read starts waits too
+            // (CI on 2 cores saw one slip through to the circuit path in that window).
             State::Empty => {
-                *s = State::Building;
+                *s = if self.params_path.is_some() { State::Loading } else { State::Building };
                 Claim::Mine(BuildGuard { slot: self, done: false })
             }
         }
@@ -186,8 +189,12 @@ fn build(sh: &Shared, circuit: Box<dyn PartitionCircuit>, guard: BuildGuard<'_>,
             None
         }
     });
-    if let Some((path, _)) = &cache {
-        span.record("path", path.display().to_string());
+    match &cache {
+        Some((path, _)) => {
+            span.record("path", path.display().to_string());
+        }
+        // No cache to read: the waiters take the circuit path.
+        None => guard.mark(State::Building),
     }
     let found = match &cache {
         Some((path, key)) => {
@@ -306,6 +313,16 @@ mod tests {
             guard.set(State::Ready(p.clone()));
             assert!(waiter.join().unwrap(), "woken with the PCE ready");
         });
+    }
+
+    #[test]
+    fn with_a_parameter_file_the_claim_itself_makes_the_others_wait() {
+        let slot = PceSlot::new(Some(PathBuf::from("params.bin")), None);
+        let Claim::Mine(_guard) = slot.claim() else { panic!("the first claim makes it") };
+        assert!(matches!(slot.claim(), Claim::Wait), "before the read has begun, a second partition waits");
+        let slot = PceSlot::new(None, None);
+        let Claim::Mine(_guard) = slot.claim() else { panic!("the first claim makes it") };
+        assert!(matches!(slot.claim(), Claim::Busy), "no cache to read: the circuit path");
     }
 
     #[test]
