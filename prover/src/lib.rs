@@ -63,6 +63,7 @@ pub fn on_pool<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R 
 pub mod backend;
 pub mod circuit;
 pub mod cpu;
+pub mod cpu_time;
 pub mod cuda_settings;
 pub mod domain;
 #[cfg(feature = "cuda")]

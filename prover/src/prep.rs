@@ -25,6 +25,7 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
+use crate::cpu_time::CpuMeter;
 use crate::msm::{to_limbs, Limbs, Split};
 use crate::prover::MsmPlan;
 use crate::synthesis::ProvingAssignment;
@@ -140,41 +141,51 @@ fn write(asg: &ProvingAssignment, p: &Piece, out: &mut [Out; 3]) {
 /// `a_aux_density`, B = the inputs of `b_input_density` then the aux of `b_aux_density`, L =
 /// every aux; the k-th scalar a query takes belongs to its point k.
 pub fn plan(asg: &ProvingAssignment) -> MsmPlan {
+    plan_metered(asg, &CpuMeter::default())
+}
+
+/// [`plan`], adding the CPU time of every piece and of the steps between the passes to
+/// `meter` (each on the thread that ran it; `prep_msm`'s `cpu_ns`).
+pub fn plan_metered(asg: &ProvingAssignment, meter: &CpuMeter) -> MsmPlan {
     fn pieces_of(v: &[Scalar], aux: bool) -> impl Iterator<Item = Piece<'_>> {
         v.chunks(CHUNK).enumerate().map(move |(k, scalars)| Piece { scalars, start: k * CHUNK, aux })
     }
-    let pieces: Vec<Piece> = pieces_of(&asg.input_assignment, false).chain(pieces_of(&asg.aux_assignment, true)).collect();
+    let pieces: Vec<Piece> = meter.measure(|| pieces_of(&asg.input_assignment, false).chain(pieces_of(&asg.aux_assignment, true)).collect());
     // Pass 1: counts per piece, no conversion.
-    let counts: Vec<[Count; 3]> = pieces.par_iter().map(|p| count(asg, p)).collect();
+    let counts: Vec<[Count; 3]> = pieces.par_iter().map(|p| meter.measure(|| count(asg, p))).collect();
     // The final vectors, at their exact sizes.
-    let mut splits: [Split; 3] = std::array::from_fn(|q| {
-        let sum = |f: fn(&Count) -> usize| counts.iter().map(|c| f(&c[q])).sum::<usize>();
-        let (ones, tail) = (sum(|c| c.ones), sum(|c| c.tail));
-        Split { len: sum(|c| c.points), zeros: sum(|c| c.zeros), ones: vec![0; ones], tail_idx: vec![0; tail], tail: vec![[0; 4]; tail] }
+    let mut splits: [Split; 3] = meter.measure(|| {
+        std::array::from_fn(|q| {
+            let sum = |f: fn(&Count) -> usize| counts.iter().map(|c| f(&c[q])).sum::<usize>();
+            let (ones, tail) = (sum(|c| c.ones), sum(|c| c.tail));
+            Split { len: sum(|c| c.points), zeros: sum(|c| c.zeros), ones: vec![0; ones], tail_idx: vec![0; tail], tail: vec![[0; 4]; tail] }
+        })
     });
     // Each piece's slices of them, in order (prefix sums of the counts).
-    let mut rest = splits.each_mut().map(|s| (&mut s.ones[..], &mut s.tail_idx[..], &mut s.tail[..]));
-    let mut first = [0usize; 3];
-    let jobs: Vec<(Piece, [Out; 3])> = pieces
-        .iter()
-        .zip(&counts)
-        .map(|(p, c)| {
-            let out = std::array::from_fn(|q| {
-                let (ones, r) = std::mem::take(&mut rest[q].0).split_at_mut(c[q].ones);
-                rest[q].0 = r;
-                let (tail_idx, r) = std::mem::take(&mut rest[q].1).split_at_mut(c[q].tail);
-                rest[q].1 = r;
-                let (tail, r) = std::mem::take(&mut rest[q].2).split_at_mut(c[q].tail);
-                rest[q].2 = r;
-                let o = Out { first: first[q] as u32, ones, tail_idx, tail };
-                first[q] += c[q].points;
-                o
-            });
-            (*p, out)
-        })
-        .collect();
+    let jobs: Vec<(Piece, [Out; 3])> = meter.measure(|| {
+        let mut rest = splits.each_mut().map(|s| (&mut s.ones[..], &mut s.tail_idx[..], &mut s.tail[..]));
+        let mut first = [0usize; 3];
+        pieces
+            .iter()
+            .zip(&counts)
+            .map(|(p, c)| {
+                let out = std::array::from_fn(|q| {
+                    let (ones, r) = std::mem::take(&mut rest[q].0).split_at_mut(c[q].ones);
+                    rest[q].0 = r;
+                    let (tail_idx, r) = std::mem::take(&mut rest[q].1).split_at_mut(c[q].tail);
+                    rest[q].1 = r;
+                    let (tail, r) = std::mem::take(&mut rest[q].2).split_at_mut(c[q].tail);
+                    rest[q].2 = r;
+                    let o = Out { first: first[q] as u32, ones, tail_idx, tail };
+                    first[q] += c[q].points;
+                    o
+                });
+                (*p, out)
+            })
+            .collect()
+    });
     // Pass 2: classify again (cheap), convert each tail scalar once, write in place.
-    jobs.into_par_iter().for_each(|(p, mut out)| write(asg, &p, &mut out));
+    jobs.into_par_iter().for_each(|(p, mut out)| meter.measure(|| write(asg, &p, &mut out)));
     let [a, b, l] = splits;
     MsmPlan { a, b, l }
 }

@@ -53,14 +53,18 @@ pub struct MsmPlan {
 
 /// CPU preparation (span `prep_msm`): check the parameters fit the assignment, then
 /// classify the scalars of every query (zero / one / tail) following the densities, in one
-/// pass over the aux scalars written in place ([`crate::prep::plan`]).
+/// pass over the aux scalars written in place ([`crate::prep::plan`]). The span carries the
+/// threads of the pool it ran on (`threads`) and the CPU time its pieces took on them
+/// (`cpu_ns`, [`crate::cpu_time`]): the work the simulator's preparation step stands for.
 pub fn prep_msm(asg: &ProvingAssignment, params: &Parameters) -> Result<MsmPlan, ProveError> {
-    let span = info_span!(kind::PREP_MSM);
+    let span = info_span!(kind::PREP_MSM, { arg::CPU_NS } = tracing::field::Empty, { arg::THREADS } = rayon::current_num_threads() as u64);
     let _e = span.enter();
     params
         .check_fits(asg.input_assignment.len(), asg.aux_assignment.len(), asg.num_constraints())
         .map_err(ProveError::ParamsMismatch)?;
-    let plan = crate::prep::plan(asg);
+    let meter = crate::cpu_time::CpuMeter::default();
+    let plan = crate::prep::plan_metered(asg, &meter);
+    span.record(arg::CPU_NS, meter.ns());
     let check = |what: &str, split: &Split, points: usize| {
         if split.len != points {
             Err(ProveError::ParamsMismatch(format!("the {what} query has {points} points, the witness needs {}", split.len)))

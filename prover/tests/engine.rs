@@ -602,5 +602,14 @@ fn the_gpu_workers_prepare_on_the_prep_pool_when_prep_threads_is_set() {
         let mut parts: Vec<u32> = out.jsonl.spans_of(&SpanKind::PrepMsm).filter_map(|s| s.partition).collect();
         parts.sort_unstable();
         assert_eq!(parts, vec![0, 1, 2, 3], "prep_threads {prep_threads} ({lock:?}): one prep_msm span per partition");
+        // Each says the threads of the pool it ran on and the CPU time its pieces took there:
+        // some, and no more than those threads could give over its wall time.
+        let pool = if prep_threads == 0 { rayon::current_num_threads() as u64 } else { prep_threads as u64 };
+        for s in out.jsonl.spans_of(&SpanKind::PrepMsm) {
+            assert_eq!(s.args.get("threads").and_then(|v| v.as_u64()), Some(pool), "{s:?}");
+            let cpu = s.args.get("cpu_ns").and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no cpu_ns: {s:?}"));
+            let wall = s.end_ns.unwrap() - s.start_ns;
+            assert!(cpu > 0 && cpu <= pool * wall, "cpu_ns {cpu} on {pool} threads in {wall} ns: {s:?}");
+        }
     }
 }

@@ -599,6 +599,15 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     } else {
         rep.notes.push("CPU demands: no cpu_busy_cores counter in the input: the base config's synth/prep/finalize cores are used".into());
     }
+    // ---- The preparation: measured by the prover where its spans say so ----
+    let prep: Vec<Option<cpu_demand::PrepMeasured>> = runs.iter().map(|(_, r)| cpu_demand::prep_measured(r)).collect();
+    if let Some(((name, _), m)) = runs.iter().zip(&prep).find_map(|(r, m)| m.as_ref().map(|m| (r, m))) {
+        rep.notes.push(format!(
+            "prep: measured by the prover in {name} (prep_msm cpu_ns, threads): {:.2} thread-s of CPU time a preparation on a pool of {} threads; prep_cores {} (was {}), its isolated time cpu_ns ÷ threads",
+            m.mean_cpu_s, m.cores, m.cores, cfg.cpu.prep_cores
+        ));
+        cfg.cpu.prep_cores = m.cores;
+    }
     let sharing = Sharing {
         cores: [cfg.cpu.synth_cores, cfg.cpu.prep_cores, cfg.cpu.finalize_cores],
         bw: [cfg.cpu.synth_bw_gbs, cfg.cpu.prep_bw_gbs, cfg.cpu.finalize_bw_gbs],
@@ -608,7 +617,18 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
 
     // Isolated durations of every CPU-phase span of every run, computed once.
     let cpu_kinds: Vec<SpanKind> = cpu_demand::PHASES.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
-    let isolated: Vec<Vec<(usize, f64)>> = runs.iter().map(|(_, r)| cpu_demand::derate(r, &cpu_kinds, sharing)).collect();
+    let mut isolated: Vec<Vec<(usize, f64)>> = runs.iter().map(|(_, r)| cpu_demand::derate(r, &cpu_kinds, sharing)).collect();
+    // A preparation whose CPU time was measured: cpu_ns ÷ threads, not its derated wall time.
+    for (iso, m) in isolated.iter_mut().zip(&prep) {
+        if let Some(m) = m {
+            let measured: BTreeMap<usize, f64> = m.isolated_ms.iter().copied().collect();
+            for (i, ms) in iso.iter_mut() {
+                if let Some(&v) = measured.get(i) {
+                    *ms = v;
+                }
+            }
+        }
+    }
 
     // ---- synthesis and contention ----
     let mut contention_samples: Vec<(f64, f64)> = Vec::new();
@@ -1097,6 +1117,32 @@ mod tests {
         let free = crate::simulate(&unbounded, crate::Options { record: true }).run.unwrap();
         let iv: Vec<(u64, u64)> = free.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
         assert_eq!(max_concurrency(iv.iter().copied()), 8);
+    }
+
+    #[test]
+    fn a_preparation_measured_by_the_prover_sets_its_demand_and_work() {
+        // Each partition's call prepares for 2 ms of wall time on a pool of 16 threads, with
+        // 8 thread-ms of CPU time (the measured work): alone on its 16 threads, 0.5 ms.
+        const MS: u64 = 1_000_000;
+        let mut run = paired_run(Some(8), false);
+        let calls: Vec<(u32, u64)> = run.spans_of(&SpanKind::Gpu).map(|s| (s.partition.unwrap(), s.start_ns)).collect();
+        for (p, c) in calls {
+            run.spans.push(Span::new(SpanKind::PrepMsm, c, c + MS).job("proof-0000").partition(p).worker(0).device(0).arg("cpu_ns", 8 * MS).arg("threads", 16u64));
+        }
+        run.normalize();
+        let cal = calibrate(&[("run".into(), run.clone())], &default_base()).unwrap();
+        assert_eq!(cal.config.cpu.prep_cores, 16.0);
+        assert_eq!(cal.config.costs.prep_msm.mean_ms(), 0.5, "{:?}", cal.config.costs.prep_msm);
+        assert!(note(&cal, "prep: measured by the prover in run").is_some_and(|n| n.contains("0.01 thread-s")), "{:?}", cal.report.notes);
+        // Without the arguments (an older prover): the derated wall time, 1 ms (nothing
+        // else draws cores here), and the base's demand.
+        for s in run.spans.iter_mut() {
+            s.args.clear();
+        }
+        let old = calibrate(&[("run".into(), run)], &default_base()).unwrap();
+        assert_eq!(old.config.cpu.prep_cores, default_base().cpu.prep_cores);
+        assert_eq!(old.config.costs.prep_msm.mean_ms(), 1.0, "{:?}", old.config.costs.prep_msm);
+        assert!(note(&old, "prep: measured").is_none());
     }
 
     #[test]

@@ -14,6 +14,12 @@
 //!   then a censored fit over every period (busy = min(cap, Σ …)) raises a demand as far as
 //!   the saturated periods require — a phase that mostly runs when the CPU is full (a G2
 //!   MSM on every core) would otherwise be judged by its rare, unrepresentative quiet moments.
+//! - [`prep_measured`]: where the prover recorded it, the preparation's own CPU time
+//!   (`prep_msm`'s `cpu_ns`, summed over the threads of its pool, `threads`) replaces the
+//!   fit for that phase: it draws the pool's threads, and alone it would take `cpu_ns ÷
+//!   threads`. The fit could not see it (runs 73–74 at 2^27: 2.11 cores fitted against
+//!   ~12–28 thread-seconds a partition on a 16-thread pool), and the what-if of a smaller
+//!   pool (`prep_threads`) needs exactly that work.
 //! - [`derate`]: with those demands, the model's own slowdown `min(1, cores / Σ demand)`
 //!   over a span's lifetime, integrated, turns its measured duration into isolated work
 //!   (what the simulator consumes), so simulating the calibration run reproduces it.
@@ -262,6 +268,43 @@ pub fn derate(run: &Run, kinds: &[SpanKind], sh: Sharing) -> Vec<(usize, f64)> {
         .collect()
 }
 
+/// The preparation as the prover measured it ([`prep_measured`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrepMeasured {
+    /// Cores a preparation draws: the threads of its pool (median over the spans).
+    pub cores: f64,
+    /// Per `prep_msm` span (index into the run's spans): its isolated duration, ms
+    /// (`cpu_ns ÷ threads`).
+    pub isolated_ms: Vec<(usize, f64)>,
+    /// Mean CPU time of a preparation, thread-seconds.
+    pub mean_cpu_s: f64,
+}
+
+/// The preparation's demand and isolated durations from the `cpu_ns` and `threads` of its
+/// spans; `None` when no finished `prep_msm` span carries both (older runs, other producers).
+pub fn prep_measured(run: &Run) -> Option<PrepMeasured> {
+    use timeline::event::arg;
+    let mut threads = Vec::new();
+    let mut isolated_ms = Vec::new();
+    let mut cpu_s = 0.0;
+    for (i, s) in run.spans.iter().enumerate() {
+        if s.kind != SpanKind::PrepMsm || s.end_ns.is_none() {
+            continue;
+        }
+        let num = |k: &str| s.args.get(k).and_then(|v| v.as_f64()).filter(|x| x.is_finite() && *x > 0.0);
+        let (Some(cpu), Some(t)) = (num(arg::CPU_NS), num(arg::THREADS)) else { continue };
+        threads.push(t);
+        isolated_ms.push((i, cpu / t / 1e6));
+        cpu_s += cpu / 1e9;
+    }
+    if threads.is_empty() {
+        return None;
+    }
+    let n = threads.len() as f64;
+    threads.sort_by(f64::total_cmp);
+    Some(PrepMeasured { cores: threads[threads.len() / 2], isolated_ms, mean_cpu_s: cpu_s / n })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,6 +368,23 @@ mod tests {
         let mut bare = run.clone();
         bare.counters.clear();
         assert!(fit(&bare, 8.0).is_none());
+    }
+
+    #[test]
+    fn the_preparation_measured_by_the_prover_gives_its_pool_and_its_work() {
+        let mut run = Run::new(RunMeta::new("test"));
+        // Two preparations on a pool of 16 threads: 24 and 8 thread-seconds of CPU time, in
+        // whatever wall time; a third without the arguments (an older prover) is left out.
+        run.spans.push(span(SpanKind::PrepMsm, 0, 5_000, 0).arg("cpu_ns", 24_000_000_000u64).arg("threads", 16u64));
+        run.spans.push(span(SpanKind::PrepMsm, 6_000, 7_000, 1).arg("cpu_ns", 8_000_000_000u64).arg("threads", 16u64));
+        run.spans.push(span(SpanKind::PrepMsm, 8_000, 9_000, 2));
+        let m = prep_measured(&run).unwrap();
+        assert_eq!(m.cores, 16.0);
+        // Alone on its 16 threads: 24 / 16 = 1.5 s and 8 / 16 = 0.5 s.
+        assert_eq!(m.isolated_ms, vec![(0, 1500.0), (1, 500.0)]);
+        assert_eq!(m.mean_cpu_s, 16.0);
+        run.spans.retain(|s| s.partition == Some(2));
+        assert_eq!(prep_measured(&run), None);
     }
 
     #[test]

@@ -87,6 +87,11 @@ pub mod arg {
     pub const QUERY: &str = "query";
     /// Points (terms) of an MSM.
     pub const POINTS: &str = "points";
+    /// CPU time the span's work took, summed over the threads that ran it (each thread's own
+    /// clock: running, not waiting to run), ns. On `prep_msm`.
+    pub const CPU_NS: &str = "cpu_ns";
+    /// Threads of the pool the span's work ran on (`prep_msm`, `witness`).
+    pub const THREADS: &str = "threads";
 }
 
 /// What a span measures. A closed set, plus [`SpanKind::Other`] so that producers we do

@@ -50,6 +50,9 @@ pub const SPAN_ARG_COLUMNS: &[(&str, ArgType)] = &[
     (arg::POINTS, ArgType::Int),
     // Constraints of a synthesis (the prover).
     ("constraints", ArgType::Int),
+    // CPU time of a step over the threads of its pool, and their number (the prover's prep_msm).
+    (arg::CPU_NS, ArgType::Int),
+    (arg::THREADS, ArgType::Int),
     // cuzk's SYNTH_END / GPU_END figures and the simulator's `gpu` spans, ms.
     ("synth_ms", ArgType::Float),
     ("gpu_ms", ArgType::Float),
