@@ -337,13 +337,37 @@ pub fn ram_budget(cfg: &EngineConfig) -> Result<(u64, Option<String>), ConfigErr
 /// What an engine of `cfg` reserves for parameters of `shape` (read from `params_path`, whose
 /// PCE cache is measured when there is one).
 /// `devices`: the devices the engine drives (its backends; `cfg.devices` before they exist):
-/// one GPU call's memory per GPU worker, gw on each — an upper bound: without a CPU fallback
-/// the engine reserves only the calls each device holds at once (`device_call_slots`), so a
-/// budget this plan refuses by a call's memory might have run (the check stays conservative).
+/// one GPU call's memory per call a device may run at once ([`calls_per_device_bound`]) —
+/// an upper bound of what the engine reserves (`device_call_slots`), so a budget this plan
+/// refuses by a call's memory might still have run (the check stays conservative).
 pub fn memory_plan(cfg: &EngineConfig, shape: &crate::params::ParamsShape, params_path: Option<&std::path::Path>, devices: u64) -> budget::MemoryPlan {
     let pce_cache = params_path.filter(|_| cfg.pce_cache).map(crate::pce::cache::cache_path);
-    let call_slots = u64::from(cfg.gw).saturating_mul(devices.max(1));
+    let call_slots = calls_per_device_bound(cfg, shape).saturating_mul(devices.max(1));
     budget::MemoryPlan::for_shape(shape, cfg.synthesis == SynthesisMode::Pce, pce_cache.as_deref(), call_slots)
+}
+
+/// The GPU calls per device whose host memory the checks count before the devices hold the
+/// parameters: `gw`, or — without a CPU fallback and under a VRAM budget — no more calls than
+/// the budget holds of the least memory a call can run in (tight, with the cheapest NTT the
+/// `ntt_memory` setting allows), at least one. The engine counts calls of its device plan's
+/// size in the device's free memory (`device_call_slots`); free memory under a budget is at
+/// most the budget and a call needs at least that least size, so this bound is never below
+/// the engine's count. Run 72 (gw 2, `--vram-budget 16`, 2^27: a call needs at least 12 GiB):
+/// one call counted, not two (20.4 GiB of host memory less in the check). With a CPU fallback
+/// every worker may prepare a fallback proof: `gw`.
+pub fn calls_per_device_bound(cfg: &EngineConfig, shape: &crate::params::ParamsShape) -> u64 {
+    let gw = u64::from(cfg.gw).max(1);
+    match cfg.memory.vram_budget {
+        Some(v) if !cfg.cpu_fallback => {
+            let least = placement::DeviceNeed::of(shape).least(cfg.cuda.ntt_memory).tight();
+            if least == 0 {
+                gw
+            } else {
+                (v.0 / least).clamp(1, gw)
+            }
+        }
+        _ => gw,
+    }
 }
 
 /// The check [`Engine::start`] makes of the RAM budget, from the parameters' shape alone
@@ -784,6 +808,43 @@ mod tests {
         }
         // The circuit path synthesises on the worker's own thread: no pool.
         assert!(synthesis_pools(&cfg(SynthesisMode::Circuit, 0)).unwrap().iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn the_checks_count_the_calls_a_vram_budget_can_hold() {
+        use super::calls_per_device_bound;
+        use crate::params::{ParamsInfo, ParamsShape};
+        // Run 72's shape at 2^27: ~2^27 aux, A ~87 %, B ~25 %, L every aux.
+        let n: u64 = 1 << 27;
+        let shape = ParamsShape {
+            info: ParamsInfo { circuit_id: "t".into(), num_inputs: 2, num_aux: n - 10, num_constraints: n - 10, domain_size: n, test_only: true },
+            ic: 2,
+            h: n - 1,
+            l: n - 10,
+            a: n * 87 / 100,
+            b_g1: n / 4,
+            b_g2: n / 4,
+        };
+        let with = |gw: u32, vram_gib: Option<u64>, fallback: bool, ntt: crate::cuda_settings::NttMemory| {
+            let mut c = EngineConfig { gw, cpu_fallback: fallback, ..EngineConfig::default() };
+            c.memory.vram_budget = vram_gib.map(super::budget::ByteSize::gib);
+            c.cuda.ntt_memory = ntt;
+            calls_per_device_bound(&c, &shape)
+        };
+        use crate::cuda_settings::NttMemory::{Auto, Lean, Tables};
+        // The least call: lean, tight: max(a/b/c 12 GiB, tails (1 + 0.87 + 0.25)·2^27·36 B ≈ 9.5 GiB).
+        // 16 GiB holds one such call: gw 2 counts one.
+        assert_eq!(with(2, Some(16), false, Auto), 1);
+        assert_eq!(with(2, Some(16), false, Lean), 1);
+        // 24 GiB: two lean calls (2 × 12), but with the tables a call needs a/b/c + scratch = 16 GiB.
+        assert_eq!(with(2, Some(24), false, Lean), 2);
+        assert_eq!(with(2, Some(24), false, Tables), 1);
+        // Never more than gw, never fewer than one.
+        assert_eq!(with(3, Some(200), false, Auto), 3);
+        assert_eq!(with(2, Some(4), false, Auto), 1);
+        // With a CPU fallback, or without a VRAM budget: every worker.
+        assert_eq!(with(2, Some(16), true, Auto), 2);
+        assert_eq!(with(2, None, false, Auto), 2);
     }
 
     #[test]
