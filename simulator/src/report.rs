@@ -134,8 +134,9 @@ pub struct MixResult {
     pub evictions: u64,
     /// Time spent loading, summed over the loads (side-by-side loads each count), s.
     pub load_total_s: f64,
-    /// Requests that waited for room (nothing evictable yet), and their total wait, s.
+    /// Load requests that waited for room (nothing evictable yet).
     pub load_waits: u64,
+    /// Their total wait (`ram_wait` spans without a job), s.
     pub load_wait_total_s: f64,
     /// Per proof type, in `[[mix]]` order.
     pub types: Vec<TypeResult>,
@@ -144,7 +145,9 @@ pub struct MixResult {
 /// The figures of one proof type of a mix.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TypeResult {
+    /// The type's name (`[[mix]]` `name`).
     pub name: String,
+    /// Its proofs in the run, and those completed.
     pub proofs: u32,
     pub proofs_completed: u32,
     /// The type's last completion (from t = 0) ÷ its completed proofs, s.
@@ -154,9 +157,11 @@ pub struct TypeResult {
     pub steady_state_s_per_proof: f64,
     /// First synthesis start to completion, mean over the type's proofs, s.
     pub latency_mean_s: f64,
-    /// Its SRS/PCE loads and evictions, and its loading time, s.
+    /// Its SRS/PCE loads (each entry counts one).
     pub loads: u64,
+    /// Its entries evicted.
     pub evictions: u64,
+    /// Its loading time, summed over its loads, s.
     pub load_total_s: f64,
 }
 
