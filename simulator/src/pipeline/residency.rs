@@ -453,6 +453,13 @@ pce_load_s = 6
         // Written back as seconds, read back the same.
         assert_eq!(Config::from_toml_str(&c.to_toml(), "back.toml").unwrap(), c);
         assert_eq!(cfg(TINY).eviction_min_idle_s(), 300.0);
+        // --set / --vary by its dotted path, as a number or a duration.
+        let mut c = cfg(TINY);
+        c.set("memory.eviction_min_idle", "0").unwrap();
+        assert_eq!(c.eviction_min_idle_s(), 0.0);
+        c.set("memory.eviction_min_idle", "10m").unwrap();
+        assert_eq!(c.eviction_min_idle_s(), 600.0);
+        assert!(c.set("memory.eviction_min_idle", "later").is_err());
     }
 
     /// (a) One type given as a one-entry mix: the same run as with its SRS and PCE resident
@@ -593,6 +600,33 @@ finalize_cores = 4
         assert_eq!(waits.len(), 1);
         assert_eq!((waits[0].start_ns, waits[0].end_ns, waits[0].job.as_deref()), (11_500_000_000, Some(1_011_500_000_000), None));
         assert_eq!(waits[0].args.get("proof_type").and_then(|v| v.as_str()), Some("type-b"));
+    }
+
+    /// A synthesis under pressure evicts idle entries too: A (30 + 10 GiB) then B (30 + 10
+    /// GiB) with 25 GiB partitions in 100 GiB: B's entries fit beside A's (80 GiB), B's
+    /// partition does not (105): it evicts A's SRS (the oldest idle entry, 30 GiB), nothing
+    /// waits. 10 + 1.5 + 8 + 1.5 = 21 s.
+    #[test]
+    fn mix_synthesis_reservation_evicts_idle_entries() {
+        let text = format!("{TINY}{AB}")
+            .replace("srs_gib = 40", "srs_gib = 30")
+            .replace("pce_gib = 20", "pce_gib = 10")
+            .replace("srs_gib = 45", "srs_gib = 30")
+            .replace("pce_gib = 15", "pce_gib = 10")
+            .replace("partition_gib = 10", "partition_gib = 25")
+            .replace("\"70GiB\"", "\"100GiB\"")
+            .replace("[memory]\n", "[memory]\neviction_min_idle = 0\n");
+        let mut c = cfg(&text);
+        c.pipeline.proofs = 2;
+        let out = simulate(&c, Options { record: true });
+        let r = &out.result;
+        assert!(close(r.makespan_s, 21.0), "{}", r.makespan_s);
+        let m = r.mix.as_ref().unwrap();
+        assert_eq!((m.loads, m.evictions, m.load_waits, r.ram_waits), (4, 1, 0, 0));
+        let ev = &out.run.unwrap().meta.extra["residency"]["evictions"];
+        assert_eq!((ev[0]["proof_type"].as_str(), ev[0]["what"].as_str(), ev[0]["t_s"].as_f64()), (Some("type-a"), Some("srs"), Some(19.5)));
+        // Peak: both types' entries while B loads (80); then A's PCE 10 + B's 40 + 25 = 75.
+        assert!(close(r.peak_ram_gib, 80.0), "{}", r.peak_ram_gib);
     }
 
     /// (d) A type whose SRS and PCE alone exceed the budget: refused by name when the config
