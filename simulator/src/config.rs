@@ -943,12 +943,12 @@ impl Config {
                 }
             }
             for (k, v) in [("srs_gib", m.srs_gib), ("pce_gib", m.pce_gib)] {
-                if !(v.is_finite() && v >= 0.0 && v <= limits::QUANTITY) {
+                if !(v.is_finite() && (0.0..=limits::QUANTITY).contains(&v)) {
                     return Err(invalid(&field(k), format!("must be a number ≥ 0 up to {:e} (got {v})", limits::QUANTITY)));
                 }
             }
             for (k, v) in [("srs_load_s", m.srs_load_s), ("pce_load_s", m.pce_load_s)] {
-                if !(v.is_finite() && v >= 0.0 && v <= limits::PERIOD_S) {
+                if !(v.is_finite() && (0.0..=limits::PERIOD_S).contains(&v)) {
                     return Err(invalid(&field(k), format!("must be between 0 and 10 years (got {v} s)")));
                 }
             }

@@ -131,7 +131,7 @@ impl Sim<'_> {
         let ty = self.proofs[proof as usize].ty;
         r.types[ty as usize].users += 1;
         if r.resident(ty) {
-            self.to_backlog(proof);
+            self.join_backlog(proof);
             return;
         }
         r.types[ty as usize].waiting.push_back(proof);
@@ -142,7 +142,7 @@ impl Sim<'_> {
     }
 
     /// The proof's partitions join the synthesis backlog (ready from now).
-    pub(super) fn to_backlog(&mut self, proof: u32) {
+    pub(super) fn join_backlog(&mut self, proof: u32) {
         let now = self.now();
         let pr = &self.proofs[proof as usize];
         for pi in pr.first_part..pr.first_part + pr.partitions {
@@ -322,7 +322,7 @@ impl Sim<'_> {
         if r.resident(ty) {
             let waiting = std::mem::take(&mut r.types[ty as usize].waiting);
             for proof in waiting {
-                self.to_backlog(proof);
+                self.join_backlog(proof);
             }
         }
         self.start_syntheses();
