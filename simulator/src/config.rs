@@ -81,6 +81,49 @@ pub struct Config {
     pub contention: Contention,
     #[serde(default, skip_serializing_if = "Uncertainty::is_default")]
     pub uncertainty: Uncertainty,
+    /// A mix of proof types (`[[mix]]`, optional): each type's SRS and PCE are loaded on
+    /// demand from the host budget and evicted when idle ([`ProofType`]); absent: one proof
+    /// type whose parameters (`memory.params_gib`, `pce_gib`) are resident from the start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<ProofType>,
+}
+
+/// One proof type of a mixed workload (a `[[mix]]` entry). Its SRS (Groth16 parameters) and
+/// PCE (pre-compiled constraints) are not resident at t = 0: the first proof of the type
+/// reserves both from the host budget, loads them (`srs_load_s`, `pce_load_s`, side by side)
+/// and only then may its partitions synthesise; idle entries are evicted under pressure
+/// (`memory.eviction_min_idle`), as the cuzk daemon's memory manager does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProofType {
+    /// The type's name, written as each job's `kind` in the timeline so that `analyze`
+    /// reports per type (the analyzer's names: `porep-c2`, `snap-deals`, `window-post`,
+    /// `winning-post`).
+    pub name: String,
+    /// Its share of the arrivals (a relative weight > 0). Proof i gets the type of a smooth
+    /// weighted round robin (each arrival goes to the type furthest behind its share, ties to
+    /// the first listed): deterministic, no random numbers drawn (1:1 alternates A, B, A, B).
+    #[serde(default = "one")]
+    pub share: f64,
+    /// Partitions per proof; absent: `pipeline.partitions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u32>,
+    /// Its synthesis cost relative to `costs.synth` (1: the same).
+    #[serde(default = "one")]
+    pub synth_scale: f64,
+    /// Its GPU call's work relative to the config's (`prep_msm`, the kernels `ntt_msm_h`,
+    /// `batch_add`, `tail_msm`, `msm_rest`, `msm_b_g2`, and `b_g2_msm`; not the epilogue,
+    /// alloc, pickup or upload).
+    #[serde(default = "one")]
+    pub gpu_scale: f64,
+    /// SRS (Groth16 parameters) on the host, GiB: reserved from the budget while resident.
+    pub srs_gib: f64,
+    /// PCE (pre-compiled constraints) on the host, GiB.
+    pub pce_gib: f64,
+    /// Time to load the SRS (the reference: 30–60 s), s.
+    pub srs_load_s: f64,
+    /// Time to load the PCE from disk (the reference: ~5 s), s.
+    pub pce_load_s: f64,
 }
 
 /// What the cost distributions do not say about a prediction's spread ([`crate::interval`]).
@@ -284,7 +327,87 @@ pub struct Memory {
     /// pre-staged buffers that do not fit leave their workers idle: workers serialise).
     #[serde(default)]
     pub vram_policy: VramPolicy,
+    /// With `[[mix]]`: an SRS or PCE entry no in-flight proof uses may be evicted (oldest
+    /// idle first, only when a load does not fit) once it has been idle this long (the cuzk
+    /// daemon's `memory.eviction_min_idle`): seconds, or a duration string (`"5m"`,
+    /// `"90s"`, `"1h"`); default 300 s. Without a mix nothing is loaded or evicted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eviction_min_idle: Option<Seconds>,
 }
+
+/// A duration in seconds, written as a number of seconds or a string with units (`"5m"`,
+/// `"300s"`, `"1h30m"`, `"500ms"`), as the cuzk daemon's durations are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Seconds(pub f64);
+
+/// Parse a duration: a number (seconds) or numbers with units `ms`, `s`, `m`/`min`, `h`
+/// one after the other (`"1h30m"`).
+pub fn parse_duration_s(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let bad = || format!("`{text}` is not a duration (a number of seconds, or e.g. \"5m\", \"300s\", \"1h30m\", \"500ms\")");
+    if t.is_empty() {
+        return Err(bad());
+    }
+    if let Ok(v) = t.parse::<f64>() {
+        return if v.is_finite() && v >= 0.0 { Ok(v) } else { Err(bad()) };
+    }
+    let mut total = 0.0;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let n = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(bad)?;
+        let v: f64 = rest[..n].parse().map_err(|_| bad())?;
+        rest = &rest[n..];
+        let u = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit = match rest[..u].trim() {
+            "ms" => 1e-3,
+            "s" | "sec" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(bad()),
+        };
+        total += v * unit;
+        rest = &rest[u..];
+    }
+    Ok(total)
+}
+
+impl Serialize for Seconds {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Seconds {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            Num(f64),
+            Str(String),
+        }
+        match Repr::deserialize(d).map_err(|_: D::Error| D::Error::custom("a duration is a number of seconds or a string such as \"5m\""))? {
+            Repr::Num(v) if v.is_finite() && v >= 0.0 => Ok(Seconds(v)),
+            Repr::Num(v) => Err(D::Error::custom(format!("{v} is not a duration (seconds ≥ 0)"))),
+            Repr::Str(s) => parse_duration_s(&s).map(Seconds).map_err(D::Error::custom),
+        }
+    }
+}
+
+impl schemars::JsonSchema for Seconds {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Seconds".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A duration: a number of seconds, or a string with units such as \"5m\".",
+            "anyOf": [{ "type": "string" }, { "type": "number", "minimum": 0 }]
+        })
+    }
+}
+
+/// Default `memory.eviction_min_idle` (the cuzk daemon's "5m"), s.
+pub const DEFAULT_EVICTION_MIN_IDLE_S: f64 = 300.0;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -505,6 +628,82 @@ impl Config {
         self.budget_gib().unwrap_or(self.machine.ram_gib)
     }
 
+    /// `memory.eviction_min_idle` in seconds (default 300).
+    pub fn eviction_min_idle_s(&self) -> f64 {
+        self.memory.eviction_min_idle.map_or(DEFAULT_EVICTION_MIN_IDLE_S, |s| s.0)
+    }
+
+    /// Partitions per proof of mix type `t` (`pipeline.partitions` without a mix).
+    pub fn partitions_of(&self, t: usize) -> u32 {
+        self.mix.get(t).and_then(|m| m.partitions).unwrap_or(self.pipeline.partitions)
+    }
+
+    /// The most partitions a proof of the run has.
+    pub fn max_partitions(&self) -> u32 {
+        (0..self.mix.len()).map(|t| self.partitions_of(t)).max().unwrap_or(self.pipeline.partitions)
+    }
+
+    /// The mix type of each of `pipeline.proofs` proofs (all 0 without a mix): a smooth
+    /// weighted round robin over the shares — each arrival adds every type's share to its
+    /// credit and goes to the type with the most credit (ties: the first listed), which then
+    /// gives back the sum of the shares. Deterministic; 1:1 alternates, 2:1 gives A, B, A.
+    pub fn proof_types(&self) -> Vec<u16> {
+        let n = self.pipeline.proofs as usize;
+        if self.mix.len() <= 1 {
+            return vec![0; n];
+        }
+        let total: f64 = self.mix.iter().map(|m| m.share).sum();
+        let mut credit = vec![0.0f64; self.mix.len()];
+        (0..n)
+            .map(|_| {
+                let mut best = 0;
+                for (t, m) in self.mix.iter().enumerate() {
+                    credit[t] += m.share;
+                    if credit[t] > credit[best] {
+                        best = t;
+                    }
+                }
+                credit[best] -= total;
+                best as u16
+            })
+            .collect()
+    }
+
+    /// With a mix: the config of the mean proof of the run (for the floors, which are per
+    /// proof and steady-state: loads and evictions are not in them): `pipeline.partitions`
+    /// kept, synthesis and the scaled GPU-call costs multiplied by Σ partitions × scale ÷
+    /// (proofs × partitions) over the run's proofs, and as resident parameters every type's
+    /// SRS + PCE when they fit together beside one partition, else the largest type's.
+    /// Without a mix, the config itself.
+    pub fn mean_proof(&self) -> std::borrow::Cow<'_, Config> {
+        if self.mix.is_empty() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let types = self.proof_types();
+        let p = f64::from(self.pipeline.partitions) * types.len().max(1) as f64;
+        let (mut synth, mut gpu) = (0.0, 0.0);
+        for &t in &types {
+            let m = &self.mix[t as usize];
+            synth += f64::from(self.partitions_of(t as usize)) * m.synth_scale;
+            gpu += f64::from(self.partitions_of(t as usize)) * m.gpu_scale;
+        }
+        let (fs, fg) = (synth / p, gpu / p);
+        let mut c = self.clone();
+        // Resident for the memory floor: every type's SRS and PCE when they fit together
+        // beside one partition, else the largest type's (what a proof of it holds at least).
+        let all: f64 = self.mix.iter().map(|m| m.srs_gib + m.pce_gib).sum();
+        let largest = self.mix.iter().map(|m| m.srs_gib + m.pce_gib).fold(0.0, f64::max);
+        let fits = self.resident_gib() + all + self.partition_gib() <= self.ram_limit_gib() + 1e-9;
+        c.memory.params_gib = if fits { all } else { largest };
+        c.memory.pce_gib = 0.0;
+        let k = &mut c.costs;
+        k.synth = k.synth.scaled(fs);
+        for d in [&mut k.prep_msm, &mut k.ntt_msm_h, &mut k.batch_add, &mut k.tail_msm, &mut k.msm_rest, &mut k.msm_b_g2, &mut k.b_g2_msm] {
+            *d = d.scaled(fg);
+        }
+        std::borrow::Cow::Owned(c)
+    }
+
     pub fn from_toml_str(text: &str, path: &str) -> Result<Config, ConfigError> {
         let c: Config = toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_string(), message: e.to_string() })?;
         c.validate().map_err(|e| ConfigError::Parse { path: path.to_string(), message: e.to_string() })?;
@@ -702,9 +901,76 @@ impl Config {
         nonneg("cpu.finalize_bw_gbs", d.finalize_bw_gbs)?;
         nonneg("contention.synth_knee", self.contention.synth_knee)?;
         nonneg("contention.synth_slope", self.contention.synth_slope)?;
+        self.validate_mix(resident, part)?;
         let rs = self.uncertainty.run_spread;
         if !(rs.is_finite() && (0.0..=1.0).contains(&rs)) {
             return Err(invalid("uncertainty.run_spread", format!("must be a relative standard deviation between 0 and 1 (got {rs})")));
+        }
+        Ok(())
+    }
+
+    /// The `[[mix]]` entries and `memory.eviction_min_idle`: every figure in range, names
+    /// unique, no parameters resident from the start beside a mix, and each type's SRS + PCE
+    /// able to fit the budget (or the machine's RAM) beside the resident items and one
+    /// partition — else its proofs could never start.
+    fn validate_mix(&self, resident: f64, part: f64) -> Result<(), ConfigError> {
+        if let Some(s) = self.memory.eviction_min_idle {
+            if !(s.0.is_finite() && s.0 >= 0.0 && s.0 <= limits::PERIOD_S) {
+                return Err(invalid("memory.eviction_min_idle", format!("must be between 0 and 10 years (got {} s)", s.0)));
+            }
+        }
+        if self.mix.is_empty() {
+            return Ok(());
+        }
+        for (f, v) in [("memory.params_gib", self.memory.params_gib), ("memory.pce_gib", self.memory.pce_gib)] {
+            if v != 0.0 {
+                return Err(invalid(f, format!("is {v} GiB, but with [[mix]] the SRS and PCE are each proof type's (mix.srs_gib, mix.pce_gib), loaded on demand: set it to 0")));
+            }
+        }
+        let limit = self.ram_limit_gib();
+        let what = if self.budget_gib().is_some() { "memory.total_budget" } else { "machine.ram_gib" };
+        for (i, m) in self.mix.iter().enumerate() {
+            let field = |k: &str| format!("mix[{i}].{k} ({})", m.name);
+            if m.name.trim().is_empty() {
+                return Err(invalid(&format!("mix[{i}].name"), "must name the proof type (e.g. \"porep-c2\")"));
+            }
+            if let Some(j) = self.mix[..i].iter().position(|o| o.name == m.name) {
+                return Err(invalid(&format!("mix[{i}].name"), format!("`{}` is also mix[{j}]'s name: each type once", m.name)));
+            }
+            for (k, v) in [("share", m.share), ("synth_scale", m.synth_scale), ("gpu_scale", m.gpu_scale)] {
+                if !(v.is_finite() && v > 0.0 && v <= limits::QUANTITY) {
+                    return Err(invalid(&field(k), format!("must be a positive number up to {:e} (got {v})", limits::QUANTITY)));
+                }
+            }
+            for (k, v) in [("srs_gib", m.srs_gib), ("pce_gib", m.pce_gib)] {
+                if !(v.is_finite() && (0.0..=limits::QUANTITY).contains(&v)) {
+                    return Err(invalid(&field(k), format!("must be a number ≥ 0 up to {:e} (got {v})", limits::QUANTITY)));
+                }
+            }
+            for (k, v) in [("srs_load_s", m.srs_load_s), ("pce_load_s", m.pce_load_s)] {
+                if !(v.is_finite() && (0.0..=limits::PERIOD_S).contains(&v)) {
+                    return Err(invalid(&field(k), format!("must be between 0 and 10 years (got {v} s)")));
+                }
+            }
+            if let Some(n) = m.partitions {
+                if n == 0 || n > limits::PARTITIONS {
+                    return Err(invalid(&field("partitions"), format!("must be between 1 and {} (got {n})", limits::PARTITIONS)));
+                }
+            }
+            let need = resident + m.srs_gib + m.pce_gib + part;
+            if need > limit + 1e-9 {
+                return Err(invalid(
+                    &format!("mix[{i}] ({})", m.name),
+                    format!(
+                        "its SRS ({} GiB) and PCE ({} GiB) beside the resident items ({resident:.2} GiB) and one partition ({part:.2} GiB) need {need:.2} GiB, more than {what} ({limit:.2} GiB): no proof of this type could ever start",
+                        m.srs_gib, m.pce_gib
+                    ),
+                ));
+            }
+        }
+        let total = u64::from(self.pipeline.proofs) * u64::from(self.max_partitions());
+        if total > limits::TOTAL_PARTITIONS {
+            return Err(invalid("mix.partitions", format!("{} proofs × up to {} partitions = {total} partitions, more than {} per simulation", self.pipeline.proofs, self.max_partitions(), limits::TOTAL_PARTITIONS)));
         }
         Ok(())
     }

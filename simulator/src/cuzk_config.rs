@@ -11,6 +11,7 @@
 //! |---|---|---|
 //! | `memory.total_budget` | `"auto"` | `memory.total_budget` |
 //! | `memory.safety_margin` | `"5GiB"` | `memory.safety_margin` |
+//! | `memory.eviction_min_idle` | `"5m"` | `memory.eviction_min_idle` (seconds; it matters with a `[[mix]]` of proof types: without one, nothing is loaded or evicted, and the import says so) |
 //! | `gpus.devices` | `[]` (all) | `machine.gpus` = the number listed (at most the machine's) |
 //! | `gpus.gpu_workers_per_device` | 2 | `pipeline.gw` |
 //! | `gpus.gpu_threads` | (model's) | `cpu.prep_cores` and `cpu.finalize_cores` (at most the cores) |
@@ -20,10 +21,9 @@
 //! | `pipeline.enabled` | true | `false` is not modelled (warned) |
 //! | `scheduler.max_batch_size` | 1 | values above 1 are not modelled (warned) |
 //!
-//! Not modelled, always named in the warning when present: `memory.eviction_min_idle` (one
-//! proof type: nothing is evicted), `pipeline.synthesis_lookahead`,
-//! `scheduler.max_batch_wait_ms`, `scheduler.sort_by_type` (one proof type), and every key
-//! this table does not list. `pipeline.in_flight` (proofs admitted, Curio's `MaxPending`
+//! Not modelled, always named in the warning when present: `pipeline.synthesis_lookahead`,
+//! `scheduler.max_batch_wait_ms`, `scheduler.sort_by_type` (work is not regrouped by type,
+//! with or without a mix), and every key this table does not list. `pipeline.in_flight` (proofs admitted, Curio's `MaxPending`
 //! backpressure, not a daemon key) stays the model's.
 
 use crate::config::{Config, ConfigError};
@@ -61,7 +61,7 @@ impl Import {
 
 /// Keys the table above maps, per section.
 const MAPPED: &[(&str, &[&str])] = &[
-    ("memory", &["total_budget", "safety_margin"]),
+    ("memory", &["total_budget", "safety_margin", "eviction_min_idle"]),
     ("gpus", &["devices", "gpu_workers_per_device", "gpu_threads"]),
     ("synthesis", &["threads", "partition_workers"]),
     ("pipeline", &["synthesis_concurrency", "enabled"]),
@@ -147,6 +147,28 @@ pub fn apply(cfg: &mut Config, text: &str, path: &str) -> Result<Import, ConfigE
         set(&mut imp, "memory.safety_margin", "5GiB".into(), "cuzk default");
     }
 
+    match get("memory", "eviction_min_idle") {
+        None => {
+            cfg.memory.eviction_min_idle = None;
+            set(&mut imp, "memory.eviction_min_idle", format!("{}", crate::config::DEFAULT_EVICTION_MIN_IDLE_S), "cuzk default \"5m\"");
+        }
+        Some(v) => {
+            let secs = match v {
+                toml::Value::String(s) => crate::config::parse_duration_s(s).ok(),
+                toml::Value::Integer(i) if *i >= 0 => Some(*i as f64),
+                _ => None,
+            };
+            let Some(secs) = secs else { return Err(bad("memory", "eviction_min_idle", "a duration such as \"5m\"", v)) };
+            cfg.memory.eviction_min_idle = Some(crate::config::Seconds(secs));
+            set(&mut imp, "memory.eviction_min_idle", format!("{secs}"), "memory.eviction_min_idle");
+            if cfg.mix.is_empty() {
+                imp.approximations.push(format!(
+                    "memory.eviction_min_idle = {v} is mapped but has no effect: the model has one proof type whose SRS and PCE are resident from the start (give [[mix]] to load and evict them on demand)"
+                ));
+            }
+        }
+    }
+
     // gpus
     match get("gpus", "devices") {
         None => {}
@@ -206,9 +228,9 @@ pub fn apply(cfg: &mut Config, text: &str, path: &str) -> Result<Import, ConfigE
         None => {
             // Partition concurrency follows from the budget: every partition of the
             // admitted proofs may synthesise when its reservation fits.
-            let all = (j as u64 * cfg.pipeline.partitions as u64).min(crate::config::limits::PW as u64) as u32;
+            let all = (j as u64 * cfg.max_partitions() as u64).min(crate::config::limits::PW as u64) as u32;
             cfg.pipeline.pw = all;
-            set(&mut imp, "pipeline.pw", all.to_string(), "the budget decides (synthesis_concurrency × partitions)");
+            set(&mut imp, "pipeline.pw", all.to_string(), "the budget decides (synthesis_concurrency × partitions, the most of a mix's types)");
         }
     }
 

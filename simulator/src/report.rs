@@ -119,6 +119,50 @@ pub struct SimResult {
     pub floors: Floors,
     /// Events the DES core processed.
     pub events: u64,
+    /// With `[[mix]]`: SRS/PCE loads and evictions, and the figures per proof type; absent
+    /// for one proof type resident from the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<MixResult>,
+}
+
+/// What the on-demand residency of a mix did (`[[mix]]`, `simulator::pipeline::residency`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MixResult {
+    /// SRS and PCE loads (each entry loaded counts one: a type loaded once is 2).
+    pub loads: u64,
+    /// Entries evicted to make room for another type's.
+    pub evictions: u64,
+    /// Time spent loading, summed over the loads (side-by-side loads each count), s.
+    pub load_total_s: f64,
+    /// Load requests that waited for room (nothing evictable yet).
+    pub load_waits: u64,
+    /// Their total wait (`ram_wait` spans without a job), s.
+    pub load_wait_total_s: f64,
+    /// Per proof type, in `[[mix]]` order.
+    pub types: Vec<TypeResult>,
+}
+
+/// The figures of one proof type of a mix.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TypeResult {
+    /// The type's name (`[[mix]]` `name`).
+    pub name: String,
+    /// Its proofs in the run, and those completed.
+    pub proofs: u32,
+    pub proofs_completed: u32,
+    /// The type's last completion (from t = 0) ÷ its completed proofs, s.
+    pub total_s_per_proof: f64,
+    /// (last − first completion of the type) ÷ (its completed proofs − 1); with one proof,
+    /// its total.
+    pub steady_state_s_per_proof: f64,
+    /// First synthesis start to completion, mean over the type's proofs, s.
+    pub latency_mean_s: f64,
+    /// Its SRS/PCE loads (each entry counts one).
+    pub loads: u64,
+    /// Its entries evicted.
+    pub evictions: u64,
+    /// Its loading time, summed over its loads, s.
+    pub load_total_s: f64,
 }
 
 impl SimResult {
@@ -204,6 +248,20 @@ impl SimResult {
             "queues          permit wait {:.2} s (mean backlog {:.2}), lock waits {} totalling {:.1} s (mean waiting {:.2})",
             self.backlog_wait_mean_s, self.backlog_len_mean, self.lock_waits, self.lock_wait_total_s, self.lock_queue_len_mean
         );
+        if let Some(m) = &self.mix {
+            let _ = writeln!(
+                s,
+                "residency       {} SRS/PCE loads ({:.1} s loading), {} evictions, {} loads waited {:.1} s in all for room",
+                m.loads, m.load_total_s, m.evictions, m.load_waits, m.load_wait_total_s
+            );
+            for t in &m.types {
+                let _ = writeln!(
+                    s,
+                    "  {:<13} {} of {} proofs, {:.2} s/proof steady, {:.2} total, latency {:.1} s; {} loads, {} evictions",
+                    t.name, t.proofs_completed, t.proofs, t.steady_state_s_per_proof, t.total_s_per_proof, t.latency_mean_s, t.loads, t.evictions
+                );
+            }
+        }
         let f = &self.floors;
         let _ = writeln!(s, "floors          theoretical {:.2} s/proof (binding: {}), practical {:.2} s/proof (binding: {})", f.theoretical_s_per_proof, f.theoretical_binding, f.practical_s_per_proof, f.practical_binding);
         let _ = writeln!(s, "verdict         {}", f.verdict);

@@ -26,8 +26,10 @@ fn the_example_file_maps_and_names_what_it_does_not_model() {
     assert_eq!((c.pipeline.synthesis_concurrency, c.pipeline.pw), (Some(1), 10));
     assert_eq!(
         imp.not_modelled,
-        vec!["memory.eviction_min_idle", "pipeline.synthesis_lookahead", "scheduler.max_batch_wait_ms", "scheduler.sort_by_type"]
+        vec!["pipeline.synthesis_lookahead", "scheduler.max_batch_wait_ms", "scheduler.sort_by_type"]
     );
+    // eviction_min_idle is mapped (issue 21), and said to have no effect without a mix.
+    assert_eq!(c.eviction_min_idle_s(), 300.0);
     let w = imp.warning("cuzk.toml").unwrap();
     assert!(w.contains("eviction_min_idle") && w.contains("sort_by_type"), "{w}");
     assert!(imp.applied.iter().any(|a| a.starts_with("pipeline.gw = 2")), "{:?}", imp.applied);

@@ -15,13 +15,15 @@ use timeline::{Counter, Run, RunConfig, RunMeta, Span, SpanKind};
 use crate::config::{Arrival, Config, Placement, RamPolicy, VramPolicy};
 use crate::des::Agenda;
 use crate::floors;
-use crate::report::{Failure, GpuUtil, SimResult};
+use crate::report::{Failure, GpuUtil, MixResult, SimResult, TypeResult};
 use crate::resources::{CpuPool, Owner, Tally};
 use crate::rng::Rng;
 
 mod gpu;
+mod residency;
 
 use gpu::{program, Step};
+use residency::Residency;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -52,6 +54,10 @@ enum Ev {
     Resume(u32),
     /// The a/b/c part of a worker's upload has crossed the link ([`Sim::abc_ready`]).
     AbcUploaded(u32),
+    /// An SRS or PCE entry of a mix finished loading ([`Sim::loaded`]).
+    Loaded(u32),
+    /// An idle entry became old enough to evict: waiting loads try again.
+    Retry,
 }
 
 
@@ -92,6 +98,10 @@ struct Proof {
     /// Partitions whose synthesis has not ended.
     unsynthesized: u32,
     done: Option<u64>,
+    /// Its `[[mix]]` type (0 without a mix), partitions, and its first partition's index.
+    ty: u16,
+    partitions: u32,
+    first_part: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -201,6 +211,8 @@ struct Sim<'c> {
     call_n: u64,
     spans: Vec<Span>,
     counters: Vec<Counter>,
+    /// With `[[mix]]`: the types' SRS and PCE entries ([`residency`]).
+    res: Option<Residency>,
 }
 
 fn job_name(proof: u32) -> String {
@@ -284,6 +296,7 @@ impl<'c> Sim<'c> {
             call_n: 0,
             spans: Vec::new(),
             counters: Vec::new(),
+            res: Residency::new(cfg),
         }
     }
 
@@ -305,6 +318,11 @@ impl<'c> Sim<'c> {
         if let Some(pi) = part {
             let pt = &self.parts[pi as usize];
             s = s.job(job_name(pt.proof)).partition(pt.index);
+            if s.kind == SpanKind::Synthesis && !self.cfg.mix.is_empty() {
+                // The job's proof type, where the analyzer reads it (`analysis::proof_type`).
+                let ty = self.proofs[pt.proof as usize].ty as usize;
+                s = s.arg("kind", self.cfg.mix[ty].name.clone());
+            }
         }
         s.worker = worker;
         s.device = device;
@@ -344,11 +362,16 @@ impl<'c> Sim<'c> {
             let Some(proof) = self.arrived.pop_front() else { break };
             self.in_flight += 1;
             self.synthesizing += 1;
-            self.proofs[proof as usize].unsynthesized = self.cfg.pipeline.partitions;
+            let ty = self.proofs[proof as usize].ty as usize;
+            let partitions = self.cfg.partitions_of(ty);
+            self.proofs[proof as usize].unsynthesized = partitions;
+            self.proofs[proof as usize].first_part = self.parts.len() as u32;
+            let mix = self.res.is_some();
+            let (fs, fg) = self.cfg.mix.get(ty).map_or((1.0, 1.0), |m| (m.synth_scale, m.gpu_scale));
             let c = &self.cfg.costs;
-            for i in 0..self.cfg.pipeline.partitions {
+            for i in 0..partitions {
                 let r = &mut self.rng;
-                let part = Part {
+                let mut part = Part {
                     proof,
                     index: i,
                     synth: c.synth.sample_ns(r),
@@ -365,11 +388,25 @@ impl<'c> Sim<'c> {
                     ready: self.agenda.now(),
                     ..Part::default()
                 };
-                self.backlog.push_back(self.parts.len() as u32);
+                if mix {
+                    // The type's costs relative to the config's (1: the same).
+                    let sc = |x: u64, f: f64| if f == 1.0 { x } else { (x as f64 * f).round() as u64 };
+                    part.synth = sc(part.synth, fs);
+                    for x in [&mut part.prep, &mut part.k_ntt_h, &mut part.k_batch, &mut part.k_tail, &mut part.k_rest, &mut part.k_g2, &mut part.b_g2] {
+                        *x = sc(*x, fg);
+                    }
+                } else {
+                    self.backlog.push_back(self.parts.len() as u32);
+                }
                 self.parts.push(part);
             }
-            let now = self.now();
-            self.backlog_len.set(now, self.backlog.len() as f64);
+            if mix {
+                // Its partitions join the backlog once its type's SRS and PCE are resident.
+                self.mix_admitted(proof);
+            } else {
+                let now = self.now();
+                self.backlog_len.set(now, self.backlog.len() as f64);
+            }
         }
         self.start_syntheses();
     }
@@ -379,15 +416,19 @@ impl<'c> Sim<'c> {
     /// `ram_policy`. A partition that cannot get its reservation waits at the head of the
     /// backlog (a `ram_wait` span from then until its synthesis starts).
     fn start_syntheses(&mut self) {
+        // Loads waiting for room (a mix) go first for the memory just released.
+        self.try_loads();
         let need = self.cfg.partition_gib();
         let limit = self.cfg.ram_limit_gib();
         let budgeted = self.cfg.budget_gib().is_some();
         while !self.free_slots.is_empty() && !self.backlog.is_empty() && self.failure.is_none() {
-            if self.ram_used + need > limit + 1e-9 {
+            // With a mix, idle SRS/PCE entries are evicted to make room when they can.
+            if self.ram_used + need > limit + 1e-9 && !(self.res.is_some() && self.make_room(need, None)) {
                 if budgeted || self.cfg.pipeline.ram_policy == RamPolicy::Block {
                     if self.ram_wait_since.is_none() {
                         self.ram_wait_since = Some(self.now());
                     }
+                    self.schedule_retry();
                     return;
                 }
                 let used = self.ram_used;
@@ -588,6 +629,7 @@ impl<'c> Sim<'c> {
         if pr.remaining == 0 {
             pr.done = Some(self.agenda.now());
             self.in_flight -= 1;
+            self.mix_proof_done(proof as u32);
             self.admit();
         }
         self.start_syntheses();
@@ -651,7 +693,14 @@ impl<'c> Sim<'c> {
         for dv in self.devices.iter_mut() {
             dv.vram_base = dv.vram_used;
         }
-        self.proofs = vec![Proof { arrival: 0, started: None, remaining: p.partitions, unsynthesized: p.partitions, done: None }; p.proofs as usize];
+        let types = self.res.as_ref().map(|r| r.proof_type.clone());
+        self.proofs = (0..p.proofs as usize)
+            .map(|i| {
+                let ty = types.as_ref().map_or(0, |t| t[i]);
+                let n = cfg.partitions_of(ty as usize);
+                Proof { arrival: 0, started: None, remaining: n, unsynthesized: n, done: None, ty, partitions: n, first_part: 0 }
+            })
+            .collect();
         for i in 0..p.proofs {
             let t = match p.arrival {
                 Arrival::AllAtOnce => 0,
@@ -677,9 +726,12 @@ impl<'c> Sim<'c> {
                 Ev::KernelsDone(w) => self.kernels_done(w),
                 Ev::Resume(w) => self.run_worker(w),
                 Ev::AbcUploaded(w) => self.abc_ready(w),
+                Ev::Loaded(i) => self.loaded(i),
+                Ev::Retry => self.retry(),
             }
             self.sync_pool_wake();
         }
+        self.check_stalled();
         self.finish()
     }
 
@@ -700,7 +752,13 @@ impl<'c> Sim<'c> {
         };
         let steady_parts = if self.part_ends.len() >= 2 {
             let (a, b) = (self.part_ends.iter().min().copied().unwrap_or(0), self.part_ends.iter().max().copied().unwrap_or(0));
-            secs(b - a) / (self.part_ends.len() - 1) as f64 * p.partitions as f64
+            // Per proof: the mix's mean partitions per proof.
+            let per_proof = if self.res.is_some() {
+                self.proofs.iter().map(|x| f64::from(x.partitions)).sum::<f64>() / self.proofs.len().max(1) as f64
+            } else {
+                p.partitions as f64
+            };
+            secs(b - a) / (self.part_ends.len() - 1) as f64 * per_proof
         } else {
             steady
         };
@@ -766,8 +824,9 @@ impl<'c> Sim<'c> {
             lock_waits: self.lock_waits,
             lock_wait_total_s: secs(self.lock_wait_sum),
             lock_queue_len_mean: self.lock_queue.integral(end) / end as f64,
-            floors: floors::compute(cfg),
+            floors: floors::compute(&cfg.mean_proof()),
             events: self.agenda.events_processed(),
+            mix: self.mix_result(),
         };
         let run = if self.record {
             let mut meta = RunMeta::new("simulator");
@@ -776,7 +835,8 @@ impl<'c> Sim<'c> {
                 gw: Some(p.gw),
                 lock: Some(p.lock),
                 gpus: Some(cfg.machine.gpus),
-                partitions: Some(p.partitions),
+                // A mix of partition counts declares none (each job's `kind` names its type).
+                partitions: if cfg.mix.is_empty() || (0..cfg.mix.len()).all(|t| cfg.partitions_of(t) == p.partitions) { Some(p.partitions) } else { None },
                 proofs: Some(p.proofs),
                 constraints: None,
                 split_finalize: Some(p.split_finalize),
@@ -791,6 +851,14 @@ impl<'c> Sim<'c> {
             }
             if let Ok(v) = serde_json::to_value(cfg) {
                 meta.extra.insert("sim_config".into(), v);
+            }
+            if let Some(r) = &self.res {
+                let ev: Vec<serde_json::Value> = r
+                    .evicted
+                    .iter()
+                    .map(|&(t, ty, srs)| serde_json::json!({"t_s": secs(t), "proof_type": cfg.mix[ty as usize].name, "what": if srs { "srs" } else { "pce" }}))
+                    .collect();
+                meta.extra.insert("residency".into(), serde_json::json!({"loads": r.loads, "evictions": ev}));
             }
             if let Some(f) = &self.failure {
                 meta.extra.insert("failure".into(), serde_json::json!({"kind": f.kind, "t_s": f.t_s, "detail": f.detail}));
@@ -807,6 +875,41 @@ impl<'c> Sim<'c> {
     }
 }
 
+
+impl Sim<'_> {
+    /// The residency figures and the per-type figures of a mix (None without one).
+    fn mix_result(&self) -> Option<MixResult> {
+        let r = self.res.as_ref()?;
+        let secs = |ns: u64| ns as f64 / 1e9;
+        let types = self
+            .cfg
+            .mix
+            .iter()
+            .enumerate()
+            .map(|(t, m)| {
+                let mine: Vec<&Proof> = self.proofs.iter().filter(|x| x.ty as usize == t).collect();
+                let mut done: Vec<u64> = mine.iter().filter_map(|x| x.done).collect();
+                done.sort_unstable();
+                let n = done.len();
+                let total = done.last().map_or(0.0, |&l| secs(l) / n as f64);
+                let lat: Vec<f64> = mine.iter().filter_map(|x| x.done.map(|d| secs(d - x.started.unwrap_or(x.arrival)))).collect();
+                let ts = &r.types[t];
+                TypeResult {
+                    name: m.name.clone(),
+                    proofs: mine.len() as u32,
+                    proofs_completed: n as u32,
+                    total_s_per_proof: total,
+                    steady_state_s_per_proof: if n >= 2 { secs(done[n - 1] - done[0]) / (n - 1) as f64 } else { total },
+                    latency_mean_s: if lat.is_empty() { 0.0 } else { lat.iter().sum::<f64>() / lat.len() as f64 },
+                    loads: ts.loads,
+                    evictions: ts.evictions,
+                    load_total_s: secs(ts.load_ns),
+                }
+            })
+            .collect();
+        Some(MixResult { loads: r.loads, evictions: r.evictions, load_total_s: secs(r.load_ns), load_waits: r.load_waits, load_wait_total_s: secs(r.load_wait_ns), types })
+    }
+}
 
 /// Run one simulation of a validated config.
 pub fn simulate(cfg: &Config, opts: Options) -> Outcome {
