@@ -17,7 +17,7 @@ fn the_example_file_maps_and_names_what_it_does_not_model() {
     let imp = apply(&mut c, &text, "cuzk-example.toml").unwrap();
     c.validate().unwrap();
     assert_eq!(c.memory.total_budget, Some(Budget::Auto));
-    assert_eq!(c.budget_gib(), Some(755.0 - 5.0));
+    assert_eq!(c.budget_gib(), Some(512.0 - 5.0));
     assert_eq!(c.pipeline.gw, 2);
     // gpu_threads 32 → prep and finalisation draw 32 cores (of 96).
     assert_eq!((c.cpu.prep_cores, c.cpu.finalize_cores), (32.0, 32.0));
@@ -73,7 +73,7 @@ fn a_malformed_file_names_the_line() {
 fn the_imported_budget_gates_the_simulation() {
     // A 180 GiB budget on the reference box: 69 GiB resident leaves 111, six 16 GiB
     // partitions at once instead of the ten of one proof: syntheses wait for RAM, and the
-    // run is slower than under the "auto" budget (750 GiB).
+    // run is slower than under the "auto" budget (507 GiB).
     let mut small = phase12();
     small.pipeline.proofs = 4;
     let mut auto = small.clone();

@@ -197,7 +197,13 @@ fn bad_inputs_name_the_field_and_the_reason() {
 #[test]
 fn the_analyzer_agrees_with_the_simulator() {
     use timeline::analysis::{summarize, AnalyzeOptions};
-    for c in [noisy(), config("phase12"), config("phase7")] {
+    // Without a modelled upload: the analyzer's kernel utilisation is the union of device work,
+    // copies included (timeline::analysis::utilization), the simulator's counts kernels only,
+    // so the two differ as soon as upload_gib > 0 (phase9, and phase12 since issue 21 kept
+    // Phase 9's pinned uploads in it).
+    let mut phase12 = config("phase12");
+    phase12.costs.upload_gib = 0.0;
+    for c in [noisy(), phase12, config("phase7")] {
         let out = simulate(&c, Options { record: true });
         let run = out.run.unwrap();
         let r = &out.result;
