@@ -394,6 +394,8 @@ fn registered_inputs(a: &ScoreArgs, path: &Path) -> anyhow::Result<Registered> {
             prediction: c.result.clone(),
             measured: summaries.swap_remove(0),
             predicted_binding: Some(c.binding.clone()),
+            registered_steady_interval: c.steady_s_per_proof.lo.zip(c.steady_s_per_proof.hi),
+            registered_total_interval: c.total_s_per_proof.lo.zip(c.total_s_per_proof.hi),
         });
     }
     if inputs.is_empty() {
@@ -449,6 +451,8 @@ fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
             prediction: read_json::<SimResult>(&cdir.join("parity").join("prediction.json"), "a simulation result (simulate --json)")?,
             measured: read_json::<Summary>(&cdir.join("summary.json"), "an analyzer summary")?,
             predicted_binding: None,
+            registered_steady_interval: None,
+            registered_total_interval: None,
         });
     }
     let cal_runs = a.cal_runs.unwrap_or_else(|| inputs.iter().find(|c| c.calibration).map_or(1, |c| c.parities.len()));
@@ -708,6 +712,30 @@ mod tests {
         fs::remove_file(d.path().join("runs").join("b.start")).unwrap();
         let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
         assert!(e.contains("run b of a predicted configuration has no start time"), "{e}");
+    }
+
+    #[test]
+    fn coverage_is_counted_against_the_registered_intervals() {
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        let path = d.path().join("predictions.json");
+        let mut p: serde_json::Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        let fig = &p["configs"][1]["steady_s_per_proof"];
+        let (point, lo, hi) = (fig["point"].as_f64().unwrap(), fig["lo"].as_f64().unwrap(), fig["hi"].as_f64().unwrap());
+        score(prereg_args(d.path())).unwrap();
+        let res: campaign::CampaignScore = read_json(&d.path().join("campaign.json"), "").unwrap();
+        assert_eq!(res.configs[1].predicted_steady_interval, Some((lo, hi)));
+        assert_eq!((res.configs[1].runs_inside_steady, res.configs[1].runs_checked_steady), (1, 1));
+        // Registered otherwise (and registered again: a new hash): the scoring takes it as it
+        // stands, not the interval the prediction's replications would give.
+        p["configs"][1]["steady_s_per_proof"]["lo"] = (2.0 * point).into();
+        p["configs"][1]["steady_s_per_proof"]["hi"] = (3.0 * point).into();
+        let bytes = json(&p).unwrap();
+        fs::write(&path, &bytes).unwrap();
+        fs::write(d.path().join("predictions.sha256"), prereg::sha256_line(&bytes, prereg::PREDICTIONS_FILE)).unwrap();
+        score(prereg_args(d.path())).unwrap();
+        let res: campaign::CampaignScore = read_json(&d.path().join("campaign.json"), "").unwrap();
+        assert_eq!(res.configs[1].predicted_steady_interval, Some((2.0 * point, 3.0 * point)));
+        assert_eq!((res.configs[1].runs_inside_steady, res.coverage_pct), (0, Some(0.0)));
     }
 
     #[test]
