@@ -281,7 +281,7 @@ pub struct RegisteredConfig {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModelRef {
     pub circuit: String,
-    /// Path relative to the folder of predictions.json (as given when outside it).
+    /// Path relative to the folder of predictions.json when inside it, else absolute.
     pub path: String,
     pub sha256: String,
 }

@@ -145,12 +145,12 @@ fn base(a: BaseArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `path` relative to `dir` when it lies inside it, else as given.
-fn relative_to(path: &Path, dir: &Path) -> String {
-    match (fs::canonicalize(path), fs::canonicalize(dir)) {
-        (Ok(p), Ok(d)) => p.strip_prefix(&d).map_or_else(|_| path.display().to_string(), |r| r.display().to_string()),
-        _ => path.display().to_string(),
-    }
+/// `path` relative to `dir` when it lies inside it, else absolute: what `score` resolves
+/// against the folder of predictions.json, whatever the working directory.
+fn relative_to(path: &Path, dir: &Path) -> anyhow::Result<String> {
+    let p = fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+    let d = fs::canonicalize(dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
+    Ok(p.strip_prefix(&d).unwrap_or(&p).display().to_string())
 }
 
 fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
@@ -181,7 +181,7 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
         if models.iter().any(|(r, _)| r.circuit == circuit) {
             bail!("--model {circuit}: given twice");
         }
-        models.push((prereg::ModelRef { circuit: circuit.to_string(), path: relative_to(path, &dir), sha256: prereg::sha256_hex(&bytes) }, cfg));
+        models.push((prereg::ModelRef { circuit: circuit.to_string(), path: relative_to(path, &dir)?, sha256: prereg::sha256_hex(&bytes) }, cfg));
     }
     let workload = prereg::Workload { size: a.size.clone(), proofs: a.proofs, partitions: a.partitions, backend: a.backend.clone() };
     let mut configs = Vec::new();
@@ -629,12 +629,20 @@ mod tests {
     /// at `start` (the calibration run an hour before the registration).
     fn registered_campaign(start: &str) -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
-        let p = d.path();
+        let p = d.path().to_path_buf();
         fs::write(p.join("model.toml"), simulator::calibrate::DEFAULT_BASE).unwrap();
+        register(&p, &p.join("model.toml"), start);
+        d
+    }
+
+    /// The campaign of [`registered_campaign`] in `p`, predicted with the model at `model`
+    /// (as given to `--model`).
+    fn register(p: &Path, model: &Path, start: &str) {
+        fs::create_dir_all(p).unwrap();
         fs::write(p.join("grid.txt"), "cal 2 1 whole false 1\nb 4 1 kernels true 1 threads=2\n").unwrap();
         let args = || PredictArgs {
             grid: p.join("grid.txt"),
-            models: vec![format!("porep-like={}", p.join("model.toml").display())],
+            models: vec![format!("porep-like={}", model.display())],
             calibration: vec!["cal".into()],
             proofs: 3,
             partitions: 2,
@@ -647,12 +655,11 @@ mod tests {
         let e = format!("{:#}", predict(args()).unwrap_err());
         assert!(e.contains("a registration is written once"), "{e}");
         let preds: Predictions = read_json(&p.join("predictions.json"), "").unwrap();
-        assert_eq!(preds.models[0].path, "model.toml");
         let created = timeline::read::wrap::rfc3339_ns(&preds.created_utc).unwrap();
         fs::create_dir_all(p.join("runs")).unwrap();
         let grid = prereg::parse_grid(&fs::read_to_string(p.join("grid.txt")).unwrap()).unwrap();
         for (g, at) in grid.iter().zip([timeline::read::wrap::rfc3339_utc(created - 3_600_000_000_000), start.to_string()]) {
-            let mut cfg = simulator::Config::load(&p.join("model.toml")).unwrap();
+            let mut cfg = simulator::Config::load(model).unwrap();
             prereg::apply(&mut cfg, g, &preds.workload).unwrap();
             let run = simulator::simulate(&cfg, simulator::Options { record: true }).run.unwrap();
             let mut out = Vec::new();
@@ -661,7 +668,6 @@ mod tests {
             fs::write(p.join("runs").join(format!("{}.status", g.name)), "ok wall_s=1\n").unwrap();
             fs::write(p.join("runs").join(format!("{}.start", g.name)), format!("{at}\n")).unwrap();
         }
-        d
     }
 
     fn prereg_args(dir: &Path) -> ScoreArgs {
@@ -671,6 +677,8 @@ mod tests {
     #[test]
     fn scores_a_registered_campaign_from_its_predictions() {
         let d = registered_campaign("2200-01-01T00:00:00Z");
+        let preds: Predictions = read_json(&d.path().join("predictions.json"), "").unwrap();
+        assert_eq!(preds.models[0].path, "model.toml", "a model inside the folder: relative to it");
         score(prereg_args(d.path())).unwrap();
         let res: campaign::CampaignScore = read_json(&d.path().join("campaign.json"), "").unwrap();
         let reg = res.preregistration.as_ref().unwrap();
@@ -736,6 +744,28 @@ mod tests {
         let res: campaign::CampaignScore = read_json(&d.path().join("campaign.json"), "").unwrap();
         assert_eq!(res.configs[1].predicted_steady_interval, Some((2.0 * point, 3.0 * point)));
         assert_eq!((res.configs[1].runs_inside_steady, res.coverage_pct), (0, Some(0.0)));
+    }
+
+    #[test]
+    fn a_model_outside_the_folder_is_registered_by_its_absolute_path() {
+        let d = tempfile::tempdir().unwrap();
+        let models = d.path().join("models");
+        fs::create_dir_all(&models).unwrap();
+        fs::write(models.join("model.toml"), simulator::calibrate::DEFAULT_BASE).unwrap();
+        // Given relative to the working directory, as a script run elsewhere would.
+        let cwd = std::env::current_dir().unwrap();
+        let up = "../".repeat(cwd.components().count() - 1);
+        let rel = PathBuf::from(up).join(models.join("model.toml").strip_prefix("/").unwrap());
+        assert!(rel.is_relative() && rel.is_file(), "{}", rel.display());
+        let camp = d.path().join("campaign");
+        register(&camp, &rel, "2200-01-01T00:00:00Z");
+        let preds: Predictions = read_json(&camp.join("predictions.json"), "").unwrap();
+        assert_eq!(Path::new(&preds.models[0].path), fs::canonicalize(models.join("model.toml")).unwrap());
+        // The scoring finds it (an absolute path: whatever the working directory) and checks it.
+        score(prereg_args(&camp)).unwrap();
+        fs::write(models.join("model.toml"), format!("{}\n# edited\n", simulator::calibrate::DEFAULT_BASE)).unwrap();
+        let e = format!("{:#}", score(prereg_args(&camp)).unwrap_err());
+        assert!(e.contains("model.toml changed after the registration"), "{e}");
     }
 
     #[test]
