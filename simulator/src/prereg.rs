@@ -18,7 +18,8 @@
 //! - The registration ([`Predictions`], `predictions.json`) carries a UTC timestamp and the
 //!   sha256 of every model file; `predictions.sha256` holds the file's own sha256 in
 //!   `sha256sum` format. [`check`] verifies the hash and that every run of a predicted
-//!   configuration started after the timestamp, and fails loudly otherwise.
+//!   configuration started after the timestamp — by its `.start` file and by its timeline,
+//!   which must agree — and fails loudly otherwise.
 
 use std::collections::BTreeMap;
 
@@ -372,14 +373,34 @@ pub fn now_ns() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
 }
 
-/// One run of the campaign and when it started (the script's `runs/<run>.start`).
-#[derive(Clone, Debug, PartialEq)]
+/// One run of the campaign and when it started (the script's `runs/<run>.start`, and what
+/// its timeline says).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunStart {
     /// `config` or `config@K`.
     pub run: String,
     /// RFC 3339; `None` when the run left no start time.
     pub started_utc: Option<String>,
+    /// The run's timeline's own start; `None` when the run left no timeline.
+    pub timeline: Option<TimelineStart>,
 }
+
+/// What a run's timeline says of its start (its meta).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TimelineStart {
+    /// The meta's `started_at` (RFC 3339): the wall clock at the timeline's epoch, which the
+    /// prover reads when its event sink starts — after the process started, its devices were
+    /// opened and the parameters read. `None` when the timeline does not record it.
+    pub started_at: Option<String>,
+    /// The meta's `params_load_ms`, in seconds (0 when absent): how long the prover read the
+    /// parameters before that epoch.
+    pub params_load_s: f64,
+}
+
+/// How far a run's timeline may start from its `runs/<run>.start`, in seconds: not more than
+/// this before it (one machine's clock, read twice), nor more than this plus the parameters'
+/// load after it (the process start and the devices' opening come between the two).
+pub const START_SLACK_S: f64 = 5.0;
 
 /// What the check found, kept in `campaign.json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -412,12 +433,20 @@ pub enum PreregError {
     RunBeforeRegistration { run: String, started: String, registered: String },
     #[error("run {run} of a predicted configuration has no start time (runs/{run}.start): cannot show it ran after the registration")]
     NoStart { run: String },
+    #[error("run {run}: its timeline records no start time (meta `started_at`): runs/{run}.start cannot be tied to it (a prover older than this check?)")]
+    NoTimelineStart { run: String },
+    #[error("run {run}: its timeline says it started at {timeline}, before (or when) the predictions were registered at {registered} (runs/{run}.start says {started}): not a prediction")]
+    TimelineBeforeRegistration { run: String, timeline: String, started: String, registered: String },
+    #[error("run {run}: runs/{run}.start says it started at {started}, its timeline at {timeline} ({lag_s:+.1} s after it; allowed: -{slack_s:.0} s to +{allowed_s:.1} s, the parameters' load and {slack_s:.0} s of process start): the start file is not this run's")]
+    StartMismatch { run: String, started: String, timeline: String, lag_s: f64, slack_s: f64, allowed_s: f64 },
 }
 
 /// Check a registration: `json` (predictions.json's bytes) against `sha_text`
 /// (predictions.sha256), and every run of a predicted (non-calibration) configuration
-/// against its timestamp: each must have started strictly after `created_utc`. Runs of other
-/// names (the probe, calibration runs) are not checked.
+/// against its timestamp: each must have started strictly after `created_utc`, by its
+/// `.start` file and, when it left a timeline, by the timeline's own start, which must also
+/// agree with the `.start` file ([`START_SLACK_S`]). Runs of other names (the probe,
+/// calibration runs) are not checked.
 pub fn check(json: &[u8], sha_text: &str, runs: &[RunStart]) -> Result<(Predictions, Registration), PreregError> {
     let expected = sha_text.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
     if expected.len() != 64 || !expected.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -444,6 +473,18 @@ pub fn check(json: &[u8], sha_text: &str, runs: &[RunStart]) -> Result<(Predicti
         let t = ts(&format!("the start of run {}", r.run), s)?;
         if t <= created {
             return Err(PreregError::RunBeforeRegistration { run: r.run.clone(), started: s.clone(), registered: p.created_utc.clone() });
+        }
+        if let Some(tl) = &r.timeline {
+            let Some(at) = &tl.started_at else { return Err(PreregError::NoTimelineStart { run: r.run.clone() }) };
+            let tt = ts(&format!("the timeline start of run {}", r.run), at)?;
+            if tt <= created {
+                return Err(PreregError::TimelineBeforeRegistration { run: r.run.clone(), timeline: at.clone(), started: s.clone(), registered: p.created_utc.clone() });
+            }
+            let lag_s = (tt - t) as f64 / 1e9;
+            let allowed_s = START_SLACK_S + tl.params_load_s.max(0.0);
+            if lag_s < -START_SLACK_S || lag_s > allowed_s {
+                return Err(PreregError::StartMismatch { run: r.run.clone(), started: s.clone(), timeline: at.clone(), lag_s, slack_s: START_SLACK_S, allowed_s });
+            }
         }
         checked.push((t, r));
     }
@@ -573,7 +614,13 @@ mod tests {
     }
 
     fn start(run: &str, at: &str) -> RunStart {
-        RunStart { run: run.into(), started_utc: Some(at.into()) }
+        RunStart { run: run.into(), started_utc: Some(at.into()), timeline: None }
+    }
+
+    /// A run whose `.start` says `at` and whose timeline says `timeline` (after `load_s` s of
+    /// reading the parameters).
+    fn timed(run: &str, at: &str, timeline: Option<&str>, load_s: f64) -> RunStart {
+        RunStart { timeline: Some(TimelineStart { started_at: timeline.map(String::from), params_load_s: load_s }), ..start(run, at) }
     }
 
     #[test]
@@ -584,7 +631,7 @@ mod tests {
             start("cal", "2026-12-03T09:59:00Z"),
             start("threads@2", "2026-12-03T10:02:00.5Z"),
             start("threads", "2026-12-03T10:01:00Z"),
-            RunStart { run: "cal@2".into(), started_utc: None },
+            RunStart { run: "cal@2".into(), ..Default::default() },
         ];
         let (p, reg) = check(&json, &sha, &runs).unwrap();
         assert_eq!(p.configs.len(), 2);
@@ -608,8 +655,39 @@ mod tests {
         assert!(check(&json, &sha, &[start("threads", "2026-12-03T11:00:01+01:00")]).is_ok());
         assert!(matches!(check(&json, &sha, &[start("threads", "2026-12-03T10:30:00+01:00")]), Err(PreregError::RunBeforeRegistration { .. })));
         // A predicted run without a start time, or an unreadable one.
-        assert_eq!(check(&json, &sha, &[RunStart { run: "threads".into(), started_utc: None }]).unwrap_err(), PreregError::NoStart { run: "threads".into() });
+        assert_eq!(check(&json, &sha, &[RunStart { run: "threads".into(), ..Default::default() }]).unwrap_err(), PreregError::NoStart { run: "threads".into() });
         assert!(matches!(check(&json, &sha, &[start("threads", "yesterday")]), Err(PreregError::BadTimestamp { .. })));
+    }
+
+    #[test]
+    fn the_timeline_start_must_follow_the_registration_and_agree_with_the_start_file() {
+        let (json, sha) = registered("2026-12-03T10:00:00.000000000Z");
+        let at = "2026-12-03T10:01:00Z";
+        // The timeline starts 2 s after the .start file (process start), or 7 s after it
+        // with 3 s of parameters read; a calibration run's timeline is not checked.
+        let ok = [timed("threads", at, Some("2026-12-03T10:01:02.5Z"), 0.0), timed("threads@2", at, Some("2026-12-03T10:01:07Z"), 3.0), timed("cal", at, None, 0.0)];
+        assert_eq!(check(&json, &sha, &ok).unwrap().1.runs_checked, 2);
+        // A timeline that started before the registration, whatever the .start file says.
+        let e = check(&json, &sha, &[timed("threads", at, Some("2026-12-03T09:59:58Z"), 0.0)]).unwrap_err();
+        assert_eq!(
+            e,
+            PreregError::TimelineBeforeRegistration {
+                run: "threads".into(),
+                timeline: "2026-12-03T09:59:58Z".into(),
+                started: at.into(),
+                registered: "2026-12-03T10:00:00.000000000Z".into()
+            }
+        );
+        assert!(e.to_string().contains("run threads: its timeline says it started at 2026-12-03T09:59:58Z, before"), "{e}");
+        // 9 s after the .start file with 3 s of parameters read (allowed 8 s), or 6 s before it.
+        let e = check(&json, &sha, &[timed("threads", at, Some("2026-12-03T10:01:09Z"), 3.0)]).unwrap_err();
+        assert!(matches!(&e, PreregError::StartMismatch { run, lag_s, allowed_s, .. } if run == "threads" && *lag_s == 9.0 && *allowed_s == 8.0), "{e:?}");
+        let msg = e.to_string();
+        assert!(msg.contains("runs/threads.start says it started at 2026-12-03T10:01:00Z, its timeline at 2026-12-03T10:01:09Z (+9.0 s"), "{msg}");
+        let e = check(&json, &sha, &[timed("threads", at, Some("2026-12-03T10:00:54Z"), 0.0)]).unwrap_err();
+        assert!(matches!(&e, PreregError::StartMismatch { lag_s, .. } if *lag_s == -6.0), "{e:?}");
+        // A timeline without its start: the .start file cannot be tied to it.
+        assert_eq!(check(&json, &sha, &[timed("threads@2", at, None, 0.0)]).unwrap_err(), PreregError::NoTimelineStart { run: "threads@2".into() });
     }
 
     #[test]

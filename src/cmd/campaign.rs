@@ -285,9 +285,29 @@ fn run_file(runs: &Path, name: &str) -> Option<PathBuf> {
     [format!("{name}.jsonl.gz"), format!("{name}.jsonl")].into_iter().map(|f| runs.join(f)).find(|p| p.is_file())
 }
 
+/// What a run's timeline (`<run>.jsonl.gz` or `.jsonl`) says of its start: its first line,
+/// the meta (`started_at`, `params_load_ms`); `None` when the run left no timeline.
+fn timeline_start(runs: &Path, run: &str) -> anyhow::Result<Option<prereg::TimelineStart>> {
+    use std::io::BufRead;
+    let Some(path) = [format!("{run}.jsonl.gz"), format!("{run}.jsonl")].into_iter().map(|f| runs.join(f)).find(|p| p.is_file()) else {
+        return Ok(None);
+    };
+    let file = fs::File::open(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut first = String::new();
+    timeline::read::decompressed(file).and_then(|mut r| r.read_line(&mut first)).with_context(|| format!("cannot read {}", path.display()))?;
+    let meta = match serde_json::from_str::<timeline::event::Record>(&first) {
+        Ok(timeline::event::Record::Meta(m)) => m,
+        // No meta first: nothing says when it started.
+        _ => return Ok(Some(prereg::TimelineStart::default())),
+    };
+    let load_ms = meta.extra.get("params_load_ms").and_then(|v| v.as_f64()).unwrap_or(0.0);
+    Ok(Some(prereg::TimelineStart { started_at: meta.started_at, params_load_s: load_ms / 1e3 }))
+}
+
 /// Every run of a runs folder that ran, with its start time: `<run>.start` (RFC 3339, written
 /// by the script just before the run), and every `<run>.status` saying it ran (ok, failed,
-/// timeout) with no start file (`started_utc` none).
+/// timeout) with no start file (`started_utc` none); each with what its timeline says of its
+/// start ([`timeline_start`]).
 fn run_starts(runs: &Path) -> anyhow::Result<Vec<RunStart>> {
     let mut out: Vec<RunStart> = Vec::new();
     let mut names: Vec<String> = Vec::new();
@@ -300,7 +320,7 @@ fn run_starts(runs: &Path) -> anyhow::Result<Vec<RunStart>> {
     for n in &names {
         if let Some(run) = n.strip_suffix(".start") {
             let t = fs::read_to_string(runs.join(n)).with_context(|| format!("cannot read {}", runs.join(n).display()))?;
-            out.push(RunStart { run: run.to_string(), started_utc: Some(t.trim().to_string()) });
+            out.push(RunStart { run: run.to_string(), started_utc: Some(t.trim().to_string()), timeline: timeline_start(runs, run)? });
         }
     }
     for n in &names {
@@ -308,7 +328,7 @@ fn run_starts(runs: &Path) -> anyhow::Result<Vec<RunStart>> {
             let status = fs::read_to_string(runs.join(n)).unwrap_or_default();
             let ran = ["ok", "failed", "timeout"].iter().any(|w| status.starts_with(w));
             if ran && !out.iter().any(|r| r.run == run) {
-                out.push(RunStart { run: run.to_string(), started_utc: None });
+                out.push(RunStart { run: run.to_string(), started_utc: None, timeline: timeline_start(runs, run)? });
             }
         }
     }
@@ -626,7 +646,8 @@ mod tests {
     /// A registered campaign in a temp folder: phase8 as the model, a calibration
     /// configuration and a predicted one, predicted with `campaign predict`; each run's
     /// timeline is the model's own simulation of it (so the predictions are exact) and starts
-    /// at `start` (the calibration run an hour before the registration).
+    /// at `start` (the calibration run an hour before the registration), its timeline 1 s
+    /// later.
     fn registered_campaign(start: &str) -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().to_path_buf();
@@ -661,7 +682,8 @@ mod tests {
         for (g, at) in grid.iter().zip([timeline::read::wrap::rfc3339_utc(created - 3_600_000_000_000), start.to_string()]) {
             let mut cfg = simulator::Config::load(model).unwrap();
             prereg::apply(&mut cfg, g, &preds.workload).unwrap();
-            let run = simulator::simulate(&cfg, simulator::Options { record: true }).run.unwrap();
+            let mut run = simulator::simulate(&cfg, simulator::Options { record: true }).run.unwrap();
+            run.meta.started_at = Some(timeline::read::wrap::rfc3339_utc(timeline::read::wrap::rfc3339_ns(&at).unwrap() + 1_000_000_000));
             let mut out = Vec::new();
             timeline::write::jsonl::write_run(&mut out, &run).unwrap();
             fs::write(p.join("runs").join(format!("{}.jsonl", g.name)), out).unwrap();
@@ -720,6 +742,44 @@ mod tests {
         fs::remove_file(d.path().join("runs").join("b.start")).unwrap();
         let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
         assert!(e.contains("run b of a predicted configuration has no start time"), "{e}");
+    }
+
+    /// Rewrite runs/`run`.jsonl's timeline start (`started_at`) to `at`.
+    fn set_timeline_start(dir: &Path, run: &str, at: &str) {
+        let path = dir.join("runs").join(format!("{run}.jsonl"));
+        let text = fs::read_to_string(&path).unwrap();
+        let (first, rest) = text.split_once('\n').unwrap();
+        let mut meta: serde_json::Value = serde_json::from_str(first).unwrap();
+        meta["started_at"] = at.into();
+        fs::write(&path, format!("{meta}\n{rest}")).unwrap();
+    }
+
+    #[test]
+    fn a_registered_campaign_whose_timeline_disagrees_with_its_start_file_is_refused() {
+        // The timeline started before the registration (the .start file says after it).
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        set_timeline_start(d.path(), "b", "2001-01-01T00:00:01Z");
+        let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
+        assert!(e.contains("pre-registration check failed: run b: its timeline says it started at 2001-01-01T00:00:01Z, before"), "{e}");
+        assert!(!d.path().join("campaign.json").exists());
+        // A minute after its .start file: the file is not this run's.
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        set_timeline_start(d.path(), "b", "2200-01-01T00:01:00Z");
+        let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
+        assert!(e.contains("runs/b.start says it started at 2200-01-01T00:00:00Z, its timeline at 2200-01-01T00:01:00Z (+60.0 s"), "{e}");
+        // The same read from a gzipped timeline; a timeline without its start.
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        let runs = d.path().join("runs");
+        let mut gz = flate2::write::GzEncoder::new(fs::File::create(runs.join("b.jsonl.gz")).unwrap(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, fs::read(runs.join("b.jsonl")).unwrap().as_slice()).unwrap();
+        gz.finish().unwrap();
+        fs::remove_file(runs.join("b.jsonl")).unwrap();
+        score(prereg_args(d.path())).unwrap();
+        let text = fs::read_to_string(d.path().join("runs").join("cal.jsonl")).unwrap();
+        fs::write(runs.join("b.jsonl"), text.replacen("\"started_at\"", "\"started\"", 1)).unwrap();
+        fs::remove_file(runs.join("b.jsonl.gz")).unwrap();
+        let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
+        assert!(e.contains("run b: its timeline records no start time"), "{e}");
     }
 
     #[test]
