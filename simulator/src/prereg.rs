@@ -78,7 +78,8 @@ impl GridLine {
     }
 }
 
-/// Parse a grid (`grid.txt`): blank lines and `#` comments skipped; errors name the line.
+/// Parse a grid (`grid.txt`): blank lines and `#` comments skipped; a line of five columns
+/// has one finalizer (the two-half campaign's grid); errors name the line.
 pub fn parse_grid(text: &str) -> Result<Vec<GridLine>, String> {
     let mut out: Vec<GridLine> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -87,9 +88,14 @@ pub fn parse_grid(text: &str) -> Result<Vec<GridLine>, String> {
             continue;
         }
         let at = |why: String| format!("grid line {}: {why} (`{l}`)", i + 1);
-        let f: Vec<&str> = l.split_whitespace().collect();
+        let mut f: Vec<&str> = l.split_whitespace().collect();
+        let written = f.join(" ");
+        // The finalizers column may be left out (default 1; `scripts/campaign.sh`'s grid).
+        if f.len() == 5 {
+            f.push("1");
+        }
         if f.len() < 6 {
-            return Err(at("expected `name pw gw lock split finalizers [knob=value …]`".into()));
+            return Err(at("expected `name pw gw lock split [finalizers] [knob=value …]`".into()));
         }
         let int = |s: &str, what: &str| s.parse::<u32>().ok().filter(|v| *v > 0).ok_or_else(|| at(format!("{what} `{s}` is not a whole number ≥ 1")));
         let split = match f[4] {
@@ -122,7 +128,7 @@ pub fn parse_grid(text: &str) -> Result<Vec<GridLine>, String> {
             split,
             finalizers: int(f[5], "finalizers")?,
             knobs,
-            line: f.join(" "),
+            line: written,
         });
     }
     Ok(out)
@@ -146,13 +152,36 @@ fn set(cfg: &mut Config, changes: &mut Vec<String>, key: &str, value: &str) -> R
     Ok(())
 }
 
+/// The pipeline part of [`apply`], as `--set` pairs of the model: `pw`, `gw`, `lock`, `split`,
+/// `finalizers`, `c` (proofs), `partitions`, the engine's defaults `queue=1` and
+/// `permit_until_send=true`, and with the CUDA backend `prestage` = (lock is `kernels`). The
+/// one mapping of a grid line to the model's pipeline: `campaign predict` applies it, and
+/// `campaign sets` prints it for `scripts/campaign-analyze.sh`'s `simulate --set` calls.
+pub fn pipeline_sets(g: &GridLine, w: &Workload) -> Vec<(&'static str, String)> {
+    let mut s = vec![
+        ("pw", g.pw.to_string()),
+        ("gw", g.gw.to_string()),
+        ("lock", g.lock.clone()),
+        ("split", g.split.to_string()),
+        ("finalizers", g.finalizers.to_string()),
+        ("c", w.proofs.to_string()),
+        ("partitions", w.partitions.to_string()),
+        ("queue", "1".to_string()),
+        ("permit_until_send", "true".to_string()),
+    ];
+    if w.backend == "cuda" {
+        s.push(("prestage", (g.lock == "kernels").to_string()));
+    }
+    s
+}
+
 /// The calibrated model told what the engine is told for this configuration; returns every
 /// change, in words where it is not a plain `--set`. The mapping:
 /// - pipeline: `pw`, `gw`, `lock`, `split`, `finalizers`, `c` (proofs), `partitions`; the
 ///   engine's defaults the runs keep, which a calibration cannot see in a timeline: `queue=1`
 ///   (`queue_capacity`) and `permit_until_send=true` (a synthesis worker stays blocked until
 ///   the queue takes its partition, holding its memory); with the CUDA backend `prestage` =
-///   (lock is `kernels`), as scripts/campaign-analyze.sh does;
+///   (lock is `kernels`) ([`pipeline_sets`], which scripts/campaign-analyze.sh uses too);
 /// - `threads=N` below the calibrated demand d of a synthesis (`cpu.synth_cores`): demand N
 ///   and the synthesis' work × d/N (the same core-seconds on N threads); at or above d,
 ///   nothing (the model has no faster synthesis for more threads);
@@ -165,17 +194,8 @@ fn set(cfg: &mut Config, changes: &mut Vec<String>, key: &str, value: &str) -> R
 ///   `vram_baseline_gib` = 0, `vram_policy = wait`.
 pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>, String> {
     let mut ch = Vec::new();
-    set(cfg, &mut ch, "pw", &g.pw.to_string())?;
-    set(cfg, &mut ch, "gw", &g.gw.to_string())?;
-    set(cfg, &mut ch, "lock", &g.lock)?;
-    set(cfg, &mut ch, "split", &g.split.to_string())?;
-    set(cfg, &mut ch, "finalizers", &g.finalizers.to_string())?;
-    set(cfg, &mut ch, "c", &w.proofs.to_string())?;
-    set(cfg, &mut ch, "partitions", &w.partitions.to_string())?;
-    set(cfg, &mut ch, "queue", "1")?;
-    set(cfg, &mut ch, "permit_until_send", "true")?;
-    if w.backend == "cuda" {
-        set(cfg, &mut ch, "prestage", if g.lock == "kernels" { "true" } else { "false" })?;
+    for (k, v) in pipeline_sets(g, w) {
+        set(cfg, &mut ch, k, &v)?;
     }
     if let Some(n) = g.num("threads")? {
         let d = cfg.cpu.synth_cores;
@@ -525,8 +545,11 @@ mod tests {
         assert_eq!((g[0].pw, g[0].gw, g[0].lock.as_str(), g[0].split, g[0].finalizers), (4, 2, "kernels", true, 1));
         assert_eq!((g[0].circuit(), g[4].circuit()), ("porep-like", "mix16"));
         assert_eq!(g[2].line, "ram 8 2 kernels true 1 ram_gib=1.5 ram_parts=2");
+        // Five columns (scripts/campaign.sh's grid): one finalizer, the line as written.
+        let two_half = parse_grid("pw2-gw1-whole-nosplit 2 1 whole false\n").unwrap();
+        assert_eq!((two_half[0].finalizers, two_half[0].line.as_str()), (1, "pw2-gw1-whole-nosplit 2 1 whole false"));
         for (bad, want) in [
-            ("a 1 1 whole false", "expected"),
+            ("a 1 1 whole", "expected"),
             ("a 0 1 whole false 1", "pw `0`"),
             ("a 1 1 half false 1", "lock `half`"),
             ("a 1 1 whole maybe 1", "split `maybe`"),
@@ -550,6 +573,15 @@ mod tests {
         assert_eq!(ch, ["pw=4", "gw=2", "lock=kernels", "split=true", "finalizers=1", "c=10", "partitions=4", "queue=1", "permit_until_send=true", "prestage=true"]);
         assert_eq!((c.pipeline.pw, c.pipeline.proofs, c.pipeline.partitions, c.pipeline.prestage), (4, 10, 4, true));
         assert_eq!((c.pipeline.queue_capacity, c.pipeline.permit_until_send), (Some(1), true));
+        // The pipeline part is pipeline_sets (what `campaign sets` prints), each pair a `--set`.
+        let sets: Vec<String> = pipeline_sets(&g[0], &w).into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(sets, ch);
+        let mut by_sets = model();
+        for (k, v) in pipeline_sets(&g[0], &w) {
+            by_sets.set(k, &v).unwrap();
+        }
+        assert_eq!(by_sets, c);
+        assert!(!pipeline_sets(&g[0], &Workload { backend: "cpu".into(), ..workload() }).iter().any(|(k, _)| *k == "prestage"));
         // threads=2 under a demand of 4 cores: demand 2, work × 2 (same core-seconds).
         let mut c = model();
         let ch = apply(&mut c, &g[1], &w).unwrap();

@@ -7,6 +7,9 @@
 //!   (`scripts/campaign-prereg.sh`, on the measuring machine before the predicted runs):
 //!   every configuration of the grid predicted, DIR/predictions.json (timestamped, the
 //!   models' hashes) and DIR/predictions.sha256;
+//! - `campaign sets GRID CONFIG --proofs J --partitions K --backend B`: the model's `--set`
+//!   pairs of one configuration's pipeline ([`prereg::pipeline_sets`], which `predict`
+//!   applies too), one a line, for `scripts/campaign-analyze.sh`'s `simulate` calls;
 //! - `campaign score DIR [-o OUT]`: reads every configuration's `parity/parity.json` (+
 //!   `parity@K/` repeats), `parity/prediction.json` and `summary.json` in a campaign report
 //!   folder and writes `campaign.json`, `campaign.md`, `parity-campaign.svg` and
@@ -43,8 +46,27 @@ pub enum Sub {
     Base(BaseArgs),
     /// Pre-register a campaign's predictions: every configuration of a grid predicted from calibrated models, written to predictions.json (UTC timestamp, the models' sha256) and predictions.sha256.
     Predict(PredictArgs),
+    /// Print the model's settings of one configuration's pipeline (`key=value`, one a line: the `simulate --set` pairs that `campaign predict` applies too).
+    Sets(SetsArgs),
     /// Score a campaign report folder: campaign.json, campaign.md, parity-campaign.svg and host-runs.json.
     Score(ScoreArgs),
+}
+
+#[derive(clap::Args)]
+pub struct SetsArgs {
+    /// The grid: one configuration a line, `name pw gw lock split [finalizers] [knob=value …]`.
+    pub grid: PathBuf,
+    /// The configuration's name.
+    pub config: String,
+    /// Proofs per run.
+    #[arg(long)]
+    pub proofs: u32,
+    /// Partitions per proof.
+    #[arg(long)]
+    pub partitions: u32,
+    /// The runs' backend (cuda or cpu; with cuda the `kernels` lock pre-stages uploads).
+    #[arg(long)]
+    pub backend: String,
 }
 
 #[derive(clap::Args)]
@@ -122,6 +144,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.command {
         Sub::Base(b) => base(b),
         Sub::Predict(p) => predict(p),
+        Sub::Sets(s) => sets(s),
         Sub::Score(s) => score(s),
     }
 }
@@ -153,12 +176,31 @@ fn relative_to(path: &Path, dir: &Path) -> anyhow::Result<String> {
     Ok(p.strip_prefix(&d).unwrap_or(&p).display().to_string())
 }
 
-fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
-    let grid_text = fs::read_to_string(&a.grid).with_context(|| format!("cannot read {}", a.grid.display()))?;
-    let grid = prereg::parse_grid(&grid_text).map_err(|e| anyhow::anyhow!("{}: {e}", a.grid.display()))?;
+/// The grid of `path`, parsed; errors name the file.
+fn read_grid(path: &Path) -> anyhow::Result<Vec<prereg::GridLine>> {
+    let text = fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let grid = prereg::parse_grid(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     if grid.is_empty() {
-        bail!("{}: no configuration", a.grid.display());
+        bail!("{}: no configuration", path.display());
     }
+    Ok(grid)
+}
+
+fn sets(a: SetsArgs) -> anyhow::Result<ExitCode> {
+    let grid = read_grid(&a.grid)?;
+    let g = grid.iter().find(|g| g.name == a.config).with_context(|| format!("{}: no configuration {}", a.grid.display(), a.config))?;
+    if let Some((k, v)) = g.knobs.iter().find(|(k, _)| k != "circuit") {
+        bail!("{}: configuration {} has the knob `{k}={v}`, which is no `--set` of the model: `campaign predict` maps it", a.grid.display(), a.config);
+    }
+    let w = prereg::Workload { size: String::new(), proofs: a.proofs, partitions: a.partitions, backend: a.backend.clone() };
+    for (k, v) in prereg::pipeline_sets(g, &w) {
+        println!("{k}={v}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
+    let grid = read_grid(&a.grid)?;
     for c in &a.calibration {
         if !grid.iter().any(|g| g.name == *c) {
             bail!("--calibration {c}: not a configuration of {}", a.grid.display());
@@ -826,6 +868,19 @@ mod tests {
         fs::write(models.join("model.toml"), format!("{}\n# edited\n", simulator::calibrate::DEFAULT_BASE)).unwrap();
         let e = format!("{:#}", score(prereg_args(&camp)).unwrap_err());
         assert!(e.contains("model.toml changed after the registration"), "{e}");
+    }
+
+    #[test]
+    fn sets_prints_the_pipeline_of_a_grid_line() {
+        let d = tempfile::tempdir().unwrap();
+        let grid = d.path().join("grid.txt");
+        fs::write(&grid, "a 4 2 kernels true\nb 8 2 kernels true 1 threads=2\n").unwrap();
+        let args = |config: &str| SetsArgs { grid: grid.clone(), config: config.into(), proofs: 5, partitions: 3, backend: "cuda".into() };
+        sets(args("a")).unwrap();
+        let e = format!("{:#}", sets(args("b")).unwrap_err());
+        assert!(e.contains("grid.txt: configuration b has the knob `threads=2`"), "{e}");
+        let e = format!("{:#}", sets(args("zz")).unwrap_err());
+        assert!(e.contains("grid.txt: no configuration zz"), "{e}");
     }
 
     #[test]
