@@ -21,7 +21,8 @@
 # simulator/configs/phase8.toml, machine.txt and the calibration run's RSS counter; its
 # header says which values are guesses. This script only orchestrates: the figures are
 # computed in Rust (simulator::campaign). The report folder is rewritten from scratch
-# (idempotent); the reports/README.md index is then regenerated.
+# (idempotent); the reports/README.md index is then regenerated (when the report folder is
+# under reports/: a report written elsewhere, e.g. a dry run's, leaves the index alone).
 # Knobs: PROOFSCOPE (binary; default: cargo build -p proofscope), CAL (override), REPEAT (the
 # campaign.log of another run of the same grid: writes noise.md, the run-to-run spread).
 #
@@ -220,7 +221,7 @@ if [ -n "${REPEAT:-}" ]; then
   echo "- Run-to-run noise (the same grid measured twice): [noise.md](noise.md)" >> "$OUT/README.md"
 fi
 
-INDEX_ONLY=1 PROOFSCOPE="$PS" bash scripts/make-reports.sh
+case $OUT in "$ROOT"/reports/*) INDEX_ONLY=1 PROOFSCOPE="$PS" bash scripts/make-reports.sh ;; esac
 big=$(find "$OUT" -type f -size +2M)
 [ -z "$big" ] || { echo "campaign-analyze: files over 2 MB: $big" >&2; exit 1; }
 echo "campaign-analyze: wrote $OUT" >&2
