@@ -8,8 +8,9 @@
 #   proofscope analyze  -> <cfg>/ (summary.json, report.md, waterfall, utilisation, Parquet)
 # then, calibrating from ONE run (CAL in campaign.env):
 #   proofscope calibrate runs/CAL.jsonl --base base.toml -> model.toml
-#   proofscope simulate model.toml --set pw=.. --set gw=.. --set lock=.. --set split=..
-#       --compare-to runs/<cfg>.jsonl -> <cfg>/parity/ (parity.md/json/svg), prediction.json
+#   proofscope simulate model.toml --set … (`proofscope campaign sets`: the configuration's
+#       pipeline, as `campaign predict` maps it) --compare-to runs/<cfg>.jsonl -> <cfg>/parity/
+#       (parity.md/json/svg), prediction.json
 #   proofscope compare <every cfg> -> evolution.md (throughput evolution: x baseline, x previous)
 #   proofscope campaign score -> campaign.json / campaign.md / parity-campaign.svg /
 #       host-runs.json: per configuration predicted vs measured steady-state s/proof, GPU
@@ -20,7 +21,8 @@
 # simulator/configs/phase8.toml, machine.txt and the calibration run's RSS counter; its
 # header says which values are guesses. This script only orchestrates: the figures are
 # computed in Rust (simulator::campaign). The report folder is rewritten from scratch
-# (idempotent); the reports/README.md index is then regenerated.
+# (idempotent); the reports/README.md index is then regenerated (when the report folder is
+# under reports/: a report written elsewhere, e.g. a dry run's, leaves the index alone).
 # Knobs: PROOFSCOPE (binary; default: cargo build -p proofscope), CAL (override), REPEAT (the
 # campaign.log of another run of the same grid: writes noise.md, the run-to-run spread).
 #
@@ -128,11 +130,12 @@ if [ "${CAL_RUNS:-all}" = all ]; then
 fi
 "$PS" calibrate "${cal_files[@]}" --base "$OUT/base.toml" -o "$OUT" > "$OUT/calibrate.txt"
 for c in "${CONFIGS[@]}"; do
-  read -r _ pw gw lock split fin <<< "$(grep "^$c " "$CAMP/grid.txt")"
-  sets=(--set "pw=$pw" --set "gw=$gw" --set "lock=$lock" --set "split=$split" --set "finalizers=${fin:-1}" --set "c=$PROOFS" --set "partitions=$PARTITIONS")
-  # The CUDA backend's uploads: before the compute lock with `kernels` (pre-staged), inside
-  # the lock with `whole` (see calibrate's prestage note).
-  if [ "$BACKEND" = cuda ]; then sets+=(--set "prestage=$([ "$lock" = kernels ] && echo true || echo false)"); fi
+  # The model's pipeline for this configuration: `campaign sets`, the mapping `campaign
+  # predict` applies too (simulator::prereg::pipeline_sets: pw, gw, lock, split, finalizers,
+  # proofs, partitions, the engine's queue and permit defaults, prestage with cuda + kernels).
+  sets=()
+  kvs=$("$PS" campaign sets "$CAMP/grid.txt" "$c" --proofs "$PROOFS" --partitions "$PARTITIONS" --backend "$BACKEND")
+  for kv in $kvs; do sets+=(--set "$kv"); done
   mkdir -p "$OUT/$c/parity"
   "$PS" simulate "$OUT/model.toml" "${sets[@]}" --compare-to "$TMP/$c.jsonl" -o "$OUT/$c/parity" > "$OUT/$c/parity/simulate.txt"
   "$PS" simulate "$OUT/model.toml" "${sets[@]}" --json > "$OUT/$c/parity/prediction.json"
@@ -218,7 +221,7 @@ if [ -n "${REPEAT:-}" ]; then
   echo "- Run-to-run noise (the same grid measured twice): [noise.md](noise.md)" >> "$OUT/README.md"
 fi
 
-INDEX_ONLY=1 PROOFSCOPE="$PS" bash scripts/make-reports.sh
+case $OUT in "$ROOT"/reports/*) INDEX_ONLY=1 PROOFSCOPE="$PS" bash scripts/make-reports.sh ;; esac
 big=$(find "$OUT" -type f -size +2M)
 [ -z "$big" ] || { echo "campaign-analyze: files over 2 MB: $big" >&2; exit 1; }
 echo "campaign-analyze: wrote $OUT" >&2

@@ -14,7 +14,8 @@
 #       carry=["dist"], timeout_s=600)
 # (written straight under $OUT, so a call killed at its limit still brings back every finished
 # run and the registration), then campaign-analyze.sh on <files_at>/campaign. Dry run
-# without a GPU: BACKEND=cpu SIZE=2^10 BUDGET_S=300 HARD_S=340 OVERHEAD_S=1 (docs/reference/reports.md).
+# without a GPU: BACKEND=cpu SIZE=2^10 BUDGET_S=300 HARD_S=340 OVERHEAD_S=1, with its checks:
+# scripts/campaign-prereg-dryrun.sh (docs/reference/reports.md).
 #
 # The pre-registration rule: the predictions of every configuration other than the
 # calibration ones are made from the calibration runs alone and written (predictions.json, a
@@ -48,16 +49,22 @@
 # Outputs: machine.txt, campaign.env, grid.txt, campaign.log, setup-*.out, cal/, predictions.*,
 # runs/<run>.jsonl.gz (the timelines), .out (what prove printed), .status, .start.
 # Not idempotent across the registration: a rerun into a folder with predictions.json keeps
-# it (checked with sha256sum) and only makes the runs not yet ok.
+# it (checked with sha256sum) and its PARTITIONS (the probe does not size it again; another
+# PARTITIONS, SIZE, PROOFS or BACKEND is refused, exit 2) and only makes the runs not yet ok.
+# A rerun into a folder with runs but no registration keeps campaign.env's PARTITIONS.
 #
 # Knobs (environment):
 #   PROOFSCOPE   binary (default dist/proofscope, unpacked from dist/proofscope.xz; else target/release)
 #   SIZE         constraints per partition (default 2^20)
 #   PROOFS       proofs per run (default 10: a steady state exists)
-#   PARTITIONS   partitions per proof (default: from the probe and the budget, 2..16)
+#   PARTITIONS   partitions per proof (default: from the probe and the budget, 2..16; on a
+#                rerun, the folder's)
 #   REPEATS      runs per predicted configuration (default 2); CAL_REPEATS per calibration one (2)
 #   BUDGET_S     no run starts that would end after this many seconds from the start (default 510)
-#   HARD_S       no run may go past this (its timeout is cut to it; default 560: the device call allows 600)
+#   HARD_S       nothing may go past this (default 560: the device call allows 600): every step's
+#                limit (setup, probes, runs, calibrate, predict) is cut to end before it, the
+#                15 s from SIGINT to SIGKILL included; a step left under 1 s (a run: 5 s) is
+#                not started (a run's status says `skipped`)
 #   OVERHEAD_S   a run's fixed cost in the estimates (process start, parameters, device; default 3)
 #   SPEEDUP_CAP  the estimate's most parallel speedup over pw = 1 (default 3)
 #   SIZING_SAFETY  share of the time left that PARTITIONS is sized to fill (default 0.8; the
@@ -153,8 +160,20 @@ done
 log() { echo "campaign [$(( $(date +%s) - START ))s]: $*" | tee -a "$OUTDIR/campaign.log" >&2; }
 calc() { awk "BEGIN { print $1 }"; }
 elapsed() { echo $(( $(date +%s) - START )); }
+# Every step runs under a limit cut so that, stopped at it (SIGINT, then SIGKILL KILL_S
+# later), it still ends before HARD_S: `capped WANT` prints min(WANT, HARD_S - elapsed -
+# KILL_S) and fails under 1 s; `step WHAT WANT cmd…` runs cmd under that limit, or logs that
+# WHAT was not started and returns 124.
+KILL_S=15
+capped() { awk -v w="$1" -v h="$HARD_S" -v e="$(elapsed)" -v k="$KILL_S" 'BEGIN { l = h - e - k; if (w < l) l = w; if (l < 1) exit 1; printf "%d", l }'; }
+step() {
+  local what=$1 want=$2 lim
+  shift 2
+  lim=$(capped "$want") || { log "$what: not started: $(elapsed)s gone, HARD_S=${HARD_S}s leaves less than ${KILL_S}s + 1s"; return 124; }
+  timeout -s INT -k "$KILL_S" "$lim" "$@"
+}
 
-bash scripts/machine-facts.sh "$PS" > "$OUTDIR/machine.txt"
+step "machine facts" 60 bash scripts/machine-facts.sh "$PS" > "$OUTDIR/machine.txt"
 cat "$OUTDIR/machine.txt" >&2
 
 # ---- 1. parameters, one file per circuit family ----
@@ -165,7 +184,7 @@ for f in $CIRCUITS; do
   p=$(params_of "$f")
   [ -s "$p" ] && continue
   log "setup --circuit $f --constraints $SIZE --on $SETUP_ON (TEST-ONLY parameters)"
-  if ! timeout "$SETUP_TIMEOUT_S" "$PS" setup --circuit "$f" --constraints "$SIZE" --on "$SETUP_ON" --params "$p.tmp" > "$OUTDIR/setup-$f.out" 2>&1; then
+  if ! step "setup of $f" "$SETUP_TIMEOUT_S" "$PS" setup --circuit "$f" --constraints "$SIZE" --on "$SETUP_ON" --params "$p.tmp" > "$OUTDIR/setup-$f.out" 2>&1; then
     log "setup of $f failed: $(tail -3 "$OUTDIR/setup-$f.out")"
     exit 1
   fi
@@ -192,7 +211,7 @@ run_one() {
   date -u +%Y-%m-%dT%H:%M:%S.%NZ > "$r.start"
   log "$run: pw=$pw gw=$gw lock=$lock split_finalize=$split finalizers=$fin ${knobs:+$knobs }- $proofs proofs x $parts partitions, limit ${limit}s, started $(cat "$r.start")"
   t0=$(date +%s.%N)
-  timeout -s INT -k 15 "$limit" "$PS" prove "${flags[@]}" --backend "$BACKEND" --devices 1 --proofs "$proofs" --partitions "$parts" \
+  timeout -s INT -k "$KILL_S" "$limit" "$PS" prove "${flags[@]}" --backend "$BACKEND" --devices 1 --proofs "$proofs" --partitions "$parts" \
     --seed 1 --witness-seed 7 --timeline "$r.jsonl" -o "$r.proofs" --quiet "$@" > "$r.out" 2>&1
   rc=$?
   wall=$(calc "$(date +%s.%N) - $t0")
@@ -213,7 +232,7 @@ if ! done_ok probe; then
   r=$OUTDIR/runs/probe
   date -u +%Y-%m-%dT%H:%M:%S.%NZ > "$r.start"
   log "probe: 1 proof x 2 partitions at $SIZE, pw=1 gw=1 whole lock, verified"
-  timeout -s INT -k 15 "$SETUP_TIMEOUT_S" "$PS" prove --params "$PORP" --backend "$BACKEND" --devices 1 --proofs 1 --partitions 2 \
+  step probe "$SETUP_TIMEOUT_S" "$PS" prove --params "$PORP" --backend "$BACKEND" --devices 1 --proofs 1 --partitions 2 \
     --pw 1 --gw 1 --lock whole --seed 1 --timeline "$r.jsonl" -o "$r.proofs" --quiet --verify > "$r.out" 2>&1
   rc=$?
   rm -rf "$r.proofs"; [ -f "$r.jsonl" ] && gzip -n -f "$r.jsonl"
@@ -236,7 +255,7 @@ if [ ! -f "$OUTDIR/grid.txt" ]; then
       case $kv in
         ram=*)
           k=${kv#ram=}
-          msg=$("$PS" prove --params "$(params_of "$(circuit_of "$c")")" --backend "$BACKEND" --ram-budget 0.0001 --params-host keep \
+          msg=$(step "$c: RAM probe" "$RUN_TIMEOUT_S" "$PS" prove --params "$(params_of "$(circuit_of "$c")")" --backend "$BACKEND" --ram-budget 0.0001 --params-host keep \
             --pw "$pw" --gw "$gw" --proofs 1 --partitions 1 --timeline "$OUTDIR/runs/ram-probe.jsonl" -o "$OUTDIR/runs/ram-probe.proofs" --quiet 2>&1)
           rm -rf "$OUTDIR/runs/ram-probe".*
           need=$(echo "$msg" | sed -n 's/.*cannot hold one partition: \([0-9.]*\) \([KMG]iB\) needed.*/\1 \2/p' | head -n 1)
@@ -247,7 +266,7 @@ if [ ! -f "$OUTDIR/grid.txt" ]; then
           log "$c: RAM: the engine needs ${need_g} GiB for one synthesis (its resident items + one working set of ${part_g} GiB): budget ${budget} GiB admits $k"
           out="$out ram_gib=$budget ram_parts=$k" ;;
         vram=tight)
-          msg=$("$PS" prove --params "$(params_of "$(circuit_of "$c")")" --backend "$BACKEND" --vram-budget 0.001 \
+          msg=$(step "$c: VRAM probe" "$RUN_TIMEOUT_S" "$PS" prove --params "$(params_of "$(circuit_of "$c")")" --backend "$BACKEND" --vram-budget 0.001 \
             --pw 1 --gw "$gw" --proofs 1 --partitions 1 --timeline "$OUTDIR/runs/vram-probe.jsonl" -o "$OUTDIR/runs/vram-probe.proofs" --quiet 2>&1)
           rm -rf "$OUTDIR/runs/vram-probe".*
           req=$(echo "$msg" | sed -n 's/.*needs at least \([0-9.]*\) \([KMG]iB\).*/\1 \2/p' | head -n 1)
@@ -277,6 +296,26 @@ inv_sum=0
 for c in $CAL; do inv_sum=$(calc "$inv_sum + $CAL_REPEATS / $(eff_of "$c")"); done
 for c in $PRED; do inv_sum=$(calc "$inv_sum + $REPEATS / $(eff_of "$c")"); done
 nruns=$(( $(echo "$CAL" | wc -w) * CAL_REPEATS + $(echo "$PRED" | wc -w) * REPEATS ))
+# A rerun into this folder keeps its PARTITIONS: the registered one (predictions.json's
+# workload), else the one recorded with the runs already made (campaign.env). Sized again,
+# with the time gone by then, it would differ from what was predicted.
+kept=""
+if [ -f "$OUTDIR/predictions.json" ]; then
+  kept=$(sed -n '/"workload": {/,/}/ s/^ *"partitions": *\([0-9][0-9]*\).*/\1/p' "$OUTDIR/predictions.json" | head -n 1)
+  [ -n "$kept" ] || { log "$OUTDIR/predictions.json names no workload partitions: cannot rerun into this folder; use a new one"; exit 2; }
+  kept_from="registered in predictions.json"
+elif [ -f "$OUTDIR/campaign.env" ]; then
+  kept=$(sed -n 's/^PARTITIONS=\([0-9][0-9]*\)$/\1/p' "$OUTDIR/campaign.env" | head -n 1)
+  kept_from="recorded in campaign.env"
+fi
+if [ -n "$kept" ]; then
+  if [ -n "${PARTITIONS:-}" ] && [ "$PARTITIONS" != "$kept" ]; then
+    log "$OUTDIR: PARTITIONS=$kept $kept_from, now PARTITIONS=$PARTITIONS: use a new folder"
+    exit 2
+  fi
+  PARTITIONS=$kept
+  log "rerun: PARTITIONS=$PARTITIONS, $kept_from (not sized again)"
+fi
 if [ -z "${PARTITIONS:-}" ]; then
   PARTITIONS=$(awk -v b="$BUDGET_S" -v e="$(elapsed)" -v r="$MODEL_RESERVE_S" -v n="$nruns" -v o="$OVERHEAD_S" -v j="$PROOFS" -v t="$t_part" -v s="$inv_sum" -v f="$SIZING_SAFETY" \
     'BEGIN { k = int(f * (b - e - r - n * o) / (j * t * s)); if (k < 2) k = 2; if (k > 16) k = 16; print k }')
@@ -310,7 +349,8 @@ estimate() {  # run name -> seconds: its configuration's last run, else the form
 }
 RATIO=1; sum_est=0; sum_act=0
 # Run a list of runs under the deadline guard; a run's limit is 2x its estimate + 20 s (at
-# least RUN_TIMEOUT_S), never past HARD_S.
+# least RUN_TIMEOUT_S), cut so that it ends before HARD_S (`capped`); a run left less than
+# 5 s by that is skipped.
 run_list() {
   local run est now limit act
   for run in "$@"; do
@@ -322,7 +362,12 @@ run_list() {
       log "$run: skipped (elapsed ${now}s + about ${est}s > budget ${BUDGET_S}s)"
       continue
     fi
-    limit=$(awk -v e="$est" -v m="$RUN_TIMEOUT_S" -v h="$HARD_S" -v n="$now" 'BEGIN { l = 2 * e + 20; if (l < m) l = m; if (l > h - n) l = h - n; if (l < 5) l = 5; printf "%d", l }')
+    limit=$(capped "$(awk -v e="$est" -v m="$RUN_TIMEOUT_S" 'BEGIN { l = 2 * e + 20; if (l < m) l = m; printf "%d", l }')")
+    if [ -z "$limit" ] || [ "$limit" -lt 5 ]; then
+      echo "skipped elapsed_s=$now estimate_s=$est hard_s=$HARD_S" > "$OUTDIR/runs/$run.status"
+      log "$run: skipped (elapsed ${now}s leaves less than 5s + ${KILL_S}s before HARD_S=${HARD_S}s)"
+      continue
+    fi
     run_one "$run" "$PROOFS" "$PARTITIONS" "$limit" || failures=$((failures + 1))
     act=$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' "$OUTDIR/runs/$run.status")
     if [ -n "$act" ]; then
@@ -356,12 +401,12 @@ else
     for run in $cal_runs; do [ "${run%@*}" = "$c" ] && done_ok "$run" && files+=("$OUTDIR/runs/$run.jsonl.gz"); done
     [ ${#files[@]} -gt 0 ] || { log "calibration configuration $c has no completed run: nothing to predict from"; exit 1; }
     mkdir -p "$OUTDIR/cal/$f"
-    "$PS" campaign base "$OUTDIR/machine.txt" "${files[0]}" -o "$OUTDIR/cal/$f" 2>> "$OUTDIR/cal/$f/calibrate.txt" || { log "campaign base failed for $f"; exit 1; }
-    "$PS" calibrate "${files[@]}" --base "$OUTDIR/cal/$f/base.toml" -o "$OUTDIR/cal/$f" >> "$OUTDIR/cal/$f/calibrate.txt" 2>&1 || { log "calibrate failed for $f: $(tail -3 "$OUTDIR/cal/$f/calibrate.txt")"; exit 1; }
+    step "campaign base ($f)" "$HARD_S" "$PS" campaign base "$OUTDIR/machine.txt" "${files[0]}" -o "$OUTDIR/cal/$f" 2>> "$OUTDIR/cal/$f/calibrate.txt" || { log "campaign base failed for $f"; exit 1; }
+    step "calibrate ($f)" "$HARD_S" "$PS" calibrate "${files[@]}" --base "$OUTDIR/cal/$f/base.toml" -o "$OUTDIR/cal/$f" >> "$OUTDIR/cal/$f/calibrate.txt" 2>&1 || { log "calibrate failed for $f: $(tail -3 "$OUTDIR/cal/$f/calibrate.txt")"; exit 1; }
     models+=(--model "$f=$OUTDIR/cal/$f/model.toml")
     log "calibrated $f on ${#files[@]} run(s) of $c: cal/$f/model.toml"
   done
-  if ! "$PS" campaign predict "$OUTDIR/grid.txt" "${models[@]}" --calibration "$(echo $CAL | tr ' ' ',')" --proofs "$PROOFS" --partitions "$PARTITIONS" \
+  if ! step "campaign predict" "$HARD_S" "$PS" campaign predict "$OUTDIR/grid.txt" "${models[@]}" --calibration "$(echo $CAL | tr ' ' ',')" --proofs "$PROOFS" --partitions "$PARTITIONS" \
       --backend "$BACKEND" --size "$SIZE" --replications "$REPLICATIONS" -o "$OUTDIR" > "$OUTDIR/predictions.txt" 2> "$OUTDIR/predictions.err"; then
     log "campaign predict failed: $(tail -5 "$OUTDIR/predictions.err")"
     exit 1

@@ -397,14 +397,21 @@ pub struct Reservations {
 /// at every reservation and release) and the `ram_wait` spans' `bytes` arg:
 /// - a partition's reservation: the `bytes` of the `ram_wait` spans, else the most frequent
 ///   increase of the counter (one per synthesis);
-/// - the resident items: the counter at its first decrease once syntheses run (no partition
-///   has released anything yet), less one
-///   reservation per synthesis started before it (a synthesis starts once its reservation is
-///   made). Not "the counter before its first increase by a partition's size": the GPU
-///   workers' call memory, resident, may be of that size too;
-/// - the a/b/c part: that first decrease, when it is smaller than a partition and its
-///   complement (partition − it) is also released somewhere (the rest, when the partition's
-///   proof is finished).
+/// - the first release of a partition: the first decrease of the counter once a GPU call
+///   runs (from the first `gpu` span's start; from the first synthesis's in a run without
+///   them) outside every `pce_build` span. A partition gives nothing back before its GPU call
+///   takes its a/b/c, and the first partition to give anything back gives its a/b/c first;
+///   the decreases it skips are the engine's resident items resized: the parameters' host
+///   copy given back once on every device (before the syntheses) and the pre-compiled
+///   constraints' reservation trimmed or dropped to their real size, which the first
+///   synthesis does inside its `pce_build` — possibly while another partition's call runs;
+/// - the resident items: the counter just before that release (no partition has released
+///   anything yet), less one reservation per synthesis started before it (a synthesis starts
+///   once its reservation is made). Not "the counter before its first increase by a
+///   partition's size": the GPU workers' call memory, resident, may be of that size too;
+/// - the a/b/c part: that release, when it is smaller than a partition and its complement
+///   (partition − it) is also released somewhere (the rest, when the partition's proof is
+///   finished).
 ///
 /// `None` without the counter, or when the figures do not add up (resident < 0).
 pub fn reservations(run: &Run) -> Option<Reservations> {
@@ -430,11 +437,13 @@ pub fn reservations(run: &Run) -> Option<Reservations> {
     };
     let waited = mode(&mut run.spans_of(&SpanKind::RamWait).filter_map(|s| s.args.get("bytes").and_then(|v| v.as_u64())).filter(|&b| b > 0));
     let partition = waited.or_else(|| mode(&mut steps.iter().filter(|(_, a, b)| b > a).map(|(_, a, b)| b - a)))?;
-    // The first release once syntheses run (before them the engine may give back a part of
-    // the parameters' reservation: their host copy, freed once on every device), or the end
-    // of the counter when nothing was released.
+    // The first release of a partition (see above), or the end of the counter when nothing
+    // was released.
     let first_synthesis = run.spans_of(&SpanKind::Synthesis).map(|s| s.start_ns).min()?;
-    let (until, peak, abc) = match steps.iter().find(|&&(t, a, b)| a > b && t >= first_synthesis) {
+    let from = run.spans_of(&SpanKind::Gpu).map(|s| s.start_ns).min().unwrap_or(first_synthesis);
+    let pce: Vec<(u64, u64)> = run.spans_of(&SpanKind::PceBuild).map(|s| (s.start_ns, s.end_ns.unwrap_or(u64::MAX))).collect();
+    let in_pce = |t: u64| pce.iter().any(|&(a, b)| a <= t && t <= b);
+    let (until, peak, abc) = match steps.iter().find(|&&(t, a, b)| a > b && t >= from && !in_pce(t)) {
         Some(&(t, a, b)) => (t, a, a - b),
         None => (u64::MAX, samples.last()?.1, 0),
     };
@@ -1143,6 +1152,39 @@ mod tests {
         assert_eq!(old.config.cpu.prep_cores, default_base().cpu.prep_cores);
         assert_eq!(old.config.costs.prep_msm.mean_ms(), 1.0, "{:?}", old.config.costs.prep_msm);
         assert!(note(&old, "prep: measured").is_none());
+    }
+
+    #[test]
+    fn a_pce_reservation_trimmed_before_the_first_abc_release_is_resident() {
+        use timeline::event::Counter;
+        const MS: u64 = 1_000_000;
+        // paired_run's reservations, plus the pre-compiled constraints reserved at their
+        // estimate (2 GiB) at start and trimmed to their real size (1.5 GiB) by the first
+        // synthesis, inside its `pce_build`: at 50 ms, before any GPU call, or at 100 ms, as
+        // the first call starts. The counter: 12 GiB resident at start, 20 with the first two
+        // syntheses, 19.5 after the trim; the first a/b/c release (3 GiB, at 100 ms + 1 ns)
+        // comes with those two syntheses started: resident 19.5 − 2 × 4 = 11.5 GiB (10 + the
+        // PCE's 1.5). Taking the trim for that release gave 20 − 8 = 12 GiB and no a/b/c part
+        // (0.5 GiB, whose complement of 3.5 GiB is never released).
+        for (trim_at, build_end) in [(50 * MS, 60 * MS), (100 * MS, 100 * MS)] {
+            let mut run = paired_run(Some(8), true);
+            run.spans.push(Span::new(SpanKind::PceBuild, 10 * MS, build_end).job("proof-0000").partition(0).worker(0));
+            let mut changes: Vec<(u64, i64)> = vec![(4, 2 * G as i64), (trim_at, -((G / 2) as i64))];
+            let mut last = 0i64;
+            for c in &run.counters {
+                changes.push((c.t_ns, c.value as i64 - last));
+                last = c.value as i64;
+            }
+            changes.sort_by_key(|c| c.0);
+            run.counters.clear();
+            let mut reserved = 0i64;
+            for (t, d) in changes {
+                reserved += d;
+                run.counters.push(Counter { name: timeline::event::counters::RAM_RESERVED_BYTES.into(), t_ns: t, value: reserved as f64, device: None });
+            }
+            run.normalize();
+            assert_eq!(reservations(&run), Some(Reservations { resident: 11 * G + G / 2, partition: 4 * G, abc: Some(3 * G) }), "trim at {trim_at} ns");
+        }
     }
 
     #[test]

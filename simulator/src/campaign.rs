@@ -151,6 +151,12 @@ pub struct ConfigInput {
     /// simulated timeline's summary: a pre-registered prediction's `binding`); `None` where the
     /// prediction does not say (the two-half flow).
     pub predicted_binding: Option<String>,
+    /// The registered 80 % intervals [lo, hi] of the steady s/proof (partition rate) and of
+    /// the total s/proof (a pre-registered prediction's `lo`/`hi`): coverage is counted
+    /// against them as registered; `None` computes them from `prediction`'s interval around
+    /// the predicted value (the two-half flow).
+    pub registered_steady_interval: Option<(f64, f64)>,
+    pub registered_total_interval: Option<(f64, f64)>,
 }
 
 /// One row of `campaign.json`'s `configs`.
@@ -297,8 +303,8 @@ fn row(c: &ConfigInput) -> ConfigRow {
     let (s, q, u, l, t) = (m(key::PARTITION_RATE), m(key::STEADY), m(key::GPU_UTILIZATION), m(key::LATENCY_MEAN), m(key::TOTAL));
     let rss = m(key::PEAK_RSS);
     let iv = c.prediction.interval.as_ref();
-    let steady_iv = iv.zip(s.predicted).map(|(i, p)| i.steady_partitions_s_per_proof.around(p));
-    let total_iv = iv.zip(t.predicted).map(|(i, p)| i.total_s_per_proof.around(p));
+    let steady_iv = c.registered_steady_interval.or_else(|| iv.zip(s.predicted).map(|(i, p)| i.steady_partitions_s_per_proof.around(p)));
+    let total_iv = c.registered_total_interval.or_else(|| iv.zip(t.predicted).map(|(i, p)| i.total_s_per_proof.around(p)));
     let (in_s, n_s) = inside(&c.parities, key::PARTITION_RATE, steady_iv);
     let (in_t, n_t) = inside(&c.parities, key::TOTAL, total_iv);
     let v = &c.measured.verdict;
@@ -973,7 +979,16 @@ mod tests {
     /// prediction is `predicted`.
     fn config(name: &str, calibration: bool, measured: &[f64], predicted: f64) -> ConfigInput {
         let parities = measured.iter().map(|&m| parity(vec![mp(key::PARTITION_RATE, "steady s/proof (partition rate)", m, predicted)])).collect();
-        ConfigInput { name: name.into(), calibration, parities, prediction: SimResult::default(), measured: Summary::default(), predicted_binding: None }
+        ConfigInput {
+            name: name.into(),
+            calibration,
+            parities,
+            prediction: SimResult::default(),
+            measured: Summary::default(),
+            predicted_binding: None,
+            registered_steady_interval: None,
+            registered_total_interval: None,
+        }
     }
 
     #[test]
@@ -1039,6 +1054,28 @@ mod tests {
         assert!(s.markdown(1).contains("Coverage: 50 % of 4 measured runs"), "{}", s.markdown(1));
         // Without any interval, no coverage line.
         assert!(!score("x", &[config("x", true, &[1.0], 1.0)]).markdown(1).contains("Coverage"));
+    }
+
+    #[test]
+    fn coverage_uses_the_registered_interval_as_registered() {
+        use crate::interval::{Band, Interval};
+        // The prediction's replications would give [9, 11] around 10 s; the registered
+        // interval is [10.8, 12]: 9.5 and 10.5 fall outside it, 11.5 inside.
+        let iv = Interval { replications: 20, steady_partitions_s_per_proof: Band { p10: 92.0, p50: 100.0, p90: 108.0, lo: 90.0, hi: 110.0 }, ..Default::default() };
+        let mut a = config("a", false, &[9.5, 10.5, 11.5], 10.0);
+        a.prediction.interval = Some(iv);
+        a.registered_steady_interval = Some((10.8, 12.0));
+        let s = score("cal", &[config("cal", true, &[1.0], 1.0), a]);
+        assert_eq!(s.configs[1].predicted_steady_interval, Some((10.8, 12.0)));
+        assert_eq!((s.configs[1].runs_inside_steady, s.configs[1].runs_checked_steady), (1, 3));
+        assert_eq!((s.coverage_runs, s.coverage_total_runs), (3, 0));
+        assert!((s.coverage_pct.unwrap() - 100.0 / 3.0).abs() < 1e-9, "{:?}", s.coverage_pct);
+        // A registered total interval counts without any replications in the prediction.
+        let mut b = config("b", false, &[4.0], 4.0);
+        b.parities[0].metrics.push(mp(key::TOTAL, "total s/proof", 5.0, 4.0));
+        b.registered_total_interval = Some((3.0, 4.5));
+        let s = score("cal", &[b]);
+        assert_eq!((s.coverage_total_pct, s.coverage_total_runs, s.coverage_runs), (Some(0.0), 1, 0));
     }
 
     #[test]

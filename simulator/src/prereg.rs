@@ -18,7 +18,8 @@
 //! - The registration ([`Predictions`], `predictions.json`) carries a UTC timestamp and the
 //!   sha256 of every model file; `predictions.sha256` holds the file's own sha256 in
 //!   `sha256sum` format. [`check`] verifies the hash and that every run of a predicted
-//!   configuration started after the timestamp, and fails loudly otherwise.
+//!   configuration started after the timestamp — by its `.start` file and by its timeline,
+//!   which must agree — and fails loudly otherwise.
 
 use std::collections::BTreeMap;
 
@@ -77,7 +78,8 @@ impl GridLine {
     }
 }
 
-/// Parse a grid (`grid.txt`): blank lines and `#` comments skipped; errors name the line.
+/// Parse a grid (`grid.txt`): blank lines and `#` comments skipped; a line of five columns
+/// has one finalizer (the two-half campaign's grid); errors name the line.
 pub fn parse_grid(text: &str) -> Result<Vec<GridLine>, String> {
     let mut out: Vec<GridLine> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -86,9 +88,14 @@ pub fn parse_grid(text: &str) -> Result<Vec<GridLine>, String> {
             continue;
         }
         let at = |why: String| format!("grid line {}: {why} (`{l}`)", i + 1);
-        let f: Vec<&str> = l.split_whitespace().collect();
+        let mut f: Vec<&str> = l.split_whitespace().collect();
+        let written = f.join(" ");
+        // The finalizers column may be left out (default 1; `scripts/campaign.sh`'s grid).
+        if f.len() == 5 {
+            f.push("1");
+        }
         if f.len() < 6 {
-            return Err(at("expected `name pw gw lock split finalizers [knob=value …]`".into()));
+            return Err(at("expected `name pw gw lock split [finalizers] [knob=value …]`".into()));
         }
         let int = |s: &str, what: &str| s.parse::<u32>().ok().filter(|v| *v > 0).ok_or_else(|| at(format!("{what} `{s}` is not a whole number ≥ 1")));
         let split = match f[4] {
@@ -121,7 +128,7 @@ pub fn parse_grid(text: &str) -> Result<Vec<GridLine>, String> {
             split,
             finalizers: int(f[5], "finalizers")?,
             knobs,
-            line: f.join(" "),
+            line: written,
         });
     }
     Ok(out)
@@ -145,13 +152,36 @@ fn set(cfg: &mut Config, changes: &mut Vec<String>, key: &str, value: &str) -> R
     Ok(())
 }
 
+/// The pipeline part of [`apply`], as `--set` pairs of the model: `pw`, `gw`, `lock`, `split`,
+/// `finalizers`, `c` (proofs), `partitions`, the engine's defaults `queue=1` and
+/// `permit_until_send=true`, and with the CUDA backend `prestage` = (lock is `kernels`). The
+/// one mapping of a grid line to the model's pipeline: `campaign predict` applies it, and
+/// `campaign sets` prints it for `scripts/campaign-analyze.sh`'s `simulate --set` calls.
+pub fn pipeline_sets(g: &GridLine, w: &Workload) -> Vec<(&'static str, String)> {
+    let mut s = vec![
+        ("pw", g.pw.to_string()),
+        ("gw", g.gw.to_string()),
+        ("lock", g.lock.clone()),
+        ("split", g.split.to_string()),
+        ("finalizers", g.finalizers.to_string()),
+        ("c", w.proofs.to_string()),
+        ("partitions", w.partitions.to_string()),
+        ("queue", "1".to_string()),
+        ("permit_until_send", "true".to_string()),
+    ];
+    if w.backend == "cuda" {
+        s.push(("prestage", (g.lock == "kernels").to_string()));
+    }
+    s
+}
+
 /// The calibrated model told what the engine is told for this configuration; returns every
 /// change, in words where it is not a plain `--set`. The mapping:
 /// - pipeline: `pw`, `gw`, `lock`, `split`, `finalizers`, `c` (proofs), `partitions`; the
 ///   engine's defaults the runs keep, which a calibration cannot see in a timeline: `queue=1`
 ///   (`queue_capacity`) and `permit_until_send=true` (a synthesis worker stays blocked until
 ///   the queue takes its partition, holding its memory); with the CUDA backend `prestage` =
-///   (lock is `kernels`), as scripts/campaign-analyze.sh does;
+///   (lock is `kernels`) ([`pipeline_sets`], which scripts/campaign-analyze.sh uses too);
 /// - `threads=N` below the calibrated demand d of a synthesis (`cpu.synth_cores`): demand N
 ///   and the synthesis' work × d/N (the same core-seconds on N threads); at or above d,
 ///   nothing (the model has no faster synthesis for more threads);
@@ -164,17 +194,8 @@ fn set(cfg: &mut Config, changes: &mut Vec<String>, key: &str, value: &str) -> R
 ///   `vram_baseline_gib` = 0, `vram_policy = wait`.
 pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>, String> {
     let mut ch = Vec::new();
-    set(cfg, &mut ch, "pw", &g.pw.to_string())?;
-    set(cfg, &mut ch, "gw", &g.gw.to_string())?;
-    set(cfg, &mut ch, "lock", &g.lock)?;
-    set(cfg, &mut ch, "split", &g.split.to_string())?;
-    set(cfg, &mut ch, "finalizers", &g.finalizers.to_string())?;
-    set(cfg, &mut ch, "c", &w.proofs.to_string())?;
-    set(cfg, &mut ch, "partitions", &w.partitions.to_string())?;
-    set(cfg, &mut ch, "queue", "1")?;
-    set(cfg, &mut ch, "permit_until_send", "true")?;
-    if w.backend == "cuda" {
-        set(cfg, &mut ch, "prestage", if g.lock == "kernels" { "true" } else { "false" })?;
+    for (k, v) in pipeline_sets(g, w) {
+        set(cfg, &mut ch, k, &v)?;
     }
     if let Some(n) = g.num("threads")? {
         let d = cfg.cpu.synth_cores;
@@ -281,7 +302,7 @@ pub struct RegisteredConfig {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModelRef {
     pub circuit: String,
-    /// Path relative to the folder of predictions.json (as given when outside it).
+    /// Path relative to the folder of predictions.json when inside it, else absolute.
     pub path: String,
     pub sha256: String,
 }
@@ -372,14 +393,34 @@ pub fn now_ns() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
 }
 
-/// One run of the campaign and when it started (the script's `runs/<run>.start`).
-#[derive(Clone, Debug, PartialEq)]
+/// One run of the campaign and when it started (the script's `runs/<run>.start`, and what
+/// its timeline says).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunStart {
     /// `config` or `config@K`.
     pub run: String,
     /// RFC 3339; `None` when the run left no start time.
     pub started_utc: Option<String>,
+    /// The run's timeline's own start; `None` when the run left no timeline.
+    pub timeline: Option<TimelineStart>,
 }
+
+/// What a run's timeline says of its start (its meta).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TimelineStart {
+    /// The meta's `started_at` (RFC 3339): the wall clock at the timeline's epoch, which the
+    /// prover reads when its event sink starts — after the process started, its devices were
+    /// opened and the parameters read. `None` when the timeline does not record it.
+    pub started_at: Option<String>,
+    /// The meta's `params_load_ms`, in seconds (0 when absent): how long the prover read the
+    /// parameters before that epoch.
+    pub params_load_s: f64,
+}
+
+/// How far a run's timeline may start from its `runs/<run>.start`, in seconds: not more than
+/// this before it (one machine's clock, read twice), nor more than this plus the parameters'
+/// load after it (the process start and the devices' opening come between the two).
+pub const START_SLACK_S: f64 = 5.0;
 
 /// What the check found, kept in `campaign.json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -412,12 +453,20 @@ pub enum PreregError {
     RunBeforeRegistration { run: String, started: String, registered: String },
     #[error("run {run} of a predicted configuration has no start time (runs/{run}.start): cannot show it ran after the registration")]
     NoStart { run: String },
+    #[error("run {run}: its timeline records no start time (meta `started_at`): runs/{run}.start cannot be tied to it (a prover older than this check?)")]
+    NoTimelineStart { run: String },
+    #[error("run {run}: its timeline says it started at {timeline}, before (or when) the predictions were registered at {registered} (runs/{run}.start says {started}): not a prediction")]
+    TimelineBeforeRegistration { run: String, timeline: String, started: String, registered: String },
+    #[error("run {run}: runs/{run}.start says it started at {started}, its timeline at {timeline} ({lag_s:+.1} s after it; allowed: -{slack_s:.0} s to +{allowed_s:.1} s, the parameters' load and {slack_s:.0} s of process start): the start file is not this run's")]
+    StartMismatch { run: String, started: String, timeline: String, lag_s: f64, slack_s: f64, allowed_s: f64 },
 }
 
 /// Check a registration: `json` (predictions.json's bytes) against `sha_text`
 /// (predictions.sha256), and every run of a predicted (non-calibration) configuration
-/// against its timestamp: each must have started strictly after `created_utc`. Runs of other
-/// names (the probe, calibration runs) are not checked.
+/// against its timestamp: each must have started strictly after `created_utc`, by its
+/// `.start` file and, when it left a timeline, by the timeline's own start, which must also
+/// agree with the `.start` file ([`START_SLACK_S`]). Runs of other names (the probe,
+/// calibration runs) are not checked.
 pub fn check(json: &[u8], sha_text: &str, runs: &[RunStart]) -> Result<(Predictions, Registration), PreregError> {
     let expected = sha_text.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
     if expected.len() != 64 || !expected.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -444,6 +493,18 @@ pub fn check(json: &[u8], sha_text: &str, runs: &[RunStart]) -> Result<(Predicti
         let t = ts(&format!("the start of run {}", r.run), s)?;
         if t <= created {
             return Err(PreregError::RunBeforeRegistration { run: r.run.clone(), started: s.clone(), registered: p.created_utc.clone() });
+        }
+        if let Some(tl) = &r.timeline {
+            let Some(at) = &tl.started_at else { return Err(PreregError::NoTimelineStart { run: r.run.clone() }) };
+            let tt = ts(&format!("the timeline start of run {}", r.run), at)?;
+            if tt <= created {
+                return Err(PreregError::TimelineBeforeRegistration { run: r.run.clone(), timeline: at.clone(), started: s.clone(), registered: p.created_utc.clone() });
+            }
+            let lag_s = (tt - t) as f64 / 1e9;
+            let allowed_s = START_SLACK_S + tl.params_load_s.max(0.0);
+            if lag_s < -START_SLACK_S || lag_s > allowed_s {
+                return Err(PreregError::StartMismatch { run: r.run.clone(), started: s.clone(), timeline: at.clone(), lag_s, slack_s: START_SLACK_S, allowed_s });
+            }
         }
         checked.push((t, r));
     }
@@ -484,8 +545,11 @@ mod tests {
         assert_eq!((g[0].pw, g[0].gw, g[0].lock.as_str(), g[0].split, g[0].finalizers), (4, 2, "kernels", true, 1));
         assert_eq!((g[0].circuit(), g[4].circuit()), ("porep-like", "mix16"));
         assert_eq!(g[2].line, "ram 8 2 kernels true 1 ram_gib=1.5 ram_parts=2");
+        // Five columns (scripts/campaign.sh's grid): one finalizer, the line as written.
+        let two_half = parse_grid("pw2-gw1-whole-nosplit 2 1 whole false\n").unwrap();
+        assert_eq!((two_half[0].finalizers, two_half[0].line.as_str()), (1, "pw2-gw1-whole-nosplit 2 1 whole false"));
         for (bad, want) in [
-            ("a 1 1 whole false", "expected"),
+            ("a 1 1 whole", "expected"),
             ("a 0 1 whole false 1", "pw `0`"),
             ("a 1 1 half false 1", "lock `half`"),
             ("a 1 1 whole maybe 1", "split `maybe`"),
@@ -509,6 +573,15 @@ mod tests {
         assert_eq!(ch, ["pw=4", "gw=2", "lock=kernels", "split=true", "finalizers=1", "c=10", "partitions=4", "queue=1", "permit_until_send=true", "prestage=true"]);
         assert_eq!((c.pipeline.pw, c.pipeline.proofs, c.pipeline.partitions, c.pipeline.prestage), (4, 10, 4, true));
         assert_eq!((c.pipeline.queue_capacity, c.pipeline.permit_until_send), (Some(1), true));
+        // The pipeline part is pipeline_sets (what `campaign sets` prints), each pair a `--set`.
+        let sets: Vec<String> = pipeline_sets(&g[0], &w).into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(sets, ch);
+        let mut by_sets = model();
+        for (k, v) in pipeline_sets(&g[0], &w) {
+            by_sets.set(k, &v).unwrap();
+        }
+        assert_eq!(by_sets, c);
+        assert!(!pipeline_sets(&g[0], &Workload { backend: "cpu".into(), ..workload() }).iter().any(|(k, _)| *k == "prestage"));
         // threads=2 under a demand of 4 cores: demand 2, work × 2 (same core-seconds).
         let mut c = model();
         let ch = apply(&mut c, &g[1], &w).unwrap();
@@ -573,7 +646,13 @@ mod tests {
     }
 
     fn start(run: &str, at: &str) -> RunStart {
-        RunStart { run: run.into(), started_utc: Some(at.into()) }
+        RunStart { run: run.into(), started_utc: Some(at.into()), timeline: None }
+    }
+
+    /// A run whose `.start` says `at` and whose timeline says `timeline` (after `load_s` s of
+    /// reading the parameters).
+    fn timed(run: &str, at: &str, timeline: Option<&str>, load_s: f64) -> RunStart {
+        RunStart { timeline: Some(TimelineStart { started_at: timeline.map(String::from), params_load_s: load_s }), ..start(run, at) }
     }
 
     #[test]
@@ -584,7 +663,7 @@ mod tests {
             start("cal", "2026-12-03T09:59:00Z"),
             start("threads@2", "2026-12-03T10:02:00.5Z"),
             start("threads", "2026-12-03T10:01:00Z"),
-            RunStart { run: "cal@2".into(), started_utc: None },
+            RunStart { run: "cal@2".into(), ..Default::default() },
         ];
         let (p, reg) = check(&json, &sha, &runs).unwrap();
         assert_eq!(p.configs.len(), 2);
@@ -608,8 +687,39 @@ mod tests {
         assert!(check(&json, &sha, &[start("threads", "2026-12-03T11:00:01+01:00")]).is_ok());
         assert!(matches!(check(&json, &sha, &[start("threads", "2026-12-03T10:30:00+01:00")]), Err(PreregError::RunBeforeRegistration { .. })));
         // A predicted run without a start time, or an unreadable one.
-        assert_eq!(check(&json, &sha, &[RunStart { run: "threads".into(), started_utc: None }]).unwrap_err(), PreregError::NoStart { run: "threads".into() });
+        assert_eq!(check(&json, &sha, &[RunStart { run: "threads".into(), ..Default::default() }]).unwrap_err(), PreregError::NoStart { run: "threads".into() });
         assert!(matches!(check(&json, &sha, &[start("threads", "yesterday")]), Err(PreregError::BadTimestamp { .. })));
+    }
+
+    #[test]
+    fn the_timeline_start_must_follow_the_registration_and_agree_with_the_start_file() {
+        let (json, sha) = registered("2026-12-03T10:00:00.000000000Z");
+        let at = "2026-12-03T10:01:00Z";
+        // The timeline starts 2 s after the .start file (process start), or 7 s after it
+        // with 3 s of parameters read; a calibration run's timeline is not checked.
+        let ok = [timed("threads", at, Some("2026-12-03T10:01:02.5Z"), 0.0), timed("threads@2", at, Some("2026-12-03T10:01:07Z"), 3.0), timed("cal", at, None, 0.0)];
+        assert_eq!(check(&json, &sha, &ok).unwrap().1.runs_checked, 2);
+        // A timeline that started before the registration, whatever the .start file says.
+        let e = check(&json, &sha, &[timed("threads", at, Some("2026-12-03T09:59:58Z"), 0.0)]).unwrap_err();
+        assert_eq!(
+            e,
+            PreregError::TimelineBeforeRegistration {
+                run: "threads".into(),
+                timeline: "2026-12-03T09:59:58Z".into(),
+                started: at.into(),
+                registered: "2026-12-03T10:00:00.000000000Z".into()
+            }
+        );
+        assert!(e.to_string().contains("run threads: its timeline says it started at 2026-12-03T09:59:58Z, before"), "{e}");
+        // 9 s after the .start file with 3 s of parameters read (allowed 8 s), or 6 s before it.
+        let e = check(&json, &sha, &[timed("threads", at, Some("2026-12-03T10:01:09Z"), 3.0)]).unwrap_err();
+        assert!(matches!(&e, PreregError::StartMismatch { run, lag_s, allowed_s, .. } if run == "threads" && *lag_s == 9.0 && *allowed_s == 8.0), "{e:?}");
+        let msg = e.to_string();
+        assert!(msg.contains("runs/threads.start says it started at 2026-12-03T10:01:00Z, its timeline at 2026-12-03T10:01:09Z (+9.0 s"), "{msg}");
+        let e = check(&json, &sha, &[timed("threads", at, Some("2026-12-03T10:00:54Z"), 0.0)]).unwrap_err();
+        assert!(matches!(&e, PreregError::StartMismatch { lag_s, .. } if *lag_s == -6.0), "{e:?}");
+        // A timeline without its start: the .start file cannot be tied to it.
+        assert_eq!(check(&json, &sha, &[timed("threads@2", at, None, 0.0)]).unwrap_err(), PreregError::NoTimelineStart { run: "threads@2".into() });
     }
 
     #[test]

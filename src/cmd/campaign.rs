@@ -7,6 +7,9 @@
 //!   (`scripts/campaign-prereg.sh`, on the measuring machine before the predicted runs):
 //!   every configuration of the grid predicted, DIR/predictions.json (timestamped, the
 //!   models' hashes) and DIR/predictions.sha256;
+//! - `campaign sets GRID CONFIG --proofs J --partitions K --backend B`: the model's `--set`
+//!   pairs of one configuration's pipeline ([`prereg::pipeline_sets`], which `predict`
+//!   applies too), one a line, for `scripts/campaign-analyze.sh`'s `simulate` calls;
 //! - `campaign score DIR [-o OUT]`: reads every configuration's `parity/parity.json` (+
 //!   `parity@K/` repeats), `parity/prediction.json` and `summary.json` in a campaign report
 //!   folder and writes `campaign.json`, `campaign.md`, `parity-campaign.svg` and
@@ -43,8 +46,27 @@ pub enum Sub {
     Base(BaseArgs),
     /// Pre-register a campaign's predictions: every configuration of a grid predicted from calibrated models, written to predictions.json (UTC timestamp, the models' sha256) and predictions.sha256.
     Predict(PredictArgs),
+    /// Print the model's settings of one configuration's pipeline (`key=value`, one a line: the `simulate --set` pairs that `campaign predict` applies too).
+    Sets(SetsArgs),
     /// Score a campaign report folder: campaign.json, campaign.md, parity-campaign.svg and host-runs.json.
     Score(ScoreArgs),
+}
+
+#[derive(clap::Args)]
+pub struct SetsArgs {
+    /// The grid: one configuration a line, `name pw gw lock split [finalizers] [knob=value …]`.
+    pub grid: PathBuf,
+    /// The configuration's name.
+    pub config: String,
+    /// Proofs per run.
+    #[arg(long)]
+    pub proofs: u32,
+    /// Partitions per proof.
+    #[arg(long)]
+    pub partitions: u32,
+    /// The runs' backend (cuda or cpu; with cuda the `kernels` lock pre-stages uploads).
+    #[arg(long)]
+    pub backend: String,
 }
 
 #[derive(clap::Args)]
@@ -122,6 +144,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.command {
         Sub::Base(b) => base(b),
         Sub::Predict(p) => predict(p),
+        Sub::Sets(s) => sets(s),
         Sub::Score(s) => score(s),
     }
 }
@@ -145,20 +168,39 @@ fn base(a: BaseArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `path` relative to `dir` when it lies inside it, else as given.
-fn relative_to(path: &Path, dir: &Path) -> String {
-    match (fs::canonicalize(path), fs::canonicalize(dir)) {
-        (Ok(p), Ok(d)) => p.strip_prefix(&d).map_or_else(|_| path.display().to_string(), |r| r.display().to_string()),
-        _ => path.display().to_string(),
+/// `path` relative to `dir` when it lies inside it, else absolute: what `score` resolves
+/// against the folder of predictions.json, whatever the working directory.
+fn relative_to(path: &Path, dir: &Path) -> anyhow::Result<String> {
+    let p = fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+    let d = fs::canonicalize(dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
+    Ok(p.strip_prefix(&d).unwrap_or(&p).display().to_string())
+}
+
+/// The grid of `path`, parsed; errors name the file.
+fn read_grid(path: &Path) -> anyhow::Result<Vec<prereg::GridLine>> {
+    let text = fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let grid = prereg::parse_grid(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if grid.is_empty() {
+        bail!("{}: no configuration", path.display());
     }
+    Ok(grid)
+}
+
+fn sets(a: SetsArgs) -> anyhow::Result<ExitCode> {
+    let grid = read_grid(&a.grid)?;
+    let g = grid.iter().find(|g| g.name == a.config).with_context(|| format!("{}: no configuration {}", a.grid.display(), a.config))?;
+    if let Some((k, v)) = g.knobs.iter().find(|(k, _)| k != "circuit") {
+        bail!("{}: configuration {} has the knob `{k}={v}`, which is no `--set` of the model: `campaign predict` maps it", a.grid.display(), a.config);
+    }
+    let w = prereg::Workload { size: String::new(), proofs: a.proofs, partitions: a.partitions, backend: a.backend.clone() };
+    for (k, v) in prereg::pipeline_sets(g, &w) {
+        println!("{k}={v}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
-    let grid_text = fs::read_to_string(&a.grid).with_context(|| format!("cannot read {}", a.grid.display()))?;
-    let grid = prereg::parse_grid(&grid_text).map_err(|e| anyhow::anyhow!("{}: {e}", a.grid.display()))?;
-    if grid.is_empty() {
-        bail!("{}: no configuration", a.grid.display());
-    }
+    let grid = read_grid(&a.grid)?;
     for c in &a.calibration {
         if !grid.iter().any(|g| g.name == *c) {
             bail!("--calibration {c}: not a configuration of {}", a.grid.display());
@@ -181,7 +223,7 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
         if models.iter().any(|(r, _)| r.circuit == circuit) {
             bail!("--model {circuit}: given twice");
         }
-        models.push((prereg::ModelRef { circuit: circuit.to_string(), path: relative_to(path, &dir), sha256: prereg::sha256_hex(&bytes) }, cfg));
+        models.push((prereg::ModelRef { circuit: circuit.to_string(), path: relative_to(path, &dir)?, sha256: prereg::sha256_hex(&bytes) }, cfg));
     }
     let workload = prereg::Workload { size: a.size.clone(), proofs: a.proofs, partitions: a.partitions, backend: a.backend.clone() };
     let mut configs = Vec::new();
@@ -285,9 +327,29 @@ fn run_file(runs: &Path, name: &str) -> Option<PathBuf> {
     [format!("{name}.jsonl.gz"), format!("{name}.jsonl")].into_iter().map(|f| runs.join(f)).find(|p| p.is_file())
 }
 
+/// What a run's timeline (`<run>.jsonl.gz` or `.jsonl`) says of its start: its first line,
+/// the meta (`started_at`, `params_load_ms`); `None` when the run left no timeline.
+fn timeline_start(runs: &Path, run: &str) -> anyhow::Result<Option<prereg::TimelineStart>> {
+    use std::io::BufRead;
+    let Some(path) = [format!("{run}.jsonl.gz"), format!("{run}.jsonl")].into_iter().map(|f| runs.join(f)).find(|p| p.is_file()) else {
+        return Ok(None);
+    };
+    let file = fs::File::open(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut first = String::new();
+    timeline::read::decompressed(file).and_then(|mut r| r.read_line(&mut first)).with_context(|| format!("cannot read {}", path.display()))?;
+    let meta = match serde_json::from_str::<timeline::event::Record>(&first) {
+        Ok(timeline::event::Record::Meta(m)) => m,
+        // No meta first: nothing says when it started.
+        _ => return Ok(Some(prereg::TimelineStart::default())),
+    };
+    let load_ms = meta.extra.get("params_load_ms").and_then(|v| v.as_f64()).unwrap_or(0.0);
+    Ok(Some(prereg::TimelineStart { started_at: meta.started_at, params_load_s: load_ms / 1e3 }))
+}
+
 /// Every run of a runs folder that ran, with its start time: `<run>.start` (RFC 3339, written
 /// by the script just before the run), and every `<run>.status` saying it ran (ok, failed,
-/// timeout) with no start file (`started_utc` none).
+/// timeout) with no start file (`started_utc` none); each with what its timeline says of its
+/// start ([`timeline_start`]).
 fn run_starts(runs: &Path) -> anyhow::Result<Vec<RunStart>> {
     let mut out: Vec<RunStart> = Vec::new();
     let mut names: Vec<String> = Vec::new();
@@ -300,7 +362,7 @@ fn run_starts(runs: &Path) -> anyhow::Result<Vec<RunStart>> {
     for n in &names {
         if let Some(run) = n.strip_suffix(".start") {
             let t = fs::read_to_string(runs.join(n)).with_context(|| format!("cannot read {}", runs.join(n).display()))?;
-            out.push(RunStart { run: run.to_string(), started_utc: Some(t.trim().to_string()) });
+            out.push(RunStart { run: run.to_string(), started_utc: Some(t.trim().to_string()), timeline: timeline_start(runs, run)? });
         }
     }
     for n in &names {
@@ -308,7 +370,7 @@ fn run_starts(runs: &Path) -> anyhow::Result<Vec<RunStart>> {
             let status = fs::read_to_string(runs.join(n)).unwrap_or_default();
             let ran = ["ok", "failed", "timeout"].iter().any(|w| status.starts_with(w));
             if ran && !out.iter().any(|r| r.run == run) {
-                out.push(RunStart { run: run.to_string(), started_utc: None });
+                out.push(RunStart { run: run.to_string(), started_utc: None, timeline: timeline_start(runs, run)? });
             }
         }
     }
@@ -394,6 +456,8 @@ fn registered_inputs(a: &ScoreArgs, path: &Path) -> anyhow::Result<Registered> {
             prediction: c.result.clone(),
             measured: summaries.swap_remove(0),
             predicted_binding: Some(c.binding.clone()),
+            registered_steady_interval: c.steady_s_per_proof.lo.zip(c.steady_s_per_proof.hi),
+            registered_total_interval: c.total_s_per_proof.lo.zip(c.total_s_per_proof.hi),
         });
     }
     if inputs.is_empty() {
@@ -449,6 +513,8 @@ fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
             prediction: read_json::<SimResult>(&cdir.join("parity").join("prediction.json"), "a simulation result (simulate --json)")?,
             measured: read_json::<Summary>(&cdir.join("summary.json"), "an analyzer summary")?,
             predicted_binding: None,
+            registered_steady_interval: None,
+            registered_total_interval: None,
         });
     }
     let cal_runs = a.cal_runs.unwrap_or_else(|| inputs.iter().find(|c| c.calibration).map_or(1, |c| c.parities.len()));
@@ -622,15 +688,24 @@ mod tests {
     /// A registered campaign in a temp folder: phase8 as the model, a calibration
     /// configuration and a predicted one, predicted with `campaign predict`; each run's
     /// timeline is the model's own simulation of it (so the predictions are exact) and starts
-    /// at `start` (the calibration run an hour before the registration).
+    /// at `start` (the calibration run an hour before the registration), its timeline 1 s
+    /// later.
     fn registered_campaign(start: &str) -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
-        let p = d.path();
+        let p = d.path().to_path_buf();
         fs::write(p.join("model.toml"), simulator::calibrate::DEFAULT_BASE).unwrap();
+        register(&p, &p.join("model.toml"), start);
+        d
+    }
+
+    /// The campaign of [`registered_campaign`] in `p`, predicted with the model at `model`
+    /// (as given to `--model`).
+    fn register(p: &Path, model: &Path, start: &str) {
+        fs::create_dir_all(p).unwrap();
         fs::write(p.join("grid.txt"), "cal 2 1 whole false 1\nb 4 1 kernels true 1 threads=2\n").unwrap();
         let args = || PredictArgs {
             grid: p.join("grid.txt"),
-            models: vec![format!("porep-like={}", p.join("model.toml").display())],
+            models: vec![format!("porep-like={}", model.display())],
             calibration: vec!["cal".into()],
             proofs: 3,
             partitions: 2,
@@ -643,21 +718,20 @@ mod tests {
         let e = format!("{:#}", predict(args()).unwrap_err());
         assert!(e.contains("a registration is written once"), "{e}");
         let preds: Predictions = read_json(&p.join("predictions.json"), "").unwrap();
-        assert_eq!(preds.models[0].path, "model.toml");
         let created = timeline::read::wrap::rfc3339_ns(&preds.created_utc).unwrap();
         fs::create_dir_all(p.join("runs")).unwrap();
         let grid = prereg::parse_grid(&fs::read_to_string(p.join("grid.txt")).unwrap()).unwrap();
         for (g, at) in grid.iter().zip([timeline::read::wrap::rfc3339_utc(created - 3_600_000_000_000), start.to_string()]) {
-            let mut cfg = simulator::Config::load(&p.join("model.toml")).unwrap();
+            let mut cfg = simulator::Config::load(model).unwrap();
             prereg::apply(&mut cfg, g, &preds.workload).unwrap();
-            let run = simulator::simulate(&cfg, simulator::Options { record: true }).run.unwrap();
+            let mut run = simulator::simulate(&cfg, simulator::Options { record: true }).run.unwrap();
+            run.meta.started_at = Some(timeline::read::wrap::rfc3339_utc(timeline::read::wrap::rfc3339_ns(&at).unwrap() + 1_000_000_000));
             let mut out = Vec::new();
             timeline::write::jsonl::write_run(&mut out, &run).unwrap();
             fs::write(p.join("runs").join(format!("{}.jsonl", g.name)), out).unwrap();
             fs::write(p.join("runs").join(format!("{}.status", g.name)), "ok wall_s=1\n").unwrap();
             fs::write(p.join("runs").join(format!("{}.start", g.name)), format!("{at}\n")).unwrap();
         }
-        d
     }
 
     fn prereg_args(dir: &Path) -> ScoreArgs {
@@ -667,6 +741,8 @@ mod tests {
     #[test]
     fn scores_a_registered_campaign_from_its_predictions() {
         let d = registered_campaign("2200-01-01T00:00:00Z");
+        let preds: Predictions = read_json(&d.path().join("predictions.json"), "").unwrap();
+        assert_eq!(preds.models[0].path, "model.toml", "a model inside the folder: relative to it");
         score(prereg_args(d.path())).unwrap();
         let res: campaign::CampaignScore = read_json(&d.path().join("campaign.json"), "").unwrap();
         let reg = res.preregistration.as_ref().unwrap();
@@ -708,6 +784,103 @@ mod tests {
         fs::remove_file(d.path().join("runs").join("b.start")).unwrap();
         let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
         assert!(e.contains("run b of a predicted configuration has no start time"), "{e}");
+    }
+
+    /// Rewrite runs/`run`.jsonl's timeline start (`started_at`) to `at`.
+    fn set_timeline_start(dir: &Path, run: &str, at: &str) {
+        let path = dir.join("runs").join(format!("{run}.jsonl"));
+        let text = fs::read_to_string(&path).unwrap();
+        let (first, rest) = text.split_once('\n').unwrap();
+        let mut meta: serde_json::Value = serde_json::from_str(first).unwrap();
+        meta["started_at"] = at.into();
+        fs::write(&path, format!("{meta}\n{rest}")).unwrap();
+    }
+
+    #[test]
+    fn a_registered_campaign_whose_timeline_disagrees_with_its_start_file_is_refused() {
+        // The timeline started before the registration (the .start file says after it).
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        set_timeline_start(d.path(), "b", "2001-01-01T00:00:01Z");
+        let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
+        assert!(e.contains("pre-registration check failed: run b: its timeline says it started at 2001-01-01T00:00:01Z, before"), "{e}");
+        assert!(!d.path().join("campaign.json").exists());
+        // A minute after its .start file: the file is not this run's.
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        set_timeline_start(d.path(), "b", "2200-01-01T00:01:00Z");
+        let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
+        assert!(e.contains("runs/b.start says it started at 2200-01-01T00:00:00Z, its timeline at 2200-01-01T00:01:00Z (+60.0 s"), "{e}");
+        // The same read from a gzipped timeline; a timeline without its start.
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        let runs = d.path().join("runs");
+        let mut gz = flate2::write::GzEncoder::new(fs::File::create(runs.join("b.jsonl.gz")).unwrap(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, fs::read(runs.join("b.jsonl")).unwrap().as_slice()).unwrap();
+        gz.finish().unwrap();
+        fs::remove_file(runs.join("b.jsonl")).unwrap();
+        score(prereg_args(d.path())).unwrap();
+        let text = fs::read_to_string(d.path().join("runs").join("cal.jsonl")).unwrap();
+        fs::write(runs.join("b.jsonl"), text.replacen("\"started_at\"", "\"started\"", 1)).unwrap();
+        fs::remove_file(runs.join("b.jsonl.gz")).unwrap();
+        let e = format!("{:#}", score(prereg_args(d.path())).unwrap_err());
+        assert!(e.contains("run b: its timeline records no start time"), "{e}");
+    }
+
+    #[test]
+    fn coverage_is_counted_against_the_registered_intervals() {
+        let d = registered_campaign("2200-01-01T00:00:00Z");
+        let path = d.path().join("predictions.json");
+        let mut p: serde_json::Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        let fig = &p["configs"][1]["steady_s_per_proof"];
+        let (point, lo, hi) = (fig["point"].as_f64().unwrap(), fig["lo"].as_f64().unwrap(), fig["hi"].as_f64().unwrap());
+        score(prereg_args(d.path())).unwrap();
+        let res: campaign::CampaignScore = read_json(&d.path().join("campaign.json"), "").unwrap();
+        assert_eq!(res.configs[1].predicted_steady_interval, Some((lo, hi)));
+        assert_eq!((res.configs[1].runs_inside_steady, res.configs[1].runs_checked_steady), (1, 1));
+        // Registered otherwise (and registered again: a new hash): the scoring takes it as it
+        // stands, not the interval the prediction's replications would give.
+        p["configs"][1]["steady_s_per_proof"]["lo"] = (2.0 * point).into();
+        p["configs"][1]["steady_s_per_proof"]["hi"] = (3.0 * point).into();
+        let bytes = json(&p).unwrap();
+        fs::write(&path, &bytes).unwrap();
+        fs::write(d.path().join("predictions.sha256"), prereg::sha256_line(&bytes, prereg::PREDICTIONS_FILE)).unwrap();
+        score(prereg_args(d.path())).unwrap();
+        let res: campaign::CampaignScore = read_json(&d.path().join("campaign.json"), "").unwrap();
+        assert_eq!(res.configs[1].predicted_steady_interval, Some((2.0 * point, 3.0 * point)));
+        assert_eq!((res.configs[1].runs_inside_steady, res.coverage_pct), (0, Some(0.0)));
+    }
+
+    #[test]
+    fn a_model_outside_the_folder_is_registered_by_its_absolute_path() {
+        let d = tempfile::tempdir().unwrap();
+        let models = d.path().join("models");
+        fs::create_dir_all(&models).unwrap();
+        fs::write(models.join("model.toml"), simulator::calibrate::DEFAULT_BASE).unwrap();
+        // Given relative to the working directory, as a script run elsewhere would.
+        let cwd = std::env::current_dir().unwrap();
+        let up = "../".repeat(cwd.components().count() - 1);
+        let rel = PathBuf::from(up).join(models.join("model.toml").strip_prefix("/").unwrap());
+        assert!(rel.is_relative() && rel.is_file(), "{}", rel.display());
+        let camp = d.path().join("campaign");
+        register(&camp, &rel, "2200-01-01T00:00:00Z");
+        let preds: Predictions = read_json(&camp.join("predictions.json"), "").unwrap();
+        assert_eq!(Path::new(&preds.models[0].path), fs::canonicalize(models.join("model.toml")).unwrap());
+        // The scoring finds it (an absolute path: whatever the working directory) and checks it.
+        score(prereg_args(&camp)).unwrap();
+        fs::write(models.join("model.toml"), format!("{}\n# edited\n", simulator::calibrate::DEFAULT_BASE)).unwrap();
+        let e = format!("{:#}", score(prereg_args(&camp)).unwrap_err());
+        assert!(e.contains("model.toml changed after the registration"), "{e}");
+    }
+
+    #[test]
+    fn sets_prints_the_pipeline_of_a_grid_line() {
+        let d = tempfile::tempdir().unwrap();
+        let grid = d.path().join("grid.txt");
+        fs::write(&grid, "a 4 2 kernels true\nb 8 2 kernels true 1 threads=2\n").unwrap();
+        let args = |config: &str| SetsArgs { grid: grid.clone(), config: config.into(), proofs: 5, partitions: 3, backend: "cuda".into() };
+        sets(args("a")).unwrap();
+        let e = format!("{:#}", sets(args("b")).unwrap_err());
+        assert!(e.contains("grid.txt: configuration b has the knob `threads=2`"), "{e}");
+        let e = format!("{:#}", sets(args("zz")).unwrap_err());
+        assert!(e.contains("grid.txt: no configuration zz"), "{e}");
     }
 
     #[test]

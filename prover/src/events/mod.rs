@@ -66,6 +66,30 @@ mod sleep_tests {
     }
 }
 
+#[cfg(test)]
+mod meta_tests {
+    use super::*;
+
+    fn now_ns() -> i64 {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64
+    }
+
+    #[test]
+    fn the_meta_records_the_wall_clock_of_the_epoch() {
+        let before = now_ns();
+        let sink = EventSink::start(SinkConfig { collect: true, ..Default::default() }).unwrap();
+        let after = now_ns();
+        let (_, run) = sink.finish(false).unwrap();
+        let at = timeline::read::wrap::rfc3339_ns(run.meta.started_at.as_deref().unwrap()).unwrap();
+        assert!(before <= at && at <= after, "{before} <= {at} <= {after}");
+        // One the caller gives is kept.
+        let mut meta = RunMeta::new("t");
+        meta.started_at = Some("2026-12-03T10:00:00Z".into());
+        let (_, run) = EventSink::start(SinkConfig { collect: true, meta, ..Default::default() }).unwrap().finish(false).unwrap();
+        assert_eq!(run.meta.started_at.as_deref(), Some("2026-12-03T10:00:00Z"));
+    }
+}
+
 /// Name of the context-only span.
 pub const CTX: &str = "ctx";
 
@@ -144,8 +168,12 @@ impl EventSink {
     pub fn start(cfg: SinkConfig) -> io::Result<EventSink> {
         let (tx, rx) = unbounded();
         let epoch = Instant::now();
+        let wall_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
         let shared = Arc::new(Shared { tx, epoch, open: Mutex::new(HashMap::new()) });
-        let SinkConfig { jsonl, jsonl_name, cuzk, cuzk_name, collect, rss_every, meta } = cfg;
+        let SinkConfig { jsonl, jsonl_name, cuzk, cuzk_name, collect, rss_every, mut meta } = cfg;
+        // The wall clock of the epoch (t = 0), unless the caller gave one: what ties the
+        // timeline to the moment it was made (a pre-registered campaign checks it).
+        meta.started_at.get_or_insert_with(|| timeline::read::wrap::rfc3339_utc(wall_ns));
         let writer = std::thread::Builder::new()
             .name("timeline-writer".into())
             .spawn(move || writer::writer_loop(rx, jsonl, jsonl_name, cuzk, cuzk_name, collect, meta))?;
