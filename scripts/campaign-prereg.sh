@@ -115,12 +115,16 @@ done
 
 # The grid: name pw gw lock split finalizers [knob=value ...]. Knobs: circuit (porep-like,
 # mix16; default porep-like), threads (the engine's synthesis_threads: a pool of N threads per
-# synthesis worker; default 0 = one pool of the cores shared by all), ram=K (a RAM budget with
+# synthesis worker; default 0 = one pool of the cores shared by all), prep_threads (the
+# engine's prep_threads: the GPU workers' CPU work on a pool of N threads), ram=K (a RAM budget with
 # room for K syntheses), vram=tight (the least VRAM budget the engine accepts). The regimes on
 # the H200 host (16 cores): synthesis-bound (few syntheses), the contended middle (pw 8-12,
 # issue 21's hard regime) with all three lock modes, the CPU pool saturated (pw x threads >
 # cores), GPU-bound (mix16: a light synthesis; one GPU worker under the whole lock), RAM-bound,
-# VRAM-bound.
+# VRAM-bound. The `wif-` lines each change ONE thing of cal-porep (as syn-pw4-t2 changes its
+# synthesis threads): split finalisation off, the GPU workers' CPU work on a pool of 2 threads
+# (`prep_threads`, the what-if runs 73-74 missed) — the what-if validation: each effect against
+# the calibration configuration is predicted before it is measured.
 GRID="
 cal-porep               4  2 kernels  true  1
 cal-mix16               8  2 kernels  true  1  circuit=mix16
@@ -137,6 +141,8 @@ gpu-mix-pw12-kernels   12  2 kernels  true  2  circuit=mix16
 gpu-mix-pw8-two_lock    8  2 two_lock true  1  circuit=mix16
 ram-pw8-2parts          8  2 kernels  true  1  ram=2
 vram-pw8-tight          8  2 kernels  true  1  vram=tight
+wif-split-off           4  2 kernels  false 1
+wif-prep2               4  2 kernels  true  1  prep_threads=2
 "
 grid_line() { echo "$GRID" | awk -v n="$1" '$1 == n'; }
 known=$(echo "$GRID" | awk 'NF {printf "%s ", $1}')
@@ -198,13 +204,14 @@ PORP=$(params_of porep-like)
 run_one() {
   local run=$1 proofs=$2 parts=$3 limit=$4
   shift 4
-  local cfg=${run%@*} r=$OUTDIR/runs/$run t0 rc wall line pw gw lock split fin knobs threads ramg vramg
+  local cfg=${run%@*} r=$OUTDIR/runs/$run t0 rc wall line pw gw lock split fin knobs threads pt ramg vramg
   line=$(grid_line "$cfg")
   read -r _ pw gw lock split fin knobs <<< "$line"
   # grid.txt holds the resolved knobs (ram_gib, vram_gib) once they are resolved.
   [ -f "$OUTDIR/grid.txt" ] && line=$(awk -v n="$cfg" '$1 == n' "$OUTDIR/grid.txt") && read -r _ pw gw lock split fin knobs <<< "$line"
   local flags=(--params "$(params_of "$(circuit_of "$cfg")")" --pw "$pw" --gw "$gw" --lock "$lock" --split-finalize "$split" --finalizers "$fin")
   threads=$(knob threads "$knobs"); [ -n "$threads" ] && flags+=(--set "synthesis_threads=$threads")
+  pt=$(knob prep_threads "$knobs"); [ -n "$pt" ] && flags+=(--set "prep_threads=$pt")
   ramg=$(knob ram_gib "$knobs"); [ -n "$ramg" ] && flags+=(--ram-budget "$ramg" --params-host keep)
   vramg=$(knob vram_gib "$knobs"); [ -n "$vramg" ] && flags+=(--vram-budget "$vramg")
   rm -f "$r.jsonl" "$r.jsonl.gz"

@@ -5,7 +5,8 @@
 //!
 //! - The grid ([`parse_grid`]): one configuration a line, `name pw gw lock split finalizers
 //!   [knob=value …]`, the knobs being what the engine is told beyond the pipeline
-//!   ([`KNOBS`]: the circuit, `synthesis_threads`, a RAM budget, a VRAM budget). The script
+//!   ([`KNOBS`]: the circuit, `synthesis_threads`, `prep_threads`, a RAM budget, a VRAM
+//!   budget). The script
 //!   (`scripts/campaign-prereg.sh`) turns each knob into `prove` flags; [`apply`] turns it
 //!   into changes of the calibrated model, every change written down in
 //!   `predictions.json`, so the scoring can tell what the model was told.
@@ -40,12 +41,14 @@ pub const SHA256_FILE: &str = "predictions.sha256";
 /// The knobs a grid line may carry after the six pipeline columns (`key=value`):
 /// - `circuit`: `porep-like` (default) or `mix16` — which calibrated model predicts it;
 /// - `threads`: the engine's `synthesis_threads` (a pool of N threads per synthesis worker);
+/// - `prep_threads`: the engine's `prep_threads` (the GPU workers' CPU work on a pool of N
+///   threads), the model's `pipeline.prep_threads` (a what-if of the preparation's pool);
 /// - `ram_gib` + `ram_parts`: a host-RAM budget (`--ram-budget`, the parameters kept on the
 ///   host) of the engine's resident items plus room for `ram_parts` syntheses (and half of one);
 /// - `vram_gib` + `vram_call_gib` + `params_gib`: a VRAM budget (`--vram-budget`), the
 ///   least device memory of one call under it (what the engine requires less its 1 GiB to
 ///   spare) and the parameters' size.
-pub const KNOBS: &[&str] = &["circuit", "threads", "ram_gib", "ram_parts", "vram_gib", "vram_call_gib", "params_gib"];
+pub const KNOBS: &[&str] = &["circuit", "threads", "prep_threads", "ram_gib", "ram_parts", "vram_gib", "vram_call_gib", "params_gib"];
 
 /// One configuration of the grid.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,7 +157,8 @@ fn set(cfg: &mut Config, changes: &mut Vec<String>, key: &str, value: &str) -> R
 
 /// The pipeline part of [`apply`], as `--set` pairs of the model: `pw`, `gw`, `lock`, `split`,
 /// `finalizers`, `c` (proofs), `partitions`, the engine's defaults `queue=1` and
-/// `permit_until_send=true`, and with the CUDA backend `prestage` = (lock is `kernels`). The
+/// `permit_until_send=true`, with the CUDA backend `prestage` = (lock is `kernels`), and the
+/// `prep_threads` knob as the model's `prep_threads`. The
 /// one mapping of a grid line to the model's pipeline: `campaign predict` applies it, and
 /// `campaign sets` prints it for `scripts/campaign-analyze.sh`'s `simulate --set` calls.
 pub fn pipeline_sets(g: &GridLine, w: &Workload) -> Vec<(&'static str, String)> {
@@ -171,6 +175,9 @@ pub fn pipeline_sets(g: &GridLine, w: &Workload) -> Vec<(&'static str, String)> 
     ];
     if w.backend == "cuda" {
         s.push(("prestage", (g.lock == "kernels").to_string()));
+    }
+    if let Some(n) = g.knob("prep_threads") {
+        s.push(("prep_threads", n.to_string()));
     }
     s
 }
@@ -588,6 +595,14 @@ mod tests {
         assert_eq!(c.cpu.synth_cores, 2.0);
         assert_eq!(c.costs.synth, crate::costs::Dist::Fixed(2000.0));
         assert!(ch.last().unwrap().starts_with("synthesis_threads=2: cpu.synth_cores 4 -> 2, costs.synth x 2.0000"), "{ch:?}");
+        // prep_threads=2: the model's own pool for the GPU workers' CPU work, a `--set` of the
+        // pipeline (so `campaign sets` prints it too).
+        let pt = parse_grid("p 4 2 kernels true 1 prep_threads=2").unwrap();
+        let mut c = model();
+        let ch = apply(&mut c, &pt[0], &w).unwrap();
+        assert_eq!(c.pipeline.prep_threads, Some(2));
+        assert_eq!(ch.last().map(String::as_str), Some("prep_threads=2"));
+        assert_eq!(pipeline_sets(&pt[0], &w).last(), Some(&("prep_threads", "2".to_string())));
         // threads at or above the demand: nothing.
         let mut c = model();
         c.cpu.synth_cores = 1.5;

@@ -231,7 +231,7 @@ fn no_run_beats_its_floors() {
     // With contention the partition-worker floor assumes pw syntheses always run; a run
     // with fewer at a time is faster than that. Without it the floors are strict.
     base.contention.synth_slope = 0.0;
-    let axes: Vec<simulator::sweep::Vary> = ["pw=1,3,8,16,30", "gw=1,2,3", "lock=whole,kernels,two_lock", "split=false,true", "j=1,4", "cores=16,96"]
+    let axes: Vec<simulator::sweep::Vary> = ["pw=1,3,8,16,30", "gw=1,2,3", "lock=whole,kernels,two_lock", "split=false,true", "j=1,4", "cores=16,96", "prestage=false,true"]
         .iter()
         .map(|s| s.parse().unwrap())
         .collect();
@@ -245,7 +245,24 @@ fn no_run_beats_its_floors() {
         assert!(x.total_s_per_proof >= x.floors.practical_s_per_proof * (1.0 - 1e-9), "{:?}: total {} < practical floor {} ({})", r.params, x.total_s_per_proof, x.floors.practical_s_per_proof, x.floors.practical_binding);
         checked += 1;
     }
-    assert_eq!(checked, 5 * 3 * 3 * 2 * 2 * 2);
+    assert_eq!(checked, 5 * 3 * 3 * 2 * 2 * 2 * 2);
+}
+
+/// Phase 12 at one GPU worker: the worker prepares while its pinned upload crosses the link
+/// (`kernels` lock + `prestage`), so its call is max(prep 1.9, upload 0.515) + kernels 1.824
+/// = 3.724 s, not 4.239 (prep + upload): the gpu-workers floor is 10 × 3.724 = 37.24 s/proof,
+/// and the run (partition workers bind at 37.67) does not beat it. The floor once added the
+/// upload to the preparation (42.39 s/proof, above the simulated 39.99).
+#[test]
+fn phase12_at_one_gpu_worker_overlaps_prep_and_upload_in_its_floor() {
+    let mut cfg = config("phase12");
+    cfg.pipeline.gw = 1;
+    let r = simulator::simulate(&cfg, simulator::Options::default());
+    let upload = 12.0 * (1u64 << 30) as f64 / 25e9;
+    let want = 10.0 * (1.9f64.max(upload) + 1.824);
+    let workers = r.floors.resources.iter().find(|x| x.name == "gpu workers").unwrap().s_per_proof;
+    assert!((workers - want).abs() < 1e-6, "gpu workers floor {workers}, want {want}");
+    assert!(r.total_s_per_proof >= r.floors.practical_s_per_proof, "total {} < practical {} ({})", r.total_s_per_proof, r.floors.practical_s_per_proof, r.floors.practical_binding);
 }
 
 /// Uploads that read host memory share its bandwidth with the syntheses: under load both

@@ -189,7 +189,7 @@ fn read_grid(path: &Path) -> anyhow::Result<Vec<prereg::GridLine>> {
 fn sets(a: SetsArgs) -> anyhow::Result<ExitCode> {
     let grid = read_grid(&a.grid)?;
     let g = grid.iter().find(|g| g.name == a.config).with_context(|| format!("{}: no configuration {}", a.grid.display(), a.config))?;
-    if let Some((k, v)) = g.knobs.iter().find(|(k, _)| k != "circuit") {
+    if let Some((k, v)) = g.knobs.iter().find(|(k, _)| k != "circuit" && k != "prep_threads") {
         bail!("{}: configuration {} has the knob `{k}={v}`, which is no `--set` of the model: `campaign predict` maps it", a.grid.display(), a.config);
     }
     let w = prereg::Workload { size: String::new(), proofs: a.proofs, partitions: a.partitions, backend: a.backend.clone() };
