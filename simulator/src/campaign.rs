@@ -157,6 +157,9 @@ pub struct ConfigInput {
     /// the predicted value (the two-half flow).
     pub registered_steady_interval: Option<(f64, f64)>,
     pub registered_total_interval: Option<(f64, f64)>,
+    /// The grid line it ran (a pre-registered campaign's `grid_line`): what tells a one-change
+    /// what-if ([`effects`]); `None` in the two-half flow.
+    pub grid: Option<crate::prereg::GridLine>,
 }
 
 /// One row of `campaign.json`'s `configs`.
@@ -283,6 +286,143 @@ pub struct CampaignScore {
     /// timestamp, the first predicted run after it); absent in the two-half flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preregistration: Option<crate::prereg::Registration>,
+    /// The scores per regime (the configurations' name prefix, [`regime_of`]), predicted
+    /// configurations only.
+    #[serde(default)]
+    pub regimes: Vec<RegimeRow>,
+    /// The what-if validation: every predicted configuration one change away from a
+    /// calibration configuration, its effect measured against predicted ([`effects`]).
+    #[serde(default)]
+    pub effects: Vec<EffectRow>,
+}
+
+/// The regime of a configuration: its name up to the first `-` (`syn-pw1-whole` → `syn`;
+/// the pre-registered grid names each configuration after its regime).
+pub fn regime_of(name: &str) -> &str {
+    name.split('-').next().unwrap_or(name)
+}
+
+/// The scores of one regime (`campaign.json`'s `regimes`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RegimeRow {
+    pub regime: String,
+    /// Its predicted configurations, grid order.
+    pub configs: Vec<String>,
+    /// MAPE of the steady s/proof (partition rate) and of the total s/proof, percent.
+    pub mape_pct: Option<f64>,
+    pub mape_total_pct: Option<f64>,
+    /// Runs inside their predicted 80 % interval (steady s/proof), percent, and runs checked.
+    pub coverage_pct: Option<f64>,
+    pub coverage_runs: usize,
+    pub binding_correct: usize,
+    pub binding_checked: usize,
+}
+
+/// [`RegimeRow`]s of the predicted configurations, in the order their regimes first appear.
+pub fn regimes(rows: &[ConfigRow]) -> Vec<RegimeRow> {
+    let mut order: Vec<&str> = Vec::new();
+    for r in rows.iter().filter(|r| !r.calibration) {
+        let g = regime_of(&r.config);
+        if !order.contains(&g) {
+            order.push(g);
+        }
+    }
+    order
+        .into_iter()
+        .map(|g| {
+            let sub: Vec<ConfigRow> = rows.iter().filter(|r| !r.calibration && regime_of(&r.config) == g).cloned().collect();
+            let cov = coverage(&sub, |r| (r.runs_inside_steady, r.runs_checked_steady));
+            let b: Vec<bool> = sub.iter().filter_map(|r| r.binding_correct).collect();
+            RegimeRow {
+                regime: g.to_string(),
+                configs: sub.iter().map(|r| r.config.clone()).collect(),
+                mape_pct: mape_of(&sub, |r| r.measured_steady_s, |r| r.predicted_steady_s),
+                mape_total_pct: mape_of(&sub, |r| r.measured_total_s, |r| r.predicted_total_s),
+                coverage_pct: cov.0,
+                coverage_runs: cov.1,
+                binding_correct: b.iter().filter(|x| **x).count(),
+                binding_checked: b.len(),
+            }
+        })
+        .collect()
+}
+
+/// A what-if checked (`campaign.json`'s `effects`): a predicted configuration that differs
+/// from a calibration configuration in one thing only, so its effect — its steady s/proof
+/// against the calibration configuration's, measured and as the registered predictions have
+/// it — is the effect of that change.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct EffectRow {
+    pub config: String,
+    /// The calibration configuration it changes.
+    pub base: String,
+    /// The change, `field base → config` (`split true → false`, `prep_threads — → 2`).
+    pub change: String,
+    /// (config ÷ base − 1) × 100 of the steady s/proof (partition rate, mean over the runs).
+    pub measured_effect_pct: Option<f64>,
+    pub predicted_effect_pct: Option<f64>,
+    /// predicted − measured effect, percentage points.
+    pub error_points: Option<f64>,
+    /// |error_points| ≤ [`EFFECT_TOLERANCE_POINTS`].
+    pub within_tolerance: Option<bool>,
+}
+
+/// A what-if holds when its predicted effect is within this many percentage points of the
+/// measured one (issue 21: "predicted within 5 %").
+pub const EFFECT_TOLERANCE_POINTS: f64 = 5.0;
+
+/// The one field in which `b` differs from `a` (`pw`, `gw`, `lock`, `split`, `finalizers`,
+/// or a knob), as `field a → b`; `None` when they differ in none or in more than one.
+pub fn one_change(a: &crate::prereg::GridLine, b: &crate::prereg::GridLine) -> Option<String> {
+    let mut d = Vec::new();
+    let mut field = |k: &str, x: String, y: String| {
+        if x != y {
+            d.push(format!("{k} {x} → {y}"));
+        }
+    };
+    field("pw", a.pw.to_string(), b.pw.to_string());
+    field("gw", a.gw.to_string(), b.gw.to_string());
+    field("lock", a.lock.clone(), b.lock.clone());
+    field("split", a.split.to_string(), b.split.to_string());
+    field("finalizers", a.finalizers.to_string(), b.finalizers.to_string());
+    let mut keys: Vec<&str> = a.knobs.iter().chain(&b.knobs).map(|(k, _)| k.as_str()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let or_dash = |v: Option<&str>| v.unwrap_or("—").to_string();
+    for k in keys {
+        let (x, y) = (a.knob(k), b.knob(k));
+        // The circuit's default is porep-like.
+        let (x, y) = if k == "circuit" { (Some(a.circuit()), Some(b.circuit())) } else { (x, y) };
+        field(k, or_dash(x), or_dash(y));
+    }
+    (d.len() == 1).then(|| d.remove(0))
+}
+
+/// [`EffectRow`]s: each predicted configuration with a grid line one change away from a
+/// calibration configuration's (the first such one, grid order).
+pub fn effects(configs: &[ConfigInput], rows: &[ConfigRow]) -> Vec<EffectRow> {
+    let row_of = |n: &str| rows.iter().find(|r| r.config == n);
+    let bases: Vec<(&ConfigInput, &crate::prereg::GridLine)> = configs.iter().filter(|c| c.calibration).filter_map(|c| Some((c, c.grid.as_ref()?))).collect();
+    let mut out = Vec::new();
+    for c in configs.iter().filter(|c| !c.calibration) {
+        let Some(g) = c.grid.as_ref() else { continue };
+        let Some((base, change)) = bases.iter().find_map(|(b, bg)| Some((*b, one_change(bg, g)?))) else { continue };
+        let (Some(r), Some(br)) = (row_of(&c.name), row_of(&base.name)) else { continue };
+        let effect = |x: Option<f64>, y: Option<f64>| Some((nonzero(x)? / nonzero(y)? - 1.0) * 100.0);
+        let measured = effect(r.measured_steady_s, br.measured_steady_s);
+        let predicted = effect(r.predicted_steady_s, br.predicted_steady_s);
+        let error = measured.zip(predicted).map(|(m, p)| p - m);
+        out.push(EffectRow {
+            config: c.name.clone(),
+            base: base.name.clone(),
+            change,
+            measured_effect_pct: measured,
+            predicted_effect_pct: predicted,
+            error_points: error,
+            within_tolerance: error.map(|e| e.abs() <= EFFECT_TOLERANCE_POINTS),
+        });
+    }
+    out
 }
 
 /// Per-run values of `key` inside the interval `iv`: (inside, checked).
@@ -415,7 +555,6 @@ pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
         mape_gpu_util_pct: mape_of(&rows, |r| r.measured_gpu_util_pct, |r| r.predicted_gpu_util_pct),
         mape_latency_pct: mape_of(&rows, |r| r.measured_latency_s, |r| r.predicted_latency_s),
         mape_total_pct: mape_of(&rows, |r| r.measured_total_s, |r| r.predicted_total_s),
-        configs: rows,
         ranking_measured,
         ranking_predicted,
         spearman_rho,
@@ -435,6 +574,9 @@ pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
         rss_within_10pct: rss.iter().filter(|b| **b).count(),
         rss_checked: rss.len(),
         preregistration: None,
+        regimes: regimes(&rows),
+        effects: effects(configs, &rows),
+        configs: rows,
     }
 }
 
@@ -567,6 +709,18 @@ impl CampaignScore {
             lines.push(String::new());
             lines.extend(self.interval_table());
         }
+        if !self.regimes.is_empty() {
+            lines.push(String::new());
+            lines.push("## By regime".into());
+            lines.push(String::new());
+            lines.extend(self.regime_table());
+        }
+        if !self.effects.is_empty() {
+            lines.push(String::new());
+            lines.push("## What-if validation: one change from a calibration configuration".into());
+            lines.push(String::new());
+            lines.extend(self.effect_table());
+        }
         lines.push(String::new());
         lines.push("## Floors and bottlenecks".into());
         lines.push(String::new());
@@ -577,6 +731,55 @@ impl CampaignScore {
         lines.push("Parity plot: [parity-campaign.svg](parity-campaign.svg). Throughput evolution: [evolution.md](evolution.md).".into());
         lines.push(String::new());
         lines.join("\n")
+    }
+
+    /// Per regime: MAPE (steady, total), coverage and the binding resource's score.
+    fn regime_table(&self) -> Vec<String> {
+        let mut t = vec![
+            "| regime | configurations | MAPE steady | MAPE total | coverage (runs) | binding right |".to_string(),
+            "|---|---|---:|---:|---:|---:|".to_string(),
+        ];
+        for g in &self.regimes {
+            t.push(format!(
+                "| {} | {} | {} % | {} % | {} % ({}) | {} of {} |",
+                g.regime,
+                g.configs.join(", "),
+                num(g.mape_pct, 2),
+                num(g.mape_total_pct, 2),
+                num(g.coverage_pct, 0),
+                g.coverage_runs,
+                g.binding_correct,
+                g.binding_checked
+            ));
+        }
+        t
+    }
+
+    /// Per one-change configuration: the effect of the change, measured and predicted.
+    fn effect_table(&self) -> Vec<String> {
+        let held = self.effects.iter().filter(|e| e.within_tolerance == Some(true)).count();
+        let checked = self.effects.iter().filter(|e| e.within_tolerance.is_some()).count();
+        let mut t = vec![
+            format!(
+                "Each configuration below differs from a calibration configuration in one thing; its effect is its steady s/proof (partition rate, mean of its runs) against that configuration's, measured and as registered before it ran. **{held} of {checked} held** (predicted within {EFFECT_TOLERANCE_POINTS:.0} points of the measured effect)."
+            ),
+            String::new(),
+            "| configuration | change (from) | effect measured | effect predicted | error (points) | held? |".to_string(),
+            "|---|---|---:|---:|---:|:---:|".to_string(),
+        ];
+        for e in &self.effects {
+            t.push(format!(
+                "| {} | {} ({}) | {} | {} | {} | {} |",
+                e.config,
+                e.change,
+                e.base,
+                pct(e.measured_effect_pct),
+                pct(e.predicted_effect_pct),
+                e.error_points.map_or_else(|| "—".to_string(), |v| format!("{v:+.1}")),
+                e.within_tolerance.map_or("—", |b| if b { "yes" } else { "**no**" })
+            ));
+        }
+        t
     }
 
     /// Per configuration: the measured steady and total s/proof against the predicted 80 %
@@ -988,7 +1191,61 @@ mod tests {
             predicted_binding: None,
             registered_steady_interval: None,
             registered_total_interval: None,
+            grid: None,
         }
+    }
+
+    fn grid(line: &str) -> Option<crate::prereg::GridLine> {
+        crate::prereg::parse_grid(line).unwrap().pop()
+    }
+
+    #[test]
+    fn one_change_names_the_single_field_or_nothing() {
+        let cal = grid("cal 4 2 kernels true 1").unwrap();
+        let one = |l: &str| one_change(&cal, &grid(l).unwrap());
+        assert_eq!(one("x 4 2 kernels false 1").as_deref(), Some("split true → false"));
+        assert_eq!(one("x 4 2 kernels true 1 prep_threads=2").as_deref(), Some("prep_threads — → 2"));
+        assert_eq!(one("x 4 2 kernels true 1 threads=2").as_deref(), Some("threads — → 2"));
+        assert_eq!(one("x 8 2 whole true 1"), None, "two changes");
+        assert_eq!(one("x 4 2 kernels true 1"), None, "no change");
+        // The circuit's default is porep-like: naming it is no change; another one is.
+        assert_eq!(one("x 4 2 kernels true 1 circuit=porep-like threads=2").as_deref(), Some("threads — → 2"));
+        assert_eq!(one("x 4 2 kernels true 1 circuit=mix16").as_deref(), Some("circuit porep-like → mix16"));
+    }
+
+    #[test]
+    fn effects_and_regimes_are_computed_by_hand() {
+        // cal measured 10 s/proof, predicted 11; x (split off) measured 12 (+20 %), predicted
+        // 12.1 (+10 %): 10 points short, not held. y (prep_threads 2) measured 15 (+50 %),
+        // predicted 16.5 (+50 %): held. z (two changes) has no effect row.
+        let mut cal = config("cal", true, &[10.0], 11.0);
+        cal.grid = grid("cal 4 2 kernels true 1");
+        let mut x = config("wif-split-off", false, &[12.0], 12.1);
+        x.grid = grid("wif-split-off 4 2 kernels false 1");
+        let mut y = config("wif-prep2", false, &[14.0, 16.0], 16.5);
+        y.grid = grid("wif-prep2 4 2 kernels true 1 prep_threads=2");
+        let mut z = config("mid-pw8-whole", false, &[20.0], 19.0);
+        z.grid = grid("mid-pw8-whole 8 2 whole false 1");
+        let s = score("cal", &[cal, x, y, z]);
+        assert_eq!(s.effects.len(), 2);
+        let e = &s.effects[0];
+        assert_eq!((e.config.as_str(), e.base.as_str(), e.change.as_str()), ("wif-split-off", "cal", "split true → false"));
+        assert!((e.measured_effect_pct.unwrap() - 20.0).abs() < 1e-9 && (e.predicted_effect_pct.unwrap() - 10.0).abs() < 1e-9);
+        assert!((e.error_points.unwrap() + 10.0).abs() < 1e-9);
+        assert_eq!(e.within_tolerance, Some(false));
+        let e = &s.effects[1];
+        assert!((e.measured_effect_pct.unwrap() - 50.0).abs() < 1e-9 && (e.predicted_effect_pct.unwrap() - 50.0).abs() < 1e-9);
+        assert_eq!(e.within_tolerance, Some(true));
+        // Regimes: wif (x: |12.1 − 12|/12 = 0.833 %, y: |16.5 − 15|/15 = 10 %: MAPE 5.4167 %)
+        // and mid (|19 − 20|/20 = 5 %); the calibration configuration in none.
+        let names: Vec<&str> = s.regimes.iter().map(|g| g.regime.as_str()).collect();
+        assert_eq!(names, ["wif", "mid"]);
+        assert!((s.regimes[0].mape_pct.unwrap() - (0.8333333333333334 + 10.0) / 2.0).abs() < 1e-9, "{:?}", s.regimes[0]);
+        assert_eq!(s.regimes[0].configs, ["wif-split-off", "wif-prep2"]);
+        assert!((s.regimes[1].mape_pct.unwrap() - 5.0).abs() < 1e-9);
+        let md = s.markdown(1);
+        assert!(md.contains("## What-if validation") && md.contains("**1 of 2 held**") && md.contains("| wif-split-off | split true → false (cal) | +20.0% | +10.0% | -10.0 | **no** |"), "{md}");
+        assert!(md.contains("## By regime") && md.contains("| mid | mid-pw8-whole | 5.00 % |"), "{md}");
     }
 
     #[test]

@@ -165,7 +165,8 @@ fn a_b_c_are_released_after_the_prep_and_their_upload_not_at_the_call_start() {
     // lock, so the later of the two decides. P0's call 10: prep 10–12 ∥ upload 10–12 (a/b/c
     // at 11), released at 12 (P2 starts), kernels 12–13; P1's 13: released at 15 (P3),
     // kernels 15–16; P2 12–22, call 22–25; P3 15–25, call 25–28. The floor holds the whole
-    // reservation through max(prep, a/b/c upload) = 2 s: 4 × (10·12 + 1·(5 − 2)) / 21.
+    // reservation through max(prep, a/b/c upload) = 2 s, and the rest through the rest of a
+    // call of max(prep, upload) + kernels = 3 s: 4 × (10·12 + 1·(3 − 2)) / 21.
     c.costs.upload_gib = 18.0;
     c.pipeline.prestage = true;
     let starts = synth_starts(&c);
@@ -175,7 +176,7 @@ fn a_b_c_are_released_after_the_prep_and_their_upload_not_at_the_call_start() {
     let r = simulate(&c, Options::default()).result;
     assert!((r.makespan_s - 28.0).abs() < 1e-6, "{}", r.makespan_s);
     assert_eq!(r.floors.practical_binding, "memory");
-    assert!((r.floors.practical_s_per_proof - 492.0 / 21.0).abs() < 1e-6, "{}", r.floors.practical_s_per_proof);
+    assert!((r.floors.practical_s_per_proof - 484.0 / 21.0).abs() < 1e-6, "{}", r.floors.practical_s_per_proof);
 }
 
 #[test]

@@ -257,7 +257,7 @@ fn no_run_beats_its_floors() {
 fn phase12_at_one_gpu_worker_overlaps_prep_and_upload_in_its_floor() {
     let mut cfg = config("phase12");
     cfg.pipeline.gw = 1;
-    let r = simulator::simulate(&cfg, simulator::Options::default());
+    let r = simulator::simulate(&cfg, simulator::Options::default()).result;
     let upload = 12.0 * (1u64 << 30) as f64 / 25e9;
     let want = 10.0 * (1.9f64.max(upload) + 1.824);
     let workers = r.floors.resources.iter().find(|x| x.name == "gpu workers").unwrap().s_per_proof;

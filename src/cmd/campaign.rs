@@ -458,6 +458,7 @@ fn registered_inputs(a: &ScoreArgs, path: &Path) -> anyhow::Result<Registered> {
             predicted_binding: Some(c.binding.clone()),
             registered_steady_interval: c.steady_s_per_proof.lo.zip(c.steady_s_per_proof.hi),
             registered_total_interval: c.total_s_per_proof.lo.zip(c.total_s_per_proof.hi),
+            grid: simulator::prereg::parse_grid(&c.grid_line).ok().and_then(|mut g| g.pop()),
         });
     }
     if inputs.is_empty() {
@@ -515,6 +516,7 @@ fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
             predicted_binding: None,
             registered_steady_interval: None,
             registered_total_interval: None,
+            grid: None,
         });
     }
     let cal_runs = a.cal_runs.unwrap_or_else(|| inputs.iter().find(|c| c.calibration).map_or(1, |c| c.parities.len()));
