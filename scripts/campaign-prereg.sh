@@ -9,11 +9,14 @@
 #   bash scripts/campaign-prereg.sh OUTDIR              # on the GPU machine (carry dist/), < 9 min
 #   bash scripts/campaign-analyze.sh OUTDIR             # back here: reports/campaign-<date>/, scored
 #
-# Through the device tool (one call; dist/ is git-ignored, so carry it):
-#   run(command='bash scripts/campaign-prereg.sh "$OUT/campaign"',
+# Through the device tool (one call; dist/ is git-ignored, so carry it), into a folder
+# OUTSIDE $OUT, packed into $OUT at the end (the tool brings back a limited number of files,
+# none whose name has an `@`, none deeper than a few folders: run 76 wrote straight under $OUT
+# and lost every timeline):
+#   run(command='bash scripts/campaign-prereg.sh /tmp/c; tar -C /tmp -czf "$OUT/c.tgz" c',
 #       carry=["dist"], timeout_s=600)
-# (written straight under $OUT, so a call killed at its limit still brings back every finished
-# run and the registration), then campaign-analyze.sh on <files_at>/campaign. Dry run
+# (HARD_S, 560 s by default, leaves the tar its time inside the call's 600 s), then
+# campaign-analyze.sh on the unpacked c/. Dry run
 # without a GPU: BACKEND=cpu SIZE=2^10 BUDGET_S=300 HARD_S=340 OVERHEAD_S=1, with its checks:
 # scripts/campaign-prereg-dryrun.sh (docs/reference/reports.md).
 #
