@@ -6,8 +6,7 @@
 //! nothing else allocates meanwhile). Run 58 (two 2^27 fallbacks beside one reserved call)
 //! took the host past its RAM: this pins what one fallback needs.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+mod counting;
 
 use prover::backend::{Backend, Blinding, NoGate};
 use prover::circuit::PorepLike;
@@ -16,48 +15,6 @@ use prover::engine::budget::PartitionEstimate;
 use prover::{prover as pv, setup};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = CURRENT.fetch_add(by, Relaxed) + by;
-    PEAK.fetch_max(now, Relaxed);
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            grew(l.size());
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(l) };
-        if !p.is_null() {
-            grew(l.size());
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        CURRENT.fetch_sub(l.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            CURRENT.fetch_sub(l.size(), Relaxed);
-            grew(new);
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
 
 #[test]
 fn a_fallback_proof_fits_in_the_call_memory_its_worker_keeps() {
@@ -69,11 +26,10 @@ fn a_fallback_proof_fits_in_the_call_memory_its_worker_keeps() {
     let prove = |seed: u64| {
         let asg = pv::synthesize(c.clone()).unwrap();
         let blinding = Blinding::random(&mut ChaCha20Rng::seed_from_u64(seed));
-        let before = CURRENT.load(Relaxed);
-        PEAK.store(before, Relaxed);
-        let pending = cpu.prove_start(asg, &params, blinding, &NoGate).unwrap();
-        let proof = cpu.prove_finish(pending, &params).unwrap();
-        (PEAK.load(Relaxed).saturating_sub(before), proof)
+        counting::peak_of(|| {
+            let pending = cpu.prove_start(asg, &params, blinding, &NoGate).unwrap();
+            cpu.prove_finish(pending, &params).unwrap()
+        })
     };
     // The first proof starts rayon's pool and blst's tables; the second is the one counted.
     let _ = prove(1);

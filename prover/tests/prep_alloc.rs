@@ -3,61 +3,12 @@
 //! in-place `prep::plan` a few hundred bytes per chunk of 16 384 scalars, the previous
 //! `prep::plan_by_chunks` about its whole output again in per-chunk splits (printed).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+mod counting;
 
 use prover::msm::Split;
 use prover::prep;
 
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = CURRENT.fetch_add(by, Relaxed) + by;
-    PEAK.fetch_max(now, Relaxed);
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            grew(l.size());
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(l) };
-        if !p.is_null() {
-            grew(l.size());
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        CURRENT.fetch_sub(l.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            CURRENT.fetch_sub(l.size(), Relaxed);
-            grew(new);
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
-/// Peak bytes allocated by `f` above what was live when it started, and its result.
-fn peak_of<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    let before = CURRENT.load(Relaxed);
-    PEAK.store(before, Relaxed);
-    let r = f();
-    (PEAK.load(Relaxed) - before, r)
-}
+use counting::peak_of;
 
 fn bytes(s: &Split) -> usize {
     s.ones.capacity() * 4 + s.tail_idx.capacity() * 4 + s.tail.capacity() * 32
