@@ -71,7 +71,7 @@ pub struct SetsArgs {
 
 #[derive(clap::Args)]
 pub struct PredictArgs {
-    /// The grid, knobs resolved: one configuration a line, `name pw gw lock split finalizers [knob=value …]` (knobs: circuit, threads, ram_gib + ram_parts, vram_gib + vram_call_gib + params_gib; docs/reference/reports.md).
+    /// The grid, knobs resolved: one configuration a line, `name pw gw lock split finalizers [knob=value …]` (knobs: circuit, threads, prep_threads, ram_gib + ram_parts, vram_gib + vram_call_gib + params_gib; docs/reference/reports.md).
     pub grid: PathBuf,
     /// The calibrated model of a circuit family, `CIRCUIT=MODEL.toml` (`porep-like=cal/porep-like/model.toml`); repeatable, one per family the grid uses.
     #[arg(long = "model", value_name = "CIRCUIT=FILE", required = true)]
