@@ -332,7 +332,7 @@ pub fn regimes(rows: &[ConfigRow]) -> Vec<RegimeRow> {
         .map(|g| {
             let sub: Vec<ConfigRow> = rows.iter().filter(|r| !r.calibration && regime_of(&r.config) == g).cloned().collect();
             let cov = coverage(&sub, |r| (r.runs_inside_steady, r.runs_checked_steady));
-            let b: Vec<bool> = sub.iter().filter_map(|r| r.binding_correct).collect();
+            let (binding_correct, binding_checked) = binding_tally(&sub);
             RegimeRow {
                 regime: g.to_string(),
                 configs: sub.iter().map(|r| r.config.clone()).collect(),
@@ -340,8 +340,8 @@ pub fn regimes(rows: &[ConfigRow]) -> Vec<RegimeRow> {
                 mape_total_pct: mape_of(&sub, |r| r.measured_total_s, |r| r.predicted_total_s),
                 coverage_pct: cov.0,
                 coverage_runs: cov.1,
-                binding_correct: b.iter().filter(|x| **x).count(),
-                binding_checked: b.len(),
+                binding_correct,
+                binding_checked,
             }
         })
         .collect()
@@ -432,6 +432,13 @@ fn inside(parities: &[Parity], key: &str, iv: Option<(f64, f64)>) -> (usize, usi
     (vals.iter().filter(|v| **v >= lo && **v <= hi).count(), vals.len())
 }
 
+/// Predicted configurations whose binding resource the model named as the analyzer did, and
+/// those where the model names one: (right, checked).
+fn binding_tally(rows: &[ConfigRow]) -> (usize, usize) {
+    let b: Vec<bool> = rows.iter().filter(|r| !r.calibration).filter_map(|r| r.binding_correct).collect();
+    (b.iter().filter(|x| **x).count(), b.len())
+}
+
 /// Coverage in percent of (inside, checked) pairs summed over the predicted configurations.
 pub fn coverage(rows: &[ConfigRow], pick: fn(&ConfigRow) -> (usize, usize)) -> (Option<f64>, usize) {
     let (i, n) = rows.iter().filter(|r| !r.calibration).map(pick).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
@@ -510,9 +517,8 @@ pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
     let rows: Vec<ConfigRow> = configs.iter().map(row).collect();
     let cov = coverage(&rows, |r| (r.runs_inside_steady, r.runs_checked_steady));
     let cov_total = coverage(&rows, |r| (r.runs_inside_total, r.runs_checked_total));
-    let predicted_rows = || rows.iter().filter(|r| !r.calibration);
-    let binding: Vec<bool> = predicted_rows().filter_map(|r| r.binding_correct).collect();
-    let rss: Vec<bool> = predicted_rows().filter(|r| r.measured_peak_rss_gib.is_some()).filter_map(|r| r.rss_error_pct).map(|e| e.abs() <= RSS_TOLERANCE_PCT).collect();
+    let (binding_correct, binding_checked) = binding_tally(&rows);
+    let rss: Vec<bool> = rows.iter().filter(|r| !r.calibration).filter(|r| r.measured_peak_rss_gib.is_some()).filter_map(|r| r.rss_error_pct).map(|e| e.abs() <= RSS_TOLERANCE_PCT).collect();
     // Configurations with a measured and a predicted steady s/proof, in grid order.
     let ranked: Vec<(&str, f64, f64)> = rows
         .iter()
@@ -569,8 +575,8 @@ pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
         coverage_runs: cov.1,
         coverage_total_pct: cov_total.0,
         coverage_total_runs: cov_total.1,
-        binding_correct: binding.iter().filter(|b| **b).count(),
-        binding_checked: binding.len(),
+        binding_correct,
+        binding_checked,
         rss_within_10pct: rss.iter().filter(|b| **b).count(),
         rss_checked: rss.len(),
         preregistration: None,

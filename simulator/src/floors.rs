@@ -97,16 +97,16 @@ pub fn vram_workers(cfg: &Config) -> f64 {
     k.clamp(1.0, cfg.pipeline.gw as f64)
 }
 
-/// A GPU call's preparation and upload, seconds, as the worker's program runs them
-/// (`crate::pipeline::gpu::program`): side by side with `lock = "kernels"` and `prestage`
-/// (the upload into the worker's staging buffer while the CPU prepares), else one after the
-/// other.
-pub fn prep_and_upload_s(cfg: &Config, m: &MeanCosts) -> f64 {
+/// A GPU call's preparation (`prep` s) and an upload of `upload` s (the whole one, or its
+/// a/b/c part), seconds, as the worker's program runs them (`crate::pipeline::gpu::program`):
+/// side by side with `lock = "kernels"` and `prestage` (the upload into the worker's staging
+/// buffer while the CPU prepares), else one after the other.
+pub fn prep_and_upload_s(cfg: &Config, prep: f64, upload: f64) -> f64 {
     let p = &cfg.pipeline;
     if p.lock == LockMode::Kernels && p.prestage {
-        m.prep.max(m.upload)
+        prep.max(upload)
     } else {
-        m.prep + m.upload
+        prep + upload
     }
 }
 
@@ -143,10 +143,9 @@ pub fn memory_floor(cfg: &Config, m: &MeanCosts) -> Option<f64> {
     }
     let parts = p.partitions as f64;
     let released = if cfg.memory.early_release { cfg.abc_gib() } else { 0.0 };
-    let call = prep_and_upload_s(cfg, m) + alloc_s(cfg, m) + m.kernels + m.b_g2 + m.epilogue;
+    let call = prep_and_upload_s(cfg, m.prep, m.upload) + alloc_s(cfg, m) + m.kernels + m.b_g2 + m.epilogue;
     // The part of the call before the a/b/c are given back (crate::pipeline: `abc_ready`).
-    let abc_up = abc_upload_s(cfg);
-    let before = if p.lock == LockMode::Kernels && p.prestage { m.prep.max(abc_up) } else { m.prep + abc_up };
+    let before = prep_and_upload_s(cfg, m.prep, abc_upload_s(cfg));
     let held = parts * (w * (m.synth + before) + (w - released) * (call - before)) / avail;
     let k = (avail / w + 1e-9).floor().max(1.0);
     let conc = if k < p.pw as f64 { parts * m.synth * cfg.contention.factor(k) / k } else { 0.0 };
@@ -197,7 +196,7 @@ pub fn compute(cfg: &Config) -> Floors {
     let host_lane = m.prep + fin;
     let n = p.pw as f64;
     push("partition workers", parts * m.synth * cfg.contention.factor(n) / n, false);
-    let call = prep_and_upload_s(cfg, &m) + alloc_s(cfg, &m) + region + if p.split_finalize { 0.0 } else { fin };
+    let call = prep_and_upload_s(cfg, m.prep, m.upload) + alloc_s(cfg, &m) + region + if p.split_finalize { 0.0 } else { fin };
     // VRAM: with `vram_policy = "wait"`, at most k workers' buffers fit per device. Pre-staged
     // buffers: only k workers work; per-call buffers: k calls between allocation and free.
     let k_vram = vram_workers(cfg);
