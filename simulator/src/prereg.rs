@@ -50,6 +50,11 @@ pub const SHA256_FILE: &str = "predictions.sha256";
 ///   spare) and the parameters' size.
 pub const KNOBS: &[&str] = &["circuit", "threads", "prep_threads", "ram_gib", "ram_parts", "vram_gib", "vram_call_gib", "params_gib"];
 
+/// The knobs [`pipeline_sets`] tells the model, or that only pick its model (`circuit`): a
+/// grid line with no other knob is told to the model by its `--set` pairs alone (`campaign
+/// sets`); the others need [`apply`].
+pub const SETS_KNOBS: &[&str] = &["circuit", "prep_threads"];
+
 /// One configuration of the grid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GridLine {

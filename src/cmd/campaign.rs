@@ -52,12 +52,10 @@ pub enum Sub {
     Score(ScoreArgs),
 }
 
-#[derive(clap::Args)]
-pub struct SetsArgs {
-    /// The grid: one configuration a line, `name pw gw lock split [finalizers] [knob=value …]`.
-    pub grid: PathBuf,
-    /// The configuration's name.
-    pub config: String,
+/// What each run of a campaign is (the model is told it beside the grid line): `campaign sets`
+/// and `campaign predict` take it alike.
+#[derive(clap::Args, Clone)]
+pub struct RunsArgs {
     /// Proofs per run.
     #[arg(long)]
     pub proofs: u32,
@@ -67,6 +65,23 @@ pub struct SetsArgs {
     /// The runs' backend (cuda or cpu; with cuda the `kernels` lock pre-stages uploads).
     #[arg(long)]
     pub backend: String,
+}
+
+impl RunsArgs {
+    /// The campaign's workload at `size` constraints per partition (as given, e.g. `2^20`).
+    fn workload(&self, size: &str) -> prereg::Workload {
+        prereg::Workload { size: size.to_string(), proofs: self.proofs, partitions: self.partitions, backend: self.backend.clone() }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct SetsArgs {
+    /// The grid: one configuration a line, `name pw gw lock split [finalizers] [knob=value …]`.
+    pub grid: PathBuf,
+    /// The configuration's name.
+    pub config: String,
+    #[command(flatten)]
+    pub runs: RunsArgs,
 }
 
 #[derive(clap::Args)]
@@ -79,15 +94,8 @@ pub struct PredictArgs {
     /// The calibration configurations (measured before the registration; predicted in-sample, left out of the scores), comma-separated.
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub calibration: Vec<String>,
-    /// Proofs per run.
-    #[arg(long)]
-    pub proofs: u32,
-    /// Partitions per proof.
-    #[arg(long)]
-    pub partitions: u32,
-    /// The runs' backend (cuda or cpu; with cuda the `kernels` lock pre-stages uploads).
-    #[arg(long)]
-    pub backend: String,
+    #[command(flatten)]
+    pub runs: RunsArgs,
     /// Constraints per partition as the campaign gives them (recorded, e.g. `2^20`).
     #[arg(long)]
     pub size: String,
@@ -189,10 +197,10 @@ fn read_grid(path: &Path) -> anyhow::Result<Vec<prereg::GridLine>> {
 fn sets(a: SetsArgs) -> anyhow::Result<ExitCode> {
     let grid = read_grid(&a.grid)?;
     let g = grid.iter().find(|g| g.name == a.config).with_context(|| format!("{}: no configuration {}", a.grid.display(), a.config))?;
-    if let Some((k, v)) = g.knobs.iter().find(|(k, _)| k != "circuit" && k != "prep_threads") {
+    if let Some((k, v)) = g.knobs.iter().find(|(k, _)| !prereg::SETS_KNOBS.contains(&k.as_str())) {
         bail!("{}: configuration {} has the knob `{k}={v}`, which is no `--set` of the model: `campaign predict` maps it", a.grid.display(), a.config);
     }
-    let w = prereg::Workload { size: String::new(), proofs: a.proofs, partitions: a.partitions, backend: a.backend.clone() };
+    let w = a.runs.workload("");
     for (k, v) in prereg::pipeline_sets(g, &w) {
         println!("{k}={v}");
     }
@@ -206,7 +214,7 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
             bail!("--calibration {c}: not a configuration of {}", a.grid.display());
         }
     }
-    if a.proofs == 0 || a.partitions == 0 {
+    if a.runs.proofs == 0 || a.runs.partitions == 0 {
         bail!("--proofs and --partitions must be at least 1");
     }
     let dir = output::dir(&a.out)?;
@@ -225,7 +233,7 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
         }
         models.push((prereg::ModelRef { circuit: circuit.to_string(), path: relative_to(path, &dir)?, sha256: prereg::sha256_hex(&bytes) }, cfg));
     }
-    let workload = prereg::Workload { size: a.size.clone(), proofs: a.proofs, partitions: a.partitions, backend: a.backend.clone() };
+    let workload = a.runs.workload(&a.size);
     let mut configs = Vec::new();
     for g in &grid {
         let Some((mref, base)) = models.iter().find(|(r, _)| r.circuit == g.circuit()) else {
@@ -458,7 +466,7 @@ fn registered_inputs(a: &ScoreArgs, path: &Path) -> anyhow::Result<Registered> {
             predicted_binding: Some(c.binding.clone()),
             registered_steady_interval: c.steady_s_per_proof.lo.zip(c.steady_s_per_proof.hi),
             registered_total_interval: c.total_s_per_proof.lo.zip(c.total_s_per_proof.hi),
-            grid: simulator::prereg::parse_grid(&c.grid_line).ok().and_then(|mut g| g.pop()),
+            grid: Some(prereg::parse_grid(&c.grid_line).map_err(|e| anyhow::anyhow!("{}: configuration {}: {e}", path.display(), c.config))?.pop().with_context(|| format!("{}: configuration {}: an empty grid line", path.display(), c.config))?),
         });
     }
     if inputs.is_empty() {
@@ -709,9 +717,7 @@ mod tests {
             grid: p.join("grid.txt"),
             models: vec![format!("porep-like={}", model.display())],
             calibration: vec!["cal".into()],
-            proofs: 3,
-            partitions: 2,
-            backend: "cuda".into(),
+            runs: RunsArgs { proofs: 3, partitions: 2, backend: "cuda".into() },
             size: "2^27".into(),
             replications: 4,
             out: p.to_path_buf(),
@@ -877,7 +883,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let grid = d.path().join("grid.txt");
         fs::write(&grid, "a 4 2 kernels true\nb 8 2 kernels true 1 threads=2\n").unwrap();
-        let args = |config: &str| SetsArgs { grid: grid.clone(), config: config.into(), proofs: 5, partitions: 3, backend: "cuda".into() };
+        let args = |config: &str| SetsArgs { grid: grid.clone(), config: config.into(), runs: RunsArgs { proofs: 5, partitions: 3, backend: "cuda".into() } };
         sets(args("a")).unwrap();
         let e = format!("{:#}", sets(args("b")).unwrap_err());
         assert!(e.contains("grid.txt: configuration b has the knob `threads=2`"), "{e}");
