@@ -40,9 +40,10 @@
 #     `vram=tight` -> the least VRAM budget the engine accepts + VRAM_MARGIN_GIB, from its
 #     refusal of a tiny one: every query streamed, calls tight (no MSM lanes)
 #     (`vram_gib=… vram_call_gib=… params_gib=…`);
-#  4. the calibration configurations (CAL; at most two: one per circuit family), each
-#     CAL_REPEATS times;
-#  5. ON THIS MACHINE: `campaign base` + `calibrate` per family (cal/<family>/model.toml,
+#  4. the calibration configurations (CAL; at most two: two pw of one circuit, or one per
+#     circuit), each CAL_REPEATS times;
+#  5. ON THIS MACHINE: `campaign base` + `calibrate` per family on the runs of every
+#     calibration configuration of that family (cal/<family>/model.toml,
 #     calibrate.txt), then `campaign predict` -> predictions.json + predictions.sha256
 #     (point and 80 % interval of steady and total s/proof, binding resource, peak RSS, per
 #     configuration; REPLICATIONS seeds) and predictions.txt (the table printed);
@@ -79,7 +80,8 @@
 #   RAM_PARTS    K of `ram=K` when the grid says `ram=default` (unused by the default grid)
 #   VRAM_MARGIN_GIB  above the least VRAM budget (default 0.04: below a 2^20 call's MSM uploads)
 #   BACKEND      cuda (default) or cpu (a dry run without a GPU: BACKEND=cpu SIZE=2^10)
-#   CAL          the calibration configurations (default "cal-porep cal-mix16")
+#   CAL          the calibration configurations (default "cal-pw2 cal-pw8": one circuit, two pw;
+#                "cal-porep cal-mix16": one per circuit, as the campaigns of 2026-12-02)
 #   CONFIGS      a subset of the predicted configurations (names below)
 #   PARAMS_DIR   parameter cache (default ${TMPDIR:-/tmp}/proofscope-campaign-params)
 set -uo pipefail
@@ -111,7 +113,7 @@ REPLICATIONS=${REPLICATIONS:-20}
 VRAM_MARGIN_GIB=${VRAM_MARGIN_GIB:-0.04}
 PARAMS_DIR=${PARAMS_DIR:-${TMPDIR:-/tmp}/proofscope-campaign-params}
 BACKEND=${BACKEND:-cuda}
-CAL=${CAL:-cal-porep cal-mix16}
+CAL=${CAL:-cal-pw2 cal-pw8}
 for v in REPEATS CAL_REPEATS PROOFS; do
   case ${!v} in ''|*[!0-9]*|0) echo "campaign-prereg: $v=${!v} is not a whole number >= 1" >&2; exit 2 ;; esac
 done
@@ -123,16 +125,21 @@ done
 # room for K syntheses), vram=tight (the least VRAM budget the engine accepts). The regimes on
 # the H200 host (16 cores): synthesis-bound (few syntheses), the contended middle (pw 8-12,
 # issue 21's hard regime) with all three lock modes, the CPU pool saturated (pw x threads >
-# cores), GPU-bound (mix16: a light synthesis; one GPU worker under the whole lock), RAM-bound,
-# VRAM-bound. The `wif-` lines each change ONE thing of cal-porep (as syn-pw4-t2 changes its
-# synthesis threads): split finalisation off, the GPU workers' CPU work on a pool of 2 threads
-# (`prep_threads`, the what-if runs 73-74 missed) — the what-if validation: each effect against
-# the calibration configuration is predicted before it is measured.
+# cores), GPU-bound (many syntheses at 2^22; mix16: a light synthesis), RAM-bound, VRAM-bound.
+# The calibration pair (default CAL) is one circuit at two pw, 2 and 8: the syntheses' (and
+# the preparations') slowdown with the syntheses running beside them is fitted across them
+# (one pw cannot show it: campaign 2026-12-02, `syn-` lines +45 to +105 %). The `wif-` lines,
+# and every line one change away from cal-pw8 (the lock, threads, RAM, VRAM), are the what-if
+# validation: each effect against the calibration configuration is predicted before it is
+# measured. Lines of a circuit that no calibration configuration covers (mix16 unless CAL names
+# cal-mix16) are left out of the predictions, said in the log.
 GRID="
+cal-pw2                 2  2 kernels  true  1
+cal-pw8                 8  2 kernels  true  1
 cal-porep               4  2 kernels  true  1
 cal-mix16               8  2 kernels  true  1  circuit=mix16
 syn-pw1-whole           1  1 whole    false 1
-syn-pw2-kernels         2  1 kernels  true  1
+syn-pw4                 4  2 kernels  true  1
 syn-pw4-t2              4  2 kernels  true  1  threads=2
 mid-pw8-whole           8  2 whole    false 1
 mid-pw8-two_lock        8  2 two_lock true  1
@@ -144,14 +151,15 @@ gpu-mix-pw12-kernels   12  2 kernels  true  2  circuit=mix16
 gpu-mix-pw8-two_lock    8  2 two_lock true  1  circuit=mix16
 ram-pw8-2parts          8  2 kernels  true  1  ram=2
 vram-pw8-tight          8  2 kernels  true  1  vram=tight
-wif-split-off           4  2 kernels  false 1
-wif-prep2               4  2 kernels  true  1  prep_threads=2
+wif-split-off           8  2 kernels  false 1
+wif-prep2               8  2 kernels  true  1  prep_threads=2
 "
 grid_line() { echo "$GRID" | awk -v n="$1" '$1 == n'; }
 known=$(echo "$GRID" | awk 'NF {printf "%s ", $1}')
 PRED=""
 for c in $(echo "$GRID" | awk 'NF {print $1}'); do
-  case " $CAL " in *" $c "*) ;; *) PRED="$PRED $c" ;; esac
+  # (The other cal- lines are calibration configurations of other CAL choices, not predictions.)
+  case " $CAL " in *" $c "*) ;; *) case $c in cal-*) ;; *) PRED="$PRED $c" ;; esac ;; esac
 done
 [ -n "${CONFIGS:-}" ] && PRED=$CONFIGS
 for c in $CAL $PRED; do
@@ -160,6 +168,16 @@ done
 [ "$(echo "$CAL" | wc -w)" -le 2 ] || { echo "campaign-prereg: at most two calibration configurations (CAL=$CAL)" >&2; exit 2; }
 knob() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }
 circuit_of() { local c; c=$(knob circuit "$(grid_line "$1")"); echo "${c:-porep-like}"; }
+CAL_CIRCUITS=$(for c in $CAL; do circuit_of "$c"; done | sort -u)
+if [ -z "${CONFIGS:-}" ]; then
+  # The default list: the grid's lines of a circuit some calibration configuration covers.
+  kept=""; left=""
+  for c in $PRED; do
+    case " $(echo $CAL_CIRCUITS) " in *" $(circuit_of "$c") "*) kept="$kept $c" ;; *) left="$left $c" ;; esac
+  done
+  PRED=$kept
+  [ -n "$left" ] && echo "campaign-prereg: not predicted (no calibration configuration of their circuit in CAL=$CAL):$left" >&2
+fi
 CIRCUITS=$(for c in $CAL $PRED; do circuit_of "$c"; done | sort -u)
 for f in $CIRCUITS; do
   ok=""; for c in $CAL; do [ "$(circuit_of "$c")" = "$f" ] && ok=1; done
@@ -405,11 +423,15 @@ if [ -f "$OUTDIR/predictions.json" ]; then
   log "predictions already registered: $(cat "$OUTDIR/predictions.sha256")"
 else
   models=()
-  for c in $CAL; do
-    f=$(circuit_of "$c")
-    files=()
-    for run in $cal_runs; do [ "${run%@*}" = "$c" ] && done_ok "$run" && files+=("$OUTDIR/runs/$run.jsonl.gz"); done
-    [ ${#files[@]} -gt 0 ] || { log "calibration configuration $c has no completed run: nothing to predict from"; exit 1; }
+  for f in $CAL_CIRCUITS; do
+    files=(); names=""
+    for c in $CAL; do
+      [ "$(circuit_of "$c")" = "$f" ] || continue
+      names="$names $c"; n=0
+      for run in $cal_runs; do [ "${run%@*}" = "$c" ] && done_ok "$run" && files+=("$OUTDIR/runs/$run.jsonl.gz") && n=$((n + 1)); done
+      [ "$n" -gt 0 ] || { log "calibration configuration $c has no completed run: nothing to predict from"; exit 1; }
+    done
+    c=${names# }
     mkdir -p "$OUTDIR/cal/$f"
     step "campaign base ($f)" "$HARD_S" "$PS" campaign base "$OUTDIR/machine.txt" "${files[0]}" -o "$OUTDIR/cal/$f" 2>> "$OUTDIR/cal/$f/calibrate.txt" || { log "campaign base failed for $f"; exit 1; }
     step "calibrate ($f)" "$HARD_S" "$PS" calibrate "${files[@]}" --base "$OUTDIR/cal/$f/base.toml" -o "$OUTDIR/cal/$f" >> "$OUTDIR/cal/$f/calibrate.txt" 2>&1 || { log "calibrate failed for $f: $(tail -3 "$OUTDIR/cal/$f/calibrate.txt")"; exit 1; }

@@ -285,7 +285,7 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String
     let t_mean = mean(&samples.iter().map(|x| x.1).collect::<Vec<_>>());
     let n_min = samples.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
     let n_max = samples.iter().map(|x| x.0).fold(0.0, f64::max);
-    let flat = Contention { synth_knee: n_max.ceil(), synth_slope: 0.0 };
+    let flat = Contention { synth_knee: n_max.ceil(), synth_slope: 0.0, prep: false };
     if samples.len() < 4 || n_max - n_min < 1.0 {
         return (t_mean, flat, None);
     }
@@ -311,7 +311,7 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String
     }
     let Some((_, t0, slope, knee, se)) = best else { return (t_mean, flat, None) };
     if slope == 0.0 {
-        return (t0, Contention { synth_knee: knee, synth_slope: 0.0 }, None);
+        return (t0, Contention { synth_knee: knee, synth_slope: 0.0, prep: false }, None);
     }
     let above: Vec<f64> = samples.iter().map(|x| x.0).filter(|&n| n > knee).collect();
     let span = above.iter().copied().fold(f64::NEG_INFINITY, f64::max) - knee;
@@ -330,7 +330,7 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String
         let msg = format!("a contention slope of {:.4} above n = {knee:.1} fitted the noise, not the data: {why}; slope = 0", slope);
         return (t_mean, flat, Some(msg));
     }
-    (t0, Contention { synth_knee: knee, synth_slope: (slope * 1e4).round() / 1e4 }, None)
+    (t0, Contention { synth_knee: knee, synth_slope: (slope * 1e4).round() / 1e4, prep: false }, None)
 }
 
 /// The machine of the runs (`RunMeta::machine`, the first run that has it): cores, RAM,
@@ -626,7 +626,8 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
 
     // Isolated durations of every CPU-phase span of every run, computed once.
     let cpu_kinds: Vec<SpanKind> = cpu_demand::PHASES.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
-    let mut isolated: Vec<Vec<(usize, f64)>> = runs.iter().map(|(_, r)| cpu_demand::derate(r, &cpu_kinds, sharing)).collect();
+    let derated: Vec<Vec<(usize, f64)>> = runs.iter().map(|(_, r)| cpu_demand::derate(r, &cpu_kinds, sharing)).collect();
+    let mut isolated = derated.clone();
     // A preparation whose CPU time was measured: cpu_ns ÷ threads, not its derated wall time.
     for (iso, m) in isolated.iter_mut().zip(&prep) {
         if let Some(m) = m {
@@ -663,7 +664,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     rep.synthesis_samples = contention_samples.len();
     rep.synth_concurrency_min = contention_samples.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
     rep.synth_concurrency_max = contention_samples.iter().map(|x| x.0).fold(0.0, f64::max);
-    let (_t0, cont, dropped) = fit_contention(&contention_samples);
+    let (_t0, mut cont, dropped) = fit_contention(&contention_samples);
     let deflated: Vec<f64> = contention_samples.iter().map(|(n, t)| t / cont.factor(*n)).collect();
     cfg.costs.synth = fit(&deflated, false).unwrap_or(Dist::Fixed(mean(&deflated)));
     if let Some(why) = dropped {
@@ -675,6 +676,51 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         ));
     } else {
         rep.notes.push(format!("contention: synthesis slows by 1 + {:.4} x max(0, n - {:.1})", cont.synth_slope, cont.synth_knee));
+    }
+    // The same contention slows the GPU workers' preparation (campaign 2026-12-02: prep_msm
+    // 8 ms beside one synthesis, ~20 ms beside four to twelve; its CPU time ÷ threads, 3 ms,
+    // explains neither): with a slope, a preparation's isolated time is its derated wall
+    // time ÷ the factor of the syntheses running beside it, and the model slows it likewise.
+    if cont.synth_slope > 0.0 {
+        let mut seen = 0usize;
+        for (((_, run), iso), der) in runs.iter().zip(isolated.iter_mut()).zip(&derated) {
+            let mut iv: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+            iv.sort_unstable();
+            let wall: BTreeMap<usize, f64> = der.iter().copied().collect();
+            for (i, ms) in iso.iter_mut() {
+                let s = &run.spans[*i];
+                if s.kind != SpanKind::PrepMsm {
+                    continue;
+                }
+                let n = mean_concurrency(s.start_ns, s.end_ns.unwrap_or(s.start_ns), &iv);
+                *ms = wall.get(i).copied().unwrap_or(*ms) / cont.factor(n);
+                seen += 1;
+            }
+        }
+        if seen > 0 {
+            cont.prep = true;
+            rep.notes.push(format!(
+                "contention: the GPU workers' preparation slows by the same factor as the syntheses beside it ({seen} prep_msm spans: isolated = derated wall time ÷ the factor; contention.prep = true)"
+            ));
+            // Its demand: the CPU time it measured over that isolated time (the cores it
+            // keeps busy alone), not its pool's threads — a preparation does not use 16
+            // threads for all of its time, and a smaller pool (`prep_threads`) slows it by
+            // what it lacks of that demand only.
+            let iso_prep: Vec<f64> = runs.iter().zip(&isolated).flat_map(|((_, r), iso)| iso.iter().filter(|(i, _)| r.spans[*i].kind == SpanKind::PrepMsm).map(|x| x.1)).collect();
+            if let (Some(m), false) = (prep.iter().flatten().next(), iso_prep.is_empty()) {
+                let iso_ms = mean(&iso_prep);
+                if iso_ms > 0.0 {
+                    let cores = (m.mean_cpu_s * 1e3 / iso_ms).clamp(1.0, m.cores.max(1.0));
+                    rep.notes.push(format!(
+                        "prep: {:.2} thread-s of CPU time over an isolated {iso_ms:.1} ms: prep_cores {:.2} (was {}, its pool's threads)",
+                        m.mean_cpu_s,
+                        cores,
+                        cfg.cpu.prep_cores
+                    ));
+                    cfg.cpu.prep_cores = (cores * 100.0).round() / 100.0;
+                }
+            }
+        }
     }
     cfg.contention = cont;
 
@@ -999,7 +1045,7 @@ mod tests {
 
     #[test]
     fn contention_fit_recovers_knee_and_slope() {
-        let c = Contention { synth_knee: 12.0, synth_slope: 0.2 };
+        let c = Contention { synth_knee: 12.0, synth_slope: 0.2, prep: false };
         let samples: Vec<(f64, f64)> = (4..30).map(|n| (n as f64, 30_000.0 * c.factor(n as f64))).collect();
         let (t0, got, dropped) = fit_contention(&samples);
         assert!((t0 - 30_000.0).abs() < 1.0, "{t0}");

@@ -322,6 +322,11 @@ pub struct Memory {
     /// kernel region lasts max(kernels, stream)) instead of adding to them.
     #[serde(default)]
     pub params_stream_overlap: bool,
+    /// Streamed parameters reach the kernels at this rate, GB/s (absent: `machine.pcie_gbs`).
+    /// An engine that streams through small synchronous chunks gets far less than the link:
+    /// the proofscope engine's tight calls, 2.5 GB/s on the H200 ([`crate::prereg`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params_stream_gbs: Option<f64>,
     /// When a call's or a worker's VRAM does not fit: `fail` (`vram_oom`, what an engine
     /// without a device budget does) or `wait` (the call waits for VRAM to be freed;
     /// pre-staged buffers that do not fit leave their workers idle: workers serialise).
@@ -523,6 +528,12 @@ pub struct Contention {
     pub synth_knee: f64,
     #[serde(default)]
     pub synth_slope: f64,
+    /// The GPU workers' CPU steps (the MSM preparation) slow by the same factor as the
+    /// syntheses running beside them: the host's contention is not the syntheses' own (H200
+    /// campaign of 2026-12-02 at 2^20: prep_msm 8 ms beside one synthesis, ~20 ms beside
+    /// four to twelve, while the machine's busy cores stayed near 10 of 16).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prep: bool,
 }
 
 impl Contention {
@@ -530,6 +541,17 @@ impl Contention {
     #[inline]
     pub fn factor(&self, n: f64) -> f64 {
         1.0 + self.synth_slope * (n - self.synth_knee).max(0.0)
+    }
+
+    /// The slowdown of a GPU worker's CPU step with `n` syntheses running: [`Self::factor`]
+    /// when `prep`, else 1.
+    #[inline]
+    pub fn prep_factor(&self, n: f64) -> f64 {
+        if self.prep {
+            self.factor(n)
+        } else {
+            1.0
+        }
     }
 }
 
@@ -617,7 +639,7 @@ impl Config {
     /// Streaming the parameters for one partition, seconds (0 when resident).
     pub fn params_stream_s(&self) -> f64 {
         if self.params_streamed() {
-            self.memory.params_vram_gib * GIB / (self.machine.pcie_gbs * 1e9)
+            self.memory.params_vram_gib * GIB / (self.memory.params_stream_gbs.unwrap_or(self.machine.pcie_gbs) * 1e9)
         } else {
             0.0
         }
@@ -818,6 +840,9 @@ impl Config {
         nonneg("memory.prestage_vram_gib", mem.prestage_vram_gib)?;
         nonneg("memory.call_vram_gib", mem.call_vram_gib)?;
         nonneg("memory.params_vram_gib", mem.params_vram_gib)?;
+        if let Some(r) = mem.params_stream_gbs {
+            pos("memory.params_stream_gbs", r)?;
+        }
         if let Some(b) = mem.vram_budget_gib {
             pos("memory.vram_budget_gib", b)?;
         }
@@ -1065,6 +1090,7 @@ impl Config {
             "machine.pcie_gbs" => self.machine.pcie_gbs = f64v()?,
             "contention.synth_slope" => self.contention.synth_slope = f64v()?,
             "contention.synth_knee" => self.contention.synth_knee = f64v()?,
+            "contention.prep" => self.contention.prep = boolv()?,
             "costs.b_g2_msm" => self.costs.b_g2_msm = Dist::Fixed(nonneg_ms()?),
             "costs.msm_b_g2" => self.costs.msm_b_g2 = Dist::Fixed(nonneg_ms()?),
             "seed" => self.seed = v.parse::<u64>().map_err(|_| invalid(field, format!("`{v}` is not a non-negative integer")))?,
@@ -1077,7 +1103,7 @@ impl Config {
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
     "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send", "prep_threads",
-    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "bandwidth", "pcie", "slope", "knee", "b_g2_msm", "msm_b_g2", "seed",
+    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "bandwidth", "pcie", "slope", "knee", "prep_contention", "b_g2_msm", "msm_b_g2", "seed",
 ];
 
 /// Map a short or long key to its `section.field` name.
@@ -1107,6 +1133,7 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "pcie" | "pcie_gbs" | "machine.pcie_gbs" => "machine.pcie_gbs",
         "slope" | "synth_slope" | "contention.synth_slope" => "contention.synth_slope",
         "knee" | "synth_knee" | "contention.synth_knee" => "contention.synth_knee",
+        "prep_contention" | "contention.prep" => "contention.prep",
         "b_g2_msm" | "costs.b_g2_msm" => "costs.b_g2_msm",
         "msm_b_g2" | "costs.msm_b_g2" => "costs.msm_b_g2",
         "seed" => "seed",

@@ -197,6 +197,14 @@ pub fn pipeline_sets(g: &GridLine, w: &Workload) -> Vec<(&'static str, String)> 
     s
 }
 
+/// The rate at which the engine's tight calls stream the parameters to the kernels, GB/s:
+/// not fitted by a campaign (its calibration configurations keep the parameters resident) but
+/// measured before, on the H200 (campaign 2026-12-02, `vram-pw8-tight` at 2^20, both
+/// pre-registered campaigns: 183 ms of device time per partition against 53 ms predicted with
+/// the parameters crossing at the link's 25 GB/s — 0.34 GiB in ~145 ms). The engine streams
+/// each query in chunks from pageable memory, one MSM after another, without lanes.
+pub const TIGHT_STREAM_GBS: f64 = 2.5;
+
 /// The calibrated model told what the engine is told for this configuration; returns every
 /// change, in words where it is not a plain `--set`. The mapping:
 /// - pipeline: `pw`, `gw`, `lock`, `split`, `finalizers`, `c` (proofs), `partitions`; the
@@ -213,7 +221,7 @@ pub fn pipeline_sets(g: &GridLine, w: &Workload) -> Vec<(&'static str, String)> 
 /// - `vram_gib=B`: `vram_budget` = B, the parameters streamed (`params_on_device = stream`,
 ///   `params_vram_gib` = `params_gib`: the engine keeps a query resident only with 1 GiB to
 ///   spare after it, which such a budget never has), `call_vram_gib` = `vram_call_gib`,
-///   `vram_baseline_gib` = 0, `vram_policy = wait`.
+///   `vram_baseline_gib` = 0, `vram_policy = wait`, `params_stream_gbs` = [`TIGHT_STREAM_GBS`].
 pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>, String> {
     let mut ch = Vec::new();
     for (k, v) in pipeline_sets(g, w) {
@@ -251,6 +259,7 @@ pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>
             set(cfg, &mut ch, "memory.call_vram_gib", &c.to_string())?;
             set(cfg, &mut ch, "memory.vram_baseline_gib", "0")?;
             set(cfg, &mut ch, "memory.vram_policy", "wait")?;
+            set(cfg, &mut ch, "memory.params_stream_gbs", &TIGHT_STREAM_GBS.to_string())?;
         }
         (None, None, None) => {}
         _ => return Err(format!("{}: `vram_gib`, `vram_call_gib` and `params_gib` go together", g.name)),

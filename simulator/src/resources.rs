@@ -5,7 +5,8 @@
 //!   cores and GB/s it would use alone; when the running phases ask for more cores or
 //!   bandwidth than the machine has, each progresses at capacity/demand of its isolated
 //!   speed (the most oversubscribed of the two wins). Syntheses are further slowed by the
-//!   contention factor 1 + slope·max(0, n − knee) of [`Contention`]. The GPU workers' CPU
+//!   contention factor 1 + slope·max(0, n − knee) of [`Contention`] (and, with its `prep`,
+//!   the GPU workers' CPU steps too, by the syntheses running beside them). The GPU workers' CPU
 //!   steps can be held to a pool of their own ([`CpuPool::with_worker_pool`], the engine's
 //!   `prep_threads`): together they use at most that many cores, each slowed by pool ÷
 //!   their demand when they ask for more, before the machine-wide sharing.
@@ -171,7 +172,7 @@ impl CpuPool {
         let bw = self.sum_bw - self.worker_bw * (1.0 - share);
         let over = (cores / self.cores).max(bw / self.bw).max(1.0);
         self.rate_common = 1.0 / over;
-        self.rate_worker = share / over;
+        self.rate_worker = share / over / self.contention.prep_factor(self.n_synth as f64);
         self.rate_synth = self.rate_common / self.contention.factor(self.n_synth as f64);
         self.version += 1;
     }
@@ -317,7 +318,7 @@ mod tests {
 
     #[test]
     fn contention_slows_syntheses_beyond_the_knee() {
-        let c = Contention { synth_knee: 2.0, synth_slope: 0.5 };
+        let c = Contention { synth_knee: 2.0, synth_slope: 0.5, prep: false };
         let mut p = CpuPool::new(100.0, 100.0, c);
         for i in 0..4 {
             p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
