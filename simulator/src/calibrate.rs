@@ -1201,6 +1201,52 @@ mod tests {
     }
 
     #[test]
+    fn a_contention_slope_slows_the_preparation_too_and_sets_its_demand_from_its_cpu_time() {
+        // Four waves of four partitions: one synthesis alone (100 ms, n = 1), then three at
+        // once (200 ms each, n = 3); each partition's GPU call after its synthesis. The
+        // preparations (one thread, as much CPU time as wall time, so the pool's sharing is
+        // nothing: 3 × 4 + 1 cores of 16) take 5 ms beside the lone synthesis and 10 ms
+        // beside the three: the same slowdown, 2x from n = 1 to n = 3.
+        const MS: u64 = 1_000_000;
+        let mut run = Run::default();
+        run.meta.source = "prover".into();
+        run.meta.config.pw = Some(3);
+        run.meta.config.gw = Some(1);
+        run.meta.config.lock = Some(LockMode::Kernels);
+        run.meta.machine.cpu_cores = Some(16);
+        run.meta.machine.ram_gib = Some(24.0);
+        let job = "proof-0000";
+        let mut p = 0u32;
+        for w in 0..4u64 {
+            let base = 1000 * w * MS;
+            let mut part = |run: &mut Run, a: u64, b: u64, prep: (u64, u64)| {
+                run.spans.push(Span::new(SpanKind::Synthesis, base + a * MS, base + b * MS).job(job).partition(p).worker(p % 3));
+                let c = base + 600 * MS + u64::from(p % 4) * 50 * MS;
+                run.spans.push(Span::new(SpanKind::Gpu, c, c + 40 * MS).job(job).partition(p).worker(0).device(0));
+                run.spans.push(Span::new(SpanKind::Ntt, c + 20 * MS, c + 30 * MS).job(job).partition(p).worker(0).device(0));
+                let (pa, pb) = (base + prep.0 * MS, base + prep.1 * MS);
+                run.spans.push(Span::new(SpanKind::PrepMsm, pa, pb).job(job).partition(p).worker(0).device(0).arg("cpu_ns", pb - pa).arg("threads", 1u64));
+                p += 1;
+            };
+            part(&mut run, 0, 100, (20, 25));
+            for _ in 0..3 {
+                part(&mut run, 200, 400, (250, 260));
+            }
+        }
+        run.normalize();
+        let cal = calibrate(&[("run".into(), run)], &default_base()).unwrap();
+        let c = &cal.config.contention;
+        assert!(c.prep && c.synth_slope > 0.0, "{c:?} {:?}", cal.report.notes);
+        assert!((c.factor(3.0) / c.factor(1.0) - 2.0).abs() < 1e-3, "{c:?}");
+        // Every preparation's isolated time is 5 ms ÷ the factor beside one synthesis.
+        let want = 5.0 / c.factor(1.0);
+        assert!((cal.config.costs.prep_msm.mean_ms() - want).abs() < 1e-3, "{:?} vs {want}", cal.config.costs.prep_msm);
+        // Its demand: CPU time over isolated time, at most its pool's one thread.
+        assert_eq!(cal.config.cpu.prep_cores, 1.0);
+        assert!(note(&cal, "the GPU workers' preparation slows by the same factor").is_some(), "{:?}", cal.report.notes);
+    }
+
+    #[test]
     fn a_pce_reservation_trimmed_before_the_first_abc_release_is_resident() {
         use timeline::event::Counter;
         const MS: u64 = 1_000_000;

@@ -649,6 +649,7 @@ mod tests {
         apply(&mut c, &g[3], &w).unwrap();
         assert_eq!((c.memory.vram_budget_gib, c.memory.params_vram_gib, c.memory.call_vram_gib, c.memory.vram_baseline_gib), (Some(1.2), 0.34, 0.1, 0.0));
         assert!(c.params_streamed());
+        assert_eq!(c.memory.params_stream_gbs, Some(TIGHT_STREAM_GBS), "tight calls stream at the engine's measured rate");
         // Whole lock on cuda: no prestage; knobs that go together.
         let mut c = model();
         assert!(apply(&mut c, &g[4], &w).unwrap().contains(&"prestage=false".to_string()));

@@ -329,6 +329,39 @@ mod tests {
     }
 
     #[test]
+    fn with_prep_contention_a_gpu_workers_step_slows_by_the_syntheses_beside_it() {
+        // Knee 1, slope 0.5, three syntheses: factor 1 + 0.5 · 2 = 2 for each of them and,
+        // with `prep`, for a preparation beside them (1 s of isolated work: 2 s); cores are
+        // plenty (100), so nothing else slows anyone.
+        let c = Contention { synth_knee: 1.0, synth_slope: 0.5, prep: true };
+        let mut p = CpuPool::new(100.0, 100.0, c.clone());
+        for i in 0..3 {
+            p.start(0, 10_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
+        }
+        p.start(0, 1_000_000_000, 1.0, 0.0, false, Owner::Worker(0));
+        assert!((p.synth_rate() - 0.5).abs() < 1e-12);
+        assert_eq!(p.next_wake(0).unwrap().0, 2_000_000_000);
+        assert_eq!(p.complete_due(2_000_000_000), vec![Owner::Worker(0)]);
+        // Without `prep`, the same preparation is not slowed: 1 s.
+        let mut p = CpuPool::new(100.0, 100.0, Contention { prep: false, ..c.clone() });
+        for i in 0..3 {
+            p.start(0, 10_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
+        }
+        p.start(0, 1_000_000_000, 1.0, 0.0, false, Owner::Worker(0));
+        assert_eq!(p.next_wake(0).unwrap().0, 1_000_000_000);
+        // With `prep` but one synthesis (at the knee): factor 1, 1 s; a finaliser's step is
+        // never slowed by it (only the GPU workers' steps are).
+        let mut p = CpuPool::new(100.0, 100.0, c);
+        p.start(0, 10_000_000_000, 1.0, 0.0, true, Owner::Synth(0));
+        p.start(0, 1_000_000_000, 1.0, 0.0, false, Owner::Worker(0));
+        assert_eq!(p.next_wake(0).unwrap().0, 1_000_000_000);
+        p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(1));
+        p.start(0, 1_000_000_000, 1.0, 0.0, false, Owner::Finalizer(0, 0));
+        // Two syntheses now: the worker's step at 1/1.5, the finaliser's at 1.
+        assert_eq!(p.next_wake(0).unwrap().0, 1_000_000_000, "the finaliser ends first, at full speed");
+    }
+
+    #[test]
     fn the_workers_pool_holds_their_steps_to_its_threads_then_the_machine_shares() {
         // 16 cores, the GPU workers on a pool of 4: two preparations asking 9 cores each for
         // 1 s of isolated work get 4 cores between them (share 4/18): 4.5 s each, 4 cores busy.

@@ -114,6 +114,12 @@ fn parameters_stream_when_they_do_not_fit_and_stay_resident_when_they_do() {
     assert!(r.params_streamed && (r.makespan_s - 5.0).abs() < 1e-9, "{} {:?}", r.makespan_s, r.vram_notes);
     assert!(r.vram_notes[0].contains("parameters streamed"));
     assert!((r.floors.resources.iter().find(|x| x.name == "pcie").unwrap().s_per_proof - 2.0).abs() < 1e-9);
+    // Streamed at a rate of their own (an engine's chunked stream, not the link): 2 GiB at
+    // 0.5 GB/s is 4.295 s: 1 + (4.295 + 2) s.
+    c.memory.params_stream_gbs = Some(0.5);
+    let want = 1.0 + 2.0 * (1u64 << 30) as f64 / 0.5e9 + 2.0;
+    assert!((makespan(&c) - want).abs() < 1e-6, "{} vs {want}", makespan(&c));
+    c.memory.params_stream_gbs = None;
     c.memory.params_stream_overlap = true;
     assert!((makespan(&c) - 3.0).abs() < 1e-9);
     // Forced resident on 7 GiB: the parameters and one call do not fit: vram_oom at the call.
