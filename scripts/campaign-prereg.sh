@@ -129,7 +129,7 @@ done
 # The calibration pair (default CAL) is one circuit at two pw, 2 and 8: the syntheses' (and
 # the preparations') slowdown with the syntheses running beside them is fitted across them
 # (one pw cannot show it: campaign 2026-12-02, `syn-` lines +45 to +105 %). The `wif-` lines,
-# and every line one change away from cal-pw8 (the lock, threads, RAM, VRAM), are the what-if
+# and every line one change away from cal-pw8 (the lock, synthesis threads), are the what-if
 # validation: each effect against the calibration configuration is predicted before it is
 # measured. Lines of a circuit that no calibration configuration covers (mix16 unless CAL names
 # cal-mix16) are left out of the predictions, said in the log.
