@@ -131,9 +131,12 @@ done
 # (one pw cannot show it: campaign 2026-12-02, `syn-` lines +45 to +105 %). The `wif-` lines,
 # and every line one change away from cal-pw8 (the lock, synthesis threads), are the what-if
 # validation: each effect against the calibration configuration is predicted before it is
-# measured. Lines of a circuit that no calibration configuration covers (mix16 unless CAL names
+# measured. CAL="cal-pw1 cal-pw8" puts one synthesis alone into the calibration (2^22
+# campaigns of 2026-12-03: calibrated at pw 2, one synthesis alone was predicted 41-56 % slow).
+# Lines of a circuit that no calibration configuration covers (mix16 unless CAL names
 # cal-mix16) are left out of the predictions, said in the log.
 GRID="
+cal-pw1                 1  2 kernels  true  1
 cal-pw2                 2  2 kernels  true  1
 cal-pw8                 8  2 kernels  true  1
 cal-porep               4  2 kernels  true  1
