@@ -650,18 +650,23 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     // ---- synthesis and contention ----
     let mut contention_samples: Vec<(f64, f64)> = Vec::new();
     let mut pw_seen = 0u32;
-    for ((_, run), iso) in runs.iter().zip(&isolated) {
-        let iv: Vec<(u64, u64)> = {
+    // Each run's synthesis intervals, sorted: the concurrency beside a synthesis (here) and
+    // beside a preparation (below).
+    let synth_iv: Vec<Vec<(u64, u64)>> = runs
+        .iter()
+        .map(|(_, run)| {
             let mut v: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
             v.sort_unstable();
             v
-        };
+        })
+        .collect();
+    for (((_, run), iso), iv) in runs.iter().zip(&isolated).zip(&synth_iv) {
         pw_seen = pw_seen.max(max_concurrency(iv.iter().copied()));
         // Divide out what the CPU pool's sharing explains (every CPU phase running beside
         // it); the contention fit explains the rest.
         for &(i, ms) in iso.iter().filter(|(i, _)| run.spans[*i].kind == SpanKind::Synthesis) {
             let s = &run.spans[i];
-            let n = mean_concurrency(s.start_ns, s.end_ns.unwrap_or(s.start_ns), &iv);
+            let n = mean_concurrency(s.start_ns, s.end_ns.unwrap_or(s.start_ns), iv);
             contention_samples.push((n, ms));
         }
     }
@@ -689,32 +694,32 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     // explains neither): with a slope, a preparation's isolated time is its derated wall
     // time ÷ the factor of the syntheses running beside it, and the model slows it likewise.
     if cont.synth_slope > 0.0 {
-        let mut seen = 0usize;
-        for (((_, run), iso), der) in runs.iter().zip(isolated.iter_mut()).zip(&derated) {
-            let mut iv: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
-            iv.sort_unstable();
-            let wall: BTreeMap<usize, f64> = der.iter().copied().collect();
-            for (i, ms) in iso.iter_mut() {
+        // Every preparation's new isolated time, ms.
+        let mut iso_prep: Vec<f64> = Vec::new();
+        for ((((_, run), iso), der), iv) in runs.iter().zip(isolated.iter_mut()).zip(&derated).zip(&synth_iv) {
+            // `isolated` is a copy of `derated` (same spans, same order) with some values
+            // replaced: the derated wall time is its twin's.
+            for ((i, ms), &(_, wall)) in iso.iter_mut().zip(der) {
                 let s = &run.spans[*i];
                 if s.kind != SpanKind::PrepMsm {
                     continue;
                 }
-                let n = mean_concurrency(s.start_ns, s.end_ns.unwrap_or(s.start_ns), &iv);
-                *ms = wall.get(i).copied().unwrap_or(*ms) / cont.factor(n);
-                seen += 1;
+                let n = mean_concurrency(s.start_ns, s.end_ns.unwrap_or(s.start_ns), iv);
+                *ms = wall / cont.factor(n);
+                iso_prep.push(*ms);
             }
         }
-        if seen > 0 {
+        if !iso_prep.is_empty() {
             cont.prep = true;
             rep.notes.push(format!(
-                "contention: the GPU workers' preparation slows by the same factor as the syntheses beside it ({seen} prep_msm spans: isolated = derated wall time ÷ the factor; contention.prep = true)"
+                "contention: the GPU workers' preparation slows by the same factor as the syntheses beside it ({} prep_msm spans: isolated = derated wall time ÷ the factor; contention.prep = true)",
+                iso_prep.len()
             ));
             // Its demand: the CPU time it measured over that isolated time (the cores it
             // keeps busy alone), not its pool's threads — a preparation does not use 16
             // threads for all of its time, and a smaller pool (`prep_threads`) slows it by
             // what it lacks of that demand only.
-            let iso_prep: Vec<f64> = runs.iter().zip(&isolated).flat_map(|((_, r), iso)| iso.iter().filter(|(i, _)| r.spans[*i].kind == SpanKind::PrepMsm).map(|x| x.1)).collect();
-            if let (Some(m), false) = (prep.iter().flatten().next(), iso_prep.is_empty()) {
+            if let Some(m) = prep.iter().flatten().next() {
                 let iso_ms = mean(&iso_prep);
                 if iso_ms > 0.0 {
                     let cores = (m.mean_cpu_s * 1e3 / iso_ms).clamp(1.0, m.cores.max(1.0));
