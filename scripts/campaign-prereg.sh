@@ -159,28 +159,27 @@ wif-prep2               8  2 kernels  true  1  prep_threads=2
 "
 grid_line() { echo "$GRID" | awk -v n="$1" '$1 == n'; }
 known=$(echo "$GRID" | awk 'NF {printf "%s ", $1}')
-PRED=""
+knob() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }
+circuit_of() { local c; c=$(knob circuit "$(grid_line "$1")"); echo "${c:-porep-like}"; }
+CAL_CIRCUITS=$(for c in $CAL; do circuit_of "$c"; done | sort -u)
+# The default list: the grid's lines other than CAL, of a circuit some calibration
+# configuration covers (the other cal- lines are calibration configurations of other CAL
+# choices, never predictions).
+PRED=""; left=""
 for c in $(echo "$GRID" | awk 'NF {print $1}'); do
-  # (The other cal- lines are calibration configurations of other CAL choices, not predictions.)
-  case " $CAL " in *" $c "*) ;; *) case $c in cal-*) ;; *) PRED="$PRED $c" ;; esac ;; esac
+  case " $CAL " in *" $c "*) continue ;; esac
+  case $c in cal-*) continue ;; esac
+  case " $(echo $CAL_CIRCUITS) " in *" $(circuit_of "$c") "*) PRED="$PRED $c" ;; *) left="$left $c" ;; esac
 done
-[ -n "${CONFIGS:-}" ] && PRED=$CONFIGS
+if [ -n "${CONFIGS:-}" ]; then
+  PRED=$CONFIGS
+elif [ -n "$left" ]; then
+  echo "campaign-prereg: not predicted (no calibration configuration of their circuit in CAL=$CAL):$left" >&2
+fi
 for c in $CAL $PRED; do
   [ -n "$(grid_line "$c")" ] || { echo "campaign-prereg: unknown configuration $c (known: $known)" >&2; exit 2; }
 done
 [ "$(echo "$CAL" | wc -w)" -le 2 ] || { echo "campaign-prereg: at most two calibration configurations (CAL=$CAL)" >&2; exit 2; }
-knob() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }
-circuit_of() { local c; c=$(knob circuit "$(grid_line "$1")"); echo "${c:-porep-like}"; }
-CAL_CIRCUITS=$(for c in $CAL; do circuit_of "$c"; done | sort -u)
-if [ -z "${CONFIGS:-}" ]; then
-  # The default list: the grid's lines of a circuit some calibration configuration covers.
-  kept=""; left=""
-  for c in $PRED; do
-    case " $(echo $CAL_CIRCUITS) " in *" $(circuit_of "$c") "*) kept="$kept $c" ;; *) left="$left $c" ;; esac
-  done
-  PRED=$kept
-  [ -n "$left" ] && echo "campaign-prereg: not predicted (no calibration configuration of their circuit in CAL=$CAL):$left" >&2
-fi
 CIRCUITS=$(for c in $CAL $PRED; do circuit_of "$c"; done | sort -u)
 for f in $CIRCUITS; do
   ok=""; for c in $CAL; do [ "$(circuit_of "$c")" = "$f" ] && ok=1; done
