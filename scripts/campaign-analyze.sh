@@ -132,7 +132,7 @@ fi
 for c in "${CONFIGS[@]}"; do
   # The model's pipeline for this configuration: `campaign sets`, the mapping `campaign
   # predict` applies too (simulator::prereg::pipeline_sets: pw, gw, lock, split, finalizers,
-  # proofs, partitions, the engine's queue and permit defaults, prestage with cuda + kernels).
+  # proofs all in flight, partitions, the engine's queue and permit defaults).
   sets=()
   kvs=$("$PS" campaign sets "$CAMP/grid.txt" "$c" --proofs "$PROOFS" --partitions "$PARTITIONS" --backend "$BACKEND")
   for kv in $kvs; do sets+=(--set "$kv"); done

@@ -80,7 +80,7 @@
 #   RAM_PARTS    K of `ram=K` when the grid says `ram=default` (unused by the default grid)
 #   VRAM_MARGIN_GIB  above the least VRAM budget (default 0.04: below a 2^20 call's MSM uploads)
 #   BACKEND      cuda (default) or cpu (a dry run without a GPU: BACKEND=cpu SIZE=2^10)
-#   CAL          the calibration configurations (default "cal-pw2 cal-pw8": one circuit, two pw;
+#   CAL          the calibration configurations (default "cal-pw1 cal-pw8": one circuit, two pw;
 #                "cal-porep cal-mix16": one per circuit, as the campaigns of 2026-12-02)
 #   CONFIGS      a subset of the predicted configurations (names below)
 #   PARAMS_DIR   parameter cache (default ${TMPDIR:-/tmp}/proofscope-campaign-params)
@@ -113,7 +113,7 @@ REPLICATIONS=${REPLICATIONS:-20}
 VRAM_MARGIN_GIB=${VRAM_MARGIN_GIB:-0.04}
 PARAMS_DIR=${PARAMS_DIR:-${TMPDIR:-/tmp}/proofscope-campaign-params}
 BACKEND=${BACKEND:-cuda}
-CAL=${CAL:-cal-pw2 cal-pw8}
+CAL=${CAL:-cal-pw1 cal-pw8}
 for v in REPEATS CAL_REPEATS PROOFS; do
   case ${!v} in ''|*[!0-9]*|0) echo "campaign-prereg: $v=${!v} is not a whole number >= 1" >&2; exit 2 ;; esac
 done
@@ -126,13 +126,14 @@ done
 # the H200 host (16 cores): synthesis-bound (few syntheses), the contended middle (pw 8-12,
 # issue 21's hard regime) with all three lock modes, the CPU pool saturated (pw x threads >
 # cores), GPU-bound (many syntheses at 2^22; mix16: a light synthesis), RAM-bound, VRAM-bound.
-# The calibration pair (default CAL) is one circuit at two pw, 2 and 8: the syntheses' (and
-# the preparations') slowdown with the syntheses running beside them is fitted across them
-# (one pw cannot show it: campaign 2026-12-02, `syn-` lines +45 to +105 %). The `wif-` lines,
+# The calibration pair (default CAL) is one circuit at two pw, 1 and 8: the synthesis alone
+# gives its cost, eight at once the CPU capacity the host delivers (calibrate fits it by
+# simulating the pw 8 runs; one pw cannot show it: campaign 2026-12-02, `syn-` lines +45 to
+# +105 %; calibrated at pw 2, with no synthesis alone, a contention slope stands in and one
+# synthesis alone was predicted 41-56 % slow, 2^22 campaigns of 2026-12-03). The `wif-` lines,
 # and every line one change away from cal-pw8 (the lock, synthesis threads), are the what-if
 # validation: each effect against the calibration configuration is predicted before it is
-# measured. CAL="cal-pw1 cal-pw8" puts one synthesis alone into the calibration (2^22
-# campaigns of 2026-12-03: calibrated at pw 2, one synthesis alone was predicted 41-56 % slow).
+# measured.
 # Lines of a circuit that no calibration configuration covers (mix16 unless CAL names
 # cal-mix16) are left out of the predictions, said in the log.
 GRID="

@@ -34,7 +34,7 @@ enum Command {
     Simulate(cmd::simulate::Args),
     /// Simulate every combination of --vary axes in parallel: table, Parquet, charts, RAM-budget picks.
     Sweep(cmd::sweep::Args),
-    /// Fit a simulator model (costs, contention) from measured logs; writes a model TOML.
+    /// Fit a simulator model (costs, CPU capacity or contention) from measured logs; writes a model TOML.
     Calibrate(cmd::calibrate::Args),
     /// Calibrate from logs, check parity with the first, and predict other configurations.
     Predict(cmd::predict::Args),

@@ -1,6 +1,6 @@
 //! `calibrate`: from measured timelines to a model config. Fits, per phase, the cost
-//! distribution of a partition ([`crate::costs::fit`]) and the synthesis contention
-//! (knee and slope of `1 + slope · max(0, n − knee)`), and reads the pipeline's shape
+//! distribution of a partition ([`crate::costs::fit`]) and the host's CPU capacity (or the
+//! synthesis contention, knee and slope of `1 + slope · max(0, n − knee)`), and reads the pipeline's shape
 //! (proofs, partitions, GPUs, proofs in flight) off the spans. The run's meta gives the
 //! machine (cores, RAM, VRAM), the configured pw and gw (else: the most syntheses seen at
 //! once, the GPU workers seen), and the engine's RAM and VRAM budgets; under a RAM budget the
@@ -27,10 +27,13 @@
 //! duration is then divided by the pool's slowdown while it ran (all CPU phases beside it,
 //! cores and bandwidth, as the simulator shares them), so the costs are isolated ones.
 //!
-//! Contention: for each synthesis, the time-average number of syntheses running during
-//! it (n̄). What the pool's sharing does not explain is fitted by least squares over
-//! candidate knees of `1 + slope · max(0, n − knee)`. One run at one pw rarely shows enough
-//! spread in n̄: pass several runs (e.g. pw = 10, 20, 30) to identify the slope.
+//! CPU capacity ([`fit_capacity`]): with syntheses that ran alone and a run where several
+//! overlapped, the synthesis cost comes from the lone ones and the host's capacity
+//! (`machine.cpu_capacity`, what its cores deliver) from simulating the overlapped runs until
+//! their mean synthesis time matches. Otherwise, contention: for each synthesis, the
+//! time-average number of syntheses running during it (n̄); what the pool's sharing does not
+//! explain is fitted by least squares over candidate knees of `1 + slope · max(0, n − knee)`.
+//! One run at one pw rarely shows enough spread in n̄: pass several runs.
 
 use timeline::stats::union_ns;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -281,6 +284,18 @@ const MIN_T: f64 = 3.0;
 /// A lower knee is kept when its squared error is within this share of the best knee's.
 const KNEE_SSE_TOLERANCE: f64 = 0.05;
 
+/// A synthesis counts as alone when the mean number of syntheses running during it (itself
+/// included) is at most this...
+const LONE_CONCURRENCY: f64 = 1.2;
+/// ... and the synthesis cost is taken from those when there are at least this many...
+const MIN_LONE_SYNTHESES: usize = 8;
+/// ... and a run whose syntheses overlapped this much on average (time-average over its
+/// synthesis window) fits the CPU capacity ([`fit_capacity`]).
+const CONTENDED_CONCURRENCY: f64 = 2.0;
+/// Candidate capacities of [`fit_capacity`]: this many steps over 1..cpu_cores, then as many
+/// over the best one's neighbours.
+const CAPACITY_STEPS: u32 = 64;
+
 /// Least-squares fit of t = t0 · (1 + slope · max(0, n − knee)) over candidate knees. The
 /// third value says why a fitted slope was dropped (slope 0 then), if it was.
 pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String>) {
@@ -338,6 +353,133 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String
         return (t_mean, flat, Some(msg));
     }
     (t0, Contention { synth_knee: knee, synth_slope: (slope * 1e4).round() / 1e4, prep: false }, None)
+}
+
+/// The intervals of a run's `pce_build` and `pce_wait` spans.
+fn pce_intervals(run: &Run) -> Vec<(u64, u64)> {
+    run.spans
+        .iter()
+        .filter(|s| matches!(s.kind, SpanKind::PceBuild | SpanKind::PceWait))
+        .map(|s| (s.start_ns, s.end_ns.unwrap_or(u64::MAX)))
+        .collect()
+}
+
+fn overlaps(iv: &[(u64, u64)], a: u64, b: u64) -> bool {
+    iv.iter().any(|&(s, e)| s < b.max(a + 1) && a < e)
+}
+
+/// A run's measured mean synthesis time, s (the syntheses that built or waited for the
+/// pre-compiled constraints left out), and its time-average synthesis concurrency over the
+/// window from the first synthesis start to the last end; `None` under two syntheses.
+fn synthesis_target(run: &Run, sorted: &[(u64, u64)], pce: &[(u64, u64)]) -> Option<(f64, f64)> {
+    let (t0, t1) = (sorted.first()?.0, sorted.iter().map(|x| x.1).max()?);
+    if sorted.len() < 2 || t1 <= t0 {
+        return None;
+    }
+    let busy: u64 = sorted.iter().map(|(a, b)| b - a).sum();
+    let kept: Vec<f64> = run
+        .spans_of(&SpanKind::Synthesis)
+        .filter_map(|s| s.end_ns.map(|e| (s.start_ns, e)))
+        .filter(|&(a, b)| !overlaps(pce, a, b))
+        .map(|(a, b)| (b - a) as f64 / 1e9)
+        .collect();
+    (!kept.is_empty()).then(|| (mean(&kept), busy as f64 / (t1 - t0) as f64))
+}
+
+/// The model at the shape of one calibration run. A prover run is told to the model as a
+/// campaign tells it a configuration ([`crate::prereg::apply`]: its pw, gw, lock, split
+/// finalisation, finalisers, proofs all in flight, the engine's queue and permit, its thread
+/// pools), so the capacity fitted here is the one the campaign's predictions use; another
+/// producer's run sets what its meta says (pw, gw, lock, split, finalisers, proofs).
+fn run_shape(cfg: &Config, run: &Run) -> Config {
+    let mut c = cfg.clone();
+    let m = &run.meta.config;
+    let proofs = (run.jobs().len() as u32).max(1);
+    let partitions = m.partitions.filter(|&p| p > 0).unwrap_or(cfg.pipeline.partitions);
+    if run.meta.source == "prover" {
+        let extra = |k: &str| run.meta.extra.get(k).and_then(|v| v.as_u64()).filter(|&t| t > 0);
+        let mut knobs = Vec::new();
+        for (knob, key) in [("threads", "synthesis_threads"), ("prep_threads", "prep_threads")] {
+            if let Some(t) = extra(key) {
+                knobs.push((knob.to_string(), t.to_string()));
+            }
+        }
+        let g = crate::prereg::GridLine {
+            name: "calibration run".into(),
+            pw: m.pw.filter(|&v| v > 0).unwrap_or(cfg.pipeline.pw),
+            gw: m.gw.filter(|&v| v > 0).unwrap_or(cfg.pipeline.gw),
+            lock: m.lock.unwrap_or(cfg.pipeline.lock).as_str().to_string(),
+            split: m.split_finalize.unwrap_or(cfg.pipeline.split_finalize),
+            finalizers: m.finalizers.or(cfg.pipeline.finalizers).unwrap_or(1).max(1),
+            knobs,
+            line: String::new(),
+        };
+        let w = crate::prereg::Workload { size: String::new(), proofs, partitions, backend: m.backend.clone().unwrap_or_default() };
+        if crate::prereg::apply(&mut c, &g, &w).is_ok() {
+            return c;
+        }
+        c = cfg.clone();
+    }
+    let p = &mut c.pipeline;
+    p.pw = m.pw.filter(|&v| v > 0).unwrap_or(p.pw);
+    p.gw = m.gw.filter(|&v| v > 0).unwrap_or(p.gw);
+    p.lock = m.lock.unwrap_or(p.lock);
+    p.split_finalize = m.split_finalize.unwrap_or(p.split_finalize);
+    p.finalizers = m.finalizers.or(p.finalizers);
+    p.proofs = proofs;
+    p.in_flight = p.in_flight.min(proofs).max(1);
+    p.partitions = partitions;
+    c
+}
+
+/// The CPU capacity (`machine.cpu_capacity`) at which the model's syntheses take as long as
+/// the measured ones in the runs where several overlapped (`targets`: run, (mean synthesis
+/// time s, concurrency)): each candidate of a grid over 1..cpu_cores (refined once around the
+/// best) simulated at every such
+/// run's shape ([`run_shape`]), the one with the least sum of squared log errors of the mean
+/// synthesis time kept (on the H200 host the 16 vCPUs delivered 6–9 cores' worth, lease by
+/// lease: one synthesis alone 0.2–0.3 s, eight beside each other 0.8–1.3 s each).
+fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &mut Config, rep: &mut FitReport) {
+    let shapes: Vec<(&str, Config, f64, f64)> = targets.iter().map(|&(i, (t, n))| (runs[i].0.as_str(), run_shape(cfg, &runs[i].1), t, n)).collect();
+    let cores = cfg.machine.cpu_cores;
+    let sims = |cap: f64| -> Vec<f64> {
+        shapes
+            .iter()
+            .map(|(_, c, _, _)| {
+                let mut c = c.clone();
+                c.machine.cpu_capacity = Some(cap);
+                crate::simulate(&c, crate::Options { record: false }).result.synth_mean_s
+            })
+            .collect()
+    };
+    let err = |v: &[f64]| -> f64 { v.iter().zip(&shapes).map(|(s, (_, _, t, _))| if *s > 0.0 { (s / t).ln().powi(2) } else { f64::INFINITY }).sum() };
+    // A grid over 1..cpu_cores, then a finer one over the best point's two neighbours.
+    let mut best = (f64::INFINITY, cores);
+    let (mut lo, mut hi) = (1.0f64.min(cores), cores);
+    for _ in 0..2 {
+        let step = (hi - lo) / f64::from(CAPACITY_STEPS);
+        for k in 0..=CAPACITY_STEPS {
+            let cap = lo + step * f64::from(k);
+            let e = err(&sims(cap));
+            if e < best.0 {
+                best = (e, cap);
+            }
+        }
+        (lo, hi) = ((best.1 - step).max(1.0f64.min(cores)), (best.1 + step).min(cores));
+    }
+    let cap = (best.1 * 100.0).round() / 100.0;
+    let got = sims(cap);
+    let each: Vec<String> = shapes.iter().zip(&got).map(|((name, _, t, n), s)| format!("{name}: {t:.3} s measured at {n:.1} at once, {s:.3} s modelled")).collect();
+    if cap >= cores {
+        cfg.machine.cpu_capacity = None;
+        rep.notes.push(format!("cpu_capacity: the full {cores} cores fit the mean synthesis times best ({})", each.join("; ")));
+    } else {
+        cfg.machine.cpu_capacity = Some(cap);
+        rep.notes.push(format!(
+            "cpu_capacity = {cap} of {cores} cores: the capacity at which the model's mean synthesis time matches the runs where syntheses overlapped ({})",
+            each.join("; ")
+        ));
+    }
 }
 
 /// The machine of the runs (`RunMeta::machine`, the first run that has it): cores, RAM,
@@ -660,14 +802,32 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
             v
         })
         .collect();
-    for (((_, run), iso), iv) in runs.iter().zip(&isolated).zip(&synth_iv) {
+    // Runs whose syntheses overlapped: (run, measured mean synthesis time, concurrency).
+    let mut targets: Vec<(usize, (f64, f64))> = Vec::new();
+    for (run_i, (((_, run), iso), iv)) in runs.iter().zip(&isolated).zip(&synth_iv).enumerate() {
         pw_seen = pw_seen.max(max_concurrency(iv.iter().copied()));
         // Divide out what the CPU pool's sharing explains (every CPU phase running beside
         // it); the contention fit explains the rest.
+        // (A synthesis that built or waited for the pre-compiled constraints is left out
+        // where others are not: it times the one-off build, not a synthesis.)
+        let pce = pce_intervals(run);
+        let before = contention_samples.len();
+        let mut with_pce = Vec::new();
         for &(i, ms) in iso.iter().filter(|(i, _)| run.spans[*i].kind == SpanKind::Synthesis) {
             let s = &run.spans[i];
-            let n = mean_concurrency(s.start_ns, s.end_ns.unwrap_or(s.start_ns), iv);
-            contention_samples.push((n, ms));
+            let (a, b) = (s.start_ns, s.end_ns.unwrap_or(s.start_ns));
+            let n = mean_concurrency(a, b, iv);
+            if overlaps(&pce, a, b) {
+                with_pce.push((n, ms));
+            } else {
+                contention_samples.push((n, ms));
+            }
+        }
+        if contention_samples.len() == before {
+            contention_samples.extend(with_pce);
+        }
+        if let Some(t) = synthesis_target(run, iv, &pce) {
+            targets.push((run_i, t));
         }
     }
     if contention_samples.is_empty() {
@@ -676,65 +836,81 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     rep.synthesis_samples = contention_samples.len();
     rep.synth_concurrency_min = contention_samples.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
     rep.synth_concurrency_max = contention_samples.iter().map(|x| x.0).fold(0.0, f64::max);
-    let (_t0, mut cont, dropped) = fit_contention(&contention_samples);
-    let deflated: Vec<f64> = contention_samples.iter().map(|(n, t)| t / cont.factor(*n)).collect();
-    cfg.costs.synth = fit(&deflated, false).unwrap_or(Dist::Fixed(mean(&deflated)));
-    if let Some(why) = dropped {
-        rep.notes.push(format!("contention: {why}"));
-    } else if cont.synth_slope == 0.0 {
+    // Syntheses that ran alone, and runs where several overlapped: the model's CPU capacity is
+    // fitted to the latter by simulating them ([`fit_capacity`]), the synthesis cost from the
+    // former; without both, a contention slope fitted to the samples stands in.
+    let lone: Vec<f64> = contention_samples.iter().filter(|(n, _)| *n <= LONE_CONCURRENCY).map(|x| x.1).collect();
+    targets.retain(|(_, (_, conc))| *conc >= CONTENDED_CONCURRENCY);
+    let capacity_targets = if lone.len() >= MIN_LONE_SYNTHESES && !targets.is_empty() {
+        cfg.costs.synth = fit(&lone, false).unwrap_or(Dist::Fixed(mean(&lone)));
+        cfg.contention = Contention::default();
         rep.notes.push(format!(
-            "synthesis concurrency stayed within {:.1}..{:.1}: no contention slope identifiable (slope = 0, knee = the highest concurrency seen); calibrate from several runs at different pw to fit it",
-            rep.synth_concurrency_min, rep.synth_concurrency_max
+            "synthesis: cost from the {} syntheses that ran alone (mean concurrency ≤ {LONE_CONCURRENCY}); what several at once do to each other is the CPU's capacity (below), not a contention slope",
+            lone.len()
         ));
+        targets
     } else {
-        rep.notes.push(format!("contention: synthesis slows by 1 + {:.4} x max(0, n - {:.1})", cont.synth_slope, cont.synth_knee));
-    }
-    // The same contention slows the GPU workers' preparation (campaign 2026-12-02: prep_msm
-    // 8 ms beside one synthesis, ~20 ms beside four to twelve; its CPU time ÷ threads, 3 ms,
-    // explains neither): with a slope, a preparation's isolated time is its derated wall
-    // time ÷ the factor of the syntheses running beside it, and the model slows it likewise.
-    if cont.synth_slope > 0.0 {
-        // Every preparation's new isolated time, ms.
-        let mut iso_prep: Vec<f64> = Vec::new();
-        for ((((_, run), iso), der), iv) in runs.iter().zip(isolated.iter_mut()).zip(&derated).zip(&synth_iv) {
-            // `isolated` is a copy of `derated` (same spans, same order) with some values
-            // replaced: the derated wall time is its twin's.
-            for ((i, ms), &(_, wall)) in iso.iter_mut().zip(der) {
-                let s = &run.spans[*i];
-                if s.kind != SpanKind::PrepMsm {
-                    continue;
-                }
-                let n = mean_concurrency(s.start_ns, s.end_ns.unwrap_or(s.start_ns), iv);
-                *ms = wall / cont.factor(n);
-                iso_prep.push(*ms);
-            }
-        }
-        if !iso_prep.is_empty() {
-            cont.prep = true;
+    let (_t0, mut cont, dropped) = fit_contention(&contention_samples);
+        let deflated: Vec<f64> = contention_samples.iter().map(|(n, t)| t / cont.factor(*n)).collect();
+        cfg.costs.synth = fit(&deflated, false).unwrap_or(Dist::Fixed(mean(&deflated)));
+        if let Some(why) = dropped {
+            rep.notes.push(format!("contention: {why}"));
+        } else if cont.synth_slope == 0.0 {
             rep.notes.push(format!(
-                "contention: the GPU workers' preparation slows by the same factor as the syntheses beside it ({} prep_msm spans: isolated = derated wall time ÷ the factor; contention.prep = true)",
-                iso_prep.len()
+                "synthesis concurrency stayed within {:.1}..{:.1}: no contention slope identifiable (slope = 0, knee = the highest concurrency seen); calibrate from several runs at different pw to fit it",
+                rep.synth_concurrency_min, rep.synth_concurrency_max
             ));
-            // Its demand: the CPU time it measured over that isolated time (the cores it
-            // keeps busy alone), not its pool's threads — a preparation does not use 16
-            // threads for all of its time, and a smaller pool (`prep_threads`) slows it by
-            // what it lacks of that demand only.
-            if let Some(m) = prep.iter().flatten().next() {
-                let iso_ms = mean(&iso_prep);
-                if iso_ms > 0.0 {
-                    let cores = (m.mean_cpu_s * 1e3 / iso_ms).clamp(1.0, m.cores.max(1.0));
-                    rep.notes.push(format!(
-                        "prep: {:.2} thread-s of CPU time over an isolated {iso_ms:.1} ms: prep_cores {:.2} (was {}, its pool's threads)",
-                        m.mean_cpu_s,
-                        cores,
-                        cfg.cpu.prep_cores
-                    ));
-                    cfg.cpu.prep_cores = (cores * 100.0).round() / 100.0;
+        } else {
+            rep.notes.push(format!("contention: synthesis slows by 1 + {:.4} x max(0, n - {:.1})", cont.synth_slope, cont.synth_knee));
+        }
+        // The same contention slows the GPU workers' preparation (campaign 2026-12-02: prep_msm
+        // 8 ms beside one synthesis, ~20 ms beside four to twelve; its CPU time ÷ threads, 3 ms,
+        // explains neither): with a slope, a preparation's isolated time is its derated wall
+        // time ÷ the factor of the syntheses running beside it, and the model slows it likewise.
+        if cont.synth_slope > 0.0 {
+            // Every preparation's new isolated time, ms.
+            let mut iso_prep: Vec<f64> = Vec::new();
+            for ((((_, run), iso), der), iv) in runs.iter().zip(isolated.iter_mut()).zip(&derated).zip(&synth_iv) {
+                // `isolated` is a copy of `derated` (same spans, same order) with some values
+                // replaced: the derated wall time is its twin's.
+                for ((i, ms), &(_, wall)) in iso.iter_mut().zip(der) {
+                    let s = &run.spans[*i];
+                    if s.kind != SpanKind::PrepMsm {
+                        continue;
+                    }
+                    let n = mean_concurrency(s.start_ns, s.end_ns.unwrap_or(s.start_ns), iv);
+                    *ms = wall / cont.factor(n);
+                    iso_prep.push(*ms);
+                }
+            }
+            if !iso_prep.is_empty() {
+                cont.prep = true;
+                rep.notes.push(format!(
+                    "contention: the GPU workers' preparation slows by the same factor as the syntheses beside it ({} prep_msm spans: isolated = derated wall time ÷ the factor; contention.prep = true)",
+                    iso_prep.len()
+                ));
+                // Its demand: the CPU time it measured over that isolated time (the cores it
+                // keeps busy alone), not its pool's threads — a preparation does not use 16
+                // threads for all of its time, and a smaller pool (`prep_threads`) slows it by
+                // what it lacks of that demand only.
+                if let Some(m) = prep.iter().flatten().next() {
+                    let iso_ms = mean(&iso_prep);
+                    if iso_ms > 0.0 {
+                        let cores = (m.mean_cpu_s * 1e3 / iso_ms).clamp(1.0, m.cores.max(1.0));
+                        rep.notes.push(format!(
+                            "prep: {:.2} thread-s of CPU time over an isolated {iso_ms:.1} ms: prep_cores {:.2} (was {}, its pool's threads)",
+                            m.mean_cpu_s,
+                            cores,
+                            cfg.cpu.prep_cores
+                        ));
+                        cfg.cpu.prep_cores = (cores * 100.0).round() / 100.0;
+                    }
                 }
             }
         }
-    }
-    cfg.contention = cont;
+        cfg.contention = cont;
+        Vec::new()
+    };
 
     // ---- shape ----
     let first = &runs[0].1;
@@ -784,6 +960,17 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     }
     let jiv: Vec<(u64, u64)> = job_iv.into_values().collect();
     cfg.pipeline.in_flight = max_concurrency(jiv.iter().copied()).max(1);
+    // The proofscope engine has no cap on proofs in flight: `prove` submits every proof at
+    // once and their partitions queue for the synthesis workers. What a run shows (a pw = 1
+    // run: two proofs overlap) is its pace, not a limit (campaigns of 2026-12-03: taking it
+    // as one held pw 16 to eight syntheses where sixteen ran, +89 %).
+    if first.meta.source == "prover" && cfg.pipeline.in_flight < cfg.pipeline.proofs {
+        rep.notes.push(format!(
+            "in_flight = {} (every proof): the engine admits each submitted proof (at most {} overlapped in {first_name})",
+            cfg.pipeline.proofs, cfg.pipeline.in_flight
+        ));
+        cfg.pipeline.in_flight = cfg.pipeline.proofs;
+    }
     if let Some(l) = first.meta.config.lock {
         cfg.pipeline.lock = l;
         if l != LockMode::TwoLock {
@@ -979,6 +1166,9 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
             "run spread {:.2} % (relative sd of the steady s/proof over {runs_n} runs in {groups} repeated configuration(s)): widens the prediction intervals",
             100.0 * spread
         ));
+    }
+    if !capacity_targets.is_empty() {
+        fit_capacity(runs, &capacity_targets, &mut cfg, &mut rep);
     }
     cfg.name = format!("calibrated from {}", rep.inputs.join(", "));
     tracing::debug!("calibrated from {names}: {} notes; synth {:.1} ms, device {:.1} ms per partition", rep.notes.len(), cfg.costs.synth.mean_ms(), rep.device_time_per_partition_ms);
@@ -1256,6 +1446,70 @@ mod tests {
         // Its demand: CPU time over isolated time, at most its pool's one thread.
         assert_eq!(cal.config.cpu.prep_cores, 1.0);
         assert!(note(&cal, "the GPU workers' preparation slows by the same factor").is_some(), "{:?}", cal.report.notes);
+    }
+
+    #[test]
+    fn the_cpu_capacity_is_recovered_from_runs_simulated_with_it() {
+        // "Measured" runs: the reference model on a host that delivers 6 of its 16 cores,
+        // syntheses of 4 cores and a fixed 2 s, at pw 1 (each synthesis alone) and pw 8
+        // (eight at once ask for 32 cores of 6: each ~5.3x slower). Calibrated on both, the
+        // model takes the synthesis cost from the lone ones and the capacity from the pw 8
+        // run, by simulating it: 6 again (within a step of the grid), no contention slope.
+        let mut truth = default_base();
+        truth.machine.cpu_capacity = Some(6.0);
+        truth.cpu.synth_cores = 4.0;
+        // (The other CPU phases on one core each: the lone syntheses' isolated times are
+        // derated at the machine's cores, not at the capacity being fitted, so a phase the
+        // capacity slows beside them would stay in their cost. At 2^22 on the H200 the
+        // preparation beside a lone synthesis is 15 ms of its 280.)
+        truth.cpu.prep_cores = 1.0;
+        truth.cpu.finalize_cores = 1.0;
+        truth.costs.synth = Dist::Fixed(2000.0);
+        truth.contention = Contention::default();
+        truth.pipeline.proofs = 6;
+        truth.pipeline.in_flight = 6;
+        truth.pipeline.partitions = 4;
+        let run_at = |pw: u32| {
+            let mut c = truth.clone();
+            c.pipeline.pw = pw;
+            crate::simulate(&c, crate::Options { record: true }).run.expect("a recorded run")
+        };
+        let runs = vec![("pw1".to_string(), run_at(1)), ("pw8".to_string(), run_at(8))];
+        let cal = calibrate(&runs, &default_base()).unwrap();
+        let c = &cal.config;
+        let cap = c.machine.cpu_capacity.unwrap_or_else(|| panic!("no capacity fitted: {:?}", cal.report.notes));
+        assert!((cap - 6.0).abs() <= 0.5, "capacity {cap}: {:?}", cal.report.notes);
+        assert_eq!(c.contention.synth_slope, 0.0);
+        assert!((c.costs.synth.mean_ms() - 2000.0).abs() < 100.0, "{:?}", c.costs.synth);
+        assert!(note(&cal, "ran alone").is_some() && note(&cal, "cpu_capacity =").is_some(), "{:?}", cal.report.notes);
+        // Without syntheses alone (the pw 8 run only), a contention slope stands in.
+        let cal = calibrate(&runs[1..], &default_base()).unwrap();
+        assert_eq!(cal.config.machine.cpu_capacity, default_base().machine.cpu_capacity);
+        assert!(note(&cal, "cpu_capacity =").is_none());
+    }
+
+    #[test]
+    fn a_prover_run_keeps_every_proof_in_flight() {
+        // paired_run has one proof; two proofs, the second's syntheses after the first's:
+        // at most one in flight in the run, yet the engine admits both (it takes every
+        // submitted proof).
+        let mut run = paired_run(Some(2), false);
+        let extra: Vec<Span> = run.spans.iter().map(|s| {
+            let mut t = s.clone();
+            t.job = Some("proof-0001".into());
+            t.start_ns += 2_000_000_000;
+            t.end_ns = t.end_ns.map(|e| e + 2_000_000_000);
+            t
+        }).collect();
+        run.spans.extend(extra);
+        run.normalize();
+        let cal = calibrate(&[("run".into(), run.clone())], &default_base()).unwrap();
+        assert_eq!((cal.config.pipeline.proofs, cal.config.pipeline.in_flight), (2, 2), "{:?}", cal.report.notes);
+        assert!(note(&cal, "in_flight = 2 (every proof)").is_some(), "{:?}", cal.report.notes);
+        // Another producer's run keeps what it shows.
+        run.meta.source = "cuzk".into();
+        let cal = calibrate(&[("run".into(), run)], &default_base()).unwrap();
+        assert_eq!(cal.config.pipeline.in_flight, 1);
     }
 
     #[test]

@@ -150,8 +150,16 @@ fn default_seed() -> u64 {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Machine {
-    /// Host CPU cores shared by synthesis, prep and finalisation.
+    /// Host CPU cores shared by synthesis, prep and finalisation (threads: a phase never
+    /// asks for more).
     pub cpu_cores: f64,
+    /// The CPU work the host delivers per second when its cores are oversubscribed, in
+    /// isolated-core units (each phase's costs are its times alone): below `cpu_cores` where
+    /// the cores do not add up — the H200 host, a KVM guest of 16 vCPUs, delivered about 7
+    /// (campaigns of 2026-12-03 at 2^22: one synthesis alone 0.29 s, eight at once 1.2 s
+    /// each). Absent = `cpu_cores`; `calibrate` fits it by simulating its runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_capacity: Option<f64>,
     /// Host memory bandwidth, GB/s (processor-shared by the memory-bound phases).
     pub mem_bandwidth_gbs: f64,
     /// Host RAM capacity, GiB.
@@ -162,6 +170,13 @@ pub struct Machine {
     pub vram_gib: f64,
     /// Host-to-device bandwidth per GPU, GB/s (PCIe).
     pub pcie_gbs: f64,
+}
+
+impl Machine {
+    /// The cores' capacity of the processor sharing: `cpu_capacity`, at most `cpu_cores`.
+    pub fn capacity(&self) -> f64 {
+        self.cpu_capacity.map_or(self.cpu_cores, |c| c.min(self.cpu_cores))
+    }
 }
 
 pub use timeline::event::LockMode;
@@ -763,6 +778,12 @@ impl Config {
         };
         let atleast1 = |f: &str, v: u32| if v >= 1 { Ok(()) } else { Err(invalid(f, format!("must be at least 1 (got {v})"))) };
         pos("machine.cpu_cores", m.cpu_cores)?;
+        if let Some(c) = m.cpu_capacity {
+            pos("machine.cpu_capacity", c)?;
+            if c > m.cpu_cores {
+                return Err(invalid("machine.cpu_capacity", format!("{c} exceeds machine.cpu_cores ({})", m.cpu_cores)));
+            }
+        }
         pos("machine.mem_bandwidth_gbs", m.mem_bandwidth_gbs)?;
         pos("machine.ram_gib", m.ram_gib)?;
         atleast1("machine.gpus", m.gpus)?;
@@ -1086,6 +1107,7 @@ impl Config {
             }
             "machine.vram_gib" => self.machine.vram_gib = f64v()?,
             "machine.cpu_cores" => self.machine.cpu_cores = f64v()?,
+            "machine.cpu_capacity" => self.machine.cpu_capacity = if v == "none" { None } else { Some(f64v()?) },
             "machine.mem_bandwidth_gbs" => self.machine.mem_bandwidth_gbs = f64v()?,
             "machine.pcie_gbs" => self.machine.pcie_gbs = f64v()?,
             "contention.synth_slope" => self.contention.synth_slope = f64v()?,
@@ -1103,7 +1125,7 @@ impl Config {
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
     "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send", "prep_threads",
-    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "bandwidth", "pcie", "slope", "knee", "prep_contention", "b_g2_msm", "msm_b_g2", "seed",
+    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "capacity", "bandwidth", "pcie", "slope", "knee", "prep_contention", "b_g2_msm", "msm_b_g2", "seed",
 ];
 
 /// Map a short or long key to its `section.field` name.
@@ -1129,6 +1151,7 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "vram_budget" | "vram_budget_gib" | "memory.vram_budget_gib" => "memory.vram_budget_gib",
         "vram" | "vram_gib" | "machine.vram_gib" => "machine.vram_gib",
         "cores" | "cpu_cores" | "machine.cpu_cores" => "machine.cpu_cores",
+        "capacity" | "cpu_capacity" | "machine.cpu_capacity" => "machine.cpu_capacity",
         "bandwidth" | "mem_bandwidth_gbs" | "machine.mem_bandwidth_gbs" => "machine.mem_bandwidth_gbs",
         "pcie" | "pcie_gbs" | "machine.pcie_gbs" => "machine.pcie_gbs",
         "slope" | "synth_slope" | "contention.synth_slope" => "contention.synth_slope",

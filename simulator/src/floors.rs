@@ -168,8 +168,10 @@ pub fn compute(cfg: &Config) -> Floors {
     push("pcie", parts * (m.upload + stream) / gpus, true);
     // The kernel region: kernels, and the streamed parameters beside or before them.
     let region = if cfg.memory.params_stream_overlap { m.kernels.max(stream) } else { m.kernels + stream };
-    let core_s = m.synth * d.synth_cores + m.prep * d.prep_cores + fin * d.finalize_cores;
-    push("cpu cores", parts * core_s / cfg.machine.cpu_cores, true);
+    // (No phase asks for more than the cores' capacity: the pool holds demands to it.)
+    let cap = cfg.machine.capacity();
+    let core_s = m.synth * d.synth_cores.min(cap) + m.prep * d.prep_cores.min(cap) + fin * d.finalize_cores.min(cap);
+    push("cpu cores", parts * core_s / cap, true);
     let mut bw_gb = m.synth * d.synth_bw_gbs + m.prep * d.prep_bw_gbs + fin * d.finalize_bw_gbs;
     if d.uploads_use_host_bandwidth {
         bw_gb += m.upload * cfg.machine.pcie_gbs;
@@ -211,7 +213,7 @@ pub fn compute(cfg: &Config) -> Floors {
     if let (true, Some(f)) = (p.split_finalize, p.finalizers) {
         // Each finaliser runs one partition's G2 MSM + epilogue at a time, at best at its
         // isolated speed (or at the CPU's, if its core demand exceeds the machine).
-        let speed = (cfg.machine.cpu_cores / (d.finalize_cores * f as f64)).min(1.0);
+        let speed = (cfg.machine.capacity() / (d.finalize_cores.min(cfg.machine.capacity()) * f as f64)).min(1.0);
         push("finalizers", parts * fin / (f as f64 * speed), false);
     }
 

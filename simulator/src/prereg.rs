@@ -161,8 +161,8 @@ fn set(cfg: &mut Config, changes: &mut Vec<String>, key: &str, value: &str) -> R
 }
 
 /// The pipeline part of [`apply`], as `--set` pairs of the model: `pw`, `gw`, `lock`, `split`,
-/// `finalizers`, `c` (proofs), `partitions`, the engine's defaults `queue=1` and
-/// `permit_until_send=true`, with the CUDA backend `prestage` = (lock is `kernels`), the
+/// `finalizers`, `c` (proofs) and `j` = `c` (the engine admits every submitted proof),
+/// `partitions`, the engine's defaults `queue=1` and `permit_until_send=true`, the
 /// `prep_threads` knob as the model's `prep_threads`, and with `two_lock`
 /// `device_global_sync=false` (this engine's allocation path does not synchronise the device).
 /// The
@@ -176,13 +176,18 @@ pub fn pipeline_sets(g: &GridLine, w: &Workload) -> Vec<(&'static str, String)> 
         ("split", g.split.to_string()),
         ("finalizers", g.finalizers.to_string()),
         ("c", w.proofs.to_string()),
+        // The engine takes every submitted proof at once (`prove` submits them all; its
+        // partitions queue for the synthesis workers): no cap on proofs in flight.
+        ("j", w.proofs.to_string()),
         ("partitions", w.partitions.to_string()),
         ("queue", "1".to_string()),
         ("permit_until_send", "true".to_string()),
     ];
-    if w.backend == "cuda" {
-        s.push(("prestage", (g.lock == "kernels").to_string()));
-    }
+    // (No `prestage`: the calibrated model's stands. `calibrate` serialises a CUDA prover's
+    // uploads with the kernels, as measured: an upload beside another worker's locked kernels
+    // queues behind them. Setting it for `kernels` here, as campaigns before 2026-12-03 did,
+    // overlapped them again: every contended configuration of the four 2^22 campaigns of
+    // that day predicted 5–10 % fast.)
     if let Some(n) = g.knob("prep_threads") {
         s.push(("prep_threads", n.to_string()));
     }
@@ -205,13 +210,29 @@ pub fn pipeline_sets(g: &GridLine, w: &Workload) -> Vec<(&'static str, String)> 
 /// each query in chunks from pageable memory, one MSM after another, without lanes.
 pub const TIGHT_STREAM_GBS: f64 = 2.5;
 
+/// Each synthesis on a pool of `n` threads of its own (the engine's `synthesis_threads`):
+/// below the calibrated demand d of a synthesis (`cpu.synth_cores`), demand n and the work ×
+/// d/n (the same core-seconds on n threads); at or above d, nothing (the model has no faster
+/// synthesis for more threads). Returns the change in words.
+pub fn synthesis_threads(cfg: &mut Config, n: f64) -> String {
+    let d = cfg.cpu.synth_cores;
+    if n < d {
+        cfg.cpu.synth_cores = n;
+        cfg.costs.synth = cfg.costs.synth.scaled(d / n);
+        format!("synthesis_threads={n}: cpu.synth_cores {d} -> {n}, costs.synth x {:.4} (the same core-seconds on {n} threads)", d / n)
+    } else {
+        format!("synthesis_threads={n}: at or above the calibrated demand of a synthesis (cpu.synth_cores {d}): model unchanged")
+    }
+}
+
 /// The calibrated model told what the engine is told for this configuration; returns every
 /// change, in words where it is not a plain `--set`. The mapping:
-/// - pipeline: `pw`, `gw`, `lock`, `split`, `finalizers`, `c` (proofs), `partitions`; the
+/// - pipeline: `pw`, `gw`, `lock`, `split`, `finalizers`, `c` (proofs, all in flight: `j`),
+///   `partitions`; the
 ///   engine's defaults the runs keep, which a calibration cannot see in a timeline: `queue=1`
 ///   (`queue_capacity`) and `permit_until_send=true` (a synthesis worker stays blocked until
-///   the queue takes its partition, holding its memory); with the CUDA backend `prestage` =
-///   (lock is `kernels`) ([`pipeline_sets`], which scripts/campaign-analyze.sh uses too);
+///   the queue takes its partition, holding its memory) ([`pipeline_sets`], which
+///   scripts/campaign-analyze.sh uses too); the model's `prestage` as calibrated;
 /// - `threads=N` below the calibrated demand d of a synthesis (`cpu.synth_cores`): demand N
 ///   and the synthesis' work × d/N (the same core-seconds on N threads); at or above d,
 ///   nothing (the model has no faster synthesis for more threads);
@@ -228,14 +249,7 @@ pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>
         set(cfg, &mut ch, k, &v)?;
     }
     if let Some(n) = g.num("threads")? {
-        let d = cfg.cpu.synth_cores;
-        if n < d {
-            cfg.cpu.synth_cores = n;
-            cfg.costs.synth = cfg.costs.synth.scaled(d / n);
-            ch.push(format!("synthesis_threads={n}: cpu.synth_cores {d} -> {n}, costs.synth x {:.4} (the same core-seconds on {n} threads)", d / n));
-        } else {
-            ch.push(format!("synthesis_threads={n}: at or above the calibrated demand of a synthesis (cpu.synth_cores {d}): model unchanged"));
-        }
+        ch.push(synthesis_threads(cfg, n));
     }
     match (g.num("ram_gib")?, g.num("ram_parts")?) {
         (Some(b), Some(k)) => {
@@ -598,11 +612,12 @@ mod tests {
     fn the_knobs_change_the_model_as_documented() {
         let g = parse_grid(GRID).unwrap();
         let w = workload();
-        // Pipeline and prestage (cuda, kernels lock).
+        // Pipeline: every proof in flight; the calibrated prestage kept (cuda, kernels lock).
         let mut c = model();
+        let prestage = c.pipeline.prestage;
         let ch = apply(&mut c, &g[0], &w).unwrap();
-        assert_eq!(ch, ["pw=4", "gw=2", "lock=kernels", "split=true", "finalizers=1", "c=10", "partitions=4", "queue=1", "permit_until_send=true", "prestage=true"]);
-        assert_eq!((c.pipeline.pw, c.pipeline.proofs, c.pipeline.partitions, c.pipeline.prestage), (4, 10, 4, true));
+        assert_eq!(ch, ["pw=4", "gw=2", "lock=kernels", "split=true", "finalizers=1", "c=10", "j=10", "partitions=4", "queue=1", "permit_until_send=true"]);
+        assert_eq!((c.pipeline.pw, c.pipeline.proofs, c.pipeline.in_flight, c.pipeline.partitions, c.pipeline.prestage), (4, 10, 10, 4, prestage));
         assert_eq!((c.pipeline.queue_capacity, c.pipeline.permit_until_send), (Some(1), true));
         // The pipeline part is pipeline_sets (what `campaign sets` prints), each pair a `--set`.
         let sets: Vec<String> = pipeline_sets(&g[0], &w).into_iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -612,7 +627,7 @@ mod tests {
             by_sets.set(k, &v).unwrap();
         }
         assert_eq!(by_sets, c);
-        assert!(!pipeline_sets(&g[0], &Workload { backend: "cpu".into(), ..workload() }).iter().any(|(k, _)| *k == "prestage"));
+        assert!(!pipeline_sets(&g[0], &w).iter().any(|(k, _)| *k == "prestage"));
         // threads=2 under a demand of 4 cores: demand 2, work × 2 (same core-seconds).
         let mut c = model();
         let ch = apply(&mut c, &g[1], &w).unwrap();
@@ -650,9 +665,7 @@ mod tests {
         assert_eq!((c.memory.vram_budget_gib, c.memory.params_vram_gib, c.memory.call_vram_gib, c.memory.vram_baseline_gib), (Some(1.2), 0.34, 0.1, 0.0));
         assert!(c.params_streamed());
         assert_eq!(c.memory.params_stream_gbs, Some(TIGHT_STREAM_GBS), "tight calls stream at the engine's measured rate");
-        // Whole lock on cuda: no prestage; knobs that go together.
-        let mut c = model();
-        assert!(apply(&mut c, &g[4], &w).unwrap().contains(&"prestage=false".to_string()));
+        // Knobs that go together.
         let lone = parse_grid("r 1 1 whole false 1 ram_gib=2").unwrap();
         assert!(apply(&mut model(), &lone[0], &w).unwrap_err().contains("go together"));
     }

@@ -67,7 +67,7 @@ pub struct SimResult {
     pub latency_mean_s: f64,
     pub latency_max_s: f64,
     pub gpus: Vec<GpuUtil>,
-    /// Mean busy fraction of the CPU cores over the run.
+    /// Mean busy fraction of the CPU cores' capacity (`machine.cpu_capacity`) over the run.
     pub cpu_util: f64,
     /// Mean fraction of the host memory bandwidth drawn over the run.
     pub bandwidth_util: f64,
@@ -225,7 +225,7 @@ impl SimResult {
         for n in &self.vram_notes {
             let _ = writeln!(s, "device memory   {n}");
         }
-        let _ = writeln!(s, "cpu             {:.1}% of cores, {:.1}% of memory bandwidth", 100.0 * self.cpu_util, 100.0 * self.bandwidth_util);
+        let _ = writeln!(s, "cpu             {:.1}% of the cores' capacity, {:.1}% of memory bandwidth", 100.0 * self.cpu_util, 100.0 * self.bandwidth_util);
         let _ = writeln!(s, "workers         pw busy {:.1}%, gw busy {:.1}%", 100.0 * self.pw_util, 100.0 * self.gw_util);
         match (self.ram_budget_gib, self.peak_reserved_gib) {
             (Some(b), Some(r)) => {

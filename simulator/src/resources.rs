@@ -4,7 +4,9 @@
 //!   server. Every running CPU phase (synthesis, prep, G2 MSM, epilogue) declares the
 //!   cores and GB/s it would use alone; when the running phases ask for more cores or
 //!   bandwidth than the machine has, each progresses at capacity/demand of its isolated
-//!   speed (the most oversubscribed of the two wins). Syntheses are further slowed by the
+//!   speed (the most oversubscribed of the two wins). The cores' capacity is the machine's
+//!   `cpu_capacity` (what the host delivers, fitted by `calibrate`; a KVM guest's 16 vCPUs
+//!   gave about 7), and no task asks for more than it. Syntheses are further slowed by the
 //!   contention factor 1 + slope·max(0, n − knee) of [`Contention`] (and, with its `prep`,
 //!   the GPU workers' CPU steps too, by the syntheses running beside them). The GPU workers' CPU
 //!   steps can be held to a pool of their own ([`CpuPool::with_worker_pool`], the engine's
@@ -177,9 +179,11 @@ impl CpuPool {
         self.version += 1;
     }
 
-    /// Start a task of `work_ns` isolated nanoseconds.
+    /// Start a task of `work_ns` isolated nanoseconds. Its demand is held to the pool's cores:
+    /// a task alone runs at its isolated speed whatever it asks for.
     pub fn start(&mut self, now: u64, work_ns: u64, cores: f64, bw: f64, synth: bool, owner: Owner) {
         self.advance(now);
+        let cores = cores.min(self.cores);
         self.tasks.push(Task { remaining: work_ns as f64, cores, bw, synth, owner });
         self.sum_cores += cores;
         self.sum_bw += bw;
@@ -314,6 +318,29 @@ mod tests {
         assert_eq!(p.complete_due(t), vec![Owner::Worker(0)]);
         let (t2, _) = p.next_wake(t).unwrap();
         assert_eq!(t2, 4_000_000_000);
+    }
+
+    #[test]
+    fn the_capacity_is_shared_and_no_task_asks_for_more_than_it() {
+        // A capacity of 8 (a 16-vCPU guest delivering 8 cores' worth): four syntheses of 4
+        // cores ask for 16, so each runs at 8/16 = 0.5 of its isolated speed: 1 s of work
+        // takes 2 s. No contention factor (slope 0).
+        let mut p = CpuPool::new(8.0, 1000.0, Contention::default());
+        for i in 0..4 {
+            p.start(0, 1_000_000_000, 4.0, 0.0, true, Owner::Synth(i));
+        }
+        assert!((p.synth_rate() - 0.5).abs() < 1e-12);
+        assert_eq!(p.next_wake(0).unwrap().0, 2_000_000_000);
+        assert_eq!(p.complete_due(2_000_000_000).len(), 4);
+        assert!((p.core_seconds() - 16.0).abs() < 1e-6, "{}", p.core_seconds());
+        // A task asking for 12 cores alone is held to the 8 there are, not slowed to 8/12:
+        // its cost is its time alone.
+        let mut p = CpuPool::new(8.0, 1000.0, Contention::default());
+        p.start(0, 1_000_000_000, 12.0, 0.0, false, Owner::Worker(0));
+        assert_eq!(p.next_wake(0).unwrap().0, 1_000_000_000);
+        // Beside a synthesis of 4: 8 + 4 on 8, each at 2/3.
+        p.start(0, 1_000_000_000, 4.0, 0.0, true, Owner::Synth(0));
+        assert_eq!(p.next_wake(0).unwrap().0, 1_500_000_000);
     }
 
     #[test]

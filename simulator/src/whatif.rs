@@ -89,11 +89,11 @@ pub fn changes(base: &Config, levels_pct: &[f64]) -> Vec<(String, String, Config
     }
     for &x in levels_pct {
         let mut c = base.clone();
-        c.machine.cpu_cores *= 1.0 + x / 100.0;
+        more_cores(&mut c, 1.0 + x / 100.0);
         out.push(("cpu_cores".into(), format!("{x} % more ({:.0})", c.machine.cpu_cores), c));
     }
     let mut c = base.clone();
-    c.machine.cpu_cores *= 2.0;
+    more_cores(&mut c, 2.0);
     out.push(("cpu_cores".into(), format!("2× ({:.0})", c.machine.cpu_cores), c));
     for (change, gpus) in [("+1", base.machine.gpus + 1), ("2×", base.machine.gpus * 2)] {
         if change == "2×" && base.machine.gpus == 1 {
@@ -171,6 +171,14 @@ impl WhatIf {
             s.push_str(&format!("| {} | {} | {} | {} | {} |\n", r.lever, r.change, f(r.steady_state_s_per_proof), gain, bind));
         }
         s
+    }
+}
+
+/// The machine with `f` times the cores: the capacity they deliver scales with them.
+fn more_cores(c: &mut Config, f: f64) {
+    c.machine.cpu_cores *= f;
+    if let Some(cap) = c.machine.cpu_capacity.as_mut() {
+        *cap *= f;
     }
 }
 

@@ -86,3 +86,27 @@ fn the_docs_table_lists_every_example_config() {
         assert!(section.contains(&format!("`{name}`")), "docs/reference/simulator.md#example-configs does not list {name}");
     }
 }
+
+#[test]
+fn the_cpu_capacity_is_set_validated_and_scaled_by_the_cores_what_if() {
+    let mut c = Config::load(&dir().join("phase12.toml")).unwrap();
+    let cores = c.machine.cpu_cores;
+    assert_eq!(c.machine.capacity(), cores, "absent: the cores");
+    c.set("capacity", "7").unwrap();
+    assert_eq!((c.machine.cpu_capacity, c.machine.capacity()), (Some(7.0), 7.0));
+    c.validate().unwrap();
+    // Fewer cores delivered: the same configuration is no faster.
+    let slow = simulate(&c, Options::default()).result.total_s_per_proof;
+    c.set("machine.cpu_capacity", "none").unwrap();
+    let fast = simulate(&c, Options::default()).result.total_s_per_proof;
+    assert!(slow >= fast, "{slow} vs {fast}");
+    // More than the cores: refused, naming the field.
+    c.set("capacity", &(cores + 1.0).to_string()).unwrap();
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.contains("machine.cpu_capacity") && e.contains("exceeds machine.cpu_cores"), "{e}");
+    // The what-if of more cores scales the capacity with them.
+    c.set("capacity", "7").unwrap();
+    let w = simulator::whatif::changes(&c, &[50.0]);
+    let (_, _, more) = w.iter().find(|(k, _, _)| k == "cpu_cores").unwrap();
+    assert_eq!((more.machine.cpu_cores, more.machine.cpu_capacity), (cores * 1.5, Some(10.5)));
+}

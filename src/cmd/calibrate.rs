@@ -1,7 +1,8 @@
 //! `proofscope calibrate LOG [LOG...] -o DIR [--base CONFIG]`: fit the per-phase
-//! costs and the synthesis contention of a model from measured timelines (cuzk logs or
-//! our JSON lines), so that `simulate` and `sweep` can predict other configurations of
-//! the same machine. Several logs at different pw identify the contention slope. Writes
+//! costs and the host's CPU capacity (or a synthesis contention slope) of a model from
+//! measured timelines (cuzk logs or our JSON lines), so that `simulate` and `sweep` can
+//! predict other configurations of the same machine. Logs at different pw, one with
+//! syntheses alone, identify the capacity. Writes
 //! `DIR/model.toml` (the model, with the fit notes in its header) and prints the fit.
 
 use std::path::{Path, PathBuf};
@@ -115,6 +116,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         c.costs.b_g2_msm.mean_ms(),
         c.costs.epilogue.mean_ms()
     );
+    println!("cpu capacity: {:.2} of {} cores", c.machine.capacity(), c.machine.cpu_cores);
     println!("contention: knee {:.1}, slope {:.4}", c.contention.synth_knee, c.contention.synth_slope);
     for n in &cal.report.notes {
         println!("note: {n}");
