@@ -482,6 +482,36 @@ fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &m
     }
 }
 
+/// The model's error where it was fitted (`uncertainty.model_error`): each run simulated at
+/// its shape ([`run_shape`]), the RMS of the relative errors of its steady s/proof (from
+/// partition completions, as [`steady_from_partitions`] measures it). The intervals carry it
+/// beside the run spread: a model that misses its own calibration runs by 10 % is not surer
+/// than that elsewhere (campaigns of 2026-12-03: 80 % intervals from the replications and the
+/// run spread alone held 25–50 % of the measured runs).
+fn model_error(runs: &[(String, Run)], cfg: &mut Config, rep: &mut FitReport) {
+    let mut errs = Vec::new();
+    let mut each = Vec::new();
+    for (name, run) in runs {
+        let Some(measured) = steady_from_partitions(run) else { continue };
+        let modelled = crate::simulate(&run_shape(cfg, run), crate::Options { record: false }).result.steady_partitions_s_per_proof;
+        if measured > 0.0 && modelled > 0.0 {
+            let e = modelled / measured - 1.0;
+            errs.push(e * e);
+            each.push(format!("{name} {:+.1} %", 100.0 * e));
+        }
+    }
+    if errs.is_empty() {
+        return;
+    }
+    let rms = mean(&errs).sqrt().min(1.0);
+    cfg.uncertainty.model_error = (rms * 1e4).round() / 1e4;
+    rep.notes.push(format!(
+        "model error {:.2} % (RMS of the model's steady s/proof against each calibration run, simulated at its shape: {}): widens the prediction intervals beside the run spread",
+        100.0 * rms,
+        each.join(", ")
+    ));
+}
+
 /// The machine of the runs (`RunMeta::machine`, the first run that has it): cores, RAM,
 /// device memory (the smallest device), memory bandwidth when probed. What the meta does not
 /// say stays the base config's and is listed in `assumed_machine` and in a note; the GPU
@@ -1170,6 +1200,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     if !capacity_targets.is_empty() {
         fit_capacity(runs, &capacity_targets, &mut cfg, &mut rep);
     }
+    model_error(runs, &mut cfg, &mut rep);
     cfg.name = format!("calibrated from {}", rep.inputs.join(", "));
     tracing::debug!("calibrated from {names}: {} notes; synth {:.1} ms, device {:.1} ms per partition", rep.notes.len(), cfg.costs.synth.mean_ms(), rep.device_time_per_partition_ms);
     Ok(Calibration { config: cfg, report: rep })
@@ -1482,6 +1513,17 @@ mod tests {
         assert_eq!(c.contention.synth_slope, 0.0);
         assert!((c.costs.synth.mean_ms() - 2000.0).abs() < 100.0, "{:?}", c.costs.synth);
         assert!(note(&cal, "ran alone").is_some() && note(&cal, "cpu_capacity =").is_some(), "{:?}", cal.report.notes);
+        // Its own error on the two runs, simulated at their shapes, kept for the intervals:
+        // small, not 0 (the timelines do not give back every cost of the truth exactly:
+        // the device work is rebuilt from its spans; 6–7 % on these).
+        assert!(c.uncertainty.model_error > 0.0 && c.uncertainty.model_error < 0.1, "{}: {:?}", c.uncertainty.model_error, note(&cal, "model error"));
+        // A model whose syntheses are 30 % slow misses the runs by more (by less than 30 %:
+        // the reference's 3.7 s of device work per partition binds them in part).
+        let mut off = c.clone();
+        off.costs.synth = off.costs.synth.scaled(1.3);
+        let mut rep = FitReport::default();
+        model_error(&runs, &mut off, &mut rep);
+        assert!(off.uncertainty.model_error > c.uncertainty.model_error + 0.02, "{} vs {}: {:?}", off.uncertainty.model_error, c.uncertainty.model_error, rep.notes);
         // Without syntheses alone (the pw 8 run only), a contention slope stands in.
         let cal = calibrate(&runs[1..], &default_base()).unwrap();
         assert_eq!(cal.config.machine.cpu_capacity, default_base().machine.cpu_capacity);

@@ -135,6 +135,16 @@ pub struct Uncertainty {
     /// configuration; 0: only the replications' spread.
     #[serde(default)]
     pub run_spread: f64,
+    /// The model's own error where it was fitted, as a relative standard deviation: `calibrate`
+    /// simulates each calibration run at its shape and takes the RMS of the relative errors of
+    /// its steady s/proof (an underestimate of the error elsewhere); added to the run spread in
+    /// quadrature. 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub model_error: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl Uncertainty {
@@ -951,6 +961,10 @@ impl Config {
         let rs = self.uncertainty.run_spread;
         if !(rs.is_finite() && (0.0..=1.0).contains(&rs)) {
             return Err(invalid("uncertainty.run_spread", format!("must be a relative standard deviation between 0 and 1 (got {rs})")));
+        }
+        let me = self.uncertainty.model_error;
+        if !(me.is_finite() && (0.0..=1.0).contains(&me)) {
+            return Err(invalid("uncertainty.model_error", format!("must be a relative standard deviation between 0 and 1 (got {me})")));
         }
         Ok(())
     }

@@ -9,8 +9,9 @@
 //!
 //! 1. p10, p50, p90 over the N replications (seeds `seed`, `seed + 1`, …; linear
 //!    interpolation between order statistics);
-//! 2. the run spread s (relative standard deviation, `uncertainty.run_spread`) adds, in
-//!    quadrature, a half-width of z · s · p50 with z = 1.2816 (the normal's 90th
+//! 2. the run spread r (relative standard deviation, `uncertainty.run_spread`) and the
+//!    model's error on its calibration runs m (`uncertainty.model_error`) make s = √(r² + m²),
+//!    which adds, in quadrature, a half-width of z · s · p50 with z = 1.2816 (the normal's 90th
 //!    percentile): lo = p50 − √((p50 − p10)² + (z·s·p50)²), hi = p50 + √((p90 − p50)² + (z·s·p50)²).
 //!
 //! [lo, hi] is the nominal 80 % interval; `campaign score` reports the share of measured
@@ -62,6 +63,9 @@ pub struct Interval {
     pub infeasible: u32,
     /// The run spread used (relative sd), and where it came from.
     pub run_spread: f64,
+    /// The model's error on its calibration runs used (relative sd; 0 when not calibrated).
+    #[serde(default)]
+    pub model_error: f64,
     pub total_s_per_proof: Band,
     pub steady_state_s_per_proof: Band,
     pub steady_partitions_s_per_proof: Band,
@@ -113,12 +117,14 @@ pub fn replicate(cfg: &Config, n: u32) -> Option<Interval> {
     if ok.is_empty() {
         return None;
     }
-    let s = cfg.uncertainty.run_spread;
+    let u = &cfg.uncertainty;
+    let s = u.run_spread.hypot(u.model_error);
     let f = |g: fn(&SimResult) -> f64| band(&ok.iter().map(|r| g(r)).collect::<Vec<_>>(), s);
     Some(Interval {
         replications: ok.len() as u32,
         infeasible: n - ok.len() as u32,
-        run_spread: s,
+        run_spread: u.run_spread,
+        model_error: u.model_error,
         total_s_per_proof: f(|r| r.total_s_per_proof),
         steady_state_s_per_proof: f(|r| r.steady_state_s_per_proof),
         steady_partitions_s_per_proof: f(|r| r.steady_partitions_s_per_proof),
@@ -147,5 +153,21 @@ mod tests {
         assert!((b.hi - (5.0 + (16.0f64 + 0.6408 * 0.6408).sqrt())).abs() < 1e-12);
         assert!(b.contains(5.0) && !b.contains(9.5));
         assert_eq!(b.around(10.0).0, 10.0 * b.lo / 5.0);
+    }
+
+    #[test]
+    fn the_model_error_widens_the_interval_beside_the_run_spread() {
+        // Fixed costs (every replication alike), run spread 3 %, model error 4 %: together 5 %
+        // (√(3² + 4²)), a half-width of 1.2816 × 0.05 × p50.
+        let mut c = crate::calibrate::default_base();
+        c.pipeline.proofs = 4;
+        c.pipeline.in_flight = 4;
+        c.uncertainty.run_spread = 0.03;
+        c.uncertainty.model_error = 0.04;
+        let iv = replicate(&c, 4).unwrap();
+        let b = iv.total_s_per_proof;
+        assert_eq!(b.p10, b.p90, "fixed costs: {b:?}");
+        assert!((b.hi - b.p50 - Z80 * 0.05 * b.p50).abs() < 1e-9 * b.p50, "{b:?}");
+        assert_eq!((iv.run_spread, iv.model_error), (0.03, 0.04));
     }
 }

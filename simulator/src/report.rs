@@ -192,7 +192,7 @@ impl SimResult {
                 let (t, st) = (&iv.total_s_per_proof, &iv.steady_state_s_per_proof);
                 let _ = writeln!(
                     s,
-                    "80% interval    total {:.2}–{:.2}, steady {:.2}–{:.2} s/proof ({} replications, p50 {:.2} / {:.2}, run spread {:.1}%)",
+                    "80% interval    total {:.2}–{:.2}, steady {:.2}–{:.2} s/proof ({} replications, p50 {:.2} / {:.2}, run spread {:.1}%, model error {:.1}%)",
                     t.lo,
                     t.hi,
                     st.lo,
@@ -200,7 +200,8 @@ impl SimResult {
                     iv.replications,
                     t.p50,
                     st.p50,
-                    100.0 * iv.run_spread
+                    100.0 * iv.run_spread,
+                    100.0 * iv.model_error
                 );
             }
         } else {
