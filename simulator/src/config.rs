@@ -313,6 +313,16 @@ pub struct Memory {
     pub abc_gib: Option<f64>,
     #[serde(default)]
     pub early_release: bool,
+    /// What the process holds of what it reserves: the model's RSS (its `rss_bytes` counter,
+    /// the peak a campaign scores) is `rss_offset_gib` + `rss_per_reserved` × the reserved
+    /// memory (which alone decides admission). Absent: 1 and 0 (RSS = reserved). `calibrate`
+    /// fits both from its runs' peaks of the two counters (the engine reserves a partition's
+    /// whole working set and the parameters' host copy, and touches less: at 2^22 on the H200,
+    /// 6.2 GiB resident at a reserved peak of 7.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_per_reserved: Option<f64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rss_offset_gib: f64,
     /// One byte budget for everything on the host (the cuzk daemon's `memory.total_budget`):
     /// resident items plus every partition's reservation. A synthesis starts only when its
     /// reservation fits (else it waits: a `ram_wait` span). `"auto"` = machine RAM −
@@ -577,6 +587,13 @@ impl Contention {
         } else {
             1.0
         }
+    }
+}
+
+impl Memory {
+    /// The process's resident memory, GiB, for `reserved` GiB reserved (see `rss_per_reserved`).
+    pub fn rss_of(&self, reserved: f64) -> f64 {
+        (self.rss_offset_gib + self.rss_per_reserved.unwrap_or(1.0) * reserved).max(0.0)
     }
 }
 
@@ -880,6 +897,14 @@ impl Config {
         let (part, abc) = (self.partition_gib(), self.abc_gib());
         if abc > part {
             return Err(invalid("memory.abc_gib", format!("cannot exceed memory.partition_gib ({abc} > {part})")));
+        }
+        if let Some(b) = mem.rss_per_reserved {
+            if !(b.is_finite() && b > 0.0 && b <= 2.0) {
+                return Err(invalid("memory.rss_per_reserved", format!("must be in (0, 2] (got {b})")));
+            }
+        }
+        if !mem.rss_offset_gib.is_finite() || mem.rss_offset_gib.abs() > limits::QUANTITY {
+            return Err(invalid("memory.rss_offset_gib", format!("must be a finite number of GiB (got {})", mem.rss_offset_gib)));
         }
         if mem.early_release && abc == 0.0 {
             return Err(invalid("memory.early_release", "is true but memory.abc_gib (what is released) is 0"));

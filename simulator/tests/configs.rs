@@ -110,3 +110,21 @@ fn the_cpu_capacity_is_set_validated_and_scaled_by_the_cores_what_if() {
     let (_, _, more) = w.iter().find(|(k, _, _)| k == "cpu_cores").unwrap();
     assert_eq!((more.machine.cpu_cores, more.machine.cpu_capacity), (cores * 1.5, Some(10.5)));
 }
+
+#[test]
+fn the_model_rss_is_its_map_of_the_reserved_memory() {
+    // RSS = 0.5 GiB + 0.5 x reserved: the simulated rss_bytes counter peaks there, while the
+    // reservations (admission, peak_ram_gib) are unchanged.
+    let mut c = Config::load(&dir().join("phase12.toml")).unwrap();
+    let plain = simulate(&c, Options { record: true });
+    c.set("memory.rss_per_reserved", "0.5").unwrap();
+    c.set("memory.rss_offset_gib", "0.5").unwrap();
+    c.validate().unwrap();
+    let mapped = simulate(&c, Options { record: true });
+    let peak = |o: &simulator::Outcome| o.run.as_ref().unwrap().counters.iter().filter(|k| k.name == "rss_bytes").map(|k| k.value).fold(0.0f64, f64::max) / (1u64 << 30) as f64;
+    assert_eq!(plain.result.peak_ram_gib, mapped.result.peak_ram_gib);
+    assert!((peak(&plain) - plain.result.peak_ram_gib).abs() < 1e-6);
+    assert!((peak(&mapped) - (0.5 + 0.5 * plain.result.peak_ram_gib)).abs() < 1e-6, "{} vs {}", peak(&mapped), plain.result.peak_ram_gib);
+    c.set("memory.rss_per_reserved", "3").unwrap();
+    assert!(c.validate().unwrap_err().to_string().contains("memory.rss_per_reserved"));
+}

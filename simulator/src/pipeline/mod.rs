@@ -336,7 +336,7 @@ impl<'c> Sim<'c> {
         }
         if self.record {
             let t = self.now();
-            self.counters.push(Counter { name: timeline::event::counters::RSS_BYTES.into(), t_ns: t, value: (self.ram_used * GIB).round(), device: None });
+            self.counters.push(Counter { name: timeline::event::counters::RSS_BYTES.into(), t_ns: t, value: (self.cfg.memory.rss_of(self.ram_used) * GIB).round(), device: None });
         }
     }
 
@@ -709,7 +709,7 @@ impl<'c> Sim<'c> {
             self.agenda.at(t, Ev::Arrive(i));
         }
         if self.record {
-            self.counters.push(Counter { name: timeline::event::counters::RSS_BYTES.into(), t_ns: 0, value: (self.ram_used * GIB).round(), device: None });
+            self.counters.push(Counter { name: timeline::event::counters::RSS_BYTES.into(), t_ns: 0, value: (self.cfg.memory.rss_of(self.ram_used) * GIB).round(), device: None });
         }
         while self.failure.is_none() {
             let Some((t, ev)) = self.agenda.pop() else { break };
