@@ -921,7 +921,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         ));
         targets
     } else {
-    let (_t0, mut cont, dropped) = fit_contention(&contention_samples);
+        let (_t0, mut cont, dropped) = fit_contention(&contention_samples);
         let deflated: Vec<f64> = contention_samples.iter().map(|(n, t)| t / cont.factor(*n)).collect();
         cfg.costs.synth = fit(&deflated, false).unwrap_or(Dist::Fixed(mean(&deflated)));
         if let Some(why) = dropped {
