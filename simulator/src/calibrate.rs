@@ -440,7 +440,18 @@ fn run_shape(cfg: &Config, run: &Run) -> Config {
 /// synthesis time kept (on the H200 host the 16 vCPUs delivered 6–9 cores' worth, lease by
 /// lease: one synthesis alone 0.2–0.3 s, eight beside each other 0.8–1.3 s each).
 fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &mut Config, rep: &mut FitReport) {
-    let shapes: Vec<(&str, Config, f64, f64)> = targets.iter().map(|&(i, (t, n))| (runs[i].0.as_str(), run_shape(cfg, &runs[i].1), t, n)).collect();
+    // (A shape the model refuses is left out, and said.)
+    let mut shapes: Vec<(&str, Config, f64, f64)> = Vec::new();
+    for &(i, (t, n)) in targets {
+        let c = run_shape(cfg, &runs[i].1);
+        match c.validate() {
+            Ok(()) => shapes.push((runs[i].0.as_str(), c, t, n)),
+            Err(e) => rep.notes.push(format!("cpu_capacity: {} left out, its shape does not validate: {e}", runs[i].0)),
+        }
+    }
+    if shapes.is_empty() {
+        return;
+    }
     let cores = cfg.machine.cpu_cores;
     let sims = |cap: f64| -> Vec<f64> {
         shapes
@@ -461,11 +472,17 @@ fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &m
         for k in 0..=CAPACITY_STEPS {
             let cap = lo + step * f64::from(k);
             let e = err(&sims(cap));
-            if e < best.0 {
+            // (Ties go to the larger capacity: above what the runs' tasks ask for, every
+            // candidate simulates alike, and the machine's cores are the plain answer.)
+            if e <= best.0 && e.is_finite() {
                 best = (e, cap);
             }
         }
         (lo, hi) = ((best.1 - step).max(1.0f64.min(cores)), (best.1 + step).min(cores));
+    }
+    if !best.0.is_finite() {
+        rep.notes.push("cpu_capacity: no candidate capacity simulated the overlapped runs (no synthesis completed): not fitted".into());
+        return;
     }
     let cap = (best.1 * 100.0).round() / 100.0;
     let got = sims(cap);
@@ -505,11 +522,12 @@ fn fit_rss(runs: &[(String, Run)], cfg: &mut Config, rep: &mut FitReport) {
     let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
     let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
     let span = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max) - xs.iter().copied().fold(f64::INFINITY, f64::min);
+    // (The ratio within 0.01..2, what `validate` takes, so that rounding cannot make it 0.)
     let (b, a) = if span >= 0.1 * mx && sxx > 0.0 && (sxy / sxx) > 0.0 {
-        let b = (sxy / sxx).min(2.0);
+        let b = (sxy / sxx).clamp(0.01, 2.0);
         (b, my - b * mx)
     } else {
-        ((my / mx).min(2.0), 0.0)
+        ((my / mx).clamp(0.01, 2.0), 0.0)
     };
     let r4 = |v: f64| (v * 1e4).round() / 1e4;
     cfg.memory.rss_per_reserved = Some(r4(b));
@@ -534,7 +552,12 @@ fn model_error(runs: &[(String, Run)], cfg: &mut Config, rep: &mut FitReport) {
     let mut each = Vec::new();
     for (name, run) in runs {
         let Some(measured) = steady_from_partitions(run) else { continue };
-        let modelled = crate::simulate(&run_shape(cfg, run), crate::Options { record: false }).result.steady_partitions_s_per_proof;
+        let shape = run_shape(cfg, run);
+        if let Err(e) = shape.validate() {
+            rep.notes.push(format!("model error: {name} left out, its shape does not validate: {e}"));
+            continue;
+        }
+        let modelled = crate::simulate(&shape, crate::Options { record: false }).result.steady_partitions_s_per_proof;
         if measured > 0.0 && modelled > 0.0 {
             let e = modelled / measured - 1.0;
             errs.push(e * e);
@@ -794,6 +817,13 @@ fn pick_pw(name: &str, meta: Option<u32>, seen: u32, ram_waits: usize, partition
 /// Calibrate from one or more measured runs of the same machine and pipeline code.
 pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, CalibrateError> {
     let mut cfg = base.clone();
+    // What calibrate fits is the runs', never a calibrated base's (recalibrating from a
+    // model.toml would keep its capacity under a new slope, or its RSS map and model error
+    // where these runs cannot give them).
+    cfg.machine.cpu_capacity = None;
+    cfg.memory.rss_per_reserved = None;
+    cfg.memory.rss_offset_gib = 0.0;
+    cfg.uncertainty.model_error = 0.0;
     let mut rep = FitReport { inputs: runs.iter().map(|(n, _)| n.clone()).collect(), ..Default::default() };
     let names = rep.inputs.join(", ");
 
@@ -1566,6 +1596,23 @@ mod tests {
         let mut rep = FitReport::default();
         model_error(&runs, &mut off, &mut rep);
         assert!(off.uncertainty.model_error > c.uncertainty.model_error + 0.02, "{} vs {}: {:?}", off.uncertainty.model_error, c.uncertainty.model_error, rep.notes);
+        // Runs made with all 96 cores delivering (eight syntheses ask for 32): every capacity
+        // from 32 up simulates alike, and the machine's cores are the answer, not the least of
+        // them.
+        let mut full = truth.clone();
+        full.machine.cpu_capacity = None;
+        let full_runs: Vec<(String, Run)> = [1u32, 8].iter().map(|&pw| {
+            let mut c = full.clone();
+            c.pipeline.pw = pw;
+            (format!("pw{pw}"), crate::simulate(&c, crate::Options { record: true }).run.expect("a recorded run"))
+        }).collect();
+        let cal_full = calibrate(&full_runs, &default_base()).unwrap();
+        assert_eq!(cal_full.config.machine.cpu_capacity, None, "{:?}", cal_full.report.notes);
+        // A calibrated base's capacity is not carried into a calibration that does not fit one.
+        let mut base = default_base();
+        base.machine.cpu_capacity = Some(5.0);
+        let cal_b = calibrate(&runs[1..], &base).unwrap();
+        assert_eq!(cal_b.config.machine.cpu_capacity, None);
         // Without syntheses alone (the pw 8 run only), a contention slope stands in.
         let cal = calibrate(&runs[1..], &default_base()).unwrap();
         assert_eq!(cal.config.machine.cpu_capacity, default_base().machine.cpu_capacity);

@@ -137,8 +137,9 @@ pub struct Uncertainty {
     pub run_spread: f64,
     /// The model's own error where it was fitted, as a relative standard deviation: `calibrate`
     /// simulates each calibration run at its shape and takes the RMS of the relative errors of
-    /// its steady s/proof (an underestimate of the error elsewhere); added to the run spread in
-    /// quadrature. 0: none.
+    /// its steady s/proof (an underestimate of the error elsewhere; it holds each run's own
+    /// noise too, which the run spread also counts, so the sum leans wide); added to the run
+    /// spread in quadrature. 0: none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub model_error: f64,
 }
@@ -1145,7 +1146,16 @@ impl Config {
                 self.memory.safety_margin = Some(size_setting(v).map_err(|e| invalid(field, e))?);
             }
             "machine.vram_gib" => self.machine.vram_gib = f64v()?,
-            "machine.cpu_cores" => self.machine.cpu_cores = f64v()?,
+            "machine.cpu_cores" => {
+                // A machine with other cores: the capacity they deliver scales with them.
+                let (old, new) = (self.machine.cpu_cores, f64v()?);
+                if let Some(c) = self.machine.cpu_capacity.as_mut() {
+                    if old > 0.0 && new.is_finite() {
+                        *c *= new / old;
+                    }
+                }
+                self.machine.cpu_cores = new;
+            }
             "machine.cpu_capacity" => self.machine.cpu_capacity = if v == "none" { None } else { Some(f64v()?) },
             "machine.mem_bandwidth_gbs" => self.machine.mem_bandwidth_gbs = f64v()?,
             "machine.pcie_gbs" => self.machine.pcie_gbs = f64v()?,

@@ -104,8 +104,14 @@ fn the_cpu_capacity_is_set_validated_and_scaled_by_the_cores_what_if() {
     c.set("capacity", &(cores + 1.0).to_string()).unwrap();
     let e = c.validate().unwrap_err().to_string();
     assert!(e.contains("machine.cpu_capacity") && e.contains("exceeds machine.cpu_cores"), "{e}");
-    // The what-if of more cores scales the capacity with them.
+    // Setting the cores (`--vary cores=…`) scales the capacity with them, as the what-if of
+    // more cores does.
     c.set("capacity", "7").unwrap();
+    c.set("cores", &(cores / 2.0).to_string()).unwrap();
+    assert_eq!(c.machine.cpu_capacity, Some(3.5));
+    c.validate().unwrap();
+    c.set("cores", &cores.to_string()).unwrap();
+    assert_eq!(c.machine.cpu_capacity, Some(7.0));
     let w = simulator::whatif::changes(&c, &[50.0]);
     let (_, _, more) = w.iter().find(|(k, _, _)| k == "cpu_cores").unwrap();
     assert_eq!((more.machine.cpu_cores, more.machine.cpu_capacity), (cores * 1.5, Some(10.5)));
