@@ -371,18 +371,13 @@ fn overlaps(iv: &[(u64, u64)], a: u64, b: u64) -> bool {
 /// A run's measured mean synthesis time, s (the syntheses that built or waited for the
 /// pre-compiled constraints left out), and its time-average synthesis concurrency over the
 /// window from the first synthesis start to the last end; `None` under two syntheses.
-fn synthesis_target(run: &Run, sorted: &[(u64, u64)], pce: &[(u64, u64)]) -> Option<(f64, f64)> {
+fn synthesis_target(sorted: &[(u64, u64)], pce: &[(u64, u64)]) -> Option<(f64, f64)> {
     let (t0, t1) = (sorted.first()?.0, sorted.iter().map(|x| x.1).max()?);
     if sorted.len() < 2 || t1 <= t0 {
         return None;
     }
     let busy: u64 = sorted.iter().map(|(a, b)| b - a).sum();
-    let kept: Vec<f64> = run
-        .spans_of(&SpanKind::Synthesis)
-        .filter_map(|s| s.end_ns.map(|e| (s.start_ns, e)))
-        .filter(|&(a, b)| !overlaps(pce, a, b))
-        .map(|(a, b)| (b - a) as f64 / 1e9)
-        .collect();
+    let kept: Vec<f64> = sorted.iter().filter(|&&(a, b)| !overlaps(pce, a, b)).map(|(a, b)| (b - a) as f64 / 1e9).collect();
     (!kept.is_empty()).then(|| (mean(&kept), busy as f64 / (t1 - t0) as f64))
 }
 
@@ -927,7 +922,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         if contention_samples.len() == before {
             contention_samples.extend(with_pce);
         }
-        if let Some(t) = synthesis_target(run, iv, &pce) {
+        if let Some(t) = synthesis_target(iv, &pce) {
             targets.push((run_i, t));
         }
     }
