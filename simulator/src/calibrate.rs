@@ -295,6 +295,8 @@ const CONTENDED_CONCURRENCY: f64 = 2.0;
 /// Candidate capacities of [`fit_capacity`]: this many steps over 1..cpu_cores, then as many
 /// over the best one's neighbours.
 const CAPACITY_STEPS: u32 = 64;
+/// The largest `contention.prep_slope` [`fit_prep_slope`] tries.
+const PREP_SLOPE_MAX: f64 = 4.0;
 
 /// Least-squares fit of t = t0 · (1 + slope · max(0, n − knee)) over candidate knees. The
 /// third value says why a fitted slope was dropped (slope 0 then), if it was.
@@ -302,7 +304,7 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String
     let t_mean = mean(&samples.iter().map(|x| x.1).collect::<Vec<_>>());
     let n_min = samples.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
     let n_max = samples.iter().map(|x| x.0).fold(0.0, f64::max);
-    let flat = Contention { synth_knee: n_max.ceil(), synth_slope: 0.0, prep: false };
+    let flat = Contention { synth_knee: n_max.ceil(), synth_slope: 0.0, prep: false, prep_slope: 0.0 };
     if samples.len() < 4 || n_max - n_min < 1.0 {
         return (t_mean, flat, None);
     }
@@ -333,7 +335,7 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String
     let best = fits.iter().copied().find(|f| f.0 <= least * (1.0 + KNEE_SSE_TOLERANCE) + 1e-12);
     let Some((_, t0, slope, knee, se)) = best else { return (t_mean, flat, None) };
     if slope == 0.0 {
-        return (t0, Contention { synth_knee: knee, synth_slope: 0.0, prep: false }, None);
+        return (t0, Contention { synth_knee: knee, synth_slope: 0.0, prep: false, prep_slope: 0.0 }, None);
     }
     let above: Vec<f64> = samples.iter().map(|x| x.0).filter(|&n| n > knee).collect();
     let span = above.iter().copied().fold(f64::NEG_INFINITY, f64::max) - knee;
@@ -352,7 +354,7 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String
         let msg = format!("a contention slope of {:.4} above n = {knee:.1} fitted the noise, not the data: {why}; slope = 0", slope);
         return (t_mean, flat, Some(msg));
     }
-    (t0, Contention { synth_knee: knee, synth_slope: (slope * 1e4).round() / 1e4, prep: false }, None)
+    (t0, Contention { synth_knee: knee, synth_slope: (slope * 1e4).round() / 1e4, prep: false, prep_slope: 0.0 }, None)
 }
 
 /// The intervals of a run's `pce_build` and `pce_wait` spans.
@@ -427,17 +429,50 @@ fn run_shape(cfg: &Config, run: &Run) -> Config {
     c
 }
 
-/// The CPU capacity (`machine.cpu_capacity`) at which the model's syntheses take as long as
-/// the measured ones in the runs where several overlapped (`targets`: run, (mean synthesis
-/// time s, concurrency)): each candidate of a grid over 1..cpu_cores (refined once around the
-/// best) simulated at every such
-/// run's shape ([`run_shape`]), the one with the least sum of squared log errors of the mean
-/// synthesis time kept (on the H200 host the 16 vCPUs delivered 6–9 cores' worth, lease by
-/// lease: one synthesis alone 0.2–0.3 s, eight beside each other 0.8–1.3 s each).
+/// What held the overlapped syntheses back, as [`fit_capacity`] fits it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum SynthLimit {
+    /// The host's cores (`machine.cpu_capacity`): runs whose syntheses had pools of their own.
+    Capacity,
+    /// The shared pool (`cpu.synth_pool_gain`): runs whose syntheses shared the prover's
+    /// rayon pool (no `synthesis_threads` in their meta); the capacity stays the cores.
+    PoolGain,
+}
+
+impl SynthLimit {
+    /// Candidates from `lo` to `hi`, and the setting of one.
+    fn range(self, cores: f64) -> (f64, f64) {
+        match self {
+            SynthLimit::Capacity => (1.0f64.min(cores), cores),
+            SynthLimit::PoolGain => (0.0, 1.0),
+        }
+    }
+    fn set(self, c: &mut Config, v: f64) {
+        match self {
+            SynthLimit::Capacity => c.machine.cpu_capacity = Some(v),
+            SynthLimit::PoolGain => {
+                c.machine.cpu_capacity = None;
+                c.cpu.synth_pool_gain = Some(v);
+            }
+        }
+    }
+}
+
+/// What limited the syntheses of the runs where several overlapped (`targets`: run, (mean
+/// synthesis time s, concurrency)), fitted so that the model's syntheses take as long as the
+/// measured ones: the shared pool's gain (`cpu.synth_pool_gain`) when every such run's
+/// syntheses shared the prover's rayon pool, else the host's capacity
+/// (`machine.cpu_capacity`). Each candidate of a grid (gain 0..1, capacity 1..cpu_cores;
+/// refined once around the best) is simulated at every such run's shape ([`run_shape`]), the
+/// one with the least sum of squared log errors of the mean synthesis time kept. On the H200
+/// host: one synthesis alone 0.2–0.3 s, eight on the shared pool beside each other 0.8–1.3 s
+/// each (together ~1.7× one alone), eight on pools of 2 threads ~2.5× (runs 84–87).
 fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &mut Config, rep: &mut FitReport) {
     // (A shape the model refuses is left out, and said.)
     let mut shapes: Vec<(&str, Config, f64, f64)> = Vec::new();
+    let mut own_pools = false;
     for &(i, (t, n)) in targets {
+        own_pools |= runs[i].1.meta.extra.get("synthesis_threads").and_then(|v| v.as_u64()).is_some_and(|t| t > 0);
         let c = run_shape(cfg, &runs[i].1);
         match c.validate() {
             Ok(()) => shapes.push((runs[i].0.as_str(), c, t, n)),
@@ -447,51 +482,122 @@ fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &m
     if shapes.is_empty() {
         return;
     }
+    let what = if own_pools { SynthLimit::Capacity } else { SynthLimit::PoolGain };
     let cores = cfg.machine.cpu_cores;
-    let sims = |cap: f64| -> Vec<f64> {
+    let sims = |v: f64| -> Vec<f64> {
         shapes
             .iter()
             .map(|(_, c, _, _)| {
                 let mut c = c.clone();
-                c.machine.cpu_capacity = Some(cap);
+                what.set(&mut c, v);
                 crate::simulate(&c, crate::Options { record: false }).result.synth_mean_s
             })
             .collect()
     };
     let err = |v: &[f64]| -> f64 { v.iter().zip(&shapes).map(|(s, (_, _, t, _))| if *s > 0.0 { (s / t).ln().powi(2) } else { f64::INFINITY }).sum() };
-    // A grid over 1..cpu_cores, then a finer one over the best point's two neighbours.
-    let mut best = (f64::INFINITY, cores);
-    let (mut lo, mut hi) = (1.0f64.min(cores), cores);
+    // A grid over the range, then a finer one over the best point's two neighbours.
+    let (min, max) = what.range(cores);
+    let mut best = (f64::INFINITY, max);
+    let (mut lo, mut hi) = (min, max);
     for _ in 0..2 {
         let step = (hi - lo) / f64::from(CAPACITY_STEPS);
         for k in 0..=CAPACITY_STEPS {
-            let cap = lo + step * f64::from(k);
-            let e = err(&sims(cap));
-            // (Ties go to the larger capacity: above what the runs' tasks ask for, every
-            // candidate simulates alike, and the machine's cores are the plain answer.)
+            let v = lo + step * f64::from(k);
+            let e = err(&sims(v));
+            // (Ties go to the larger value: above what the runs' tasks ask for, every
+            // candidate simulates alike, and the machine's cores, or a pool that holds
+            // nothing back, are the plain answer.)
             if e <= best.0 && e.is_finite() {
-                best = (e, cap);
+                best = (e, v);
             }
         }
-        (lo, hi) = ((best.1 - step).max(1.0f64.min(cores)), (best.1 + step).min(cores));
+        (lo, hi) = ((best.1 - step).max(min), (best.1 + step).min(max));
     }
     if !best.0.is_finite() {
-        rep.notes.push("cpu_capacity: no candidate capacity simulated the overlapped runs (no synthesis completed): not fitted".into());
+        rep.notes.push("cpu_capacity: no candidate simulated the overlapped runs (no synthesis completed): not fitted".into());
         return;
     }
-    let cap = (best.1 * 100.0).round() / 100.0;
-    let got = sims(cap);
+    let digits = if what == SynthLimit::PoolGain { 1e4 } else { 1e2 };
+    let v = (best.1 * digits).round() / digits;
+    let got = sims(v);
     let each: Vec<String> = shapes.iter().zip(&got).map(|((name, _, t, n), s)| format!("{name}: {t:.3} s measured at {n:.1} at once, {s:.3} s modelled")).collect();
-    if cap >= cores {
-        cfg.machine.cpu_capacity = None;
-        rep.notes.push(format!("cpu_capacity: the full {cores} cores fit the mean synthesis times best ({})", each.join("; ")));
-    } else {
-        cfg.machine.cpu_capacity = Some(cap);
-        rep.notes.push(format!(
-            "cpu_capacity = {cap} of {cores} cores: the capacity at which the model's mean synthesis time matches the runs where syntheses overlapped ({})",
-            each.join("; ")
-        ));
+    match what {
+        SynthLimit::PoolGain => {
+            what.set(cfg, v);
+            rep.notes.push(format!(
+                "cpu.synth_pool_gain = {v}: the syntheses shared the prover's thread pool; n at once progress together at 1 + {v} × (n − 1) times one alone, the gain at which the model's mean synthesis time matches the runs where syntheses overlapped ({}); the CPU capacity stays the {cores} cores",
+                each.join("; ")
+            ));
+        }
+        SynthLimit::Capacity if v >= cores => {
+            cfg.machine.cpu_capacity = None;
+            rep.notes.push(format!("cpu_capacity: the full {cores} cores fit the mean synthesis times best ({})", each.join("; ")));
+        }
+        SynthLimit::Capacity => {
+            what.set(cfg, v);
+            rep.notes.push(format!(
+                "cpu_capacity = {v} of {cores} cores: the capacity at which the model's mean synthesis time matches the runs where syntheses overlapped ({})",
+                each.join("; ")
+            ));
+        }
     }
+    fit_prep_slope(runs, targets, &shapes.iter().map(|(n, c, _, _)| (*n, c.clone())).collect::<Vec<_>>(), what, v, cfg, rep);
+}
+
+/// The GPU workers' CPU steps beside n syntheses (`contention.prep_slope`): the slope at which
+/// the model's mean GPU call (GPU_START..GPU_END) matches the measured one in the runs where
+/// syntheses overlapped (`shapes`, with the synthesis limit `what` = `v` just fitted); a grid
+/// over 0..4, refined once. Left at 0 when the runs have no GPU calls.
+fn fit_prep_slope(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], shapes: &[(&str, Config)], what: SynthLimit, v: f64, cfg: &mut Config, rep: &mut FitReport) {
+    let calls: Vec<Option<f64>> = targets
+        .iter()
+        .map(|&(i, _)| {
+            let d: Vec<f64> = runs[i].1.spans.iter().filter(|s| s.kind == SpanKind::Gpu).filter_map(|s| s.end_ns.map(|e| e.saturating_sub(s.start_ns) as f64 / 1e9)).collect();
+            (!d.is_empty()).then(|| mean(&d))
+        })
+        .collect();
+    let pairs: Vec<(&str, Config, f64)> = shapes.iter().zip(&calls).filter_map(|((n, c), t)| t.map(|t| (*n, c.clone(), t))).collect();
+    if pairs.is_empty() {
+        return;
+    }
+    let sims = |k: f64| -> Vec<f64> {
+        pairs
+            .iter()
+            .map(|(_, c, _)| {
+                let mut c = c.clone();
+                what.set(&mut c, v);
+                c.contention.prep_slope = k;
+                crate::simulate(&c, crate::Options { record: false }).result.gpu_call_mean_s
+            })
+            .collect()
+    };
+    let err = |got: &[f64]| -> f64 { got.iter().zip(&pairs).map(|(s, (_, _, t))| if *s > 0.0 { (s / t).ln().powi(2) } else { f64::INFINITY }).sum() };
+    let (min, max) = (0.0, PREP_SLOPE_MAX);
+    let mut best = (f64::INFINITY, 0.0);
+    let (mut lo, mut hi) = (min, max);
+    for _ in 0..2 {
+        let step = (hi - lo) / f64::from(CAPACITY_STEPS);
+        for k in 0..=CAPACITY_STEPS {
+            let x = lo + step * f64::from(k);
+            let e = err(&sims(x));
+            // (Ties go to the smaller slope: no stretch the calls do not ask for.)
+            if e < best.0 && e.is_finite() {
+                best = (e, x);
+            }
+        }
+        (lo, hi) = ((best.1 - step).max(min), (best.1 + step).min(max));
+    }
+    if !best.0.is_finite() {
+        return;
+    }
+    let k = (best.1 * 1e4).round() / 1e4;
+    let got = sims(k);
+    let each: Vec<String> = pairs.iter().zip(&got).map(|((name, _, t), s)| format!("{name}: {:.1} ms measured, {:.1} ms modelled", t * 1e3, s * 1e3)).collect();
+    cfg.contention.prep_slope = k;
+    rep.notes.push(format!(
+        "contention.prep_slope = {k}: a GPU worker's CPU steps slow by 1 + {k} × (n − 1) beside n syntheses, the slope at which the model's mean GPU call matches the runs where syntheses overlapped ({})",
+        each.join("; ")
+    ));
 }
 
 /// What the process holds of what it reserves (`memory.rss_per_reserved`,
@@ -816,6 +922,8 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     // model.toml would keep its capacity under a new slope, or its RSS map and model error
     // where these runs cannot give them).
     cfg.machine.cpu_capacity = None;
+    cfg.cpu.synth_pool_gain = None;
+    cfg.contention.prep_slope = 0.0;
     cfg.memory.rss_per_reserved = None;
     cfg.memory.rss_offset_gib = 0.0;
     cfg.uncertainty.model_error = 0.0;
@@ -1264,6 +1372,9 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         ));
     }
     if !capacity_targets.is_empty() {
+        // The synthesis limit is fitted with the GPU workers' slope as it stands, and the slope
+        // with that limit: a first round (its notes dropped) and a second one.
+        fit_capacity(runs, &capacity_targets, &mut cfg, &mut FitReport::default());
         fit_capacity(runs, &capacity_targets, &mut cfg, &mut rep);
     }
     fit_rss(runs, &mut cfg, &mut rep);
@@ -1345,7 +1456,7 @@ mod tests {
 
     #[test]
     fn contention_fit_recovers_knee_and_slope() {
-        let c = Contention { synth_knee: 12.0, synth_slope: 0.2, prep: false };
+        let c = Contention { synth_knee: 12.0, synth_slope: 0.2, prep: false, prep_slope: 0.0 };
         let samples: Vec<(f64, f64)> = (4..30).map(|n| (n as f64, 30_000.0 * c.factor(n as f64))).collect();
         let (t0, got, dropped) = fit_contention(&samples);
         assert!((t0 - 30_000.0).abs() < 1.0, "{t0}");
@@ -1567,14 +1678,21 @@ mod tests {
         truth.pipeline.proofs = 6;
         truth.pipeline.in_flight = 6;
         truth.pipeline.partitions = 4;
+        // (The syntheses ran on pools of their own, `synthesis_threads` in the meta: what
+        // held them back is the host's capacity, not a shared pool's gain.)
+        let own_pools = |mut r: Run| {
+            r.meta.extra.insert("synthesis_threads".into(), serde_json::json!(4));
+            r
+        };
         let run_at = |pw: u32| {
             let mut c = truth.clone();
             c.pipeline.pw = pw;
-            crate::simulate(&c, crate::Options { record: true }).run.expect("a recorded run")
+            own_pools(crate::simulate(&c, crate::Options { record: true }).run.expect("a recorded run"))
         };
         let runs = vec![("pw1".to_string(), run_at(1)), ("pw8".to_string(), run_at(8))];
         let cal = calibrate(&runs, &default_base()).unwrap();
         let c = &cal.config;
+        assert_eq!(c.cpu.synth_pool_gain, None, "{:?}", cal.report.notes);
         let cap = c.machine.cpu_capacity.unwrap_or_else(|| panic!("no capacity fitted: {:?}", cal.report.notes));
         assert!((cap - 6.0).abs() <= 0.5, "capacity {cap}: {:?}", cal.report.notes);
         assert_eq!(c.contention.synth_slope, 0.0);
@@ -1599,7 +1717,7 @@ mod tests {
         let full_runs: Vec<(String, Run)> = [1u32, 8].iter().map(|&pw| {
             let mut c = full.clone();
             c.pipeline.pw = pw;
-            (format!("pw{pw}"), crate::simulate(&c, crate::Options { record: true }).run.expect("a recorded run"))
+            (format!("pw{pw}"), own_pools(crate::simulate(&c, crate::Options { record: true }).run.expect("a recorded run")))
         }).collect();
         let cal_full = calibrate(&full_runs, &default_base()).unwrap();
         assert_eq!(cal_full.config.machine.cpu_capacity, None, "{:?}", cal_full.report.notes);
@@ -1612,6 +1730,55 @@ mod tests {
         let cal = calibrate(&runs[1..], &default_base()).unwrap();
         assert_eq!(cal.config.machine.cpu_capacity, default_base().machine.cpu_capacity);
         assert!(note(&cal, "cpu_capacity =").is_none());
+    }
+
+    #[test]
+    fn the_shared_pools_gain_and_the_prep_slope_are_recovered_from_runs_simulated_with_them() {
+        // "Measured" runs: the reference model on all 16 of its cores, but its syntheses on
+        // one shared pool that gives n of them at once 1 + 0.2 (n − 1) times one alone (eight:
+        // 2.4x, each at 0.3 of its own speed, where the cores would allow ~0.5), and the GPU
+        // workers' CPU steps slowed by 1 + 0.5 (n − 1) beside n syntheses. Calibrated on the
+        // pw 1 and pw 8 runs (no `synthesis_threads` in their meta: the shared pool), the model
+        // finds the gain from the pw 8 run's syntheses and the slope from its GPU calls, and
+        // keeps the cores' capacity.
+        let mut truth = default_base();
+        truth.machine.cpu_cores = 16.0;
+        truth.machine.cpu_capacity = None;
+        truth.cpu.synth_cores = 4.0;
+        truth.cpu.prep_cores = 1.0;
+        truth.cpu.finalize_cores = 1.0;
+        truth.cpu.synth_pool_gain = Some(0.2);
+        truth.costs.synth = Dist::Fixed(2000.0);
+        truth.costs.prep_msm = Dist::Fixed(400.0);
+        truth.contention = Contention { prep_slope: 0.5, ..Contention::default() };
+        truth.pipeline.proofs = 6;
+        truth.pipeline.in_flight = 6;
+        truth.pipeline.partitions = 4;
+        let run_at = |pw: u32| {
+            let mut c = truth.clone();
+            c.pipeline.pw = pw;
+            crate::simulate(&c, crate::Options { record: true }).run.expect("a recorded run")
+        };
+        // (The pw 8 run first: a run that is not the prover's tells calibrate the proofs in flight
+        // by how many overlapped in the first run, all six there.)
+        let runs = vec![("pw8".to_string(), run_at(8)), ("pw1".to_string(), run_at(1))];
+        let mut base = default_base();
+        base.machine.cpu_cores = 16.0;
+        let cal = calibrate(&runs, &base).unwrap();
+        let c = &cal.config;
+        assert_eq!(c.machine.cpu_capacity, None, "{:?}", cal.report.notes);
+        let g = c.cpu.synth_pool_gain.unwrap_or_else(|| panic!("no gain fitted: {:?}", cal.report.notes));
+        assert!((g - 0.2).abs() <= 0.03, "gain {g}, synthesis {:?}: {:?} {:?}", c.costs.synth, note(&cal, "synth_pool_gain"), note(&cal, "ran alone"));
+        let k = c.contention.prep_slope;
+        assert!((k - 0.5).abs() <= 0.15, "prep slope {k}: {:?}", note(&cal, "prep_slope"));
+        assert!(note(&cal, "cpu.synth_pool_gain =").is_some() && note(&cal, "contention.prep_slope =").is_some(), "{:?}", cal.report.notes);
+        // Neither is carried from a calibrated base into a calibration that cannot fit them
+        // (the pw 8 run alone has no lone syntheses: a contention slope stands in).
+        let mut calibrated = base.clone();
+        calibrated.cpu.synth_pool_gain = Some(0.5);
+        calibrated.contention.prep_slope = 2.0;
+        let cal_b = calibrate(&runs[..1], &calibrated).unwrap();
+        assert_eq!((cal_b.config.cpu.synth_pool_gain, cal_b.config.contention.prep_slope), (None, 0.0), "{:?}", cal_b.report.notes);
     }
 
     #[test]

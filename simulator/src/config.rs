@@ -535,6 +535,13 @@ pub struct CpuDemands {
     /// the CPU phases (the Phase 9 inflation under load); off: a fixed-time copy.
     #[serde(default)]
     pub uploads_use_host_bandwidth: bool,
+    /// Syntheses on one shared thread pool (the prover's rayon pool, `synthesis_threads`
+    /// unset): n of them at once progress together at 1 + gain × (n − 1) times the speed of
+    /// one alone, each at most at its own isolated speed (the H200 host: eight beside each
+    /// other ~1.7× one alone, where pools of their own reached ~2.5×). Fitted by `calibrate`
+    /// from the runs where syntheses overlapped; unset: no limit beyond the cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synth_pool_gain: Option<f64>,
 }
 
 fn one() -> f64 {
@@ -551,6 +558,7 @@ impl Default for CpuDemands {
             finalize_cores: 1.0,
             finalize_bw_gbs: 0.0,
             uploads_use_host_bandwidth: false,
+            synth_pool_gain: None,
         }
     }
 }
@@ -570,6 +578,12 @@ pub struct Contention {
     /// four to twelve, while the machine's busy cores stayed near 10 of 16).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prep: bool,
+    /// The GPU workers' CPU steps slow by 1 + prep_slope · max(0, n − 1) beside n syntheses,
+    /// whatever pool those run on (H200, runs 84–87 at 2^22: prep_msm ~20 ms beside one
+    /// synthesis, 50–70 ms beside three to six, on the shared pool and beside pools of their
+    /// own alike). Fitted by `calibrate` to the GPU calls of the runs where syntheses overlapped.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prep_slope: f64,
 }
 
 impl Contention {
@@ -580,13 +594,14 @@ impl Contention {
     }
 
     /// The slowdown of a GPU worker's CPU step with `n` syntheses running: [`Self::factor`]
-    /// when `prep`, else 1.
+    /// when `prep`, times 1 + `prep_slope` · max(0, n − 1).
     #[inline]
     pub fn prep_factor(&self, n: f64) -> f64 {
+        let own = 1.0 + self.prep_slope * (n - 1.0).max(0.0);
         if self.prep {
-            self.factor(n)
+            self.factor(n) * own
         } else {
-            1.0
+            own
         }
     }
 }
@@ -981,8 +996,14 @@ impl Config {
         nonneg("cpu.synth_bw_gbs", d.synth_bw_gbs)?;
         nonneg("cpu.prep_bw_gbs", d.prep_bw_gbs)?;
         nonneg("cpu.finalize_bw_gbs", d.finalize_bw_gbs)?;
+        if let Some(g) = d.synth_pool_gain {
+            if !(g.is_finite() && (0.0..=1.0).contains(&g)) {
+                return Err(invalid("cpu.synth_pool_gain", format!("must be between 0 (n syntheses at once no faster than one) and 1 (each at its own speed) (got {g})")));
+            }
+        }
         nonneg("contention.synth_knee", self.contention.synth_knee)?;
         nonneg("contention.synth_slope", self.contention.synth_slope)?;
+        nonneg("contention.prep_slope", self.contention.prep_slope)?;
         self.validate_mix(resident, part)?;
         let rs = self.uncertainty.run_spread;
         if !(rs.is_finite() && (0.0..=1.0).contains(&rs)) {
@@ -1157,11 +1178,13 @@ impl Config {
                 self.machine.cpu_cores = new;
             }
             "machine.cpu_capacity" => self.machine.cpu_capacity = if v == "none" { None } else { Some(f64v()?) },
+            "cpu.synth_pool_gain" => self.cpu.synth_pool_gain = if v == "none" { None } else { Some(f64v()?) },
             "machine.mem_bandwidth_gbs" => self.machine.mem_bandwidth_gbs = f64v()?,
             "machine.pcie_gbs" => self.machine.pcie_gbs = f64v()?,
             "contention.synth_slope" => self.contention.synth_slope = f64v()?,
             "contention.synth_knee" => self.contention.synth_knee = f64v()?,
             "contention.prep" => self.contention.prep = boolv()?,
+            "contention.prep_slope" => self.contention.prep_slope = f64v()?,
             "costs.b_g2_msm" => self.costs.b_g2_msm = Dist::Fixed(nonneg_ms()?),
             "costs.msm_b_g2" => self.costs.msm_b_g2 = Dist::Fixed(nonneg_ms()?),
             "seed" => self.seed = v.parse::<u64>().map_err(|_| invalid(field, format!("`{v}` is not a non-negative integer")))?,
@@ -1174,7 +1197,7 @@ impl Config {
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
     "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send", "prep_threads",
-    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "capacity", "bandwidth", "pcie", "slope", "knee", "prep_contention", "b_g2_msm", "msm_b_g2", "seed",
+    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "capacity", "pool_gain", "bandwidth", "pcie", "slope", "knee", "prep_contention", "prep_slope", "b_g2_msm", "msm_b_g2", "seed",
 ];
 
 /// Map a short or long key to its `section.field` name.
@@ -1201,11 +1224,13 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "vram" | "vram_gib" | "machine.vram_gib" => "machine.vram_gib",
         "cores" | "cpu_cores" | "machine.cpu_cores" => "machine.cpu_cores",
         "capacity" | "cpu_capacity" | "machine.cpu_capacity" => "machine.cpu_capacity",
+        "pool_gain" | "synth_pool_gain" | "cpu.synth_pool_gain" => "cpu.synth_pool_gain",
         "bandwidth" | "mem_bandwidth_gbs" | "machine.mem_bandwidth_gbs" => "machine.mem_bandwidth_gbs",
         "pcie" | "pcie_gbs" | "machine.pcie_gbs" => "machine.pcie_gbs",
         "slope" | "synth_slope" | "contention.synth_slope" => "contention.synth_slope",
         "knee" | "synth_knee" | "contention.synth_knee" => "contention.synth_knee",
         "prep_contention" | "contention.prep" => "contention.prep",
+        "prep_slope" | "contention.prep_slope" => "contention.prep_slope",
         "b_g2_msm" | "costs.b_g2_msm" => "costs.b_g2_msm",
         "msm_b_g2" | "costs.msm_b_g2" => "costs.msm_b_g2",
         "seed" => "seed",

@@ -210,18 +210,25 @@ pub fn pipeline_sets(g: &GridLine, w: &Workload) -> Vec<(&'static str, String)> 
 /// each query in chunks from pageable memory, one MSM after another, without lanes.
 pub const TIGHT_STREAM_GBS: f64 = 2.5;
 
-/// Each synthesis on a pool of `n` threads of its own (the engine's `synthesis_threads`):
-/// below the calibrated demand d of a synthesis (`cpu.synth_cores`), demand n and the work ×
-/// d/n (the same core-seconds on n threads); at or above d, nothing (the model has no faster
-/// synthesis for more threads). Returns the change in words.
+/// Each synthesis on a pool of `n` threads of its own (the engine's `synthesis_threads`).
+/// The calibrated demand d of a synthesis (`cpu.synth_cores`) was measured on the shared pool
+/// of the machine's T cores; Amdahl's law through that point gives its serial fraction
+/// s = (T/d − 1)/(T − 1) (0 when d ≥ T), so on n threads it keeps a(n) = n/(1 + s(n − 1))
+/// cores busy and its work is × d/a(n) (the same core-seconds, on fewer cores). The pools are
+/// the syntheses' own: no shared pool's limit (`cpu.synth_pool_gain` unset). At or above T
+/// threads, only that. Returns the change in words.
 pub fn synthesis_threads(cfg: &mut Config, n: f64) -> String {
-    let d = cfg.cpu.synth_cores;
-    if n < d {
-        cfg.cpu.synth_cores = n;
-        cfg.costs.synth = cfg.costs.synth.scaled(d / n);
-        format!("synthesis_threads={n}: cpu.synth_cores {d} -> {n}, costs.synth x {:.4} (the same core-seconds on {n} threads)", d / n)
+    let (d, t) = (cfg.cpu.synth_cores, cfg.machine.cpu_cores);
+    let shared = cfg.cpu.synth_pool_gain.take().map(|g| format!(", cpu.synth_pool_gain {g} -> none (pools of their own)")).unwrap_or_default();
+    if n < t && n > 0.0 {
+        let s = if d >= t || t <= 1.0 { 0.0 } else { ((t / d - 1.0) / (t - 1.0)).clamp(0.0, 1.0) };
+        let a = n / (1.0 + s * (n - 1.0));
+        let x = d / a;
+        cfg.cpu.synth_cores = (a * 1e4).round() / 1e4;
+        cfg.costs.synth = cfg.costs.synth.scaled(x);
+        format!("synthesis_threads={n}: serial fraction {s:.4} (Amdahl through {d} busy cores on {t} threads), cpu.synth_cores {d} -> {a:.4}, costs.synth x {x:.4}{shared}")
     } else {
-        format!("synthesis_threads={n}: at or above the calibrated demand of a synthesis (cpu.synth_cores {d}): model unchanged")
+        format!("synthesis_threads={n}: at or above the machine's {t} cores: demand and work unchanged{shared}")
     }
 }
 
@@ -233,9 +240,8 @@ pub fn synthesis_threads(cfg: &mut Config, n: f64) -> String {
 ///   (`queue_capacity`) and `permit_until_send=true` (a synthesis worker stays blocked until
 ///   the queue takes its partition, holding its memory) ([`pipeline_sets`], which
 ///   scripts/campaign-analyze.sh uses too); the model's `prestage` as calibrated;
-/// - `threads=N` below the calibrated demand d of a synthesis (`cpu.synth_cores`): demand N
-///   and the synthesis' work × d/N (the same core-seconds on N threads); at or above d,
-///   nothing (the model has no faster synthesis for more threads);
+/// - `threads=N`: each synthesis on a pool of its own ([`synthesis_threads`]: Amdahl's law
+///   through the calibrated demand, no shared pool's limit);
 /// - `ram_parts=K`: `total_budget` = the model's resident items + (K + ½) × its partition
 ///   reservation (it admits K syntheses, as the engine's budget does), `early_release` (the
 ///   engine gives a/b/c back at upload);
@@ -628,12 +634,24 @@ mod tests {
         }
         assert_eq!(by_sets, c);
         assert!(!pipeline_sets(&g[0], &w).iter().any(|(k, _)| *k == "prestage"));
-        // threads=2 under a demand of 4 cores: demand 2, work × 2 (same core-seconds).
+        // threads=2 with a demand of 4 cores on 16: Amdahl's serial fraction s = (16/4 − 1)/15
+        // = 0.2, so on 2 threads a(2) = 2/1.2 = 1.6667 cores and the work × 4/1.6667 = 2.4
+        // (the same core-seconds); the shared pool's gain goes (pools of their own).
         let mut c = model();
+        c.machine.cpu_cores = 16.0;
+        c.cpu.synth_pool_gain = Some(0.15);
         let ch = apply(&mut c, &g[1], &w).unwrap();
+        assert_eq!(c.cpu.synth_cores, 1.6667);
+        assert!((c.costs.synth.mean_ms() - 2400.0).abs() < 1e-6, "{:?}", c.costs.synth);
+        assert_eq!(c.cpu.synth_pool_gain, None);
+        assert!(ch.last().unwrap().starts_with("synthesis_threads=2: serial fraction 0.2000 (Amdahl through 4 busy cores on 16 threads), cpu.synth_cores 4 -> 1.6667, costs.synth x 2.4000, cpu.synth_pool_gain 0.15 -> none"), "{ch:?}");
+        // A demand of all 16 cores scales perfectly (s = 0): 2 threads, demand 2, work × 8.
+        let mut c = model();
+        c.machine.cpu_cores = 16.0;
+        c.cpu.synth_cores = 16.0;
+        apply(&mut c, &g[1], &w).unwrap();
         assert_eq!(c.cpu.synth_cores, 2.0);
-        assert_eq!(c.costs.synth, crate::costs::Dist::Fixed(2000.0));
-        assert!(ch.last().unwrap().starts_with("synthesis_threads=2: cpu.synth_cores 4 -> 2, costs.synth x 2.0000"), "{ch:?}");
+        assert!((c.costs.synth.mean_ms() - 8000.0).abs() < 1e-6);
         // prep_threads=2: the model's own pool for the GPU workers' CPU work, a `--set` of the
         // pipeline (so `campaign sets` prints it too).
         let pt = parse_grid("p 4 2 kernels true 1 prep_threads=2").unwrap();
@@ -648,11 +666,12 @@ mod tests {
         apply(&mut c, &tl[0], &w).unwrap();
         assert_eq!(c.pipeline.device_global_sync, Some(false));
         assert!(!pipeline_sets(&g[0], &w).iter().any(|(k, _)| *k == "device_global_sync"));
-        // threads at or above the demand: nothing.
+        // threads at or above the machine's cores: demand and work unchanged.
         let mut c = model();
-        c.cpu.synth_cores = 1.5;
-        apply(&mut c, &g[1], &w).unwrap();
-        assert_eq!((c.cpu.synth_cores, c.costs.synth.clone()), (1.5, crate::costs::Dist::Fixed(1000.0)));
+        c.machine.cpu_cores = 16.0;
+        let t16 = parse_grid("t 4 2 kernels true 1 threads=16").unwrap();
+        apply(&mut c, &t16[0], &w).unwrap();
+        assert_eq!((c.cpu.synth_cores, c.costs.synth.clone()), (4.0, crate::costs::Dist::Fixed(1000.0)));
         // RAM: room for 2.5 of the model's partitions above its resident items.
         let mut c = model();
         apply(&mut c, &g[2], &w).unwrap();

@@ -11,7 +11,10 @@
 //!   the GPU workers' CPU steps too, by the syntheses running beside them). The GPU workers' CPU
 //!   steps can be held to a pool of their own ([`CpuPool::with_worker_pool`], the engine's
 //!   `prep_threads`): together they use at most that many cores, each slowed by pool ÷
-//!   their demand when they ask for more, before the machine-wide sharing.
+//!   their demand when they ask for more, before the machine-wide sharing. Syntheses on one
+//!   shared pool ([`CpuPool::with_synth_pool_gain`]) are held, besides, to what that pool
+//!   delivers to n of them at once: 1 + gain·(n − 1) times one alone (the tighter of the two
+//!   limits wins; measured, not derived: rayon's global pool with n callers at once).
 //! - [`Tally`]: the time integral of a piecewise-constant quantity (busy workers, queue
 //!   length), for utilisations and Little's law.
 //!
@@ -81,6 +84,8 @@ pub struct CpuPool {
     /// The speed of `Owner::Worker` tasks: `rate_common` scaled by their pool's share.
     rate_worker: f64,
     rate_synth: f64,
+    /// The syntheses' shared pool ([`CpuPool::with_synth_pool_gain`]), if they share one.
+    synth_pool_gain: Option<f64>,
     core_s: f64,
     gb: f64,
 }
@@ -103,6 +108,7 @@ impl CpuPool {
             rate_common: 1.0,
             rate_worker: 1.0,
             rate_synth: 1.0,
+            synth_pool_gain: None,
             core_s: 0.0,
             gb: 0.0,
         }
@@ -114,6 +120,23 @@ impl CpuPool {
         self.worker_pool = threads.map(|t| f64::from(t.max(1)));
         self.rerate();
         self
+    }
+
+    /// The syntheses on one shared thread pool (`cpu.synth_pool_gain`): n of them progress
+    /// together at 1 + gain·(n − 1) times one alone, each at most at its isolated speed, and
+    /// never faster than the machine-wide sharing allows; `None`: only the latter.
+    pub fn with_synth_pool_gain(mut self, gain: Option<f64>) -> CpuPool {
+        self.synth_pool_gain = gain;
+        self.rerate();
+        self
+    }
+
+    /// The speed, relative to isolation, of each of `n` syntheses on the shared pool.
+    fn pool_rate(&self, n: f64) -> f64 {
+        match self.synth_pool_gain {
+            Some(g) if n > 1.0 => ((1.0 + g * (n - 1.0)) / n).min(1.0),
+            _ => 1.0,
+        }
     }
 
     fn rate_of(&self, t: &Task) -> f64 {
@@ -175,7 +198,8 @@ impl CpuPool {
         let over = (cores / self.cores).max(bw / self.bw).max(1.0);
         self.rate_common = 1.0 / over;
         self.rate_worker = share / over / self.contention.prep_factor(self.n_synth as f64);
-        self.rate_synth = self.rate_common / self.contention.factor(self.n_synth as f64);
+        let n = self.n_synth as f64;
+        self.rate_synth = (self.rate_common / self.contention.factor(n)).min(self.pool_rate(n));
         self.version += 1;
     }
 
@@ -345,7 +369,7 @@ mod tests {
 
     #[test]
     fn contention_slows_syntheses_beyond_the_knee() {
-        let c = Contention { synth_knee: 2.0, synth_slope: 0.5, prep: false };
+        let c = Contention { synth_knee: 2.0, synth_slope: 0.5, prep: false, prep_slope: 0.0 };
         let mut p = CpuPool::new(100.0, 100.0, c);
         for i in 0..4 {
             p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
@@ -360,7 +384,7 @@ mod tests {
         // Knee 1, slope 0.5, three syntheses: factor 1 + 0.5 · 2 = 2 for each of them and,
         // with `prep`, for a preparation beside them (1 s of isolated work: 2 s); cores are
         // plenty (100), so nothing else slows anyone.
-        let c = Contention { synth_knee: 1.0, synth_slope: 0.5, prep: true };
+        let c = Contention { synth_knee: 1.0, synth_slope: 0.5, prep: true, prep_slope: 0.0 };
         let mut p = CpuPool::new(100.0, 100.0, c.clone());
         for i in 0..3 {
             p.start(0, 10_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
@@ -386,6 +410,57 @@ mod tests {
         p.start(0, 1_000_000_000, 1.0, 0.0, false, Owner::Finalizer(0, 0));
         // Two syntheses now: the worker's step at 1/1.5, the finaliser's at 1.
         assert_eq!(p.next_wake(0).unwrap().0, 1_000_000_000, "the finaliser ends first, at full speed");
+    }
+
+    #[test]
+    fn syntheses_on_a_shared_pool_progress_together_at_its_gain() {
+        // 16 cores, gain 0.2: eight syntheses of 1 core (8 of 16: the cores hold nobody back)
+        // progress together at 1 + 0.2 · 7 = 2.4 times one alone, each at 0.3: 1 s of
+        // isolated work ends at 3.333 s. One alone runs at its own speed; two at (1.2)/2 = 0.6.
+        let mut p = CpuPool::new(16.0, 1000.0, Contention::default()).with_synth_pool_gain(Some(0.2));
+        for i in 0..8 {
+            p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
+        }
+        assert!((p.synth_rate() - 0.3).abs() < 1e-12, "{}", p.synth_rate());
+        assert_eq!(p.next_wake(0).unwrap().0, 3_333_333_334);
+        let mut p = CpuPool::new(16.0, 1000.0, Contention::default()).with_synth_pool_gain(Some(0.2));
+        p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(0));
+        assert_eq!(p.synth_rate(), 1.0);
+        p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(1));
+        assert!((p.synth_rate() - 0.6).abs() < 1e-12);
+        // The tighter of the two limits wins: on 2 cores, eight syntheses of 1 core get 2/8 =
+        // 0.25 from the cores, below the pool's 0.3.
+        let mut p = CpuPool::new(2.0, 1000.0, Contention::default()).with_synth_pool_gain(Some(0.2));
+        for i in 0..8 {
+            p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
+        }
+        assert!((p.synth_rate() - 0.25).abs() < 1e-12);
+        // No shared pool: the cores alone (16 of them: each at its own speed).
+        let mut p = CpuPool::new(16.0, 1000.0, Contention::default());
+        for i in 0..8 {
+            p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
+        }
+        assert_eq!(p.synth_rate(), 1.0);
+    }
+
+    #[test]
+    fn a_gpu_workers_step_slows_by_the_prep_slope_beside_syntheses() {
+        // prep_slope 0.5, three syntheses beside a preparation of 1 s: 1 + 0.5 · 2 = 2, so it
+        // ends at 2 s; the syntheses are not slowed by it (cores are plenty); beside one
+        // synthesis, none: 1 s.
+        let c = Contention { prep_slope: 0.5, ..Contention::default() };
+        let mut p = CpuPool::new(100.0, 100.0, c.clone());
+        for i in 0..3 {
+            p.start(0, 10_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
+        }
+        p.start(0, 1_000_000_000, 1.0, 0.0, false, Owner::Worker(0));
+        assert_eq!(p.synth_rate(), 1.0);
+        assert_eq!(p.next_wake(0).unwrap().0, 2_000_000_000);
+        assert_eq!(p.complete_due(2_000_000_000), vec![Owner::Worker(0)]);
+        let mut p = CpuPool::new(100.0, 100.0, c);
+        p.start(0, 10_000_000_000, 1.0, 0.0, true, Owner::Synth(0));
+        p.start(0, 1_000_000_000, 1.0, 0.0, false, Owner::Worker(0));
+        assert_eq!(p.next_wake(0).unwrap().0, 1_000_000_000);
     }
 
     #[test]
