@@ -1267,6 +1267,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
                 rep.notes.push(format!("upload: every upload overlapped another worker's kernels ({} partitions): its mean {upload_ms:.1} ms includes the stall", overlapped.len()));
             }
             cfg.pipeline.prestage = false;
+            cfg.pipeline.uploads_wait_for_kernels = true;
             cfg.memory.prestage_vram_gib = 0.0;
         }
         cfg.costs.upload_gib = (upload_ms / 1e3 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64 * 1e3).round() / 1e3;

@@ -273,6 +273,13 @@ pub struct Pipeline {
     /// partitions pile up without bound.
     #[serde(default)]
     pub permit_until_send: bool,
+    /// An upload does not overlap another worker's kernels: it queues behind them (this
+    /// engine's CUDA backend on the H200: 35 ms alone, 92 ms beside the other worker's kernels,
+    /// runs 84–87; `calibrate` sets it from a prover run). Under `kernels` without `prestage`
+    /// the upload is in the lock anyway; under `two_lock` without `prestage` it then runs under
+    /// the compute lock instead of the VRAM lock.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uploads_wait_for_kernels: bool,
     /// Which idle GPU worker takes the next partition of the shared GPU queue (matters with
     /// several GPUs): `first_idle` (default; the one idle longest, whatever its device: a
     /// shared channel, as the cuzk daemon) or `memory` (the proofscope engine's placement: a
@@ -1142,6 +1149,7 @@ impl Config {
                 }
             }
             "pipeline.permit_until_send" => self.pipeline.permit_until_send = boolv()?,
+            "pipeline.uploads_wait_for_kernels" => self.pipeline.uploads_wait_for_kernels = boolv()?,
             "pipeline.prep_threads" => {
                 self.pipeline.prep_threads = if v == "none" { None } else { Some(u32v()?) };
             }
@@ -1196,7 +1204,7 @@ impl Config {
 
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
-    "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send", "prep_threads",
+    "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send", "uploads_wait_for_kernels", "prep_threads",
     "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "capacity", "pool_gain", "bandwidth", "pcie", "slope", "knee", "prep_contention", "prep_slope", "b_g2_msm", "msm_b_g2", "seed",
 ];
 
@@ -1215,6 +1223,7 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "finalizers" | "pipeline.finalizers" => "pipeline.finalizers",
         "prestage" | "pipeline.prestage" => "pipeline.prestage",
         "permit_until_send" | "pipeline.permit_until_send" => "pipeline.permit_until_send",
+        "uploads_wait_for_kernels" | "pipeline.uploads_wait_for_kernels" => "pipeline.uploads_wait_for_kernels",
         "prep_threads" | "pipeline.prep_threads" => "pipeline.prep_threads",
         "device_global_sync" | "pipeline.device_global_sync" => "pipeline.device_global_sync",
         "ram" | "ram_gib" | "machine.ram_gib" => "machine.ram_gib",

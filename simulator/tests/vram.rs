@@ -56,6 +56,11 @@ fn per_call_buffers_that_do_not_both_fit_serialise_the_calls() {
     let two = "device_global_sync = false";
     let c = base("two_lock", two, "call_vram_gib = 12\nvram_policy = \"wait\"");
     assert!((makespan(&c) - 6.0).abs() < 1e-9);
+    // Uploads that queue behind the other worker's kernels run under the compute lock: W0
+    // uploads 1–2 and runs its kernels 2–4; W1 waits for the lock until 4, uploads 4–5,
+    // kernels 5–7. Makespan 7 s.
+    let behind = base("two_lock", "device_global_sync = false\nuploads_wait_for_kernels = true", "call_vram_gib = 12\nvram_policy = \"wait\"");
+    assert!((makespan(&behind) - 7.0).abs() < 1e-9, "{}", makespan(&behind));
     // A 16 GiB budget: 2 + 12 leaves no room for W1's 12 GiB until W0 frees its buffer at 4:
     // W1 uploads 4–5, kernels 5–7. Makespan 7 s; W1 waited 2–4 for VRAM.
     let mut c16 = c.clone();

@@ -92,9 +92,17 @@ pub(super) fn program(cfg: &Config) -> Vec<Step> {
             if gsync {
                 v.push(Sync);
             }
-            v.push(Upload);
+            // An upload that queues behind the other worker's kernels (pageable memory, no
+            // pre-staged buffer: `uploads_wait_for_kernels`) runs under the compute lock.
+            let behind = p.uploads_wait_for_kernels && !p.prestage;
+            if !behind {
+                v.push(Upload);
+            }
             v.push(Release(0));
             v.push(Acquire(1));
+            if behind {
+                v.push(Upload);
+            }
             v.push(Kernels);
             if gsync {
                 v.push(Sync);
