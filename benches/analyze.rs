@@ -14,6 +14,16 @@
 //! `analyze` writes it and by the reference writer it replaced (each event a
 //! `serde_json::Value`; the same bytes).
 //!
+//! `whole_command/*`: what a user waits for (issue 17) — the `proofscope` binary built with
+//! this bench (`CARGO_BIN_EXE_proofscope`, so a process start and the read from a file are
+//! in the figure) run on the same cuzk log written to a file, outputs included:
+//! `analyze LOG -o DIR` (every output: summary.json, report.md, the Parquet tables, the
+//! charts, report.html, trace.json), `--no-charts` (summary, report, tables) and
+//! `--json --no-charts` (summary.json on stdout, sent to /dev/null; no file). Targets on a
+//! 2-core machine: under 2 s per 1M events with the charts, under 1 s for
+//! `--json --no-charts`. `examples/cuzk_bench_log.rs` writes the same log to a file for
+//! timing the command by hand (`/usr/bin/time -v`).
+//!
 //! `PROOFSCOPE_BENCH_EVENTS=200000` changes the size.
 
 use std::hint::black_box;
@@ -26,66 +36,12 @@ use timeline::event::{Counter, Run, RunMeta, Span, SpanKind};
 use timeline::lanes::LaidOut;
 use timeline::read::{read_str, Format};
 
+#[path = "common/cuzk_log.rs"]
+mod cuzk_log;
+use cuzk_log::{cuzk_log, Model};
+
 fn events() -> usize {
     std::env::var("PROOFSCOPE_BENCH_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000)
-}
-
-/// Times (ms) of partition `i` in the model: (synth start, synth end, queued, pickup, gpu start, gpu end).
-struct Model {
-    gpu_free: [u64; 2],
-    last_start: u64,
-}
-
-impl Model {
-    fn new() -> Self {
-        Model { gpu_free: [0, 0], last_start: 0 }
-    }
-    fn partition(&mut self, i: u64) -> (u64, u64, u64, u64, u64, u64, usize) {
-        let (round, w) = (i / 6, i % 6);
-        let s0 = round * 30_000 + w * 7;
-        let s1 = s0 + 29_000 + (i * 7919) % 2_000;
-        let q = s1 + 1;
-        let worker = if self.gpu_free[0] <= self.gpu_free[1] { 0 } else { 1 };
-        // One lock around ~3.7 s of kernels: starts at least 3.7 s apart.
-        let start = (q + 8).max(self.gpu_free[worker]).max(self.last_start + 3_700);
-        let end = start + 7_300 + (i * 104_729) % 300;
-        self.gpu_free[worker] = end + 5;
-        self.last_start = start;
-        (s0, s1, q, start - 3, start, end, worker)
-    }
-}
-
-/// A cuzk daemon log with `n` TIMELINE events (6 per partition, 10 partitions per job)
-/// and an ordinary log line every 10 partitions, in time order as a daemon writes them
-/// (written partition by partition instead, a GPU end seconds after the next partition's
-/// synthesis start reads as a daemon restart: the reader split the 1M-event log into one
-/// daemon run per partition, 166 666, from 2026-12-01 until 2026-12-02).
-fn cuzk_log(n: usize) -> String {
-    let parts = n / 6;
-    let mut lines: Vec<(u64, String)> = Vec::with_capacity(parts * 6 + parts / 10);
-    let mut m = Model::new();
-    for i in 0..parts as u64 {
-        let job = format!("{:08x}-31db-6e32-d8dc-b35f94c662cd", i / 10);
-        let p = i % 10;
-        let (s0, s1, q, pk, g0, g1, w) = m.partition(i);
-        lines.push((s0, format!("TIMELINE,{s0},SYNTH_START,{job},partition={p}")));
-        lines.push((s1, format!("TIMELINE,{s1},SYNTH_END,{job},partition={p},synth_ms={}", s1 - s0)));
-        lines.push((q, format!("TIMELINE,{q},GPU_QUEUE,{job},partition={p}")));
-        if i % 10 == 0 {
-            lines.push((q, format!("2026-11-30T05:00:00.000Z  INFO cuzk_core::engine: partition synthesis complete, pushing to GPU queue job_id={job}")));
-        }
-        lines.push((pk, format!("TIMELINE,{pk},GPU_PICKUP,{job},worker={w},partition={p}")));
-        lines.push((g0, format!("TIMELINE,{g0},GPU_START,{job},worker={w},partition={p}")));
-        lines.push((g1, format!("TIMELINE,{g1},GPU_END,{job},worker={w},partition={p},gpu_ms={}", g1 - g0)));
-    }
-    // Stable: lines of one moment keep their order (a start before its end).
-    lines.sort_by_key(|l| l.0);
-    let mut s = String::with_capacity(parts * 6 * 90);
-    for (_, l) in lines {
-        s.push_str(&l);
-        s.push('\n');
-    }
-    s
 }
 
 /// Our JSON lines with `n` records: 13 spans per partition (synthesis, queue, pickup,
@@ -170,6 +126,45 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
     outputs(c, &cuzk);
+    whole_command(c, &cuzk);
+}
+
+/// The whole command on the cuzk log written to a file (see the module doc): one timed run
+/// of each configuration first, then criterion's.
+fn whole_command(c: &mut Criterion, text: &str) {
+    use std::process::{Command, Stdio};
+    let bin = env!("CARGO_BIN_EXE_proofscope");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("cuzk.log");
+    std::fs::write(&log, text).expect("write the log");
+    let out = dir.path().join("out");
+    let (log, out) = (log.to_str().expect("utf-8 path"), out.to_str().expect("utf-8 path"));
+    let configs: [(&str, Vec<&str>); 3] = [
+        ("default", vec!["analyze", log, "-o", out]),
+        ("no_charts", vec!["analyze", log, "-o", out, "--no-charts"]),
+        ("json_no_charts", vec!["analyze", log, "--json", "--no-charts"]),
+    ];
+    let analyze = |args: &[&str]| {
+        let st = Command::new(bin).args(args).stdout(Stdio::null()).stderr(Stdio::null()).status().expect("run proofscope");
+        assert!(st.success(), "proofscope {}: {st}", args.join(" "));
+    };
+    let events = read_str(text, Some(Format::Cuzk)).diagnostics.event_lines;
+    let mut steps = Vec::new();
+    for (name, args) in &configs {
+        let t = Instant::now();
+        analyze(args);
+        let s = t.elapsed().as_secs_f64();
+        steps.push(format!("{name} {s:.3} s ({:.3} s per 1M events)", s / events as f64 * 1e6));
+    }
+    println!("whole command, {events} events ({:.0} MB log): {}", text.len() as f64 / 1e6, steps.join(", "));
+
+    let mut g = c.benchmark_group("whole_command");
+    g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(30));
+    g.throughput(Throughput::Elements(events));
+    for (name, args) in &configs {
+        g.bench_function(*name, |b| b.iter(|| analyze(args)));
+    }
+    g.finish();
 }
 
 /// The four outputs that draw lanes, as `analyze` writes them, each from its `LaidOut`.

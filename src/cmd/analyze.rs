@@ -196,34 +196,75 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         super::output::check_dir(d)?;
     }
     let opts = AnalyzeOptions { min_gap_ms: a.min_gap_ms, ..Default::default() };
-    let (run, summary) = read_and_summarize(&a, log, window, &opts)?;
+    let run = read_windowed(&a, log, window)?;
     let mut failed = false;
     let outputs = Outputs::of(&a);
-    let written = match &out {
-        Some(d) => {
-            let mut dir = super::output::OutputDir::open(d, OUTPUTS)?;
-            write_outputs(&LaidOut::new(&run), &summary, &mut dir, &outputs)?;
-            failed = !dir.failed().is_empty();
-            dir.finish()
+    let mut dir = out.as_deref().map(|d| super::output::OutputDir::open(d, OUTPUTS)).transpose()?;
+    // With --json and -o, stdout gets summary.json's bytes read back from the file (opened
+    // while the folder is this run's) instead of the summary serialised a second time.
+    let mut json_file: Option<std::fs::File> = None;
+    let laid = LaidOut::new(&run);
+    let summary = std::thread::scope(|sc| -> anyhow::Result<Summary> {
+        // trace.json needs the run and its lanes, not the analyses: it is written on a
+        // thread of its own while the run is analysed (the target machine has two cores).
+        let trace = match &dir {
+            Some(d) if !outputs.charts.is_empty() => Some(spawn_trace(sc, &laid, d.join("trace.json"))),
+            _ => None,
+        };
+        let mut summary = summarize(&run, &opts);
+        summary.input = Some(log.display().to_string());
+        if let Some(d) = dir.as_mut() {
+            write_outputs_with(&laid, &summary, d, &outputs, trace)?;
+            failed = !d.failed().is_empty();
+            if a.json && d.written().iter().any(|w| w == "summary.json") {
+                json_file = std::fs::File::open(d.join("summary.json")).ok();
+            }
         }
-        None => Vec::new(),
-    };
+        Ok(summary)
+    })?;
+    let written = dir.map(|d| d.finish()).unwrap_or_default();
     if let Some(c) = &a.csv {
         failed |= write_csv_tables(&run, &summary, &outputs.label(&summary), c)?;
     }
     print_warnings(&summary);
     if a.json {
-        let mut o = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut o, &summary)?;
-        writeln!(o)?;
+        timed("summary.json on stdout", || -> anyhow::Result<()> {
+            // Buffered: stdout's own buffer flushes at every newline, a write(2) per line of
+            // the pretty JSON (5M for a 1.2M-event log).
+            let mut o = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+            match json_file.as_mut() {
+                Some(f) => {
+                    std::io::copy(f, &mut o)?;
+                }
+                None => serde_json::to_writer_pretty(&mut o, &summary)?,
+            }
+            writeln!(o)?;
+            o.flush()?;
+            Ok(())
+        })?;
     } else {
         print_human(&summary, out.as_deref().unwrap_or(Path::new(".")), &written);
     }
-    Ok(if failed || (a.strict && summary.diagnostics.has_warnings()) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    let code = if failed || (a.strict && summary.diagnostics.has_warnings()) { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    // The run and its summary go with the process: freeing a 1.2M-event log's spans one
+    // allocation at a time took 0.1-0.2 s of a command that is about to exit.
+    // (The lanes first: they borrow the run.)
+    std::mem::forget(laid);
+    std::mem::forget(run);
+    std::mem::forget(summary);
+    Ok(code)
 }
 
 /// Read one log (cut to `--window`) and analyse it.
 fn read_and_summarize(a: &Args, log: &Path, window: Option<(u64, u64)>, opts: &AnalyzeOptions) -> anyhow::Result<(Run, Summary)> {
+    let run = read_windowed(a, log, window)?;
+    let mut summary = summarize(&run, opts);
+    summary.input = Some(log.display().to_string());
+    Ok((run, summary))
+}
+
+/// Read one log, cut to `--window`.
+fn read_windowed(a: &Args, log: &Path, window: Option<(u64, u64)>) -> anyhow::Result<Run> {
     let mut run = read_log(log, a.format, a.force)?;
     if let (Some(w), Some((from, to))) = (&a.window, window) {
         let end = run.end_ns();
@@ -232,9 +273,7 @@ fn read_and_summarize(a: &Args, log: &Path, window: Option<(u64, u64)>, opts: &A
             anyhow::bail!("--window {w}: no span of {} in it (the run ends at {:.3} s)", log.display(), end as f64 / 1e9);
         }
     }
-    let mut summary = summarize(&run, opts);
-    summary.input = Some(log.display().to_string());
-    Ok((run, summary))
+    Ok(run)
 }
 
 /// The logs the arguments name, and whether they make a fleet (several logs, or any
@@ -430,9 +469,10 @@ fn run_fleet(a: &Args, logs: &[PathBuf], window: Option<(u64, u64)>) -> anyhow::
         None => Vec::new(),
     };
     if a.json {
-        let mut o = std::io::stdout().lock();
+        let mut o = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
         serde_json::to_writer_pretty(&mut o, &table)?;
         writeln!(o)?;
+        o.flush()?;
     } else {
         print_fleet(&table, out.as_deref().unwrap_or(Path::new(".")), &written);
     }
@@ -483,84 +523,98 @@ pub fn read_log(path: &Path, format: Option<Format>, force: bool) -> anyhow::Res
     super::input::read_run(path, format, force)
 }
 
+/// `trace.json` being written on a thread of its own, to its temporary file (synced, not yet
+/// in place: it is renamed in only once summary.json is, so that a folder never mixes two
+/// runs); the error's text if it could not be written.
+pub type PendingTrace<'s> = std::thread::ScopedJoinHandle<'s, Result<timeline::atomic::AtomicFile, String>>;
+
+/// Start writing `trace.json` at `path` (the lanes assigned first, on that thread) in `sc`.
+pub fn spawn_trace<'s, 'e: 's>(sc: &'s std::thread::Scope<'s, 'e>, laid: &'e LaidOut<'e>, path: PathBuf) -> PendingTrace<'s> {
+    sc.spawn(move || {
+        timed("lanes", || laid.lanes().len());
+        timed("trace.json", || timeline::export::trace::write_trace_synced(laid, &path)).map_err(|e| e.to_string())
+    })
+}
+
 /// Write everything into `dir`. An output that cannot be written is noted in `dir`
 /// (the command exits 1) and the others are still written; `Err` only when not even
 /// summary.json could be written. The outputs that draw rows (trace, waterfall SVG and PNG,
 /// report.html) share `laid`'s lane assignment, computed once and only if one is drawn.
 pub fn write_outputs(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super::output::OutputDir, outputs: &Outputs) -> anyhow::Result<()> {
+    std::thread::scope(|sc| {
+        let trace = (!outputs.charts.is_empty()).then(|| spawn_trace(sc, laid, dir.join("trace.json")));
+        write_outputs_with(laid, summary, dir, outputs, trace)
+    })
+}
+
+/// [`write_outputs`] with `trace.json` already being written (`trace`, when charts are
+/// asked for). summary.json first (nothing else of this run is put in place before it);
+/// then the outputs go on the two cores of the target machine: the tables on this thread,
+/// the charts and report.html on another, `trace.json` on its own; they are recorded in the
+/// folder's order once all are done.
+pub fn write_outputs_with(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super::output::OutputDir, outputs: &Outputs, trace: Option<PendingTrace<'_>>) -> anyhow::Result<()> {
     // The tables and charts that read the run need the analysis feature.
     #[cfg_attr(not(feature = "analysis"), allow(unused_variables))]
     let run = laid.run();
+    #[cfg_attr(not(feature = "analysis"), allow(unused_variables))]
     let charts = !outputs.charts.is_empty();
-    let json = serde_json::to_vec_pretty(summary)?;
-    dir.write("summary.json", &json)?;
-    #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
-    let mut chart_refs: Vec<ChartRef> = Vec::new();
-    if charts {
-        match timeline::export::trace::write_trace(laid, &dir.join("trace.json")) {
-            Ok(()) => dir.record("trace.json"),
-            Err(e) => dir.fail("trace.json", e),
+    // Streamed to the file (a 1.2M-event log's summary.json is 140 MB: never in memory).
+    let json = timed("summary.json", || {
+        dir.write_with("summary.json", |w| {
+            // Buffered here: serde_json writes token by token, and through `dyn Write`
+            // each token was a call.
+            let mut b = std::io::BufWriter::with_capacity(1 << 20, w);
+            serde_json::to_writer_pretty(&mut b, summary)?;
+            b.flush()
+        })
+    });
+    if let Err(e) = json {
+        // The trace's temporary file goes with it (dropped uncommitted).
+        if let Some(h) = trace {
+            let _ = h.join();
         }
+        return Err(e);
     }
-    #[cfg(feature = "analysis")]
-    {
-        use timeline::chart;
+    let dir_ro: &super::output::OutputDir = dir;
+    // Each output written (Ok) or not (Err: why), in the order the folder records them.
+    let (done, chart_refs) = std::thread::scope(|sc| {
+        #[cfg(feature = "analysis")]
+        let drawn = charts.then(|| sc.spawn(|| draw_charts(laid, summary, dir_ro, outputs)));
+        #[cfg(not(feature = "analysis"))]
+        let _ = sc;
+        #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
+        let mut done: Vec<(String, Result<(), String>)> = Vec::new();
+        #[cfg(feature = "analysis")]
         if outputs.tables {
-            // One table at a time (only one in memory beside the run); each is written
-            // whole or not at all, and one that fails does not stop the others.
+            // One table at a time (only one in memory beside the run; the spans' a row group
+            // at a time); each is written whole or not at all, and one that fails does not
+            // stop the others.
             let keys = timeline::export::keys::RunKeys::new(run, summary, &outputs.label(summary));
             for name in timeline::export::tables::RUN_TABLES {
                 let file = format!("{name}.parquet");
-                let path = dir.join(&file);
-                let r = timeline::export::tables::run_table(name, run, summary, &keys)
-                    .map_err(|source| timeline::export::parquet::ParquetError::Polars { path: path.display().to_string(), source })
-                    .and_then(|mut df| timeline::export::parquet::write_frame(&mut df, &path));
-                match r {
-                    Ok(()) => dir.record(&file),
-                    Err(e) => dir.fail(&file, e),
-                }
+                let path = dir_ro.join(&file);
+                let r = timed(&file, || timeline::export::tables::write_run_table(name, run, summary, &keys, &path));
+                done.push((file, r.map_err(|e| e.to_string())));
             }
         }
-        if charts {
-            let marks = timeline::analysis::gaps::marks(&summary.idle_gaps);
-            for (section, file, caption) in timeline::report::STANDARD_CHARTS {
-                if !outputs.chart(section) {
-                    continue;
-                }
-                let path = dir.join(file);
-                let r = match section {
-                    "waterfall" => chart::waterfall_svg(laid, &marks, &path),
-                    "utilization" => chart::utilization_svg(run, &path),
-                    "gaps" => chart::gaps_svg(&marks, &path),
-                    "memory" => chart::memory_svg(run, &path),
-                    _ => chart::phases_svg(run, &path),
-                };
-                match r {
-                    Ok(()) => {
-                        dir.record(file);
-                        chart_refs.push(ChartRef::new(section, file, caption));
-                    }
-                    Err(e) => dir.fail(file, e),
-                }
-            }
-            // report.html: the page embeds the SVG charts just written (not the waterfall's:
-            // the page draws its own, interactive).
-            let svgs: Vec<(String, String)> = chart_refs
-                .iter()
-                .filter(|c| c.section != "waterfall")
-                .filter_map(|c| std::fs::read_to_string(dir.join(&c.file)).ok().map(|t| (c.caption.clone(), t)))
-                .collect();
-            let embedded: Vec<timeline::report::html::HtmlChart<'_>> = svgs.iter().map(|(t, s)| timeline::report::html::HtmlChart { title: t, svg: s }).collect();
-            let page = timeline::report::html::render(laid, summary, &embedded);
-            if let Err(e) = dir.write("report.html", page.as_bytes()) {
-                dir.fail("report.html", format!("{e:#}"));
-            }
-            if outputs.chart("waterfall-png") {
-                match chart::waterfall_png(laid, &marks, &dir.join("waterfall.png")) {
-                    Ok(()) => dir.record("waterfall.png"),
-                    Err(e) => dir.fail("waterfall.png", e),
-                }
-            }
+        #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
+        let mut chart_refs: Vec<ChartRef> = Vec::new();
+        #[cfg(feature = "analysis")]
+        if let Some(h) = drawn {
+            let (refs, results) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            chart_refs = refs;
+            done.extend(results);
+        }
+        if let Some(h) = trace {
+            let r = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            done.insert(0, ("trace.json".into(), r.and_then(|f| f.commit().map_err(|e| e.to_string()))));
+        }
+        (done, chart_refs)
+    });
+    for (name, r) in done {
+        match r {
+            Ok(()) => dir.record(&name),
+            Err(e) => dir.fail(&name, e),
         }
     }
     let md = timeline::report::render(summary, &chart_refs);
@@ -568,6 +622,63 @@ pub fn write_outputs(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super::out
         dir.fail("report.md", format!("{e:#}"));
     }
     Ok(())
+}
+
+/// The charts asked for and report.html (which embeds the SVG charts): the charts drawn,
+/// and each output written or not, in the folder's order.
+#[cfg(feature = "analysis")]
+fn draw_charts(laid: &LaidOut<'_>, summary: &Summary, dir: &super::output::OutputDir, outputs: &Outputs) -> (Vec<ChartRef>, Vec<(String, Result<(), String>)>) {
+    use timeline::chart;
+    let run = laid.run();
+    let mut chart_refs: Vec<ChartRef> = Vec::new();
+    let mut done: Vec<(String, Result<(), String>)> = Vec::new();
+    let marks = timeline::analysis::gaps::marks(&summary.idle_gaps);
+    // The waterfall's layout and scene, once for the SVG and the PNG.
+    let wf = (outputs.chart("waterfall") || outputs.chart("waterfall-png")).then(|| timed("waterfall scene", || chart::Waterfall::new(laid, &marks)));
+    for (section, file, caption) in timeline::report::STANDARD_CHARTS {
+        if !outputs.chart(section) {
+            continue;
+        }
+        let path = dir.join(file);
+        let r = timed(file, || match section {
+            "waterfall" => wf.as_ref().expect("made when the waterfall is asked for").svg(&path),
+            "utilization" => chart::utilization_svg(run, &path),
+            "gaps" => chart::gaps_svg(&marks, &path),
+            "memory" => chart::memory_svg(run, &path),
+            _ => chart::phases_svg(run, &path),
+        });
+        if r.is_ok() {
+            chart_refs.push(ChartRef::new(section, file, caption));
+        }
+        done.push((file.to_string(), r.map_err(|e| e.to_string())));
+    }
+    // report.html: the page embeds the SVG charts just written (not the waterfall's: the
+    // page draws its own, interactive).
+    let svgs: Vec<(String, String)> = chart_refs
+        .iter()
+        .filter(|c| c.section != "waterfall")
+        .filter_map(|c| std::fs::read_to_string(dir.join(&c.file)).ok().map(|t| (c.caption.clone(), t)))
+        .collect();
+    let embedded: Vec<timeline::report::html::HtmlChart<'_>> = svgs.iter().map(|(t, s)| timeline::report::html::HtmlChart { title: t, svg: s }).collect();
+    let r = timed("report.html", || {
+        let page = timeline::report::html::render(laid, summary, &embedded);
+        super::output::write_atomic(&dir.join("report.html"), page.as_bytes())
+    });
+    done.push(("report.html".into(), r.map_err(|e| format!("{e:#}"))));
+    if outputs.chart("waterfall-png") {
+        let r = timed("waterfall.png", || wf.as_ref().expect("made when the waterfall is asked for").png(&dir.join("waterfall.png")));
+        done.push(("waterfall.png".into(), r.map_err(|e| e.to_string())));
+    }
+    (chart_refs, done)
+}
+
+/// `f()`, its wall time logged at debug level (`RUST_LOG=debug`: where an analyze's time
+/// goes, output by output).
+pub fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let t0 = std::time::Instant::now();
+    let r = f();
+    tracing::debug!("{what}: {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+    r
 }
 
 /// `--csv DIR`: the run's tables as CSV in `csv` (its own locked folder, holding this

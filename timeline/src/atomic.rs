@@ -119,6 +119,20 @@ pub fn write_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<
     f.commit()
 }
 
+/// [`write_with`], but left under its temporary name, written and synced: the caller puts
+/// it in place with [`AtomicFile::commit`] (cheap then: nothing left to sync) when it
+/// decides to, or drops it (removed).
+pub fn write_synced(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<AtomicFile> {
+    let mut f = AtomicFile::create(path)?;
+    {
+        let mut w = io::BufWriter::with_capacity(1 << 16, f.file());
+        write(&mut w).map_err(|e| named(path, e))?;
+        w.flush().map_err(|e| named(path, e))?;
+    }
+    f.file().sync_all().map_err(|e| named(path, e))?;
+    Ok(f)
+}
+
 /// For writers that open the file themselves (plotters' backends): `make` writes to the
 /// temporary path it is given; on success the file is renamed to `path`, on failure it is
 /// removed and `make`'s error returned.

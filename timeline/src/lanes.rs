@@ -23,7 +23,7 @@
 //! — take a [`LaidOut`]: the run with its assignment, computed once on first use and shared,
 //! so that one `analyze` assigns lanes once and every output draws the same rows.
 
-use std::cell::OnceCell;
+use std::sync::OnceLock;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
@@ -261,16 +261,17 @@ pub fn assign(run: &Run) -> Vec<Lane> {
 /// A run and its lane assignment ([`assign`]), computed on the first call of
 /// [`LaidOut::lanes`] and kept: the outputs of one `analyze` (waterfall SVG and PNG,
 /// `report.html`, `trace.json`, a fleet's trace) share it instead of each assigning the
-/// lanes again. It borrows the run, so the run cannot change under the assignment.
+/// lanes again. It borrows the run, so the run cannot change under the assignment. It is
+/// `Sync`: `analyze` writes `trace.json` on a thread of its own beside the other outputs.
 pub struct LaidOut<'r> {
     run: &'r Run,
-    lanes: OnceCell<Vec<Lane>>,
+    lanes: OnceLock<Vec<Lane>>,
 }
 
 impl<'r> LaidOut<'r> {
     /// Nothing is computed yet (a command that draws nothing never assigns lanes).
     pub fn new(run: &'r Run) -> Self {
-        LaidOut { run, lanes: OnceCell::new() }
+        LaidOut { run, lanes: OnceLock::new() }
     }
 
     /// The run.

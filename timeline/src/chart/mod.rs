@@ -38,7 +38,7 @@ pub use generic::{bar_chart_svg, line_chart_svg, lines_svg, Callout, HLine, Line
 pub use memory::memory_svg;
 pub use phases::phases_svg;
 pub use utilization::utilization_svg;
-pub use waterfall::{waterfall_png, waterfall_svg};
+pub use waterfall::{waterfall_png, waterfall_svg, Waterfall};
 
 /// An idle gap on a device, as the analyzer attributed it (`cause`: `cold_start`,
 /// `synthesis_starved`, `memory`, `dispatch`, `lock`, `cpu_prep`, `other`). One type with the

@@ -170,34 +170,62 @@ impl<'a> Layout<'a> {
 /// shows it.
 pub const MAX_ROWS: usize = 400;
 
-fn checked_layout<'a>(laid: &'a LaidOut<'_>, gaps: &[GapMark], path: &Path) -> Result<Layout<'a>, ChartError> {
+/// The layout, refused when it has more rows than a waterfall draws (the message).
+fn checked<'a>(laid: &'a LaidOut<'_>, gaps: &[GapMark]) -> Result<Layout<'a>, String> {
     let layout = Layout::new(laid, gaps);
     if layout.rows.len() > MAX_ROWS {
-        return Err(ChartError::Draw {
-            path: path.display().to_string(),
-            message: format!("{} rows (worker lanes) are more than a waterfall draws ({MAX_ROWS}); open trace.json in Perfetto instead", layout.rows.len()),
-        });
+        return Err(format!("{} rows (worker lanes) are more than a waterfall draws ({MAX_ROWS}); open trace.json in Perfetto instead", layout.rows.len()));
     }
     Ok(layout)
 }
 
+/// A run's waterfall laid out and its scene built (the level of detail, the labels, the
+/// titles: a pass over every span and the job index), once for both the SVG and the PNG.
+pub struct Waterfall<'a> {
+    run: &'a Run,
+    gaps: &'a [GapMark],
+    /// The layout and scene, or why the run cannot be drawn.
+    drawn: Result<(Layout<'a>, Scene), String>,
+}
+
+impl<'a> Waterfall<'a> {
+    pub fn new(laid: &'a LaidOut<'_>, gaps: &'a [GapMark]) -> Waterfall<'a> {
+        let run = laid.run();
+        let drawn = checked(laid, gaps).map(|layout| {
+            let scene = Scene::build(run, gaps, &layout);
+            (layout, scene)
+        });
+        Waterfall { run, gaps, drawn }
+    }
+
+    fn parts(&self, path: &Path) -> Result<&(Layout<'a>, Scene), ChartError> {
+        self.drawn.as_ref().map_err(|message| ChartError::Draw { path: path.display().to_string(), message: message.clone() })
+    }
+
+    /// The waterfall as SVG at `path`.
+    pub fn svg(&self, path: &Path) -> Result<(), ChartError> {
+        let (layout, scene) = self.parts(path)?;
+        render_svg_with(path, (layout.width, layout.height), |root| {
+            let map = draw(root, self.run, self.gaps, layout, scene, false)?;
+            Ok(map.map_or_else(String::new, |m| scene.svg(&m, layout.label_size())))
+        })
+    }
+
+    /// The waterfall as PNG at `path`.
+    pub fn png(&self, path: &Path) -> Result<(), ChartError> {
+        let (layout, scene) = self.parts(path)?;
+        render_png(path, (layout.width, layout.height), |root| draw(root, self.run, self.gaps, layout, scene, true).map(|_| ()))
+    }
+}
+
 /// Draw the waterfall of a run laid out on its lanes (with the analyzer's `gaps`) as SVG.
 pub fn waterfall_svg(laid: &LaidOut<'_>, gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
-    let run = laid.run();
-    let layout = checked_layout(laid, gaps, path)?;
-    let scene = Scene::build(run, gaps, &layout);
-    render_svg_with(path, (layout.width, layout.height), |root| {
-        let map = draw(root, run, gaps, &layout, &scene, false)?;
-        Ok(map.map_or_else(String::new, |m| scene.svg(&m, layout.label_size())))
-    })
+    Waterfall::new(laid, gaps).svg(path)
 }
 
 /// The same chart as [`waterfall_svg`], as PNG (for viewers without SVG, and the README).
 pub fn waterfall_png(laid: &LaidOut<'_>, gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
-    let run = laid.run();
-    let layout = checked_layout(laid, gaps, path)?;
-    let scene = Scene::build(run, gaps, &layout);
-    render_png(path, (layout.width, layout.height), |root| draw(root, run, gaps, &layout, &scene, true).map(|_| ()))
+    Waterfall::new(laid, gaps).png(path)
 }
 
 fn title_of(run: &Run, gaps: &[GapMark], jobs: usize) -> String {

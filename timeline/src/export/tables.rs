@@ -158,14 +158,24 @@ pub fn compare_frame(c: &Comparison) -> PolarsResult<DataFrame> {
     DataFrame::new_infer_height(cols)
 }
 
+/// Write the run's table `name` (one of [`RUN_TABLES`]) at `path` as Parquet: the file
+/// [`write_frame`] writes for [`run_table`]; `spans`, the large one, a row group at a time
+/// ([`super::parquet::write_spans`]).
+pub fn write_run_table(name: &str, run: &Run, summary: &Summary, keys: &RunKeys, path: &Path) -> Result<(), ParquetError> {
+    if name == "spans" {
+        return super::parquet::write_spans(run, keys, path);
+    }
+    let mut df = run_table(name, run, summary, keys).map_err(|source| ParquetError::Polars { path: path.display().to_string(), source })?;
+    write_frame(&mut df, path)
+}
+
 /// Write the run's tables ([`RUN_TABLES`]) into `dir` as `<name>.parquet`, one at a time;
 /// returns the paths.
 pub fn write_run_tables(run: &Run, summary: &Summary, keys: &RunKeys, dir: &Path) -> Result<Vec<PathBuf>, ParquetError> {
     let mut out = Vec::new();
     for name in RUN_TABLES {
         let p = dir.join(format!("{name}.parquet"));
-        let mut df = run_table(name, run, summary, keys).map_err(|source| ParquetError::Polars { path: p.display().to_string(), source })?;
-        write_frame(&mut df, &p)?;
+        write_run_table(name, run, summary, keys, &p)?;
         out.push(p);
     }
     Ok(out)

@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;
 
+use rustc_hash::FxHashMap;
 use serde_json::ser::{CompactFormatter, Formatter};
 use serde_json::{json, Map, Value};
 
@@ -554,18 +555,21 @@ fn events(laid: &LaidOut<'_>, ev: &mut impl Sink) {
 
     // Threads: one per lane, numbered from 1 within their process.
     let mut next_tid: HashMap<u64, u64> = HashMap::new();
-    // span index -> (pid, tid, start_ns, end_ns) where it was drawn
-    let mut placed_at: Vec<Option<(u64, u64, u64, u64)>> = vec![None; run.spans.len()];
+    // span index -> (lane, position in the lane) where it was drawn (8 bytes a span; `at`
+    // gives its pid, tid, start and end).
+    const NOWHERE: (u32, u32) = (u32::MAX, u32::MAX);
+    let mut placed_at: Vec<(u32, u32)> = vec![NOWHERE; run.spans.len()];
+    let mut lane_ids: Vec<(u64, u64)> = Vec::with_capacity(lanes.len());
     // Jobs numbered by first appearance, for slice names a person can read (`msm_h J3 p7`;
     // the job's full id stays in the slice's args).
-    let mut job_no: HashMap<&str, usize> = HashMap::new();
+    let mut job_no: FxHashMap<&str, usize> = FxHashMap::default();
     for s in &run.spans {
         if let Some(j) = s.job.as_deref() {
             let n = job_no.len();
             job_no.entry(j).or_insert(n);
         }
     }
-    for lane in lanes {
+    for (li, lane) in lanes.iter().enumerate() {
         let pid = match lane.group {
             LaneGroup::Synthesis => HOST_PID,
             LaneGroup::Device(d) => device_pid(d),
@@ -575,15 +579,24 @@ fn events(laid: &LaidOut<'_>, ev: &mut impl Sink) {
             *t += 1;
             *t
         };
+        lane_ids.push((pid, tid));
         meta(ev, "thread_name", pid, tid, MetaArg::Name(&lane.label(run)));
         meta(ev, "thread_sort_index", pid, tid, MetaArg::SortIndex(tid));
-        for p in &lane.spans {
+        for (k, p) in lane.spans.iter().enumerate() {
             let s = &run.spans[p.index];
             let job_no = s.job.as_deref().and_then(|j| job_no.get(j)).copied();
             ev.event(Ev::Slice { span: s, placed: p, pid, tid, job_no });
-            placed_at[p.index] = Some((pid, tid, p.start_ns, p.end_ns));
+            placed_at[p.index] = (li as u32, k as u32);
         }
     }
+    let at = |i: usize| -> Option<(u64, u64, u64, u64)> {
+        let (l, k) = placed_at[i];
+        (l != NOWHERE.0).then(|| {
+            let p = &lanes[l as usize].spans[k as usize];
+            let (pid, tid) = lane_ids[l as usize];
+            (pid, tid, p.start_ns, p.end_ns)
+        })
+    };
 
     // Proofs: async slices of one name, so they share one track (overlaps stack).
     for (n, p) in proofs.iter().enumerate() {
@@ -618,7 +631,7 @@ fn events(laid: &LaidOut<'_>, ev: &mut impl Sink) {
     }
 
     // Flows: each partition's synthesis to the first GPU call of that partition after it.
-    let mut gpu_of: HashMap<(&str, u32), Vec<usize>> = HashMap::new();
+    let mut gpu_of: FxHashMap<(&str, u32), Vec<usize>> = FxHashMap::default();
     for (i, s) in run.spans.iter().enumerate() {
         if let (SpanKind::Gpu, Some(j), Some(p)) = (&s.kind, &s.job, s.partition) {
             gpu_of.entry((j.as_str(), p)).or_default().push(i);
@@ -627,9 +640,9 @@ fn events(laid: &LaidOut<'_>, ev: &mut impl Sink) {
     let mut flow_id = 0u64;
     for (i, s) in run.spans.iter().enumerate() {
         let (SpanKind::Synthesis, Some(j), Some(p), Some(_)) = (&s.kind, &s.job, s.partition, s.end_ns) else { continue };
-        let Some((spid, stid, ss, se)) = placed_at[i] else { continue };
+        let Some((spid, stid, ss, se)) = at(i) else { continue };
         let Some(cands) = gpu_of.get(&(j.as_str(), p)) else { continue };
-        let Some((gpid, gtid, gs, _)) = cands.iter().filter_map(|&g| placed_at[g]).filter(|g| g.2 >= se).min_by_key(|g| g.2) else {
+        let Some((gpid, gtid, gs, _)) = cands.iter().filter_map(|&g| at(g)).filter(|g| g.2 >= se).min_by_key(|g| g.2) else {
             continue;
         };
         flow_id += 1;
@@ -664,7 +677,7 @@ fn proof_slices(run: &Run) -> Vec<ProofSlice<'_>> {
     }
     let run_end = run.end_ns();
     let mut order: Vec<&str> = Vec::new();
-    let mut acc: HashMap<&str, Acc> = HashMap::new();
+    let mut acc: FxHashMap<&str, Acc> = FxHashMap::default();
     for s in &run.spans {
         let Some(j) = s.job.as_deref() else { continue };
         let a = acc.entry(j).or_insert_with(|| {
@@ -797,7 +810,13 @@ impl<W: Write> Sink for Bytes<W> {
 /// written directly.
 pub fn write_trace(laid: &LaidOut<'_>, path: &Path) -> io::Result<()> {
     // Written to a temporary file and renamed into place when complete (crate::atomic).
-    crate::atomic::write_with(path, |w| {
+    write_trace_synced(laid, path)?.commit()
+}
+
+/// [`write_trace`], left under its temporary name (written and synced) for the caller to
+/// put in place ([`crate::atomic::write_synced`]).
+pub fn write_trace_synced(laid: &LaidOut<'_>, path: &Path) -> io::Result<crate::atomic::AtomicFile> {
+    crate::atomic::write_synced(path, |w| {
         let mut sink = Bytes::new(w);
         sink.buf.extend_from_slice(b"{\"traceEvents\":[");
         events(laid, &mut sink);

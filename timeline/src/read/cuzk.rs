@@ -368,6 +368,9 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
         }
         run.spans.push(span_from(kind, e, None, None));
     }
+    // The events are spans now: their memory goes before the spans are sorted.
+    drop(order);
+    drop(evs);
     run.normalize();
     run
 }

@@ -210,7 +210,7 @@ fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Resul
     if chrome {
         return chrome::read(r, name);
     }
-    let mut lines = LineSource { inner: &mut r, name, line_no: 0, buf: Vec::new(), binary: 0, samples: Vec::new() };
+    let mut lines = LineSource { inner: &mut r, name, line_no: 0, buf: Vec::new(), lossy: String::new(), binary: 0, samples: Vec::new() };
     // Peek lines until the first non-blank one decides the format; keep them for the parser.
     let mut pending: Vec<(u64, String)> = Vec::new();
     let fmt = match format {
@@ -220,8 +220,8 @@ fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Resul
                 None => break Format::Jsonl,
                 Some((n, l)) => {
                     let blank = l.trim().is_empty();
-                    let f = detect(&l);
-                    pending.push((n, l));
+                    let f = detect(l);
+                    pending.push((n, l.to_string()));
                     if !blank {
                         break f;
                     }
@@ -233,10 +233,10 @@ fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Resul
         // (Recognised or forced above.)
         Format::ChromeTrace => return chrome::read(lines.inner, name),
         Format::NsysSqlite => return nsys::read_stream(lines.inner, name),
-        Format::Jsonl => pipeline(&mut lines, pending, |_, l| jsonl::decode(&l), jsonl::assemble)?,
+        Format::Jsonl => pipeline(&mut lines, pending, |_, l| jsonl::decode(l), jsonl::assemble)?,
         cuzk_format => {
             let mut dec = cuzk::Decoder::new(cuzk_format.wrapper());
-            pipeline(&mut lines, pending, move |n, l| dec.decode(n, &l), cuzk::assemble)?
+            pipeline(&mut lines, pending, move |n, l| dec.decode(n, l), cuzk::assemble)?
         }
     };
     if fmt != Format::Jsonl && fmt != Format::Cuzk {
@@ -295,7 +295,7 @@ const BATCH: usize = 4096;
 fn pipeline<R: BufRead, I: Send>(
     lines: &mut LineSource<'_, R>,
     pending: Vec<(u64, String)>,
-    mut decode: impl FnMut(u64, String) -> I,
+    mut decode: impl FnMut(u64, &str) -> I,
     assemble: impl FnOnce(&mut dyn Iterator<Item = (u64, I)>) -> Run + Send,
 ) -> Result<Run, ReadError> {
     std::thread::scope(|sc| {
@@ -307,7 +307,7 @@ fn pipeline<R: BufRead, I: Send>(
         let mut failed: Option<ReadError> = None;
         let mut batch: Vec<(u64, I)> = Vec::with_capacity(BATCH);
         for (n, l) in pending {
-            batch.push((n, decode(n, l)));
+            batch.push((n, decode(n, &l)));
         }
         loop {
             match lines.next_line() {
@@ -339,12 +339,15 @@ fn pipeline<R: BufRead, I: Send>(
     })
 }
 
-/// Lines with their 1-based numbers; invalid UTF-8 is replaced, never fatal.
+/// Lines with their 1-based numbers; invalid UTF-8 is replaced, never fatal. A line is
+/// lent from the source's buffer until the next one is read (no allocation per line).
 struct LineSource<'a, R: BufRead> {
     inner: &'a mut R,
     name: &'a str,
     line_no: u64,
     buf: Vec<u8>,
+    /// A line that is not valid UTF-8, with the invalid bytes replaced.
+    lossy: String,
     /// Lines that are not text (invalid UTF-8, NUL bytes).
     binary: u64,
     /// The first non-blank lines (number, text cut to [`SAMPLE_CHARS`]): what the input
@@ -357,7 +360,7 @@ const SAMPLES: usize = 3;
 const SAMPLE_CHARS: usize = 100;
 
 impl<R: BufRead> LineSource<'_, R> {
-    fn next_line(&mut self) -> Result<Option<(u64, String)>, ReadError> {
+    fn next_line(&mut self) -> Result<Option<(u64, &str)>, ReadError> {
         self.buf.clear();
         let n = self.inner.read_until(b'\n', &mut self.buf).map_err(|source| ReadError::Io {
             path: self.name.to_string(),
@@ -371,17 +374,17 @@ impl<R: BufRead> LineSource<'_, R> {
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();
         }
-        // One exact-size allocation per line; the buffer keeps its capacity.
-        let s = match std::str::from_utf8(&self.buf) {
+        let s: &str = match std::str::from_utf8(&self.buf) {
             Ok(s) => {
                 if s.as_bytes().contains(&0) {
                     self.binary += 1;
                 }
-                s.to_owned()
+                s
             }
             Err(_) => {
                 self.binary += 1;
-                String::from_utf8_lossy(&self.buf).into_owned()
+                self.lossy = String::from_utf8_lossy(&self.buf).into_owned();
+                &self.lossy
             }
         };
         if self.samples.len() < SAMPLES && !s.trim().is_empty() {
