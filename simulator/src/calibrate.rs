@@ -429,6 +429,33 @@ fn run_shape(cfg: &Config, run: &Run) -> Config {
     c
 }
 
+/// Which of equally good candidates [`grid_search`] keeps.
+#[derive(Clone, Copy, PartialEq)]
+enum Tie {
+    Larger,
+    Smaller,
+}
+
+/// The value in `min..=max` with the least `err`: a grid of [`CAPACITY_STEPS`] steps, then as
+/// many over the best point's two neighbours. `None` when no candidate gives a finite error.
+fn grid_search(min: f64, max: f64, tie: Tie, err: impl Fn(f64) -> f64) -> Option<f64> {
+    let mut best = (f64::INFINITY, if tie == Tie::Larger { max } else { min });
+    let (mut lo, mut hi) = (min, max);
+    for _ in 0..2 {
+        let step = (hi - lo) / f64::from(CAPACITY_STEPS);
+        for k in 0..=CAPACITY_STEPS {
+            let v = lo + step * f64::from(k);
+            let e = err(v);
+            let better = if tie == Tie::Larger { e <= best.0 } else { e < best.0 };
+            if better && e.is_finite() {
+                best = (e, v);
+            }
+        }
+        (lo, hi) = ((best.1 - step).max(min), (best.1 + step).min(max));
+    }
+    best.0.is_finite().then_some(best.1)
+}
+
 /// What held the overlapped syntheses back, as [`fit_capacity`] fits it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum SynthLimit {
@@ -495,30 +522,16 @@ fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &m
             .collect()
     };
     let err = |v: &[f64]| -> f64 { v.iter().zip(&shapes).map(|(s, (_, _, t, _))| if *s > 0.0 { (s / t).ln().powi(2) } else { f64::INFINITY }).sum() };
-    // A grid over the range, then a finer one over the best point's two neighbours.
+    // (Ties go to the larger value: above what the runs' tasks ask for, every candidate
+    // simulates alike, and the machine's cores, or a pool that holds nothing back, are the
+    // plain answer.)
     let (min, max) = what.range(cores);
-    let mut best = (f64::INFINITY, max);
-    let (mut lo, mut hi) = (min, max);
-    for _ in 0..2 {
-        let step = (hi - lo) / f64::from(CAPACITY_STEPS);
-        for k in 0..=CAPACITY_STEPS {
-            let v = lo + step * f64::from(k);
-            let e = err(&sims(v));
-            // (Ties go to the larger value: above what the runs' tasks ask for, every
-            // candidate simulates alike, and the machine's cores, or a pool that holds
-            // nothing back, are the plain answer.)
-            if e <= best.0 && e.is_finite() {
-                best = (e, v);
-            }
-        }
-        (lo, hi) = ((best.1 - step).max(min), (best.1 + step).min(max));
-    }
-    if !best.0.is_finite() {
+    let Some(best) = grid_search(min, max, Tie::Larger, |v| err(&sims(v))) else {
         rep.notes.push("cpu_capacity: no candidate simulated the overlapped runs (no synthesis completed): not fitted".into());
         return;
-    }
+    };
     let digits = if what == SynthLimit::PoolGain { 1e4 } else { 1e2 };
-    let v = (best.1 * digits).round() / digits;
+    let v = (best * digits).round() / digits;
     let got = sims(v);
     let each: Vec<String> = shapes.iter().zip(&got).map(|((name, _, t, n), s)| format!("{name}: {t:.3} s measured at {n:.1} at once, {s:.3} s modelled")).collect();
     match what {
@@ -572,25 +585,11 @@ fn fit_prep_slope(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], shape
             .collect()
     };
     let err = |got: &[f64]| -> f64 { got.iter().zip(&pairs).map(|(s, (_, _, t))| if *s > 0.0 { (s / t).ln().powi(2) } else { f64::INFINITY }).sum() };
-    let (min, max) = (0.0, PREP_SLOPE_MAX);
-    let mut best = (f64::INFINITY, 0.0);
-    let (mut lo, mut hi) = (min, max);
-    for _ in 0..2 {
-        let step = (hi - lo) / f64::from(CAPACITY_STEPS);
-        for k in 0..=CAPACITY_STEPS {
-            let x = lo + step * f64::from(k);
-            let e = err(&sims(x));
-            // (Ties go to the smaller slope: no stretch the calls do not ask for.)
-            if e < best.0 && e.is_finite() {
-                best = (e, x);
-            }
-        }
-        (lo, hi) = ((best.1 - step).max(min), (best.1 + step).min(max));
-    }
-    if !best.0.is_finite() {
+    // (Ties go to the smaller slope: no stretch the calls do not ask for.)
+    let Some(best) = grid_search(0.0, PREP_SLOPE_MAX, Tie::Smaller, |k| err(&sims(k))) else {
         return;
-    }
-    let k = (best.1 * 1e4).round() / 1e4;
+    };
+    let k = (best * 1e4).round() / 1e4;
     let got = sims(k);
     let each: Vec<String> = pairs.iter().zip(&got).map(|((name, _, t), s)| format!("{name}: {:.1} ms measured, {:.1} ms modelled", t * 1e3, s * 1e3)).collect();
     cfg.contention.prep_slope = k;
