@@ -383,6 +383,12 @@ fn synthesis_target(sorted: &[(u64, u64)], pce: &[(u64, u64)]) -> Option<(f64, f
     (!kept.is_empty()).then(|| (mean(&kept), busy as f64 / (t1 - t0) as f64))
 }
 
+/// The threads of a pool of the prover's own that a run's meta names (`synthesis_threads`,
+/// `prep_threads`), when it had one.
+fn pool_threads(run: &Run, key: &str) -> Option<u64> {
+    run.meta.extra.get(key).and_then(|v| v.as_u64()).filter(|&t| t > 0)
+}
+
 /// The model at the shape of one calibration run. A prover run is told to the model as a
 /// campaign tells it a configuration ([`crate::prereg::apply`]: its pw, gw, lock, split
 /// finalisation, finalisers, proofs all in flight, the engine's queue and permit, its thread
@@ -394,10 +400,9 @@ fn run_shape(cfg: &Config, run: &Run) -> Config {
     let proofs = (run.jobs().len() as u32).max(1);
     let partitions = m.partitions.filter(|&p| p > 0).unwrap_or(cfg.pipeline.partitions);
     if run.meta.source == "prover" {
-        let extra = |k: &str| run.meta.extra.get(k).and_then(|v| v.as_u64()).filter(|&t| t > 0);
         let mut knobs = Vec::new();
         for (knob, key) in [("threads", "synthesis_threads"), ("prep_threads", "prep_threads")] {
-            if let Some(t) = extra(key) {
+            if let Some(t) = pool_threads(run, key) {
                 knobs.push((knob.to_string(), t.to_string()));
             }
         }
@@ -496,13 +501,13 @@ impl SynthLimit {
 /// each (together ~1.7× one alone), eight on pools of 2 threads ~2.5× (runs 84–87).
 fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &mut Config, rep: &mut FitReport) {
     // (A shape the model refuses is left out, and said.)
-    let mut shapes: Vec<(&str, Config, f64, f64)> = Vec::new();
+    let mut shapes: Vec<(&str, Config, f64, f64, &Run)> = Vec::new();
     let mut own_pools = false;
     for &(i, (t, n)) in targets {
-        own_pools |= runs[i].1.meta.extra.get("synthesis_threads").and_then(|v| v.as_u64()).is_some_and(|t| t > 0);
+        own_pools |= pool_threads(&runs[i].1, "synthesis_threads").is_some();
         let c = run_shape(cfg, &runs[i].1);
         match c.validate() {
-            Ok(()) => shapes.push((runs[i].0.as_str(), c, t, n)),
+            Ok(()) => shapes.push((runs[i].0.as_str(), c, t, n, &runs[i].1)),
             Err(e) => rep.notes.push(format!("cpu_capacity: {} left out, its shape does not validate: {e}", runs[i].0)),
         }
     }
@@ -514,14 +519,14 @@ fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &m
     let sims = |v: f64| -> Vec<f64> {
         shapes
             .iter()
-            .map(|(_, c, _, _)| {
+            .map(|(_, c, _, _, _)| {
                 let mut c = c.clone();
                 what.set(&mut c, v);
                 crate::simulate(&c, crate::Options { record: false }).result.synth_mean_s
             })
             .collect()
     };
-    let err = |v: &[f64]| -> f64 { v.iter().zip(&shapes).map(|(s, (_, _, t, _))| if *s > 0.0 { (s / t).ln().powi(2) } else { f64::INFINITY }).sum() };
+    let err = |v: &[f64]| -> f64 { v.iter().zip(&shapes).map(|(s, (_, _, t, _, _))| if *s > 0.0 { (s / t).ln().powi(2) } else { f64::INFINITY }).sum() };
     // (Ties go to the larger value: above what the runs' tasks ask for, every candidate
     // simulates alike, and the machine's cores, or a pool that holds nothing back, are the
     // plain answer.)
@@ -533,7 +538,7 @@ fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &m
     let digits = if what == SynthLimit::PoolGain { 1e4 } else { 1e2 };
     let v = (best * digits).round() / digits;
     let got = sims(v);
-    let each: Vec<String> = shapes.iter().zip(&got).map(|((name, _, t, n), s)| format!("{name}: {t:.3} s measured at {n:.1} at once, {s:.3} s modelled")).collect();
+    let each: Vec<String> = shapes.iter().zip(&got).map(|((name, _, t, n, _), s)| format!("{name}: {t:.3} s measured at {n:.1} at once, {s:.3} s modelled")).collect();
     match what {
         SynthLimit::PoolGain => {
             what.set(cfg, v);
@@ -554,22 +559,22 @@ fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &m
             ));
         }
     }
-    fit_prep_slope(runs, targets, &shapes.iter().map(|(n, c, _, _)| (*n, c.clone())).collect::<Vec<_>>(), what, v, cfg, rep);
+    fit_prep_slope(&shapes.iter().map(|(n, c, _, _, r)| (*n, c, *r)).collect::<Vec<_>>(), what, v, cfg, rep);
 }
 
 /// The GPU workers' CPU steps beside n syntheses (`contention.prep_slope`): the slope at which
 /// the model's mean GPU call (GPU_START..GPU_END) matches the measured one in the runs where
-/// syntheses overlapped (`shapes`, with the synthesis limit `what` = `v` just fitted); a grid
-/// over 0..4, refined once. Left at 0 when the runs have no GPU calls.
-fn fit_prep_slope(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], shapes: &[(&str, Config)], what: SynthLimit, v: f64, cfg: &mut Config, rep: &mut FitReport) {
-    let calls: Vec<Option<f64>> = targets
+/// syntheses overlapped (`shapes`: name, the model at its shape, the run; with the synthesis
+/// limit `what` = `v` just fitted); a grid over 0..4, refined once. Left at 0 when the runs have
+/// no GPU calls.
+fn fit_prep_slope(shapes: &[(&str, &Config, &Run)], what: SynthLimit, v: f64, cfg: &mut Config, rep: &mut FitReport) {
+    let pairs: Vec<(&str, &Config, f64)> = shapes
         .iter()
-        .map(|&(i, _)| {
-            let d: Vec<f64> = runs[i].1.spans.iter().filter(|s| s.kind == SpanKind::Gpu).filter_map(|s| s.end_ns.map(|e| e.saturating_sub(s.start_ns) as f64 / 1e9)).collect();
-            (!d.is_empty()).then(|| mean(&d))
+        .filter_map(|&(name, c, run)| {
+            let calls: Vec<f64> = run.spans_of(&SpanKind::Gpu).filter(|s| !s.is_open()).map(|s| s.duration_ns() as f64 / 1e9).collect();
+            (!calls.is_empty()).then(|| (name, c, mean(&calls)))
         })
         .collect();
-    let pairs: Vec<(&str, Config, f64)> = shapes.iter().zip(&calls).filter_map(|((n, c), t)| t.map(|t| (*n, c.clone(), t))).collect();
     if pairs.is_empty() {
         return;
     }
@@ -577,7 +582,7 @@ fn fit_prep_slope(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], shape
         pairs
             .iter()
             .map(|(_, c, _)| {
-                let mut c = c.clone();
+                let mut c = (*c).clone();
                 what.set(&mut c, v);
                 c.contention.prep_slope = k;
                 crate::simulate(&c, crate::Options { record: false }).result.gpu_call_mean_s
