@@ -211,8 +211,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Some(d) if !outputs.charts.is_empty() => Some(spawn_trace(sc, &laid, d.join("trace.json"))),
             _ => None,
         };
-        let mut summary = summarize(&run, &opts);
-        summary.input = Some(log.display().to_string());
+        let summary = summarize_log(&run, log, &opts);
         if let Some(d) = dir.as_mut() {
             write_outputs_with(&laid, &summary, d, &outputs, trace)?;
             failed = !d.failed().is_empty();
@@ -258,9 +257,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 /// Read one log (cut to `--window`) and analyse it.
 fn read_and_summarize(a: &Args, log: &Path, window: Option<(u64, u64)>, opts: &AnalyzeOptions) -> anyhow::Result<(Run, Summary)> {
     let run = read_windowed(a, log, window)?;
-    let mut summary = summarize(&run, opts);
-    summary.input = Some(log.display().to_string());
+    let summary = summarize_log(&run, log, opts);
     Ok((run, summary))
+}
+
+/// Analyse a log's run; the summary names the log it came from.
+fn summarize_log(run: &Run, log: &Path, opts: &AnalyzeOptions) -> Summary {
+    let mut summary = summarize(run, opts);
+    summary.input = Some(log.display().to_string());
+    summary
 }
 
 /// Read one log, cut to `--window`.
