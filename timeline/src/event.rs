@@ -378,14 +378,18 @@ impl Args {
         match self.find(&k) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, v)),
             Err(i) => {
-                // The first one takes room for itself only (a vector grows to 4 at once).
-                if self.0.capacity() == 0 {
-                    self.0.reserve_exact(1);
-                }
-                self.0.insert(i, (k, v));
+                self.insert_at(i, k, v);
                 None
             }
         }
+    }
+    /// A new key at its place `i` (from [`Self::find`]'s `Err`).
+    fn insert_at(&mut self, i: usize, k: String, v: serde_json::Value) {
+        // The first one takes room for itself only (a vector grows to 4 at once).
+        if self.0.capacity() == 0 {
+            self.0.reserve_exact(1);
+        }
+        self.0.insert(i, (k, v));
     }
     /// Every argument removed.
     pub fn clear(&mut self) {
@@ -424,10 +428,7 @@ impl<'a> ArgEntry<'a> {
         let i = match self.args.find(&self.key) {
             Ok(i) => i,
             Err(i) => {
-                if self.args.0.capacity() == 0 {
-                    self.args.0.reserve_exact(1);
-                }
-                self.args.0.insert(i, (self.key, f()));
+                self.args.insert_at(i, self.key, f());
                 i
             }
         };
