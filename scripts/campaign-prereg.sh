@@ -77,6 +77,11 @@
 #   RUN_TIMEOUT_S    least limit per run (default 60; raised to 2x its estimate + 20)
 #   SETUP_TIMEOUT_S  limit of each setup (default 200)
 #   REPLICATIONS seeds per prediction (default 20)
+#   TRACK_RECORD the earlier scored campaigns whose errors make the 80 % intervals
+#                (`campaign predict --track-record`, docs/reference/fidelity.md): space-separated
+#                campaign.json paths; default the three newest registered campaigns in reports/
+#                of the same SIZE and BACKEND (none found: the replications' intervals); `none`:
+#                the replications' intervals
 #   RAM_PARTS    K of `ram=K` when the grid says `ram=default` (unused by the default grid)
 #   VRAM_MARGIN_GIB  above the least VRAM budget (default 0.04: below a 2^20 call's MSM uploads)
 #   BACKEND      cuda (default) or cpu (a dry run without a GPU: BACKEND=cpu SIZE=2^10)
@@ -110,6 +115,15 @@ MODEL_RESERVE_S=${MODEL_RESERVE_S:-30}
 RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-60}
 SETUP_TIMEOUT_S=${SETUP_TIMEOUT_S:-200}
 REPLICATIONS=${REPLICATIONS:-20}
+if [ -z "${TRACK_RECORD:-}" ]; then
+  TRACK_RECORD=$(for d in $(ls -d reports/campaign-*-prereg* 2>/dev/null | sort -V); do
+      [ -f "$d/campaign.json" ] && grep -qx "SIZE=${SIZE:-2^20}" "$d/campaign.env" 2>/dev/null \
+        && grep -qx "BACKEND=${BACKEND:-cuda}" "$d/campaign.env" 2>/dev/null && echo "$d/campaign.json"
+    done | tail -3 | tr '\n' ' ')
+fi
+[ "$TRACK_RECORD" = none ] && TRACK_RECORD=
+track_args=()
+for f in $TRACK_RECORD; do track_args+=(--track-record "$f"); done
 VRAM_MARGIN_GIB=${VRAM_MARGIN_GIB:-0.04}
 PARAMS_DIR=${PARAMS_DIR:-${TMPDIR:-/tmp}/proofscope-campaign-params}
 BACKEND=${BACKEND:-cuda}
@@ -442,7 +456,7 @@ else
     log "calibrated $f on ${#files[@]} run(s) of $c: cal/$f/model.toml"
   done
   if ! step "campaign predict" "$HARD_S" "$PS" campaign predict "$OUTDIR/grid.txt" "${models[@]}" --calibration "$(echo $CAL | tr ' ' ',')" --proofs "$PROOFS" --partitions "$PARTITIONS" \
-      --backend "$BACKEND" --size "$SIZE" --replications "$REPLICATIONS" -o "$OUTDIR" > "$OUTDIR/predictions.txt" 2> "$OUTDIR/predictions.err"; then
+      --backend "$BACKEND" --size "$SIZE" --replications "$REPLICATIONS" "${track_args[@]}" -o "$OUTDIR" > "$OUTDIR/predictions.txt" 2> "$OUTDIR/predictions.err"; then
     log "campaign predict failed: $(tail -5 "$OUTDIR/predictions.err")"
     exit 1
   fi

@@ -96,6 +96,11 @@ pub fn mean_metric(parities: &[Parity], key: &str) -> MetricMean {
     MetricMean { measured: Some(mean), predicted, error_pct, spread_pct }
 }
 
+/// The measured value of `key` in each run's parity, in run order.
+fn run_values(parities: &[Parity], key: &str) -> Vec<f64> {
+    parities.iter().filter_map(|p| metric(p, key)).map(|m| m.measured).collect()
+}
+
 /// Mean absolute percentage error of (measured, predicted) pairs: 100 × mean(|p − m| ÷ m).
 /// `None` without pairs.
 pub fn mape(pairs: &[(f64, f64)]) -> Option<f64> {
@@ -172,6 +177,9 @@ pub struct ConfigRow {
     pub measured_spread_pct: Option<f64>,
     /// Steady s/proof from partition completions (mean over the runs).
     pub measured_steady_s: Option<f64>,
+    /// The same, one per run (the track record's residuals, [`crate::track_record`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measured_steady_runs: Vec<f64>,
     pub predicted_steady_s: Option<f64>,
     pub error_pct: Option<f64>,
     /// Steady s/proof from proof completions.
@@ -186,6 +194,9 @@ pub struct ConfigRow {
     pub latency_error_pct: Option<f64>,
     /// Makespan ÷ proofs.
     pub measured_total_s: Option<f64>,
+    /// The same, one per run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measured_total_runs: Vec<f64>,
     pub predicted_total_s: Option<f64>,
     pub total_error_pct: Option<f64>,
     /// The analyzer's verdict on the main run.
@@ -462,6 +473,7 @@ fn row(c: &ConfigInput) -> ConfigRow {
         runs: c.parities.len(),
         measured_spread_pct: s.spread_pct,
         measured_steady_s: s.measured,
+        measured_steady_runs: run_values(&c.parities, key::PARTITION_RATE),
         predicted_steady_s: s.predicted,
         error_pct: s.error_pct,
         measured_steady_proof_ends_s: q.measured,
@@ -474,6 +486,7 @@ fn row(c: &ConfigInput) -> ConfigRow {
         predicted_latency_s: l.predicted,
         latency_error_pct: l.error_pct,
         measured_total_s: t.measured,
+        measured_total_runs: run_values(&c.parities, key::TOTAL),
         predicted_total_s: t.predicted,
         total_error_pct: t.error_pct,
         measured_binding: v.binding.clone(),
@@ -678,8 +691,21 @@ impl CampaignScore {
             num(self.mape_proof_ends_pct, 2)
         ));
         if self.coverage_runs > 0 || self.coverage_total_runs > 0 {
+            let how = match self.preregistration.as_ref().and_then(|r| r.track_record.as_ref()) {
+                Some(t) => format!(
+                    "intervals: the model's track record — point × e^q10 … point × e^q90 of ln(measured ÷ predicted) over {} runs of {} earlier campaign(s) ({}): steady {:+.3} … {:+.3}, total {:+.3} … {:+.3}; `campaign predict --track-record`",
+                    t.steady.runs,
+                    t.sources.len(),
+                    t.sources.iter().map(|s| format!("`{}`", s.path)).collect::<Vec<_>>().join(", "),
+                    t.steady.q10,
+                    t.steady.q90,
+                    t.total.q10,
+                    t.total.q90
+                ),
+                None => "intervals: p10–p90 of the replications with other seeds, widened by the calibrated run spread; `simulate --replications`".to_string(),
+            };
             lines.push(format!(
-                "- **Coverage: {} % of {} measured runs inside their predicted 80 % interval (steady s/proof)**, {} % of {} (total s/proof); honest is 70–90 % (intervals: p10–p90 of the replications with other seeds, widened by the calibrated run spread; `simulate --replications`).",
+                "- **Coverage: {} % of {} measured runs inside their predicted 80 % interval (steady s/proof)**, {} % of {} (total s/proof); honest is 70–90 % ({how}).",
                 num(self.coverage_pct, 0),
                 self.coverage_runs,
                 num(self.coverage_total_pct, 0),
@@ -1285,6 +1311,7 @@ mod tests {
             first_predicted_run: Some("b".into()),
             first_predicted_start_utc: Some("2026-12-03T10:00:02Z".into()),
             lead_s: Some(2.0),
+            track_record: None,
             ..Default::default()
         });
         let md = s.markdown(1);

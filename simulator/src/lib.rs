@@ -23,6 +23,7 @@ pub mod report;
 pub mod resources;
 pub mod rng;
 pub mod sweep;
+pub mod track_record;
 pub mod whatif;
 
 pub use config::{Config, ConfigError, LockMode};

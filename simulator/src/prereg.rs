@@ -313,6 +313,12 @@ impl Figure {
         let around = band.map(|b| b.around(point));
         Figure { point, p10: band.map(|b| b.p10), p50: band.map(|b| b.p50), p90: band.map(|b| b.p90), lo: around.map(|a| a.0), hi: around.map(|a| a.1) }
     }
+
+    /// The interval from the model's track record instead: point × e^q10 … point × e^q90.
+    fn with_track_record(self, r: &crate::track_record::Residuals) -> Figure {
+        let (lo, hi) = r.interval(self.point);
+        Figure { lo: Some(lo), hi: Some(hi), ..self }
+    }
 }
 
 /// One configuration's registered prediction.
@@ -373,6 +379,12 @@ pub struct Predictions {
     pub models: Vec<ModelRef>,
     /// Replications per prediction (seeds seed, seed + 1, …).
     pub replications: u32,
+    /// The model's errors in earlier scored campaigns, when given (`--track-record`): every
+    /// interval (`lo`, `hi`) of steady and total s/proof is then point × e^q10 … point ×
+    /// e^q90 of those errors ([`crate::track_record`]); the replications' deciles stay in
+    /// `p10`/`p50`/`p90`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track_record: Option<crate::track_record::TrackRecord>,
     pub configs: Vec<RegisteredConfig>,
 }
 
@@ -398,6 +410,13 @@ pub fn metrics_of(s: &Summary) -> BTreeMap<String, f64> {
 }
 
 impl RegisteredConfig {
+    /// Its steady and total s/proof intervals from the model's track record.
+    pub fn with_track_record(mut self, t: &crate::track_record::TrackRecord) -> RegisteredConfig {
+        self.steady_s_per_proof = self.steady_s_per_proof.with_track_record(&t.steady);
+        self.total_s_per_proof = self.total_s_per_proof.with_track_record(&t.total);
+        self
+    }
+
     /// The record of one prediction ([`predict`]'s result and summary).
     pub fn new(g: &GridLine, calibration: bool, model: &str, model_changes: Vec<String>, result: SimResult, sim: &Summary) -> RegisteredConfig {
         use crate::campaign::key;
@@ -487,6 +506,9 @@ pub struct Registration {
     pub first_predicted_start_utc: Option<String>,
     /// Seconds from the registration to that start.
     pub lead_s: Option<f64>,
+    /// The track record the intervals were made from (predictions.json's), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track_record: Option<crate::track_record::TrackRecord>,
 }
 
 /// Why a registration does not hold.
@@ -568,6 +590,7 @@ pub fn check(json: &[u8], sha_text: &str, runs: &[RunStart]) -> Result<(Predicti
         first_predicted_run: first.map(|(_, r)| r.run.clone()),
         first_predicted_start_utc: first.and_then(|(_, r)| r.started_utc.clone()),
         lead_s: first.map(|(t, _)| (t - created) as f64 / 1e9),
+        track_record: p.track_record.clone(),
     };
     Ok((p, reg))
 }
@@ -716,6 +739,7 @@ mod tests {
             calibrated_on: vec!["cal".into()],
             models: vec![ModelRef { circuit: "porep-like".into(), path: "cal/model.toml".into(), sha256: sha256_hex(b"model") }],
             replications: 20,
+            track_record: None,
             configs: cfgs,
         };
         let json = serde_json::to_vec_pretty(&p).unwrap();

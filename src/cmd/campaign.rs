@@ -102,6 +102,9 @@ pub struct PredictArgs {
     /// Replications with other seeds per configuration, for the 80 % interval.
     #[arg(long, default_value_t = simulator::interval::DEFAULT_REPLICATIONS)]
     pub replications: u32,
+    /// A scored earlier campaign (its campaign.json); repeatable. The model's errors there make the 80 % intervals of steady and total s/proof: point × e^q10 … point × e^q90 of ln(measured ÷ predicted) over their predicted configurations' runs (docs/reference/fidelity.md).
+    #[arg(long = "track-record", value_name = "CAMPAIGN_JSON")]
+    pub track_record: Vec<PathBuf>,
     /// Output folder: DIR/predictions.json and DIR/predictions.sha256 (refused when predictions.json exists there: a registration is written once).
     #[arg(short, long, value_name = "DIR")]
     pub out: PathBuf,
@@ -233,6 +236,22 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
         }
         models.push((prereg::ModelRef { circuit: circuit.to_string(), path: relative_to(path, &dir)?, sha256: prereg::sha256_hex(&bytes) }, cfg));
     }
+    let track_record = if a.track_record.is_empty() {
+        None
+    } else {
+        let files = a.track_record.iter().map(|p| fs::read(p).map(|b| (p.display().to_string(), b)).with_context(|| format!("--track-record: cannot read {}", p.display()))).collect::<anyhow::Result<Vec<_>>>()?;
+        let t = simulator::track_record::from_campaigns(&files).map_err(|e| anyhow::anyhow!("--track-record: {e}"))?;
+        eprintln!(
+            "track record: {} runs of {} campaign(s); ln(measured / predicted) steady q10 {:+.3} q90 {:+.3}, total q10 {:+.3} q90 {:+.3}: the 80 % intervals",
+            t.steady.runs,
+            t.sources.len(),
+            t.steady.q10,
+            t.steady.q90,
+            t.total.q10,
+            t.total.q90
+        );
+        Some(t)
+    };
     let workload = a.runs.workload(&a.size);
     let mut configs = Vec::new();
     for g in &grid {
@@ -246,7 +265,11 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
         if !result.feasible {
             tracing::warn!("{}: the model predicts no complete run ({})", g.name, result.failure.as_ref().map_or("infeasible".to_string(), |f| format!("{f:?}")));
         }
-        configs.push(prereg::RegisteredConfig::new(g, a.calibration.contains(&g.name), &mref.path, changes, result, &sim));
+        let c = prereg::RegisteredConfig::new(g, a.calibration.contains(&g.name), &mref.path, changes, result, &sim);
+        configs.push(match &track_record {
+            Some(t) => c.with_track_record(t),
+            None => c,
+        });
     }
     // The registration's moment: after every prediction, just before the file is written.
     let p = Predictions {
@@ -257,6 +280,7 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
         calibrated_on: a.calibration.clone(),
         models: models.into_iter().map(|(r, _)| r).collect(),
         replications: a.replications,
+        track_record,
         configs,
     };
     let bytes = json(&p)?;
@@ -720,6 +744,7 @@ mod tests {
             runs: RunsArgs { proofs: 3, partitions: 2, backend: "cuda".into() },
             size: "2^27".into(),
             replications: 4,
+            track_record: Vec::new(),
             out: p.to_path_buf(),
         };
         predict(args()).unwrap();
@@ -744,6 +769,40 @@ mod tests {
 
     fn prereg_args(dir: &Path) -> ScoreArgs {
         ScoreArgs { predictions: Some(dir.join("predictions.json")), ..score_args(dir) }
+    }
+
+    #[test]
+    fn the_track_record_makes_the_registered_intervals() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        fs::write(p.join("model.toml"), simulator::calibrate::DEFAULT_BASE).unwrap();
+        fs::write(p.join("grid.txt"), "cal 2 1 whole false 1\nb 4 1 kernels true 1\n").unwrap();
+        let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports");
+        let camps: Vec<PathBuf> = [9, 10, 11].iter().map(|n| reports.join(format!("campaign-2026-12-03-prereg{n}")).join("campaign.json")).collect();
+        let args = |track_record: Vec<PathBuf>, out: &str| PredictArgs {
+            grid: p.join("grid.txt"),
+            models: vec![format!("porep-like={}", p.join("model.toml").display())],
+            calibration: vec!["cal".into()],
+            runs: RunsArgs { proofs: 3, partitions: 2, backend: "cuda".into() },
+            size: "2^20".into(),
+            replications: 2,
+            track_record,
+            out: p.join(out),
+        };
+        predict(args(camps.clone(), "a")).unwrap();
+        let preds: Predictions = read_json(&p.join("a").join("predictions.json"), "").unwrap();
+        let t = preds.track_record.as_ref().expect("registered");
+        assert_eq!((t.sources.len(), t.steady.runs), (3, 72));
+        for c in &preds.configs {
+            let f = &c.steady_s_per_proof;
+            assert_eq!((f.lo, f.hi), (Some(f.point * t.steady.q10.exp()), Some(f.point * t.steady.q90.exp())), "{}", c.config);
+            let f = &c.total_s_per_proof;
+            assert_eq!((f.lo, f.hi), (Some(f.point * t.total.q10.exp()), Some(f.point * t.total.q90.exp())), "{}", c.config);
+        }
+        // A file that is no scored campaign: an error naming it, nothing registered.
+        let e = format!("{:#}", predict(args(vec![p.join("grid.txt")], "b")).unwrap_err());
+        assert!(e.contains("--track-record") && e.contains("grid.txt"), "{e}");
+        assert!(!p.join("b").join("predictions.json").exists());
     }
 
     #[test]
