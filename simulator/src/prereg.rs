@@ -395,13 +395,13 @@ impl Predictions {
 }
 
 /// Simulate `cfg` once with its timeline (the point prediction) and `replications` times
-/// (the interval); the simulated timeline's analyzer summary with it.
-pub fn predict(cfg: &Config, replications: u32) -> (SimResult, Summary) {
+/// (the interval); the simulated timeline's analyzer summary with it, and the timeline.
+pub fn predict(cfg: &Config, replications: u32) -> (SimResult, Summary, Option<timeline::Run>) {
     let out = simulate(cfg, Options { record: true });
     let mut result = out.result;
     result.interval = crate::interval::replicate(cfg, replications);
     let summary = out.run.as_ref().map(|r| summarize(r, &AnalyzeOptions::default())).unwrap_or_default();
-    (result, summary)
+    (result, summary, out.run)
 }
 
 /// The parity metrics of a summary, by key ([`METRICS`]).

@@ -105,6 +105,9 @@ pub struct PredictArgs {
     /// A scored earlier campaign (its campaign.json); repeatable. The model's errors there make the 80 % intervals of steady and total s/proof: point × e^q10 … point × e^q90 of ln(measured ÷ predicted) over their predicted configurations' runs (docs/reference/fidelity.md).
     #[arg(long = "track-record", value_name = "CAMPAIGN_JSON")]
     pub track_record: Vec<PathBuf>,
+    /// Also write each configuration's simulated timeline (the point prediction's) as DIR/<config>.jsonl, for the analyzer or a side-by-side look at a measured run.
+    #[arg(long, value_name = "DIR")]
+    pub timelines: Option<PathBuf>,
     /// Output folder: DIR/predictions.json and DIR/predictions.sha256 (refused when predictions.json exists there: a registration is written once).
     #[arg(short, long, value_name = "DIR")]
     pub out: PathBuf,
@@ -261,7 +264,13 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
         let mut cfg = base.clone();
         cfg.name = g.name.clone();
         let changes = prereg::apply(&mut cfg, g, &workload).map_err(anyhow::Error::msg)?;
-        let (result, sim) = prereg::predict(&cfg, a.replications);
+        let (result, sim, run) = prereg::predict(&cfg, a.replications);
+        if let (Some(d), Some(run)) = (&a.timelines, &run) {
+            let d = output::dir(d)?;
+            let mut out = Vec::new();
+            timeline::write::jsonl::write_run(&mut out, run).with_context(|| format!("{}: the simulated timeline", g.name))?;
+            output::write_atomic(&d.join(format!("{}.jsonl", g.name)), &out)?;
+        }
         if !result.feasible {
             tracing::warn!("{}: the model predicts no complete run ({})", g.name, result.failure.as_ref().map_or("infeasible".to_string(), |f| format!("{f:?}")));
         }
@@ -745,6 +754,7 @@ mod tests {
             size: "2^27".into(),
             replications: 4,
             track_record: Vec::new(),
+            timelines: None,
             out: p.to_path_buf(),
         };
         predict(args()).unwrap();
@@ -787,11 +797,17 @@ mod tests {
             size: "2^20".into(),
             replications: 2,
             track_record,
+            timelines: Some(p.join("timelines")),
             out: p.join(out),
         };
         predict(args(camps.clone(), "a")).unwrap();
         let preds: Predictions = read_json(&p.join("a").join("predictions.json"), "").unwrap();
         let t = preds.track_record.as_ref().expect("registered");
+        // --timelines: each configuration's simulated timeline, readable by the analyzer.
+        for c in ["cal", "b"] {
+            let run = timeline::read::read_path(&p.join("timelines").join(format!("{c}.jsonl")), None).unwrap();
+            assert!(run.spans_of(&timeline::SpanKind::Synthesis).count() > 0, "{c}");
+        }
         assert_eq!((t.sources.len(), t.steady.runs), (3, 72));
         for c in &preds.configs {
             let f = &c.steady_s_per_proof;
