@@ -845,7 +845,7 @@ mod tests {
         let g = parse_grid(GRID).unwrap();
         let mut c = model();
         let ch = apply(&mut c, &g[0], &Workload { partitions: 2, proofs: 4, ..workload() }).unwrap();
-        let (res, sim) = predict(&c, 5);
+        let (res, sim, _) = predict(&c, 5);
         let r = RegisteredConfig::new(&g[0], true, "m.toml", ch, res, &sim);
         assert_eq!(r.steady_s_per_proof.point, sim.throughput.partition_rate_s_per_proof.unwrap());
         assert_eq!(r.total_s_per_proof.point, sim.throughput.total_s_per_proof.unwrap());

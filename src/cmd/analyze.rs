@@ -580,6 +580,7 @@ pub fn write_outputs_with(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super
         }
         return Err(e);
     }
+    #[cfg_attr(not(feature = "analysis"), allow(unused_variables))]
     let dir_ro: &super::output::OutputDir = dir;
     // Each output written (Ok) or not (Err: why), in the order the folder records them.
     let (done, chart_refs) = std::thread::scope(|sc| {
