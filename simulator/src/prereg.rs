@@ -202,13 +202,39 @@ pub fn pipeline_sets(g: &GridLine, w: &Workload) -> Vec<(&'static str, String)> 
     s
 }
 
-/// The rate at which the engine's tight calls stream the parameters to the kernels, GB/s:
-/// not fitted by a campaign (its calibration configurations keep the parameters resident) but
-/// measured before, on the H200 (campaign 2026-12-02, `vram-pw8-tight` at 2^20, both
-/// pre-registered campaigns: 183 ms of device time per partition against 53 ms predicted with
-/// the parameters crossing at the link's 25 GB/s — 0.34 GiB in ~145 ms). The engine streams
-/// each query in chunks from pageable memory, one MSM after another, without lanes.
+/// The rate at which the engine's tight calls stream the parameters to the kernels, GB/s, at
+/// 2^20 constraints per partition: not fitted by a campaign (its calibration configurations
+/// keep the parameters resident) but measured before, on the H200 (campaign 2026-12-02,
+/// `vram-pw8-tight` at 2^20, both pre-registered campaigns: 183 ms of device time per
+/// partition against 53 ms predicted with the parameters crossing at the link's 25 GB/s —
+/// 0.34 GiB in ~145 ms). The engine streams each query in chunks from pageable memory, one MSM
+/// after another, without lanes.
 pub const TIGHT_STREAM_GBS: f64 = 2.5;
+
+/// The same at 2^22: the six pre-registered campaigns 9–14 (runs 88–94) predicted
+/// `vram-pw8-tight` +13 to +23 % slow at 2.5 GB/s, every one of them; recalibrated post hoc
+/// from their calibration runs, 3.0 GB/s gives −2.1 to +7.4 % (3.2: −6.8 to +2.4; 2.8: +3.2 to
+/// +13.1). Larger calls stream in larger chunks.
+pub const TIGHT_STREAM_GBS_2E22: f64 = 3.0;
+
+/// The tight calls' stream rate at `size` constraints per partition (`2^N` or a number):
+/// [`TIGHT_STREAM_GBS`] at 2^20 and below, [`TIGHT_STREAM_GBS_2E22`] at 2^22 and above
+/// (measured at those two sizes only), linear in N between; a size that is neither form gets
+/// the 2^20 rate.
+pub fn tight_stream_gbs(size: &str) -> f64 {
+    let s = size.trim();
+    let log2 = match s.strip_prefix("2^") {
+        Some(n) => n.trim().parse::<f64>().ok(),
+        None => s.parse::<f64>().ok().filter(|v| *v > 0.0).map(f64::log2),
+    };
+    match log2 {
+        Some(n) => {
+            let t = ((n - 20.0) / 2.0).clamp(0.0, 1.0);
+            TIGHT_STREAM_GBS + t * (TIGHT_STREAM_GBS_2E22 - TIGHT_STREAM_GBS)
+        }
+        None => TIGHT_STREAM_GBS,
+    }
+}
 
 /// Each synthesis on a pool of `n` threads of its own (the engine's `synthesis_threads`).
 /// The calibrated demand d of a synthesis (`cpu.synth_cores`) was measured on the shared pool
@@ -248,7 +274,8 @@ pub fn synthesis_threads(cfg: &mut Config, n: f64) -> String {
 /// - `vram_gib=B`: `vram_budget` = B, the parameters streamed (`params_on_device = stream`,
 ///   `params_vram_gib` = `params_gib`: the engine keeps a query resident only with 1 GiB to
 ///   spare after it, which such a budget never has), `call_vram_gib` = `vram_call_gib`,
-///   `vram_baseline_gib` = 0, `vram_policy = wait`, `params_stream_gbs` = [`TIGHT_STREAM_GBS`].
+///   `vram_baseline_gib` = 0, `vram_policy = wait`, `params_stream_gbs` = [`tight_stream_gbs`]
+///   at the workload's size.
 pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>, String> {
     let mut ch = Vec::new();
     for (k, v) in pipeline_sets(g, w) {
@@ -279,7 +306,7 @@ pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>
             set(cfg, &mut ch, "memory.call_vram_gib", &c.to_string())?;
             set(cfg, &mut ch, "memory.vram_baseline_gib", "0")?;
             set(cfg, &mut ch, "memory.vram_policy", "wait")?;
-            set(cfg, &mut ch, "memory.params_stream_gbs", &TIGHT_STREAM_GBS.to_string())?;
+            set(cfg, &mut ch, "memory.params_stream_gbs", &tight_stream_gbs(&w.size).to_string())?;
         }
         (None, None, None) => {}
         _ => return Err(format!("{}: `vram_gib`, `vram_call_gib` and `params_gib` go together", g.name)),
@@ -706,7 +733,11 @@ mod tests {
         apply(&mut c, &g[3], &w).unwrap();
         assert_eq!((c.memory.vram_budget_gib, c.memory.params_vram_gib, c.memory.call_vram_gib, c.memory.vram_baseline_gib), (Some(1.2), 0.34, 0.1, 0.0));
         assert!(c.params_streamed());
-        assert_eq!(c.memory.params_stream_gbs, Some(TIGHT_STREAM_GBS), "tight calls stream at the engine's measured rate");
+        assert_eq!(c.memory.params_stream_gbs, Some(tight_stream_gbs(&w.size)), "tight calls stream at the engine's measured rate");
+        // The measured rates: 2.5 GB/s at 2^20, 3.0 at 2^22, linear in log2 between.
+        let r = |s: &str| tight_stream_gbs(s);
+        assert_eq!((r("2^18"), r("2^20"), r("2^21"), r("2^22"), r("2^27")), (2.5, 2.5, 2.75, 3.0, 3.0));
+        assert_eq!((r("4194304"), r(" 2^22 "), r("big"), r("0")), (3.0, 3.0, 2.5, 2.5));
         // Knobs that go together.
         let lone = parse_grid("r 1 1 whole false 1 ram_gib=2").unwrap();
         assert!(apply(&mut model(), &lone[0], &w).unwrap_err().contains("go together"));
