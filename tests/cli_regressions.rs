@@ -226,7 +226,8 @@ fn a_cpu_backend_run_is_not_called_a_gpu_run() {
     let headline = s["verdict"]["headline"].as_str().unwrap();
     assert!(!headline.contains("GPU") && verdict.ends_with(headline), "{headline}");
     assert!(s["verdict"]["evidence"].as_array().unwrap().iter().all(|e| !e.as_str().unwrap().contains("GPU")), "{}", s["verdict"]["evidence"]);
-    assert!(std::fs::read_to_string(p.join("rep/report.md")).unwrap().contains("CPU device"));
+    let md = std::fs::read_to_string(p.join("rep/report.md")).unwrap();
+    assert!(md.contains("CPU device") && !md.contains("## Verdict: gpu"), "{md}");
     assert!(std::fs::read_to_string(p.join("rep/trace.json")).unwrap().contains("\"name\":\"CPU device 0\""));
 }
 

@@ -216,7 +216,9 @@ pub fn render(s: &Summary, charts: &[ChartRef]) -> String {
 
     // Verdict.
     let v = &s.verdict;
-    let _ = writeln!(o, "## Verdict: {}\n", cell(&v.binding));
+    // (The binding key stays `gpu` in summary.json; a CPU-backend run's heading names its device.)
+    let heading = if v.binding == "gpu" && dev != "GPU" { dev } else { v.binding.as_str() };
+    let _ = writeln!(o, "## Verdict: {}\n", cell(heading));
     let _ = writeln!(o, "**{}**\n", v.headline);
     for e in &v.evidence {
         let _ = writeln!(o, "- {e}");
