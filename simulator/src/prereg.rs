@@ -217,16 +217,12 @@ pub const TIGHT_STREAM_GBS: f64 = 2.5;
 /// +13.1). Larger calls stream in larger chunks.
 pub const TIGHT_STREAM_GBS_2E22: f64 = 3.0;
 
-/// The tight calls' stream rate at `size` constraints per partition (`2^N` or a number):
-/// [`TIGHT_STREAM_GBS`] at 2^20 and below, [`TIGHT_STREAM_GBS_2E22`] at 2^22 and above
-/// (measured at those two sizes only), linear in N between; a size that is neither form gets
-/// the 2^20 rate.
+/// The tight calls' stream rate at `size` constraints per partition (as the campaign gives
+/// it, [`timeline::bytes::parse_count`]: `2^N`, `1<<N` or a number): [`TIGHT_STREAM_GBS`] at
+/// 2^20 and below, [`TIGHT_STREAM_GBS_2E22`] at 2^22 and above (measured at those two sizes
+/// only), linear in N between; a size that does not parse, or 0, gets the 2^20 rate.
 pub fn tight_stream_gbs(size: &str) -> f64 {
-    let s = size.trim();
-    let log2 = match s.strip_prefix("2^") {
-        Some(n) => n.trim().parse::<f64>().ok(),
-        None => s.parse::<f64>().ok().filter(|v| *v > 0.0).map(f64::log2),
-    };
+    let log2 = timeline::bytes::parse_count(size).ok().filter(|&v| v > 0).map(|v| (v as f64).log2());
     match log2 {
         Some(n) => {
             let t = ((n - 20.0) / 2.0).clamp(0.0, 1.0);
@@ -738,6 +734,7 @@ mod tests {
         let r = |s: &str| tight_stream_gbs(s);
         assert_eq!((r("2^18"), r("2^20"), r("2^21"), r("2^22"), r("2^27")), (2.5, 2.5, 2.75, 3.0, 3.0));
         assert_eq!((r("4194304"), r(" 2^22 "), r("big"), r("0")), (3.0, 3.0, 2.5, 2.5));
+        assert_eq!(r("1<<22"), 3.0);
         // Knobs that go together.
         let lone = parse_grid("r 1 1 whole false 1 ram_gib=2").unwrap();
         assert!(apply(&mut model(), &lone[0], &w).unwrap_err().contains("go together"));

@@ -27,10 +27,10 @@ pub struct Args {
     /// Scale the fitted per-partition costs and sizes to this many constraints per
     /// partition (`2^27`, `134217728`): synthesis, prep, batch additions and sizes linearly,
     /// NTTs as n log n, MSMs as n / log n, assembly constant (docs: simulator.md#calibration).
-    #[arg(long, value_name = "N", value_parser = super::circuit::parse_size)]
+    #[arg(long, value_name = "N", value_parser = timeline::bytes::parse_count)]
     pub scale_to: Option<u64>,
     /// The measured runs' constraints per partition, when their meta does not say it.
-    #[arg(long, value_name = "N", value_parser = super::circuit::parse_size, requires = "scale_to")]
+    #[arg(long, value_name = "N", value_parser = timeline::bytes::parse_count, requires = "scale_to")]
     pub from_constraints: Option<u64>,
     /// Read logs whose schema_version is newer than this proofscope's.
     #[arg(long)]

@@ -11,7 +11,7 @@ use prover::circuit::{measure, Family};
 #[derive(clap::Args)]
 pub struct Args {
     /// Constraints of the circuit, 2^8 ..= 2^27 (e.g. 16384 or 2^14).
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = timeline::bytes::parse_count)]
     pub constraints: u64,
     /// Circuit family: porep-like or mix16.
     #[arg(long, default_value = "porep-like", value_parser = Family::parse)]
@@ -47,28 +47,6 @@ pub struct Args {
     /// whose circuit-path baseline is already known).
     #[arg(long, requires = "synthesis_bench")]
     pub skip_circuit: bool,
-}
-
-/// Accept `16384`, `2^14` or `1<<14`.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let pow = |base: &str, exp: &str| -> Result<u64, String> {
-        let b: u64 = base.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
-        let e: u32 = exp.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
-        if b == 1 && s.contains("<<") {
-            return 1u64.checked_shl(e).ok_or_else(|| format!("`{s}` is too large"));
-        }
-        b.checked_pow(e).ok_or_else(|| format!("`{s}` is too large"))
-    };
-    if let Some((b, e)) = s.split_once('^') {
-        pow(b, e)
-    } else if let Some((b, e)) = s.split_once("<<") {
-        let b: u64 = b.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
-        let e: u32 = e.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
-        b.checked_shl(e).ok_or_else(|| format!("`{s}` is too large"))
-    } else {
-        s.replace('_', "").parse().map_err(|_| format!("`{s}` is not a size (use e.g. 16384 or 2^14)"))
-    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -121,17 +99,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     println!("| b-input | {:.1}% | 0.3% (1/328) |", 100.0 * shape.b_input_density);
     println!("| b-aux | {:.1}% | 25.4% |", 100.0 * shape.b_aux_density);
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_size;
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("16384"), Ok(16384));
-        assert_eq!(parse_size("2^14"), Ok(16384));
-        assert_eq!(parse_size("1<<14"), Ok(16384));
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("2^99").is_err());
-    }
 }

@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Constraints per partition of the demo circuit.
-    #[arg(long, default_value_t = 1 << 14, value_parser = super::circuit::parse_size)]
+    #[arg(long, default_value_t = 1 << 14, value_parser = timeline::bytes::parse_count)]
     pub constraints: u64,
     /// Proofs to make.
     #[arg(long, default_value_t = 3)]

@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long)]
     pub setup_on_device: bool,
     /// With --setup-on-device: constraints of the circuit, 2^8 ..= 2^27.
-    #[arg(long, value_parser = super::circuit::parse_size, required_if_eq("setup_on_device", "true"), requires = "setup_on_device")]
+    #[arg(long, value_parser = timeline::bytes::parse_count, required_if_eq("setup_on_device", "true"), requires = "setup_on_device")]
     pub constraints: Option<u64>,
     /// With --setup-on-device: the circuit family.
     #[arg(long, default_value = "porep-like", value_parser = Family::parse, requires = "setup_on_device")]

@@ -12,7 +12,7 @@ use prover::circuit::Family;
 #[derive(clap::Args)]
 pub struct Args {
     /// Constraints of the circuit, 2^8 ..= 2^27.
-    #[arg(long, value_parser = super::circuit::parse_size)]
+    #[arg(long, value_parser = timeline::bytes::parse_count)]
     pub constraints: u64,
     /// Circuit family: porep-like (half SHA-256 bits, half full-width arithmetic) or mix16
     /// (1/16 full-width witness values, the rest bits).

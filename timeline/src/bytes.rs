@@ -1,7 +1,8 @@
 //! Host-memory arithmetic shared by the engine and the simulator, so that each is defined
 //! once (issue 16): byte sizes as configs and command lines write them ([`ByteSize`]), the
 //! budget setting `memory.total_budget` ([`Budget`]: `"auto"` or a size), the one parser and
-//! the one formatter of sizes, and the **working set of one partition** ([`working_set`]),
+//! the one formatter of sizes, the one parser of counts such as constraints per partition
+//! ([`parse_count`]: `2^14`), and the **working set of one partition** ([`working_set`]),
 //! which the engine's RAM budget reserves before a synthesis and the simulator's
 //! budget-gated admission models.
 //!
@@ -25,6 +26,29 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Bytes in a GiB, as a float (sizes in the models' GiB figures).
 pub const GIB: f64 = (1u64 << 30) as f64;
+
+/// A count as command lines and campaign scripts write it: `16384`, `2^14` or `1<<14`
+/// (constraints per partition; `_` between digits allowed).
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let pow = |base: &str, exp: &str| -> Result<u64, String> {
+        let b: u64 = base.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
+        let e: u32 = exp.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
+        if b == 1 && s.contains("<<") {
+            return 1u64.checked_shl(e).ok_or_else(|| format!("`{s}` is too large"));
+        }
+        b.checked_pow(e).ok_or_else(|| format!("`{s}` is too large"))
+    };
+    if let Some((b, e)) = s.split_once('^') {
+        pow(b, e)
+    } else if let Some((b, e)) = s.split_once("<<") {
+        let b: u64 = b.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
+        let e: u32 = e.trim().parse().map_err(|_| format!("`{s}` is not a size"))?;
+        b.checked_shl(e).ok_or_else(|| format!("`{s}` is too large"))
+    } else {
+        s.replace('_', "").parse().map_err(|_| format!("`{s}` is not a size (use e.g. 16384 or 2^14)"))
+    }
+}
 
 /// The largest size accepted: 1 EiB.
 const MAX_BYTES: f64 = (1u64 << 60) as f64;
@@ -398,5 +422,14 @@ mod tests {
         assert_eq!(w.total(), 1024 * 96 + 503 * 32 + 17 * 8 + 1200 * 36 + 300 * 192, "the same bytes as before the split");
         // Saturating, never a panic on a header's absurd sizes.
         assert_eq!(working_set(u64::MAX, u64::MAX, u64::MAX, Some(QueryPoints { a: u64::MAX, b: 1, l: 1 })).total(), u64::MAX);
+    }
+
+    #[test]
+    fn counts() {
+        assert_eq!(parse_count("16384"), Ok(16384));
+        assert_eq!(parse_count("2^14"), Ok(16384));
+        assert_eq!(parse_count("1<<14"), Ok(16384));
+        assert!(parse_count("lots").is_err());
+        assert!(parse_count("2^99").is_err());
     }
 }
