@@ -75,7 +75,7 @@ pub struct MetricMean {
 /// `key` over the parity reports of one configuration (the first is the main run, then the
 /// repeats): the measured mean, the prediction, its error against the mean, the spread.
 pub fn mean_metric(parities: &[Parity], key: &str) -> MetricMean {
-    let vals: Vec<f64> = parities.iter().filter_map(|p| metric(p, key)).map(|m| m.measured).collect();
+    let vals = run_values(parities, key);
     let first = parities.first().and_then(|p| metric(p, key));
     let predicted = first.map(|m| m.predicted);
     let mut error_pct = first.map(|m| m.error_pct);

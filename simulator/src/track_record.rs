@@ -70,8 +70,9 @@ pub struct TrackRecord {
     pub total: Residuals,
 }
 
-/// A row's measured values, one per run (see the module doc), with its prediction.
-fn runs_of(measured: &[f64], mean: Option<f64>, spread_pct: Option<f64>, runs: usize, predicted: Option<f64>) -> Vec<(f64, f64)> {
+/// ln(measured ÷ predicted) of a row's figure, one per run (the runs' values, or rebuilt: see
+/// the module doc).
+fn residuals(measured: &[f64], mean: Option<f64>, spread_pct: Option<f64>, runs: usize, predicted: Option<f64>) -> Vec<f64> {
     let Some(p) = predicted.filter(|p| p.is_finite() && *p > 0.0) else { return Vec::new() };
     let vals: Vec<f64> = if !measured.is_empty() {
         measured.to_vec()
@@ -82,7 +83,7 @@ fn runs_of(measured: &[f64], mean: Option<f64>, spread_pct: Option<f64>, runs: u
             _ => Vec::new(),
         }
     };
-    vals.into_iter().filter(|m| m.is_finite() && *m > 0.0).map(|m| (m, p)).collect()
+    vals.into_iter().filter(|m| m.is_finite() && *m > 0.0).map(|m| (m / p).ln()).collect()
 }
 
 /// ln(measured ÷ predicted) of the steady and of the total s/proof of a row's runs.
@@ -90,11 +91,10 @@ pub fn row_residuals(r: &ConfigRow) -> (Vec<f64>, Vec<f64>) {
     if r.calibration {
         return (Vec::new(), Vec::new());
     }
-    let ln = |v: Vec<(f64, f64)>| v.into_iter().map(|(m, p)| (m / p).ln()).collect::<Vec<_>>();
     // (The total s/proof's spread is not in the rows written before the lists: its mean once.)
     (
-        ln(runs_of(&r.measured_steady_runs, r.measured_steady_s, r.measured_spread_pct, r.runs, r.predicted_steady_s)),
-        ln(runs_of(&r.measured_total_runs, r.measured_total_s, None, r.runs, r.predicted_total_s)),
+        residuals(&r.measured_steady_runs, r.measured_steady_s, r.measured_spread_pct, r.runs, r.predicted_steady_s),
+        residuals(&r.measured_total_runs, r.measured_total_s, None, r.runs, r.predicted_total_s),
     )
 }
 

@@ -224,6 +224,7 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
         bail!("--proofs and --partitions must be at least 1");
     }
     let dir = output::dir(&a.out)?;
+    let timelines = a.timelines.as_deref().map(output::dir).transpose()?;
     let json_path = dir.join(prereg::PREDICTIONS_FILE);
     if json_path.exists() {
         bail!("{} exists: a registration is written once (score it, or register into a new folder)", json_path.display());
@@ -265,8 +266,7 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
         cfg.name = g.name.clone();
         let changes = prereg::apply(&mut cfg, g, &workload).map_err(anyhow::Error::msg)?;
         let (result, sim, run) = prereg::predict(&cfg, a.replications);
-        if let (Some(d), Some(run)) = (&a.timelines, &run) {
-            let d = output::dir(d)?;
+        if let (Some(d), Some(run)) = (&timelines, &run) {
             let mut out = Vec::new();
             timeline::write::jsonl::write_run(&mut out, run).with_context(|| format!("{}: the simulated timeline", g.name))?;
             output::write_atomic(&d.join(format!("{}.jsonl", g.name)), &out)?;
