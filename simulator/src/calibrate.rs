@@ -1248,12 +1248,13 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
             }
         }
         // The CUDA backend uploads between prep and the compute gate (pinned staging on a
-        // copy stream), but an upload beside another worker's locked kernels stalls until
-        // they end (H200 runs of 2026-11-30: 11.5 ms alone, 31-90 ms overlapped, ~10 ms
-        // inside a `whole` lock): it does not overlap the kernels, it queues behind them.
-        // So the model keeps the upload serial with the kernels (no prestage, the upload
-        // in the GPU lock, as the simulator does without prestage) and costs it at what it
-        // takes alone: the uploads that no other worker's kernels overlapped.
+        // copy stream, into VRAM allocated for the call): the model runs the call in that
+        // order (`upload_after_prep`), the upload outside the kernels lock. An upload beside
+        // another worker's kernels takes longer (runs 91–94 at 2^22: 35 ms alone, 84 ms
+        // overlapped), mostly in its host fill (the `fill_ns` of its `h2d` span: a copy into
+        // pinned memory that the syntheses slow), not queued behind the kernels: the lock
+        // was held 108–117 ms a partition against 105 ms of kernels. The upload is costed at
+        // what it takes alone: the uploads that no other worker's kernels overlapped.
         if first.meta.source == "prover" && first.meta.config.backend.as_deref() == Some("cuda") {
             let alone: Vec<f64> = split.iter().filter(|d| !d.upload_overlapped && d.upload > 0.0).map(|d| d.upload).collect();
             let overlapped: Vec<f64> = split.iter().filter(|d| d.upload_overlapped).map(|d| d.upload).collect();
@@ -1261,7 +1262,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
                 // (The first call's one-off parameter upload is among the alone ones.)
                 upload_ms = mean(&alone);
                 rep.notes.push(format!(
-                    "upload: {:.1} ms per partition alone ({} partitions) vs {:.1} ms beside another worker's locked kernels ({}): uploads queue behind those kernels, so the model serialises them with the kernels (prestage off) at the alone cost",
+                    "upload: {:.1} ms per partition alone ({} partitions) vs {:.1} ms beside another worker's locked kernels ({}): the model uploads after the preparation, outside the kernels lock (upload_after_prep), at the alone cost",
                     mean(&alone),
                     alone.len(),
                     mean(&overlapped),
@@ -1271,7 +1272,8 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
                 rep.notes.push(format!("upload: every upload overlapped another worker's kernels ({} partitions): its mean {upload_ms:.1} ms includes the stall", overlapped.len()));
             }
             cfg.pipeline.prestage = false;
-            cfg.pipeline.uploads_wait_for_kernels = true;
+            cfg.pipeline.uploads_wait_for_kernels = false;
+            cfg.pipeline.upload_after_prep = true;
             cfg.memory.prestage_vram_gib = 0.0;
         }
         cfg.costs.upload_gib = (upload_ms / 1e3 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64 * 1e3).round() / 1e3;

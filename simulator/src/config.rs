@@ -280,6 +280,16 @@ pub struct Pipeline {
     /// the compute lock instead of the VRAM lock.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub uploads_wait_for_kernels: bool,
+    /// The call uploads its a/b/c right after its preparation, into device memory it
+    /// allocates for the call, before it asks for the compute lock — this engine's CUDA
+    /// backend (`device_part_on`: prep, upload, then `gate.compute()`): under `kernels` the
+    /// upload is outside the lock (it overlaps the other worker's kernels; runs 91–94 at 2^22:
+    /// the lock held 108–117 ms a partition against 105 ms of kernels, not kernels + the
+    /// 35 ms upload); under `two_lock` the allocation lock covers the preparation and the
+    /// upload; under `whole` the order inside the lock only. Not with `prestage` or
+    /// `uploads_wait_for_kernels`; `calibrate` sets it for a run of this engine's CUDA backend.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub upload_after_prep: bool,
     /// Which idle GPU worker takes the next partition of the shared GPU queue (matters with
     /// several GPUs): `first_idle` (default; the one idle longest, whatever its device: a
     /// shared channel, as the cuzk daemon) or `memory` (the proofscope engine's placement: a
@@ -957,6 +967,12 @@ impl Config {
         if p.prestage && mem.prestage_vram_gib == 0.0 {
             return Err(invalid("memory.prestage_vram_gib", "pipeline.prestage is true but the staging buffer size is 0"));
         }
+        if p.upload_after_prep && p.prestage {
+            return Err(invalid("pipeline.upload_after_prep", "and pipeline.prestage are both true: a pre-staged upload runs beside the preparation, not after it (choose one)"));
+        }
+        if p.upload_after_prep && p.uploads_wait_for_kernels {
+            return Err(invalid("pipeline.upload_after_prep", "and pipeline.uploads_wait_for_kernels are both true: an upload after the preparation does not wait for the compute lock (choose one)"));
+        }
         if !p.prestage && mem.prestage_vram_gib > 0.0 {
             return Err(invalid("memory.prestage_vram_gib", "is set but pipeline.prestage is false (set prestage = true or remove the key)"));
         }
@@ -1141,15 +1157,28 @@ impl Config {
             "pipeline.prestage" => {
                 // The staging buffer goes with the switch: none without prestage, one
                 // partition's upload (at least 10 MiB) when turned on without a size.
+                // A pre-staged upload runs beside the preparation: not after it.
                 self.pipeline.prestage = boolv()?;
                 if !self.pipeline.prestage {
                     self.memory.prestage_vram_gib = 0.0;
-                } else if self.memory.prestage_vram_gib == 0.0 {
-                    self.memory.prestage_vram_gib = self.costs.upload_gib.max(0.01);
+                } else {
+                    self.pipeline.upload_after_prep = false;
+                    if self.memory.prestage_vram_gib == 0.0 {
+                        self.memory.prestage_vram_gib = self.costs.upload_gib.max(0.01);
+                    }
                 }
             }
             "pipeline.permit_until_send" => self.pipeline.permit_until_send = boolv()?,
             "pipeline.uploads_wait_for_kernels" => self.pipeline.uploads_wait_for_kernels = boolv()?,
+            "pipeline.upload_after_prep" => {
+                // The engine's order replaces a pre-staged buffer and uploads behind the kernels.
+                self.pipeline.upload_after_prep = boolv()?;
+                if self.pipeline.upload_after_prep {
+                    self.pipeline.prestage = false;
+                    self.memory.prestage_vram_gib = 0.0;
+                    self.pipeline.uploads_wait_for_kernels = false;
+                }
+            }
             "pipeline.prep_threads" => {
                 self.pipeline.prep_threads = if v == "none" { None } else { Some(u32v()?) };
             }
@@ -1204,7 +1233,7 @@ impl Config {
 
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
-    "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send", "uploads_wait_for_kernels", "prep_threads",
+    "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send", "uploads_wait_for_kernels", "upload_after_prep", "prep_threads",
     "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "capacity", "pool_gain", "bandwidth", "pcie", "slope", "knee", "prep_contention", "prep_slope", "b_g2_msm", "msm_b_g2", "seed",
 ];
 
@@ -1224,6 +1253,7 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "prestage" | "pipeline.prestage" => "pipeline.prestage",
         "permit_until_send" | "pipeline.permit_until_send" => "pipeline.permit_until_send",
         "uploads_wait_for_kernels" | "pipeline.uploads_wait_for_kernels" => "pipeline.uploads_wait_for_kernels",
+        "upload_after_prep" | "pipeline.upload_after_prep" => "pipeline.upload_after_prep",
         "prep_threads" | "pipeline.prep_threads" => "pipeline.prep_threads",
         "device_global_sync" | "pipeline.device_global_sync" => "pipeline.device_global_sync",
         "ram" | "ram_gib" | "machine.ram_gib" => "machine.ram_gib",
@@ -1246,3 +1276,4 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         _ => return None,
     })
 }
+

@@ -179,13 +179,15 @@ pub fn compute(cfg: &Config) -> Floors {
     push("memory bandwidth", parts * bw_gb / cfg.machine.mem_bandwidth_gbs, true);
 
     // What the configuration imposes.
-    let in_lock_upload = if p.prestage { 0.0 } else { m.upload };
+    // The upload is in the kernels lock unless pre-staged or done before the lock.
+    let in_lock_upload = if p.prestage || (p.upload_after_prep && p.lock == LockMode::Kernels) { 0.0 } else { m.upload };
     let lock_hold = match p.lock {
         LockMode::Whole => m.prep + in_lock_upload + region + if p.split_finalize { 0.0 } else { fin },
         LockMode::Kernels => in_lock_upload + region,
         LockMode::TwoLock => {
-            // The VRAM lock always covers the upload in this mode.
-            let vram = m.alloc + m.upload;
+            // The VRAM lock always covers the upload in this mode (and the preparation
+            // with `upload_after_prep`).
+            let vram = m.alloc + m.upload + if p.upload_after_prep { m.prep } else { 0.0 };
             if p.device_global_sync.unwrap_or(true) {
                 // The syncs wait for every stream: allocation/upload and kernels serialise.
                 vram + region

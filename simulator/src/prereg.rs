@@ -183,11 +183,11 @@ pub fn pipeline_sets(g: &GridLine, w: &Workload) -> Vec<(&'static str, String)> 
         ("queue", "1".to_string()),
         ("permit_until_send", "true".to_string()),
     ];
-    // (No `prestage`: the calibrated model's stands. `calibrate` serialises a CUDA prover's
-    // uploads with the kernels, as measured: an upload beside another worker's locked kernels
-    // queues behind them. Setting it for `kernels` here, as campaigns before 2026-12-03 did,
-    // overlapped them again: every contended configuration of the four 2^22 campaigns of
-    // that day predicted 5–10 % fast.)
+    // (No `prestage`: the calibrated model's call order stands — for a CUDA prover run, the
+    // engine's own, `upload_after_prep`. Setting `prestage` for `kernels` here, as campaigns
+    // before 2026-12-03 did, ran the upload beside the preparation and without its per-call
+    // VRAM: every contended configuration of the four 2^22 campaigns of that day predicted
+    // 5–10 % fast.)
     if let Some(n) = g.knob("prep_threads") {
         s.push(("prep_threads", n.to_string()));
     }

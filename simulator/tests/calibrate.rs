@@ -259,21 +259,23 @@ fn a_g2_msm_on_the_device_is_kernel_time_not_finisher_time() {
 }
 
 #[test]
-fn cuda_prover_uploads_are_serial_with_the_kernels_for_any_lock() {
-    // An upload of the CUDA backend queues behind another worker's locked kernels (H200,
-    // 2026-11-30): the model keeps uploads serial with the kernels (no prestage) for either
-    // lock. Runs of other producers keep the base's choice.
+fn cuda_prover_calls_upload_after_their_preparation_for_any_lock() {
+    // The CUDA backend prepares, uploads into VRAM allocated for the call, then asks for the
+    // compute lock: the model runs its calls in that order (`upload_after_prep`, no
+    // prestage, no uploads waiting for the kernels) for either lock. Runs of other backends
+    // keep the base's choice.
     let mut run = prover_shaped_run();
     run.meta.config.backend = Some("cuda".into());
     let cal = calibrate(&[("cuda-kernels".into(), run.clone())], &default_base()).unwrap();
-    assert!(!cal.config.pipeline.prestage && cal.config.memory.prestage_vram_gib == 0.0, "{}", cal.to_toml());
+    let p = &cal.config.pipeline;
+    assert!(p.upload_after_prep && !p.uploads_wait_for_kernels && !p.prestage && cal.config.memory.prestage_vram_gib == 0.0, "{}", cal.to_toml());
     let mut whole = run.clone();
     whole.meta.config.lock = Some(timeline::LockMode::Whole);
     let cal = calibrate(&[("cuda-whole".into(), whole)], &default_base()).unwrap();
-    assert!(!cal.config.pipeline.prestage, "{}", cal.to_toml());
+    assert!(cal.config.pipeline.upload_after_prep && !cal.config.pipeline.prestage, "{}", cal.to_toml());
     run.meta.config.backend = Some("cpu".into());
     let cal = calibrate(&[("cpu".into(), run)], &default_base()).unwrap();
-    assert!(!cal.config.pipeline.prestage, "{}", cal.to_toml());
+    assert!(!cal.config.pipeline.prestage && !cal.config.pipeline.upload_after_prep, "{}", cal.to_toml());
     // Switching prestage on in a what-if sizes the staging buffer to one partition's upload,
     // and off again drops it (else the config would be refused).
     let mut c = cal.config.clone();

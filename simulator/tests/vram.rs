@@ -84,6 +84,52 @@ fn per_call_buffers_that_do_not_both_fit_serialise_the_calls() {
 }
 
 #[test]
+fn uploads_after_the_preparation_run_outside_the_kernels_lock() {
+    // This engine's CUDA call order (`upload_after_prep`): prep, the call's VRAM, the upload,
+    // then the compute lock. kernels: W0 uploads 1–2, kernels 2–4; W1 uploads 2–3 (the copy
+    // engine is free at 2), beside W0's kernels, and waits for the lock: kernels 4–6. 6 s.
+    let k = "upload_after_prep = true";
+    let c = base("kernels", k, "call_vram_gib = 12\nvram_policy = \"wait\"");
+    assert!((makespan(&c) - 6.0).abs() < 1e-9, "{}", makespan(&c));
+    // The same with the upload inside the lock (neither flag): W1 takes the lock at 4,
+    // uploads 4–5, kernels 5–7. 7 s.
+    let inside = base("kernels", "", "call_vram_gib = 12\nvram_policy = \"wait\"");
+    assert!((makespan(&inside) - 7.0).abs() < 1e-9, "{}", makespan(&inside));
+    // The lock covers the kernels only: floor 2 partitions × 2 s = 4 s/proof (with the
+    // upload in it, 2 × 3 = 6).
+    let lock_floor = |c: &Config| simulate(c, Options::default()).result.floors.resources.iter().find(|x| x.name == "gpu lock").unwrap().s_per_proof;
+    assert!((lock_floor(&c) - 4.0).abs() < 1e-9 && (lock_floor(&inside) - 6.0).abs() < 1e-9, "{} {}", lock_floor(&c), lock_floor(&inside));
+    // A 16 GiB budget: W1's 12 GiB fit only when W0 frees its buffer at 4 (its allocation
+    // comes before its upload, outside any lock): W1 waits 1–4, uploads 4–5, kernels 5–7.
+    let mut c16 = c.clone();
+    c16.memory.vram_budget_gib = Some(16.0);
+    let r = simulate(&c16, Options::default()).result;
+    assert!((r.makespan_s - 7.0).abs() < 1e-9 && r.vram_waits == 1 && (r.vram_wait_total_s - 3.0).abs() < 1e-9, "{r:?}");
+    // two_lock: the allocation lock covers prep and upload (W0 1–2, W1 2–3), the compute
+    // lock the kernels (W0 2–4, W1 4–6): 6 s.
+    let two = base("two_lock", "device_global_sync = false\nupload_after_prep = true", "call_vram_gib = 12\nvram_policy = \"wait\"");
+    assert!((makespan(&two) - 6.0).abs() < 1e-9, "{}", makespan(&two));
+    // whole: one call at a time, upload and kernels inside: 1 + 3 + 3 = 7 s.
+    let whole = base("whole", k, "call_vram_gib = 12\nvram_policy = \"wait\"");
+    assert!((makespan(&whole) - 7.0).abs() < 1e-9, "{}", makespan(&whole));
+    // Not with prestage, nor with uploads that wait for the kernels: refused, naming the key.
+    for prestage in [true, false] {
+        let mut both = base("kernels", k, "");
+        both.pipeline.prestage = prestage;
+        both.memory.prestage_vram_gib = if prestage { 12.0 } else { 0.0 };
+        both.pipeline.uploads_wait_for_kernels = !prestage;
+        let err = both.validate().err().expect("refused").to_string();
+        assert!(err.contains("pipeline.upload_after_prep"), "{err}");
+    }
+    // As a what-if (`--set`), either switch gives way to the other.
+    let mut what_if = c.clone();
+    what_if.set("prestage", "true").unwrap();
+    assert!(what_if.pipeline.prestage && !what_if.pipeline.upload_after_prep && what_if.validate().is_ok());
+    what_if.set("upload_after_prep", "true").unwrap();
+    assert!(!what_if.pipeline.prestage && what_if.memory.prestage_vram_gib == 0.0 && what_if.validate().is_ok());
+}
+
+#[test]
 fn prestaged_buffers_that_do_not_all_fit_leave_workers_idle() {
     // kernels lock, pre-staged 12 GiB buffers, uploads beside prep outside the lock. Two
     // workers on 80 GiB: W0 uploads 1–2, kernels 2–4; W1's upload queues behind (2–3),

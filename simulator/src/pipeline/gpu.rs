@@ -1,5 +1,6 @@
 //! The GPU workers of the pipeline: the prove call as a small program of steps whose
-//! shape depends on the lock mode, split finalisation and pre-staging ([`program`]), and
+//! shape depends on the lock mode, split finalisation, pre-staging and the engine's call
+//! order (`upload_after_prep`) ([`program`]), and
 //! the interpreter that runs it ([`Sim::run_worker`]) against the device's locks, copy
 //! engine, kernels, device-global syncs and VRAM, plus split finalisation off the worker.
 
@@ -54,7 +55,32 @@ pub(super) fn program(cfg: &Config) -> Vec<Step> {
             v.push(VramFree);
         }
     };
+    // This engine's order (`upload_after_prep`): prep, then the call's VRAM and the upload,
+    // then the compute lock (two_lock: the allocation lock around all three).
+    let after_prep = p.upload_after_prep && !p.prestage;
     match p.lock {
+        LockMode::Whole if after_prep => {
+            v.extend([Acquire(0), Prep, VramAlloc, Upload, Kernels, VramFree]);
+            fin(&mut v);
+            v.push(Release(0));
+        }
+        LockMode::Kernels if after_prep => {
+            v.extend([Prep, VramAlloc, Upload, Acquire(0), Kernels, VramFree, Release(0)]);
+            fin(&mut v);
+        }
+        LockMode::TwoLock if after_prep => {
+            let gsync = p.device_global_sync.unwrap_or(true);
+            v.extend([Acquire(0), Alloc, Prep, VramAlloc]);
+            if gsync {
+                v.push(Sync);
+            }
+            v.extend([Upload, Release(0), Acquire(1), Kernels]);
+            if gsync {
+                v.push(Sync);
+            }
+            v.extend([VramFree, Release(1)]);
+            fin(&mut v);
+        }
         LockMode::Whole => {
             if p.prestage {
                 v.push(UploadOnly);
