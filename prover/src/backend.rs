@@ -265,6 +265,11 @@ pub trait Backend: Send + Sync {
     fn vram_budget(&self) -> Option<u64> {
         None
     }
+    /// Page-locked host memory this backend's uploads hold at most, bytes (the engine
+    /// reserves it from the RAM budget); 0 where uploads stage nothing (the CPU).
+    fn host_staging_bytes(&self) -> u64 {
+        0
+    }
     /// Free memory of the device now, bytes, as the device reports it; `None` where it has no
     /// memory of its own (the CPU). The engine's placement reads it
     /// ([`crate::engine::placement`]).

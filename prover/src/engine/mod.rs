@@ -613,6 +613,9 @@ impl Engine {
         let device_slots: Vec<u64> = backends.iter().zip(&needs).map(|(b, need)| device_call_slots(cfg.gw, fallback_on, b.device(), b.device_free_bytes(), *need)).collect();
         let call_slots: u64 = device_slots.iter().sum();
         let calls_ram = ram.reserve_resident("the GPU workers' call memory", plan.partition.call.saturating_mul(call_slots.max(1))).map_err(too_large)?;
+        // The devices' upload staging (page-locked, bounded per device: chunked uploads).
+        let staging: u64 = backends.iter().map(|b| b.host_staging_bytes()).sum();
+        calls_ram.absorb(ram.reserve_resident("the devices' upload staging (pinned)", staging).map_err(too_large)?);
         let (results_tx, results) = unbounded();
         let (work_tx, work_rx) = unbounded::<SynthTask>();
         let (fin_tx, fin_rx) = unbounded::<FinishTask>();

@@ -293,15 +293,19 @@ impl CudaBackend {
     fn stream_points<C: GpuCurve>(gpu: &Gpu, what: &str, host: &[C::Affine], idx: Option<&[u32]>) -> Result<DevicePoints<C>, GpuError> {
         let aw = C::AFFINE_WORDS;
         let count = idx.map_or(host.len(), |i| i.len());
-        let buf = Self::h2d_upload(gpu, what, count * aw, |d| {
+        let buf = Self::h2d_upload(gpu, what, count * aw, aw, |off, d| {
             use rayon::prelude::*;
             match idx {
-                None => par_copy(d, C::words(host)),
-                Some(ix) => d.par_chunks_mut(aw * 1024).zip(ix.par_chunks(1024)).for_each(|(d, ix)| {
-                    for (w, &i) in d.chunks_exact_mut(aw).zip(ix) {
-                        w.copy_from_slice(C::words(std::slice::from_ref(&host[i as usize])));
-                    }
-                }),
+                None => par_copy(d, &C::words(host)[off..off + d.len()]),
+                // (Chunks start at whole points: `off` is a multiple of `aw`.)
+                Some(ix) => {
+                    let ix = &ix[off / aw..(off + d.len()) / aw];
+                    d.par_chunks_mut(aw * 1024).zip(ix.par_chunks(1024)).for_each(|(d, ix)| {
+                        for (w, &i) in d.chunks_exact_mut(aw).zip(ix) {
+                            w.copy_from_slice(C::words(std::slice::from_ref(&host[i as usize])));
+                        }
+                    })
+                }
             }
         })?;
         Ok(DevicePoints::from_words(buf, count))
@@ -397,13 +401,14 @@ impl CudaBackend {
         Ok((acc, ms, chunks))
     }
 
-    /// One per-partition upload of `words` words written by `fill`, through pinned staging,
-    /// in an `h2d` span (`what`, `bytes`, `pinned`, and the host steps and copy time that
+    /// One per-partition upload of `words` words written by `fill(offset, dst)` chunk by
+    /// chunk (offsets multiples of `align`), through pinned staging, in an `h2d` span (`what`,
+    /// `bytes`, `pinned`, and the host steps and copy time that
     /// [`super::device::UploadTimes`] records), handed to `gpu`'s stream.
-    fn h2d_upload(gpu: &Gpu, what: &str, words: usize, fill: impl FnOnce(&mut [u32])) -> Result<CudaSlice<u32>, GpuError> {
+    fn h2d_upload(gpu: &Gpu, what: &str, words: usize, align: usize, fill: impl Fn(usize, &mut [u32])) -> Result<CudaSlice<u32>, GpuError> {
         let h = info_span!(kind::H2D, what = what, bytes = (words * 4) as u64, { arg::GPU_NS } = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
         let _e = h.enter();
-        let up = gpu.upload_words(words, words, fill)?;
+        let up = gpu.upload_words(words, words, align, fill)?;
         h.record("pinned", up.pinned);
         let (buf, times) = up.finish(gpu)?;
         times.record(&h);
@@ -544,20 +549,22 @@ impl CudaBackend {
         if let Some(bad) = split.ones.iter().chain(&split.tail_idx).find(|&&i| i as usize >= points) {
             return Err(GpuError::input("density split", format!("{name}: point index {bad} out of {points} query points")));
         }
-        let upload = |what: &str, words: usize, fill: &dyn Fn(&mut [u32])| Self::h2d_upload(&self.gpu, what, words, fill);
+        let upload = |what: &str, words: usize, align: usize, fill: &dyn Fn(usize, &mut [u32])| Self::h2d_upload(&self.gpu, what, words, align, fill);
         // A streamed query needs no device indices: its MSMs gather their points on the host.
         let ones = if split.ones.is_empty() || streamed {
             None
         } else {
-            Some(upload(&format!("{name} ones"), split.ones.len(), &|d| par_copy(d, &split.ones))?)
+            Some(upload(&format!("{name} ones"), split.ones.len(), 1, &|off, d| par_copy(d, &split.ones[off..off + d.len()]))?)
         };
         let tail = if split.tail.is_empty() {
             None
         } else {
-            let idx = if streamed { None } else { Some(upload(&format!("{name} tail indices"), split.tail_idx.len(), &|d| par_copy(d, &split.tail_idx))?) };
-            let scalars = upload(&format!("{name} tail scalars"), split.tail.len() * 8, &|d| {
+            let idx = if streamed { None } else { Some(upload(&format!("{name} tail indices"), split.tail_idx.len(), 1, &|off, d| par_copy(d, &split.tail_idx[off..off + d.len()]))?) };
+            // 8 words a scalar: chunks start at whole scalars.
+            let scalars = upload(&format!("{name} tail scalars"), split.tail.len() * 8, 8, &|off, d| {
                 use rayon::prelude::*;
-                d.par_chunks_mut(8 * 4096).zip(split.tail.par_chunks(4096)).for_each(|(d, t)| {
+                let tail = &split.tail[off / 8..(off + d.len()) / 8];
+                d.par_chunks_mut(8 * 4096).zip(tail.par_chunks(4096)).for_each(|(d, t)| {
                     for (w, l) in d.chunks_exact_mut(8).zip(t) {
                         for k in 0..4 {
                             w[2 * k] = l[k] as u32;
@@ -815,6 +822,11 @@ impl Backend for CudaBackend {
     }
     fn device_free_bytes(&self) -> Option<u64> {
         self.gpu.mem_info().ok().map(|(free, _)| free as u64)
+    }
+    /// The device's upload staging pool, shared by its workers and lanes: bounded by
+    /// [`super::device::STAGING_HOST_BYTES`] (chunked uploads).
+    fn host_staging_bytes(&self) -> u64 {
+        super::device::STAGING_HOST_BYTES
     }
     /// A call's working set as this device's plan for the parameters counts it
     /// ([`DeviceNeed::full`], or [`DeviceNeed::tight`] when memory is tight).

@@ -49,6 +49,26 @@ struct Staging {
 /// Most staging buffers kept per GPU (a, b, c in flight at once, plus slack).
 const STAGING_BUFFERS: usize = 6;
 
+/// The most words an upload stages at a time (64 MiB): a larger upload goes through the pool
+/// chunk by chunk, the host filling the next chunk while the copy engine takes the last. Each
+/// buffer is at most this large, so the pinned memory of a device's uploads stays under
+/// [`STAGING_HOST_BYTES`] whatever the partition's size — a whole-upload buffer per vector
+/// held 12 GiB of page-locked memory per call at 2^27 (three 4 GiB a/b/c buffers, rounded to a
+/// power of two), outside the RAM budget (runs 75–78: RSS up to ~11 GiB above the reservations).
+pub(crate) const STAGING_CHUNK_WORDS: usize = 1 << 24;
+
+/// The page-locked host memory a device's upload staging holds at most, bytes (the engine
+/// reserves it from the RAM budget).
+pub const STAGING_HOST_BYTES: u64 = (STAGING_BUFFERS * STAGING_CHUNK_WORDS * 4) as u64;
+
+/// The chunks `(offset, len)` of an upload of `len` words staged at most `max` words at a
+/// time, every offset a multiple of `align` (a point's or a scalar's words are never split).
+pub(crate) fn staging_chunks(len: usize, align: usize, max: usize) -> impl Iterator<Item = (usize, usize)> {
+    let align = align.max(1);
+    let step = (max / align).max(1) * align;
+    (0..len).step_by(step).map(move |off| (off, step.min(len - off)))
+}
+
 struct StagingBuf {
     host: PinnedHostSlice<u32>,
     /// Recorded after the last copy out of `host`: it must complete before `host` is
@@ -78,8 +98,8 @@ impl Drop for StagingBuf {
 /// compute stream with the copy's device time.
 pub(crate) struct Upload {
     buf: CudaSlice<u32>,
-    start: CudaEvent,
-    end: CudaEvent,
+    /// Each chunk's copy, timed (start, end) on the copy stream; the last end completes it.
+    copies: Vec<(CudaEvent, CudaEvent)>,
     /// Whether it went through pinned staging (else a pageable copy: pinned memory could
     /// not be allocated).
     pub pinned: bool,
@@ -140,11 +160,18 @@ impl Upload {
     /// in ms: the copy itself, nothing else on that stream.
     pub(crate) fn finish(self, gpu: &Gpu) -> Result<(CudaSlice<u32>, UploadTimes), GpuError> {
         let t = std::time::Instant::now();
-        self.end.synchronize().ctx("waiting for an upload")?;
+        let Some((_, end)) = self.copies.last() else {
+            return Err(GpuError::input("upload", "no copy was queued"));
+        };
+        end.synchronize().ctx("waiting for an upload")?;
         let wait_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = std::time::Instant::now();
-        let ms = self.start.elapsed_ms(&self.end).ctx("timing an upload")? as f64;
-        gpu.stream.wait(&self.end).ctx("cuStreamWaitEvent (upload)")?;
+        // The copies' own time: the engine idles between chunks while the host fills.
+        let mut ms = 0.0;
+        for (start, end) in &self.copies {
+            ms += start.elapsed_ms(end).ctx("timing an upload")? as f64;
+        }
+        gpu.stream.wait(end).ctx("cuStreamWaitEvent (upload)")?;
         let len = self.buf.len();
         let ptr = self.buf.leak();
         // SAFETY: `ptr` is a live allocation of `len` u32 (leaked above); the copy and the
@@ -317,58 +344,72 @@ impl Gpu {
     }
 
     /// Upload `len` words written by `fill` into a new device buffer of `dev_len` words
-    /// (the rest zero): `fill` writes straight into a reusable pinned staging buffer, the
-    /// copy runs on the copy stream at full PCIe speed; [`Upload::finish`] completes it.
-    /// Falls back to a pageable copy (same stream, same result) when pinned memory cannot
-    /// be allocated.
-    pub(crate) fn upload_words(&self, len: usize, dev_len: usize, fill: impl FnOnce(&mut [u32])) -> Result<Upload, GpuError> {
+    /// (the rest zero), in chunks of at most [`STAGING_CHUNK_WORDS`] ([`staging_chunks`]):
+    /// `fill(offset, dst)` writes words `offset..offset + dst.len()` (offsets multiples of
+    /// `align`) straight into a reusable pinned staging buffer, and each chunk's copy runs on
+    /// the copy stream at full PCIe speed while the next is filled; [`Upload::finish`]
+    /// completes it. A chunk falls back to a pageable copy (same stream, same result) when
+    /// pinned memory cannot be allocated.
+    pub(crate) fn upload_words(&self, len: usize, dev_len: usize, align: usize, fill: impl Fn(usize, &mut [u32])) -> Result<Upload, GpuError> {
         let dev_len = dev_len.max(len).max(1);
         let copy = &self.staging.copy;
         let t0 = std::time::Instant::now();
         let mut buf = if dev_len > len {
             copy.alloc_zeros::<u32>(dev_len)
         } else {
-            // SAFETY: every word is written by the copy below.
+            // SAFETY: every word is written by the copies below.
             unsafe { copy.alloc::<u32>(dev_len) }
         }
         .ctx("allocating an upload buffer")?;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let since = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
         let alloc_ms = since(t0);
-        let t1 = std::time::Instant::now();
-        let Some(mut staging) = self.take_staging(len)? else {
-            let staging_ms = since(t1);
+        let (mut staging_ms, mut fill_ms, mut queue_ms, mut pinned) = (0.0, 0.0, 0.0, true);
+        let mut copies = Vec::with_capacity(len.div_ceil(STAGING_CHUNK_WORDS).max(1));
+        if len == 0 {
+            let start = copy.record_event(timing).ctx("cuEventRecord")?;
+            let end = copy.record_event(timing).ctx("cuEventRecord")?;
+            copies.push((start, end));
+        }
+        for (off, n) in staging_chunks(len, align, STAGING_CHUNK_WORDS) {
+            let t1 = std::time::Instant::now();
+            let staged = self.take_staging(n)?;
+            staging_ms += since(t1);
+            let Some(mut staging) = staged else {
+                pinned = false;
+                let t2 = std::time::Instant::now();
+                let mut v = vec![0u32; n];
+                fill(off, &mut v);
+                fill_ms += since(t2);
+                let t3 = std::time::Instant::now();
+                let start = copy.record_event(timing).ctx("cuEventRecord")?;
+                copy.memcpy_htod(&v, &mut buf.slice_mut(off..off + n)).ctx("cuMemcpyHtoDAsync (pageable)")?;
+                let end = copy.record_event(timing).ctx("cuEventRecord")?;
+                copies.push((start, end));
+                queue_ms += since(t3);
+                continue;
+            };
             let t2 = std::time::Instant::now();
-            let mut v = vec![0u32; len];
-            fill(&mut v);
-            let fill_ms = since(t2);
+            let host = staging.host.as_mut_slice().ctx("staging buffer")?;
+            fill(off, &mut host[..n]);
+            fill_ms += since(t2);
             let t3 = std::time::Instant::now();
             let start = copy.record_event(timing).ctx("cuEventRecord")?;
-            if len > 0 {
-                copy.memcpy_htod(&v, &mut buf.slice_mut(0..len)).ctx("cuMemcpyHtoDAsync (pageable)")?;
+            {
+                let (dst, _record) = buf.device_ptr_mut(copy);
+                // SAFETY: `host[..n]` is page-locked and stays untouched until `busy`
+                // (recorded below) completes; `dst` holds `dev_len >= off + n` words.
+                unsafe { cudarc::driver::result::memcpy_htod_async(dst + (off * 4) as u64, &host[..n], copy.cu_stream()) }.ctx("cuMemcpyHtoDAsync (pinned)")?;
             }
             let end = copy.record_event(timing).ctx("cuEventRecord")?;
-            return Ok(Upload { buf, start, end, pinned: false, alloc_ms, staging_ms, fill_ms, queue_ms: since(t3) });
-        };
-        let staging_ms = since(t1);
-        let t2 = std::time::Instant::now();
-        let host = staging.host.as_mut_slice().ctx("staging buffer")?;
-        fill(&mut host[..len]);
-        let fill_ms = since(t2);
-        let t3 = std::time::Instant::now();
-        let start = copy.record_event(timing).ctx("cuEventRecord")?;
-        if len > 0 {
-            let (dst, _record) = buf.device_ptr_mut(copy);
-            // SAFETY: `host[..len]` is page-locked and stays untouched until `busy`
-            // (recorded below) completes; `dst` holds `dev_len >= len` words.
-            unsafe { cudarc::driver::result::memcpy_htod_async(dst, &host[..len], copy.cu_stream()) }.ctx("cuMemcpyHtoDAsync (pinned)")?;
+            copies.push((start, end));
+            staging.busy = Some(copy.record_event(None).ctx("cuEventRecord")?);
+            if let Ok(mut pool) = self.staging.pool.lock() {
+                pool.push(staging);
+            }
+            queue_ms += since(t3);
         }
-        let end = copy.record_event(timing).ctx("cuEventRecord")?;
-        staging.busy = Some(copy.record_event(None).ctx("cuEventRecord")?);
-        if let Ok(mut pool) = self.staging.pool.lock() {
-            pool.push(staging);
-        }
-        Ok(Upload { buf, start, end, pinned: true, alloc_ms, staging_ms, fill_ms, queue_ms: since(t3) })
+        Ok(Upload { buf, copies, pinned, alloc_ms, staging_ms, fill_ms, queue_ms })
     }
 
     /// Device-to-host copy of `src` into a new Vec, after waiting for the stream on an event:
@@ -502,5 +543,33 @@ mod sched_tests {
         // Distinct driver flags (auto is the driver's 0).
         let flags: Vec<u32> = CudaSched::ALL.iter().map(|&s| sched_flag(s)).collect();
         assert_eq!(flags, [0, 1, 2, 4]);
+    }
+}
+
+#[cfg(test)]
+mod staging_tests {
+    use super::{staging_chunks, STAGING_CHUNK_WORDS, STAGING_HOST_BYTES};
+
+    #[test]
+    fn chunks_cover_the_upload_once_aligned_and_bounded() {
+        for (len, align, max) in [(0, 1, 8), (1, 1, 8), (8, 1, 8), (9, 1, 8), (100, 24, 64), (97, 8, 16), (5, 8, 4), (3 * (1 << 24) + 5, 1, STAGING_CHUNK_WORDS), (1 << 27, 8, STAGING_CHUNK_WORDS), (1000 * 24, 24, STAGING_CHUNK_WORDS)] {
+            let c: Vec<(usize, usize)> = staging_chunks(len, align, max).collect();
+            // Contiguous from 0 to len, nothing empty.
+            let mut next = 0;
+            for &(off, n) in &c {
+                assert_eq!(off, next, "{len} {align} {max}: {c:?}");
+                assert!(n > 0 && off % align == 0, "{len} {align} {max}: {c:?}");
+                // At most `max` words, unless one aligned unit is larger than `max` (then one unit).
+                assert!(n <= max.max(align), "{len} {align} {max}: {c:?}");
+                next += n;
+            }
+            assert_eq!(next, len, "{len} {align} {max}: {c:?}");
+        }
+        // 64 MiB chunks: an a/b/c vector at 2^22 (2^25 words) is two; at 2^27, 64.
+        assert_eq!(staging_chunks(1 << 25, 8, STAGING_CHUNK_WORDS).count(), 2);
+        assert_eq!(staging_chunks(1 << 30, 8, STAGING_CHUNK_WORDS).count(), 64);
+        // A G1 affine point's 24 words never straddle two chunks.
+        assert!(staging_chunks(1 << 26, 24, STAGING_CHUNK_WORDS).all(|(off, n)| off % 24 == 0 && (n % 24 == 0 || off + n == 1 << 26)));
+        assert_eq!(STAGING_HOST_BYTES, 6 * 64 << 20);
     }
 }

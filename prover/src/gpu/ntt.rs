@@ -318,7 +318,7 @@ impl Gpu {
         let mut ups = Vec::with_capacity(3);
         for v in [a, b, c] {
             let words = scalar_words(v);
-            ups.push(self.upload_words(words.len(), n * 8, |dst| super::device::par_copy(dst, words))?);
+            ups.push(self.upload_words(words.len(), n * 8, 8, |off, dst| super::device::par_copy(dst, &words[off..off + dst.len()]))?);
         }
         let mut times = UploadTimes::default();
         let mut bufs = Vec::with_capacity(3);
