@@ -7,7 +7,7 @@
 # drops the page cache before the prove, which needs root there).
 # Everything goes into one archive, $OUT/params-file.tgz. The file itself is deleted at the end.
 # Knobs: LOG (27), COMPRESSED (set: --compressed, ~22 GiB instead of ~44), PROOFS (1),
-# PARTS (2), PW (2), COLD, BUDGET (seconds for the whole script, default 560), BIN; ON (gpu)
+# PARTS (2), PW (2), GW (1), COLD, BUDGET (seconds for the whole script, default 560), BIN; ON (gpu)
 # and BACKEND (cuda) let the script itself be tried on a machine without a GPU.
 set -uo pipefail
 [ -n "${BIN:-}" ] || bash "$(dirname "$0")/unpack.sh" || exit 2
@@ -15,7 +15,7 @@ BIN=${BIN:-dist/proofscope}
 OUT=${OUT:-/tmp/proofscope-gpu-out}
 W=$(mktemp -d /tmp/pf.XXXX)
 D=${PARAMS_DIR:-/tmp/pf-params}
-LOG=${LOG:-27}; PROOFS=${PROOFS:-1}; PARTS=${PARTS:-2}; PW=${PW:-2}
+LOG=${LOG:-27}; PROOFS=${PROOFS:-1}; PARTS=${PARTS:-2}; PW=${PW:-2}; GW=${GW:-1}
 budget=${BUDGET:-560}
 start=$(date +%s)
 left() { echo $((budget - ($(date +%s) - start))); }
@@ -31,7 +31,7 @@ mkdir -p "$OUT" "$D"
   echo "binary from commit $(cat "${COMMIT_FILE:-dist/COMMIT}" 2>/dev/null || echo unknown)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv 2>&1
   nproc; free -g; df -h "$D" | tail -1
-  echo "config: LOG=$LOG COMPRESSED=${COMPRESSED:-} PROOFS=$PROOFS PARTS=$PARTS PW=$PW COLD=${COLD:-}"
+  echo "config: LOG=$LOG COMPRESSED=${COMPRESSED:-} PROOFS=$PROOFS PARTS=$PARTS PW=$PW GW=$GW COLD=${COLD:-}"
 } > "$W/machine.txt" 2>&1
 cat "$W/machine.txt"
 TIME=$(command -v /usr/bin/time || true)
@@ -46,7 +46,7 @@ if [ -n "${COLD:-}" ]; then
 fi
 nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader -l 1 > "$W/nvidia-smi.csv" 2>&1 &
 SMI=$!
-${TIME:+$TIME -v -o "$W/time-prove.txt"} timeout "$(left)" "$BIN" prove --params "$D/p.bin" --backend "${BACKEND:-cuda}" --pw "$PW" --gw 1 \
+${TIME:+$TIME -v -o "$W/time-prove.txt"} timeout "$(left)" "$BIN" prove --params "$D/p.bin" --backend "${BACKEND:-cuda}" --pw "$PW" --gw "$GW" \
     --proofs "$PROOFS" --partitions "$PARTS" --verify --ram-budget auto \
     --timeline "$W/pf.jsonl" -o /tmp/pf-proofs > "$W/prove.log" 2>&1
 rc=$?
