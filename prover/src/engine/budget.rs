@@ -465,6 +465,9 @@ pub struct MemoryPlan {
     pub partition: PartitionEstimate,
     /// GPU workers in all (gw × devices): each runs one call at a time.
     pub call_slots: u64,
+    /// The devices' upload staging (page-locked host memory, bounded per device:
+    /// [`crate::backend::Backend::host_staging_bytes`]); 0 until the engine knows its backends.
+    pub staging: u64,
 }
 
 impl MemoryPlan {
@@ -480,7 +483,7 @@ impl MemoryPlan {
             Some(m) => PceSize { bytes: m.len(), measured: true },
             None => PceSize { bytes: pce_estimate_bytes(shape.info.domain_size), measured: false },
         });
-        MemoryPlan { params: params_bytes(shape), pce, partition: PartitionEstimate::for_shape(shape), call_slots: call_slots.max(1) }
+        MemoryPlan { params: params_bytes(shape), pce, partition: PartitionEstimate::for_shape(shape), call_slots: call_slots.max(1), staging: 0 }
     }
 
     /// The GPU workers' call memory, reserved for the engine's life.
@@ -488,9 +491,10 @@ impl MemoryPlan {
         self.partition.call.saturating_mul(self.call_slots)
     }
 
-    /// What stays reserved for the engine's life: parameters, PCE, the GPU workers' calls.
+    /// What stays reserved for the engine's life: parameters, PCE, the GPU workers' calls,
+    /// the upload staging.
     pub fn resident(&self) -> u64 {
-        self.params.saturating_add(self.pce.map_or(0, |p| p.bytes)).saturating_add(self.calls())
+        self.params.saturating_add(self.pce.map_or(0, |p| p.bytes)).saturating_add(self.calls()).saturating_add(self.staging)
     }
 
     /// The least budget that proves anything: the resident items and one synthesis.
@@ -513,8 +517,9 @@ impl MemoryPlan {
             Some(p) => format!(" + the pre-compiled constraints {} ({})", human(p.bytes), if p.measured { "their cache file's size" } else { "estimated as one partition's a/b/c until they are made" }),
             None => String::new(),
         };
+        let staging = if self.staging > 0 { format!(" + the devices' upload staging {} (pinned)", human(self.staging)) } else { String::new() };
         Err(format!(
-            "the RAM budget of {} cannot hold one partition: {} needed = the parameters {}{pce} + {} GPU worker(s)' call memory {} (MSM preparation and bases, {} each) + one partition's working set {} (a/b/c {}, witness, densities and B preparation {}); raise memory.total_budget (--ram-budget){}",
+            "the RAM budget of {} cannot hold one partition: {} needed = the parameters {}{pce}{staging} + {} GPU worker(s)' call memory {} (MSM preparation and bases, {} each) + one partition's working set {} (a/b/c {}, witness, densities and B preparation {}); raise memory.total_budget (--ram-budget){}",
             human(total),
             human(self.needed()),
             human(self.params),
@@ -772,6 +777,7 @@ mod tests {
             pce: Some(PceSize { bytes: 1 << 30, measured: false }),
             partition: PartitionEstimate { abc: 12 << 30, rest: 2 << 30, call: 1 << 30 },
             call_slots: 2,
+            staging: 0,
         };
         // Resident: parameters 3 + PCE 1 + two GPU workers' calls 2 = 6 GiB; a synthesis 14.
         assert_eq!((plan.resident(), plan.needed()), (6 << 30, 20 << 30));
@@ -781,6 +787,11 @@ mod tests {
         for part in ["the RAM budget of 16.00 GiB", "20.00 GiB needed", "the parameters 3.00 GiB", "pre-compiled constraints 1.00 GiB", "2 GPU worker(s)' call memory 2.00 GiB", "working set 14.00 GiB", "a/b/c 12.00 GiB"] {
             assert!(e.contains(part), "{part}: {e}");
         }
+        // The upload staging is resident too, and named.
+        let staged = MemoryPlan { staging: 1 << 30, ..plan };
+        assert_eq!(staged.needed(), 21 << 30);
+        let e = staged.check(20 << 30).unwrap_err();
+        assert!(e.contains("upload staging 1.00 GiB (pinned)") && e.contains("21.00 GiB needed"), "{e}");
         assert_eq!(human(1536), "1.5 KiB");
         assert_eq!(human(3 << 20), "3.0 MiB");
     }

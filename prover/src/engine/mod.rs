@@ -569,7 +569,8 @@ impl Engine {
         if let Some(w) = ram_warning {
             tracing::warn!("{w}");
         }
-        let plan = memory_plan(&cfg, &params.shape(), opts.params_path.as_deref(), backends.len() as u64);
+        let mut plan = memory_plan(&cfg, &params.shape(), opts.params_path.as_deref(), backends.len() as u64);
+        plan.staging = backends.iter().map(|b| b.host_staging_bytes()).sum();
         plan.check(ram_total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
         let observer: Option<Box<dyn Fn(u64) + Send + Sync>> = cfg.events.then(|| {
             let counters = sink.counters();
@@ -614,8 +615,7 @@ impl Engine {
         let call_slots: u64 = device_slots.iter().sum();
         let calls_ram = ram.reserve_resident("the GPU workers' call memory", plan.partition.call.saturating_mul(call_slots.max(1))).map_err(too_large)?;
         // The devices' upload staging (page-locked, bounded per device: chunked uploads).
-        let staging: u64 = backends.iter().map(|b| b.host_staging_bytes()).sum();
-        calls_ram.absorb(ram.reserve_resident("the devices' upload staging (pinned)", staging).map_err(too_large)?);
+        calls_ram.absorb(ram.reserve_resident("the devices' upload staging (pinned)", plan.staging).map_err(too_large)?);
         let (results_tx, results) = unbounded();
         let (work_tx, work_rx) = unbounded::<SynthTask>();
         let (fin_tx, fin_rx) = unbounded::<FinishTask>();
