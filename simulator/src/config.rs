@@ -273,9 +273,10 @@ pub struct Pipeline {
     /// partitions pile up without bound.
     #[serde(default)]
     pub permit_until_send: bool,
-    /// An upload does not overlap another worker's kernels: it queues behind them (this
-    /// engine's CUDA backend on the H200: 35 ms alone, 92 ms beside the other worker's kernels,
-    /// runs 84–87; `calibrate` sets it from a prover run). Under `kernels` without `prestage`
+    /// An upload does not overlap another worker's kernels: it queues behind them (what
+    /// `calibrate` assumed of this engine's CUDA backend until 2026-12-03, from uploads of 35
+    /// ms alone and 92 ms beside the other worker's kernels, runs 84–87; it now sets
+    /// `upload_after_prep` instead). Under `kernels` without `prestage`
     /// the upload is in the lock anyway; under `two_lock` without `prestage` it then runs under
     /// the compute lock instead of the VRAM lock.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -1169,7 +1170,13 @@ impl Config {
                 }
             }
             "pipeline.permit_until_send" => self.pipeline.permit_until_send = boolv()?,
-            "pipeline.uploads_wait_for_kernels" => self.pipeline.uploads_wait_for_kernels = boolv()?,
+            "pipeline.uploads_wait_for_kernels" => {
+                // Uploads that wait for the kernels are not this engine's order.
+                self.pipeline.uploads_wait_for_kernels = boolv()?;
+                if self.pipeline.uploads_wait_for_kernels {
+                    self.pipeline.upload_after_prep = false;
+                }
+            }
             "pipeline.upload_after_prep" => {
                 // The engine's order replaces a pre-staged buffer and uploads behind the kernels.
                 self.pipeline.upload_after_prep = boolv()?;

@@ -189,8 +189,9 @@ pub fn compute(cfg: &Config) -> Floors {
             // with `upload_after_prep`).
             let vram = m.alloc + m.upload + if p.upload_after_prep { m.prep } else { 0.0 };
             if p.device_global_sync.unwrap_or(true) {
-                // The syncs wait for every stream: allocation/upload and kernels serialise.
-                vram + region
+                // The syncs wait for every stream: allocation/upload and kernels serialise
+                // (a preparation before the sync overlaps the other worker's kernels).
+                (m.alloc + m.upload + region).max(vram)
             } else {
                 vram.max(region)
             }

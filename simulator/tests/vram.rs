@@ -109,6 +109,13 @@ fn uploads_after_the_preparation_run_outside_the_kernels_lock() {
     // lock the kernels (W0 2–4, W1 4–6): 6 s.
     let two = base("two_lock", "device_global_sync = false\nupload_after_prep = true", "call_vram_gib = 12\nvram_policy = \"wait\"");
     assert!((makespan(&two) - 6.0).abs() < 1e-9, "{}", makespan(&two));
+    // With a preparation of 1 s, in the allocation lock: W0 holds it 1–3 (prep, upload) and
+    // runs its kernels 3–5; W1 holds it 3–5, kernels 5–7: 7 s. Its floor: the allocation
+    // lock (prep + upload = 2 s) against the kernels (2 s): 2 × 2 = 4 s/proof.
+    let mut prep = two.clone();
+    prep.costs.prep_msm = simulator::costs::Dist::Fixed(1000.0);
+    assert!((makespan(&prep) - 7.0).abs() < 1e-9, "{}", makespan(&prep));
+    assert!((lock_floor(&prep) - 4.0).abs() < 1e-9, "{}", lock_floor(&prep));
     // whole: one call at a time, upload and kernels inside: 1 + 3 + 3 = 7 s.
     let whole = base("whole", k, "call_vram_gib = 12\nvram_policy = \"wait\"");
     assert!((makespan(&whole) - 7.0).abs() < 1e-9, "{}", makespan(&whole));
@@ -127,6 +134,8 @@ fn uploads_after_the_preparation_run_outside_the_kernels_lock() {
     assert!(what_if.pipeline.prestage && !what_if.pipeline.upload_after_prep && what_if.validate().is_ok());
     what_if.set("upload_after_prep", "true").unwrap();
     assert!(!what_if.pipeline.prestage && what_if.memory.prestage_vram_gib == 0.0 && what_if.validate().is_ok());
+    what_if.set("uploads_wait_for_kernels", "true").unwrap();
+    assert!(!what_if.pipeline.upload_after_prep && what_if.validate().is_ok());
 }
 
 #[test]

@@ -381,7 +381,15 @@ pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, 
         check_vram_need(v.0, &placement::DeviceNeed::of(shape).least(cfg.cuda.ntt_memory), shape.info.domain_size)?;
     }
     let (total, warning) = ram_budget(cfg)?;
-    memory_plan(cfg, shape, params_path, u64::from(cfg.devices)).check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
+    #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
+    let mut plan = memory_plan(cfg, shape, params_path, u64::from(cfg.devices));
+    // Each CUDA device's upload staging, unless the backend is the CPU's (`auto` counts it:
+    // the check stays conservative).
+    #[cfg(feature = "cuda")]
+    if cfg.backend != "cpu" {
+        plan.staging = u64::from(cfg.devices).saturating_mul(crate::gpu::STAGING_HOST_BYTES);
+    }
+    plan.check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
     Ok(warning)
 }
 

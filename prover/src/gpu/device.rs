@@ -44,6 +44,10 @@ pub struct Gpu {
 struct Staging {
     copy: Arc<CudaStream>,
     pool: Mutex<Vec<StagingBuf>>,
+    /// Buffers allocated and not freed: in the pool or out with an upload (at most
+    /// [`STAGING_BUFFERS`]: raised under the pool's lock before an allocation, lowered when a
+    /// buffer is dropped).
+    live: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// Most staging buffers kept per GPU (a, b, c in flight at once, plus slack).
@@ -74,6 +78,8 @@ struct StagingBuf {
     /// Recorded after the last copy out of `host`: it must complete before `host` is
     /// written again or freed.
     busy: Option<CudaEvent>,
+    /// The staging's count of live buffers, lowered when this one is freed.
+    live: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl StagingBuf {
@@ -91,6 +97,7 @@ impl StagingBuf {
 impl Drop for StagingBuf {
     fn drop(&mut self) {
         let _ = self.wait();
+        self.live.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -100,8 +107,9 @@ pub(crate) struct Upload {
     buf: CudaSlice<u32>,
     /// Each chunk's copy, timed (start, end) on the copy stream; the last end completes it.
     copies: Vec<(CudaEvent, CudaEvent)>,
-    /// Whether it went through pinned staging (else a pageable copy: pinned memory could
-    /// not be allocated).
+    /// Whether every chunk went through pinned staging (else some were copied from pageable
+    /// memory: pinned memory could not be allocated, or every staging buffer was out with
+    /// other uploads).
     pub pinned: bool,
     /// Host wall time of the steps before the copy was queued (ms).
     alloc_ms: f64,
@@ -277,7 +285,7 @@ impl Gpu {
             sm_count,
             native_cubin,
             sched,
-            staging: Arc::new(Staging { copy, pool: Mutex::new(Vec::new()) }),
+            staging: Arc::new(Staging { copy, pool: Mutex::new(Vec::new()), live: Arc::default() }),
         })
     }
 
@@ -310,10 +318,15 @@ impl Gpu {
         self.funcs.get(&name).ok_or(GpuError::KernelMissing(name))
     }
 
-    /// A staging buffer of at least `len` words: an idle one that fits, else a new one
-    /// (pool not full), else a busy one that fits (after its copy), else the smallest one
-    /// regrown. `None` when pinned memory cannot be allocated.
+    /// A staging buffer of at least `len` words: an idle one that fits, else a new one (fewer
+    /// than [`STAGING_BUFFERS`] alive, counting those out with other uploads), else a busy one
+    /// in the pool that fits (after its copy), else the pool's smallest freed for a bigger one.
+    /// `None` when every buffer is out with another upload or page-locked memory cannot be
+    /// allocated (the chunk is then copied from pageable memory): the staging never holds
+    /// more than [`STAGING_HOST_BYTES`].
     fn take_staging(&self, len: usize) -> Result<Option<StagingBuf>, GpuError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let live = &self.staging.live;
         let mut pool = self.staging.pool.lock().map_err(|_| GpuError::Poisoned("staging pool"))?;
         let fits = |b: &StagingBuf| b.host.len() >= len;
         let pick = |pool: &Vec<StagingBuf>, want_idle: bool| {
@@ -322,7 +335,8 @@ impl Gpu {
         if let Some(i) = pick(&pool, true) {
             return Ok(Some(pool.swap_remove(i)));
         }
-        if pool.len() >= STAGING_BUFFERS {
+        let mut freed = None;
+        if live.load(SeqCst) >= STAGING_BUFFERS {
             if let Some(i) = pick(&pool, false) {
                 let mut b = pool.swap_remove(i);
                 drop(pool);
@@ -330,16 +344,25 @@ impl Gpu {
                 return Ok(Some(b));
             }
             // Free the smallest to make room for a bigger one.
-            if let Some(i) = pool.iter().enumerate().min_by_key(|(_, b)| b.host.len()).map(|(i, _)| i) {
-                pool.swap_remove(i);
+            match pool.iter().enumerate().min_by_key(|(_, b)| b.host.len()).map(|(i, _)| i) {
+                Some(i) => freed = Some(pool.swap_remove(i)),
+                None => return Ok(None),
             }
         }
+        // The new buffer's slot, counted under the lock (the freed one's is given back when
+        // it drops: for a moment one more is counted, never one less).
+        live.fetch_add(1, SeqCst);
         drop(pool);
+        // (Dropping a buffer waits for its copy: outside the pool's lock.)
+        drop(freed);
         let cap = len.next_power_of_two().max(1 << 16);
         // SAFETY: the memory is written by `upload_words` before any copy reads it.
         match unsafe { self.ctx.alloc_pinned::<u32>(cap) } {
-            Ok(host) => Ok(Some(StagingBuf { host, busy: None })),
-            Err(_) => Ok(None),
+            Ok(host) => Ok(Some(StagingBuf { host, busy: None, live: live.clone() })),
+            Err(_) => {
+                live.fetch_sub(1, SeqCst);
+                Ok(None)
+            }
         }
     }
 
@@ -398,12 +421,20 @@ impl Gpu {
             {
                 let (dst, _record) = buf.device_ptr_mut(copy);
                 // SAFETY: `host[..n]` is page-locked and stays untouched until `busy`
-                // (recorded below) completes; `dst` holds `dev_len >= off + n` words.
+                // (recorded next) completes; `dst` holds `dev_len >= off + n` words.
                 unsafe { cudarc::driver::result::memcpy_htod_async(dst + (off * 4) as u64, &host[..n], copy.cu_stream()) }.ctx("cuMemcpyHtoDAsync (pinned)")?;
+            }
+            // The buffer is busy until the copy is done; if that cannot be recorded, wait for
+            // the copy here, so that the buffer is never freed or refilled while it is read.
+            match copy.record_event(None) {
+                Ok(e) => staging.busy = Some(e),
+                Err(e) => {
+                    let _ = copy.synchronize();
+                    return Err(e).ctx("cuEventRecord");
+                }
             }
             let end = copy.record_event(timing).ctx("cuEventRecord")?;
             copies.push((start, end));
-            staging.busy = Some(copy.record_event(None).ctx("cuEventRecord")?);
             if let Ok(mut pool) = self.staging.pool.lock() {
                 pool.push(staging);
             }

@@ -55,22 +55,23 @@ pub(super) fn program(cfg: &Config) -> Vec<Step> {
             v.push(VramFree);
         }
     };
-    // This engine's order (`upload_after_prep`): prep, then the call's VRAM and the upload,
-    // then the compute lock (two_lock: the allocation lock around all three).
+    // This engine's order (`upload_after_prep`): the call's VRAM (placement waits for a
+    // device with room before the call starts), prep, the upload, then the compute lock
+    // (two_lock: the allocation lock around prep and upload).
     let after_prep = p.upload_after_prep && !p.prestage;
     match p.lock {
         LockMode::Whole if after_prep => {
-            v.extend([Acquire(0), Prep, VramAlloc, Upload, Kernels, VramFree]);
+            v.extend([VramAlloc, Acquire(0), Prep, Upload, Kernels, VramFree]);
             fin(&mut v);
             v.push(Release(0));
         }
         LockMode::Kernels if after_prep => {
-            v.extend([Prep, VramAlloc, Upload, Acquire(0), Kernels, VramFree, Release(0)]);
+            v.extend([VramAlloc, Prep, Upload, Acquire(0), Kernels, VramFree, Release(0)]);
             fin(&mut v);
         }
         LockMode::TwoLock if after_prep => {
             let gsync = p.device_global_sync.unwrap_or(true);
-            v.extend([Acquire(0), Alloc, Prep, VramAlloc]);
+            v.extend([VramAlloc, Acquire(0), Alloc, Prep]);
             if gsync {
                 v.push(Sync);
             }
