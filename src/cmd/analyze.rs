@@ -846,7 +846,12 @@ pub fn print_human(s: &Summary, dir: &Path, written: &[String]) {
     }
     if !s.cross_job_transitions.is_empty() {
         let v: Vec<String> = s.cross_job_transitions.iter().take(10).map(|x| format!("{:.0}", x.gap_ms)).collect();
-        println!("transitions {} ms{}", v.join(", "), if s.cross_job_transitions.len() > 10 { ", …" } else { "" });
+        // The cuzk campaign's transition figure: negative when the next job started first.
+        println!(
+            "transitions {} ms{} (per device, a job's first GPU start after its predecessor's second-to-last GPU end; negative: it started before)",
+            v.join(", "),
+            if s.cross_job_transitions.len() > 10 { ", …" } else { "" }
+        );
     }
     println!("wrote       {}/ {}", dir.display(), written.join(" "));
 }
