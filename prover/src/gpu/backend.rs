@@ -405,7 +405,7 @@ impl CudaBackend {
     /// chunk (offsets multiples of `align`), through pinned staging, in an `h2d` span (`what`,
     /// `bytes`, `pinned`, and the host steps and copy time that
     /// [`super::device::UploadTimes`] records), handed to `gpu`'s stream.
-    fn h2d_upload(gpu: &Gpu, what: &str, words: usize, align: usize, fill: impl Fn(usize, &mut [u32])) -> Result<CudaSlice<u32>, GpuError> {
+    fn h2d_upload(gpu: &Gpu, what: &str, words: usize, align: usize, fill: impl Fn(usize, &mut [u32]) + Sync) -> Result<CudaSlice<u32>, GpuError> {
         let h = info_span!(kind::H2D, what = what, bytes = (words * 4) as u64, { arg::GPU_NS } = Empty, pinned = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
         let _e = h.enter();
         let up = gpu.upload_words(words, words, align, fill)?;
@@ -549,7 +549,7 @@ impl CudaBackend {
         if let Some(bad) = split.ones.iter().chain(&split.tail_idx).find(|&&i| i as usize >= points) {
             return Err(GpuError::input("density split", format!("{name}: point index {bad} out of {points} query points")));
         }
-        let upload = |what: &str, words: usize, align: usize, fill: &dyn Fn(usize, &mut [u32])| Self::h2d_upload(&self.gpu, what, words, align, fill);
+        let upload = |what: &str, words: usize, align: usize, fill: &(dyn Fn(usize, &mut [u32]) + Sync)| Self::h2d_upload(&self.gpu, what, words, align, fill);
         // A streamed query needs no device indices: its MSMs gather their points on the host.
         let ones = if split.ones.is_empty() || streamed {
             None

@@ -48,6 +48,27 @@ struct Staging {
     /// [`STAGING_BUFFERS`]: raised under the pool's lock before an allocation, lowered when a
     /// buffer is dropped).
     live: Arc<std::sync::atomic::AtomicUsize>,
+    /// The threads that fill the staging buffers ([`FILL_THREADS`], built on first use; `None`
+    /// if they could not be started: the caller's pool fills).
+    fill: std::sync::OnceLock<Option<rayon::ThreadPool>>,
+}
+
+/// Threads of a device's staging fill. The fill is a parallel copy (or conversion) into
+/// page-locked memory; on the prover's shared rayon pool each 64 MiB chunk waited behind the
+/// syntheses' work (run 99 at 2^27, pw 12: the a/b/c fill took 1.19 s a partition, 0.32 s
+/// with one whole-vector job per vector in run 75), so it runs on threads of its own, which the
+/// OS schedules beside the pool's instead of after its queue.
+const FILL_THREADS: usize = 8;
+
+impl Staging {
+    /// Run `f` (a chunk's fill) on the fill threads, or here if they could not be started.
+    fn fill_on(&self, f: impl FnOnce() + Send) {
+        let pool = self.fill.get_or_init(|| rayon::ThreadPoolBuilder::new().num_threads(FILL_THREADS).thread_name(|i| format!("staging-fill-{i}")).build().ok());
+        match pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
 }
 
 /// Most staging buffers kept per GPU (a, b, c in flight at once, plus slack).
@@ -285,7 +306,7 @@ impl Gpu {
             sm_count,
             native_cubin,
             sched,
-            staging: Arc::new(Staging { copy, pool: Mutex::new(Vec::new()), live: Arc::default() }),
+            staging: Arc::new(Staging { copy, pool: Mutex::new(Vec::new()), live: Arc::default(), fill: std::sync::OnceLock::new() }),
         })
     }
 
@@ -369,11 +390,12 @@ impl Gpu {
     /// Upload `len` words written by `fill` into a new device buffer of `dev_len` words
     /// (the rest zero), in chunks of at most [`STAGING_CHUNK_WORDS`] ([`staging_chunks`]):
     /// `fill(offset, dst)` writes words `offset..offset + dst.len()` (offsets multiples of
-    /// `align`) straight into a reusable pinned staging buffer, and each chunk's copy runs on
+    /// `align`) straight into a reusable pinned staging buffer (on the device's fill threads,
+    /// [`FILL_THREADS`]), and each chunk's copy runs on
     /// the copy stream at full PCIe speed while the next is filled; [`Upload::finish`]
     /// completes it. A chunk falls back to a pageable copy (same stream, same result) when
     /// pinned memory cannot be allocated.
-    pub(crate) fn upload_words(&self, len: usize, dev_len: usize, align: usize, fill: impl Fn(usize, &mut [u32])) -> Result<Upload, GpuError> {
+    pub(crate) fn upload_words(&self, len: usize, dev_len: usize, align: usize, fill: impl Fn(usize, &mut [u32]) + Sync) -> Result<Upload, GpuError> {
         let dev_len = dev_len.max(len).max(1);
         let copy = &self.staging.copy;
         let t0 = std::time::Instant::now();
@@ -402,7 +424,7 @@ impl Gpu {
                 pinned = false;
                 let t2 = std::time::Instant::now();
                 let mut v = vec![0u32; n];
-                fill(off, &mut v);
+                self.staging.fill_on(|| fill(off, &mut v));
                 fill_ms += since(t2);
                 let t3 = std::time::Instant::now();
                 let start = copy.record_event(timing).ctx("cuEventRecord")?;
@@ -414,7 +436,7 @@ impl Gpu {
             };
             let t2 = std::time::Instant::now();
             let host = staging.host.as_mut_slice().ctx("staging buffer")?;
-            fill(off, &mut host[..n]);
+            self.staging.fill_on(|| fill(off, &mut host[..n]));
             fill_ms += since(t2);
             let t3 = std::time::Instant::now();
             let start = copy.record_event(timing).ctx("cuEventRecord")?;
