@@ -142,6 +142,19 @@ pub struct Uncertainty {
     /// spread in quadrature. 0: none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub model_error: f64,
+    /// The model's miss on its calibration runs, by pw: measured ÷ modelled steady s/proof
+    /// (geometric mean over the runs at that pw), written by `calibrate`. `campaign predict`
+    /// carries part of it over to each configuration ([`crate::discrepancy`]); empty: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calibration_bias: Vec<BiasPoint>,
+}
+
+/// One calibration pw's measured ÷ modelled steady s/proof ([`Uncertainty::calibration_bias`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BiasPoint {
+    pub pw: u32,
+    pub ratio: f64,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -560,6 +573,17 @@ pub struct CpuDemands {
     /// from the runs where syntheses overlapped; unset: no limit beyond the cores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synth_pool_gain: Option<f64>,
+    /// The shape of that gain: n syntheses together at 1 + gain × (n − 1)^exponent times one
+    /// alone (1: a straight line; below 1: each added synthesis adds less). `calibrate` sets
+    /// it to [`crate::calibrate::SHARED_POOL_EXPONENT`] when it fits the gain: with one
+    /// calibration run of overlapped syntheses the shape cannot be fitted from the run, and
+    /// 0.6 was the best fit to nine earlier campaigns (docs/fidelity.md).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub synth_pool_exponent: f64,
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
 }
 
 fn one() -> f64 {
@@ -577,6 +601,7 @@ impl Default for CpuDemands {
             finalize_bw_gbs: 0.0,
             uploads_use_host_bandwidth: false,
             synth_pool_gain: None,
+            synth_pool_exponent: 1.0,
         }
     }
 }
@@ -1025,6 +1050,10 @@ impl Config {
                 return Err(invalid("cpu.synth_pool_gain", format!("must be between 0 (n syntheses at once no faster than one) and 1 (each at its own speed) (got {g})")));
             }
         }
+        let b = d.synth_pool_exponent;
+        if !(b.is_finite() && b > 0.0 && b <= 1.0) {
+            return Err(invalid("cpu.synth_pool_exponent", format!("must be above 0 and at most 1 (1: each added synthesis adds the same) (got {b})")));
+        }
         nonneg("contention.synth_knee", self.contention.synth_knee)?;
         nonneg("contention.synth_slope", self.contention.synth_slope)?;
         nonneg("contention.prep_slope", self.contention.prep_slope)?;
@@ -1032,6 +1061,11 @@ impl Config {
         let rs = self.uncertainty.run_spread;
         if !(rs.is_finite() && (0.0..=1.0).contains(&rs)) {
             return Err(invalid("uncertainty.run_spread", format!("must be a relative standard deviation between 0 and 1 (got {rs})")));
+        }
+        for (i, b) in self.uncertainty.calibration_bias.iter().enumerate() {
+            if b.pw == 0 || !(b.ratio.is_finite() && b.ratio > 0.0) {
+                return Err(invalid("uncertainty.calibration_bias", format!("entry {}: pw must be at least 1 and ratio a positive number (got pw {}, ratio {})", i + 1, b.pw, b.ratio)));
+            }
         }
         let me = self.uncertainty.model_error;
         if !(me.is_finite() && (0.0..=1.0).contains(&me)) {
@@ -1223,6 +1257,7 @@ impl Config {
             }
             "machine.cpu_capacity" => self.machine.cpu_capacity = if v == "none" { None } else { Some(f64v()?) },
             "cpu.synth_pool_gain" => self.cpu.synth_pool_gain = if v == "none" { None } else { Some(f64v()?) },
+            "cpu.synth_pool_exponent" => self.cpu.synth_pool_exponent = f64v()?,
             "machine.mem_bandwidth_gbs" => self.machine.mem_bandwidth_gbs = f64v()?,
             "machine.pcie_gbs" => self.machine.pcie_gbs = f64v()?,
             "contention.synth_slope" => self.contention.synth_slope = f64v()?,
@@ -1241,7 +1276,7 @@ impl Config {
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
     "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send", "uploads_wait_for_kernels", "upload_after_prep", "prep_threads",
-    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "capacity", "pool_gain", "bandwidth", "pcie", "slope", "knee", "prep_contention", "prep_slope", "b_g2_msm", "msm_b_g2", "seed",
+    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "capacity", "pool_gain", "pool_exponent", "bandwidth", "pcie", "slope", "knee", "prep_contention", "prep_slope", "b_g2_msm", "msm_b_g2", "seed",
 ];
 
 /// Map a short or long key to its `section.field` name.
@@ -1271,6 +1306,7 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "cores" | "cpu_cores" | "machine.cpu_cores" => "machine.cpu_cores",
         "capacity" | "cpu_capacity" | "machine.cpu_capacity" => "machine.cpu_capacity",
         "pool_gain" | "synth_pool_gain" | "cpu.synth_pool_gain" => "cpu.synth_pool_gain",
+        "pool_exponent" | "synth_pool_exponent" | "cpu.synth_pool_exponent" => "cpu.synth_pool_exponent",
         "bandwidth" | "mem_bandwidth_gbs" | "machine.mem_bandwidth_gbs" => "machine.mem_bandwidth_gbs",
         "pcie" | "pcie_gbs" | "machine.pcie_gbs" => "machine.pcie_gbs",
         "slope" | "synth_slope" | "contention.synth_slope" => "contention.synth_slope",

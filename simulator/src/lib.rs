@@ -10,6 +10,7 @@ pub mod campaign;
 pub mod config;
 pub mod costs;
 pub mod cuzk_config;
+pub mod discrepancy;
 pub mod cpu_demand;
 pub mod des;
 pub mod floors;

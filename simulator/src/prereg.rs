@@ -337,6 +337,12 @@ impl Figure {
         Figure { point, p10: band.map(|b| b.p10), p50: band.map(|b| b.p50), p90: band.map(|b| b.p90), lo: around.map(|a| a.0), hi: around.map(|a| a.1) }
     }
 
+    /// Every figure × `f` (the calibration bias carried over, [`crate::discrepancy`]).
+    fn scaled(self, f: f64) -> Figure {
+        let m = |x: Option<f64>| x.map(|v| v * f);
+        Figure { point: self.point * f, p10: m(self.p10), p50: m(self.p50), p90: m(self.p90), lo: m(self.lo), hi: m(self.hi) }
+    }
+
     /// The interval from the model's track record instead: point × e^q10 … point × e^q90.
     fn with_track_record(self, r: &crate::track_record::Residuals) -> Figure {
         let (lo, hi) = r.interval(self.point);
@@ -376,6 +382,11 @@ pub struct RegisteredConfig {
     pub metrics: BTreeMap<String, f64>,
     /// `simulate --json` of the point prediction, with its interval.
     pub result: SimResult,
+    /// The factor its s/proof figures (steady, steady by proof ends, total: point, deciles,
+    /// interval, and the same three in `metrics`) were multiplied by: the model's calibration bias carried over
+    /// ([`crate::discrepancy`]); `result` keeps the model's own figures. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discrepancy: Option<f64>,
 }
 
 /// A model file and its sha256.
@@ -433,6 +444,23 @@ pub fn metrics_of(s: &Summary) -> BTreeMap<String, f64> {
 }
 
 impl RegisteredConfig {
+    /// Its s/proof figures × `f` ([`crate::discrepancy::factor`]); call before
+    /// [`RegisteredConfig::with_track_record`], whose intervals are around the point.
+    pub fn with_discrepancy(mut self, f: f64) -> RegisteredConfig {
+        self.steady_s_per_proof = self.steady_s_per_proof.scaled(f);
+        self.steady_proof_ends_s_per_proof = self.steady_proof_ends_s_per_proof.scaled(f);
+        self.total_s_per_proof = self.total_s_per_proof.scaled(f);
+        // The scored figures are the metrics' (campaign score compares them with the runs').
+        use crate::campaign::key;
+        for k in [key::PARTITION_RATE, key::STEADY, key::TOTAL] {
+            if let Some(v) = self.metrics.get_mut(k) {
+                *v *= f;
+            }
+        }
+        self.discrepancy = Some(f);
+        self
+    }
+
     /// Its steady and total s/proof intervals from the model's track record.
     pub fn with_track_record(mut self, t: &crate::track_record::TrackRecord) -> RegisteredConfig {
         self.steady_s_per_proof = self.steady_s_per_proof.with_track_record(&t.steady);
@@ -466,6 +494,7 @@ impl RegisteredConfig {
             peak_rss_gib: peak,
             metrics,
             result,
+            discrepancy: None,
         }
     }
 }

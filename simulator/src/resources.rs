@@ -86,6 +86,8 @@ pub struct CpuPool {
     rate_synth: f64,
     /// The syntheses' shared pool ([`CpuPool::with_synth_pool_gain`]), if they share one.
     synth_pool_gain: Option<f64>,
+    /// The exponent of the pool's gain (`cpu.synth_pool_exponent`).
+    synth_pool_exponent: f64,
     core_s: f64,
     gb: f64,
 }
@@ -109,6 +111,7 @@ impl CpuPool {
             rate_worker: 1.0,
             rate_synth: 1.0,
             synth_pool_gain: None,
+            synth_pool_exponent: 1.0,
             core_s: 0.0,
             gb: 0.0,
         }
@@ -122,11 +125,13 @@ impl CpuPool {
         self
     }
 
-    /// The syntheses on one shared thread pool (`cpu.synth_pool_gain`): n of them progress
-    /// together at 1 + gain·(n − 1) times one alone, each at most at its isolated speed, and
-    /// never faster than the machine-wide sharing allows; `None`: only the latter.
-    pub fn with_synth_pool_gain(mut self, gain: Option<f64>) -> CpuPool {
+    /// The syntheses on one shared thread pool (`cpu.synth_pool_gain`, `cpu.synth_pool_exponent`
+    /// b): n of them progress together at 1 + gain·(n − 1)^b times one alone, each at most at
+    /// its isolated speed, and never faster than the machine-wide sharing allows; `None`: only
+    /// the latter.
+    pub fn with_synth_pool_gain(mut self, gain: Option<f64>, exponent: f64) -> CpuPool {
         self.synth_pool_gain = gain;
+        self.synth_pool_exponent = exponent;
         self.rerate();
         self
     }
@@ -134,7 +139,7 @@ impl CpuPool {
     /// The speed, relative to isolation, of each of `n` syntheses on the shared pool.
     fn pool_rate(&self, n: f64) -> f64 {
         match self.synth_pool_gain {
-            Some(g) if n > 1.0 => ((1.0 + g * (n - 1.0)) / n).min(1.0),
+            Some(g) if n > 1.0 => ((1.0 + g * (n - 1.0).powf(self.synth_pool_exponent)) / n).min(1.0),
             _ => 1.0,
         }
     }
@@ -417,20 +422,20 @@ mod tests {
         // 16 cores, gain 0.2: eight syntheses of 1 core (8 of 16: the cores hold nobody back)
         // progress together at 1 + 0.2 · 7 = 2.4 times one alone, each at 0.3: 1 s of
         // isolated work ends at 3.333 s. One alone runs at its own speed; two at (1.2)/2 = 0.6.
-        let mut p = CpuPool::new(16.0, 1000.0, Contention::default()).with_synth_pool_gain(Some(0.2));
+        let mut p = CpuPool::new(16.0, 1000.0, Contention::default()).with_synth_pool_gain(Some(0.2), 1.0);
         for i in 0..8 {
             p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
         }
         assert!((p.synth_rate() - 0.3).abs() < 1e-12, "{}", p.synth_rate());
         assert_eq!(p.next_wake(0).unwrap().0, 3_333_333_334);
-        let mut p = CpuPool::new(16.0, 1000.0, Contention::default()).with_synth_pool_gain(Some(0.2));
+        let mut p = CpuPool::new(16.0, 1000.0, Contention::default()).with_synth_pool_gain(Some(0.2), 1.0);
         p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(0));
         assert_eq!(p.synth_rate(), 1.0);
         p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(1));
         assert!((p.synth_rate() - 0.6).abs() < 1e-12);
         // The tighter of the two limits wins: on 2 cores, eight syntheses of 1 core get 2/8 =
         // 0.25 from the cores, below the pool's 0.3.
-        let mut p = CpuPool::new(2.0, 1000.0, Contention::default()).with_synth_pool_gain(Some(0.2));
+        let mut p = CpuPool::new(2.0, 1000.0, Contention::default()).with_synth_pool_gain(Some(0.2), 1.0);
         for i in 0..8 {
             p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
         }
@@ -441,6 +446,20 @@ mod tests {
             p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
         }
         assert_eq!(p.synth_rate(), 1.0);
+    }
+
+    #[test]
+    fn the_pools_gain_bends_by_its_exponent() {
+        // Gain 0.2, exponent 0.5, five syntheses of 1 s each: together 1 + 0.2·√4 = 1.4 times
+        // one alone, so each at 0.28 and all done at 1 / 0.28 s; exponent 1: 1.8, 1 / 0.36 s.
+        for (b, per) in [(0.5, 0.28), (1.0, 0.36)] {
+            let mut p = CpuPool::new(16.0, 1000.0, Contention::default()).with_synth_pool_gain(Some(0.2), b);
+            for i in 0..5 {
+                p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
+            }
+            let (t, _) = p.next_wake(0).unwrap();
+            assert!((t as f64 - 1e9 / per).abs() < 2.0, "exponent {b}: {t}");
+        }
     }
 
     #[test]

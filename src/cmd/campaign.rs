@@ -274,7 +274,10 @@ fn predict(a: PredictArgs) -> anyhow::Result<ExitCode> {
         if !result.feasible {
             tracing::warn!("{}: the model predicts no complete run ({})", g.name, result.failure.as_ref().map_or("infeasible".to_string(), |f| format!("{f:?}")));
         }
-        let c = prereg::RegisteredConfig::new(g, a.calibration.contains(&g.name), &mref.path, changes, result, &sim);
+        let mut c = prereg::RegisteredConfig::new(g, a.calibration.contains(&g.name), &mref.path, changes, result, &sim);
+        if let Some(f) = simulator::discrepancy::factor(&cfg.uncertainty, cfg.pipeline.pw) {
+            c = c.with_discrepancy(f);
+        }
         configs.push(match &track_record {
             Some(t) => c.with_track_record(t),
             None => c,
@@ -819,6 +822,44 @@ mod tests {
         let e = format!("{:#}", predict(args(vec![p.join("grid.txt")], "b")).unwrap_err());
         assert!(e.contains("--track-record") && e.contains("grid.txt"), "{e}");
         assert!(!p.join("b").join("predictions.json").exists());
+    }
+
+    #[test]
+    fn the_calibration_bias_scales_the_registered_figures() {
+        // The same model with and without a calibration bias (pw 1 × 1, pw 8 × 1.21): each
+        // configuration's s/proof figures × 1.21^(½ · ln pw / ln 8) — pw 2: 1.21^(1/6), pw 4:
+        // 1.21^(1/3) — the model's own kept in `result`.
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        fs::write(p.join("plain.toml"), simulator::calibrate::DEFAULT_BASE).unwrap();
+        let biased = format!("{}\n[[uncertainty.calibration_bias]]\npw = 1\nratio = 1.0\n\n[[uncertainty.calibration_bias]]\npw = 8\nratio = 1.21\n", simulator::calibrate::DEFAULT_BASE);
+        fs::write(p.join("biased.toml"), biased).unwrap();
+        fs::write(p.join("grid.txt"), "cal 2 1 whole false 1\nb 4 1 kernels true 1\n").unwrap();
+        let args = |model: &str, out: &str| PredictArgs {
+            grid: p.join("grid.txt"),
+            models: vec![format!("porep-like={}", p.join(model).display())],
+            calibration: vec!["cal".into()],
+            runs: RunsArgs { proofs: 3, partitions: 2, backend: "cuda".into() },
+            size: "2^20".into(),
+            replications: 2,
+            track_record: Vec::new(),
+            timelines: None,
+            out: p.join(out),
+        };
+        predict(args("plain.toml", "a")).unwrap();
+        predict(args("biased.toml", "b")).unwrap();
+        let a: Predictions = read_json(&p.join("a").join("predictions.json"), "").unwrap();
+        let b: Predictions = read_json(&p.join("b").join("predictions.json"), "").unwrap();
+        for ((x, y), f) in a.configs.iter().zip(&b.configs).zip([1.21f64.powf(1.0 / 6.0), 1.21f64.powf(1.0 / 3.0)]) {
+            assert_eq!((x.discrepancy, y.discrepancy.map(|v| (v * 1e12).round())), (None, Some((f * 1e12).round())), "{}", x.config);
+            let close = |u: f64, v: f64| (u - v).abs() <= 1e-9 * v.abs();
+            assert!(close(y.steady_s_per_proof.point, x.steady_s_per_proof.point * f), "{}", x.config);
+            assert!(close(y.total_s_per_proof.point, x.total_s_per_proof.point * f), "{}", x.config);
+            assert!(close(y.steady_s_per_proof.hi.unwrap(), x.steady_s_per_proof.hi.unwrap() * f), "{}", x.config);
+            let k = simulator::campaign::key::PARTITION_RATE;
+            assert!(close(y.metrics[k], x.metrics[k] * f), "{}", x.config);
+            assert_eq!(y.result.steady_partitions_s_per_proof, x.result.steady_partitions_s_per_proof, "{}: the model's own figure kept", x.config);
+        }
     }
 
     #[test]

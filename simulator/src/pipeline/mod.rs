@@ -253,7 +253,7 @@ impl<'c> Sim<'c> {
             upload_ns: (floors::upload_s(cfg) * 1e9).round() as u64,
             abc_upload_ns: (floors::abc_upload_s(cfg) * 1e9).round() as u64,
             params_stream_ns: (cfg.params_stream_s() * 1e9).round() as u64,
-            pool: CpuPool::new(cfg.machine.capacity(), cfg.machine.mem_bandwidth_gbs, cfg.contention.clone()).with_worker_pool(cfg.pipeline.prep_threads).with_synth_pool_gain(cfg.cpu.synth_pool_gain),
+            pool: CpuPool::new(cfg.machine.capacity(), cfg.machine.mem_bandwidth_gbs, cfg.contention.clone()).with_worker_pool(cfg.pipeline.prep_threads).with_synth_pool_gain(cfg.cpu.synth_pool_gain, cfg.cpu.synth_pool_exponent),
             parts: Vec::with_capacity((p.proofs as usize).saturating_mul(p.partitions as usize).min(1 << 20)),
             proofs: Vec::with_capacity(p.proofs as usize),
             arrived: VecDeque::new(),
