@@ -180,3 +180,38 @@ fn sweep_json_has_nulls_for_a_vram_oom_row_and_csv_matches_parquet() {
     assert!(r.stderr.contains("--csv file: not a folder"), "{}", r.stderr);
     assert!(!d.path().join("s2").exists());
 }
+
+/// Every Parquet table committed under reports/ keeps the data contract: an analysis table
+/// carries the key columns that let runs be stacked, and a sweep's `pw`/`gw` are integers
+/// beside its `failure` column. (Analyses of the GPU runs keep no tables: `proofscope analyze`
+/// of their timelines in reports/gpu/data/ writes them.)
+#[test]
+fn every_table_committed_under_reports_keeps_the_contract() {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "parquet") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("reports"), &mut files);
+    assert!(!files.is_empty(), "no Parquet table under reports/: scripts/make-reports.sh writes some");
+    for f in &files {
+        let df = parquet(f);
+        let cols: Vec<&str> = df.get_column_names().into_iter().map(|c| c.as_str()).collect();
+        if f.file_name().is_some_and(|n| n == "sweep.parquet") {
+            for k in ["pw", "gw"] {
+                assert!(df.column(k).is_ok_and(|c| c.dtype().is_integer()), "{}: `{k}` is not an integer column ({cols:?})", f.display());
+            }
+            assert!(cols.contains(&"failure"), "{}: no `failure` column ({cols:?})", f.display());
+        } else {
+            for k in ["run_id", "label", "host", "proof_type"] {
+                assert!(cols.contains(&k), "{}: no `{k}` column ({cols:?}): written before the data contract; regenerate it or take it out", f.display());
+            }
+        }
+    }
+}
