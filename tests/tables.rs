@@ -3,7 +3,8 @@
 //! span arguments; `--csv DIR` on `analyze`, `compare` and `sweep` writes the same tables
 //! as CSV (same header, same rows); a bad `--csv` folder is a clear error before any work;
 //! `sweep.json` has nulls and a `failure` for a VRAM-OOM configuration, like
-//! `sweep.parquet`.
+//! `sweep.parquet`; every Parquet table under reports/ (the working tree's) keeps the
+//! contract.
 
 mod common;
 
@@ -181,7 +182,8 @@ fn sweep_json_has_nulls_for_a_vram_oom_row_and_csv_matches_parquet() {
     assert!(!d.path().join("s2").exists());
 }
 
-/// Every Parquet table committed under reports/ keeps the data contract: an analysis table
+/// Every Parquet table under reports/ (the working tree: a fresh clone's are the committed
+/// ones) keeps the data contract: an analysis table
 /// carries the key columns that let runs be stacked, and a sweep's `pw`/`gw` are integers
 /// beside its `failure` column. (Analyses of the GPU runs keep no tables: `proofscope analyze`
 /// of their timelines in reports/gpu/data/ writes them.)

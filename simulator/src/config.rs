@@ -153,7 +153,9 @@ pub struct Uncertainty {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BiasPoint {
+    /// The calibration runs' pw (concurrent syntheses).
     pub pw: u32,
+    /// Measured ÷ modelled steady s/proof there (above 1: the model was fast).
     pub ratio: f64,
 }
 
@@ -567,8 +569,8 @@ pub struct CpuDemands {
     #[serde(default)]
     pub uploads_use_host_bandwidth: bool,
     /// Syntheses on one shared thread pool (the prover's rayon pool, `synthesis_threads`
-    /// unset): n of them at once progress together at 1 + gain × (n − 1) times the speed of
-    /// one alone, each at most at its own isolated speed (the H200 host: eight beside each
+    /// unset): n of them at once progress together at 1 + gain × (n − 1)^b times the speed of
+    /// one alone (b: `synth_pool_exponent`), each at most at its own isolated speed (the H200 host: eight beside each
     /// other ~1.7× one alone, where pools of their own reached ~2.5×). Fitted by `calibrate`
     /// from the runs where syntheses overlapped; unset: no limit beyond the cores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -576,8 +578,9 @@ pub struct CpuDemands {
     /// The shape of that gain: n syntheses together at 1 + gain × (n − 1)^exponent times one
     /// alone (1: a straight line; below 1: each added synthesis adds less). `calibrate` sets
     /// it to [`crate::calibrate::SHARED_POOL_EXPONENT`] when it fits the gain: with one
-    /// calibration run of overlapped syntheses the shape cannot be fitted from the run, and
-    /// 0.6 was the best fit to nine earlier campaigns (docs/fidelity.md).
+    /// calibration run of overlapped syntheses the shape cannot be fitted from the run; 0.6 was
+    /// chosen on nine earlier campaigns together with the calibration bias carried over
+    /// (docs/fidelity.md).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub synth_pool_exponent: f64,
 }
@@ -1047,7 +1050,7 @@ impl Config {
         nonneg("cpu.finalize_bw_gbs", d.finalize_bw_gbs)?;
         if let Some(g) = d.synth_pool_gain {
             if !(g.is_finite() && (0.0..=1.0).contains(&g)) {
-                return Err(invalid("cpu.synth_pool_gain", format!("must be between 0 (n syntheses at once no faster than one) and 1 (each at its own speed) (got {g})")));
+                return Err(invalid("cpu.synth_pool_gain", format!("must be between 0 (n syntheses at once no faster than one) and 1 (with the exponent 1: each at its own speed) (got {g})")));
             }
         }
         let b = d.synth_pool_exponent;
@@ -1065,6 +1068,9 @@ impl Config {
         for (i, b) in self.uncertainty.calibration_bias.iter().enumerate() {
             if b.pw == 0 || !(b.ratio.is_finite() && b.ratio > 0.0) {
                 return Err(invalid("uncertainty.calibration_bias", format!("entry {}: pw must be at least 1 and ratio a positive number (got pw {}, ratio {})", i + 1, b.pw, b.ratio)));
+            }
+            if self.uncertainty.calibration_bias[..i].iter().any(|o| o.pw == b.pw) {
+                return Err(invalid("uncertainty.calibration_bias", format!("entry {}: pw {} is given twice", i + 1, b.pw)));
             }
         }
         let me = self.uncertainty.model_error;

@@ -241,7 +241,11 @@ pub fn tight_stream_gbs(size: &str) -> f64 {
 /// threads, only that. Returns the change in words.
 pub fn synthesis_threads(cfg: &mut Config, n: f64) -> String {
     let (d, t) = (cfg.cpu.synth_cores, cfg.machine.cpu_cores);
-    let shared = cfg.cpu.synth_pool_gain.take().map(|g| format!(", cpu.synth_pool_gain {g} -> none (pools of their own)")).unwrap_or_default();
+    let mut shared = cfg.cpu.synth_pool_gain.take().map(|g| format!(", cpu.synth_pool_gain {g} -> none (pools of their own)")).unwrap_or_default();
+    if cfg.cpu.synth_pool_exponent != 1.0 {
+        shared.push_str(&format!(", cpu.synth_pool_exponent {} -> 1", cfg.cpu.synth_pool_exponent));
+        cfg.cpu.synth_pool_exponent = 1.0;
+    }
     if n < t && n > 0.0 {
         let s = if d >= t || t <= 1.0 { 0.0 } else { ((t / d - 1.0) / (t - 1.0)).clamp(0.0, 1.0) };
         let a = n / (1.0 + s * (n - 1.0));
@@ -447,6 +451,7 @@ impl RegisteredConfig {
     /// Its s/proof figures × `f` ([`crate::discrepancy::factor`]); call before
     /// [`RegisteredConfig::with_track_record`], whose intervals are around the point.
     pub fn with_discrepancy(mut self, f: f64) -> RegisteredConfig {
+        debug_assert!(self.discrepancy.is_none(), "{}: the calibration bias carried over twice", self.config);
         self.steady_s_per_proof = self.steady_s_per_proof.scaled(f);
         self.steady_proof_ends_s_per_proof = self.steady_proof_ends_s_per_proof.scaled(f);
         self.total_s_per_proof = self.total_s_per_proof.scaled(f);

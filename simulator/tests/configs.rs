@@ -134,3 +134,34 @@ fn the_model_rss_is_its_map_of_the_reserved_memory() {
     c.set("memory.rss_per_reserved", "3").unwrap();
     assert!(c.validate().unwrap_err().to_string().contains("memory.rss_per_reserved"));
 }
+
+#[test]
+fn the_pool_exponent_and_the_calibration_bias_are_set_validated_and_written_back() {
+    let mut c = Config::load(&dir().join("phase12.toml")).unwrap();
+    assert_eq!(c.cpu.synth_pool_exponent, 1.0, "absent: a straight line");
+    let text = toml::to_string(&c).unwrap();
+    assert!(!text.contains("synth_pool_exponent") && !text.contains("calibration_bias"), "defaults are not written");
+    c.set("pool_exponent", "0.6").unwrap();
+    c.set("pool_gain", "0.3").unwrap();
+    c.uncertainty.calibration_bias = vec![simulator::config::BiasPoint { pw: 1, ratio: 0.98 }, simulator::config::BiasPoint { pw: 8, ratio: 1.05 }];
+    c.validate().unwrap();
+    let back: Config = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
+    assert_eq!((back.cpu.synth_pool_exponent, back.uncertainty.calibration_bias.clone()), (0.6, c.uncertainty.calibration_bias.clone()));
+    // Refused, naming the field: an exponent outside (0, 1]; a bias with pw 0, a ratio not
+    // above 0, or a pw given twice.
+    for b in ["0", "1.5", "NaN"] {
+        let mut x = c.clone();
+        // (`set` refuses what is not a number; the rest is `validate`'s.)
+        let e = match x.set("cpu.synth_pool_exponent", b) {
+            Err(e) => e.to_string(),
+            Ok(()) => x.validate().unwrap_err().to_string(),
+        };
+        assert!(e.contains("cpu.synth_pool_exponent"), "{b}: {e}");
+    }
+    for (pw, ratio, why) in [(0, 1.0, "pw must be at least 1"), (4, 0.0, "positive"), (8, 1.1, "given twice")] {
+        let mut x = c.clone();
+        x.uncertainty.calibration_bias.push(simulator::config::BiasPoint { pw, ratio });
+        let e = x.validate().unwrap_err().to_string();
+        assert!(e.contains("uncertainty.calibration_bias") && e.contains(why), "{pw} {ratio}: {e}");
+    }
+}

@@ -851,13 +851,18 @@ mod tests {
         let a: Predictions = read_json(&p.join("a").join("predictions.json"), "").unwrap();
         let b: Predictions = read_json(&p.join("b").join("predictions.json"), "").unwrap();
         for ((x, y), f) in a.configs.iter().zip(&b.configs).zip([1.21f64.powf(1.0 / 6.0), 1.21f64.powf(1.0 / 3.0)]) {
-            assert_eq!((x.discrepancy, y.discrepancy.map(|v| (v * 1e12).round())), (None, Some((f * 1e12).round())), "{}", x.config);
             let close = |u: f64, v: f64| (u - v).abs() <= 1e-9 * v.abs();
+            assert_eq!(x.discrepancy, None, "{}", x.config);
+            assert!(y.discrepancy.is_some_and(|v| close(v, f)), "{}: {:?}", x.config, y.discrepancy);
             assert!(close(y.steady_s_per_proof.point, x.steady_s_per_proof.point * f), "{}", x.config);
             assert!(close(y.total_s_per_proof.point, x.total_s_per_proof.point * f), "{}", x.config);
             assert!(close(y.steady_s_per_proof.hi.unwrap(), x.steady_s_per_proof.hi.unwrap() * f), "{}", x.config);
-            let k = simulator::campaign::key::PARTITION_RATE;
-            assert!(close(y.metrics[k], x.metrics[k] * f), "{}", x.config);
+            use simulator::campaign::key;
+            for k in [key::PARTITION_RATE, key::STEADY, key::TOTAL] {
+                assert!(close(y.metrics[k], x.metrics[k] * f), "{}: {k}", x.config);
+            }
+            // What is not s/proof stays the model's own.
+            assert_eq!(y.metrics.get(key::GPU_UTILIZATION), x.metrics.get(key::GPU_UTILIZATION), "{}", x.config);
             assert_eq!(y.result.steady_partitions_s_per_proof, x.result.steady_partitions_s_per_proof, "{}: the model's own figure kept", x.config);
         }
     }

@@ -49,25 +49,36 @@ struct Staging {
     /// buffer is dropped).
     live: Arc<std::sync::atomic::AtomicUsize>,
     /// The threads that fill the staging buffers ([`FILL_THREADS`], built on first use; `None`
-    /// if they could not be started: the caller's pool fills).
+    /// if they could not be started: the caller's pool fills, and a warning says so once).
     fill: std::sync::OnceLock<Option<rayon::ThreadPool>>,
+    /// The device's ordinal, for the fill threads' names (`fill-<ordinal>-<i>`).
+    ordinal: usize,
 }
 
-/// Threads of a device's staging fill. The fill is a parallel copy (or conversion) into
-/// page-locked memory; on the prover's shared rayon pool each 64 MiB chunk waited behind the
-/// syntheses' work (run 99 at 2^27, pw 12: the a/b/c fill took 1.19 s a partition, 0.32 s
-/// with one whole-vector job per vector in run 75), so it runs on threads of its own, which the
-/// OS schedules beside the pool's instead of after its queue.
+/// Threads of a device's staging fill, shared by its GPU workers and lanes (a fill must not
+/// block: it is a parallel copy or conversion into page-locked memory). On the prover's
+/// shared rayon pool each 64 MiB chunk's fill was a new job and queued behind the syntheses'
+/// work (run 99 at 2^27, pw 12: the a/b/c fill 1.19 s a partition; run 75, one job per whole
+/// vector, which keeps the pool once started: 0.32 s). On these threads, which the OS schedules
+/// beside the pool's: 0.95 s (run 102) — better, still ~3× run 75
+/// (docs/known-problems.md names the next step).
 const FILL_THREADS: usize = 8;
 
 impl Staging {
-    /// Run `f` (a chunk's fill) on the fill threads, or here if they could not be started.
+    /// Run `f` (a chunk's fill) on the fill threads (the tracing context carried, as
+    /// [`crate::on_pool`] does), or here if they could not be started. Called from the GPU
+    /// workers' and lanes' own threads; from inside another rayon pool the waiting thread
+    /// would run that pool's jobs meanwhile (a delay for the upload, not a deadlock).
     fn fill_on(&self, f: impl FnOnce() + Send) {
-        let pool = self.fill.get_or_init(|| rayon::ThreadPoolBuilder::new().num_threads(FILL_THREADS).thread_name(|i| format!("staging-fill-{i}")).build().ok());
-        match pool {
-            Some(p) => p.install(f),
-            None => f(),
-        }
+        let ordinal = self.ordinal;
+        let pool = self.fill.get_or_init(|| match rayon::ThreadPoolBuilder::new().num_threads(FILL_THREADS).thread_name(move |i| format!("fill-{ordinal}-{i}")).build() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                tracing::warn!("device {ordinal}: the upload fill threads could not be started ({e}); the chunks are filled on the caller's pool");
+                None
+            }
+        });
+        crate::on_pool(pool.as_ref(), f)
     }
 }
 
@@ -306,7 +317,7 @@ impl Gpu {
             sm_count,
             native_cubin,
             sched,
-            staging: Arc::new(Staging { copy, pool: Mutex::new(Vec::new()), live: Arc::default(), fill: std::sync::OnceLock::new() }),
+            staging: Arc::new(Staging { copy, pool: Mutex::new(Vec::new()), live: Arc::default(), fill: std::sync::OnceLock::new(), ordinal }),
         })
     }
 
