@@ -310,11 +310,13 @@ fn registered_table(p: &Predictions) -> String {
         (Some(lo), Some(hi)) => format!("{:.3} ({lo:.3}-{hi:.3})", f.point),
         _ => format!("{:.3}", f.point),
     };
-    let mut t = format!("{:<28} {:>24} {:>24} {:<20} {:>9}\n", "config", "steady s/proof (80 %)", "total s/proof (80 %)", "binding", "RSS GiB");
+    let mut t = format!("{:<28} {:>24} {:>24} {:<20} {:>9} {:>7}\n", "config", "steady s/proof (80 %)", "total s/proof (80 %)", "binding", "RSS GiB", "x bias");
     for c in &p.configs {
         let name = if c.calibration { format!("{} (cal)", c.config) } else { c.config.clone() };
         let rss = c.peak_rss_gib.map_or("-".to_string(), |v| format!("{v:.3}"));
-        t.push_str(&format!("{name:<28} {:>24} {:>24} {:<20} {rss:>9}\n", fig(&c.steady_s_per_proof), fig(&c.total_s_per_proof), c.binding));
+        // The calibration bias carried over (simulator::discrepancy), "-" without one.
+        let bias = c.discrepancy.map_or("-".to_string(), |f| format!("{f:.4}"));
+        t.push_str(&format!("{name:<28} {:>24} {:>24} {:<20} {rss:>9} {bias:>7}\n", fig(&c.steady_s_per_proof), fig(&c.total_s_per_proof), c.binding));
     }
     t
 }
@@ -864,6 +866,9 @@ mod tests {
             // What is not s/proof stays the model's own.
             assert_eq!(y.metrics.get(key::GPU_UTILIZATION), x.metrics.get(key::GPU_UTILIZATION), "{}", x.config);
             assert_eq!(y.result.steady_partitions_s_per_proof, x.result.steady_partitions_s_per_proof, "{}: the model's own figure kept", x.config);
+            // The printed table (predictions.txt) shows the factor; without one, a dash.
+            let row = |p: &Predictions| registered_table(p).lines().find(|l| l.starts_with(&x.config)).map(|l| l.split_whitespace().last().unwrap_or("").to_string());
+            assert_eq!((row(&a), row(&b)), (Some("-".to_string()), Some(format!("{f:.4}"))), "{}", x.config);
         }
     }
 
