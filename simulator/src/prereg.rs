@@ -270,7 +270,10 @@ pub fn synthesis_threads(cfg: &mut Config, n: f64) -> String {
 ///   through the calibrated demand, no shared pool's limit);
 /// - `ram_parts=K`: `total_budget` = the model's resident items + (K + ½) × its partition
 ///   reservation (it admits K syntheses, as the engine's budget does), `early_release` (the
-///   engine gives a/b/c back at upload);
+///   engine gives a/b/c back at upload); where the engine's resident items under its budget
+///   (`ram_gib` − (K + ½) partitions) are more than the model's, the model keeps the
+///   difference resident too (`memory.baseline_gib`), counted one for one in its RSS
+///   (`memory.rss_offset_gib`);
 /// - `vram_gib=B`: `vram_budget` = B, the parameters streamed (`params_on_device = stream`,
 ///   `params_vram_gib` = `params_gib`: the engine keeps a query resident only with 1 GiB to
 ///   spare after it, which such a budget never has), `call_vram_gib` = `vram_call_gib`,
@@ -287,12 +290,26 @@ pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>
     match (g.num("ram_gib")?, g.num("ram_parts")?) {
         (Some(b), Some(k)) => {
             let (res, part) = (cfg.resident_gib(), cfg.partition_gib());
-            let budget = res + (k + 0.5) * part;
+            // The engine's resident items under its budget, b − (k + ½) × a partition (the
+            // campaign sized b so), are more than the model's, calibrated on runs without a
+            // budget: there the engine drops the parameters' host copy after the upload, and
+            // under one it keeps it (and reserves the uploads' staging). The difference is
+            // resident in the model too, and counts in its RSS one for one (the RSS map's
+            // slope is for reservations a run does not all touch; a kept copy is touched).
+            let extra = (b - (k + 0.5) * part - res).max(0.0);
+            if extra > 0.0 {
+                let slope = cfg.memory.rss_per_reserved.unwrap_or(1.0);
+                cfg.memory.baseline_gib += extra;
+                cfg.memory.rss_offset_gib += extra * (1.0 - slope);
+            }
+            let budget = res + extra + (k + 0.5) * part;
             let bytes = (budget * (1u64 << 30) as f64).round() as u64;
             set(cfg, &mut ch, "memory.early_release", "true")?;
             cfg.set("total_budget", &bytes.to_string()).map_err(|e| e.to_string())?;
+            let kept = if extra > 0.0 { format!(" (+ {extra:.4} GiB the engine keeps resident under a budget: memory.baseline_gib, and memory.rss_offset_gib so that it counts one for one in the RSS)") } else { String::new() };
             ch.push(format!(
-                "RAM budget (engine: {b} GiB = its resident items + room for {k} syntheses): total_budget = {budget:.4} GiB = resident {res:.4} + ({k} + 0.5) x partition {part:.4}"
+                "RAM budget (engine: {b} GiB = its resident items + room for {k} syntheses): total_budget = {budget:.4} GiB = resident {:.4}{kept} + ({k} + 0.5) x partition {part:.4}",
+                res + extra
             ));
         }
         (None, None) => {}
@@ -758,6 +775,21 @@ mod tests {
         let want = c.resident_gib() + 2.5 * c.partition_gib();
         assert!((c.budget_gib().unwrap() - want).abs() < 1e-6, "{:?} vs {want}", c.budget_gib());
         assert!(c.memory.early_release);
+        // An engine whose resident items under the budget are 1.75 GiB more than the model's
+        // (it keeps the parameters' host copy): the model keeps them too — its budget is the
+        // engine's, its baseline 1.75 GiB higher, and with an RSS map of slope 0.7 its offset
+        // 1.75 × 0.3 higher, so that they count one for one in the RSS.
+        let mut c = model();
+        c.memory.rss_per_reserved = Some(0.7);
+        c.memory.rss_offset_gib = -0.3;
+        let (res, part, base) = (c.resident_gib(), c.partition_gib(), c.memory.baseline_gib);
+        let b = res + 2.5 * part + 1.75;
+        let kept = parse_grid(&format!("r 8 2 kernels true 1 ram_gib={b} ram_parts=2")).unwrap();
+        let ch = apply(&mut c, &kept[0], &w).unwrap();
+        assert!((c.budget_gib().unwrap() - b).abs() < 1e-6, "{:?} vs {b}", c.budget_gib());
+        assert!((c.memory.baseline_gib - base - 1.75).abs() < 1e-9 && (c.memory.rss_offset_gib - (-0.3 + 1.75 * 0.3)).abs() < 1e-9, "{:?}", c.memory);
+        assert!(ch.last().unwrap().contains("+ 1.7500 GiB the engine keeps resident"), "{ch:?}");
+        assert!((c.memory.rss_of(c.resident_gib()) - (-0.3 + 0.7 * res + 1.75)).abs() < 1e-9, "the kept items count one for one");
         // VRAM: budget, streamed parameters, the engine's least call.
         let mut c = model();
         apply(&mut c, &g[3], &w).unwrap();
