@@ -297,16 +297,18 @@ pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>
             // resident in the model too, and counts in its RSS one for one (the RSS map's
             // slope is for reservations a run does not all touch; a kept copy is touched).
             let extra = (b - (k + 0.5) * part - res).max(0.0);
-            if extra > 0.0 {
+            let kept = if extra > 0.0 {
                 let slope = cfg.memory.rss_per_reserved.unwrap_or(1.0);
                 cfg.memory.baseline_gib += extra;
                 cfg.memory.rss_offset_gib += extra * (1.0 - slope);
-            }
+                format!(" (+ {extra:.4} GiB the engine keeps resident under a budget: memory.baseline_gib, and memory.rss_offset_gib so that it counts one for one in the RSS)")
+            } else {
+                String::new()
+            };
             let budget = res + extra + (k + 0.5) * part;
             let bytes = (budget * (1u64 << 30) as f64).round() as u64;
             set(cfg, &mut ch, "memory.early_release", "true")?;
             cfg.set("total_budget", &bytes.to_string()).map_err(|e| e.to_string())?;
-            let kept = if extra > 0.0 { format!(" (+ {extra:.4} GiB the engine keeps resident under a budget: memory.baseline_gib, and memory.rss_offset_gib so that it counts one for one in the RSS)") } else { String::new() };
             ch.push(format!(
                 "RAM budget (engine: {b} GiB = its resident items + room for {k} syntheses): total_budget = {budget:.4} GiB = resident {:.4}{kept} + ({k} + 0.5) x partition {part:.4}",
                 res + extra
