@@ -14,6 +14,12 @@
 //! all takes ~12 minutes on two cores), and an edit of `ntt.cu` recompiles `ntt.cu` alone
 //! (seconds) instead of the MSM files too.
 //!
+//! Compiled kernels are also kept in a cache shared by every profile and feature set of the
+//! target directory (`<target>/proofscope-kernels/<stem>-<hash>.*`, or `$PROOFSCOPE_KERNEL_CACHE`):
+//! cargo gives the build script of `cargo run` and of `cargo test` (or of a release build)
+//! different `OUT_DIR`s, and without the cache the README's second command compiled the kernels
+//! a second time (20 minutes on two cores). A cached pair is copied in when its hash matches.
+//!
 //! With or without nvcc it writes `$OUT_DIR/kernel_names.rs`: the kernels each source defines
 //! (`extern "C" __global__ void NAME(`, macro-generated entry points expanded), one module per
 //! source with a typed constant per kernel, which the launchers use instead of string literals;
@@ -31,6 +37,7 @@ fn main() {
     println!("cargo:rerun-if-changed=cuda");
     println!("cargo:rerun-if-env-changed=NVCC");
     println!("cargo:rerun-if-env-changed=PROOFSCOPE_NO_NVCC");
+    println!("cargo:rerun-if-env-changed=PROOFSCOPE_KERNEL_CACHE");
     if env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
     }
@@ -67,7 +74,9 @@ fn main() {
         .unwrap_or_default();
 
     let flags = ["-O3", "-std=c++17", "-lineinfo"];
-    // Sources whose outputs exist and whose stamp matches the hash of their inputs are kept.
+    let cache = shared_cache(&out);
+    // Sources whose outputs exist and whose stamp matches the hash of their inputs are kept;
+    // those whose outputs the shared cache holds for that hash are copied in.
     let stale: Vec<(PathBuf, String)> = sources
         .iter()
         .filter_map(|src| {
@@ -76,7 +85,16 @@ fn main() {
             let built = out.join(format!("{stem}.sm_90.cubin")).is_file() && out.join(format!("{stem}.compute_90.ptx")).is_file();
             let stamp = out.join(format!("{stem}.stamp"));
             if built && fs::read_to_string(&stamp).is_ok_and(|k| k == key) {
+                if let Some(c) = &cache {
+                    cache_store(c, &out, stem, &key);
+                }
                 return None;
+            }
+            if let Some(c) = &cache {
+                if cache_fetch(c, &out, stem, &key) {
+                    fs::write(&stamp, &key).expect("write kernel stamp");
+                    return None;
+                }
             }
             // An interrupted compilation must not leave a stamp that vouches for its outputs.
             let _ = fs::remove_file(&stamp);
@@ -112,6 +130,9 @@ fn main() {
     for (src, key) in &stale {
         let stem = src.file_stem().and_then(|s| s.to_str()).expect("utf-8 kernel file name");
         fs::write(out.join(format!("{stem}.stamp")), key).expect("write kernel stamp");
+        if let Some(c) = &cache {
+            cache_store(c, &out, stem, key);
+        }
     }
     // The names scanned from the sources must be exactly the PTX's entry points: the
     // device loads these and no others.
@@ -140,6 +161,52 @@ fn main() {
     code.push_str(&format!("pub const NVCC_VERSION: &str = {version:?};\n"));
     fs::write(&rs, code).expect("write cuda_kernels.rs");
     println!("cargo:rustc-cfg=cuda_kernels");
+}
+
+/// The kernel cache shared by the profiles of this target directory: `$PROOFSCOPE_KERNEL_CACHE`,
+/// else `<target>/proofscope-kernels` when `OUT_DIR` has cargo's `<target>/<profile>/build/<pkg>/out`
+/// shape, else none (each `OUT_DIR` then compiles its own).
+fn shared_cache(out: &Path) -> Option<PathBuf> {
+    if let Some(dir) = env::var_os("PROOFSCOPE_KERNEL_CACHE") {
+        return Some(PathBuf::from(dir));
+    }
+    let build = out.parent()?.parent()?;
+    if build.file_name()? != "build" {
+        return None;
+    }
+    Some(build.parent()?.parent()?.join("proofscope-kernels"))
+}
+
+const OUTPUTS: [&str; 2] = ["sm_90.cubin", "compute_90.ptx"];
+
+/// Copies `<stem>`'s cached outputs for `key` into `out`; true when both were there.
+fn cache_fetch(cache: &Path, out: &Path, stem: &str, key: &str) -> bool {
+    let cached = |ext: &str| cache.join(format!("{stem}-{key}.{ext}"));
+    if !OUTPUTS.iter().all(|ext| cached(ext).is_file()) {
+        return false;
+    }
+    OUTPUTS.iter().all(|ext| fs::copy(cached(ext), out.join(format!("{stem}.{ext}"))).is_ok())
+}
+
+/// Puts `<stem>`'s outputs for `key` into the cache, each written whole (temporary file and
+/// rename) so that a concurrent or interrupted build never finds half a file. A cache that
+/// cannot be written is skipped with a warning: it only saves time.
+fn cache_store(cache: &Path, out: &Path, stem: &str, key: &str) {
+    for ext in OUTPUTS {
+        let dst = cache.join(format!("{stem}-{key}.{ext}"));
+        if dst.is_file() {
+            continue;
+        }
+        let tmp = cache.join(format!(".{stem}-{key}.{ext}.{}", std::process::id()));
+        let done = fs::create_dir_all(cache)
+            .and_then(|_| fs::copy(out.join(format!("{stem}.{ext}")), &tmp))
+            .and_then(|_| fs::rename(&tmp, &dst));
+        if let Err(e) = done {
+            let _ = fs::remove_file(&tmp);
+            println!("cargo:warning=prover: kernel cache {} not written ({e}); kernels still built", cache.display());
+            return;
+        }
+    }
 }
 
 fn find_nvcc() -> Option<PathBuf> {
