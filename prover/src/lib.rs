@@ -60,18 +60,6 @@ pub fn on_pool<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R 
     }
 }
 
-/// Run `f` as one job on the current rayon pool (the prover's shared pool when called from a
-/// thread outside every pool, as the GPU workers are), with the caller's tracing context, and
-/// wait for it. Parallel work inside `f` then starts on that pool thread and spreads by
-/// stealing, instead of queueing behind the pool's other work once per parallel call
-/// (`Gpu::upload_words`: one injected job per 64 MiB chunk made the a/b/c fill 3-4x slower
-/// under pw 12's syntheses).
-pub fn as_one_job<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    let dispatch = tracing::dispatcher::get_default(|d| d.clone());
-    let parent = tracing::Span::current();
-    rayon::scope(move |_| tracing::dispatcher::with_default(&dispatch, || parent.in_scope(f)))
-}
-
 pub mod backend;
 pub mod circuit;
 pub mod cpu;
@@ -99,28 +87,3 @@ pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 pub use params::{Parameters, VerifyingKey};
 pub use proof::Proof;
 pub use synthesis::{ProvingAssignment, SynthesisFailure};
-
-#[cfg(test)]
-mod tests {
-    /// `as_one_job` from a thread outside every pool runs its closure on a thread of the
-    /// global pool (where the nested parallel work then spreads), under the caller's span.
-    #[test]
-    fn as_one_job_runs_on_a_pool_thread_under_the_callers_span() {
-        let outside = std::thread::spawn(|| {
-            assert!(rayon::current_thread_index().is_none());
-            // A subscriber on this thread only: spans get ids, and the pool's threads have none
-            // unless the job carries the caller's.
-            let _s = tracing::subscriber::set_default(tracing_subscriber::registry());
-            let span = tracing::info_span!("caller");
-            assert!(span.id().is_some());
-            let _e = span.enter();
-            let (on_pool, span_id, sum) = super::as_one_job(|| {
-                use rayon::prelude::*;
-                let sum: u64 = (0..1000u64).into_par_iter().sum();
-                (rayon::current_thread_index().is_some(), tracing::Span::current().id(), sum)
-            });
-            (on_pool, span_id == span.id(), sum)
-        });
-        assert_eq!(outside.join().unwrap(), (true, true, 499_500));
-    }
-}

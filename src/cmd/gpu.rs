@@ -6,6 +6,8 @@
 //! - `gpu bench --msm 16..26 --ntt 16..26 --msm-g2 16..22`: CUDA-event times (warm-up,
 //!   median of `--runs`) against the card's floor and the sppark figures; the G2 MSM also
 //!   against blst's CPU G2 MSM timed in the same run.
+//! - `gpu upload --gib 4 --chunks 64,256,4096 --load 0,8`: uploads through the page-locked
+//!   staging at each chunk size, alone and beside host-memory traffic.
 //!
 //! The CUDA settings are the defaults of `[cuda]` with the `PROOFSCOPE_*` environment
 //! overrides applied (`CudaSettings::with_env_overrides`), as for `prove`; the ones applied
@@ -75,6 +77,29 @@ enum Action {
         /// Seed of the random inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// CUDA device ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Host-to-device uploads through the engine's page-locked staging at several chunk
+    /// sizes, alone and beside threads that stream host memory (the fill's cost apart from
+    /// the engine's other work).
+    Upload {
+        /// GiB uploaded per run.
+        #[arg(long, default_value_t = 4.0)]
+        gib: f64,
+        /// Staging chunk sizes, MiB, comma-separated (the engine stages 64).
+        #[arg(long, default_value = "64,256,1024,4096", value_delimiter = ',')]
+        chunks: Vec<u64>,
+        /// Counts of background threads copying host memory meanwhile, comma-separated.
+        #[arg(long, default_value = "0,8", value_delimiter = ',')]
+        load: Vec<usize>,
+        /// Timed runs per row after one warm-up (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
         /// CUDA device ordinal.
         #[arg(long, default_value_t = 0)]
         device: usize,
@@ -210,6 +235,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             for r in &rows {
                 println!("{}", bench::format_row(r));
             }
+            if let Some(p) = json {
+                super::output::write_atomic(&p, serde_json::to_string_pretty(&rows)?.as_bytes())?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Action::Upload { gib, chunks, load, runs, device, json } => {
+            if !(gib.is_finite() && gib > 0.0 && gib <= 64.0) {
+                anyhow::bail!("--gib {gib}: expected a size in (0, 64] GiB");
+            }
+            if chunks.is_empty() || chunks.contains(&0) {
+                anyhow::bail!("--chunks: expected positive sizes in MiB, e.g. 64,256");
+            }
+            let gpu = Gpu::open(device, settings.sched)?;
+            println!("gpu upload on {}: {gib} GiB a run, 1 warm-up + median of {runs}", gpu.describe());
+            show_overrides();
+            let rows = prover::gpu::diag::upload::bench_upload(&gpu, gib, &chunks, &load, runs, &mut |s| println!("{s}"))?;
             if let Some(p) = json {
                 super::output::write_atomic(&p, serde_json::to_string_pretty(&rows)?.as_bytes())?;
             }

@@ -48,12 +48,39 @@ struct Staging {
     /// [`STAGING_BUFFERS`]: raised under the pool's lock before an allocation, lowered when a
     /// buffer is dropped).
     live: Arc<std::sync::atomic::AtomicUsize>,
+    /// The threads that fill the staging buffers ([`FILL_THREADS`], built on first use; `None`
+    /// if they could not be started: the caller's pool fills, and a warning says so once).
+    fill: std::sync::OnceLock<Option<rayon::ThreadPool>>,
+    /// The device's ordinal, for the fill threads' names (`fill-<ordinal>-<i>`).
+    ordinal: usize,
 }
 
-/// Staging chunks filled together, in one parallel job (two 64 MiB chunks: one group is
-/// filled while the last one's copies run, and with two GPU workers uploading at once the six
-/// buffers still go round).
-const FILL_GROUP: usize = 2;
+/// Threads of a device's staging fill, shared by its GPU workers and lanes (a fill must not
+/// block: it is a parallel copy or conversion into page-locked memory). On the prover's
+/// shared rayon pool each 64 MiB chunk's fill was a new job and queued behind the syntheses'
+/// work (run 99 at 2^27, pw 12: the a/b/c fill 1.19 s a partition; run 75, one job per whole
+/// vector, which keeps the pool once started: 0.32 s). On these threads, which the OS schedules
+/// beside the pool's: 0.95 s (run 102) — better, still ~3× run 75
+/// (docs/known-problems.md names the next step).
+const FILL_THREADS: usize = 8;
+
+impl Staging {
+    /// Run `f` (a chunk's fill) on the fill threads (the tracing context carried, as
+    /// [`crate::on_pool`] does), or here if they could not be started. Called from the GPU
+    /// workers' and lanes' own threads; from inside another rayon pool the waiting thread
+    /// would run that pool's jobs meanwhile (a delay for the upload, not a deadlock).
+    fn fill_on(&self, f: impl FnOnce() + Send) {
+        let ordinal = self.ordinal;
+        let pool = self.fill.get_or_init(|| match rayon::ThreadPoolBuilder::new().num_threads(FILL_THREADS).thread_name(move |i| format!("fill-{ordinal}-{i}")).build() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                tracing::warn!("device {ordinal}: the upload fill threads could not be started ({e}); the chunks are filled on the caller's pool");
+                None
+            }
+        });
+        crate::on_pool(pool.as_ref(), f)
+    }
+}
 
 /// Most staging buffers kept per GPU (a, b, c in flight at once, plus slack).
 const STAGING_BUFFERS: usize = 6;
@@ -290,7 +317,7 @@ impl Gpu {
             sm_count,
             native_cubin,
             sched,
-            staging: Arc::new(Staging { copy, pool: Mutex::new(Vec::new()), live: Arc::default() }),
+            staging: Arc::new(Staging { copy, pool: Mutex::new(Vec::new()), live: Arc::default(), fill: std::sync::OnceLock::new(), ordinal }),
         })
     }
 
@@ -374,42 +401,31 @@ impl Gpu {
     /// Upload `len` words written by `fill` into a new device buffer of `dev_len` words
     /// (the rest zero), in chunks of at most [`STAGING_CHUNK_WORDS`] ([`staging_chunks`]):
     /// `fill(offset, dst)` writes words `offset..offset + dst.len()` (offsets multiples of
-    /// `align`) straight into a reusable pinned staging buffer, and each chunk's copy runs on
-    /// the copy stream at full PCIe speed while the next group ([`FILL_GROUP`] chunks) is
-    /// filled; [`Upload::finish`] completes it. A chunk falls back to a pageable copy (same
-    /// stream, same result) when pinned memory cannot be allocated.
-    ///
-    /// The whole chunk loop is one job on the caller's rayon pool (the prover's shared pool
-    /// for a GPU worker): the fills' parallel copies then start on a pool thread and spread
-    /// by stealing, as one job per vector did before the uploads were chunked (run 75: a/b/c
-    /// fill 0.32 s a partition at 2^27, pw 12). One job per chunk queued each behind the
-    /// syntheses' work (run 99: 1.19 s); eight fill threads of the device's own shared the
-    /// cores with the pool's (run 102: 0.95 s).
+    /// `align`) straight into a reusable pinned staging buffer (on the device's fill threads,
+    /// [`FILL_THREADS`]), and each chunk's copy runs on
+    /// the copy stream at full PCIe speed while the next is filled; [`Upload::finish`]
+    /// completes it. A chunk falls back to a pageable copy (same stream, same result) when
+    /// pinned memory cannot be allocated.
     pub(crate) fn upload_words(&self, len: usize, dev_len: usize, align: usize, fill: impl Fn(usize, &mut [u32]) + Sync) -> Result<Upload, GpuError> {
+        self.upload_words_chunked(len, dev_len, align, STAGING_CHUNK_WORDS, fill)
+    }
+
+    /// [`Gpu::upload_words`] staged `chunk_words` words at a time (`gpu upload` times other
+    /// sizes; the engine uses [`STAGING_CHUNK_WORDS`]).
+    pub(crate) fn upload_words_chunked(&self, len: usize, dev_len: usize, align: usize, chunk_words: usize, fill: impl Fn(usize, &mut [u32]) + Sync) -> Result<Upload, GpuError> {
         let dev_len = dev_len.max(len).max(1);
         let copy = &self.staging.copy;
         let t0 = std::time::Instant::now();
-        let buf = if dev_len > len {
+        let mut buf = if dev_len > len {
             copy.alloc_zeros::<u32>(dev_len)
         } else {
             // SAFETY: every word is written by the copies below.
             unsafe { copy.alloc::<u32>(dev_len) }
         }
         .ctx("allocating an upload buffer")?;
-        let alloc_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let fill = &fill;
-        crate::as_one_job(move || {
-            // The copies below are raw driver calls: they need the context on this thread.
-            self.ctx.bind_to_thread().ctx("binding the device's context for an upload")?;
-            self.upload_chunks(buf, len, align, alloc_ms, fill)
-        })
-    }
-
-    /// [`Gpu::upload_words`]'s chunk loop, on a pool thread.
-    fn upload_chunks(&self, mut buf: CudaSlice<u32>, len: usize, align: usize, alloc_ms: f64, fill: &(impl Fn(usize, &mut [u32]) + Sync)) -> Result<Upload, GpuError> {
-        let copy = &self.staging.copy;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let since = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
+        let alloc_ms = since(t0);
         let (mut staging_ms, mut fill_ms, mut queue_ms, mut pinned) = (0.0, 0.0, 0.0, true);
         let mut copies = Vec::with_capacity(len.div_ceil(STAGING_CHUNK_WORDS).max(1));
         if len == 0 {
@@ -417,73 +433,49 @@ impl Gpu {
             let end = copy.record_event(timing).ctx("cuEventRecord")?;
             copies.push((start, end));
         }
-        /// A chunk's host words: a pinned staging buffer, or pageable memory without one.
-        enum Host {
-            Pinned(StagingBuf),
-            Pageable(Vec<u32>),
-        }
-        let chunks: Vec<(usize, usize)> = staging_chunks(len, align, STAGING_CHUNK_WORDS).collect();
-        for group in chunks.chunks(FILL_GROUP) {
+        for (off, n) in staging_chunks(len, align, chunk_words) {
             let t1 = std::time::Instant::now();
-            let mut hosts = Vec::with_capacity(group.len());
-            for &(_, n) in group {
-                hosts.push(match self.take_staging(n)? {
-                    Some(b) => Host::Pinned(b),
-                    None => {
-                        pinned = false;
-                        Host::Pageable(vec![0u32; n])
-                    }
-                });
-            }
+            let staged = self.take_staging(n)?;
             staging_ms += since(t1);
-            let t2 = std::time::Instant::now();
-            let mut dsts = Vec::with_capacity(group.len());
-            for (h, &(off, n)) in hosts.iter_mut().zip(group) {
-                let words: &mut [u32] = match h {
-                    Host::Pinned(b) => &mut b.host.as_mut_slice().ctx("staging buffer")?[..n],
-                    Host::Pageable(v) => v,
-                };
-                dsts.push((off, words));
-            }
-            {
-                use rayon::prelude::*;
-                dsts.par_iter_mut().for_each(|(off, dst)| fill(*off, dst));
-            }
-            drop(dsts);
-            fill_ms += since(t2);
-            let t3 = std::time::Instant::now();
-            for (h, &(off, n)) in hosts.into_iter().zip(group) {
+            let Some(mut staging) = staged else {
+                pinned = false;
+                let t2 = std::time::Instant::now();
+                let mut v = vec![0u32; n];
+                self.staging.fill_on(|| fill(off, &mut v));
+                fill_ms += since(t2);
+                let t3 = std::time::Instant::now();
                 let start = copy.record_event(timing).ctx("cuEventRecord")?;
-                match h {
-                    Host::Pageable(v) => {
-                        copy.memcpy_htod(&v, &mut buf.slice_mut(off..off + n)).ctx("cuMemcpyHtoDAsync (pageable)")?;
-                    }
-                    Host::Pinned(mut staging) => {
-                        {
-                            let host = staging.host.as_slice().ctx("staging buffer")?;
-                            let (dst, _record) = buf.device_ptr_mut(copy);
-                            // SAFETY: `host[..n]` is page-locked and stays untouched until
-                            // `busy` (recorded next) completes; `buf` holds `dev_len >= off + n`
-                            // words.
-                            unsafe { cudarc::driver::result::memcpy_htod_async(dst + (off * 4) as u64, &host[..n], copy.cu_stream()) }.ctx("cuMemcpyHtoDAsync (pinned)")?;
-                        }
-                        // The buffer is busy until the copy is done; if that cannot be
-                        // recorded, wait for the copy here, so that the buffer is never freed
-                        // or refilled while it is read.
-                        match copy.record_event(None) {
-                            Ok(e) => staging.busy = Some(e),
-                            Err(e) => {
-                                let _ = copy.synchronize();
-                                return Err(e).ctx("cuEventRecord");
-                            }
-                        }
-                        if let Ok(mut pool) = self.staging.pool.lock() {
-                            pool.push(staging);
-                        }
-                    }
-                }
+                copy.memcpy_htod(&v, &mut buf.slice_mut(off..off + n)).ctx("cuMemcpyHtoDAsync (pageable)")?;
                 let end = copy.record_event(timing).ctx("cuEventRecord")?;
                 copies.push((start, end));
+                queue_ms += since(t3);
+                continue;
+            };
+            let t2 = std::time::Instant::now();
+            let host = staging.host.as_mut_slice().ctx("staging buffer")?;
+            self.staging.fill_on(|| fill(off, &mut host[..n]));
+            fill_ms += since(t2);
+            let t3 = std::time::Instant::now();
+            let start = copy.record_event(timing).ctx("cuEventRecord")?;
+            {
+                let (dst, _record) = buf.device_ptr_mut(copy);
+                // SAFETY: `host[..n]` is page-locked and stays untouched until `busy`
+                // (recorded next) completes; `dst` holds `dev_len >= off + n` words.
+                unsafe { cudarc::driver::result::memcpy_htod_async(dst + (off * 4) as u64, &host[..n], copy.cu_stream()) }.ctx("cuMemcpyHtoDAsync (pinned)")?;
+            }
+            // The buffer is busy until the copy is done; if that cannot be recorded, wait for
+            // the copy here, so that the buffer is never freed or refilled while it is read.
+            match copy.record_event(None) {
+                Ok(e) => staging.busy = Some(e),
+                Err(e) => {
+                    let _ = copy.synchronize();
+                    return Err(e).ctx("cuEventRecord");
+                }
+            }
+            let end = copy.record_event(timing).ctx("cuEventRecord")?;
+            copies.push((start, end));
+            if let Ok(mut pool) = self.staging.pool.lock() {
+                pool.push(staging);
             }
             queue_ms += since(t3);
         }

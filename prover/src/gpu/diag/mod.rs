@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod check;
 pub mod reference;
+pub mod upload;
 
 use super::error::GpuError;
 use super::msm::{MsmConfig, G2, G2_ACC_KERNELS};

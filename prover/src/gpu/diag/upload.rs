@@ -1,0 +1,120 @@
+//! `gpu upload`: host-to-device uploads through the engine's page-locked staging, timed at
+//! several staging chunk sizes, with and without background memory traffic on the host.
+//!
+//! Why: at 2^27 (F16, pw 12) the a/b/c fill into the 64 MiB staging chunks took 0.95–1.26 s a
+//! partition (runs 99, 102, 103: three ways of scheduling it), where run 75's fill into one
+//! page-locked buffer per vector took 0.32 s. This separates what the chunk size costs from
+//! what the host's other work does to it: the same 4 GiB (say) filled and copied at each size,
+//! alone and beside `load` threads that stream memory (as the syntheses' witness generation
+//! does). Each row: the fill (the parallel copy into the staging, on the device's fill
+//! threads), the copies' CUDA-event time, and the wall of the whole upload; the load's own
+//! GB/s beside it.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::gpu::{Gpu, GpuError};
+
+/// One measured row (the median run of `runs` after a warm-up).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct UploadRow {
+    pub gib: f64,
+    pub chunk_mib: f64,
+    pub load_threads: usize,
+    pub fill_ms: f64,
+    pub copy_gpu_ms: f64,
+    pub wall_ms: f64,
+    /// GB/s of the whole upload (bytes ÷ wall).
+    pub wall_gbs: f64,
+    /// GB/s the load threads copied meanwhile (read + write), 0 without load.
+    pub load_gbs: f64,
+    pub runs: usize,
+}
+
+/// Threads that copy 256 MiB buffers back and forth until dropped, counting the bytes.
+struct Load {
+    stop: Arc<AtomicBool>,
+    bytes: Arc<AtomicU64>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Load {
+    fn start(n: usize) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let bytes = Arc::new(AtomicU64::new(0));
+        let threads = (0..n)
+            .map(|_| {
+                let (stop, bytes) = (stop.clone(), bytes.clone());
+                std::thread::spawn(move || {
+                    const LEN: usize = 256 << 20;
+                    let (mut a, mut b) = (vec![1u8; LEN], vec![2u8; LEN]);
+                    while !stop.load(Ordering::Relaxed) {
+                        for (d, s) in a.chunks_mut(1 << 20).zip(b.chunks(1 << 20)) {
+                            d.copy_from_slice(s);
+                        }
+                        std::mem::swap(&mut a, &mut b);
+                        bytes.fetch_add(2 * LEN as u64, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        Load { stop, bytes, threads }
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Times uploads of `gib` GiB at each staging chunk size (MiB) beside each count of load
+/// threads: one warm-up (it allocates the staging), then the median of `runs`.
+pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], loads: &[usize], runs: usize, log: &mut dyn FnMut(&str)) -> Result<Vec<UploadRow>, GpuError> {
+    let words = ((gib * (1u64 << 30) as f64) / 4.0) as usize;
+    if words == 0 || chunks_mib.iter().any(|&c| c == 0) {
+        return Err(GpuError::input("gpu upload", "the size and every chunk size must be positive"));
+    }
+    // The source, touched (as a synthesis's a/b/c are when they are uploaded).
+    let src: Vec<u32> = (0..words as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let mut rows = Vec::new();
+    for &load_threads in loads {
+        for &chunk_mib in chunks_mib {
+            let chunk_words = ((chunk_mib << 20) / 4) as usize;
+            let mut samples = Vec::with_capacity(runs);
+            for run in 0..=runs.max(1) {
+                let load = (load_threads > 0).then(|| Load::start(load_threads));
+                let load_t0 = Instant::now();
+                let load_b0 = load.as_ref().map_or(0, |l| l.bytes.load(Ordering::Relaxed));
+                let t0 = Instant::now();
+                let up = gpu.upload_words_chunked(words, words, 1, chunk_words, |off, dst| super::super::device::par_copy(dst, &src[off..off + dst.len()]))?;
+                let (buf, times) = up.finish(gpu)?;
+                let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+                let load_gbs = load.as_ref().map_or(0.0, |l| (l.bytes.load(Ordering::Relaxed) - load_b0) as f64 / load_t0.elapsed().as_secs_f64() / 1e9);
+                drop(load);
+                // The first word back, so that a broken copy is not timed as a fast one.
+                let first = gpu.download_words(&buf.slice(0..1), "upload check")?;
+                if first.first() != src.first() {
+                    return Err(GpuError::input("gpu upload", "the uploaded words differ from the source"));
+                }
+                drop(buf);
+                if run > 0 {
+                    samples.push((wall_ms, times.fill_ms, times.gpu_ms, load_gbs));
+                }
+            }
+            samples.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let (wall_ms, fill_ms, copy_gpu_ms, load_gbs) = samples[samples.len() / 2];
+            let row = UploadRow { gib, chunk_mib: chunk_mib as f64, load_threads, fill_ms, copy_gpu_ms, wall_ms, wall_gbs: words as f64 * 4.0 / wall_ms / 1e6, load_gbs, runs: samples.len() };
+            log(&format!(
+                "upload {:.2} GiB  chunk {:>6} MiB  load {:>2} threads  fill {:>8.1} ms  copies {:>7.1} ms  wall {:>8.1} ms  {:>6.1} GB/s  (load {:>5.1} GB/s)",
+                row.gib, chunk_mib, load_threads, fill_ms, copy_gpu_ms, wall_ms, row.wall_gbs, load_gbs
+            ));
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
