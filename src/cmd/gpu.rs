@@ -94,6 +94,10 @@ enum Action {
         /// Staging chunk sizes, MiB, comma-separated (the engine stages 64).
         #[arg(long, default_value = "64,256,1024,4096", value_delimiter = ',')]
         chunks: Vec<u64>,
+        /// Fill modes: `parallel` (all fill threads on each chunk) and/or `pipelined` (one
+        /// chunk per fill thread, several at once; the engine's).
+        #[arg(long, default_value = "parallel,pipelined", value_delimiter = ',', value_parser = ["parallel", "pipelined"])]
+        modes: Vec<String>,
         /// Counts of background threads copying host memory meanwhile, comma-separated.
         #[arg(long, default_value = "0,8", value_delimiter = ',')]
         load: Vec<usize>,
@@ -240,7 +244,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Action::Upload { gib, chunks, load, runs, device, json } => {
+        Action::Upload { gib, chunks, modes, load, runs, device, json } => {
+            use prover::gpu::FillMode;
+            let modes: Vec<FillMode> = modes.iter().map(|m| if m == "parallel" { FillMode::Parallel } else { FillMode::Pipelined }).collect();
             if !(gib.is_finite() && gib > 0.0 && gib <= 64.0) {
                 anyhow::bail!("--gib {gib}: expected a size in (0, 64] GiB");
             }
@@ -250,7 +256,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let gpu = Gpu::open(device, settings.sched)?;
             println!("gpu upload on {}: {gib} GiB a run, 1 warm-up + median of {runs}", gpu.describe());
             show_overrides();
-            let rows = prover::gpu::diag::upload::bench_upload(&gpu, gib, &chunks, &load, runs, &mut |s| println!("{s}"))?;
+            let rows = prover::gpu::diag::upload::bench_upload(&gpu, gib, &chunks, &modes, &load, runs, &mut |s| println!("{s}"))?;
             if let Some(p) = json {
                 super::output::write_atomic(&p, serde_json::to_string_pretty(&rows)?.as_bytes())?;
             }

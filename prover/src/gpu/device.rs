@@ -70,17 +70,42 @@ impl Staging {
     /// workers' and lanes' own threads; from inside another rayon pool the waiting thread
     /// would run that pool's jobs meanwhile (a delay for the upload, not a deadlock).
     fn fill_on(&self, f: impl FnOnce() + Send) {
+        crate::on_pool(self.fill_pool(), f)
+    }
+
+    /// The fill threads, started on first use (`None` if they could not be).
+    fn fill_pool(&self) -> Option<&rayon::ThreadPool> {
         let ordinal = self.ordinal;
-        let pool = self.fill.get_or_init(|| match rayon::ThreadPoolBuilder::new().num_threads(FILL_THREADS).thread_name(move |i| format!("fill-{ordinal}-{i}")).build() {
-            Ok(p) => Some(p),
-            Err(e) => {
-                tracing::warn!("device {ordinal}: the upload fill threads could not be started ({e}); the chunks are filled on the caller's pool");
-                None
-            }
-        });
-        crate::on_pool(pool.as_ref(), f)
+        self.fill
+            .get_or_init(|| match rayon::ThreadPoolBuilder::new().num_threads(FILL_THREADS).thread_name(move |i| format!("fill-{ordinal}-{i}")).build() {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    tracing::warn!("device {ordinal}: the upload fill threads could not be started ({e}); the chunks are filled on the caller's pool");
+                    None
+                }
+            })
+            .as_ref()
     }
 }
+
+/// How an upload's staging chunks are filled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FillMode {
+    /// Each chunk by all the fill threads at once (a parallel copy per chunk, then its copy
+    /// queued): one barrier per chunk, where a thread the OS preempted holds up the chunk.
+    Parallel,
+    /// Each chunk by one fill thread, up to [`PIPELINE_DEPTH`] chunks at once, each chunk's
+    /// copy queued (in order) as soon as its fill ends: a preempted thread delays its own chunk.
+    Pipelined,
+}
+
+/// The engine's fill mode.
+pub(crate) const FILL_MODE: FillMode = FillMode::Pipelined;
+
+/// Chunks filled at once by [`FillMode::Pipelined`] (within the [`STAGING_BUFFERS`] a device
+/// keeps: the copies of the last ones run meanwhile).
+pub(crate) const PIPELINE_DEPTH: usize = 4;
 
 /// Most staging buffers kept per GPU (a, b, c in flight at once, plus slack).
 const STAGING_BUFFERS: usize = 6;
@@ -407,12 +432,13 @@ impl Gpu {
     /// completes it. A chunk falls back to a pageable copy (same stream, same result) when
     /// pinned memory cannot be allocated.
     pub(crate) fn upload_words(&self, len: usize, dev_len: usize, align: usize, fill: impl Fn(usize, &mut [u32]) + Sync) -> Result<Upload, GpuError> {
-        self.upload_words_chunked(len, dev_len, align, STAGING_CHUNK_WORDS, fill)
+        self.upload_words_chunked(len, dev_len, align, STAGING_CHUNK_WORDS, FILL_MODE, fill)
     }
 
-    /// [`Gpu::upload_words`] staged `chunk_words` words at a time (`gpu upload` times other
-    /// sizes; the engine uses [`STAGING_CHUNK_WORDS`]).
-    pub(crate) fn upload_words_chunked(&self, len: usize, dev_len: usize, align: usize, chunk_words: usize, fill: impl Fn(usize, &mut [u32]) + Sync) -> Result<Upload, GpuError> {
+    /// [`Gpu::upload_words`] staged `chunk_words` words at a time, filled as `mode` says
+    /// (`gpu upload` times other sizes and modes; the engine uses [`STAGING_CHUNK_WORDS`] and
+    /// [`FILL_MODE`]).
+    pub(crate) fn upload_words_chunked(&self, len: usize, dev_len: usize, align: usize, chunk_words: usize, mode: FillMode, fill: impl Fn(usize, &mut [u32]) + Sync) -> Result<Upload, GpuError> {
         let dev_len = dev_len.max(len).max(1);
         let copy = &self.staging.copy;
         let t0 = std::time::Instant::now();
@@ -423,6 +449,12 @@ impl Gpu {
             unsafe { copy.alloc::<u32>(dev_len) }
         }
         .ctx("allocating an upload buffer")?;
+        if mode == FillMode::Pipelined && len > 0 {
+            if let Some(pool) = self.staging.fill_pool() {
+                let alloc_ms = t0.elapsed().as_secs_f64() * 1e3;
+                return self.upload_pipelined(pool, buf, len, align, chunk_words, alloc_ms, &fill);
+            }
+        }
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let since = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
         let alloc_ms = since(t0);
@@ -479,6 +511,111 @@ impl Gpu {
             }
             queue_ms += since(t3);
         }
+        Ok(Upload { buf, copies, pinned, alloc_ms, staging_ms, fill_ms, queue_ms })
+    }
+
+    /// [`FillMode::Pipelined`]: the chunks' fills are tasks on the fill threads (one chunk
+    /// each, [`PIPELINE_DEPTH`] at once), and this thread queues each chunk's copy, in order,
+    /// once its fill is done. `fill_ms` is the time this thread waited for fills.
+    #[allow(clippy::too_many_arguments)]
+    fn upload_pipelined(&self, pool: &rayon::ThreadPool, mut buf: CudaSlice<u32>, len: usize, align: usize, chunk_words: usize, alloc_ms: f64, fill: &(impl Fn(usize, &mut [u32]) + Sync)) -> Result<Upload, GpuError> {
+        /// A chunk's host words: a pinned staging buffer, or pageable memory without one.
+        enum Host {
+            Pinned(StagingBuf),
+            Pageable(Vec<u32>),
+        }
+        let copy = &self.staging.copy;
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let since = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
+        let (mut staging_ms, mut fill_ms, mut queue_ms, mut pinned) = (0.0, 0.0, 0.0, true);
+        let chunks: Vec<(usize, usize)> = staging_chunks(len, align, chunk_words).collect();
+        let mut copies = Vec::with_capacity(chunks.len());
+        let (done_tx, done_rx) = crossbeam_channel::unbounded::<(usize, Host, bool)>();
+        pool.in_place_scope(|scope| -> Result<(), GpuError> {
+            let mut filled: std::collections::BTreeMap<usize, Host> = std::collections::BTreeMap::new();
+            let (mut next_fill, mut next_copy) = (0, 0);
+            while next_copy < chunks.len() {
+                // Keep PIPELINE_DEPTH fills going.
+                while next_fill < chunks.len() && next_fill - next_copy < PIPELINE_DEPTH {
+                    let (off, n) = chunks[next_fill];
+                    let t1 = std::time::Instant::now();
+                    let mut host = match self.take_staging(n)? {
+                        Some(b) => Host::Pinned(b),
+                        None => {
+                            pinned = false;
+                            Host::Pageable(vec![0u32; n])
+                        }
+                    };
+                    staging_ms += since(t1);
+                    let (tx, i) = (done_tx.clone(), next_fill);
+                    scope.spawn(move |_| {
+                        let words: Option<&mut [u32]> = match &mut host {
+                            Host::Pinned(b) => b.host.as_mut_slice().ok().map(|h| &mut h[..n]),
+                            Host::Pageable(v) => Some(&mut v[..]),
+                        };
+                        let ok = match words {
+                            Some(w) => {
+                                fill(off, w);
+                                true
+                            }
+                            None => false,
+                        };
+                        let _ = tx.send((i, host, ok));
+                    });
+                    next_fill += 1;
+                }
+                // Queue every chunk whose fill is done, in order; wait for the next otherwise.
+                let t2 = std::time::Instant::now();
+                while !filled.contains_key(&next_copy) {
+                    // (A fill that panicked never reports: the timeout ends the wait, and the
+                    // scope then passes the panic on.)
+                    match done_rx.recv_timeout(std::time::Duration::from_secs(600)) {
+                        Ok((i, h, true)) => {
+                            filled.insert(i, h);
+                        }
+                        Ok((i, _, false)) => return Err(GpuError::input("upload", format!("chunk {i} of {}: its staging buffer could not be written", chunks.len()))),
+                        Err(_) => return Err(GpuError::input("upload", format!("chunk {next_copy} of {} was not filled within 600 s", chunks.len()))),
+                    }
+                }
+                fill_ms += since(t2);
+                let t3 = std::time::Instant::now();
+                while let Some(h) = filled.remove(&next_copy) {
+                    let (off, n) = chunks[next_copy];
+                    let start = copy.record_event(timing).ctx("cuEventRecord")?;
+                    match h {
+                        Host::Pageable(v) => {
+                            copy.memcpy_htod(&v, &mut buf.slice_mut(off..off + n)).ctx("cuMemcpyHtoDAsync (pageable)")?;
+                        }
+                        Host::Pinned(mut staging) => {
+                            {
+                                let host = staging.host.as_slice().ctx("staging buffer")?;
+                                let (dst, _record) = buf.device_ptr_mut(copy);
+                                // SAFETY: `host[..n]` is page-locked and stays untouched until
+                                // `busy` (recorded next) completes; `buf` holds `off + n` words.
+                                unsafe { cudarc::driver::result::memcpy_htod_async(dst + (off * 4) as u64, &host[..n], copy.cu_stream()) }.ctx("cuMemcpyHtoDAsync (pinned)")?;
+                            }
+                            // Busy until the copy is done; if that cannot be recorded, wait for
+                            // the copy here, so the buffer is never refilled while it is read.
+                            match copy.record_event(None) {
+                                Ok(e) => staging.busy = Some(e),
+                                Err(e) => {
+                                    let _ = copy.synchronize();
+                                    return Err(e).ctx("cuEventRecord");
+                                }
+                            }
+                            if let Ok(mut p) = self.staging.pool.lock() {
+                                p.push(staging);
+                            }
+                        }
+                    }
+                    let end = copy.record_event(timing).ctx("cuEventRecord")?;
+                    copies.push((start, end));
+                    next_copy += 1;
+                }
+                queue_ms += since(t3);
+            }
+            Ok(())
+        })?;
         Ok(Upload { buf, copies, pinned, alloc_ms, staging_ms, fill_ms, queue_ms })
     }
 

@@ -6,14 +6,15 @@
 //! page-locked buffer per vector took 0.32 s. This separates what the chunk size costs from
 //! what the host's other work does to it: the same 4 GiB (say) filled and copied at each size,
 //! alone and beside `load` threads that stream memory (as the syntheses' witness generation
-//! does). Each row: the fill (the parallel copy into the staging, on the device's fill
-//! threads), the copies' CUDA-event time, and the wall of the whole upload; the load's own
-//! GB/s beside it.
+//! does), in each fill mode (`FillMode`: a parallel copy per chunk, or one chunk per fill
+//! thread, pipelined). Each row: the fill (the time the upload waited for it), the copies'
+//! CUDA-event time, and the wall of the whole upload; the load's own GB/s beside it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::gpu::device::FillMode;
 use crate::gpu::{Gpu, GpuError};
 
 /// One measured row (the median run of `runs` after a warm-up).
@@ -21,6 +22,7 @@ use crate::gpu::{Gpu, GpuError};
 pub struct UploadRow {
     pub gib: f64,
     pub chunk_mib: f64,
+    pub mode: FillMode,
     pub load_threads: usize,
     pub fill_ms: f64,
     pub copy_gpu_ms: f64,
@@ -59,7 +61,12 @@ impl Load {
                 })
             })
             .collect();
-        Load { stop, bytes, threads }
+        let load = Load { stop, bytes, threads };
+        // Past the buffers' first touch (page faults): every thread has copied once.
+        while load.bytes.load(Ordering::Relaxed) < (n as u64) * 2 * (256 << 20) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        load
     }
 }
 
@@ -74,7 +81,7 @@ impl Drop for Load {
 
 /// Times uploads of `gib` GiB at each staging chunk size (MiB) beside each count of load
 /// threads: one warm-up (it allocates the staging), then the median of `runs`.
-pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], loads: &[usize], runs: usize, log: &mut dyn FnMut(&str)) -> Result<Vec<UploadRow>, GpuError> {
+pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode], loads: &[usize], runs: usize, log: &mut dyn FnMut(&str)) -> Result<Vec<UploadRow>, GpuError> {
     let words = ((gib * (1u64 << 30) as f64) / 4.0) as usize;
     if words == 0 || chunks_mib.iter().any(|&c| c == 0) {
         return Err(GpuError::input("gpu upload", "the size and every chunk size must be positive"));
@@ -83,23 +90,27 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], loads: &[usize], ru
     let src: Vec<u32> = (0..words as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
     let mut rows = Vec::new();
     for &load_threads in loads {
+        let load = (load_threads > 0).then(|| Load::start(load_threads));
         for &chunk_mib in chunks_mib {
+          for &mode in modes {
             let chunk_words = ((chunk_mib << 20) / 4) as usize;
             let mut samples = Vec::with_capacity(runs);
             for run in 0..=runs.max(1) {
-                let load = (load_threads > 0).then(|| Load::start(load_threads));
-                let load_t0 = Instant::now();
                 let load_b0 = load.as_ref().map_or(0, |l| l.bytes.load(Ordering::Relaxed));
                 let t0 = Instant::now();
-                let up = gpu.upload_words_chunked(words, words, 1, chunk_words, |off, dst| super::super::device::par_copy(dst, &src[off..off + dst.len()]))?;
+                let up = gpu.upload_words_chunked(words, words, 1, chunk_words, mode, |off, dst| super::super::device::par_copy(dst, &src[off..off + dst.len()]))?;
                 let (buf, times) = up.finish(gpu)?;
                 let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-                let load_gbs = load.as_ref().map_or(0.0, |l| (l.bytes.load(Ordering::Relaxed) - load_b0) as f64 / load_t0.elapsed().as_secs_f64() / 1e9);
-                drop(load);
-                // The first word back, so that a broken copy is not timed as a fast one.
-                let first = gpu.download_words(&buf.slice(0..1), "upload check")?;
-                if first.first() != src.first() {
-                    return Err(GpuError::input("gpu upload", "the uploaded words differ from the source"));
+                let load_gbs = load.as_ref().map_or(0.0, |l| (l.bytes.load(Ordering::Relaxed) - load_b0) as f64 / t0.elapsed().as_secs_f64() / 1e9);
+                // Every word back after the warm-up, the first and last after each timed run:
+                // a broken copy is an error, not a fast row.
+                let ok = if run == 0 {
+                    gpu.download_words(&buf.slice(..), "upload check")? == src
+                } else {
+                    gpu.download_words(&buf.slice(0..1), "upload check")?.first() == src.first() && gpu.download_words(&buf.slice(words - 1..), "upload check")?.first() == src.last()
+                };
+                if !ok {
+                    return Err(GpuError::input("gpu upload", format!("the words uploaded in {chunk_mib} MiB chunks ({mode:?}) differ from the source")));
                 }
                 drop(buf);
                 if run > 0 {
@@ -108,13 +119,15 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], loads: &[usize], ru
             }
             samples.sort_by(|a, b| a.0.total_cmp(&b.0));
             let (wall_ms, fill_ms, copy_gpu_ms, load_gbs) = samples[samples.len() / 2];
-            let row = UploadRow { gib, chunk_mib: chunk_mib as f64, load_threads, fill_ms, copy_gpu_ms, wall_ms, wall_gbs: words as f64 * 4.0 / wall_ms / 1e6, load_gbs, runs: samples.len() };
+            let row = UploadRow { gib, chunk_mib: chunk_mib as f64, mode, load_threads, fill_ms, copy_gpu_ms, wall_ms, wall_gbs: words as f64 * 4.0 / wall_ms / 1e6, load_gbs, runs: samples.len() };
             log(&format!(
-                "upload {:.2} GiB  chunk {:>6} MiB  load {:>2} threads  fill {:>8.1} ms  copies {:>7.1} ms  wall {:>8.1} ms  {:>6.1} GB/s  (load {:>5.1} GB/s)",
-                row.gib, chunk_mib, load_threads, fill_ms, copy_gpu_ms, wall_ms, row.wall_gbs, load_gbs
+                "upload {:.2} GiB  chunk {:>6} MiB  {:<9}  load {:>2} threads  fill {:>8.1} ms  copies {:>7.1} ms  wall {:>8.1} ms  {:>6.1} GB/s  (load {:>5.1} GB/s)",
+                row.gib, chunk_mib, format!("{mode:?}").to_lowercase(), load_threads, fill_ms, copy_gpu_ms, wall_ms, row.wall_gbs, load_gbs
             ));
             rows.push(row);
+          }
         }
+        drop(load);
     }
     Ok(rows)
 }
