@@ -97,11 +97,15 @@ pub enum FillMode {
     Parallel,
     /// Each chunk by one fill thread, up to [`PIPELINE_DEPTH`] chunks at once, each chunk's
     /// copy queued (in order) as soon as its fill ends: a preempted thread delays its own chunk.
+    /// Measured, not the engine's ([`FILL_MODE`]).
     Pipelined,
 }
 
-/// The engine's fill mode.
-pub(crate) const FILL_MODE: FillMode = FillMode::Pipelined;
+/// The engine's fill mode. `gpu upload` on the H200 (run 106, 4 GiB in 64 MiB chunks): parallel
+/// 138 ms wall alone and 391 beside 12 threads streaming host memory, pipelined 150 and 440 —
+/// the fill is bound by the host's memory bandwidth (the 12 threads took ~65–73 GB/s of it), and
+/// the pipeline's shorter wait for fills (308 against 385 ms) does not shorten the upload.
+pub(crate) const FILL_MODE: FillMode = FillMode::Parallel;
 
 /// Chunks filled at once by [`FillMode::Pipelined`] (within the [`STAGING_BUFFERS`] a device
 /// keeps: the copies of the last ones run meanwhile).
