@@ -86,18 +86,20 @@ fn main() {
             let stamp = out.join(format!("{stem}.stamp"));
             if built && fs::read_to_string(&stamp).is_ok_and(|k| k == key) {
                 if let Some(c) = &cache {
-                    cache_store(c, &out, stem, &key);
+                    cache_store(c, &out, stem, &cache_key(&key));
                 }
                 return None;
             }
+            // A fetch interrupted half-way must not leave the old stamp vouching for a mix.
+            let _ = fs::remove_file(&stamp);
             if let Some(c) = &cache {
-                if cache_fetch(c, &out, stem, &key) {
+                if cache_fetch(c, &out, stem, &cache_key(&key)) {
                     fs::write(&stamp, &key).expect("write kernel stamp");
                     return None;
                 }
             }
-            // An interrupted compilation must not leave a stamp that vouches for its outputs.
-            let _ = fs::remove_file(&stamp);
+            // (The stamp is gone: an interrupted compilation cannot leave one vouching for its
+            // outputs.)
             Some((src.clone(), key))
         })
         .collect();
@@ -131,7 +133,7 @@ fn main() {
         let stem = src.file_stem().and_then(|s| s.to_str()).expect("utf-8 kernel file name");
         fs::write(out.join(format!("{stem}.stamp")), key).expect("write kernel stamp");
         if let Some(c) = &cache {
-            cache_store(c, &out, stem, key);
+            cache_store(c, &out, stem, &cache_key(key));
         }
     }
     // The names scanned from the sources must be exactly the PTX's entry points: the
@@ -167,8 +169,14 @@ fn main() {
 /// else `<target>/proofscope-kernels` when `OUT_DIR` has cargo's `<target>/<profile>/build/<pkg>/out`
 /// shape, else none (each `OUT_DIR` then compiles its own).
 fn shared_cache(out: &Path) -> Option<PathBuf> {
-    if let Some(dir) = env::var_os("PROOFSCOPE_KERNEL_CACHE") {
-        return Some(PathBuf::from(dir));
+    if let Some(dir) = env::var_os("PROOFSCOPE_KERNEL_CACHE").filter(|d| !d.is_empty()) {
+        let dir = PathBuf::from(dir);
+        if dir.is_relative() {
+            // (A build script runs in the package's folder: a relative cache would land there.)
+            println!("cargo:warning=prover: PROOFSCOPE_KERNEL_CACHE={} is relative; give an absolute path (no kernel cache used)", dir.display());
+            return None;
+        }
+        return Some(dir);
     }
     let build = out.parent()?.parent()?;
     if build.file_name()? != "build" {
@@ -178,6 +186,19 @@ fn shared_cache(out: &Path) -> Option<PathBuf> {
 }
 
 const OUTPUTS: [&str; 2] = ["sm_90.cubin", "compute_90.ptx"];
+
+/// The nvcc command lines per output, beside the flags the stamp's hash covers: a change of
+/// either (or of this version) gives the cache a new name, so an edit of this script never
+/// brings old kernels back from it.
+const CACHE_VERSION: &str = "1: -cubin -arch=sm_90 | -ptx -arch=compute_90";
+
+/// The cache's name for the kernels whose inputs hash to `key`.
+fn cache_key(key: &str) -> String {
+    let mut h = DefaultHasher::new();
+    key.hash(&mut h);
+    CACHE_VERSION.hash(&mut h);
+    format!("{:016x}", h.finish())
+}
 
 /// Copies `<stem>`'s cached outputs for `key` into `out`; true when both were there.
 fn cache_fetch(cache: &Path, out: &Path, stem: &str, key: &str) -> bool {

@@ -257,3 +257,20 @@ fn setup_caches_the_constraints_it_extracted_and_prove_reads_them() {
     let tl = std::fs::read_to_string(p.join("u.jsonl")).unwrap();
     assert!(tl.contains("\"source\":\"extracted\""), "{tl}");
 }
+
+/// `gpu upload` checks its sizes before it looks for a device: a bad one is a usage error
+/// naming the flag, on a machine without a GPU too; an unknown fill mode is refused by clap.
+#[cfg(feature = "cuda")]
+#[test]
+fn gpu_upload_refuses_bad_sizes_before_opening_a_device() {
+    let d = work();
+    let p = d.path();
+    exits(p, &["gpu", "upload", "--gib", "0"], 2, &["--gib 0"]);
+    exits(p, &["gpu", "upload", "--gib", "NaN"], 2, &["--gib NaN"]);
+    exits(p, &["gpu", "upload", "--gib", "16"], 2, &["--gib 16"]);
+    exits(p, &["gpu", "upload", "--chunks", "64,0"], 2, &["--chunks"]);
+    exits(p, &["gpu", "upload", "--chunks", "99999999999999"], 2, &["--chunks"]);
+    exits(p, &["gpu", "upload", "--load", "500"], 2, &["--load"]);
+    exits(p, &["gpu", "upload", "--runs", "0"], 2, &["--runs 0"]);
+    exits(p, &["gpu", "upload", "--modes", "eager"], 2, &["eager"]);
+}

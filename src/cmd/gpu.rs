@@ -88,14 +88,14 @@ enum Action {
     /// sizes, alone and beside threads that stream host memory (the fill's cost apart from
     /// the engine's other work).
     Upload {
-        /// GiB uploaded per run.
+        /// GiB uploaded per run (at most 12).
         #[arg(long, default_value_t = 4.0)]
         gib: f64,
         /// Staging chunk sizes, MiB, comma-separated (the engine stages 64).
         #[arg(long, default_value = "64,256,1024,4096", value_delimiter = ',')]
         chunks: Vec<u64>,
-        /// Fill modes: `parallel` (all fill threads on each chunk) and/or `pipelined` (one
-        /// chunk per fill thread, several at once; the engine's).
+        /// Fill modes: `parallel` (all fill threads on each chunk; the engine's) and/or
+        /// `pipelined` (one chunk per fill thread, several at once).
         #[arg(long, default_value = "parallel,pipelined", value_delimiter = ',', value_parser = ["parallel", "pipelined"])]
         modes: Vec<String>,
         /// Counts of background threads copying host memory meanwhile, comma-separated.
@@ -247,11 +247,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Action::Upload { gib, chunks, modes, load, runs, device, json } => {
             use prover::gpu::FillMode;
             let modes: Vec<FillMode> = modes.iter().map(|m| if m == "parallel" { FillMode::Parallel } else { FillMode::Pipelined }).collect();
-            if !(gib.is_finite() && gib > 0.0 && gib <= 64.0) {
-                anyhow::bail!("--gib {gib}: expected a size in (0, 64] GiB");
+            // The source and its read-back are held on the host: twice --gib, plus the staging.
+            if !(gib.is_finite() && gib > 0.0 && gib <= 12.0) {
+                anyhow::bail!("--gib {gib}: expected a size in (0, 12] GiB (a 2^27 partition's a/b/c are 12)");
             }
-            if chunks.is_empty() || chunks.contains(&0) {
-                anyhow::bail!("--chunks: expected positive sizes in MiB, e.g. 64,256");
+            if chunks.is_empty() || chunks.iter().any(|&c| c == 0 || c > 16384) {
+                anyhow::bail!("--chunks {chunks:?}: expected sizes in MiB from 1 to 16384, e.g. 64,256");
+            }
+            if load.iter().any(|&n| n > 64) {
+                anyhow::bail!("--load {load:?}: at most 64 threads (each holds 512 MiB)");
+            }
+            if runs == 0 {
+                anyhow::bail!("--runs 0: at least one timed run");
             }
             let gpu = Gpu::open(device, settings.sched)?;
             println!("gpu upload on {}: {gib} GiB a run, 1 warm-up + median of {runs}", gpu.describe());

@@ -370,6 +370,12 @@ impl Gpu {
         })
     }
 
+    /// Whether the device's upload fill threads run (they start on first use; `false` if
+    /// they could not be started, when the chunks are filled on the caller's pool).
+    pub fn has_fill_threads(&self) -> bool {
+        self.staging.fill_pool().is_some()
+    }
+
     /// How host threads wait for this device (what [`Gpu::open`] was given).
     pub fn cuda_sched(&self) -> CudaSched {
         self.sched
@@ -557,11 +563,10 @@ impl Gpu {
                             Host::Pinned(b) => b.host.as_mut_slice().ok().map(|h| &mut h[..n]),
                             Host::Pageable(v) => Some(&mut v[..]),
                         };
+                        // A fill that panics reports at once, as a chunk that failed (its
+                        // message went to stderr), instead of leaving the wait below to time out.
                         let ok = match words {
-                            Some(w) => {
-                                fill(off, w);
-                                true
-                            }
+                            Some(w) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fill(off, w))).is_ok(),
                             None => false,
                         };
                         let _ = tx.send((i, host, ok));
@@ -571,13 +576,11 @@ impl Gpu {
                 // Queue every chunk whose fill is done, in order; wait for the next otherwise.
                 let t2 = std::time::Instant::now();
                 while !filled.contains_key(&next_copy) {
-                    // (A fill that panicked never reports: the timeout ends the wait, and the
-                    // scope then passes the panic on.)
                     match done_rx.recv_timeout(std::time::Duration::from_secs(600)) {
                         Ok((i, h, true)) => {
                             filled.insert(i, h);
                         }
-                        Ok((i, _, false)) => return Err(GpuError::input("upload", format!("chunk {i} of {}: its staging buffer could not be written", chunks.len()))),
+                        Ok((i, _, false)) => return Err(GpuError::input("upload", format!("chunk {i} of {}: its staging buffer could not be written, or its fill panicked", chunks.len()))),
                         Err(_) => return Err(GpuError::input("upload", format!("chunk {next_copy} of {} was not filled within 600 s", chunks.len()))),
                     }
                 }

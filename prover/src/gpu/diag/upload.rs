@@ -23,6 +23,9 @@ pub struct UploadRow {
     pub gib: f64,
     pub chunk_mib: f64,
     pub mode: FillMode,
+    /// Every chunk went through page-locked staging (false: some were copied from pageable
+    /// memory, the row is not the staging's figure).
+    pub pinned: bool,
     pub load_threads: usize,
     pub fill_ms: f64,
     pub copy_gpu_ms: f64,
@@ -54,15 +57,16 @@ impl Load {
                     while !stop.load(Ordering::Relaxed) {
                         for (d, s) in a.chunks_mut(1 << 20).zip(b.chunks(1 << 20)) {
                             d.copy_from_slice(s);
+                            bytes.fetch_add(2 << 20, Ordering::Relaxed);
                         }
                         std::mem::swap(&mut a, &mut b);
-                        bytes.fetch_add(2 * LEN as u64, Ordering::Relaxed);
                     }
                 })
             })
             .collect();
         let load = Load { stop, bytes, threads };
-        // Past the buffers' first touch (page faults): every thread has copied once.
+        // Past the buffers' first touch (page faults): as many bytes as every thread copying
+        // its buffer once.
         while load.bytes.load(Ordering::Relaxed) < (n as u64) * 2 * (256 << 20) {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
@@ -87,7 +91,10 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode],
         return Err(GpuError::input("gpu upload", "the size and every chunk size must be positive"));
     }
     // The source, touched (as a synthesis's a/b/c are when they are uploaded).
-    let src: Vec<u32> = (0..words as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let src: Vec<u32> = (0..words).map(|i| (i as u32).wrapping_mul(2_654_435_761) ^ (i >> 32) as u32).collect();
+    if modes.contains(&FillMode::Pipelined) && !gpu.has_fill_threads() {
+        return Err(GpuError::input("gpu upload", "the device's fill threads could not be started: the pipelined mode would run as the parallel one"));
+    }
     let mut rows = Vec::new();
     for &load_threads in loads {
         let load = (load_threads > 0).then(|| Load::start(load_threads));
@@ -99,7 +106,8 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode],
                 let load_b0 = load.as_ref().map_or(0, |l| l.bytes.load(Ordering::Relaxed));
                 let t0 = Instant::now();
                 let up = gpu.upload_words_chunked(words, words, 1, chunk_words, mode, |off, dst| super::super::device::par_copy(dst, &src[off..off + dst.len()]))?;
-                let (buf, times) = up.finish(gpu)?;
+                let pinned = up.pinned;
+                let (mut buf, times) = up.finish(gpu)?;
                 let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
                 let load_gbs = load.as_ref().map_or(0.0, |l| (l.bytes.load(Ordering::Relaxed) - load_b0) as f64 / t0.elapsed().as_secs_f64() / 1e9);
                 // Every word back after the warm-up, the first and last after each timed run:
@@ -112,17 +120,30 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode],
                 if !ok {
                     return Err(GpuError::input("gpu upload", format!("the words uploaded in {chunk_mib} MiB chunks ({mode:?}) differ from the source")));
                 }
+                // Zeroed before it is freed: the next run's buffer may be this memory again,
+                // and must not pass the check with the words left from this one.
+                gpu.stream.memset_zeros(&mut buf).map_err(|e| GpuError::input("gpu upload", format!("zeroing the device buffer: {e}")))?;
                 drop(buf);
                 if run > 0 {
-                    samples.push((wall_ms, times.fill_ms, times.gpu_ms, load_gbs));
+                    samples.push((wall_ms, times.fill_ms, times.gpu_ms, load_gbs, pinned));
                 }
             }
             samples.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let (wall_ms, fill_ms, copy_gpu_ms, load_gbs) = samples[samples.len() / 2];
-            let row = UploadRow { gib, chunk_mib: chunk_mib as f64, mode, load_threads, fill_ms, copy_gpu_ms, wall_ms, wall_gbs: words as f64 * 4.0 / wall_ms / 1e6, load_gbs, runs: samples.len() };
+            let pinned = samples.iter().all(|s| s.4);
+            let (wall_ms, fill_ms, copy_gpu_ms, load_gbs, _) = samples[samples.len() / 2];
+            let row = UploadRow { gib, chunk_mib: chunk_mib as f64, mode, pinned, load_threads, fill_ms, copy_gpu_ms, wall_ms, wall_gbs: words as f64 * 4.0 / wall_ms / 1e6, load_gbs, runs: samples.len() };
             log(&format!(
-                "upload {:.2} GiB  chunk {:>6} MiB  {:<9}  load {:>2} threads  fill {:>8.1} ms  copies {:>7.1} ms  wall {:>8.1} ms  {:>6.1} GB/s  (load {:>5.1} GB/s)",
-                row.gib, chunk_mib, format!("{mode:?}").to_lowercase(), load_threads, fill_ms, copy_gpu_ms, wall_ms, row.wall_gbs, load_gbs
+                "upload {:.2} GiB  chunk {:>6} MiB  {:<9}  load {:>2} threads  fill {:>8.1} ms  copies {:>7.1} ms  wall {:>8.1} ms  {:>6.1} GB/s  (load {:>5.1} GB/s){}",
+                row.gib,
+                chunk_mib,
+                format!("{mode:?}").to_lowercase(),
+                load_threads,
+                fill_ms,
+                copy_gpu_ms,
+                wall_ms,
+                row.wall_gbs,
+                load_gbs,
+                if pinned { "" } else { "  NOT ALL PINNED: some chunks copied from pageable memory" }
             ));
             rows.push(row);
           }
