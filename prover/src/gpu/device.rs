@@ -499,29 +499,38 @@ impl Gpu {
             fill_ms += since(t2);
             let t3 = std::time::Instant::now();
             let start = copy.record_event(timing).ctx("cuEventRecord")?;
-            {
-                let (dst, _record) = buf.device_ptr_mut(copy);
-                // SAFETY: `host[..n]` is page-locked and stays untouched until `busy`
-                // (recorded next) completes; `dst` holds `dev_len >= off + n` words.
-                unsafe { cudarc::driver::result::memcpy_htod_async(dst + (off * 4) as u64, &host[..n], copy.cu_stream()) }.ctx("cuMemcpyHtoDAsync (pinned)")?;
-            }
-            // The buffer is busy until the copy is done; if that cannot be recorded, wait for
-            // the copy here, so that the buffer is never freed or refilled while it is read.
-            match copy.record_event(None) {
-                Ok(e) => staging.busy = Some(e),
-                Err(e) => {
-                    let _ = copy.synchronize();
-                    return Err(e).ctx("cuEventRecord");
-                }
-            }
+            self.copy_staged(&mut buf, staging, off, n)?;
             let end = copy.record_event(timing).ctx("cuEventRecord")?;
             copies.push((start, end));
-            if let Ok(mut pool) = self.staging.pool.lock() {
-                pool.push(staging);
-            }
             queue_ms += since(t3);
         }
         Ok(Upload { buf, copies, pinned, alloc_ms, staging_ms, fill_ms, queue_ms })
+    }
+
+    /// Queues the copy of `staging`'s first `n` words into `buf` at word `off` on the copy
+    /// stream, marks the buffer busy until that copy is done and puts it back in the pool.
+    fn copy_staged(&self, buf: &mut CudaSlice<u32>, mut staging: StagingBuf, off: usize, n: usize) -> Result<(), GpuError> {
+        let copy = &self.staging.copy;
+        {
+            let host = staging.host.as_slice().ctx("staging buffer")?;
+            let (dst, _record) = buf.device_ptr_mut(copy);
+            // SAFETY: `host[..n]` is page-locked and stays untouched until `busy` (recorded
+            // next) completes; the caller's `buf` holds at least `off + n` words.
+            unsafe { cudarc::driver::result::memcpy_htod_async(dst + (off * 4) as u64, &host[..n], copy.cu_stream()) }.ctx("cuMemcpyHtoDAsync (pinned)")?;
+        }
+        // The buffer is busy until the copy is done; if that cannot be recorded, wait for the
+        // copy here, so that the buffer is never freed or refilled while it is read.
+        match copy.record_event(None) {
+            Ok(e) => staging.busy = Some(e),
+            Err(e) => {
+                let _ = copy.synchronize();
+                return Err(e).ctx("cuEventRecord");
+            }
+        }
+        if let Ok(mut pool) = self.staging.pool.lock() {
+            pool.push(staging);
+        }
+        Ok(())
     }
 
     /// [`FillMode::Pipelined`]: the chunks' fills are tasks on the fill threads (one chunk
@@ -593,27 +602,7 @@ impl Gpu {
                         Host::Pageable(v) => {
                             copy.memcpy_htod(&v, &mut buf.slice_mut(off..off + n)).ctx("cuMemcpyHtoDAsync (pageable)")?;
                         }
-                        Host::Pinned(mut staging) => {
-                            {
-                                let host = staging.host.as_slice().ctx("staging buffer")?;
-                                let (dst, _record) = buf.device_ptr_mut(copy);
-                                // SAFETY: `host[..n]` is page-locked and stays untouched until
-                                // `busy` (recorded next) completes; `buf` holds `off + n` words.
-                                unsafe { cudarc::driver::result::memcpy_htod_async(dst + (off * 4) as u64, &host[..n], copy.cu_stream()) }.ctx("cuMemcpyHtoDAsync (pinned)")?;
-                            }
-                            // Busy until the copy is done; if that cannot be recorded, wait for
-                            // the copy here, so the buffer is never refilled while it is read.
-                            match copy.record_event(None) {
-                                Ok(e) => staging.busy = Some(e),
-                                Err(e) => {
-                                    let _ = copy.synchronize();
-                                    return Err(e).ctx("cuEventRecord");
-                                }
-                            }
-                            if let Ok(mut p) = self.staging.pool.lock() {
-                                p.push(staging);
-                            }
-                        }
+                        Host::Pinned(staging) => self.copy_staged(&mut buf, staging, off, n)?,
                     }
                     let end = copy.record_event(timing).ctx("cuEventRecord")?;
                     copies.push((start, end));
