@@ -98,8 +98,8 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode],
     let mut rows = Vec::new();
     for &load_threads in loads {
         let load = (load_threads > 0).then(|| Load::start(load_threads));
-        for &chunk_mib in chunks_mib {
-          for &mode in modes {
+        // Every chunk size in every fill mode, beside this load.
+        for (&chunk_mib, &mode) in chunks_mib.iter().flat_map(|c| modes.iter().map(move |m| (c, m))) {
             let chunk_words = ((chunk_mib << 20) / 4) as usize;
             let mut samples = Vec::with_capacity(runs);
             for run in 0..=runs.max(1) {
@@ -109,7 +109,7 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode],
                 let pinned = up.pinned;
                 let (mut buf, times) = up.finish(gpu)?;
                 let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-                let load_gbs = load.as_ref().map_or(0.0, |l| (l.bytes.load(Ordering::Relaxed) - load_b0) as f64 / t0.elapsed().as_secs_f64() / 1e9);
+                let load_gbs = load.as_ref().map_or(0.0, |l| (l.bytes.load(Ordering::Relaxed) - load_b0) as f64 / (wall_ms * 1e6));
                 // Every word back after the warm-up, the first and last after each timed run:
                 // a broken copy is an error, not a fast row.
                 let ok = if run == 0 {
@@ -146,7 +146,6 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode],
                 if pinned { "" } else { "  NOT ALL PINNED: some chunks copied from pageable memory" }
             ));
             rows.push(row);
-          }
         }
         drop(load);
     }
