@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use timeline::{Run, Span, SpanKind};
 use timeline::analysis::utilization::max_concurrency;
 
-use crate::config::{Config, Contention, LockMode, DEFAULT_SAFETY_MARGIN};
+use crate::config::{Config, Contention, LockMode, ParamsUpload, DEFAULT_SAFETY_MARGIN};
 use crate::memory::GIB;
 use crate::costs::{fit, Dist};
 use crate::cpu_demand::{self, Sharing};
@@ -196,8 +196,10 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
             continue;
         }
         if let (Some(e), Some(j), Some(p)) = (s.end_ns, &s.job, s.partition) {
-            if e > s.start_ns {
-                by_part.entry((j.clone(), p)).or_default().push((g, (s.start_ns, e)));
+            // A staging set allocated for this upload is a one-time cost (`startup`).
+            let start = (s.start_ns + staging_alloc_ns(s).unwrap_or(0)).min(e);
+            if e > start {
+                by_part.entry((j.clone(), p)).or_default().push((g, (start, e)));
                 if s.kind == SpanKind::H2d {
                     h2d_dev.insert((j.clone(), p), s.device);
                 }
@@ -241,6 +243,82 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
 /// `what = params`), wherever the engine made it.
 fn is_params_upload(s: &timeline::event::Span) -> bool {
     s.kind == SpanKind::H2d && s.args.get("what").and_then(|v| v.as_str()) == Some("params")
+}
+
+/// Below this, an upload's `staging_ns` is taking a free staging set, not allocating one.
+const STAGING_ALLOC_MIN_NS: u64 = 20_000_000;
+
+/// The staging set an `h2d` span allocated, ns (its `staging_ns` when at least
+/// [`STAGING_ALLOC_MIN_NS`]: the first uploads of a fresh engine, 70–110 ms at 2^22 on the
+/// H200 against microseconds for a set already there).
+fn staging_alloc_ns(s: &timeline::event::Span) -> Option<u64> {
+    let ns = s.args.get("staging_ns").and_then(|v| v.as_u64())?;
+    (s.kind == SpanKind::H2d && ns >= STAGING_ALLOC_MIN_NS).then_some(ns)
+}
+
+/// What one run says of a fresh engine's startup ([`crate::config::Startup`]), s.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StartupSample {
+    /// Run start → first synthesis (or its `pce_wait` / `pce_build`), less a parameter upload
+    /// made before it.
+    pub engine_s: f64,
+    /// The parameters' upload and whether it came before the first synthesis.
+    pub params_upload: Option<(f64, bool)>,
+    /// The PCE's read: from its `pce_build` span's start to the first `witness` /
+    /// `constraints` span of that partition (the read comes first, the synthesis after it).
+    pub pce_load_s: Option<f64>,
+    /// Each staging-set allocation's `staging_ns`, s.
+    pub staging_allocs: Vec<f64>,
+}
+
+/// The startup of `run` ([`StartupSample`]); `None` without a synthesis span.
+pub fn startup_sample(run: &Run) -> Option<StartupSample> {
+    let syn = |k: &SpanKind| matches!(k, SpanKind::Synthesis | SpanKind::PceWait | SpanKind::PceBuild | SpanKind::Witness | SpanKind::Constraints);
+    let first = run.spans.iter().filter(|s| syn(&s.kind)).map(|s| s.start_ns).min()?;
+    let params = run.spans.iter().filter(|s| is_params_upload(s)).filter_map(|s| Some((s.start_ns, s.end_ns?))).min();
+    let params_upload = params.map(|(a, b)| ((b - a) as f64 / 1e9, b <= first));
+    let before = params.filter(|&(_, b)| b <= first).map_or(0, |(_, b)| b);
+    let pce_load_s = run.spans_of(&SpanKind::PceBuild).filter(|s| s.job.is_some()).find_map(|b| {
+        let own = run.spans.iter().filter(|s| matches!(s.kind, SpanKind::Witness | SpanKind::Constraints) && s.job == b.job && s.partition == b.partition && s.start_ns >= b.start_ns);
+        own.map(|s| s.start_ns).min().map(|w| (w - b.start_ns) as f64 / 1e9)
+    });
+    let pce_load_s = pce_load_s.or_else(|| run.spans_of(&SpanKind::PceWait).filter_map(|s| Some((s.end_ns? - s.start_ns) as f64 / 1e9)).reduce(f64::max));
+    let staging_allocs = run.spans.iter().filter_map(staging_alloc_ns).map(|ns| ns as f64 / 1e9).collect();
+    Some(StartupSample { engine_s: first.saturating_sub(before) as f64 / 1e9, params_upload, pce_load_s, staging_allocs })
+}
+
+/// Fit `cfg.startup` from the runs' [`startup_sample`]s: each figure the mean of the runs
+/// that show it (a figure no run shows stays 0), the parameters going up at the start when
+/// most runs upload them before their first synthesis.
+fn fit_startup(runs: &[(String, Run)], cfg: &mut Config, rep: &mut FitReport) {
+    let samples: Vec<StartupSample> = runs.iter().filter_map(|(_, r)| startup_sample(r)).collect();
+    if samples.is_empty() {
+        return;
+    }
+    let r4 = |x: f64| (x * 1e4).round() / 1e4;
+    let st = &mut cfg.startup;
+    st.engine_s = r4(mean(&samples.iter().map(|s| s.engine_s).collect::<Vec<_>>()));
+    let ups: Vec<(f64, bool)> = samples.iter().filter_map(|s| s.params_upload).collect();
+    st.params_upload_s = r4(mean(&ups.iter().map(|u| u.0).collect::<Vec<_>>()));
+    let at_start = ups.iter().filter(|u| u.1).count();
+    st.params_upload = if 2 * at_start >= ups.len() { ParamsUpload::Start } else { ParamsUpload::FirstCall };
+    let pce: Vec<f64> = samples.iter().filter_map(|s| s.pce_load_s).collect();
+    st.pce_load_s = r4(mean(&pce));
+    let allocs: Vec<f64> = samples.iter().flat_map(|s| s.staging_allocs.iter().copied()).collect();
+    st.staging_alloc_s = r4(mean(&allocs));
+    rep.notes.push(format!(
+        "startup (one-time, in the makespan, not in the steady state): engine {:.3} s to the first synthesis, parameters' upload {:.3} s ({} of {} runs before the first synthesis: params_upload = {}), PCE read {:.3} s ({} runs), staging set {:.3} s each ({} allocations over {} runs)",
+        st.engine_s,
+        st.params_upload_s,
+        at_start,
+        ups.len(),
+        if st.params_upload == ParamsUpload::Start { "start" } else { "first_call" },
+        st.pce_load_s,
+        pce.len(),
+        st.staging_alloc_s,
+        allocs.len(),
+        samples.len()
+    ));
 }
 
 /// The one-off parameter uploads of `run`: (bytes, seconds of wall) summed.
@@ -1402,6 +1480,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
             100.0 * spread
         ));
     }
+    fit_startup(runs, &mut cfg, &mut rep);
     if !capacity_targets.is_empty() {
         // The synthesis limit is fitted with the GPU workers' slope as it stands, and the slope
         // with that limit: a first round (its notes dropped) and a second one.

@@ -86,6 +86,56 @@ pub struct Config {
     /// type whose parameters (`memory.params_gib`, `pce_gib`) are resident from the start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mix: Vec<ProofType>,
+    /// What a fresh engine does once before its first synthesis and in its first calls
+    /// (optional; absent: nothing, the run starts warm).
+    #[serde(default, skip_serializing_if = "Startup::is_default")]
+    pub startup: Startup,
+}
+
+/// One-time costs of a fresh engine, measured by `calibrate` (every run of a campaign starts
+/// one): they are outside every steady state but inside the makespan, so a model without
+/// them predicts total s/proof and latency short (campaigns 18–20 on the H200: total
+/// s/proof −7 % on average, first synthesis 0.8 s later than simulated).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Startup {
+    /// From the run's start to its first synthesis, besides the two items below (the
+    /// engine's threads and reservations), s.
+    #[serde(default)]
+    pub engine_s: f64,
+    /// Uploading the parameters to the device (the `h2d` span `what = params`), s; only
+    /// when they are resident on the device (not streamed).
+    #[serde(default)]
+    pub params_upload_s: f64,
+    /// When the parameters go up: `start` (before any synthesis: the engine's
+    /// `memory.params_host = auto`) or `first_call` (inside each device's first call: a host
+    /// copy kept, `params_host = keep`).
+    #[serde(default)]
+    pub params_upload: ParamsUpload,
+    /// Reading the pre-compiled constraints from their cache, s: every partition waits for
+    /// it (`pce_wait`). Without `[[mix]]` only (a mix loads its types' PCE on demand).
+    #[serde(default)]
+    pub pce_load_s: f64,
+    /// Allocating one upload staging set (page-locked host memory), s: paid by an upload
+    /// that starts while every set of its device is in use — the first calls (`staging_ns`
+    /// of the `h2d` spans: 70–110 ms at 2^22 on the H200, once per concurrent upload).
+    #[serde(default)]
+    pub staging_alloc_s: f64,
+}
+
+impl Startup {
+    pub fn is_default(&self) -> bool {
+        *self == Startup::default()
+    }
+}
+
+/// When a fresh engine uploads its parameters to the device ([`Startup::params_upload`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamsUpload {
+    #[default]
+    Start,
+    FirstCall,
 }
 
 /// One proof type of a mixed workload (a `[[mix]]` entry). Its SRS (Groth16 parameters) and
@@ -921,6 +971,10 @@ impl Config {
             if period_s > limits::PERIOD_S {
                 return Err(invalid("pipeline.arrival.period_s", format!("{period_s} s is more than 10 years")));
             }
+        }
+        let st = &self.startup;
+        for (f, v) in [("startup.engine_s", st.engine_s), ("startup.params_upload_s", st.params_upload_s), ("startup.pce_load_s", st.pce_load_s), ("startup.staging_alloc_s", st.staging_alloc_s)] {
+            nonneg(f, v)?;
         }
         let mem = &self.memory;
         nonneg("memory.baseline_gib", mem.baseline_gib)?;

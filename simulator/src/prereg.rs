@@ -308,6 +308,10 @@ pub fn apply(cfg: &mut Config, g: &GridLine, w: &Workload) -> Result<Vec<String>
             let budget = res + extra + (k + 0.5) * part;
             let bytes = (budget * (1u64 << 30) as f64).round() as u64;
             set(cfg, &mut ch, "memory.early_release", "true")?;
+            // The host copy kept (`--params-host keep`): the parameters go up in the first call.
+            if cfg.startup.params_upload_s > 0.0 {
+                set(cfg, &mut ch, "startup.params_upload", "first_call")?;
+            }
             cfg.set("total_budget", &bytes.to_string()).map_err(|e| e.to_string())?;
             ch.push(format!(
                 "RAM budget (engine: {b} GiB = its resident items + room for {k} syntheses): total_budget = {budget:.4} GiB = resident {:.4}{kept} + ({k} + 0.5) x partition {part:.4}",

@@ -178,6 +178,44 @@ impl Sim<'_> {
         self.pool.start(now, work, cores, bw, false, Owner::Worker(w));
     }
 
+    /// What an upload does once before its copy, ns: it takes one of its device's upload
+    /// staging sets, allocating one (`startup.staging_alloc_s`) when every set is in use,
+    /// and in its device's first call, with `startup.params_upload = first_call`, it
+    /// uploads the parameters (an `h2d` span `what = params`).
+    pub(super) fn upload_setup(&mut self, w: u32) -> u64 {
+        let st = &self.cfg.startup;
+        let ns = |s: f64| (s * 1e9).round() as u64;
+        let now = self.now();
+        let (dev, idx, pi) = {
+            let wk = &self.workers[w as usize];
+            (wk.device, wk.index, wk.part)
+        };
+        self.workers[w as usize].staging = true;
+        let d = &mut self.devices[dev as usize];
+        d.staging_in_use += 1;
+        let mut alloc = 0;
+        if d.staging_in_use > d.staging_sets {
+            d.staging_sets += 1;
+            alloc = ns(st.staging_alloc_s);
+        }
+        let params = std::mem::take(&mut d.params_pending);
+        self.workers[w as usize].staging_alloc = alloc;
+        let mut extra = alloc;
+        if params {
+            let up = ns(st.params_upload_s);
+            if self.record && up > 0 {
+                let mut s = Span::new(SpanKind::H2d, now, now + up).worker(idx).device(dev).arg("what", "params");
+                if let Some(pi) = pi {
+                    let pt = &self.parts[pi as usize];
+                    s = s.job(job_name(pt.proof)).partition(pt.index);
+                }
+                self.spans.push(s);
+            }
+            extra += up;
+        }
+        extra
+    }
+
     pub(super) fn request_copy(&mut self, w: u32) {
         let dev = self.workers[w as usize].device as usize;
         let d = &mut self.devices[dev];
@@ -217,8 +255,26 @@ impl Sim<'_> {
             (wk.device, wk.index, wk.part)
         };
         let since = self.devices[dev as usize].copy_since;
-        self.span(SpanKind::H2d, since, now, pi, Some(idx), Some(dev));
+        let alloc = std::mem::take(&mut self.workers[w as usize].staging_alloc);
+        if alloc > 0 && self.record {
+            // The span starts with the staging set's allocation, as the engine's does
+            // (`staging_ns`), so that `calibrate` reads it back (and leaves it out of the
+            // upload's cost: what the span has after it is the copy alone).
+            let began = since.saturating_sub(alloc);
+            let mut s = Span::new(SpanKind::H2d, began, now).worker(idx).device(dev).arg("staging_ns", alloc);
+            if let Some(pi) = pi {
+                let pt = &self.parts[pi as usize];
+                s = s.job(job_name(pt.proof)).partition(pt.index);
+            }
+            self.spans.push(s);
+        } else {
+            self.span(SpanKind::H2d, since, now, pi, Some(idx), Some(dev));
+        }
+        let staged = std::mem::take(&mut self.workers[w as usize].staging);
         let d = &mut self.devices[dev as usize];
+        if staged {
+            d.staging_in_use -= 1;
+        }
         d.copies_running -= 1;
         d.pcie_busy = d.pcie_busy.saturating_add(now - d.copy_since);
         if let Some(next) = d.copy_queue.pop_front() {
@@ -383,6 +439,16 @@ impl Sim<'_> {
                 }
                 Step::UploadOnly | Step::Upload => {
                     if self.upload_ns > 0 {
+                        if !self.workers[w as usize].upload_prepared {
+                            self.workers[w as usize].upload_prepared = true;
+                            let extra = self.upload_setup(w);
+                            if extra > 0 {
+                                self.workers[w as usize].pending = 1;
+                                self.agenda.after(extra, Ev::Resume(w));
+                                return;
+                            }
+                        }
+                        self.workers[w as usize].upload_prepared = false;
                         self.workers[w as usize].pending = 1;
                         self.request_copy(w);
                         return;

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use timeline::{Counter, Run, RunConfig, RunMeta, Span, SpanKind};
 
-use crate::config::{Arrival, Config, Placement, RamPolicy, VramPolicy};
+use crate::config::{Arrival, Config, ParamsUpload, Placement, RamPolicy, VramPolicy};
 use crate::des::Agenda;
 use crate::floors;
 use crate::report::{Failure, GpuUtil, MixResult, SimResult, TypeResult};
@@ -58,6 +58,8 @@ enum Ev {
     Loaded(u32),
     /// An idle entry became old enough to evict: waiting loads try again.
     Retry,
+    /// The fresh engine's startup is over ([`crate::config::Startup`]): syntheses may start.
+    Ready,
 }
 
 
@@ -120,6 +122,12 @@ struct Worker {
     /// With `early_release`: what the call still has to do before its partition's a/b/c
     /// are given back (its prep, and the a/b/c part of its upload); 0: nothing held.
     abc_wait: u8,
+    /// The upload step's one-time work (a staging set, the parameters) is done or under way.
+    upload_prepared: bool,
+    /// It holds one of its device's staging sets (from its upload's start to its copy's end).
+    staging: bool,
+    /// The staging set its upload allocated, ns (0: it took a free one).
+    staging_alloc: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -147,6 +155,11 @@ struct Device {
     lock_busy: u64,
     pcie_busy: u64,
     copy_since: u64,
+    /// Upload staging sets allocated, and in use ([`crate::config::Startup::staging_alloc_s`]).
+    staging_sets: u32,
+    staging_in_use: u32,
+    /// The parameters still to go up in this device's first call (`params_upload = first_call`).
+    params_pending: bool,
 }
 
 struct Sim<'c> {
@@ -213,6 +226,12 @@ struct Sim<'c> {
     counters: Vec<Counter>,
     /// With `[[mix]]`: the types' SRS and PCE entries ([`residency`]).
     res: Option<Residency>,
+    /// No synthesis starts before this (the startup: engine, parameters' upload, PCE read).
+    ready_at: u64,
+    /// When the PCE read begins (`ready_at` − its duration), and the partitions not yet given
+    /// their `pce_build` / `pce_wait` span (the first wave, up to pw of them).
+    pce_from: u64,
+    pce_spans_left: u32,
 }
 
 fn job_name(proof: u32) -> String {
@@ -241,6 +260,9 @@ impl<'c> Sim<'c> {
                     busy_since: 0,
                     vram_wait_since: None,
                     abc_wait: 0,
+                    upload_prepared: false,
+                    staging: false,
+                    staging_alloc: 0,
                 });
             }
         }
@@ -297,6 +319,9 @@ impl<'c> Sim<'c> {
             spans: Vec::new(),
             counters: Vec::new(),
             res: Residency::new(cfg),
+            ready_at: 0,
+            pce_from: 0,
+            pce_spans_left: 0,
         }
     }
 
@@ -418,6 +443,9 @@ impl<'c> Sim<'c> {
     fn start_syntheses(&mut self) {
         // Loads waiting for room (a mix) go first for the memory just released.
         self.try_loads();
+        if self.now() < self.ready_at {
+            return;
+        }
         let need = self.cfg.partition_gib();
         let limit = self.cfg.ram_limit_gib();
         let budgeted = self.cfg.budget_gib().is_some();
@@ -460,6 +488,12 @@ impl<'c> Sim<'c> {
                 p.pw_slot = slot;
                 p.synth_start = now;
                 p.footprint_gib = need;
+            }
+            if self.pce_spans_left > 0 && now == self.ready_at {
+                // The first wave waited for the PCE's read: the first partition read it.
+                let kind = if self.pce_spans_left == self.cfg.pipeline.pw { SpanKind::PceBuild } else { SpanKind::PceWait };
+                self.pce_spans_left -= 1;
+                self.span(kind, self.pce_from, now, Some(pi), Some(slot), None);
             }
             self.ram_change(need);
             let d = &self.cfg.cpu;
@@ -635,6 +669,37 @@ impl<'c> Sim<'c> {
         self.start_syntheses();
     }
 
+    /// The fresh engine's one-time work before its first synthesis ([`crate::config::Startup`]):
+    /// its start, the parameters' upload (when they go up at the start and stay resident),
+    /// and the PCE's read from its cache (without a mix), in that order, as the engine's
+    /// timelines show them; the parameters going up in each device's first call instead
+    /// are marked on the devices.
+    fn startup(&mut self) {
+        let st = &self.cfg.startup;
+        let ns = |s: f64| (s * 1e9).round() as u64;
+        let resident = !self.cfg.params_streamed();
+        let up = if resident { ns(st.params_upload_s) } else { 0 };
+        let at_start = st.params_upload == ParamsUpload::Start;
+        let pce = if self.res.is_none() { ns(st.pce_load_s) } else { 0 };
+        let (up_start, first_call) = if at_start { (up, 0) } else { (0, up) };
+        for dv in self.devices.iter_mut() {
+            dv.params_pending = first_call > 0;
+        }
+        self.pce_from = up_start + ns(st.engine_s);
+        self.ready_at = self.pce_from + pce;
+        if pce > 0 {
+            self.pce_spans_left = self.cfg.pipeline.pw;
+        }
+        if self.record && up_start > 0 {
+            for d in 0..self.cfg.machine.gpus {
+                self.spans.push(Span::new(SpanKind::H2d, 0, up_start).device(d).arg("what", "params"));
+            }
+        }
+        if self.ready_at > 0 {
+            self.agenda.at(self.ready_at, Ev::Ready);
+        }
+    }
+
     fn run(mut self) -> Outcome {
         let cfg = self.cfg;
         let p = &cfg.pipeline;
@@ -693,6 +758,7 @@ impl<'c> Sim<'c> {
         for dv in self.devices.iter_mut() {
             dv.vram_base = dv.vram_used;
         }
+        self.startup();
         let types = self.res.as_ref().map(|r| r.proof_type.clone());
         self.proofs = (0..p.proofs as usize)
             .map(|i| {
@@ -728,6 +794,7 @@ impl<'c> Sim<'c> {
                 Ev::AbcUploaded(w) => self.abc_ready(w),
                 Ev::Loaded(i) => self.loaded(i),
                 Ev::Retry => self.retry(),
+                Ev::Ready => self.start_syntheses(),
             }
             self.sync_pool_wake();
         }
