@@ -48,7 +48,7 @@ fn ram_waits(cfg: &Config) -> Vec<(u64, u64, u32)> {
     let mut v: Vec<(u64, u64, u32)> = run
         .spans
         .iter()
-        .filter(|s| s.kind == SpanKind::Other(timeline::event::kind::RAM_WAIT.into()))
+        .filter(|s| s.kind == SpanKind::RamWait)
         .map(|s| (s.start_ns / 1_000_000_000, s.end_ns.unwrap() / 1_000_000_000, s.partition.unwrap()))
         .collect();
     v.sort();
@@ -274,4 +274,24 @@ fn synthesis_concurrency_holds_a_proof_until_its_partitions_are_synthesised() {
     assert!((simulate(&c, Options::default()).result.makespan_s - 22.0).abs() < 1e-9);
     c.pipeline.synthesis_concurrency = None;
     assert!((simulate(&c, Options::default()).result.makespan_s - 14.0).abs() < 1e-9);
+}
+
+#[test]
+fn the_analyzer_sees_the_waits_in_the_simulated_run_as_it_does_read_back() {
+    // The waits are the schema's `ram_wait` kind in the run itself, not only once written
+    // and read back: `campaign predict` analyses the run in memory (until 2026-12-04 it
+    // carried them as an unknown kind there, and named `synthesis` where the file said
+    // `memory`).
+    use timeline::analysis::{summarize, AnalyzeOptions};
+    let mut c = base("total_budget = \"20GiB\"", 12, 4);
+    c.costs.ntt_msm_h = simulator::costs::Dist::Fixed(100.0);
+    let run = simulate(&c, Options { record: true }).run.unwrap();
+    assert!(run.spans.iter().any(|s| s.kind == SpanKind::RamWait));
+    assert!(!run.spans.iter().any(|s| matches!(&s.kind, SpanKind::Other(_))), "every simulated span is of a schema kind");
+    let mut buf = Vec::new();
+    timeline::write::jsonl::write_run(&mut buf, &run).unwrap();
+    let back = timeline::read::read_str(std::str::from_utf8(&buf).unwrap(), None);
+    let (a, b) = (summarize(&run, &AnalyzeOptions::default()), summarize(&back, &AnalyzeOptions::default()));
+    assert_eq!(a.verdict.binding, b.verdict.binding);
+    assert_eq!(a.verdict.binding, "memory", "{}", a.verdict.headline);
 }

@@ -481,7 +481,7 @@ impl<'c> Sim<'c> {
             if let Some(since) = self.ram_wait_since.take() {
                 self.ram_waits += 1;
                 self.ram_wait_sum = self.ram_wait_sum.saturating_add(now - since);
-                self.span(SpanKind::Other(timeline::event::kind::RAM_WAIT.into()), since, now, Some(pi), Some(slot), None);
+                self.span(SpanKind::RamWait, since, now, Some(pi), Some(slot), None);
             }
             {
                 let p = &mut self.parts[pi as usize];
