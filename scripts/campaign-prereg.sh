@@ -147,7 +147,9 @@ done
 # synthesis alone was predicted 41-56 % slow, 2^22 campaigns of 2026-12-03). The `wif-` lines,
 # and every line one change away from cal-pw8 (the lock, synthesis threads), are the what-if
 # validation: each effect against the calibration configuration is predicted before it is
-# measured.
+# measured. cal-pw1, syn-pw4, cal-pw8 and the two `gpu-pw*-kernels` lines are one pw series
+# (1, 4, 8, 12, 16; the rest alike): where the GPU starts to bind along it is scored against
+# the model's (`campaign score`'s switch points, issue 21: within one step of the grid).
 # Lines of a circuit that no calibration configuration covers (mix16 unless CAL names
 # cal-mix16) are left out of the predictions, said in the log.
 GRID="
@@ -164,6 +166,8 @@ mid-pw8-two_lock        8  2 two_lock true  1
 mid-pw12-kernels-f2    12  2 kernels  true  2
 cpu-pw8-t4              8  2 kernels  true  1  threads=4
 cpu-pw16-t2-f2         16  2 kernels  true  2  threads=2
+gpu-pw12-kernels       12  2 kernels  true  1
+gpu-pw16-kernels       16  2 kernels  true  1
 gpu-mix-pw8-gw1-whole   8  1 whole    false 1  circuit=mix16
 gpu-mix-pw12-kernels   12  2 kernels  true  2  circuit=mix16
 gpu-mix-pw8-two_lock    8  2 two_lock true  1  circuit=mix16

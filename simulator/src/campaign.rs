@@ -305,6 +305,78 @@ pub struct CampaignScore {
     /// calibration configuration, its effect measured against predicted ([`effects`]).
     #[serde(default)]
     pub effects: Vec<EffectRow>,
+    /// Where RAM or the GPU starts to bind along each pw series of the grid, measured and
+    /// predicted ([`switch_points`]).
+    #[serde(default)]
+    pub switch_points: Vec<SwitchRow>,
+}
+
+/// One pw series of a grid: configurations alike in everything but pw (calibration ones
+/// included), and the first pw at which RAM or the GPU binds — the analyzer's verdict
+/// `memory`, `gpu` or `dispatch/lock` ([`binds_ram_or_gpu`]) — on the measured runs and on the
+/// simulated ones (issue 21: predicted within one step of the grid).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SwitchRow {
+    /// What the series shares (`gw 2, lock kernels, split true, finalizers 1`, and its knobs).
+    pub series: String,
+    /// Its configurations in pw order, and their pws.
+    pub configs: Vec<String>,
+    pub pws: Vec<u32>,
+    /// The first pw at which RAM or the GPU binds; `None`: at no pw of the series.
+    pub measured_pw: Option<u32>,
+    pub predicted_pw: Option<u32>,
+    /// Steps of the series between the two (a switch at no pw counts as one step past the
+    /// last), and whether that is at most one.
+    pub steps_apart: usize,
+    pub within_one_step: bool,
+}
+
+/// Whether the analyzer's binding resource is host RAM or the GPU side (its kernels or its
+/// dispatch and lock).
+pub fn binds_ram_or_gpu(binding: &str) -> bool {
+    matches!(binding, "memory" | "gpu" | "dispatch/lock")
+}
+
+/// [`SwitchRow`]s: the grid's configurations grouped by every field but pw, the groups with
+/// at least two pws (one configuration per pw: the first in grid order), in the order of
+/// their first configuration; configurations without a grid line or a predicted binding are
+/// left out.
+pub fn switch_points(configs: &[ConfigInput], rows: &[ConfigRow]) -> Vec<SwitchRow> {
+    let mut groups: Vec<(String, Vec<(u32, &str, &str, &str)>)> = Vec::new();
+    for c in configs {
+        let (Some(g), Some(r)) = (c.grid.as_ref(), rows.iter().find(|r| r.config == c.name)) else { continue };
+        let Some(pred) = r.predicted_binding.as_deref() else { continue };
+        let mut knobs: Vec<String> = g.knobs.iter().filter(|(k, v)| !(k == "circuit" && v == "porep-like")).map(|(k, v)| format!("{k}={v}")).collect();
+        knobs.sort();
+        let mut key = format!("gw {}, lock {}, split {}, finalizers {}", g.gw, g.lock, g.split, g.finalizers);
+        if !knobs.is_empty() {
+            key.push_str(&format!(", {}", knobs.join(" ")));
+        }
+        let item = (g.pw, c.name.as_str(), r.measured_binding.as_str(), pred);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) if v.iter().any(|x| x.0 == g.pw) => {}
+            Some((_, v)) => v.push(item),
+            None => groups.push((key, vec![item])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, v)| v.len() >= 2)
+        .map(|(series, mut v)| {
+            v.sort_by_key(|x| x.0);
+            let (m, p) = (v.iter().position(|x| binds_ram_or_gpu(x.2)), v.iter().position(|x| binds_ram_or_gpu(x.3)));
+            let steps = m.unwrap_or(v.len()).abs_diff(p.unwrap_or(v.len()));
+            SwitchRow {
+                series,
+                configs: v.iter().map(|x| x.1.to_string()).collect(),
+                pws: v.iter().map(|x| x.0).collect(),
+                measured_pw: m.map(|i| v[i].0),
+                predicted_pw: p.map(|i| v[i].0),
+                steps_apart: steps,
+                within_one_step: steps <= 1,
+            }
+        })
+        .collect()
 }
 
 /// The regime of a configuration: its name up to the first `-` (`syn-pw1-whole` → `syn`;
@@ -595,6 +667,7 @@ pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
         preregistration: None,
         regimes: regimes(&rows),
         effects: effects(configs, &rows),
+        switch_points: switch_points(configs, &rows),
         configs: rows,
     }
 }
@@ -753,6 +826,12 @@ impl CampaignScore {
             lines.push(String::new());
             lines.extend(self.effect_table());
         }
+        if !self.switch_points.is_empty() {
+            lines.push(String::new());
+            lines.push("## Where RAM or the GPU starts to bind, along each pw series".into());
+            lines.push(String::new());
+            lines.extend(self.switch_table());
+        }
         lines.push(String::new());
         lines.push("## Floors and bottlenecks".into());
         lines.push(String::new());
@@ -763,6 +842,27 @@ impl CampaignScore {
         lines.push("Parity plot: [parity-campaign.svg](parity-campaign.svg). Throughput evolution: [evolution.md](evolution.md).".into());
         lines.push(String::new());
         lines.join("\n")
+    }
+
+    /// Per pw series: the first pw at which RAM or the GPU binds, measured and predicted.
+    fn switch_table(&self) -> Vec<String> {
+        let held = self.switch_points.iter().filter(|r| r.within_one_step).count();
+        let seen = self.switch_points.iter().filter(|r| r.measured_pw.is_some()).count();
+        let pw = |p: Option<u32>| p.map_or_else(|| "none in the series".to_string(), |p| format!("pw {p}"));
+        let mut t = vec![
+            format!(
+                "Configurations alike but for pw (calibration ones included); the first pw whose binding resource is `memory`, `gpu` or `dispatch/lock` (the analyzer's verdict, measured run against simulated). **{held} of {} series within one step of the grid** ({seen} with a switch measured; the issue's target: within one step).",
+                self.switch_points.len()
+            ),
+            String::new(),
+            "| series | configurations (pw) | RAM or GPU binds from, measured | predicted | steps apart | within one step? |".to_string(),
+            "|---|---|---|---|---:|:---:|".to_string(),
+        ];
+        for r in &self.switch_points {
+            let cfgs: Vec<String> = r.configs.iter().zip(&r.pws).map(|(c, p)| format!("{c} ({p})")).collect();
+            t.push(format!("| {} | {} | {} | {} | {} | {} |", r.series, cfgs.join(", "), pw(r.measured_pw), pw(r.predicted_pw), r.steps_apart, if r.within_one_step { "yes" } else { "**no**" }));
+        }
+        t
     }
 
     /// Per regime: MAPE (steady, total), coverage and the binding resource's score.
@@ -1243,6 +1343,52 @@ mod tests {
         // The circuit's default is porep-like: naming it is no change; another one is.
         assert_eq!(one("x 4 2 kernels true 1 circuit=porep-like threads=2").as_deref(), Some("threads — → 2"));
         assert_eq!(one("x 4 2 kernels true 1 circuit=mix16").as_deref(), Some("circuit porep-like → mix16"));
+    }
+
+    #[test]
+    fn switch_points_are_the_first_pw_binding_ram_or_the_gpu() {
+        // Series A (kernels, gw 2): pw 1 synthesis/synthesis, pw 4 synthesis/gpu, pw 8
+        // gpu/gpu, pw 12 gpu/gpu: measured from pw 8, predicted from pw 4, one step apart.
+        // Series B (threads=2): pw 8 synthesis/synthesis, pw 16 synthesis/memory: never
+        // measured, predicted at 16 — one step (none counts as past the last). A lone
+        // configuration (whole lock) makes no series; a second pw 8 of series A is skipped.
+        let mk = |name: &str, line: &str, measured: &str, predicted: &str| {
+            let mut c = config(name, name.starts_with("cal"), &[1.0], 1.0);
+            c.grid = grid(&format!("{name} {line}"));
+            c.measured.verdict.binding = measured.into();
+            c.predicted_binding = Some(predicted.into());
+            c
+        };
+        let cs = [
+            mk("cal-pw1", "1 2 kernels true 1", "synthesis", "synthesis"),
+            mk("syn-pw4", "4 2 kernels true 1", "synthesis", "gpu"),
+            mk("cal-pw8", "8 2 kernels true 1", "gpu", "gpu"),
+            mk("again-pw8", "8 2 kernels true 1 circuit=porep-like", "synthesis", "synthesis"),
+            mk("mid-pw12", "12 2 kernels true 1", "dispatch/lock", "gpu"),
+            mk("cpu-pw8-t2", "8 2 kernels true 1 threads=2", "synthesis", "synthesis"),
+            mk("cpu-pw16-t2", "16 2 kernels true 1 threads=2", "synthesis", "memory"),
+            mk("whole", "8 2 whole false 1", "gpu", "gpu"),
+        ];
+        let s = score("cal-pw1,cal-pw8", &cs);
+        assert_eq!(s.switch_points.len(), 2, "{:?}", s.switch_points);
+        let a = &s.switch_points[0];
+        assert_eq!(a.series, "gw 2, lock kernels, split true, finalizers 1");
+        assert_eq!((a.pws.clone(), a.configs.clone()), (vec![1, 4, 8, 12], vec!["cal-pw1".to_string(), "syn-pw4".into(), "cal-pw8".into(), "mid-pw12".into()]));
+        assert_eq!((a.measured_pw, a.predicted_pw, a.steps_apart, a.within_one_step), (Some(8), Some(4), 1, true));
+        let b = &s.switch_points[1];
+        assert_eq!(b.series, "gw 2, lock kernels, split true, finalizers 1, threads=2");
+        assert_eq!((b.measured_pw, b.predicted_pw, b.steps_apart, b.within_one_step), (None, Some(16), 1, true));
+        // Two steps apart is a miss.
+        let mut cs2 = cs.clone();
+        cs2[1].predicted_binding = Some("synthesis".into());
+        cs2[2].predicted_binding = Some("synthesis".into());
+        cs2[4].predicted_binding = Some("synthesis".into());
+        cs2[0].predicted_binding = Some("memory".into());
+        let s2 = score("cal-pw1,cal-pw8", &cs2);
+        assert_eq!((s2.switch_points[0].predicted_pw, s2.switch_points[0].steps_apart, s2.switch_points[0].within_one_step), (Some(1), 2, false));
+        let md = s2.markdown(1);
+        assert!(md.contains("**1 of 2 series within one step of the grid** (1 with a switch measured"), "{md}");
+        assert!(md.contains("| gw 2, lock kernels, split true, finalizers 1 | cal-pw1 (1), syn-pw4 (4), cal-pw8 (8), mid-pw12 (12) | pw 8 | pw 1 | 2 | **no** |"), "{md}");
     }
 
     #[test]
