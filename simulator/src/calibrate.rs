@@ -259,8 +259,8 @@ fn staging_alloc_ns(s: &timeline::event::Span) -> Option<u64> {
 /// What one run says of a fresh engine's startup ([`crate::config::Startup`]), s.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StartupSample {
-    /// Run start → first synthesis (or its `pce_wait` / `pce_build`), less a parameter upload
-    /// made before it.
+    /// Run start → first synthesis (or its `pce_wait` / `pce_build`), less the length of a
+    /// parameter upload made before it.
     pub engine_s: f64,
     /// The parameters' upload and whether it came before the first synthesis.
     pub params_upload: Option<(f64, bool)>,
@@ -271,13 +271,20 @@ pub struct StartupSample {
     pub staging_allocs: Vec<f64>,
 }
 
-/// The startup of `run` ([`StartupSample`]); `None` without a synthesis span.
+/// The startup of `run` ([`StartupSample`]); `None` without a synthesis span, and for a run
+/// whose clock does not start with its engine: only our prover's and the simulator's
+/// timelines count from the engine's start (a cuzk log's offsets count from the daemon's
+/// start, hours before a request perhaps).
 pub fn startup_sample(run: &Run) -> Option<StartupSample> {
+    if !matches!(run.meta.source.as_str(), "prover" | "simulator") {
+        return None;
+    }
     let syn = |k: &SpanKind| matches!(k, SpanKind::Synthesis | SpanKind::PceWait | SpanKind::PceBuild | SpanKind::Witness | SpanKind::Constraints);
     let first = run.spans.iter().filter(|s| syn(&s.kind)).map(|s| s.start_ns).min()?;
     let params = run.spans.iter().filter(|s| is_params_upload(s)).filter_map(|s| Some((s.start_ns, s.end_ns?))).min();
     let params_upload = params.map(|(a, b)| ((b - a) as f64 / 1e9, b <= first));
-    let before = params.filter(|&(_, b)| b <= first).map_or(0, |(_, b)| b);
+    // The upload's own length is its item; the time around it is the engine's.
+    let before = params.filter(|&(_, b)| b <= first).map_or(0, |(a, b)| b - a);
     let pce_load_s = run.spans_of(&SpanKind::PceBuild).filter(|s| s.job.is_some()).find_map(|b| {
         let own = run.spans.iter().filter(|s| matches!(s.kind, SpanKind::Witness | SpanKind::Constraints) && s.job == b.job && s.partition == b.partition && s.start_ns >= b.start_ns);
         own.map(|s| s.start_ns).min().map(|w| (w - b.start_ns) as f64 / 1e9)
@@ -293,6 +300,9 @@ pub fn startup_sample(run: &Run) -> Option<StartupSample> {
 fn fit_startup(runs: &[(String, Run)], cfg: &mut Config, rep: &mut FitReport) {
     let samples: Vec<StartupSample> = runs.iter().filter_map(|(_, r)| startup_sample(r)).collect();
     if samples.is_empty() {
+        // Not the base's: what the runs cannot show is not modelled.
+        cfg.startup = crate::config::Startup::default();
+        rep.notes.push("startup: none modelled (no run whose clock starts with its engine: our prover's or the simulator's timelines)".into());
         return;
     }
     let r4 = |x: f64| (x * 1e4).round() / 1e4;

@@ -129,6 +129,39 @@ fn calibrate_gives_the_startup_back() {
 }
 
 #[test]
+fn a_second_call_waits_for_the_parameters_the_first_call_uploads() {
+    // Two workers, two partitions synthesised together: with the parameters going up in the
+    // first call (2 s), the other call's upload may not start before they are up.
+    let mut c = with_startup(phase9(), 0.0, 2.0, 0.0, 0.0);
+    c.startup.params_upload = ParamsUpload::FirstCall;
+    for (k, v) in [("proofs", "1"), ("partitions", "2"), ("pw", "2"), ("gw", "2")] {
+        c.set(k, v).unwrap();
+    }
+    let run = recorded(&c);
+    let params: Vec<_> = run.spans.iter().filter(|s| s.kind == SpanKind::H2d && s.args.get("what").and_then(|v| v.as_str()) == Some("params")).collect();
+    assert_eq!(params.len(), 1, "once per device");
+    let up_end = params[0].end_ns.unwrap();
+    let copies: Vec<_> = run.spans_of(&SpanKind::H2d).filter(|s| s.args.get("what").is_none()).collect();
+    assert_eq!(copies.len(), 2);
+    for s in copies {
+        assert!(s.start_ns >= up_end, "an a/b/c copy at {} before the parameters were up at {up_end}", s.start_ns);
+    }
+}
+
+#[test]
+fn runs_whose_clock_is_not_the_engines_give_no_startup() {
+    // A cuzk log counts from the daemon's start: its first synthesis's offset is no startup.
+    let mut c = with_startup(phase9(), 0.3, 0.0, 0.0, 0.0);
+    c.set("proofs", "2").unwrap();
+    let mut run = recorded(&c);
+    assert!(simulator::calibrate::startup_sample(&run).is_some());
+    run.meta.source = String::new();
+    assert!(simulator::calibrate::startup_sample(&run).is_none());
+    let cal = calibrate(&[("daemon.log".into(), run)], &c).unwrap();
+    assert_eq!(cal.config.startup, Default::default());
+}
+
+#[test]
 fn a_negative_startup_figure_is_refused_by_name() {
     let text = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs/phase9.toml")).unwrap();
     let err = Config::from_toml_str(&format!("{text}\n[startup]\npce_load_s = -1\n"), "bad.toml").unwrap_err().to_string();

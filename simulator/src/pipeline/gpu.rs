@@ -181,7 +181,9 @@ impl Sim<'_> {
     /// What an upload does once before its copy, ns: it takes one of its device's upload
     /// staging sets, allocating one (`startup.staging_alloc_s`) when every set is in use,
     /// and in its device's first call, with `startup.params_upload = first_call`, it
-    /// uploads the parameters (an `h2d` span `what = params`).
+    /// uploads the parameters (an `h2d` span `what = params`); another call's upload in the
+    /// meantime waits for them. Not for a pre-staged upload (`PrepUpload`: its buffer is
+    /// allocated at the start, and the engine modelled there uploads its parameters first).
     pub(super) fn upload_setup(&mut self, w: u32) -> u64 {
         let st = &self.cfg.startup;
         let ns = |s: f64| (s * 1e9).round() as u64;
@@ -199,8 +201,10 @@ impl Sim<'_> {
             alloc = ns(st.staging_alloc_s);
         }
         let params = std::mem::take(&mut d.params_pending);
+        // A call that comes while the first one is uploading the parameters waits for them.
+        let wait = if params { 0 } else { d.params_ready_at.saturating_sub(now) };
         self.workers[w as usize].staging_alloc = alloc;
-        let mut extra = alloc;
+        let mut extra = alloc + wait;
         if params {
             let up = ns(st.params_upload_s);
             if self.record && up > 0 {
@@ -212,6 +216,7 @@ impl Sim<'_> {
                 self.spans.push(s);
             }
             extra += up;
+            self.devices[dev as usize].params_ready_at = now + up;
         }
         extra
     }

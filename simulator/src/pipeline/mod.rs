@@ -158,8 +158,10 @@ struct Device {
     /// Upload staging sets allocated, and in use ([`crate::config::Startup::staging_alloc_s`]).
     staging_sets: u32,
     staging_in_use: u32,
-    /// The parameters still to go up in this device's first call (`params_upload = first_call`).
+    /// The parameters still to go up in this device's first call (`params_upload = first_call`),
+    /// and when that upload ends once begun.
     params_pending: bool,
+    params_ready_at: u64,
 }
 
 struct Sim<'c> {
@@ -670,10 +672,10 @@ impl<'c> Sim<'c> {
     }
 
     /// The fresh engine's one-time work before its first synthesis ([`crate::config::Startup`]):
-    /// its start, the parameters' upload (when they go up at the start and stay resident),
-    /// and the PCE's read from its cache (without a mix), in that order, as the engine's
-    /// timelines show them; the parameters going up in each device's first call instead
-    /// are marked on the devices.
+    /// the parameters' upload from t = 0 (when they go up at the start and stay resident),
+    /// then the engine's own start, then the PCE's read from its cache (without a mix), in
+    /// that order, as the engine's timelines show them; the parameters going up in each
+    /// device's first call instead are marked on the devices.
     fn startup(&mut self) {
         let st = &self.cfg.startup;
         let ns = |s: f64| (s * 1e9).round() as u64;
