@@ -6,7 +6,7 @@
 
 use timeline::{Span, SpanKind};
 
-use super::{job_name, Ev, Sim};
+use super::{job_name, ns, Ev, Sim};
 use crate::config::{Config, LockMode};
 use crate::resources::Owner;
 
@@ -186,7 +186,6 @@ impl Sim<'_> {
     /// allocated at the start, and the engine modelled there uploads its parameters first).
     pub(super) fn upload_setup(&mut self, w: u32) -> u64 {
         let st = &self.cfg.startup;
-        let ns = |s: f64| (s * 1e9).round() as u64;
         let now = self.now();
         let (dev, idx, pi) = {
             let wk = &self.workers[w as usize];
@@ -207,13 +206,8 @@ impl Sim<'_> {
         let mut extra = alloc + wait;
         if params {
             let up = ns(st.params_upload_s);
-            if self.record && up > 0 {
-                let mut s = Span::new(SpanKind::H2d, now, now + up).worker(idx).device(dev).arg("what", "params");
-                if let Some(pi) = pi {
-                    let pt = &self.parts[pi as usize];
-                    s = s.job(job_name(pt.proof)).partition(pt.index);
-                }
-                self.spans.push(s);
+            if up > 0 {
+                self.span_with(SpanKind::H2d, now, now + up, pi, Some(idx), Some(dev), Some(("what", "params".into())));
             }
             extra += up;
             self.devices[dev as usize].params_ready_at = now + up;
@@ -260,21 +254,11 @@ impl Sim<'_> {
             (wk.device, wk.index, wk.part)
         };
         let since = self.devices[dev as usize].copy_since;
+        // With a staging set allocated, the span starts with its allocation, as the engine's
+        // does (`staging_ns`), so that `calibrate` reads it back (and leaves it out of the
+        // upload's cost: what the span has after it is the copy alone).
         let alloc = std::mem::take(&mut self.workers[w as usize].staging_alloc);
-        if alloc > 0 && self.record {
-            // The span starts with the staging set's allocation, as the engine's does
-            // (`staging_ns`), so that `calibrate` reads it back (and leaves it out of the
-            // upload's cost: what the span has after it is the copy alone).
-            let began = since.saturating_sub(alloc);
-            let mut s = Span::new(SpanKind::H2d, began, now).worker(idx).device(dev).arg("staging_ns", alloc);
-            if let Some(pi) = pi {
-                let pt = &self.parts[pi as usize];
-                s = s.job(job_name(pt.proof)).partition(pt.index);
-            }
-            self.spans.push(s);
-        } else {
-            self.span(SpanKind::H2d, since, now, pi, Some(idx), Some(dev));
-        }
+        self.span_with(SpanKind::H2d, since.saturating_sub(alloc), now, pi, Some(idx), Some(dev), (alloc > 0).then(|| ("staging_ns", alloc.into())));
         let staged = std::mem::take(&mut self.workers[w as usize].staging);
         let d = &mut self.devices[dev as usize];
         if staged {
@@ -351,14 +335,8 @@ impl Sim<'_> {
             (wk.device, wk.index, wk.part, wk.lock_acquired[l])
         };
         let counted = l == if self.cfg.pipeline.lock == LockMode::TwoLock { 1 } else { 0 };
-        if self.record {
-            let mut s = Span::new(SpanKind::LockHold, acquired, now).worker(idx).device(dev).arg("lock", lock_name(self.cfg.pipeline.lock, l));
-            if let Some(pi) = pi {
-                let pt = &self.parts[pi as usize];
-                s = s.job(job_name(pt.proof)).partition(pt.index);
-            }
-            self.spans.push(s);
-        }
+        let lock = lock_name(self.cfg.pipeline.lock, l);
+        self.span_with(SpanKind::LockHold, acquired, now, pi, Some(idx), Some(dev), Some(("lock", lock.into())));
         let d = &mut self.devices[dev as usize];
         if counted {
             d.lock_busy = d.lock_busy.saturating_add(now - acquired);

@@ -27,6 +27,11 @@ use residency::Residency;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
+/// Seconds as the simulation's nanoseconds.
+fn ns(s: f64) -> u64 {
+    (s * 1e9).round() as u64
+}
+
 /// The longest a simulated run goes (100 years, a sixth of `u64` nanoseconds): past it the
 /// run ends as infeasible with the failure `horizon`.
 pub const HORIZON_NS: u64 = 100 * 31_557_600 * 1_000_000_000;
@@ -274,9 +279,9 @@ impl<'c> Sim<'c> {
             agenda: Agenda::new(),
             rng: Rng::new(cfg.seed),
             prog: program(cfg),
-            upload_ns: (floors::upload_s(cfg) * 1e9).round() as u64,
-            abc_upload_ns: (floors::abc_upload_s(cfg) * 1e9).round() as u64,
-            params_stream_ns: (cfg.params_stream_s() * 1e9).round() as u64,
+            upload_ns: ns(floors::upload_s(cfg)),
+            abc_upload_ns: ns(floors::abc_upload_s(cfg)),
+            params_stream_ns: ns(cfg.params_stream_s()),
             pool: CpuPool::new(cfg.machine.capacity(), cfg.machine.mem_bandwidth_gbs, cfg.contention.clone()).with_worker_pool(cfg.pipeline.prep_threads).with_synth_pool_gain(cfg.cpu.synth_pool_gain, cfg.cpu.synth_pool_exponent),
             parts: Vec::with_capacity((p.proofs as usize).saturating_mul(p.partitions as usize).min(1 << 20)),
             proofs: Vec::with_capacity(p.proofs as usize),
@@ -337,7 +342,15 @@ impl<'c> Sim<'c> {
         }
     }
 
+    /// Record a span of `part` (its job and partition), worker and device when the run is
+    /// recorded.
     fn span(&mut self, kind: SpanKind, start: u64, end: u64, part: Option<u32>, worker: Option<u32>, device: Option<u32>) {
+        self.span_with(kind, start, end, part, worker, device, None);
+    }
+
+    /// [`Sim::span`] with one argument (`key`, value) besides.
+    #[allow(clippy::too_many_arguments)]
+    fn span_with(&mut self, kind: SpanKind, start: u64, end: u64, part: Option<u32>, worker: Option<u32>, device: Option<u32>, arg: Option<(&str, serde_json::Value)>) {
         if !self.record {
             return;
         }
@@ -353,6 +366,9 @@ impl<'c> Sim<'c> {
         }
         s.worker = worker;
         s.device = device;
+        if let Some((k, v)) = arg {
+            s = s.arg(k, v);
+        }
         self.spans.push(s);
     }
 
@@ -678,7 +694,6 @@ impl<'c> Sim<'c> {
     /// device's first call instead are marked on the devices.
     fn startup(&mut self) {
         let st = &self.cfg.startup;
-        let ns = |s: f64| (s * 1e9).round() as u64;
         let resident = !self.cfg.params_streamed();
         let up = if resident { ns(st.params_upload_s) } else { 0 };
         let at_start = st.params_upload == ParamsUpload::Start;
@@ -692,9 +707,9 @@ impl<'c> Sim<'c> {
         if pce > 0 {
             self.pce_spans_left = self.cfg.pipeline.pw;
         }
-        if self.record && up_start > 0 {
+        if up_start > 0 {
             for d in 0..self.cfg.machine.gpus {
-                self.spans.push(Span::new(SpanKind::H2d, 0, up_start).device(d).arg("what", "params"));
+                self.span_with(SpanKind::H2d, 0, up_start, None, None, Some(d), Some(("what", "params".into())));
             }
         }
         if self.ready_at > 0 {
@@ -772,7 +787,7 @@ impl<'c> Sim<'c> {
         for i in 0..p.proofs {
             let t = match p.arrival {
                 Arrival::AllAtOnce => 0,
-                Arrival::Periodic { period_s } => (i as f64 * period_s * 1e9).round() as u64,
+                Arrival::Periodic { period_s } => ns(i as f64 * period_s),
             };
             self.agenda.at(t, Ev::Arrive(i));
         }

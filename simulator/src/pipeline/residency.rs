@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 
 use timeline::{Span, SpanKind};
 
-use super::{Ev, Sim, GIB};
+use super::{ns, Ev, Sim, GIB};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum State {
@@ -88,7 +88,6 @@ impl Residency {
         if cfg.mix.is_empty() {
             return None;
         }
-        let ns = |s: f64| (s * 1e9).round() as u64;
         let mut entries = Vec::with_capacity(2 * cfg.mix.len());
         for (t, m) in cfg.mix.iter().enumerate() {
             for (srs, gib, load) in [(true, m.srs_gib, m.srs_load_s), (false, m.pce_gib, m.pce_load_s)] {
