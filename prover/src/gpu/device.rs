@@ -134,6 +134,23 @@ pub(crate) fn staging_chunks(len: usize, align: usize, max: usize) -> impl Itera
     (0..len).step_by(step).map(move |off| (off, step.min(len - off)))
 }
 
+/// A chunk's host words on their way up: a pinned staging buffer, or pageable memory when
+/// none could be had.
+enum Host {
+    Pinned(StagingBuf),
+    Pageable(Vec<u32>),
+}
+
+impl Host {
+    /// Its first `n` words, to fill.
+    fn words(&mut self, n: usize) -> Result<&mut [u32], GpuError> {
+        Ok(match self {
+            Host::Pinned(b) => &mut b.host.as_mut_slice().ctx("staging buffer")?[..n],
+            Host::Pageable(v) => &mut v[..n],
+        })
+    }
+}
+
 struct StagingBuf {
     host: PinnedHostSlice<u32>,
     /// Recorded after the last copy out of `host`: it must complete before `host` is
@@ -477,34 +494,44 @@ impl Gpu {
         }
         for (off, n) in staging_chunks(len, align, chunk_words) {
             let t1 = std::time::Instant::now();
-            let staged = self.take_staging(n)?;
+            let mut host = self.take_host(n, &mut pinned)?;
             staging_ms += since(t1);
-            let Some(mut staging) = staged else {
-                pinned = false;
-                let t2 = std::time::Instant::now();
-                let mut v = vec![0u32; n];
-                self.staging.fill_on(|| fill(off, &mut v));
-                fill_ms += since(t2);
-                let t3 = std::time::Instant::now();
-                let start = copy.record_event(timing).ctx("cuEventRecord")?;
-                copy.memcpy_htod(&v, &mut buf.slice_mut(off..off + n)).ctx("cuMemcpyHtoDAsync (pageable)")?;
-                let end = copy.record_event(timing).ctx("cuEventRecord")?;
-                copies.push((start, end));
-                queue_ms += since(t3);
-                continue;
-            };
             let t2 = std::time::Instant::now();
-            let host = staging.host.as_mut_slice().ctx("staging buffer")?;
-            self.staging.fill_on(|| fill(off, &mut host[..n]));
+            let words = host.words(n)?;
+            self.staging.fill_on(|| fill(off, words));
             fill_ms += since(t2);
             let t3 = std::time::Instant::now();
-            let start = copy.record_event(timing).ctx("cuEventRecord")?;
-            self.copy_staged(&mut buf, staging, off, n)?;
-            let end = copy.record_event(timing).ctx("cuEventRecord")?;
-            copies.push((start, end));
+            copies.push(self.copy_chunk(&mut buf, host, off, n)?);
             queue_ms += since(t3);
         }
         Ok(Upload { buf, copies, pinned, alloc_ms, staging_ms, fill_ms, queue_ms })
+    }
+
+    /// A chunk's host words: a staging buffer, else pageable memory (`pinned` then false).
+    fn take_host(&self, n: usize, pinned: &mut bool) -> Result<Host, GpuError> {
+        Ok(match self.take_staging(n)? {
+            Some(b) => Host::Pinned(b),
+            None => {
+                *pinned = false;
+                Host::Pageable(vec![0u32; n])
+            }
+        })
+    }
+
+    /// Queues the copy of `host`'s first `n` words into `buf` at word `off` on the copy
+    /// stream between two timing events ([`Gpu::copy_staged`] for a staging buffer).
+    fn copy_chunk(&self, buf: &mut CudaSlice<u32>, host: Host, off: usize, n: usize) -> Result<(CudaEvent, CudaEvent), GpuError> {
+        let copy = &self.staging.copy;
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = copy.record_event(timing).ctx("cuEventRecord")?;
+        match host {
+            Host::Pageable(v) => {
+                copy.memcpy_htod(&v[..n], &mut buf.slice_mut(off..off + n)).ctx("cuMemcpyHtoDAsync (pageable)")?;
+            }
+            Host::Pinned(staging) => self.copy_staged(buf, staging, off, n)?,
+        }
+        let end = copy.record_event(timing).ctx("cuEventRecord")?;
+        Ok((start, end))
     }
 
     /// Queues the copy of `staging`'s first `n` words into `buf` at word `off` on the copy
@@ -538,13 +565,6 @@ impl Gpu {
     /// once its fill is done. `fill_ms` is the time this thread waited for fills.
     #[allow(clippy::too_many_arguments)]
     fn upload_pipelined(&self, pool: &rayon::ThreadPool, mut buf: CudaSlice<u32>, len: usize, align: usize, chunk_words: usize, alloc_ms: f64, fill: &(impl Fn(usize, &mut [u32]) + Sync)) -> Result<Upload, GpuError> {
-        /// A chunk's host words: a pinned staging buffer, or pageable memory without one.
-        enum Host {
-            Pinned(StagingBuf),
-            Pageable(Vec<u32>),
-        }
-        let copy = &self.staging.copy;
-        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let since = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
         let (mut staging_ms, mut fill_ms, mut queue_ms, mut pinned) = (0.0, 0.0, 0.0, true);
         let chunks: Vec<(usize, usize)> = staging_chunks(len, align, chunk_words).collect();
@@ -558,25 +578,15 @@ impl Gpu {
                 while next_fill < chunks.len() && next_fill - next_copy < PIPELINE_DEPTH {
                     let (off, n) = chunks[next_fill];
                     let t1 = std::time::Instant::now();
-                    let mut host = match self.take_staging(n)? {
-                        Some(b) => Host::Pinned(b),
-                        None => {
-                            pinned = false;
-                            Host::Pageable(vec![0u32; n])
-                        }
-                    };
+                    let mut host = self.take_host(n, &mut pinned)?;
                     staging_ms += since(t1);
                     let (tx, i) = (done_tx.clone(), next_fill);
                     scope.spawn(move |_| {
-                        let words: Option<&mut [u32]> = match &mut host {
-                            Host::Pinned(b) => b.host.as_mut_slice().ok().map(|h| &mut h[..n]),
-                            Host::Pageable(v) => Some(&mut v[..]),
-                        };
                         // A fill that panics reports at once, as a chunk that failed (its
                         // message went to stderr), instead of leaving the wait below to time out.
-                        let ok = match words {
-                            Some(w) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fill(off, w))).is_ok(),
-                            None => false,
+                        let ok = match host.words(n) {
+                            Ok(w) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fill(off, w))).is_ok(),
+                            Err(_) => false,
                         };
                         let _ = tx.send((i, host, ok));
                     });
@@ -597,15 +607,7 @@ impl Gpu {
                 let t3 = std::time::Instant::now();
                 while let Some(h) = filled.remove(&next_copy) {
                     let (off, n) = chunks[next_copy];
-                    let start = copy.record_event(timing).ctx("cuEventRecord")?;
-                    match h {
-                        Host::Pageable(v) => {
-                            copy.memcpy_htod(&v, &mut buf.slice_mut(off..off + n)).ctx("cuMemcpyHtoDAsync (pageable)")?;
-                        }
-                        Host::Pinned(staging) => self.copy_staged(&mut buf, staging, off, n)?,
-                    }
-                    let end = copy.record_event(timing).ctx("cuEventRecord")?;
-                    copies.push((start, end));
+                    copies.push(self.copy_chunk(&mut buf, h, off, n)?);
                     next_copy += 1;
                 }
                 queue_ms += since(t3);
