@@ -262,3 +262,22 @@ proptest! {
         let _ = timeline::export::trace::write_trace(&laid, &dir.path().join("t.json"));
     }
 }
+
+/// A case the proptest above found (CI, 2026-12-04): gaps spanning a whole u64 clock on two
+/// devices add up past u64 nanoseconds; the total was saturated and no longer the sum of its
+/// causes.
+#[test]
+fn gaps_adding_up_past_u64_still_sum_to_their_total() {
+    use timeline::event::{Run, RunMeta, Span, SpanKind};
+    let spans: [(u64, u64, u32); 7] = [(0, 0, 0), (i64::MAX as u64, 0, 0), (i64::MAX as u64, i64::MAX as u64, 113), (0, 0, 0), (u64::MAX, u64::MAX, 0), (0, 1, 0), (0, 244, 113)];
+    let mut run = Run::new(RunMeta::new("t"));
+    for (i, (a, b, d)) in spans.iter().enumerate() {
+        let (a, b) = ((*a).min(*b), (*a).max(*b));
+        let kind = [SpanKind::Gpu, SpanKind::Synthesis, SpanKind::Ntt, SpanKind::Finalize][i % 4].clone();
+        run.spans.push(Span::new(kind, a, b).job(format!("j{}", i % 3)).partition(i as u32 % 2).device(*d).worker(*d));
+    }
+    run.normalize();
+    let s = summarize(&run, &AnalyzeOptions::default());
+    assert!(s.idle_gap_totals.idle_total_ms > u64::MAX as f64 / 1e6, "{:?}", s.idle_gap_totals);
+    check_invariants(&s);
+}

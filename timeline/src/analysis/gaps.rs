@@ -362,16 +362,18 @@ pub fn analyze_with(run: &Run, ix: &Index<'_>, opts: &AnalyzeOptions) -> GapAnal
 
 /// Fill the per-cause and overall idle figures of `totals` from listed `gaps`.
 fn by_cause_into(gaps: &[IdleGap], totals: &mut GapTotals) {
-    let mut counts: BTreeMap<GapCause, (u64, u64)> = BTreeMap::new();
-    let (mut idle_ns, mut window_ns) = (0u64, 0u64);
+    // Sums in u128: gaps of a whole u64 clock each (a mangled log) add up past u64, and a
+    // saturated total would no longer be the sum of its causes.
+    let mut counts: BTreeMap<GapCause, (u64, u128)> = BTreeMap::new();
+    let (mut idle_ns, mut window_ns) = (0u128, 0u128);
     for g in gaps {
         let c = counts.entry(g.cause).or_default();
-        let d = g.end_ns.saturating_sub(g.start_ns);
+        let d = u128::from(g.end_ns.saturating_sub(g.start_ns));
         c.0 += 1;
-        c.1 = c.1.saturating_add(d);
-        idle_ns = idle_ns.saturating_add(d);
+        c.1 += d;
+        idle_ns += d;
         if !g.leading {
-            window_ns = window_ns.saturating_add(d);
+            window_ns += d;
         }
     }
     totals.idle_total_ms = ms(idle_ns);

@@ -65,8 +65,8 @@ impl Default for AnalyzeOptions {
 
 /// Nanoseconds to milliseconds.
 #[inline]
-pub fn ms(ns: u64) -> f64 {
-    ns as f64 / 1.0e6
+pub fn ms(ns: impl Into<u128>) -> f64 {
+    ns.into() as f64 / 1.0e6
 }
 
 /// Nanoseconds to seconds.
