@@ -157,6 +157,10 @@ pub struct DeviceSplit {
     pub upload: f64,
     /// h2d time inside kernel spans (already in the kernel costs above).
     pub nested_h2d: f64,
+    /// Of `upload`, the device's part: the copies' `gpu_ns` outside the kernel spans (as the
+    /// analyzer counts an engine's copy: `Span::device_interval`); `None` when no `h2d` span
+    /// of the partition reports its device time.
+    pub upload_device: Option<f64>,
     /// Whether the upload overlapped another partition's `lock_hold` on the same device
     /// (another worker's locked kernels): such uploads stall on the H200 (run 16: 11.5 ms
     /// alone, up to the other worker's whole kernel section beside it).
@@ -187,6 +191,8 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
         .filter_map(|s| Some((s.device, (s.job.clone()?, s.partition?), (s.start_ns, s.end_ns?))))
         .collect();
     let mut h2d_dev: BTreeMap<(String, u32), Option<u32>> = BTreeMap::new();
+    // The device intervals of the h2d spans that report their device time (`gpu_ns`).
+    let mut h2d_gpu: BTreeMap<(String, u32), Vec<(u64, u64)>> = BTreeMap::new();
     for s in &run.spans {
         let Some(g) = DEVICE_GROUPS.iter().position(|g| g.contains(&s.kind)) else { continue };
         // The one-off upload of the parameters is not a partition's cost, even where the
@@ -202,6 +208,11 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
                 by_part.entry((j.clone(), p)).or_default().push((g, (start, e)));
                 if s.kind == SpanKind::H2d {
                     h2d_dev.insert((j.clone(), p), s.device);
+                    if s.args.get(timeline::event::arg::GPU_NS).is_some() {
+                        if let Some(iv) = s.device_interval().filter(|(a, b)| b > a) {
+                            h2d_gpu.entry((j.clone(), p)).or_default().push(iv);
+                        }
+                    }
                 }
             }
         }
@@ -226,6 +237,11 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
                 .filter(|&&(a, b)| !kernels.iter().any(|&(ka, kb)| ka <= a && b <= kb))
                 .any(|&(a, b)| holds.iter().any(|(d, k, (ha, hb))| *k != key && *d == dev && *ha < b && a < *hb));
             let h2d_ms = union_ns(h2d) as f64 / 1e6;
+            let upload_device = h2d_gpu.get(&key).map(|g| {
+                let mut all = kernels.clone();
+                all.extend(g.iter().copied());
+                union_ns(all).saturating_sub(union_ns(kernels.clone())) as f64 / 1e6
+            });
             DeviceSplit {
                 ntt_msm_h: parts[0],
                 batch_add: parts[1],
@@ -233,6 +249,7 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
                 msm_rest: parts[3],
                 upload: parts[4],
                 nested_h2d: (h2d_ms - parts[4]).max(0.0),
+                upload_device,
                 upload_overlapped,
             }
         })
@@ -1389,6 +1406,20 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
             cfg.memory.prestage_vram_gib = 0.0;
         }
         cfg.costs.upload_gib = (upload_ms / 1e3 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64 * 1e3).round() / 1e3;
+        // What of the upload the device spends copying, where the spans say it (`gpu_ns`):
+        // the analyzer counts only that part of an engine's upload as device work (its GPU
+        // floor), and the simulated uploads then say the same (`costs.upload_device_gib`).
+        let device: Vec<f64> = split.iter().filter_map(|d| d.upload_device).collect();
+        cfg.costs.upload_device_gib = None;
+        if !device.is_empty() && cfg.costs.upload_gib > 0.0 {
+            let dev_ms = mean(&device);
+            let gib = ((dev_ms / 1e3 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64 * 1e3).round() / 1e3).min(cfg.costs.upload_gib);
+            cfg.costs.upload_device_gib = Some(gib);
+            rep.notes.push(format!(
+                "upload_device_gib = {gib}: of the upload, {dev_ms:.1} ms per partition is the device's copy (the gpu_ns of the h2d spans outside the kernels, {} partitions), the rest the host's fill; the simulated uploads record it as gpu_ns, so that the analyzer counts the same device work in both",
+                device.len()
+            ));
+        }
         let nested_h2d = mean(&col(|d| d.nested_h2d));
         if nested_h2d > 0.0 {
             rep.notes.push(format!(
@@ -1476,6 +1507,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         cfg.costs.b_g2_msm = Dist::Fixed(r(cpu_ms * cb[1] / ctot));
         cfg.costs.epilogue = Dist::Fixed(r(cpu_ms * cb[2] / ctot));
         cfg.costs.upload_gib = 0.0;
+        cfg.costs.upload_device_gib = None;
         rep.notes.push(format!(
             "device time per partition {device_ms:.0} ms (median spacing of {} saturated call ends); CPU part of a call {cpu_ms:.0} ms (shortest call {call_low:.0} ms minus it), split prep/G2/epilogue and the kernels in the base config's proportions",
             gaps.len()
@@ -2164,6 +2196,9 @@ pub fn scale_to(cfg: &mut Config, from: u64, to: u64, share: Option<f64>) -> Vec
     scale("ntt_msm_h", &mut c.ntt_msm_h, f, &why);
     let lin = Law::Linear.factor(from, to);
     c.upload_gib = (c.upload_gib * lin * 1e6).round() / 1e6;
+    if let Some(d) = c.upload_device_gib.as_mut() {
+        *d = (*d * lin * 1e6).round() / 1e6;
+    }
     // The memory section is the base config's: it describes the target size already (a
     // partition's reservation follows [circuit] when it is not given explicitly).
     match &mut cfg.circuit {

@@ -583,6 +583,14 @@ pub struct Costs {
     /// Bytes uploaded per partition (a/b/c), GiB; the time is upload_gib / pcie_gbs.
     #[serde(default)]
     pub upload_gib: f64,
+    /// The part of `upload_gib` during which the device copies (at `pcie_gbs`, at the end of
+    /// the upload; at most the whole upload); the rest is the host's fill of its staging. Recorded only: the `h2d` span
+    /// of an upload carries it as `gpu_ns`, as the engine's spans do, so that the analyzer
+    /// counts that part alone as device work (its GPU floor); the upload's timing is the same
+    /// with or without it. Absent: the whole upload is device work (`calibrate` sets it from
+    /// the `gpu_ns` of a prover run's uploads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_device_gib: Option<f64>,
     /// VRAM-lock work of two_lock besides the upload (allocation, pool trim), ms.
     #[serde(default = "zero")]
     pub alloc: Dist,
@@ -1061,6 +1069,9 @@ impl Config {
         }
         let c = &self.costs;
         nonneg("costs.upload_gib", c.upload_gib)?;
+        if let Some(d) = c.upload_device_gib {
+            nonneg("costs.upload_device_gib", d)?;
+        }
         if crate::floors::upload_s(self) > crate::costs::MAX_COST_MS / 1e3 {
             return Err(invalid("costs.upload_gib", format!("{} GiB over {} GB/s takes more than 10 years", c.upload_gib, m.pcie_gbs)));
         }
@@ -1326,6 +1337,7 @@ impl Config {
             "contention.prep_slope" => self.contention.prep_slope = f64v()?,
             "costs.b_g2_msm" => self.costs.b_g2_msm = Dist::Fixed(nonneg_ms()?),
             "costs.msm_b_g2" => self.costs.msm_b_g2 = Dist::Fixed(nonneg_ms()?),
+            "costs.upload_device_gib" => self.costs.upload_device_gib = if v == "none" { None } else { Some(f64v()?) },
             "seed" => self.seed = v.parse::<u64>().map_err(|_| invalid(field, format!("`{v}` is not a non-negative integer")))?,
             other => *self = timeline::settings::set_path(self, other, v).map_err(|e| invalid(k, e.reason()))?,
         }

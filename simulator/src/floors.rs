@@ -76,6 +76,12 @@ pub fn upload_s(cfg: &Config) -> f64 {
     cfg.costs.upload_gib * (1u64 << 30) as f64 / (cfg.machine.pcie_gbs * 1e9)
 }
 
+/// The device's part of a partition's upload, seconds (`costs.upload_device_gib` at the
+/// link's rate, at most the whole upload); `None` without the key (the whole upload is).
+pub fn upload_device_s(cfg: &Config) -> Option<f64> {
+    cfg.costs.upload_device_gib.map(|d| (d * (1u64 << 30) as f64 / (cfg.machine.pcie_gbs * 1e9)).min(upload_s(cfg)))
+}
+
 /// The a/b/c part of a partition's upload, seconds: `abc_gib` at the link's rate, at most
 /// the whole upload ([`upload_s`]); 0 when no upload is modelled (`upload_gib = 0`: the
 /// transfers are inside the kernel costs). With `early_release` the a/b/c are given back

@@ -41,6 +41,8 @@ fn jsonl_round_trip_recovers_every_cost() {
     close(k.msm_rest.mean_ms(), 401.0, "rest");
     close(k.b_g2_msm.mean_ms(), 484.0, "b_g2");
     close(k.upload_gib, 12.0, "upload");
+    // The simulated uploads say nothing of their device part: none fitted.
+    assert_eq!(k.upload_device_gib, None);
     assert_eq!(cal.report.gpu_source, "kernel spans");
     let p = &cal.config.pipeline;
     assert_eq!((p.proofs, p.partitions, p.pw, p.gw), (3, 10, 10, 2));
@@ -392,4 +394,19 @@ fn costs_scale_to_a_larger_partition_by_their_laws() {
     assert_eq!(c.memory, before.memory);
     assert_eq!(c.circuit.as_ref().map(|x| x.constraints), Some(b));
     assert!(notes.iter().any(|n| n.contains("NTT share 0.25")), "{notes:?}");
+}
+
+#[test]
+fn the_device_part_of_the_uploads_is_recovered_from_their_gpu_ns() {
+    // phase9's uploads (12 GiB) with 3 GiB of each on the device: the h2d spans carry it as
+    // gpu_ns, and calibrate gives it back as upload_device_gib (the upload itself unchanged).
+    let mut c = config("phase9");
+    c.pipeline.proofs = 3;
+    c.costs.upload_device_gib = Some(3.0);
+    let cal = calibrate(&[("sim".into(), recorded(&c))], &config("phase9")).unwrap();
+    let k = &cal.config.costs;
+    assert!((k.upload_gib - 12.0).abs() <= 0.06, "{}", k.upload_gib);
+    let d = k.upload_device_gib.unwrap_or_else(|| panic!("not fitted: {:?}", cal.report.notes));
+    assert!((d - 3.0).abs() <= 0.015, "{d}");
+    assert!(cal.report.notes.iter().any(|n| n.starts_with("upload_device_gib = ")), "{:?}", cal.report.notes);
 }

@@ -187,3 +187,38 @@ fn parameters_stream_when_they_do_not_fit_and_stay_resident_when_they_do() {
     let r = simulate(&c, Options::default()).result;
     assert_eq!(r.failure.map(|f| f.kind), Some("vram_oom".into()));
 }
+
+#[test]
+fn an_uploads_device_part_is_what_the_analyzer_counts_as_device_work() {
+    // kernels, upload after the preparation: W0 uploads 1–2, kernels 2–4; W1 uploads 2–3,
+    // kernels 4–6 (as above). The analyzer's GPU floor counts each partition's device work:
+    // without `upload_device_gib` the whole upload, 1 s + 2 s of kernels = 3000 ms a
+    // partition; with 0.25 GiB of it on the device (0.25 s at 2^30/1e9 GB/s, recorded as the
+    // h2d span's `gpu_ns`, at its end, as the engine records its copies) 0.25 + 2 = 2250 ms.
+    // The run itself is the same: 6 s either way.
+    use timeline::analysis::{summarize, AnalyzeOptions};
+    let whole = base("kernels", "upload_after_prep = true", "");
+    let mut part = whole.clone();
+    part.set("costs.upload_device_gib", "0.25").unwrap();
+    part.validate().unwrap();
+    let serial_gpu_ms = |c: &Config| {
+        let out = simulate(c, Options { record: true });
+        assert!((out.result.makespan_s - 6.0).abs() < 1e-9, "{}", out.result.makespan_s);
+        let run = out.run.unwrap();
+        let h2d: Vec<_> = run.spans.iter().filter(|s| s.kind == SpanKind::H2d).collect();
+        assert_eq!(h2d.len(), 2);
+        assert!(h2d.iter().all(|s| s.duration_ns() == 1_000_000_000));
+        let gpu_ns: Vec<Option<u64>> = h2d.iter().map(|s| s.args.get("gpu_ns").and_then(|v| v.as_u64())).collect();
+        let f = summarize(&run, &AnalyzeOptions::default()).verdict.floors;
+        (f.serial_gpu_ms_per_partition.unwrap(), gpu_ns)
+    };
+    let (ms, gpu_ns) = serial_gpu_ms(&whole);
+    assert!((ms - 3000.0).abs() < 1e-6 && gpu_ns == vec![None, None], "{ms} {gpu_ns:?}");
+    let (ms, gpu_ns) = serial_gpu_ms(&part);
+    assert!((ms - 2250.0).abs() < 1e-6 && gpu_ns == vec![Some(250_000_000); 2], "{ms} {gpu_ns:?}");
+    // At most the whole upload; negative refused, naming the key.
+    part.set("costs.upload_device_gib", "4").unwrap();
+    assert!((serial_gpu_ms(&part).0 - 3000.0).abs() < 1e-6);
+    part.set("costs.upload_device_gib", "-1").unwrap();
+    assert!(part.validate().err().expect("refused").to_string().contains("costs.upload_device_gib"));
+}

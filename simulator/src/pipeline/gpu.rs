@@ -259,6 +259,13 @@ impl Sim<'_> {
         // upload's cost: what the span has after it is the copy alone).
         let alloc = std::mem::take(&mut self.workers[w as usize].staging_alloc);
         self.span_with(SpanKind::H2d, since.saturating_sub(alloc), now, pi, Some(idx), Some(dev), (alloc > 0).then(|| ("staging_ns", alloc.into())));
+        // The device's part of it (`costs.upload_device_gib`), at its end, as the engine's
+        // spans say it (`gpu_ns`): the analyzer counts only that part as device work.
+        if let (Some(d), true) = (self.upload_device_ns, self.record) {
+            if let Some(s) = self.spans.last_mut() {
+                s.args.insert("gpu_ns".into(), d.min(now - since).into());
+            }
+        }
         let staged = std::mem::take(&mut self.workers[w as usize].staging);
         let d = &mut self.devices[dev as usize];
         if staged {

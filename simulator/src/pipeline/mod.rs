@@ -178,6 +178,8 @@ struct Sim<'c> {
     upload_ns: u64,
     /// The a/b/c part of the upload ([`floors::abc_upload_s`]), ns.
     abc_upload_ns: u64,
+    /// The device's part of an upload, ns (`costs.upload_device_gib`), recorded as `gpu_ns`.
+    upload_device_ns: Option<u64>,
     /// Streaming the parameters for one partition (0 when resident), ns.
     params_stream_ns: u64,
     pool: CpuPool,
@@ -281,6 +283,7 @@ impl<'c> Sim<'c> {
             prog: program(cfg),
             upload_ns: ns(floors::upload_s(cfg)),
             abc_upload_ns: ns(floors::abc_upload_s(cfg)),
+            upload_device_ns: floors::upload_device_s(cfg).map(ns),
             params_stream_ns: ns(cfg.params_stream_s()),
             pool: CpuPool::new(cfg.machine.capacity(), cfg.machine.mem_bandwidth_gbs, cfg.contention.clone()).with_worker_pool(cfg.pipeline.prep_threads).with_synth_pool_gain(cfg.cpu.synth_pool_gain, cfg.cpu.synth_pool_exponent),
             parts: Vec::with_capacity((p.proofs as usize).saturating_mul(p.partitions as usize).min(1 << 20)),
