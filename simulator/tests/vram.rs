@@ -220,5 +220,5 @@ fn an_uploads_device_part_is_what_the_analyzer_counts_as_device_work() {
     part.set("costs.upload_device_gib", "4").unwrap();
     assert!((serial_gpu_ms(&part).0 - 3000.0).abs() < 1e-6);
     part.set("costs.upload_device_gib", "-1").unwrap();
-    assert!(part.validate().err().expect("refused").to_string().contains("costs.upload_device_gib"));
+    assert!(part.validate().unwrap_err().to_string().contains("costs.upload_device_gib"));
 }
