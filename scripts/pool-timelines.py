@@ -1,7 +1,15 @@
 #!/usr/bin/env python3
 """Side-by-side statistics of measured and simulated timelines (issue 21, the binding miss at pw >= 8).
 
-usage: pool-timelines.py RUN.jsonl[.gz] [...]
+usage: pool-timelines.py RUN.jsonl[.gz] [...]           (details per run)
+       pool-timelines.py --table RUN.jsonl[.gz] [...]   (one line per run)
+
+Table columns: pw; synthesis wall mean, first wave, later (ms); its spread (cv); syntheses at
+once (time average); burst (share of completion spacings < 20 ms); kernels and device work per
+partition (ms, copies by gpu_ns as the analyzer counts them); gpu_queue wait (ms); the
+analyzer's synthesis and GPU floors (s/proof) and their ratio; nest (share of syntheses ending
+within 3 ms of a later-started one's end); slot (share of the permits' time synthesising);
+the larger floor.
 
 Per run: the syntheses' wall times (first wave = started before the first synthesis ended;
 steady = the rest), how many ran at once, the spacing of their completions, the GPU's idle
@@ -211,11 +219,34 @@ def row(path, label=None):
     burst = sum(1 for g in gaps if g < 20e6) / len(gaps)
     qw = st.mean(s["end_ns"] - s["start_ns"] for s in spans if s["kind"] == "gpu_queue") / 1e6
     print(f"{(label or path)[:34]:34s} {pw:3d} {st.mean(w)/1e6:7.0f} {st.mean(wave)/1e6:6.0f} {st.mean(later)/1e6:6.0f} {st.pstdev(w)/st.mean(w):5.2f} {conc:5.2f} {burst:5.2f} "
-          f"{ker_u/1e6:6.1f} {dev_u/1e6:6.1f} {qw:6.0f} {sf:6.3f} {gf:6.3f} {sf/gf:5.2f} {b}")
+          f"{ker_u/1e6:6.1f} {dev_u/1e6:6.1f} {qw:6.0f} {sf:6.3f} {gf:6.3f} {sf/gf:5.2f} {nested_share(syn):5.2f} {slot_share(syn):5.2f} {b}")
+
+
+def nested_share(syn):
+    """Of the syntheses with a later-started one beside them (started > 5 ms after), the share
+    that ended within 3 ms of such a one's end: rayon's nesting (an older synthesis cannot
+    return before the newer one a thread of it took on has)."""
+    cand = held = 0
+    for s in syn:
+        later = [o for o in syn if s["start_ns"] + 5e6 < o["start_ns"] < s["end_ns"]]
+        if later:
+            cand += 1
+            held += any(abs(o["end_ns"] - s["end_ns"]) <= 3e6 for o in later)
+    return held / cand if cand else float("nan")
+
+
+def slot_share(syn):
+    """Share of the permits' time spent synthesising between the first synthesis end and the
+    last synthesis start (the rest: finished, waiting to send, or idle)."""
+    a = min(s["end_ns"] for s in syn)
+    b = max(s["start_ns"] for s in syn)
+    slots = {s.get("worker") for s in syn}
+    busy = sum(max(0, min(s["end_ns"], b) - max(s["start_ns"], a)) for s in syn)
+    return busy / (len(slots) * (b - a)) if b > a else float("nan")
 
 
 def table(paths):
-    print(f"{'run':34s} {'pw':>3s} {'syn ms':>7s} {'wave':>6s} {'later':>6s} {'cv':>5s} {'conc':>5s} {'burst':>5s} {'kern':>6s} {'devwk':>6s} {'queue':>6s} {'synF':>6s} {'gpuF':>6s} {'s/g':>5s} floor-verdict")
+    print(f"{'run':34s} {'pw':>3s} {'syn ms':>7s} {'wave':>6s} {'later':>6s} {'cv':>5s} {'conc':>5s} {'burst':>5s} {'kern':>6s} {'devwk':>6s} {'queue':>6s} {'synF':>6s} {'gpuF':>6s} {'s/g':>5s} {'nest':>5s} {'slot':>5s} floor-verdict")
     for p in paths:
         row(p)
 
