@@ -164,7 +164,7 @@ impl Summary {
 /// Run every analysis.
 pub fn summarize(run: &Run, opts: &AnalyzeOptions) -> Summary {
     let t0 = std::time::Instant::now();
-    let s = summarize_inner(run, opts);
+    let s = summarize_inner(run, opts, run.spans.len() >= THREADED_SPANS);
     tracing::debug!(
         "analysed {} spans, {} jobs ({} complete) in {:.1} ms: binding {}",
         s.run.spans,
@@ -176,37 +176,57 @@ pub fn summarize(run: &Run, opts: &AnalyzeOptions) -> Summary {
     s
 }
 
-fn summarize_inner(run: &Run, opts: &AnalyzeOptions) -> Summary {
-    // Two independent halves on two threads (the target machine has two cores); small
-    // runs stay on one thread.
+/// From this many spans on, [`summarize`] spreads the analyses over threads.
+const THREADED_SPANS: usize = 50_000;
+
+/// Every analysis; `threaded`: the analyses that need no index (utilisation, phases) run
+/// beside the index and what needs it, and so do the analyses of each proof type when a log
+/// mixes types (the target machine has two cores); else all on this thread (small runs:
+/// threads cost more than they save). Both give the same summary (tested).
+fn summarize_inner(run: &Run, opts: &AnalyzeOptions, threaded: bool) -> Summary {
+    let big = threaded;
     let side = || (utilization::analyze(run), phases::analyze(run), run.devices());
-    let main = || {
+    std::thread::scope(|outer| {
+        let side_h = big.then(|| outer.spawn(side));
         let ix = tables::Index::build(run);
-        let t = tables::from_index(&ix);
-        let g = gaps::analyze_with(run, &ix, opts);
-        let tr = transitions::analyze_with(run, &ix);
-        let tp = throughput::analyze_with(run, &ix);
-        (ix, t, g, tr, tp)
-    };
-    std::thread::scope(|sc| {
-        let ((ix, t, g, tr, tp), (util, ph, devices)) = if run.spans.len() >= 50_000 {
-            let h = sc.spawn(side);
-            let m = main();
-            (m, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-        } else {
-            (main(), side())
-        };
         let host = host::analyze(run);
-        let mem = memory::analyze(run);
-        let v = verdict::decide(run, &ix, &tp, &util, &g.gaps, &g.totals, &tr, host.as_ref(), opts);
-        let multi = devices::analyze(run, &g, host.as_ref());
-        let (types, primary) = by_type(run, &ix, &tp, &v, &util, &g.gaps, host.as_ref(), opts);
+        // The gaps of the whole run, for the proof types' verdicts (set once below).
+        let gaps_done: std::sync::OnceLock<gaps::GapAnalysis> = std::sync::OnceLock::new();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let (t, tr, tp, util, ph, devices, mem, v, multi, types, primary) = std::thread::scope(|inner| {
+            let types_h = (ix.types.len() > 1).then(|| {
+                let (ix, host, gaps_done) = (&ix, host.as_ref(), &gaps_done);
+                let work = move || types_analyse(run, ix, || rx.recv().ok().and_then(|_| gaps_done.get()), host, opts);
+                if big { Ok(inner.spawn(work)) } else { Err(work) }
+            });
+            let t = tables::from_index(&ix);
+            let _ = gaps_done.set(gaps::analyze_with(run, &ix, opts));
+            let _ = tx.send(());
+            let g = gaps_done.get().expect("set just above");
+            let tr = transitions::analyze_with(run, &ix);
+            let tp = throughput::analyze_with(run, &ix);
+            let (util, ph, devices) = match side_h {
+                Some(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                None => side(),
+            };
+            let mem = memory::analyze(run);
+            // The whole run's verdict while the types' analyses run.
+            let v = verdict::decide(run, &ix, &tp, &util, &g.gaps, &g.totals, &tr, host.as_ref(), opts);
+            let multi = devices::analyze(run, g, host.as_ref());
+            let types = types_h.map(|h| match h {
+                Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                Err(work) => work(),
+            });
+            let (types, primary) = by_type(&ix, &tp, &v, &util, &g.gaps, types);
+            (t, tr, tp, util, ph, devices, mem, v, multi, types, primary)
+        });
         let daemon_runs = if run.diagnostics.daemon_runs.len() > 1 { by_daemon_run(run, opts) } else { Vec::new() };
         let (tp, v) = match primary {
             Some(p) if types.len() > 1 => (types[p].throughput.clone(), types[p].verdict.clone()),
             _ => (tp, v),
         };
         let failed = failures(run, &ix);
+        let g = gaps_done.into_inner().unwrap_or_default();
         let mut s = assemble(run, opts, ix.jobs.len(), devices, t, util, g, tr, tp, ph, v, host, mem);
         if let Some((n, first)) = failed {
             s.proofs_failed = n;
@@ -247,49 +267,77 @@ fn failures(run: &Run, ix: &tables::Index<'_>) -> Option<(u64, String)> {
     Some((n.max(1), at))
 }
 
-/// The headline per proof type (see [`Summary::proof_types`]) and the index of the primary
-/// type. One type: the whole-run figures. Several: each type's jobs as a run of their own
-/// for throughput, floors and verdict; the gaps are the whole run's that ended at the
-/// type's work (a gap is a gap whatever ran around it).
-#[allow(clippy::too_many_arguments)]
-fn by_type(
+/// Each proof type's jobs analysed as a run of their own: copied (only the arguments the
+/// analyses read: [`crate::event::Span::for_analysis`]), then their throughput, utilisation
+/// and transitions; the verdicts wait for the whole run's gaps (`gaps`, which blocks until
+/// they are known): each type's are the gaps that ended at its work (a gap is a gap
+/// whatever ran around it).
+fn types_analyse<'g>(
     run: &Run,
+    ix: &tables::Index<'_>,
+    gaps: impl FnOnce() -> Option<&'g gaps::GapAnalysis>,
+    host: Option<&HostLoad>,
+    opts: &AnalyzeOptions,
+) -> Vec<ProofTypeSummary> {
+    let subs: Vec<Run> = (0..ix.types.len())
+        .map(|t| {
+            let mut sub = Run::new(run.meta.clone());
+            sub.spans = run
+                .spans
+                .iter()
+                .zip(&ix.part_of_span)
+                .filter(|(_, p)| p.is_some_and(|p| ix.job_type[ix.parts[p as usize].job as usize] as usize == t))
+                .map(|(s, _)| s.for_analysis())
+                .collect();
+            sub
+        })
+        .collect();
+    let pre: Vec<_> = subs
+        .iter()
+        .map(|sub| {
+            let sub_ix = tables::Index::build(sub);
+            let tp = throughput::analyze_with(sub, &sub_ix);
+            let util = utilization::analyze(sub);
+            let tr = transitions::analyze_with(sub, &sub_ix);
+            (sub_ix, tp, util, tr)
+        })
+        .collect();
+    let all: &[IdleGap] = gaps().map_or(&[], |g| &g.gaps);
+    ix.types
+        .iter()
+        .zip(subs.iter().zip(pre))
+        .enumerate()
+        .map(|(t, ((name, src), (sub, (sub_ix, tp, util, tr))))| {
+            let mine: Vec<IdleGap> = all.iter().filter(|g| g.after_type.as_deref() == Some(name.as_str())).cloned().collect();
+            let totals = gaps::totals_of(&mine, opts.min_gap_ms);
+            let mut v = verdict::decide(sub, &sub_ix, &tp, &util, &mine, &totals, &tr, host, opts);
+            v.headline = format!("{name}: {}", v.headline);
+            let jobs = ix.job_type.iter().filter(|&&x| x as usize == t).count() as u64;
+            let idle: f64 = mine.iter().map(|g| g.duration_ms).sum();
+            type_summary(name, src.as_str(), jobs, &tp, &v, &util, idle)
+        })
+        .collect()
+}
+
+/// The headline per proof type (see [`Summary::proof_types`]) and the index of the primary
+/// type. One type: the whole-run figures. Several: each type's jobs analysed as a run of
+/// their own (`types`, from [`types_analyse`]).
+fn by_type(
     ix: &tables::Index<'_>,
     tp: &Throughput,
     v: &Verdict,
     util: &Utilization,
     gaps: &[IdleGap],
-    host: Option<&HostLoad>,
-    opts: &AnalyzeOptions,
+    types: Option<Vec<ProofTypeSummary>>,
 ) -> (Vec<ProofTypeSummary>, Option<usize>) {
-    let jobs_of = |t: usize| ix.job_type.iter().filter(|&&x| x as usize == t).count() as u64;
-    let idle_before = |name: &str| gaps.iter().filter(|g| g.after_type.as_deref() == Some(name)).map(|g| g.duration_ms).sum::<f64>();
-    let mut out: Vec<ProofTypeSummary> = Vec::with_capacity(ix.types.len());
-    if ix.types.len() == 1 {
-        let (name, src) = &ix.types[0];
-        out.push(type_summary(name, src.as_str(), jobs_of(0), tp, v, util, idle_before(name)));
-        return (out, Some(0));
-    }
-    for (t, (name, src)) in ix.types.iter().enumerate() {
-        let spans: Vec<crate::event::Span> = run
-            .spans
-            .iter()
-            .zip(&ix.part_of_span)
-            .filter(|(_, p)| p.is_some_and(|p| ix.job_type[ix.parts[p as usize].job as usize] as usize == t))
-            .map(|(s, _)| s.clone())
-            .collect();
-        let mut sub = Run::new(run.meta.clone());
-        sub.spans = spans;
-        let sub_ix = tables::Index::build(&sub);
-        let sub_tp = throughput::analyze_with(&sub, &sub_ix);
-        let sub_util = utilization::analyze(&sub);
-        let sub_tr = transitions::analyze_with(&sub, &sub_ix);
-        let mine: Vec<IdleGap> = gaps.iter().filter(|g| g.after_type.as_deref() == Some(name.as_str())).cloned().collect();
-        let totals = gaps::totals_of(&mine, opts.min_gap_ms);
-        let mut sub_v = verdict::decide(&sub, &sub_ix, &sub_tp, &sub_util, &mine, &totals, &sub_tr, host, opts);
-        sub_v.headline = format!("{name}: {}", sub_v.headline);
-        out.push(type_summary(name, src.as_str(), jobs_of(t), &sub_tp, &sub_v, &sub_util, idle_before(name)));
-    }
+    let mut out = match types {
+        Some(t) if ix.types.len() > 1 => t,
+        _ => {
+            let Some((name, src)) = ix.types.first() else { return (Vec::new(), None) };
+            let idle = gaps.iter().filter(|g| g.after_type.as_deref() == Some(name.as_str())).map(|g| g.duration_ms).sum::<f64>();
+            return (vec![type_summary(name, src.as_str(), ix.jobs.len() as u64, tp, v, util, idle)], Some(0));
+        }
+    };
     // The primary type: most completed proofs, then most jobs, then first seen.
     let primary = (0..out.len()).max_by(|&a, &b| {
         (out[a].proofs_completed, out[a].jobs).cmp(&(out[b].proofs_completed, out[b].jobs)).then(b.cmp(&a))
@@ -333,7 +381,7 @@ fn by_daemon_run(run: &Run, opts: &AnalyzeOptions) -> Vec<DaemonRunSummary> {
             let (a, b) = ((d.start_ms * 1e6).round() as u64, (d.end_ms * 1e6).round() as u64);
             let mut sub = Run::new(run.meta.clone());
             sub.spans = run.spans.iter().filter(|s| (a..=b).contains(&s.start_ns)).cloned().collect();
-            let s = summarize_inner(&sub, opts);
+            let s = summarize_inner(&sub, opts, sub.spans.len() >= THREADED_SPANS);
             DaemonRunSummary { index: d.index, first_line: d.first_line, start_ms: d.start_ms, end_ms: d.end_ms, placed_by: d.placed_by.clone(), proof_types: s.proof_types }
         })
         .collect()
@@ -398,5 +446,48 @@ fn assemble(
         proof_types: Vec::new(),
         primary_proof_type: None,
         daemon_runs: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shared cuzk sample (PoRep, 10 partitions) with a WindowPoSt whole-proof job and a
+    /// job cut short by the log's end: three proof types, so every path of the per-type
+    /// analyses runs.
+    fn mixed() -> Run {
+        let post = "TIMELINE,170000,SYNTH_START,wpost-1,kind=window-post\nTIMELINE,172000,SYNTH_END,wpost-1,synth_ms=2000\nTIMELINE,172001,GPU_QUEUE,wpost-1,monolithic\nTIMELINE,172003,GPU_START,wpost-1,worker=0\nTIMELINE,181740,GPU_END,wpost-1,worker=0,gpu_ms=9737\nTIMELINE,182000,SYNTH_START,cut-1,partition=0\nTIMELINE,183000,SYNTH_END,cut-1,partition=0\n";
+        crate::read::read_str(&format!("{}{post}", include_str!("../../assets/cuzk-sample.log")), None)
+    }
+
+    #[test]
+    fn threaded_and_single_threaded_analyses_agree() {
+        let run = mixed();
+        let opts = AnalyzeOptions::default();
+        let one = summarize_inner(&run, &opts, false);
+        assert_eq!(one.proof_types.len(), 3, "{:?}", one.proof_types.iter().map(|t| &t.proof_type).collect::<Vec<_>>());
+        let two = summarize_inner(&run, &opts, true);
+        assert_eq!(serde_json::to_string(&one).unwrap(), serde_json::to_string(&two).unwrap());
+    }
+
+    /// A type's run of its own keeps only the arguments the analyses read, and its figures
+    /// are those of the type's jobs alone (the PoSt's single call, first synthesis → GPU end).
+    #[test]
+    fn a_types_copy_keeps_what_the_analyses_read() {
+        let s = summarize_inner(&mixed(), &AnalyzeOptions::default(), true);
+        let post = s.proof_types.iter().find(|t| t.proof_type == "window-post").expect("the PoSt type");
+        assert_eq!(post.proofs_completed, 1);
+        assert!(post.total_s_per_proof.is_some_and(|t| (t - 11.74).abs() < 1e-9), "{:?}", post.total_s_per_proof);
+        let mut sp = crate::event::Span::new(crate::event::SpanKind::H2d, 0, 100);
+        for (k, v) in [("gpu_ns", 40), ("finish_ns", 10), ("bytes", 1 << 20)] {
+            sp.args.insert(k.into(), v.into());
+        }
+        sp.args.insert("what".into(), "abc".into());
+        let c = sp.for_analysis();
+        let keys: Vec<&str> = c.args.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["finish_ns", "gpu_ns", "what"]);
+        assert_eq!(c.device_interval(), sp.device_interval());
+        assert_eq!((c.start_ns, c.end_ns, c.kind), (sp.start_ns, sp.end_ns, sp.kind));
     }
 }
