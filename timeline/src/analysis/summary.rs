@@ -194,6 +194,9 @@ fn summarize_inner(run: &Run, opts: &AnalyzeOptions, threaded: bool) -> Summary 
         let gaps_done: std::sync::OnceLock<gaps::GapAnalysis> = std::sync::OnceLock::new();
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let (t, tr, tp, util, ph, devices, mem, v, multi, types, primary) = std::thread::scope(|inner| {
+            // Owned here: should anything below panic, the sender goes with this closure and
+            // the types' thread, waiting for the gaps, ends instead of waiting for ever.
+            let tx = tx;
             let types_h = (ix.types.len() > 1).then(|| {
                 let (ix, host, gaps_done) = (&ix, host.as_ref(), &gaps_done);
                 let work = move || types_analyse(run, ix, || rx.recv().ok().and_then(|_| gaps_done.get()), host, opts);
