@@ -1405,7 +1405,9 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
             cfg.pipeline.upload_after_prep = true;
             cfg.memory.prestage_vram_gib = 0.0;
         }
-        cfg.costs.upload_gib = (upload_ms / 1e3 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64 * 1e3).round() / 1e3;
+        // Milliseconds over the link as GiB, to the MiB.
+        let gib_of_ms = |ms: f64| (ms / 1e3 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64 * 1e3).round() / 1e3;
+        cfg.costs.upload_gib = gib_of_ms(upload_ms);
         // What of the upload the device spends copying, where the spans say it (`gpu_ns`):
         // the analyzer counts only that part of an engine's upload as device work (its GPU
         // floor), and the simulated uploads then say the same (`costs.upload_device_gib`).
@@ -1413,7 +1415,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         cfg.costs.upload_device_gib = None;
         if !device.is_empty() && cfg.costs.upload_gib > 0.0 {
             let dev_ms = mean(&device);
-            let gib = ((dev_ms / 1e3 * base.machine.pcie_gbs * 1e9 / (1u64 << 30) as f64 * 1e3).round() / 1e3).min(cfg.costs.upload_gib);
+            let gib = gib_of_ms(dev_ms).min(cfg.costs.upload_gib);
             cfg.costs.upload_device_gib = Some(gib);
             rep.notes.push(format!(
                 "upload_device_gib = {gib}: of the upload, {dev_ms:.1} ms per partition is the device's copy (the gpu_ns of the h2d spans outside the kernels, {} partitions), the rest the host's fill; the simulated uploads record it as gpu_ns, so that the analyzer counts the same device work in both",
@@ -2195,10 +2197,10 @@ pub fn scale_to(cfg: &mut Config, from: u64, to: u64, share: Option<f64>) -> Vec
     };
     scale("ntt_msm_h", &mut c.ntt_msm_h, f, &why);
     let lin = Law::Linear.factor(from, to);
-    c.upload_gib = (c.upload_gib * lin * 1e6).round() / 1e6;
-    if let Some(d) = c.upload_device_gib.as_mut() {
-        *d = (*d * lin * 1e6).round() / 1e6;
-    }
+    c.scale_upload(lin);
+    let r6 = |x: f64| (x * 1e6).round() / 1e6;
+    c.upload_gib = r6(c.upload_gib);
+    c.upload_device_gib = c.upload_device_gib.map(r6);
     // The memory section is the base config's: it describes the target size already (a
     // partition's reservation follows [circuit] when it is not given explicitly).
     match &mut cfg.circuit {

@@ -599,6 +599,16 @@ pub struct Costs {
     pub pickup: Dist,
 }
 
+impl Costs {
+    /// The upload `f` times as large: its bytes, and with them the device's part of it.
+    pub fn scale_upload(&mut self, f: f64) {
+        self.upload_gib *= f;
+        if let Some(d) = self.upload_device_gib.as_mut() {
+            *d *= f;
+        }
+    }
+}
+
 fn zero() -> Dist {
     Dist::Fixed(0.0)
 }

@@ -79,10 +79,7 @@ pub fn changes(base: &Config, levels_pct: &[f64]) -> Vec<(String, String, Config
             let mut c = base.clone();
             for k in keys {
                 if *k == "upload" {
-                    c.costs.upload_gib *= f;
-                    if let Some(d) = c.costs.upload_device_gib.as_mut() {
-                        *d *= f;
-                    }
+                    c.costs.scale_upload(f);
                 } else if let Some(d) = cost_mut(&mut c, k) {
                     *d = d.scaled(f);
                 }

@@ -258,14 +258,11 @@ impl Sim<'_> {
         // does (`staging_ns`), so that `calibrate` reads it back (and leaves it out of the
         // upload's cost: what the span has after it is the copy alone).
         let alloc = std::mem::take(&mut self.workers[w as usize].staging_alloc);
-        self.span_with(SpanKind::H2d, since.saturating_sub(alloc), now, pi, Some(idx), Some(dev), (alloc > 0).then(|| ("staging_ns", alloc.into())));
         // The device's part of it (`costs.upload_device_gib`), at its end, as the engine's
         // spans say it (`gpu_ns`): the analyzer counts only that part as device work.
-        if let (Some(d), true) = (self.upload_device_ns, self.record) {
-            if let Some(s) = self.spans.last_mut() {
-                s.args.insert("gpu_ns".into(), d.min(now - since).into());
-            }
-        }
+        let staging = (alloc > 0).then(|| ("staging_ns", alloc.into()));
+        let device = self.upload_device_ns.map(|d| (timeline::event::arg::GPU_NS, d.min(now - since).into()));
+        self.span_with(SpanKind::H2d, since.saturating_sub(alloc), now, pi, Some(idx), Some(dev), staging.into_iter().chain(device));
         let staged = std::mem::take(&mut self.workers[w as usize].staging);
         let d = &mut self.devices[dev as usize];
         if staged {

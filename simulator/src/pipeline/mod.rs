@@ -351,9 +351,9 @@ impl<'c> Sim<'c> {
         self.span_with(kind, start, end, part, worker, device, None);
     }
 
-    /// [`Sim::span`] with one argument (`key`, value) besides.
+    /// [`Sim::span`] with arguments (`key`, value) besides (an `Option` for one or none).
     #[allow(clippy::too_many_arguments)]
-    fn span_with(&mut self, kind: SpanKind, start: u64, end: u64, part: Option<u32>, worker: Option<u32>, device: Option<u32>, arg: Option<(&str, serde_json::Value)>) {
+    fn span_with<'k>(&mut self, kind: SpanKind, start: u64, end: u64, part: Option<u32>, worker: Option<u32>, device: Option<u32>, args: impl IntoIterator<Item = (&'k str, serde_json::Value)>) {
         if !self.record {
             return;
         }
@@ -369,7 +369,7 @@ impl<'c> Sim<'c> {
         }
         s.worker = worker;
         s.device = device;
-        if let Some((k, v)) = arg {
+        for (k, v) in args {
             s = s.arg(k, v);
         }
         self.spans.push(s);
