@@ -184,10 +184,9 @@ const THREADED_SPANS: usize = 50_000;
 /// mixes types (the target machine has two cores); else all on this thread (small runs:
 /// threads cost more than they save). Both give the same summary (tested).
 fn summarize_inner(run: &Run, opts: &AnalyzeOptions, threaded: bool) -> Summary {
-    let big = threaded;
     let side = || (utilization::analyze(run), phases::analyze(run), run.devices());
     std::thread::scope(|outer| {
-        let side_h = big.then(|| outer.spawn(side));
+        let side_h = threaded.then(|| outer.spawn(side));
         let ix = tables::Index::build(run);
         let host = host::analyze(run);
         // The gaps of the whole run, for the proof types' verdicts (set once below).
@@ -200,7 +199,7 @@ fn summarize_inner(run: &Run, opts: &AnalyzeOptions, threaded: bool) -> Summary 
             let types_h = (ix.types.len() > 1).then(|| {
                 let (ix, host, gaps_done) = (&ix, host.as_ref(), &gaps_done);
                 let work = move || types_analyse(run, ix, || rx.recv().ok().and_then(|_| gaps_done.get()), host, opts);
-                if big { Ok(inner.spawn(work)) } else { Err(work) }
+                if threaded { Ok(inner.spawn(work)) } else { Err(work) }
             });
             let t = tables::from_index(&ix);
             let _ = gaps_done.set(gaps::analyze_with(run, &ix, opts));
