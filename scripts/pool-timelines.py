@@ -9,7 +9,7 @@ once (time average); burst (share of completion spacings < 20 ms); kernels and d
 partition (ms, copies by gpu_ns as the analyzer counts them); gpu_queue wait (ms); the
 analyzer's synthesis and GPU floors (s/proof) and their ratio; nest (share of syntheses ending
 within 3 ms of a later-started one's end); slot (share of the permits' time synthesising);
-the larger floor.
+gpuwk (share of the GPU workers' time in a prove call over the steady window); the larger floor.
 
 Per run: the syntheses' wall times (first wave = started before the first synthesis ended;
 steady = the rest), how many ran at once, the spacing of their completions, the GPU's idle
@@ -219,7 +219,7 @@ def row(path, label=None):
     burst = sum(1 for g in gaps if g < 20e6) / len(gaps)
     qw = st.mean(s["end_ns"] - s["start_ns"] for s in spans if s["kind"] == "gpu_queue") / 1e6
     print(f"{(label or path)[:34]:34s} {pw:3d} {st.mean(w)/1e6:7.0f} {st.mean(wave)/1e6:6.0f} {st.mean(later)/1e6:6.0f} {st.pstdev(w)/st.mean(w):5.2f} {conc:5.2f} {burst:5.2f} "
-          f"{ker_u/1e6:6.1f} {dev_u/1e6:6.1f} {qw:6.0f} {sf:6.3f} {gf:6.3f} {sf/gf:5.2f} {nested_share(syn):5.2f} {slot_share(syn):5.2f} {b}")
+          f"{ker_u/1e6:6.1f} {dev_u/1e6:6.1f} {qw:6.0f} {sf:6.3f} {gf:6.3f} {sf/gf:5.2f} {nested_share(syn):5.2f} {slot_share(syn):5.2f} {worker_share(spans):5.2f} {b}")
 
 
 def nested_share(syn):
@@ -245,8 +245,21 @@ def slot_share(syn):
     return busy / (len(slots) * (b - a)) if b > a else float("nan")
 
 
+def worker_share(spans):
+    """Share of the GPU workers' time inside a prove call (`gpu` spans) over the steady window:
+    from the start of the fifth of the calls in start order to the end of the last fifth's
+    (ramp and tail left out). Below 1: the workers waited for partitions."""
+    calls = sorted((s["start_ns"], s["end_ns"], (s.get("device"), s.get("worker"))) for s in spans if s["kind"] == "gpu")
+    if len(calls) < 5:
+        return float("nan")
+    t0, t1 = calls[len(calls) // 5][0], calls[-(len(calls) // 5)][1]
+    workers = {c[2] for c in calls}
+    busy = sum(max(0, min(b, t1) - max(a, t0)) for a, b, _ in calls)
+    return busy / (len(workers) * (t1 - t0)) if t1 > t0 else float("nan")
+
+
 def table(paths):
-    print(f"{'run':34s} {'pw':>3s} {'syn ms':>7s} {'wave':>6s} {'later':>6s} {'cv':>5s} {'conc':>5s} {'burst':>5s} {'kern':>6s} {'devwk':>6s} {'queue':>6s} {'synF':>6s} {'gpuF':>6s} {'s/g':>5s} {'nest':>5s} {'slot':>5s} floor-verdict")
+    print(f"{'run':34s} {'pw':>3s} {'syn ms':>7s} {'wave':>6s} {'later':>6s} {'cv':>5s} {'conc':>5s} {'burst':>5s} {'kern':>6s} {'devwk':>6s} {'queue':>6s} {'synF':>6s} {'gpuF':>6s} {'s/g':>5s} {'nest':>5s} {'slot':>5s} {'gpuwk':>5s} floor-verdict")
     for p in paths:
         row(p)
 
