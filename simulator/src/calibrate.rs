@@ -188,7 +188,7 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
     // Locked sections per device, with their partition, for `upload_overlapped`.
     let holds: Vec<(Option<u32>, (String, u32), (u64, u64))> = run
         .spans_of(&SpanKind::LockHold)
-        .filter_map(|s| Some((s.device, (s.job.clone()?, s.partition?), (s.start_ns, s.end_ns?))))
+        .filter_map(|s| Some((s.device, (s.job.as_deref()?.to_string(), s.partition?), (s.start_ns, s.end_ns?))))
         .collect();
     let mut h2d_dev: BTreeMap<(String, u32), Option<u32>> = BTreeMap::new();
     // The device intervals of the h2d spans that report their device time (`gpu_ns`).
@@ -205,12 +205,12 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
             // A staging set allocated for this upload is a one-time cost (`startup`).
             let start = (s.start_ns + staging_alloc_ns(s).unwrap_or(0)).min(e);
             if e > start {
-                by_part.entry((j.clone(), p)).or_default().push((g, (start, e)));
+                by_part.entry((j.to_string(), p)).or_default().push((g, (start, e)));
                 if s.kind == SpanKind::H2d {
-                    h2d_dev.insert((j.clone(), p), s.device);
+                    h2d_dev.insert((j.to_string(), p), s.device);
                     if s.args.get(timeline::event::arg::GPU_NS).is_some() {
                         if let Some(iv) = s.device_interval().filter(|(a, b)| b > a) {
-                            h2d_gpu.entry((j.clone(), p)).or_default().push(iv);
+                            h2d_gpu.entry((j.to_string(), p)).or_default().push(iv);
                         }
                     }
                 }
@@ -365,7 +365,7 @@ fn per_partition_derated(run: &Run, iso: &[(usize, f64)], kinds: &[SpanKind]) ->
     for &(i, ms) in iso {
         let s = &run.spans[i];
         if let (true, Some(j), Some(p)) = (kinds.contains(&s.kind), &s.job, s.partition) {
-            *m.entry((j.clone(), p)).or_default() += ms;
+            *m.entry((j.to_string(), p)).or_default() += ms;
         }
     }
     m.into_values().collect()
@@ -1256,7 +1256,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     let mut parts_per_job: HashMap<&str, BTreeSet<u32>> = HashMap::new();
     for s in &first.spans {
         if let (Some(j), Some(p)) = (&s.job, s.partition) {
-            parts_per_job.entry(j.as_str()).or_default().insert(p);
+            parts_per_job.entry(&**j).or_default().insert(p);
         }
     }
     cfg.pipeline.partitions = parts_per_job.values().map(|s| s.len() as u32).max().unwrap_or(1).max(1);
@@ -1290,7 +1290,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     let mut job_iv: HashMap<&str, (u64, u64)> = HashMap::new();
     for s in &first.spans {
         if let (Some(j), Some(e)) = (&s.job, s.end_ns) {
-            let x = job_iv.entry(j.as_str()).or_insert((s.start_ns, e));
+            let x = job_iv.entry(&**j).or_insert((s.start_ns, e));
             x.0 = x.0.min(s.start_ns);
             x.1 = x.1.max(e);
         }
@@ -1446,7 +1446,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
                     let lock = s.args.get("lock").and_then(|v| v.as_str()).unwrap_or("");
                     let kernel_lock = lock == "compute" || (lock == "gpu" && cfg.pipeline.lock == LockMode::Kernels);
                     if let (true, Some(d), Some(j), Some(p)) = (kernel_lock, dur_ms(s), &s.job, s.partition) {
-                        *holds.entry((ri, j.clone(), p)).or_default() += d;
+                        *holds.entry((ri, j.to_string(), p)).or_default() += d;
                     }
                 }
             }
@@ -1544,7 +1544,7 @@ pub fn steady_from_partitions(run: &Run) -> Option<f64> {
     let mut ends: std::collections::BTreeMap<(String, u32), u64> = Default::default();
     for sp in &run.spans {
         if let (Some(p), Some(e)) = (sp.partition, sp.end_ns) {
-            let k = (sp.job.clone().unwrap_or_default(), p);
+            let k = (sp.job.as_deref().unwrap_or_default().to_string(), p);
             let v = ends.entry(k).or_insert(0);
             *v = (*v).max(e);
         }

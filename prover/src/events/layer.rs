@@ -29,7 +29,7 @@ impl FieldVisitor<'_> {
     fn put(&mut self, field: &Field, v: serde_json::Value) {
         let as_u32 = |v: &serde_json::Value| v.as_u64().and_then(|x| u32::try_from(x).ok());
         match field.name() {
-            "job" => self.0.job = Some(v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())),
+            "job" => self.0.job = Some(v.as_str().map(Into::into).unwrap_or_else(|| v.to_string().into())),
             "partition" => self.0.partition = as_u32(&v),
             "worker" => self.0.worker = as_u32(&v),
             "device" => self.0.device = as_u32(&v),

@@ -634,14 +634,14 @@ fn events(laid: &LaidOut<'_>, ev: &mut impl Sink) {
     let mut gpu_of: FxHashMap<(&str, u32), Vec<usize>> = FxHashMap::default();
     for (i, s) in run.spans.iter().enumerate() {
         if let (SpanKind::Gpu, Some(j), Some(p)) = (&s.kind, &s.job, s.partition) {
-            gpu_of.entry((j.as_str(), p)).or_default().push(i);
+            gpu_of.entry((&**j, p)).or_default().push(i);
         }
     }
     let mut flow_id = 0u64;
     for (i, s) in run.spans.iter().enumerate() {
         let (SpanKind::Synthesis, Some(j), Some(p), Some(_)) = (&s.kind, &s.job, s.partition, s.end_ns) else { continue };
         let Some((spid, stid, ss, se)) = at(i) else { continue };
-        let Some(cands) = gpu_of.get(&(j.as_str(), p)) else { continue };
+        let Some(cands) = gpu_of.get(&(&**j, p)) else { continue };
         let Some((gpid, gtid, gs, _)) = cands.iter().filter_map(|&g| at(g)).filter(|g| g.2 >= se).min_by_key(|g| g.2) else {
             continue;
         };

@@ -456,7 +456,7 @@ mod tests {
                 s.end_ns = len.map(|l| start + l);
                 s.worker = worker;
                 s.device = device;
-                s.job = job.map(|j| format!("j{j}"));
+                s.job = job.map(|j| format!("j{j}").into());
                 s.partition = Some(part);
                 if let Some(l) = lane {
                     s.args.insert(crate::event::arg::LANE.into(), l.into());
