@@ -2,7 +2,7 @@
 //! types, bad JSON and bad fields are rejected line by line with the line number; the
 //! rest of the file still loads.
 
-use crate::event::{Counter, Record, Run, Span, MAX_TIME_NS};
+use crate::event::{Counter, JobId, Record, Run, Span, MAX_TIME_NS};
 
 /// Decode one record. Our writer puts the tag first (`{"type":"span",…`): such lines are
 /// decoded straight into their type (the extra `type` field is ignored), which avoids
@@ -59,6 +59,8 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
     // The line of each kept span (same index), to name duplicates.
     let mut span_lines: Vec<u64> = Vec::new();
     let too_late = |t: u64| t > MAX_TIME_NS;
+    // Each job id once, shared by its spans (serde gives every span an allocation of its own).
+    let mut ids: rustc_hash::FxHashSet<JobId> = Default::default();
     for (n, item) in items {
         run.diagnostics.lines_total += 1;
         let rec = match item {
@@ -83,7 +85,16 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
                     meta_seen = true;
                 }
             }
-            Record::Span(s) => {
+            Record::Span(mut s) => {
+                if let Some(j) = s.job.take() {
+                    s.job = Some(match ids.get(&*j) {
+                        Some(shared) => shared.clone(),
+                        None => {
+                            ids.insert(j.clone());
+                            j
+                        }
+                    });
+                }
                 if let Some(t) = [Some(s.start_ns), s.end_ns].into_iter().flatten().find(|&t| too_late(t)) {
                     run.diagnostics.reject(n, format!("span `{}`: time {t} ns is beyond 10 years ({MAX_TIME_NS} ns), not a time of a run", s.kind));
                     continue;
@@ -171,4 +182,27 @@ fn drop_duplicates(run: &mut Run, lines: &[u64]) {
         k += 1;
         !drop[k - 1]
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::read::{read_str, Format};
+
+    #[test]
+    fn spans_of_one_job_share_its_id() {
+        let log = "\
+{\"type\":\"span\",\"kind\":\"synthesis\",\"start_ns\":0,\"end_ns\":5,\"job\":\"a\",\"partition\":0}
+{\"type\":\"span\",\"kind\":\"synthesis\",\"start_ns\":1,\"end_ns\":6,\"job\":\"b\",\"partition\":0}
+{\"type\":\"span\",\"kind\":\"gpu\",\"start_ns\":5,\"end_ns\":9,\"job\":\"a\",\"partition\":0}
+{\"type\":\"span\",\"kind\":\"gpu\",\"start_ns\":6,\"end_ns\":9,\"job\":\"b\",\"partition\":0}
+";
+        let run = read_str(log, Some(Format::Jsonl));
+        assert_eq!(run.spans.len(), 4, "{:?}", run.diagnostics);
+        let of = |name: &str| run.spans.iter().filter_map(|s| s.job.as_ref()).filter(|j| &***j == name).collect::<Vec<_>>();
+        for name in ["a", "b"] {
+            let ids = of(name);
+            assert_eq!(ids.len(), 2);
+            assert!(std::sync::Arc::ptr_eq(ids[0], ids[1]), "{name}: two copies of one id");
+        }
+    }
 }
