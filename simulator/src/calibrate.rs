@@ -39,6 +39,7 @@ use timeline::stats::union_ns;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
+use timeline::event::JobId;
 use timeline::{Run, Span, SpanKind};
 use timeline::analysis::utilization::max_concurrency;
 
@@ -184,15 +185,15 @@ const DEVICE_GROUPS: [&[SpanKind]; 5] = [
 
 /// Per partition (job, partition) of `run` with any device-work span: its [`DeviceSplit`].
 pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
-    let mut by_part: BTreeMap<(String, u32), Vec<(usize, (u64, u64))>> = BTreeMap::new();
+    let mut by_part: BTreeMap<(JobId, u32), Vec<(usize, (u64, u64))>> = BTreeMap::new();
     // Locked sections per device, with their partition, for `upload_overlapped`.
-    let holds: Vec<(Option<u32>, (String, u32), (u64, u64))> = run
+    let holds: Vec<(Option<u32>, (JobId, u32), (u64, u64))> = run
         .spans_of(&SpanKind::LockHold)
-        .filter_map(|s| Some((s.device, (s.job.as_deref()?.to_string(), s.partition?), (s.start_ns, s.end_ns?))))
+        .filter_map(|s| Some((s.device, (s.job.clone()?, s.partition?), (s.start_ns, s.end_ns?))))
         .collect();
-    let mut h2d_dev: BTreeMap<(String, u32), Option<u32>> = BTreeMap::new();
+    let mut h2d_dev: BTreeMap<(JobId, u32), Option<u32>> = BTreeMap::new();
     // The device intervals of the h2d spans that report their device time (`gpu_ns`).
-    let mut h2d_gpu: BTreeMap<(String, u32), Vec<(u64, u64)>> = BTreeMap::new();
+    let mut h2d_gpu: BTreeMap<(JobId, u32), Vec<(u64, u64)>> = BTreeMap::new();
     for s in &run.spans {
         let Some(g) = DEVICE_GROUPS.iter().position(|g| g.contains(&s.kind)) else { continue };
         // The one-off upload of the parameters is not a partition's cost, even where the
@@ -205,12 +206,12 @@ pub fn device_split(run: &Run) -> Vec<DeviceSplit> {
             // A staging set allocated for this upload is a one-time cost (`startup`).
             let start = (s.start_ns + staging_alloc_ns(s).unwrap_or(0)).min(e);
             if e > start {
-                by_part.entry((j.to_string(), p)).or_default().push((g, (start, e)));
+                by_part.entry((j.clone(), p)).or_default().push((g, (start, e)));
                 if s.kind == SpanKind::H2d {
-                    h2d_dev.insert((j.to_string(), p), s.device);
+                    h2d_dev.insert((j.clone(), p), s.device);
                     if s.args.get(timeline::event::arg::GPU_NS).is_some() {
                         if let Some(iv) = s.device_interval().filter(|(a, b)| b > a) {
-                            h2d_gpu.entry((j.to_string(), p)).or_default().push(iv);
+                            h2d_gpu.entry((j.clone(), p)).or_default().push(iv);
                         }
                     }
                 }
@@ -361,11 +362,11 @@ pub fn params_upload(run: &Run) -> Option<(u64, f64)> {
 /// Per-partition sums of the isolated durations `iso` (index in `run.spans`, ms; from
 /// [`cpu_demand::derate`]) of the spans of `kinds` (a partition may have several spans).
 fn per_partition_derated(run: &Run, iso: &[(usize, f64)], kinds: &[SpanKind]) -> Vec<f64> {
-    let mut m: BTreeMap<(String, u32), f64> = BTreeMap::new();
+    let mut m: BTreeMap<(JobId, u32), f64> = BTreeMap::new();
     for &(i, ms) in iso {
         let s = &run.spans[i];
         if let (true, Some(j), Some(p)) = (kinds.contains(&s.kind), &s.job, s.partition) {
-            *m.entry((j.to_string(), p)).or_default() += ms;
+            *m.entry((j.clone(), p)).or_default() += ms;
         }
     }
     m.into_values().collect()
@@ -1440,13 +1441,13 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
         // the simulator; two_lock: "compute"): its hold should match the device work.
         if matches!(cfg.pipeline.lock, LockMode::Kernels | LockMode::TwoLock) {
             // Keyed by run too: several runs of one configuration share job and partition ids.
-            let mut holds: BTreeMap<(usize, String, u32), f64> = BTreeMap::new();
+            let mut holds: BTreeMap<(usize, JobId, u32), f64> = BTreeMap::new();
             for (ri, (_, r)) in runs.iter().enumerate() {
                 for s in r.spans_of(&SpanKind::LockHold) {
                     let lock = s.args.get("lock").and_then(|v| v.as_str()).unwrap_or("");
                     let kernel_lock = lock == "compute" || (lock == "gpu" && cfg.pipeline.lock == LockMode::Kernels);
                     if let (true, Some(d), Some(j), Some(p)) = (kernel_lock, dur_ms(s), &s.job, s.partition) {
-                        *holds.entry((ri, j.to_string(), p)).or_default() += d;
+                        *holds.entry((ri, j.clone(), p)).or_default() += d;
                     }
                 }
             }
@@ -1541,10 +1542,10 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
 /// Steady s/proof of a run from its partition completions (the last span end of each
 /// partition): (last − first) / (n − 1) × partitions per proof; `None` under 2 partitions.
 pub fn steady_from_partitions(run: &Run) -> Option<f64> {
-    let mut ends: std::collections::BTreeMap<(String, u32), u64> = Default::default();
+    let mut ends: std::collections::BTreeMap<(JobId, u32), u64> = Default::default();
     for sp in &run.spans {
         if let (Some(p), Some(e)) = (sp.partition, sp.end_ns) {
-            let k = (sp.job.as_deref().unwrap_or_default().to_string(), p);
+            let k = (sp.job.clone().unwrap_or_default(), p);
             let v = ends.entry(k).or_insert(0);
             *v = (*v).max(e);
         }
@@ -1552,7 +1553,7 @@ pub fn steady_from_partitions(run: &Run) -> Option<f64> {
     let per_proof = {
         let mut jobs: std::collections::BTreeMap<&str, u32> = Default::default();
         for (j, _) in ends.keys() {
-            *jobs.entry(j.as_str()).or_insert(0) += 1;
+            *jobs.entry(&**j).or_insert(0) += 1;
         }
         jobs.values().copied().max()? as f64
     };
