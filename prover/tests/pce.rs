@@ -66,6 +66,38 @@ fn pce_extraction_with_the_witness_gives_the_same_matrices_and_assignment() {
 }
 
 #[test]
+fn pce_products_into_reused_vectors_equal_fresh_ones() {
+    // Vectors of an earlier partition (other values), too short, too long or empty: the
+    // products overwrite them whole, and the unsatisfied row is found again.
+    let p = pce::extract(PorepLike::new(1 << 12, 1)).unwrap();
+    let columns = |seed: u64, corrupt: Option<usize>| {
+        let mut c = PorepLike::new(1 << 12, seed);
+        c.corrupt_row = corrupt;
+        let w = pce::witness::generate(c, p.num_inputs(), p.num_aux()).unwrap();
+        let mut col = w.aux;
+        col.extend_from_slice(&w.inputs);
+        col
+    };
+    let (w1, w2) = (columns(1, None), columns(2, None));
+    let want = pce::products(&p, &w2, 64);
+    assert_eq!(want.first_unsatisfied, None);
+    let n = p.num_constraints();
+    let junk = |len: usize| vec![-Scalar::from(7u64); len];
+    for (what, out) in [
+        ("an earlier partition's", pce::products(&p, &w1, 64)),
+        ("short", pce::Products { a: junk(3), b: junk(n - 1), c: Vec::new(), first_unsatisfied: Some(9) }),
+        ("long", pce::Products { a: junk(n + 5), b: junk(2 * n), c: junk(n), first_unsatisfied: None }),
+        ("empty", pce::Products::default()),
+    ] {
+        let got = pce::eval::products_into(&p, &w2, 64, out);
+        assert!(got == want, "{what} vectors");
+    }
+    let bad = pce::products(&p, &columns(2, Some(10)), 64).first_unsatisfied;
+    assert!(bad.is_some());
+    assert_eq!(pce::eval::products_into(&p, &columns(2, Some(10)), 64, want).first_unsatisfied, bad);
+}
+
+#[test]
 fn pce_shape_hash_is_stable_and_tells_shapes_apart() {
     let h = |f: Family, n: u64, s: u64| pce::extract(f.circuit(n, s)).unwrap().shape_hash();
     assert_eq!(h(Family::PorepLike, 1 << 10, 1), h(Family::PorepLike, 1 << 10, 2));

@@ -38,21 +38,42 @@ pub struct Products {
     pub first_unsatisfied: Option<usize>,
 }
 
-/// a = A·w, b = B·w, c = C·w on the current rayon pool, `chunk_rows` rows per task.
-/// `w` is the witness in the PCE's column order: aux first, then the inputs (ONE first).
+impl Products {
+    /// Empty vectors with room for `n` rows each ([`with_capacity_huge`]).
+    pub fn with_capacity(n: usize) -> Products {
+        Products { a: with_capacity_huge(n), b: with_capacity_huge(n), c: with_capacity_huge(n), first_unsatisfied: None }
+    }
+}
+
+/// a = A·w, b = B·w, c = C·w on the current rayon pool, `chunk_rows` rows per task, into
+/// fresh vectors. `w` is the witness in the PCE's column order: aux first, then the inputs
+/// (ONE first).
 ///
 /// # Panics
 /// When `w` does not have one value per column of the PCE.
 pub fn products(pce: &Pce, w: &[Scalar], chunk_rows: usize) -> Products {
+    products_into(pce, w, chunk_rows, Products::with_capacity(pce.num_constraints()))
+}
+
+/// [`products`] into the vectors of `out` (an earlier result, or [`Products::with_capacity`]):
+/// their contents are overwritten, their allocations kept when large enough. Vectors whose
+/// pages are already mapped skip what fresh ones cost first — a page fault and the kernel's
+/// zeroing of every page, a second write of all of a, b and c.
+///
+/// # Panics
+/// When `w` does not have one value per column of the PCE.
+pub fn products_into(pce: &Pce, w: &[Scalar], chunk_rows: usize, out: Products) -> Products {
     assert_eq!(w.len(), pce.columns(), "the witness must have one value per column of the pre-compiled constraints");
     let n = pce.num_constraints();
     let chunk = chunk_rows.max(1);
     let (ma, mb, mc) = pce.matrices();
     let (oa, ob, oc) = pce.ops();
     let cx = Ctx { w, one_col: pce.num_aux(), consts: consts() };
-    let mut a: Vec<Scalar> = with_capacity_huge(n);
-    let mut b: Vec<Scalar> = with_capacity_huge(n);
-    let mut c: Vec<Scalar> = with_capacity_huge(n);
+    let Products { mut a, mut b, mut c, .. } = out;
+    for v in [&mut a, &mut b, &mut c] {
+        v.clear();
+        v.reserve_exact(n);
+    }
     let first_unsatisfied = {
         let (sa, sb, sc) = (&mut a.spare_capacity_mut()[..n], &mut b.spare_capacity_mut()[..n], &mut c.spare_capacity_mut()[..n]);
         sa.par_chunks_mut(chunk)
@@ -144,6 +165,7 @@ fn rows_with<I: Copy + Into<u32>>(m: &CsrMatrix, ops: &[Op], idx: &[I], r0: usiz
         }
         let mut acc = Acc::default();
         for k in start..end {
+
             // SAFETY: a `Pce` holds only validated matrices (`CsrMatrix::validate`): every
             // offset is at most the number of non-zeros (= cols.len() = idx.len()), every
             // column is below the PCE's column count (= w.len(), asserted by `products`),
