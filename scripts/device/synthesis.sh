@@ -20,7 +20,7 @@
 # then on the machine (device run, carry ["dist"]):
 #   bash scripts/device/synthesis.sh
 #   LOGS_FULL="22" SPLITS="8x2" REPS=5 BUDGET=300 bash scripts/device/synthesis.sh
-# (LOGS_FULL: sizes with all cores; SPLITS: threads x syntheses at SPLIT_LOG; SPLITS_SKIP_CIRCUIT
+# (LOGS_FULL: sizes with all cores, "" for none; SPLITS: threads x syntheses at SPLIT_LOG; SPLITS_SKIP_CIRCUIT
 # set: the splits time the PCE path only; MIX_LOG: the mix16 run, "" for none; CACHE_LOG: the
 # size whose cache file is timed.)
 set -uo pipefail
@@ -30,7 +30,7 @@ OUT=${OUT:-/tmp/proofscope-synthesis-out}
 REPS=${REPS:-3}
 BUDGET=${BUDGET:-450}
 CORES=$(nproc)
-LOGS_FULL=${LOGS_FULL:-"22 24"}
+LOGS_FULL=${LOGS_FULL-"22 24"}
 SPLITS=${SPLITS-"$((CORES / 2))x2 $((CORES / 4))x4 $((CORES / 8))x8"}
 SPLIT_LOG=${SPLIT_LOG:-22}
 MIX_LOG=${MIX_LOG-22}
