@@ -474,17 +474,25 @@ fn the_host_copy_of_queries_every_device_holds_is_released_and_the_budget_given_
     let e = start(ParamsHost::Auto, ResidentQueries::ALL);
     let freed = kept_resident - e.ram().resident();
     assert!(freed >= query_bytes.min(kept_resident) * 9 / 10 && freed > 0, "freed {freed} of {query_bytes} B");
+    // ... and the GPU worker's call memory without the gathered bases: its MSMs index the
+    // device's copy (one worker, no CPU fallback once the host copy is gone).
+    let plan = e.memory_plan().partition;
+    assert!(plan.call_bases > 0 && plan.call_on_resident_queries() + plan.call_bases == plan.call);
+    assert_eq!(freed, query_bytes + plan.call_bases, "the queries' bytes and the bases' share");
     e.submit(engine::porep_jobs(1, 2, N, 4).remove(0));
     let r = e.collect(1, Duration::from_secs(60)).expect("the job finishes");
     assert_eq!(r[0].proofs.as_ref().expect("proofs verify").len(), 2);
     e.shutdown().unwrap();
-    // Only H held: only H's bytes come back.
+    // Only H held: only H's bytes come back; the MSM queries stream, the call keeps its bases.
     let only_h = start(ParamsHost::Auto, ResidentQueries { h: true, ..Default::default() });
     assert_eq!(kept_resident - only_h.ram().resident(), h_bytes);
+    // Every MSM query held but H: the bases' share comes back with them.
+    let msm = start(ParamsHost::Auto, ResidentQueries { h: false, ..ResidentQueries::ALL });
+    assert_eq!(kept_resident - msm.ram().resident(), query_bytes - h_bytes + plan.call_bases);
     // Nothing held (the CPU backend): nothing released.
     let none = start(ParamsHost::Auto, ResidentQueries::default());
     assert_eq!(none.ram().resident(), kept_resident);
-    for e in [kept, only_h, none] {
+    for e in [kept, only_h, msm, none] {
         e.shutdown().unwrap();
     }
 }

@@ -747,11 +747,16 @@ impl Config {
         }
     }
 
-    /// One GPU call's host memory (MSM preparation of A and L, gathered bases), GiB: from
-    /// `[circuit]` when it gives query sizes, else 0 (the engine reserves it once per GPU
-    /// worker; [`crate::memory`]).
+    /// One GPU call's host memory (MSM preparation of A and L, and the gathered bases when
+    /// the parameters stream: on the device's own copy the MSMs gather nothing on the host),
+    /// GiB: from `[circuit]` when it gives query sizes, else 0 (the engine reserves it once
+    /// per GPU worker; [`crate::memory`]).
     pub fn call_ram_gib(&self) -> f64 {
-        self.circuit.as_ref().map_or(0.0, |c| crate::memory::working_set(c).call() as f64 / GIB)
+        self.circuit.as_ref().map_or(0.0, |c| {
+            let w = crate::memory::working_set(c);
+            let bases = if self.params_streamed() { 0 } else { w.msm_bases };
+            w.call().saturating_sub(bases) as f64 / GIB
+        })
     }
 
     /// Resident on the host before any proof: baseline + parameters + PCE + one GPU call's

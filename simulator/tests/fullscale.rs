@@ -11,12 +11,20 @@ fn fullscale() -> Config {
 #[test]
 fn the_budget_admits_five_partitions_and_the_run_completes() {
     let c = fullscale();
-    // 125.8 − 5 = 120.8 GiB; resident 2 + 8.25 + one GPU worker's call memory 20.33;
-    // a synthesis 17.17 (16.03 + the B preparation 1.14): (120.8 − 30.58) / 17.17 = 5.3,
-    // five at once.
+    // 125.8 − 5 = 120.8 GiB; resident 2 + 8.25 + one GPU worker's call memory 8.33 (the A
+    // and L preparation: on the device's copy of the parameters the MSMs gather no bases on
+    // the host, as in the engine); a synthesis 17.17 (16.03 + the B preparation 1.14):
+    // (120.8 − 18.58) / 17.17 = 5.95, five at once.
     assert!((c.budget_gib().unwrap() - 120.8).abs() < 1e-9);
     assert!((c.partition_gib() - 17.174).abs() < 0.001, "{}", c.partition_gib());
-    assert!((c.call_ram_gib() - 20.325).abs() < 0.001, "{}", c.call_ram_gib());
+    assert!((c.call_ram_gib() - 8.325).abs() < 0.001, "{}", c.call_ram_gib());
+    // Streamed parameters (a 16 GiB card): the call gathers its bases on the host, 96 B a
+    // point of the largest G1 query (12 GiB) more.
+    let mut streamed = c.clone();
+    streamed.set("vram_budget", "16").unwrap();
+    streamed.set("memory.params_gib", "45.0").unwrap();
+    assert!(streamed.params_streamed());
+    assert!((streamed.call_ram_gib() - 20.325).abs() < 0.001, "{}", streamed.call_ram_gib());
     assert!((c.resident_gib() - (2.0 + 8.25 + c.call_ram_gib())).abs() < 1e-9);
     let mut two = c.clone();
     two.set("gw", "2").unwrap();

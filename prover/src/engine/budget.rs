@@ -407,6 +407,11 @@ pub struct PartitionEstimate {
     pub rest: u64,
     #[serde(default)]
     pub call: u64,
+    /// Of `call`, the largest MSM's gathered bases: only a query streamed from the host (or
+    /// a CPU fallback's MSMs) gathers them there; a call on queries its device holds indexes
+    /// the device's copy ([`PartitionEstimate::call_on_resident_queries`]).
+    #[serde(default)]
+    pub call_bases: u64,
 }
 
 impl PartitionEstimate {
@@ -420,11 +425,17 @@ impl PartitionEstimate {
         self.synthesis().saturating_add(self.call)
     }
 
+    /// What a GPU call holds when every device holds the MSM queries (L, A, B in G1 and G2)
+    /// and no CPU fallback runs: the preparation without the gathered bases.
+    pub fn call_on_resident_queries(&self) -> u64 {
+        self.call.saturating_sub(self.call_bases)
+    }
+
     /// From the shape: `domain` = n, `inputs` (with ONE), `aux`, and the points of the
     /// A, B (G1 = G2) and L queries: [`timeline::bytes::working_set`] with the MSM terms.
     pub fn from_shape(domain: u64, inputs: u64, aux: u64, a_points: u64, b_points: u64, l_points: u64) -> PartitionEstimate {
         let w = timeline::bytes::working_set(domain, inputs, aux, Some(timeline::bytes::QueryPoints { a: a_points, b: b_points, l: l_points }));
-        PartitionEstimate { abc: w.abc, rest: w.rest(), call: w.call() }
+        PartitionEstimate { abc: w.abc, rest: w.rest(), call: w.call(), call_bases: w.msm_bases }
     }
 
     pub fn for_shape(s: &ParamsShape) -> PartitionEstimate {
@@ -775,7 +786,7 @@ mod tests {
         let plan = MemoryPlan {
             params: 3 << 30,
             pce: Some(PceSize { bytes: 1 << 30, measured: false }),
-            partition: PartitionEstimate { abc: 12 << 30, rest: 2 << 30, call: 1 << 30 },
+            partition: PartitionEstimate { abc: 12 << 30, rest: 2 << 30, call: 1 << 30, call_bases: 0 },
             call_slots: 2,
             staging: 0,
         };

@@ -530,10 +530,11 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
 
 /// `memory.params_host = "auto"`: every device takes its copy of the queries now
 /// ([`Backend::make_resident`], span `h2d` what=params under `dispatch`), then the host copy of
-/// each query every device holds is freed. Returns the bytes freed (0 where a device holds
-/// none, e.g. the CPU backend, where a device failed to take them — warned, they are then
-/// uploaded on first use as before —, or where someone else holds the parameters too).
-fn release_host_queries(params: &mut Arc<Parameters>, backends: &[Arc<dyn Backend>], dispatch: Option<tracing::Dispatch>) -> u64 {
+/// each query every device holds is freed. Returns the queries every device holds (none where
+/// a device failed to take them) and the bytes freed (0 where a device holds none, e.g. the
+/// CPU backend, where a device failed to take them — warned, they are then uploaded on first
+/// use as before —, or where someone else holds the parameters too).
+fn release_host_queries(params: &mut Arc<Parameters>, backends: &[Arc<dyn Backend>], dispatch: Option<tracing::Dispatch>) -> (crate::backend::ResidentQueries, u64) {
     let mut held = crate::backend::ResidentQueries::ALL;
     for b in backends {
         let r = match &dispatch {
@@ -544,20 +545,20 @@ fn release_host_queries(params: &mut Arc<Parameters>, backends: &[Arc<dyn Backen
             Ok(r) => held = held.and(r),
             Err(e) => {
                 tracing::warn!("device {}: uploading the parameters at start failed ({e}); the host keeps its copy", b.device());
-                return 0;
+                return (crate::backend::ResidentQueries::default(), 0);
             }
         }
     }
     if !held.any() {
-        return 0;
+        return (held, 0);
     }
     let Some(p) = Arc::get_mut(params) else {
         tracing::warn!("the parameters are shared outside the engine: the host keeps its copy");
-        return 0;
+        return (held, 0);
     };
     let bytes = p.h.release_if(held.h) + p.l.release_if(held.l) + p.a.release_if(held.a) + p.b_g1.release_if(held.b_g1) + p.b_g2.release_if(held.b_g2);
     tracing::info!("released the host copy of queries {} ({:.1} GiB): every device holds them", held.names().join(", "), bytes as f64 / (1u64 << 30) as f64);
-    bytes
+    (held, bytes)
 }
 
 impl Engine {
@@ -595,9 +596,9 @@ impl Engine {
         }
         let params_ram = ram.reserve_resident("the parameters", plan.params).map_err(too_large)?;
         let mut params = params;
-        let released = match cfg.memory.params_host {
+        let (held, released) = match cfg.memory.params_host {
             budget::ParamsHost::Auto => release_host_queries(&mut params, &backends, cfg.events.then(|| sink.dispatch())),
-            budget::ParamsHost::Keep => 0,
+            budget::ParamsHost::Keep => (crate::backend::ResidentQueries::default(), 0),
         };
         if released > 0 {
             params_ram.release(released);
@@ -621,7 +622,12 @@ impl Engine {
         let fallback_on = cfg.cpu_fallback && released == 0;
         let device_slots: Vec<u64> = backends.iter().zip(&needs).map(|(b, need)| device_call_slots(cfg.gw, fallback_on, b.device(), b.device_free_bytes(), *need)).collect();
         let call_slots: u64 = device_slots.iter().sum();
-        let calls_ram = ram.reserve_resident("the GPU workers' call memory", plan.partition.call.saturating_mul(call_slots.max(1))).map_err(too_large)?;
+        // A call on queries its device holds indexes the device's copy: the host gathers no
+        // bases for it (only a streamed query or a CPU fallback does). Run 119 at 2^27: 12 GiB
+        // per GPU worker reserved for them, never allocated, while syntheses waited for RAM.
+        let msm_held = held.l && held.a && held.b_g1 && held.b_g2;
+        let call = if msm_held && !fallback_on { plan.partition.call_on_resident_queries() } else { plan.partition.call };
+        let calls_ram = ram.reserve_resident("the GPU workers' call memory", call.saturating_mul(call_slots.max(1))).map_err(too_large)?;
         // The devices' upload staging (page-locked, bounded per device: chunked uploads).
         calls_ram.absorb(ram.reserve_resident("the devices' upload staging (pinned)", plan.staging).map_err(too_large)?);
         let (results_tx, results) = unbounded();
