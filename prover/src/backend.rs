@@ -293,8 +293,10 @@ pub trait Backend: Send + Sync {
         self.partition_device_bytes(params).map(|b| (b, "one partition's device working set".to_string()))
     }
     /// Copy `params`' queries into the device's memory now (not at the first partition) and
-    /// say which it holds for good: those need no host copy on this device. Nothing by
-    /// default (the CPU proves from the host's points).
+    /// say which it holds for good: those need no host copy on this device, and its MSMs on
+    /// them gather no bases in host memory (the engine then reserves a GPU call's memory
+    /// without them: [`crate::engine::budget::PartitionEstimate::call_on_resident_queries`]).
+    /// Nothing by default (the CPU proves from the host's points).
     fn make_resident(&self, _params: &Parameters) -> Result<ResidentQueries, ProveError> {
         Ok(ResidentQueries::default())
     }

@@ -474,8 +474,10 @@ fn the_host_copy_of_queries_every_device_holds_is_released_and_the_budget_given_
     let e = start(ParamsHost::Auto, ResidentQueries::ALL);
     let freed = kept_resident - e.ram().resident();
     assert!(freed >= query_bytes.min(kept_resident) * 9 / 10 && freed > 0, "freed {freed} of {query_bytes} B");
-    // ... and the GPU worker's call memory without the gathered bases: its MSMs index the
-    // device's copy (one worker, no CPU fallback once the host copy is gone).
+    // ... and the GPU worker's call memory without the gathered bases, which a device holding
+    // the queries does not gather on the host (one worker, no CPU fallback once the host copy
+    // is gone). This test's device proves on the CPU from its own copy, so only the
+    // reservations are checked here, not the memory its MSMs take.
     let plan = e.memory_plan().partition;
     assert!(plan.call_bases > 0 && plan.call_on_resident_queries() + plan.call_bases == plan.call);
     assert_eq!(freed, query_bytes + plan.call_bases, "the queries' bytes and the bases' share");
@@ -489,10 +491,13 @@ fn the_host_copy_of_queries_every_device_holds_is_released_and_the_budget_given_
     // Every MSM query held but H: the bases' share comes back with them.
     let msm = start(ParamsHost::Auto, ResidentQueries { h: false, ..ResidentQueries::ALL });
     assert_eq!(kept_resident - msm.ram().resident(), query_bytes - h_bytes + plan.call_bases);
+    // B_G2 not held (the G2 MSM on the host): the call keeps its bases.
+    let no_g2 = start(ParamsHost::Auto, ResidentQueries { b_g2: false, ..ResidentQueries::ALL });
+    assert_eq!(kept_resident - no_g2.ram().resident(), query_bytes - (p.b_g2.len() * 192) as u64);
     // Nothing held (the CPU backend): nothing released.
     let none = start(ParamsHost::Auto, ResidentQueries::default());
     assert_eq!(none.ram().resident(), kept_resident);
-    for e in [kept, only_h, msm, none] {
+    for e in [kept, only_h, msm, no_g2, none] {
         e.shutdown().unwrap();
     }
 }

@@ -83,6 +83,11 @@ fn pce_products_into_reused_vectors_equal_fresh_ones() {
     assert_eq!(want.first_unsatisfied, None);
     let n = p.num_constraints();
     let junk = |len: usize| vec![-Scalar::from(7u64); len];
+    // An earlier result large enough keeps its allocations.
+    let earlier = pce::products(&p, &w1, 64);
+    let ptrs = (earlier.a.as_ptr(), earlier.b.as_ptr(), earlier.c.as_ptr());
+    let got = pce::eval::products_into(&p, &w2, 64, earlier);
+    assert!(got == want && (got.a.as_ptr(), got.b.as_ptr(), got.c.as_ptr()) == ptrs, "the vectors are reused in place");
     for (what, out) in [
         ("an earlier partition's", pce::products(&p, &w1, 64)),
         ("short", pce::Products { a: junk(3), b: junk(n - 1), c: Vec::new(), first_unsatisfied: Some(9) }),

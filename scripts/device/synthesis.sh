@@ -101,7 +101,7 @@ for r in rows:
           f"{p['median_s']:.3f} ({p['witness_s']:.3f} + {p['products_s']:.3f}) | "
           f"{p.get('witness_sequential_s') or float('nan'):.3f} -> {p['witness_s']:.3f} ({r.get('witness_speedup') or float('nan'):.2f}x, {p.get('witness_pieces', 0)} pieces) | {r.get('speedup') or float('nan'):.2f}x | "
           f"{r.get('circuit_per_s') or float('nan'):.2f} -> {r['pce_per_s']:.2f} | {r['bandwidth']['triad_gbs']:.1f} | {r['products_floor_s']:.4f} | {r['products_vs_floor']:.2f} | "
-          f"{r.get('products_reused_s', float('nan')):.4f} / {r.get('products_reused_vs_floor', float('nan')):.2f} |")
+          f"{r.get('products_reused_s') or float('nan'):.4f} / {r.get('products_reused_vs_floor') or float('nan'):.2f} |")
     cache = r["pce"].get("cache")
     if cache:
         print(f"|   cache {cache['file_bytes'] / 2**20:.0f} MiB: write {cache['write_s']:.2f} s, read {cache['load_s']:.2f} s | | | | | | | | | | | |")

@@ -935,7 +935,9 @@ pub fn reservations(run: &Run) -> Option<Reservations> {
 /// prover writes), and under a RAM budget the memory figures that decide admission from what
 /// the engine reserved ([`reservations`]): `partition_gib`, `abc_gib` + `early_release`, and
 /// the resident items as `baseline_gib` (less the GPU workers' call memory the model adds
-/// itself, `gw × gpus × call_ram_gib`, when `[circuit]` gives query sizes), `params_gib` and
+/// itself, `gw × gpus × call_ram_gib`, when `[circuit]` gives query sizes — by the engine's
+/// rule for the calibrated config, [`Config::calls_gather_no_bases`]; a run of a binary before
+/// 9386dbe reserved the bases in every case, and those then stay in `baseline_gib`), `params_gib` and
 /// `pce_gib` 0 (inside it). A run without a budget in its meta keeps the base config's memory.
 /// Returns whether the memory figures came from the run.
 fn take_memory(name: &str, run: &Run, cfg: &mut Config, rep: &mut FitReport) -> bool {

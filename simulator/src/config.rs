@@ -747,16 +747,24 @@ impl Config {
         }
     }
 
-    /// One GPU call's host memory (MSM preparation of A and L, and the gathered bases when
-    /// the parameters stream: on the device's own copy the MSMs gather nothing on the host),
-    /// GiB: from `[circuit]` when it gives query sizes, else 0 (the engine reserves it once
-    /// per GPU worker; [`crate::memory`]).
+    /// One GPU call's host memory (MSM preparation of A and L, and the gathered bases unless
+    /// [`Config::calls_gather_no_bases`]), GiB: from `[circuit]` when it gives query sizes,
+    /// else 0 (the engine reserves it once per GPU worker; [`crate::memory`]).
     pub fn call_ram_gib(&self) -> f64 {
         self.circuit.as_ref().map_or(0.0, |c| {
             let w = crate::memory::working_set(c);
-            let bases = if self.params_streamed() { 0 } else { w.msm_bases };
+            let bases = if self.calls_gather_no_bases() { w.msm_bases } else { 0 };
             w.call().saturating_sub(bases) as f64 / GIB
         })
+    }
+
+    /// The engine's rule (9386dbe) for leaving the gathered bases out of a GPU call's
+    /// reservation: the device holds every MSM query from the start and the host has released
+    /// its copy (parameters not streamed, `params_gib` 0, uploaded at start), and the G2 MSM
+    /// runs on the device (`b_g2_msm` zero). Runs of earlier binaries reserved the bases
+    /// whatever the placement.
+    pub fn calls_gather_no_bases(&self) -> bool {
+        !self.params_streamed() && self.memory.params_gib <= 0.0 && self.startup.params_upload == ParamsUpload::Start && self.costs.b_g2_msm.is_zero()
     }
 
     /// Resident on the host before any proof: baseline + parameters + PCE + one GPU call's

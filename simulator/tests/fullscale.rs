@@ -18,13 +18,19 @@ fn the_budget_admits_five_partitions_and_the_run_completes() {
     assert!((c.budget_gib().unwrap() - 120.8).abs() < 1e-9);
     assert!((c.partition_gib() - 17.174).abs() < 0.001, "{}", c.partition_gib());
     assert!((c.call_ram_gib() - 8.325).abs() < 0.001, "{}", c.call_ram_gib());
-    // Streamed parameters (a 16 GiB card): the call gathers its bases on the host, 96 B a
-    // point of the largest G1 query (12 GiB) more.
+    // Streamed parameters (a 16 GiB card): the engine's reservation keeps the bases' share
+    // (only queries the device holds leave it out), 96 B a point of the largest G1 query
+    // (12 GiB) more; so does a host copy kept, or the G2 MSM on the CPU.
     let mut streamed = c.clone();
     streamed.set("vram_budget", "16").unwrap();
     streamed.set("memory.params_gib", "45.0").unwrap();
     assert!(streamed.params_streamed());
     assert!((streamed.call_ram_gib() - 20.325).abs() < 0.001, "{}", streamed.call_ram_gib());
+    for (k, v) in [("memory.params_gib", "45.0"), ("b_g2_msm", "300")] {
+        let mut o = c.clone();
+        o.set(k, v).unwrap();
+        assert!(!o.calls_gather_no_bases() && (o.call_ram_gib() - 20.325).abs() < 0.001, "{k} = {v}: {}", o.call_ram_gib());
+    }
     assert!((c.resident_gib() - (2.0 + 8.25 + c.call_ram_gib())).abs() < 1e-9);
     let mut two = c.clone();
     two.set("gw", "2").unwrap();

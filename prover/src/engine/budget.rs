@@ -407,9 +407,12 @@ pub struct PartitionEstimate {
     pub rest: u64,
     #[serde(default)]
     pub call: u64,
-    /// Of `call`, the largest MSM's gathered bases: only a query streamed from the host (or
-    /// a CPU fallback's MSMs) gathers them there; a call on queries its device holds indexes
-    /// the device's copy ([`PartitionEstimate::call_on_resident_queries`]).
+    /// Of `call`, the largest MSM's gathered bases: what a CPU MSM gathers on the host (a CPU
+    /// fallback, the G2 MSM in the finisher). A call on queries its device holds indexes the
+    /// device's copy ([`PartitionEstimate::call_on_resident_queries`]); a streamed query is
+    /// gathered chunk by chunk into the upload staging (reserved on its own) — kept here all
+    /// the same for streamed queries, whose runs (99, 102) came within 5 GiB of their
+    /// reservations.
     #[serde(default)]
     pub call_bases: u64,
 }

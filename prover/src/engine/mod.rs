@@ -623,8 +623,10 @@ impl Engine {
         let device_slots: Vec<u64> = backends.iter().zip(&needs).map(|(b, need)| device_call_slots(cfg.gw, fallback_on, b.device(), b.device_free_bytes(), *need)).collect();
         let call_slots: u64 = device_slots.iter().sum();
         // A call on queries its device holds indexes the device's copy: the host gathers no
-        // bases for it (only a streamed query or a CPU fallback does). Run 119 at 2^27: 12 GiB
-        // per GPU worker reserved for them, never allocated, while syntheses waited for RAM.
+        // bases for it (a CPU MSM does: the fallback, or the G2 MSM in the finisher when the
+        // device does not hold B_G2; a streamed query is kept on the safe side). Run 119 at
+        // 2^27: 12 GiB per GPU worker reserved for them, never allocated, while syntheses
+        // waited for RAM.
         let msm_held = held.l && held.a && held.b_g1 && held.b_g2;
         let call = if msm_held && !fallback_on { plan.partition.call_on_resident_queries() } else { plan.partition.call };
         let calls_ram = ram.reserve_resident("the GPU workers' call memory", call.saturating_mul(call_slots.max(1))).map_err(too_large)?;

@@ -71,8 +71,12 @@ pub fn products_into(pce: &Pce, w: &[Scalar], chunk_rows: usize, out: Products) 
     let cx = Ctx { w, one_col: pce.num_aux(), consts: consts() };
     let Products { mut a, mut b, mut c, .. } = out;
     for v in [&mut a, &mut b, &mut c] {
-        v.clear();
-        v.reserve_exact(n);
+        if v.capacity() < n {
+            // Too small: a fresh vector (advised for huge pages), not a copy of the old one.
+            *v = with_capacity_huge(n);
+        } else {
+            v.clear();
+        }
     }
     let first_unsatisfied = {
         let (sa, sb, sc) = (&mut a.spare_capacity_mut()[..n], &mut b.spare_capacity_mut()[..n], &mut c.spare_capacity_mut()[..n]);
