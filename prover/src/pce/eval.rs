@@ -169,7 +169,6 @@ fn rows_with<I: Copy + Into<u32>>(m: &CsrMatrix, ops: &[Op], idx: &[I], r0: usiz
         }
         let mut acc = Acc::default();
         for k in start..end {
-
             // SAFETY: a `Pce` holds only validated matrices (`CsrMatrix::validate`): every
             // offset is at most the number of non-zeros (= cols.len() = idx.len()), every
             // column is below the PCE's column count (= w.len(), asserted by `products`),
