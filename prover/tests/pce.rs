@@ -73,10 +73,7 @@ fn pce_products_into_reused_vectors_equal_fresh_ones() {
     let columns = |seed: u64, corrupt: Option<usize>| {
         let mut c = PorepLike::new(1 << 12, seed);
         c.corrupt_row = corrupt;
-        let w = pce::witness::generate(c, p.num_inputs(), p.num_aux()).unwrap();
-        let mut col = w.aux;
-        col.extend_from_slice(&w.inputs);
-        col
+        pce::witness::generate(c, p.num_inputs(), p.num_aux()).unwrap().into_columns()
     };
     let (w1, w2) = (columns(1, None), columns(2, None));
     let want = pce::products(&p, &w2, 64);

@@ -753,8 +753,8 @@ impl Config {
     pub fn call_ram_gib(&self) -> f64 {
         self.circuit.as_ref().map_or(0.0, |c| {
             let w = crate::memory::working_set(c);
-            let bases = if self.calls_gather_no_bases() { w.msm_bases } else { 0 };
-            w.call().saturating_sub(bases) as f64 / GIB
+            let left_out = if self.calls_gather_no_bases() { w.msm_bases } else { 0 };
+            w.call().saturating_sub(left_out) as f64 / GIB
         })
     }
 

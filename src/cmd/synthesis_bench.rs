@@ -242,12 +242,7 @@ pub fn run(circuit: &BenchCircuit, constraints: u64, o: &Options, json: bool) ->
     say(format!("  products into reused vectors: {} round(s) of {} concurrent …", o.reps, o.concurrent));
     let reused = {
         let columns: Vec<_> = (0..o.concurrent)
-            .map(|i| {
-                let w = pce::witness::generate(family.circuit(constraints, seed_of(0, i)), p.num_inputs(), p.num_aux()).expect("witness");
-                let mut col = w.aux;
-                col.extend_from_slice(&w.inputs);
-                col
-            })
+            .map(|i| pce::witness::generate(family.circuit(constraints, seed_of(0, i)), p.num_inputs(), p.num_aux()).expect("witness").into_columns())
             .collect();
         let outs: Vec<std::sync::Mutex<Option<pce::Products>>> = (0..o.concurrent).map(|_| std::sync::Mutex::new(Some(pce::Products::with_capacity(p.num_constraints())))).collect();
         let (times, _) = rounds(o.concurrent, o.reps + 1, |_, i| {

@@ -25,6 +25,17 @@ pub struct Witness {
     pub constraints: usize,
 }
 
+impl Witness {
+    /// The values in the pre-compiled constraints' column order, as [`super::eval::products`]
+    /// takes them: aux, then the inputs (ONE first). The aux vector has room for the inputs
+    /// ([`WitnessCs::with_capacity`]): no copy.
+    pub fn into_columns(self) -> Vec<Scalar> {
+        let mut col = self.aux;
+        col.extend_from_slice(&self.inputs);
+        col
+    }
+}
+
 /// The witness-only constraint system (see the module docs).
 pub struct WitnessCs {
     pub(super) w: Witness,
