@@ -100,6 +100,33 @@ fn pce_products_into_reused_vectors_equal_fresh_ones() {
 }
 
 #[test]
+fn pce_streamed_stores_give_the_same_products() {
+    // Chunks shorter than, not a multiple of, and longer than the 32 rows a streamed chunk
+    // evaluates at a time; both families; an unsatisfied row in a later sub-block of a chunk.
+    use pce::eval::{products_into_with, Stores};
+    for family in [Family::PorepLike, Family::Mix16] {
+        let c = family.circuit(1 << 11, 4);
+        let (p, w) = pce::extract_with_witness(c).unwrap();
+        let w = w.into_columns();
+        let want = pce::products(&p, &w, 64);
+        for chunk in [1, 7, 32, 100, 4096] {
+            let got = products_into_with(&p, &w, chunk, Stores::Streamed, pce::Products::default());
+            assert!(got == want, "{family:?}, chunks of {chunk} rows");
+        }
+    }
+    let p = pce::extract(PorepLike::new(1 << 12, 1)).unwrap();
+    for bad_row in [10, 45, 300] {
+        let mut c = PorepLike::new(1 << 12, 6);
+        c.corrupt_row = Some(bad_row);
+        let w = pce::witness::generate(c, p.num_inputs(), p.num_aux()).unwrap().into_columns();
+        let want = pce::products(&p, &w, 100);
+        assert!(want.first_unsatisfied.is_some());
+        let got = products_into_with(&p, &w, 100, Stores::Streamed, pce::Products::with_capacity(3));
+        assert!(got == want, "corrupt row {bad_row}: {:?} against {:?}", got.first_unsatisfied, want.first_unsatisfied);
+    }
+}
+
+#[test]
 fn pce_shape_hash_is_stable_and_tells_shapes_apart() {
     let h = |f: Family, n: u64, s: u64| pce::extract(f.circuit(n, s)).unwrap().shape_hash();
     assert_eq!(h(Family::PorepLike, 1 << 10, 1), h(Family::PorepLike, 1 << 10, 2));
