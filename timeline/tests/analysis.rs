@@ -4,7 +4,7 @@
 
 use timeline::analysis::gaps::GapCause;
 use timeline::analysis::{self, summarize, AnalyzeOptions};
-use timeline::event::{Run, RunMeta, Span, SpanKind};
+use timeline::event::{counters, Counter, Run, RunMeta, Span, SpanKind};
 use timeline::read::{read_str, Format};
 
 const MS: u64 = 1_000_000;
@@ -622,7 +622,6 @@ fn late_pickups_make_it_dispatch_limited() {
 /// oversubscribed host noisy; runs without the counters (the cuzk sample) get no such line.
 #[test]
 fn verdict_reports_host_load_and_calls_a_noisy_host_noisy() {
-    use timeline::event::{counters, Counter};
     let base = read_str(SAMPLE, None);
     assert!(!summarize(&base, &AnalyzeOptions::default()).verdict.evidence.iter().any(|e| e.starts_with("host CPU")));
     for (steal, noisy) in [(0.1, false), (2.0, true)] {
@@ -731,4 +730,70 @@ fn a_gap_behind_a_ram_wait_is_memory() {
     }
     let g = analysis::gaps::analyze(&run2, &AnalyzeOptions::default());
     assert_eq!(g.gaps[1].cause, GapCause::SynthesisStarved, "{:?}", g.gaps[1]);
+}
+
+/// A RAM-bound verdict says whether the cores had room for the syntheses that waited: the
+/// prover's busy cores averaged over the samples inside syntheses only, against the machine's
+/// cores (saturated from 85 %); no line without the core count.
+#[test]
+fn a_ram_bound_verdict_says_whether_the_cores_had_room() {
+    // Four one-partition proofs; proof j waits for RAM until 200j ms, synthesises 100 ms, then
+    // 10 ms on the GPU: 200 ms/proof against a synthesis floor of 100, the GPU idle for RAM.
+    let mut spans = Vec::new();
+    for j in 0..4u64 {
+        let name = format!("p{j}");
+        if j > 0 {
+            spans.push(Span::new(SpanKind::RamWait, 0, 200 * j * MS).job(&name).partition(0).worker(0));
+        }
+        spans.push(Span::new(SpanKind::Synthesis, 200 * j * MS, (200 * j + 100) * MS).job(&name).partition(0).worker(0));
+        spans.push(queue(&name, 0, 200 * j + 100, 200 * j + 100));
+        spans.push(gpu(&name, 0, 0, 200 * j + 100, 200 * j + 110));
+    }
+    let with = |inside: f64, cores: Option<u32>| {
+        let mut run = run_of(spans.clone());
+        run.meta.machine.cpu_cores = cores;
+        for t in (5..720u64).step_by(10) {
+            // Inside a synthesis (the first 100 ms of every 200): `inside` cores; outside 1.
+            let v = if t % 200 < 100 { inside } else { 1.0 };
+            run.counters.push(Counter { name: counters::CPU_BUSY_CORES.into(), t_ns: t * MS, value: v, device: None });
+        }
+        run.normalize();
+        let v = summarize(&run, &AnalyzeOptions::default()).verdict;
+        assert_eq!(v.binding, "memory", "{v:?}");
+        v.evidence.iter().find(|e| e.starts_with("while syntheses ran")).cloned()
+    };
+    let line = with(15.0, Some(16)).expect("a cores line");
+    assert!(line.contains("15.0 of 16 cores") && line.contains("(94 %, 40 samples)") && line.contains("nearly saturated"), "{line}");
+    let line = with(8.0, Some(16)).expect("a cores line");
+    assert!(line.contains("8.0 of 16 cores") && line.contains("cores to spare"), "{line}");
+    assert_eq!(with(15.0, None), None, "no core count, no line");
+}
+
+/// Slow synthesis outliers on one shared pool (the PCE path with `synthesis_threads = 0` and
+/// syntheses side by side) name the pool; with pools of their own, the host.
+#[test]
+fn synthesis_outliers_on_one_shared_pool_name_the_pool() {
+    // Twelve syntheses, two at a time (workers 0 and 1); every third takes 3x the others.
+    let mut spans = Vec::new();
+    for i in 0..12u64 {
+        let name = format!("p{i}");
+        let (s, d) = (i / 2 * 400, if i % 3 == 0 { 300 } else { 100 });
+        spans.push(Span::new(SpanKind::Synthesis, s * MS, (s + d) * MS).job(&name).partition(0).worker((i % 2) as u32));
+        spans.push(queue(&name, 0, s + d, s + d));
+        spans.push(gpu(&name, 0, 0, s + 300 + (i % 2) * 20, s + 310 + (i % 2) * 20));
+    }
+    let line = |threads: Option<u64>| {
+        let mut run = run_of(spans.clone());
+        if let Some(t) = threads {
+            run.meta.extra.insert("synthesis".into(), "pce".into());
+            run.meta.extra.insert("synthesis_threads".into(), t.into());
+        }
+        summarize(&run, &AnalyzeOptions::default()).verdict.evidence.iter().find(|e| e.starts_with("synthesis outliers")).cloned().expect("an outlier line")
+    };
+    let shared = line(Some(0));
+    assert!(shared.contains("4 of 12 syntheses") && shared.contains("up to 2 syntheses shared one thread pool"), "{shared}");
+    for other in [Some(4), None] {
+        let l = line(other);
+        assert!(l.contains("points at the host") && !l.contains("shared one thread pool"), "{other:?}: {l}");
+    }
 }

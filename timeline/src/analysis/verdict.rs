@@ -19,7 +19,8 @@
 //! 3.746 s = 37.5 s of serial kernel time ⇒ GPU-bound). When the run is slower than every
 //! floor, the idle gaps decide: mostly `synthesis_starved` → synthesis, `dispatch`/`lock`
 //! → dispatch/lock, `cpu_prep` → cpu_prep/finalize, `memory` → memory (syntheses waited for
-//! the host-RAM budget).
+//! the host-RAM budget; the evidence then says whether the cores, busy as they were while the
+//! syntheses ran, had room for more of them).
 
 use serde::{Deserialize, Serialize};
 
@@ -93,9 +94,12 @@ pub const SLOW_SYNTHESIS_SHARE: f64 = 0.1;
 /// One line when a run's syntheses (`synth`: the closed ones' durations, ms) split into
 /// normal ones and slow outliers (the same circuit synthesised 1.5x slower at random on a
 /// noisy host, as on the H200 VMs): how many, how much slower, and what they cost the
-/// synthesis floor. `None` below 10 syntheses or when fewer than [`SLOW_SYNTHESIS_SHARE`] of
-/// them are outliers.
-fn slow_syntheses(synth: &[f64]) -> Option<String> {
+/// synthesis floor. `shared_pool`: the most syntheses that ran at once when they all shared
+/// one thread pool (the prover's `synthesis_threads = 0` on the PCE path), which then is the
+/// likelier cause than the host (run 122 at 2^27: 15 of 40 up to 6.7x the median with five on
+/// one pool; none with pools of their own, run 123). `None` below 10 syntheses or when fewer
+/// than [`SLOW_SYNTHESIS_SHARE`] of them are outliers.
+fn slow_syntheses(synth: &[f64], shared_pool: Option<u32>) -> Option<String> {
     if synth.len() < 10 {
         return None;
     }
@@ -106,13 +110,77 @@ fn slow_syntheses(synth: &[f64]) -> Option<String> {
     }
     let mean = synth.iter().sum::<f64>() / synth.len() as f64;
     let slow_mean = slow.iter().sum::<f64>() / slow.len() as f64;
+    let cause = match shared_pool {
+        Some(n) => format!(
+            "up to {n} syntheses shared one thread pool (synthesis_threads = 0), where a synthesis waiting for its own tasks runs the others': pools of their own (synthesis_threads = N) trade such a tail for slower syntheses"
+        ),
+        None => "the same work running slower points at the host, not the configuration".to_string(),
+    };
     Some(format!(
-        "synthesis outliers: {} of {} syntheses took over {SLOW_SYNTHESIS_FACTOR}× the median {median:.0} ms (mean of those {slow_mean:.0} ms, {:.2}× the median); they raise the mean synthesis to {:.2}× the median — the same work running slower points at the host, not the configuration",
+        "synthesis outliers: {} of {} syntheses took over {SLOW_SYNTHESIS_FACTOR}× the median {median:.0} ms (mean of those {slow_mean:.0} ms, {:.2}× the median); they raise the mean synthesis to {:.2}× the median — {cause}",
         slow.len(),
         synth.len(),
         slow_mean / median,
         mean / median
     ))
+}
+
+/// The most syntheses that ran at once on one shared pool: the run's meta says the PCE path
+/// with `synthesis_threads = 0` (one pool for every synthesis worker) and at least two
+/// syntheses overlapped. `None` for other producers, pools of their own, or one at a time.
+fn shared_synthesis_pool(run: &Run, concurrent: u32) -> Option<u32> {
+    let extra = &run.meta.extra;
+    let pce = extra.get("synthesis").and_then(|v| v.as_str()) == Some("pce");
+    let shared = extra.get("synthesis_threads").and_then(|v| v.as_u64()) == Some(0);
+    (pce && shared && concurrent >= 2).then_some(concurrent)
+}
+
+/// Share of the host's cores the prover keeps busy while its syntheses run from which a run
+/// that waits for host RAM is called short of cores as well: more RAM would admit more
+/// syntheses, which the cores could not run much faster.
+pub const SATURATED_CORES_SHARE: f64 = 0.85;
+
+/// The prover's mean busy cores (`cpu_busy_cores`) over the samples taken while at least one
+/// synthesis ran, and how many samples that was; `None` without such samples.
+fn cores_while_synthesising(run: &Run) -> Option<(f64, usize)> {
+    let mut iv: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+    if iv.is_empty() {
+        return None;
+    }
+    iv.sort_unstable();
+    // Merge into disjoint intervals, then test each sample by binary search.
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(iv.len());
+    for (a, b) in iv {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    let inside = |t: u64| {
+        let i = merged.partition_point(|&(a, _)| a <= t);
+        i > 0 && t < merged[i - 1].1
+    };
+    let v: Vec<f64> = run
+        .counters
+        .iter()
+        .filter(|c| c.name == crate::event::counters::CPU_BUSY_CORES && c.value.is_finite() && inside(c.t_ns))
+        .map(|c| c.value)
+        .collect();
+    (!v.is_empty()).then(|| (v.iter().sum::<f64>() / v.len() as f64, v.len()))
+}
+
+/// The evidence line of a RAM-bound verdict: whether the cores had room for the syntheses
+/// that waited. `None` without the prover's CPU samples or the machine's core count.
+fn memory_and_cores(run: &Run) -> Option<String> {
+    let cores = run.meta.machine.cpu_cores.filter(|&c| c > 0)? as f64;
+    let (busy, n) = cores_while_synthesising(run)?;
+    let share = busy / cores;
+    let what = if share >= SATURATED_CORES_SHARE {
+        "the cores were nearly saturated: more RAM would admit more syntheses that the cores could not run much faster — CPU binds beside the RAM"
+    } else {
+        "cores to spare: more RAM, or smaller reservations per synthesis, would admit more syntheses and run them"
+    };
+    Some(format!("while syntheses ran, the prover kept {busy:.1} of {cores:.0} cores busy on average ({:.0} %, {n} samples): {what}", share * 100.0))
 }
 
 /// Largest number of simultaneously running spans of a kind (ends before starts at ties;
@@ -283,7 +351,7 @@ pub fn decide(
             fl
         ));
     }
-    if let Some(line) = slow_syntheses(&synth) {
+    if let Some(line) = slow_syntheses(&synth, shared_synthesis_pool(run, synth_conc)) {
         ev.push(line);
     }
     if let (Some(c), Some(fl)) = (f.cpu_side_ms_per_partition, f.cpu_floor_s_per_proof) {
@@ -442,6 +510,11 @@ pub fn decide(
                 );
             } else {
                 v.binding = top.into();
+                if top == "memory" {
+                    if let Some(line) = memory_and_cores(run) {
+                        v.evidence.push(line);
+                    }
+                }
                 v.headline = format!(
                     "{}-limited: {} s/proof {basis_txt} is {:.0} % above the best floor ({} {} s/proof); the {dev} idles {} s between its first and last work, of which {} s is due to {}.",
                     label(top),
