@@ -490,8 +490,12 @@ fn synthesis_target(sorted: &[(u64, u64)], pce: &[(u64, u64)]) -> Option<(f64, f
 }
 
 /// The threads of a pool of the prover's own that a run's meta names (`synthesis_threads`,
-/// `prep_threads`), when it had one.
+/// `prep_threads`), when it had one: not when the synthesis workers shared one pool
+/// (`synthesis_shared_pool`, or `synthesis_threads = 0` in timelines written before it).
 fn pool_threads(run: &Run, key: &str) -> Option<u64> {
+    if key == "synthesis_threads" && run.meta.extra.get("synthesis_shared_pool").and_then(|v| v.as_bool()) == Some(true) {
+        return None;
+    }
     run.meta.extra.get(key).and_then(|v| v.as_u64()).filter(|&t| t > 0)
 }
 
@@ -1609,6 +1613,26 @@ mod tests {
     #[test]
     fn embedded_base_parses() {
         assert_eq!(default_base().name, "phase8");
+    }
+
+    #[test]
+    fn a_run_whose_syntheses_shared_one_pool_has_no_pool_of_its_own() {
+        let run = |pairs: &[(&str, serde_json::Value)]| {
+            let mut r = Run::new(timeline::RunMeta::new("prover"));
+            for (k, v) in pairs {
+                r.meta.extra.insert(k.to_string(), v.clone());
+            }
+            r
+        };
+        let j = |v: serde_json::Value| v;
+        // Pools of their own (the engine's default since 2026-12-04 records the resolved threads).
+        assert_eq!(pool_threads(&run(&[("synthesis_threads", j(16.into())), ("synthesis_shared_pool", j(false.into()))]), "synthesis_threads"), Some(16));
+        assert_eq!(pool_threads(&run(&[("synthesis_threads", j(4.into()))]), "synthesis_threads"), Some(4));
+        // One shared pool: now said by the key, before it by 0 threads.
+        assert_eq!(pool_threads(&run(&[("synthesis_threads", j(16.into())), ("synthesis_shared_pool", j(true.into()))]), "synthesis_threads"), None);
+        assert_eq!(pool_threads(&run(&[("synthesis_threads", j(0.into()))]), "synthesis_threads"), None);
+        // The shared key says nothing of the preparation's pool.
+        assert_eq!(pool_threads(&run(&[("prep_threads", j(6.into())), ("synthesis_shared_pool", j(true.into()))]), "prep_threads"), Some(6));
     }
 
     #[test]

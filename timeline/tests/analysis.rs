@@ -769,8 +769,9 @@ fn a_ram_bound_verdict_says_whether_the_cores_had_room() {
     assert_eq!(with(15.0, None), None, "no core count, no line");
 }
 
-/// Slow synthesis outliers on one shared pool (the PCE path with `synthesis_threads = 0` and
-/// syntheses side by side) name the pool; with pools of their own, the host.
+/// Slow synthesis outliers on one shared pool (the PCE path with `synthesis_shared_pool`, or
+/// `synthesis_threads = 0` in timelines from before that key, and syntheses side by side)
+/// name the pool; with pools of their own, the host.
 #[test]
 fn synthesis_outliers_on_one_shared_pool_name_the_pool() {
     // Twelve syntheses, two at a time (workers 0 and 1); every third takes 3x the others.
@@ -782,17 +783,23 @@ fn synthesis_outliers_on_one_shared_pool_name_the_pool() {
         spans.push(queue(&name, 0, s + d, s + d));
         spans.push(gpu(&name, 0, 0, s + 300 + (i % 2) * 20, s + 310 + (i % 2) * 20));
     }
-    let line = |threads: Option<u64>| {
+    // (synthesis_threads, synthesis_shared_pool) in the meta; None: a producer without them.
+    let line = |meta: Option<(u64, Option<bool>)>| {
         let mut run = run_of(spans.clone());
-        if let Some(t) = threads {
+        if let Some((t, shared)) = meta {
             run.meta.extra.insert("synthesis".into(), "pce".into());
             run.meta.extra.insert("synthesis_threads".into(), t.into());
+            if let Some(b) = shared {
+                run.meta.extra.insert("synthesis_shared_pool".into(), b.into());
+            }
         }
         summarize(&run, &AnalyzeOptions::default()).verdict.evidence.iter().find(|e| e.starts_with("synthesis outliers")).cloned().expect("an outlier line")
     };
-    let shared = line(Some(0));
-    assert!(shared.contains("4 of 12 syntheses") && shared.contains("up to 2 syntheses shared one thread pool"), "{shared}");
-    for other in [Some(4), None] {
+    for shared in [Some((0, None)), Some((16, Some(true)))] {
+        let l = line(shared);
+        assert!(l.contains("4 of 12 syntheses") && l.contains("up to 2 syntheses shared one thread pool"), "{shared:?}: {l}");
+    }
+    for other in [Some((16, Some(false))), Some((4, None)), None] {
         let l = line(other);
         assert!(l.contains("points at the host") && !l.contains("shared one thread pool"), "{other:?}: {l}");
     }

@@ -55,11 +55,18 @@ pub struct EngineConfig {
     /// start while it is being built take the circuit path. Same assignments, same proofs.
     /// Default `pce` (2–4× faster synthesis measured on 2 cores; docs/reference/engine.md).
     pub synthesis: SynthesisMode,
-    /// Threads per synthesis on the PCE path, for the witness's pieces and the products:
-    /// each synthesis worker gets its own pool of this many threads; 0 = one pool of all
-    /// cores shared by the synthesis workers (never rayon's global pool, where the GPU
-    /// workers prepare their MSMs). Concurrent syntheses are `pw`.
+    /// Threads of a synthesis's pool on the PCE path, for the witness's pieces and the
+    /// products; 0 (default) = the machine's cores. Each synthesis worker gets a pool of its
+    /// own (concurrent syntheses are `pw`; the OS shares the cores among the pools' threads),
+    /// unless `synthesis_shared_pool`. Never rayon's global pool, where the GPU workers
+    /// prepare their MSMs.
     pub synthesis_threads: u32,
+    /// One pool of `synthesis_threads` shared by every synthesis worker instead of a pool
+    /// each (the default before 2026-12-04). On one pool a synthesis that waits for its own
+    /// tasks runs the others': at 2^27 five syntheses on one pool of 16 had a tail of slow
+    /// ones (run 122: up to 6.7× the median, 35.80 s/proof), where pools of 16 each had none
+    /// and were GPU-bound (run 125: 33.41 s/proof, 25 % less CPU time).
+    pub synthesis_shared_pool: bool,
     /// Threads of one pool the GPU workers run their CPU work on (the MSMs' preparation,
     /// `prep_msm`, a CPU fallback's too), apart from the syntheses' pool: 0 (default) =
     /// rayon's global pool of all cores. Bounds what the preparations take from the
@@ -164,6 +171,7 @@ impl Default for EngineConfig {
             g2_msm: G2Msm::Device,
             synthesis: SynthesisMode::Pce,
             synthesis_threads: 0,
+            synthesis_shared_pool: false,
             prep_threads: 0,
             pce_cache: true,
             pce_rebuild_corrupt: false,
@@ -228,7 +236,7 @@ impl EngineConfig {
             return Err(ConfigError::Invalid { field: "prep_threads", reason: format!("{} is implausibly large (at most 4096; 0 = rayon's global pool)", self.prep_threads) });
         }
         if self.synthesis_threads > 4096 {
-            return Err(ConfigError::Invalid { field: "synthesis_threads", reason: format!("{} is implausibly large (at most 4096; 0 = rayon's global pool)", self.synthesis_threads) });
+            return Err(ConfigError::Invalid { field: "synthesis_threads", reason: format!("{} is implausibly large (at most 4096; 0 = the machine's cores)", self.synthesis_threads) });
         }
         if self.pw > 4096 || self.gw > 64 || self.devices > 64 {
             return Err(ConfigError::Invalid { field: "pw/gw/devices", reason: "implausibly large (pw ≤ 4096, gw ≤ 64, devices ≤ 64)".into() });
@@ -277,10 +285,10 @@ mod tests {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
         assert_eq!((c.pw, c.lock, c.queue_capacity, c.max_attempts, c.events, c.rss_sample_ms, c.cpu_fallback, c.seed, c.g2_msm), (5, LockMode::Whole, 3, 4, false, 0, false, Some(9), G2Msm::Cpu));
-        for (k, v) in [("synthesis", "circuit"), ("synthesis_threads", "4"), ("prep_threads", "6"), ("pce_cache", "false"), ("pce_rebuild_corrupt", "true")] {
+        for (k, v) in [("synthesis", "circuit"), ("synthesis_threads", "4"), ("synthesis_shared_pool", "true"), ("prep_threads", "6"), ("pce_cache", "false"), ("pce_rebuild_corrupt", "true")] {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
-        assert_eq!((c.synthesis, c.synthesis_threads, c.prep_threads, c.pce_cache, c.pce_rebuild_corrupt), (SynthesisMode::Circuit, 4, 6, false, true));
+        assert_eq!((c.synthesis, c.synthesis_threads, c.synthesis_shared_pool, c.prep_threads, c.pce_cache, c.pce_rebuild_corrupt), (SynthesisMode::Circuit, 4, true, 6, false, true));
         for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("cuda.params", "streamed", "streamed"), ("cuda.msm_c", "30", "msm_c"), ("cuda.stream_chunk", "0", "stream_chunk"), ("cuda.ntt_radix", "8", "radix"), ("synthesis", "magic", "magic"), ("synthesis_threads", "100000", "synthesis_threads"), ("prep_threads", "5000", "prep_threads"), ("queue_capacity", "4294967295", "queue_capacity"), ("finalizers", "100000", "finalizers"), ("rss_sample_ms", "4294967295", "rss_sample_ms")] {
             let before = c.clone();
             let e = c.set(k, v).unwrap_err().to_string();

@@ -444,23 +444,32 @@ fn device_call_slots(gw: u32, fallback_on: bool, device: u32, free: Option<u64>,
 }
 
 /// The thread pools of the `pw` synthesis workers on the PCE path, one entry per worker
-/// (`None`: the circuit path, which synthesises on the worker's own thread): with
-/// `synthesis_threads = N` a pool of N threads each (`synth-W-pce-I`); with 0 one pool of
-/// the machine's cores shared by all of them (`synth-pce-I`) — never rayon's global pool,
+/// (`None`: the circuit path, which synthesises on the worker's own thread): a pool of
+/// [`synthesis_pool_threads`] each (`synth-W-pce-I`), or with `synthesis_shared_pool` one
+/// pool of that many shared by all of them (`synth-pce-I`) — never rayon's global pool,
 /// where the GPU workers prepare their MSMs and the finalisers work: a witness's pieces
 /// queued there in front of them starved the device (run 66 at 2^27: prep_msm 1.7 s → 8.7 s
 /// a partition, 69.9 → 120.5 s/proof). Separate pools leave the sharing of the cores to the
-/// OS scheduler, thread by thread.
+/// OS scheduler, thread by thread; on one shared pool a synthesis waiting for its own tasks
+/// runs the others' (runs 122 and 125 at 2^27).
 fn synthesis_pools(cfg: &EngineConfig) -> Result<Vec<Option<Arc<rayon::ThreadPool>>>, ConfigError> {
     let pool_of = |n: usize, name: Box<dyn FnMut(usize) -> String + Send>| named_pool(n, name, "synthesis_threads");
-    match (cfg.synthesis, cfg.synthesis_threads) {
-        (SynthesisMode::Circuit, _) => Ok(vec![None; cfg.pw as usize]),
-        (SynthesisMode::Pce, 0) => {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let shared = pool_of(cores, Box::new(|i| format!("synth-pce-{i}")))?;
-            Ok(vec![Some(shared); cfg.pw as usize])
-        }
-        (SynthesisMode::Pce, n) => (0..cfg.pw).map(|w| pool_of(n as usize, Box::new(move |i| format!("synth-{w}-pce-{i}"))).map(Some)).collect(),
+    if cfg.synthesis == SynthesisMode::Circuit {
+        return Ok(vec![None; cfg.pw as usize]);
+    }
+    let n = synthesis_pool_threads(cfg);
+    if cfg.synthesis_shared_pool {
+        let shared = pool_of(n, Box::new(|i| format!("synth-pce-{i}")))?;
+        return Ok(vec![Some(shared); cfg.pw as usize]);
+    }
+    (0..cfg.pw).map(|w| pool_of(n, Box::new(move |i| format!("synth-{w}-pce-{i}"))).map(Some)).collect()
+}
+
+/// Threads of a synthesis pool: `synthesis_threads`, or the machine's cores for 0.
+fn synthesis_pool_threads(cfg: &EngineConfig) -> usize {
+    match cfg.synthesis_threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n as usize,
     }
 }
 
@@ -511,7 +520,9 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
         m.extra.insert("vram_budget_bytes".into(), v.0.into());
     }
     if cfg.synthesis == SynthesisMode::Pce {
-        m.extra.insert("synthesis_threads".into(), cfg.synthesis_threads.into());
+        // The threads as resolved (never 0), and whether the workers shared one pool.
+        m.extra.insert("synthesis_threads".into(), (synthesis_pool_threads(cfg) as u64).into());
+        m.extra.insert("synthesis_shared_pool".into(), cfg.synthesis_shared_pool.into());
         m.extra.insert("prep_threads".into(), cfg.prep_threads.into());
     }
     m.machine = timeline::MachineInfo {
@@ -804,12 +815,21 @@ mod tests {
     #[test]
     fn syntheses_never_share_the_pool_where_the_gpu_workers_prepare_their_msms() {
         let cfg = |synthesis, threads| EngineConfig { pw: 3, synthesis, synthesis_threads: threads, ..EngineConfig::default() };
-        // 0: one pool shared by the three workers, of the machine's cores, not the global one.
-        let pools = synthesis_pools(&cfg(SynthesisMode::Pce, 0)).unwrap();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // The default: a pool of the machine's cores per worker.
+        let pools: Vec<_> = synthesis_pools(&EngineConfig { pw: 3, ..EngineConfig::default() }).unwrap().into_iter().map(|p| p.expect("a pool")).collect();
+        assert_eq!(pools.len(), 3);
+        assert!(!Arc::ptr_eq(&pools[0], &pools[1]) && !Arc::ptr_eq(&pools[1], &pools[2]), "a pool each");
+        for (w, p) in pools.iter().enumerate() {
+            assert_eq!(p.current_num_threads(), cores);
+            assert!(where_it_runs(p).starts_with(&format!("synth-{w}-pce-")));
+        }
+        // Shared: one pool for the three workers, of the machine's cores, not the global one.
+        let pools = synthesis_pools(&EngineConfig { synthesis_shared_pool: true, ..cfg(SynthesisMode::Pce, 0) }).unwrap();
         assert_eq!(pools.len(), 3);
         let first = pools[0].clone().expect("a pool on the PCE path");
         assert!(pools.iter().all(|p| p.as_ref().is_some_and(|p| Arc::ptr_eq(p, &first))), "one pool for all workers");
-        assert_eq!(first.current_num_threads(), std::thread::available_parallelism().map_or(1, |n| n.get()));
+        assert_eq!(first.current_num_threads(), cores);
         let name = where_it_runs(&first);
         assert!(name.starts_with("synth-pce-"), "ran on {name:?}");
         // Work given to the global pool (the GPU workers' MSM preparation) runs elsewhere.

@@ -112,7 +112,7 @@ fn slow_syntheses(synth: &[f64], shared_pool: Option<u32>) -> Option<String> {
     let slow_mean = slow.iter().sum::<f64>() / slow.len() as f64;
     let cause = match shared_pool {
         Some(n) => format!(
-            "up to {n} syntheses shared one thread pool (synthesis_threads = 0), where a synthesis waiting for its own tasks runs the others': pools of their own (synthesis_threads = N) trade such a tail for slower syntheses"
+            "up to {n} syntheses shared one thread pool, where a synthesis waiting for its own tasks runs the others': pools of their own (the engine's default, not synthesis_shared_pool) had no such tail"
         ),
         None => "the same work running slower points at the host, not the configuration".to_string(),
     };
@@ -126,12 +126,16 @@ fn slow_syntheses(synth: &[f64], shared_pool: Option<u32>) -> Option<String> {
 }
 
 /// The most syntheses that ran at once on one shared pool: the run's meta says the PCE path
-/// with `synthesis_threads = 0` (one pool for every synthesis worker) and at least two
-/// syntheses overlapped. `None` for other producers, pools of their own, or one at a time.
+/// with one pool for every synthesis worker (`synthesis_shared_pool`, or in timelines written
+/// before that key `synthesis_threads = 0`) and at least two syntheses overlapped. `None` for
+/// other producers, pools of their own, or one at a time.
 fn shared_synthesis_pool(run: &Run, concurrent: u32) -> Option<u32> {
     let extra = &run.meta.extra;
     let pce = extra.get("synthesis").and_then(|v| v.as_str()) == Some("pce");
-    let shared = extra.get("synthesis_threads").and_then(|v| v.as_u64()) == Some(0);
+    let shared = match extra.get("synthesis_shared_pool").and_then(|v| v.as_bool()) {
+        Some(shared) => shared,
+        None => extra.get("synthesis_threads").and_then(|v| v.as_u64()) == Some(0),
+    };
     (pce && shared && concurrent >= 2).then_some(concurrent)
 }
 
