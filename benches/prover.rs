@@ -276,8 +276,8 @@ fn synthesis_pce(c: &mut Criterion) {
     g.finish();
 }
 
-/// The witness in pieces (`pce::pieces::generate_parallel` on rayon's global pool, as the
-/// engine's default `synthesis_threads = 0` runs it) against the same witness on one thread
+/// The witness in pieces (`pce::pieces::generate_parallel` on rayon's global pool of the
+/// machine's cores, as many threads as the engine's default pool per synthesis worker) against the same witness on one thread
 /// (`pce::witness::generate`), both families, checked equal first; the ratio printed from
 /// hand-timed medians of the same run.
 fn witness(c: &mut Criterion) {

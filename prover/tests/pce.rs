@@ -381,15 +381,15 @@ mod engine_runs {
         assert!(paths.iter().all(|p| p == "pce"), "{paths:?}");
         assert_eq!(run_q.spans_of(&SpanKind::Witness).count(), run_q.spans_of(&SpanKind::Constraints).count());
         // The witness spans say the threads of the pool their pieces ran on (the worker's
-        // own, or rayon's global pool) and how many pieces ran (2^10: no SHA-256 block, the
+        // own: 2 when set, else the machine's cores) and how many pieces ran (2^10: no SHA-256 block, the
         // arithmetic section alone).
         let args = |run: &Run| -> Vec<(Option<u64>, Option<u64>, Option<u64>)> {
             run.spans_of(&SpanKind::Witness).map(|s| (s.args.get("aux").and_then(|v| v.as_u64()), s.args.get("threads").and_then(|v| v.as_u64()), s.args.get("pieces").and_then(|v| v.as_u64()))).collect()
         };
         let aux = Some(p.num_aux() as u64);
         assert!(args(&run_q).iter().all(|&a| a == (aux, Some(2), Some(1))), "{:?}", args(&run_q));
-        let global = Some(rayon::current_num_threads() as u64);
-        assert!(args(&run_p).iter().all(|&a| a == (aux, global, Some(1))), "{:?}", args(&run_p));
+        let cores = Some(std::thread::available_parallelism().map_or(1, |n| n.get()) as u64);
+        assert!(args(&run_p).iter().all(|&a| a == (aux, cores, Some(1))), "{:?}", args(&run_p));
     }
 
     #[test]

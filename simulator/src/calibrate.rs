@@ -585,8 +585,9 @@ pub const SHARED_POOL_EXPONENT: f64 = 0.6;
 enum SynthLimit {
     /// The host's cores (`machine.cpu_capacity`): runs whose syntheses had pools of their own.
     Capacity,
-    /// The shared pool (`cpu.synth_pool_gain`): runs whose syntheses shared the prover's
-    /// rayon pool (no `synthesis_threads` in their meta); the capacity stays the cores.
+    /// The shared pool (`cpu.synth_pool_gain`): runs whose syntheses shared one pool
+    /// ([`pool_threads`] is `None`: `synthesis_shared_pool`, or no or 0 `synthesis_threads` in
+    /// their meta); the capacity stays the cores.
     PoolGain,
 }
 
@@ -613,7 +614,7 @@ impl SynthLimit {
 /// What limited the syntheses of the runs where several overlapped (`targets`: run, (mean
 /// synthesis time s, concurrency)), fitted so that the model's syntheses take as long as the
 /// measured ones: the shared pool's gain (`cpu.synth_pool_gain`) when every such run's
-/// syntheses shared the prover's rayon pool, else the host's capacity
+/// syntheses shared one pool ([`pool_threads`] `None`), else the host's capacity
 /// (`machine.cpu_capacity`). Each candidate of a grid (gain 0..1, capacity 1..cpu_cores;
 /// refined once around the best) is simulated at every such run's shape ([`run_shape`]), the
 /// one with the least sum of squared log errors of the mean synthesis time kept. On the H200

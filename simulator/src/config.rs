@@ -636,8 +636,8 @@ pub struct CpuDemands {
     /// the CPU phases (the Phase 9 inflation under load); off: a fixed-time copy.
     #[serde(default)]
     pub uploads_use_host_bandwidth: bool,
-    /// Syntheses on one shared thread pool (the prover's rayon pool, `synthesis_threads`
-    /// unset): n of them at once progress together at 1 + gain × (n − 1)^b times the speed of
+    /// Syntheses on one shared thread pool (the prover's `synthesis_shared_pool`, or older
+    /// timelines' `synthesis_threads` 0 or unset): n of them at once progress together at 1 + gain × (n − 1)^b times the speed of
     /// one alone (b: `synth_pool_exponent`), each at most at its own isolated speed (the H200 host: eight beside each
     /// other ~1.7× one alone, where pools of their own reached ~2.5×). Fitted by `calibrate`
     /// from the runs where syntheses overlapped; unset: no limit beyond the cores.

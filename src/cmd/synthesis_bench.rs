@@ -242,10 +242,6 @@ pub fn run(circuit: &BenchCircuit, constraints: u64, o: &Options, json: bool) ->
     // The products alone, K at once, each into the vectors of its previous round (a warm-up
     // round first): what they cost once a, b and c's pages are mapped. The engine's vectors
     // are fresh each partition (freed after their upload), so the PCE path above pays the
-    // kernel's page faults and zeroing besides.
-    // The products alone, K at once, each into the vectors of its previous round (a warm-up
-    // round first): what they cost once a, b and c's pages are mapped. The engine's vectors
-    // are fresh each partition (freed after their upload), so the PCE path above pays the
     // kernel's page faults and zeroing besides. Timed twice: plain stores, then streaming
     // stores (`Stores::Streamed`: a, b and c written past the cache, as the floor counts them).
     let columns: Vec<_> = (0..o.concurrent)

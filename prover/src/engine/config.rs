@@ -68,7 +68,7 @@ pub struct EngineConfig {
     /// and were GPU-bound (run 125: 33.41 s/proof, 25 % less CPU time).
     pub synthesis_shared_pool: bool,
     /// Threads of one pool the GPU workers run their CPU work on (the MSMs' preparation,
-    /// `prep_msm`, a CPU fallback's too), apart from the syntheses' pool: 0 (default) =
+    /// `prep_msm`, a CPU fallback's too), apart from the syntheses' pools: 0 (default) =
     /// rayon's global pool of all cores. Bounds what the preparations take from the
     /// syntheses (the reference daemon's `gpu_threads`; run 69: two GPU workers preparing on
     /// 16 threads beside a synthesis pool of 16 slowed the witness by a quarter).

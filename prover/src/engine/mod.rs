@@ -462,7 +462,14 @@ fn synthesis_pools(cfg: &EngineConfig) -> Result<Vec<Option<Arc<rayon::ThreadPoo
         let shared = pool_of(n, Box::new(|i| format!("synth-pce-{i}")))?;
         return Ok(vec![Some(shared); cfg.pw as usize]);
     }
-    (0..cfg.pw).map(|w| pool_of(n, Box::new(move |i| format!("synth-{w}-pce-{i}"))).map(Some)).collect()
+    // pw pools of n threads each, all started now: a failure names the product, not one pool.
+    (0..cfg.pw)
+        .map(|w| pool_of(n, Box::new(move |i| format!("synth-{w}-pce-{i}"))).map(Some))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ConfigError::Invalid {
+            field: "synthesis_threads",
+            reason: format!("pw {} synthesis pools of {n} threads each ({} threads) could not all start ({e}); lower synthesis_threads or pw, or set synthesis_shared_pool = true", cfg.pw, cfg.pw as usize * n),
+        })
 }
 
 /// Threads of a synthesis pool: `synthesis_threads`, or the machine's cores for 0.
@@ -847,6 +854,13 @@ mod tests {
         }
         // The circuit path synthesises on the worker's own thread: no pool.
         assert!(synthesis_pools(&cfg(SynthesisMode::Circuit, 0)).unwrap().iter().all(Option::is_none));
+        // The run's meta records the threads as resolved and whether the pool was shared.
+        let meta = |c: &EngineConfig| {
+            let m = super::run_meta(c, &[]);
+            (m.extra["synthesis_threads"].clone(), m.extra["synthesis_shared_pool"].clone())
+        };
+        assert_eq!(meta(&cfg(SynthesisMode::Pce, 0)), (serde_json::json!(cores), serde_json::json!(false)));
+        assert_eq!(meta(&EngineConfig { synthesis_shared_pool: true, ..cfg(SynthesisMode::Pce, 2) }), (serde_json::json!(2), serde_json::json!(true)));
     }
 
     #[test]

@@ -76,7 +76,8 @@ pub enum Stores {
     Cached,
     /// Each chunk's rows are evaluated 32 at a time into a small buffer, checked there, then
     /// written with non-temporal (streaming) stores that bypass the cache: a, b and c cross
-    /// the bus once, the floor's assumption. x86-64 only (elsewhere the same as `Cached`).
+    /// the bus once, the floor's assumption. Elsewhere than x86-64 the buffer is copied with
+    /// plain stores.
     Streamed,
 }
 
@@ -116,8 +117,9 @@ pub fn products_into_with(pce: &Pce, w: &[Scalar], chunk_rows: usize, stores: St
             })
             .min()
     };
-    // SAFETY: the chunks above cover 0..n of every vector and `eval_rows` wrote each element
-    // of its chunk (a panic inside would have propagated before this point).
+    // SAFETY: the chunks above cover 0..n of every vector and each element of a chunk was
+    // written, by `eval_rows` or by `stream` (a panic inside would have propagated before
+    // this point).
     unsafe {
         a.set_len(n);
         b.set_len(n);
@@ -170,7 +172,8 @@ fn chunk_streamed(
 const _: () = assert!(std::mem::size_of::<Scalar>() == 32);
 
 /// Copy `src` into `dst` with streaming stores where the destination is 16-byte aligned
-/// (always, for a vector of a partition's size), with plain stores otherwise.
+/// (always, for a vector of a partition's size), with plain stores otherwise. The caller
+/// fences (`_mm_sfence`) before the values are read elsewhere, as `chunk_streamed` does.
 #[inline(always)]
 fn stream(dst: &mut [MaybeUninit<Scalar>], src: &[Scalar]) {
     debug_assert_eq!(dst.len(), src.len());

@@ -95,10 +95,10 @@ pub const SLOW_SYNTHESIS_SHARE: f64 = 0.1;
 /// normal ones and slow outliers (the same circuit synthesised 1.5x slower at random on a
 /// noisy host, as on the H200 VMs): how many, how much slower, and what they cost the
 /// synthesis floor. `shared_pool`: the most syntheses that ran at once when they all shared
-/// one thread pool (the prover's `synthesis_threads = 0` on the PCE path), which then is the
-/// likelier cause than the host (run 122 at 2^27: 15 of 40 up to 6.7x the median with five on
-/// one pool; none with pools of their own, run 123). `None` below 10 syntheses or when fewer
-/// than [`SLOW_SYNTHESIS_SHARE`] of them are outliers.
+/// one thread pool ([`shared_synthesis_pool`]), which then is the likelier cause than the host
+/// (run 122 at 2^27: 15 of 40 up to 6.7x the median with five on one pool; with pools of their
+/// own none (run 123, 4 threads each) or a small one (run 125, 16 each: at most 1.52x)). `None`
+/// below 10 syntheses or when fewer than [`SLOW_SYNTHESIS_SHARE`] of them are outliers.
 fn slow_syntheses(synth: &[f64], shared_pool: Option<u32>) -> Option<String> {
     if synth.len() < 10 {
         return None;
@@ -112,7 +112,7 @@ fn slow_syntheses(synth: &[f64], shared_pool: Option<u32>) -> Option<String> {
     let slow_mean = slow.iter().sum::<f64>() / slow.len() as f64;
     let cause = match shared_pool {
         Some(n) => format!(
-            "up to {n} syntheses shared one thread pool, where a synthesis waiting for its own tasks runs the others': pools of their own (the engine's default, not synthesis_shared_pool) had no such tail"
+            "up to {n} syntheses shared one thread pool, where a synthesis waiting for its own tasks runs the others': pools of their own (the engine's default, not synthesis_shared_pool) had a much smaller one (2^27: at most 1.5× the median against 6.7×)"
         ),
         None => "the same work running slower points at the host, not the configuration".to_string(),
     };
@@ -160,9 +160,11 @@ fn cores_while_synthesising(run: &Run) -> Option<(f64, usize)> {
             _ => merged.push((a, b)),
         }
     }
+    // A sample is the CPU use of the period that ends at its stamp: it belongs to a
+    // synthesis when stamped in (start, end].
     let inside = |t: u64| {
-        let i = merged.partition_point(|&(a, _)| a <= t);
-        i > 0 && t < merged[i - 1].1
+        let i = merged.partition_point(|&(a, _)| a < t);
+        i > 0 && t <= merged[i - 1].1
     };
     let v: Vec<f64> = run
         .counters
@@ -174,13 +176,18 @@ fn cores_while_synthesising(run: &Run) -> Option<(f64, usize)> {
 }
 
 /// The evidence line of a RAM-bound verdict: whether the cores had room for the syntheses
-/// that waited. `None` without the prover's CPU samples or the machine's core count.
-fn memory_and_cores(run: &Run) -> Option<String> {
+/// that waited. With spare cores on one shared synthesis pool (`shared_pool`, as for
+/// [`slow_syntheses`]) the pool is named first: run 122's 12.7 of 16 busy cores were the
+/// pool's scheduling, and pools of their own made the same RAM GPU-bound (run 125). `None`
+/// without the prover's CPU samples or the machine's core count.
+fn memory_and_cores(run: &Run, shared_pool: Option<u32>) -> Option<String> {
     let cores = run.meta.machine.cpu_cores.filter(|&c| c > 0)? as f64;
     let (busy, n) = cores_while_synthesising(run)?;
     let share = busy / cores;
     let what = if share >= SATURATED_CORES_SHARE {
         "the cores were nearly saturated: more RAM would admit more syntheses that the cores could not run much faster — CPU binds beside the RAM"
+    } else if shared_pool.is_some() {
+        "cores to spare, while the syntheses shared one thread pool: pools of their own (the engine's default) first, which ran the same RAM GPU-bound at 2^27; then more RAM, or smaller reservations per synthesis"
     } else {
         "cores to spare: more RAM, or smaller reservations per synthesis, would admit more syntheses and run them"
     };
@@ -515,7 +522,7 @@ pub fn decide(
             } else {
                 v.binding = top.into();
                 if top == "memory" {
-                    if let Some(line) = memory_and_cores(run) {
+                    if let Some(line) = memory_and_cores(run, shared_synthesis_pool(run, synth_conc)) {
                         v.evidence.push(line);
                     }
                 }
@@ -541,4 +548,54 @@ pub fn decide(
         v.headline.push_str(" No steady state: every synthesis started before the first proof completed — run more proofs than the synthesis workers hold at once to measure a rate.");
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{counters, Counter, RunMeta, Span};
+
+    /// Two syntheses, 100–200 and 150–300 ms (merged: 100–300), and `cpu_busy_cores` samples
+    /// stamped at the end of their periods: one at 100 (the period before the first synthesis)
+    /// is outside, one at 300 (the last period of the second) inside.
+    fn run(samples: &[(u64, f64)]) -> Run {
+        let ms = 1_000_000u64;
+        let mut r = Run::new(RunMeta::new("prover"));
+        r.meta.machine.cpu_cores = Some(16);
+        r.spans = vec![Span::new(SpanKind::Synthesis, 100 * ms, 200 * ms).job("a").partition(0), Span::new(SpanKind::Synthesis, 150 * ms, 300 * ms).job("a").partition(1)];
+        r.counters = samples.iter().map(|&(t, v)| Counter { name: counters::CPU_BUSY_CORES.into(), t_ns: t * ms, value: v, device: None }).collect();
+        r
+    }
+
+    #[test]
+    fn the_busy_cores_of_the_syntheses_are_the_samples_stamped_inside_them() {
+        // At 100: the period before (16 cores, out); 200 and 300: inside (8, 12); 301: after;
+        // a NaN sample is skipped.
+        let r = run(&[(100, 16.0), (200, 8.0), (250, f64::NAN), (300, 12.0), (301, 16.0)]);
+        assert_eq!(cores_while_synthesising(&r), Some((10.0, 2)));
+        assert_eq!(cores_while_synthesising(&run(&[(50, 4.0), (400, 4.0)])), None, "no sample inside");
+        // An open synthesis (no end) is left out, as in the concurrency.
+        let mut open = run(&[(120, 4.0)]);
+        open.spans.iter_mut().for_each(|s| s.end_ns = None);
+        assert_eq!(cores_while_synthesising(&open), None);
+    }
+
+    #[test]
+    fn spare_cores_on_a_shared_pool_point_at_the_pool_first() {
+        let r = run(&[(200, 8.0), (300, 8.0)]);
+        let own = memory_and_cores(&r, None).unwrap();
+        assert!(own.contains("8.0 of 16 cores") && own.contains("(50 %, 2 samples)") && own.starts_with("while syntheses ran") && own.contains("cores to spare: more RAM"), "{own}");
+        let shared = memory_and_cores(&r, Some(2)).unwrap();
+        assert!(shared.contains("while the syntheses shared one thread pool: pools of their own"), "{shared}");
+        // Saturated: the pool does not change that line.
+        let busy = run(&[(200, 15.0), (300, 15.0)]);
+        assert_eq!(memory_and_cores(&busy, Some(2)), memory_and_cores(&busy, None));
+        assert!(memory_and_cores(&busy, None).unwrap().contains("nearly saturated"));
+        // No core count: no line.
+        let mut none = busy.clone();
+        none.meta.machine.cpu_cores = None;
+        assert_eq!(memory_and_cores(&none, None), None);
+        none.meta.machine.cpu_cores = Some(0);
+        assert_eq!(memory_and_cores(&none, None), None);
+    }
 }
