@@ -110,8 +110,10 @@ fn pce_streamed_stores_give_the_same_products() {
         let w = w.into_columns();
         let want = pce::products(&p, &w, 64);
         for chunk in [1, 7, 32, 100, 4096] {
-            let got = products_into_with(&p, &w, chunk, Stores::Streamed, pce::Products::default());
-            assert!(got == want, "{family:?}, chunks of {chunk} rows");
+            for stores in [Stores::Streamed, Stores::Buffered] {
+                let got = products_into_with(&p, &w, chunk, stores, pce::Products::default());
+                assert!(got == want, "{family:?}, {stores:?}, chunks of {chunk} rows");
+            }
         }
     }
     let p = pce::extract(PorepLike::new(1 << 12, 1)).unwrap();
@@ -121,8 +123,10 @@ fn pce_streamed_stores_give_the_same_products() {
         let w = pce::witness::generate(c, p.num_inputs(), p.num_aux()).unwrap().into_columns();
         let want = pce::products(&p, &w, 100);
         assert!(want.first_unsatisfied.is_some());
-        let got = products_into_with(&p, &w, 100, Stores::Streamed, pce::Products::with_capacity(3));
-        assert!(got == want, "corrupt row {bad_row}: {:?} against {:?}", got.first_unsatisfied, want.first_unsatisfied);
+        for stores in [Stores::Streamed, Stores::Buffered] {
+            let got = products_into_with(&p, &w, 100, stores, pce::Products::with_capacity(3));
+            assert!(got == want, "{stores:?}, corrupt row {bad_row}: {:?} against {:?}", got.first_unsatisfied, want.first_unsatisfied);
+        }
     }
 }
 

@@ -79,6 +79,10 @@ pub enum Stores {
     /// the bus once, the floor's assumption. Elsewhere than x86-64 the buffer is copied with
     /// plain stores.
     Streamed,
+    /// As `Streamed` (32 rows into a small buffer, checked, then copied) but with plain
+    /// stores: what the buffer and its copy cost apart from the streaming stores (the bench
+    /// times all three).
+    Buffered,
 }
 
 /// [`products_into`] with the stores chosen: the same values bit for bit either way.
@@ -109,8 +113,8 @@ pub fn products_into_with(pce: &Pce, w: &[Scalar], chunk_rows: usize, stores: St
             .enumerate()
             .filter_map(|(k, ((ca, cb), cc))| {
                 let r0 = k * chunk;
-                if stores == Stores::Streamed {
-                    return chunk_streamed((ma, mb, mc), (oa, ob, oc), r0, (ca, cb, cc), cx);
+                if stores != Stores::Cached {
+                    return chunk_streamed((ma, mb, mc), (oa, ob, oc), r0, (ca, cb, cc), cx, stores == Stores::Streamed);
                 }
                 let (ca, cb, cc) = (eval_rows(ma, oa, r0, ca, cx), eval_rows(mb, ob, r0, cb, cx), eval_rows(mc, oc, r0, cc, cx));
                 first_unsatisfied_in(ca, cb, cc).map(|j| r0 + j)
@@ -131,13 +135,15 @@ pub fn products_into_with(pce: &Pce, w: &[Scalar], chunk_rows: usize, stores: St
 /// Rows a streamed chunk evaluates into its stack buffer at a time (3 × 32 × 32 B = 3 KiB).
 const STREAM_ROWS: usize = 32;
 
-/// One chunk of [`Stores::Streamed`]: its first unsatisfied row, if any.
+/// One chunk of [`Stores::Streamed`] (`nt`) or [`Stores::Buffered`]: its first unsatisfied
+/// row, if any.
 fn chunk_streamed(
     m: (&CsrMatrix, &CsrMatrix, &CsrMatrix),
     ops: (&[Op], &[Op], &[Op]),
     r0: usize,
     out: (&mut [MaybeUninit<Scalar>], &mut [MaybeUninit<Scalar>], &mut [MaybeUninit<Scalar>]),
     cx: Ctx<'_>,
+    nt: bool,
 ) -> Option<usize> {
     let (oa, ob, oc) = out;
     let n = oa.len();
@@ -154,9 +160,17 @@ fn chunk_streamed(
         if first.is_none() {
             first = first_unsatisfied_in(a, b, c).map(|j| r0 + i + j);
         }
-        stream(&mut oa[i..i + k], a);
-        stream(&mut ob[i..i + k], b);
-        stream(&mut oc[i..i + k], c);
+        if nt {
+            stream(&mut oa[i..i + k], a);
+            stream(&mut ob[i..i + k], b);
+            stream(&mut oc[i..i + k], c);
+        } else {
+            for (d, s) in [(&mut oa[i..i + k], a), (&mut ob[i..i + k], b), (&mut oc[i..i + k], c)] {
+                for (d, s) in d.iter_mut().zip(s) {
+                    d.write(*s);
+                }
+            }
+        }
         i += k;
     }
     #[cfg(target_arch = "x86_64")]
