@@ -58,6 +58,21 @@ if [ -n "$unpack" ]; then
   exit 0
 fi
 
+# same_as_originals ARCHIVE XDIR OUTDIR RC WHY_NAMES WHY_BYTES: extract ARCHIVE into XDIR,
+# restore its files into OUTDIR, and exit with RC unless they are exactly "${files[@]}", byte
+# for byte the originals in $DIR.
+same_as_originals() {
+  local arch=$1 x=$2 out=$3 rc=$4 names=$5 bytes=$6 p
+  mkdir -p "$x" "$out"
+  tar -C "$x" -xJf "$arch"
+  restore "$x" "$out"
+  [ "$(cut -d' ' -f3- "$x/$SUMS")" = "$(printf '%s\n' "${files[@]}")" ] \
+    || { echo "pack-campaign-configs: $arch: $names" >&2; exit "$rc"; }
+  for p in "${files[@]}"; do
+    cmp -s "$out/$p" "$DIR/$p" || { echo "pack-campaign-configs: $DIR/$p: $bytes ($arch)" >&2; exit "$rc"; }
+  done
+}
+
 shopt -s nullglob
 files=()
 for f in "$DIR"/*/summary.json.gz "$DIR"/*/report.md.gz "$DIR"/*/analyze.txt; do files+=("${f#"$DIR"/}"); done
@@ -65,14 +80,7 @@ if [ ${#files[@]} -gt 0 ]; then
   mapfile -t files < <(printf '%s\n' "${files[@]}" | LC_ALL=C sort)
   if [ -f "$ARCH" ]; then
     # Packed before (then unpacked): the files must be exactly the archive's.
-    mkdir "$T/x" "$T/out"
-    tar -C "$T/x" -xJf "$ARCH"
-    restore "$T/x" "$T/out"
-    [ "$(cut -d' ' -f3- "$T/x/$SUMS")" = "$(printf '%s\n' "${files[@]}")" ] \
-      || { echo "pack-campaign-configs: $ARCH exists beside other configuration files: unpack, then remove one" >&2; exit 2; }
-    for p in "${files[@]}"; do
-      cmp -s "$T/out/$p" "$DIR/$p" || { echo "pack-campaign-configs: $DIR/$p differs from $ARCH's: unpack, then remove one" >&2; exit 2; }
-    done
+    same_as_originals "$ARCH" "$T/x" "$T/out" 2 "exists beside other configuration files: unpack, then remove one" "differs from the archive's: unpack, then remove one"
   else
     mkdir "$T/in" "$T/check" "$T/out"
     for p in "${files[@]}"; do
@@ -92,13 +100,8 @@ if [ ${#files[@]} -gt 0 ]; then
       | tar -cf - -T - --owner=0 --group=0 --numeric-owner --mtime=@0 --mode=u=rw,go=r) | xz -9e -T2 > "$ARCH.tmp"
     [ "$(tar -tJf "$ARCH.tmp" | LC_ALL=C sort)" = "$(cd "$T/in" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)" ] \
       || { echo "pack-campaign-configs: $ARCH.tmp does not list every file" >&2; exit 1; }
-    tar -C "$T/check" -xJf "$ARCH.tmp"
-    restore "$T/check" "$T/out"
-    [ "$(cut -d' ' -f3- "$T/check/$SUMS")" = "$(printf '%s\n' "${files[@]}")" ] \
-      || { echo "pack-campaign-configs: $ARCH.tmp: SHA256SUMS does not name every file" >&2; exit 1; }
-    for p in "${files[@]}"; do
-      cmp -s "$T/out/$p" "$DIR/$p" || { echo "pack-campaign-configs: $p: not restored byte for byte from $ARCH.tmp" >&2; exit 1; }
-    done
+    rm -rf "$T/out"
+    same_as_originals "$ARCH.tmp" "$T/check" "$T/out" 1 "SHA256SUMS does not name every file" "not restored byte for byte from the new archive"
     mv "$ARCH.tmp" "$ARCH"
   fi
   for p in "${files[@]}"; do rm -f "$DIR/$p"; done

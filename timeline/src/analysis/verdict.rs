@@ -147,18 +147,10 @@ pub const SATURATED_CORES_SHARE: f64 = 0.85;
 /// The prover's mean busy cores (`cpu_busy_cores`) over the samples taken while at least one
 /// synthesis ran, and how many samples that was; `None` without such samples.
 fn cores_while_synthesising(run: &Run) -> Option<(f64, usize)> {
-    let mut iv: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
-    if iv.is_empty() {
+    // Disjoint intervals (empty ones hold no sample), then each sample by binary search.
+    let merged = crate::stats::merge_intervals(run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect());
+    if merged.is_empty() {
         return None;
-    }
-    iv.sort_unstable();
-    // Merge into disjoint intervals, then test each sample by binary search.
-    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(iv.len());
-    for (a, b) in iv {
-        match merged.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(b),
-            _ => merged.push((a, b)),
-        }
     }
     // A sample is the CPU use of the period that ends at its stamp: it belongs to a
     // synthesis when stamped in (start, end].
