@@ -1625,15 +1625,14 @@ mod tests {
             }
             r
         };
-        let j = |v: serde_json::Value| v;
         // Pools of their own (the engine's default since 2026-12-04 records the resolved threads).
-        assert_eq!(pool_threads(&run(&[("synthesis_threads", j(16.into())), ("synthesis_shared_pool", j(false.into()))]), "synthesis_threads"), Some(16));
-        assert_eq!(pool_threads(&run(&[("synthesis_threads", j(4.into()))]), "synthesis_threads"), Some(4));
+        assert_eq!(pool_threads(&run(&[("synthesis_threads", serde_json::json!(16)), ("synthesis_shared_pool", serde_json::json!(false))]), "synthesis_threads"), Some(16));
+        assert_eq!(pool_threads(&run(&[("synthesis_threads", serde_json::json!(4))]), "synthesis_threads"), Some(4));
         // One shared pool: now said by the key, before it by 0 threads.
-        assert_eq!(pool_threads(&run(&[("synthesis_threads", j(16.into())), ("synthesis_shared_pool", j(true.into()))]), "synthesis_threads"), None);
-        assert_eq!(pool_threads(&run(&[("synthesis_threads", j(0.into()))]), "synthesis_threads"), None);
+        assert_eq!(pool_threads(&run(&[("synthesis_threads", serde_json::json!(16)), ("synthesis_shared_pool", serde_json::json!(true))]), "synthesis_threads"), None);
+        assert_eq!(pool_threads(&run(&[("synthesis_threads", serde_json::json!(0))]), "synthesis_threads"), None);
         // The shared key says nothing of the preparation's pool.
-        assert_eq!(pool_threads(&run(&[("prep_threads", j(6.into())), ("synthesis_shared_pool", j(true.into()))]), "prep_threads"), Some(6));
+        assert_eq!(pool_threads(&run(&[("prep_threads", serde_json::json!(6)), ("synthesis_shared_pool", serde_json::json!(true))]), "prep_threads"), Some(6));
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub fn products_into_with(pce: &Pce, w: &[Scalar], chunk_rows: usize, stores: St
             .min()
     };
     // SAFETY: the chunks above cover 0..n of every vector and each element of a chunk was
-    // written, by `eval_rows` or by `stream` (a panic inside would have propagated before
+    // written, by `eval_rows` or by `copy_out` (a panic inside would have propagated before
     // this point).
     unsafe {
         a.set_len(n);
@@ -135,13 +135,16 @@ pub fn products_into_with(pce: &Pce, w: &[Scalar], chunk_rows: usize, stores: St
 /// Rows a streamed chunk evaluates into its stack buffer at a time (3 × 32 × 32 B = 3 KiB).
 const STREAM_ROWS: usize = 32;
 
+/// A chunk's rows of a, b and c, not yet written.
+type ChunkOut<'a> = (&'a mut [MaybeUninit<Scalar>], &'a mut [MaybeUninit<Scalar>], &'a mut [MaybeUninit<Scalar>]);
+
 /// One chunk of [`Stores::Streamed`] (`nt`) or [`Stores::Buffered`]: its first unsatisfied
 /// row, if any.
 fn chunk_streamed(
     m: (&CsrMatrix, &CsrMatrix, &CsrMatrix),
     ops: (&[Op], &[Op], &[Op]),
     r0: usize,
-    out: (&mut [MaybeUninit<Scalar>], &mut [MaybeUninit<Scalar>], &mut [MaybeUninit<Scalar>]),
+    out: ChunkOut<'_>,
     cx: Ctx<'_>,
     nt: bool,
 ) -> Option<usize> {
@@ -160,17 +163,9 @@ fn chunk_streamed(
         if first.is_none() {
             first = first_unsatisfied_in(a, b, c).map(|j| r0 + i + j);
         }
-        if nt {
-            stream(&mut oa[i..i + k], a);
-            stream(&mut ob[i..i + k], b);
-            stream(&mut oc[i..i + k], c);
-        } else {
-            for (d, s) in [(&mut oa[i..i + k], a), (&mut ob[i..i + k], b), (&mut oc[i..i + k], c)] {
-                for (d, s) in d.iter_mut().zip(s) {
-                    d.write(*s);
-                }
-            }
-        }
+        copy_out(&mut oa[i..i + k], a, nt);
+        copy_out(&mut ob[i..i + k], b, nt);
+        copy_out(&mut oc[i..i + k], c, nt);
         i += k;
     }
     #[cfg(target_arch = "x86_64")]
@@ -182,17 +177,20 @@ fn chunk_streamed(
     first
 }
 
-// `stream` moves a scalar as two 16-byte halves.
+// `copy_out` streams a scalar as two 16-byte halves.
 const _: () = assert!(std::mem::size_of::<Scalar>() == 32);
 
-/// Copy `src` into `dst` with streaming stores where the destination is 16-byte aligned
-/// (always, for a vector of a partition's size), with plain stores otherwise. The caller
-/// fences (`_mm_sfence`) before the values are read elsewhere, as `chunk_streamed` does.
+/// Copy `src` into `dst`: with streaming stores when `nt` and the destination is 16-byte
+/// aligned (always, for a vector of a partition's size), with plain stores otherwise. After
+/// streaming stores the caller fences (`_mm_sfence`) before the values are read elsewhere,
+/// as `chunk_streamed` does.
 #[inline(always)]
-fn stream(dst: &mut [MaybeUninit<Scalar>], src: &[Scalar]) {
+fn copy_out(dst: &mut [MaybeUninit<Scalar>], src: &[Scalar], nt: bool) {
     debug_assert_eq!(dst.len(), src.len());
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = nt;
     #[cfg(target_arch = "x86_64")]
-    if (dst.as_ptr() as usize) % 16 == 0 {
+    if nt && (dst.as_ptr() as usize) % 16 == 0 {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
         let (d, s) = (dst.as_mut_ptr() as *mut __m128i, src.as_ptr() as *const __m128i);
         // SAFETY: a Scalar is 32 bytes (two 16-byte halves); `dst` and `src` have the same

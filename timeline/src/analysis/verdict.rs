@@ -148,7 +148,7 @@ pub const SATURATED_CORES_SHARE: f64 = 0.85;
 /// synthesis ran, and how many samples that was; `None` without such samples.
 fn cores_while_synthesising(run: &Run) -> Option<(f64, usize)> {
     // Disjoint intervals (empty ones hold no sample), then each sample by binary search.
-    let merged = crate::stats::merge_intervals(run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect());
+    let merged = crate::stats::busy_intervals(run.spans_of(&SpanKind::Synthesis));
     if merged.is_empty() {
         return None;
     }
@@ -164,7 +164,7 @@ fn cores_while_synthesising(run: &Run) -> Option<(f64, usize)> {
         .filter(|c| c.name == crate::event::counters::CPU_BUSY_CORES && c.value.is_finite() && inside(c.t_ns))
         .map(|c| c.value)
         .collect();
-    (!v.is_empty()).then(|| (v.iter().sum::<f64>() / v.len() as f64, v.len()))
+    crate::stats::mean(&v).map(|m| (m, v.len()))
 }
 
 /// The evidence line of a RAM-bound verdict: whether the cores had room for the syntheses
