@@ -73,6 +73,11 @@ pub struct EngineConfig {
     /// syntheses (the reference daemon's `gpu_threads`; run 69: two GPU workers preparing on
     /// 16 threads beside a synthesis pool of 16 slowed the witness by a quarter).
     pub prep_threads: u32,
+    /// Nice value added to the synthesis threads' (their pools' and the synthesis workers'
+    /// own; Linux, per thread, 0..=19; 0 = as the process), so that the GPU workers' CPU
+    /// steps (the MSMs' preparation, the uploads' host fill) and the finalisers run first
+    /// when the syntheses' threads outnumber the cores; the syntheses keep every core left.
+    pub synthesis_nice: u8,
     /// Read and write the PCE cache next to the parameter file (off: the PCE is extracted
     /// on first use and kept in memory only).
     pub pce_cache: bool,
@@ -173,6 +178,7 @@ impl Default for EngineConfig {
             synthesis_threads: 0,
             synthesis_shared_pool: false,
             prep_threads: 0,
+            synthesis_nice: 0,
             pce_cache: true,
             pce_rebuild_corrupt: false,
             memory: Default::default(),
@@ -235,6 +241,9 @@ impl EngineConfig {
         if self.prep_threads > 4096 {
             return Err(ConfigError::Invalid { field: "prep_threads", reason: format!("{} is implausibly large (at most 4096; 0 = rayon's global pool)", self.prep_threads) });
         }
+        if self.synthesis_nice > 19 {
+            return Err(ConfigError::Invalid { field: "synthesis_nice", reason: format!("{} is outside 0..=19 (a nice value added to the synthesis threads')", self.synthesis_nice) });
+        }
         if self.synthesis_threads > 4096 {
             return Err(ConfigError::Invalid { field: "synthesis_threads", reason: format!("{} is implausibly large (at most 4096; 0 = the machine's cores)", self.synthesis_threads) });
         }
@@ -285,11 +294,11 @@ mod tests {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
         assert_eq!((c.pw, c.lock, c.queue_capacity, c.max_attempts, c.events, c.rss_sample_ms, c.cpu_fallback, c.seed, c.g2_msm), (5, LockMode::Whole, 3, 4, false, 0, false, Some(9), G2Msm::Cpu));
-        for (k, v) in [("synthesis", "circuit"), ("synthesis_threads", "4"), ("synthesis_shared_pool", "true"), ("prep_threads", "6"), ("pce_cache", "false"), ("pce_rebuild_corrupt", "true")] {
+        for (k, v) in [("synthesis", "circuit"), ("synthesis_threads", "4"), ("synthesis_shared_pool", "true"), ("prep_threads", "6"), ("synthesis_nice", "7"), ("pce_cache", "false"), ("pce_rebuild_corrupt", "true")] {
             c.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
-        assert_eq!((c.synthesis, c.synthesis_threads, c.synthesis_shared_pool, c.prep_threads, c.pce_cache, c.pce_rebuild_corrupt), (SynthesisMode::Circuit, 4, true, 6, false, true));
-        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("cuda.params", "streamed", "streamed"), ("cuda.msm_c", "30", "msm_c"), ("cuda.stream_chunk", "0", "stream_chunk"), ("cuda.ntt_radix", "8", "radix"), ("synthesis", "magic", "magic"), ("synthesis_threads", "100000", "synthesis_threads"), ("prep_threads", "5000", "prep_threads"), ("queue_capacity", "4294967295", "queue_capacity"), ("finalizers", "100000", "finalizers"), ("rss_sample_ms", "4294967295", "rss_sample_ms")] {
+        assert_eq!((c.synthesis, c.synthesis_threads, c.synthesis_shared_pool, c.prep_threads, c.synthesis_nice, c.pce_cache, c.pce_rebuild_corrupt), (SynthesisMode::Circuit, 4, true, 6, 7, false, true));
+        for (k, v, want) in [("pww", "1", "pww"), ("pw", "0", "pw"), ("lock", "half", "half"), ("cuda.nope", "1", "nope"), ("cuda.params", "streamed", "streamed"), ("cuda.msm_c", "30", "msm_c"), ("cuda.stream_chunk", "0", "stream_chunk"), ("cuda.ntt_radix", "8", "radix"), ("synthesis", "magic", "magic"), ("synthesis_threads", "100000", "synthesis_threads"), ("prep_threads", "5000", "prep_threads"), ("synthesis_nice", "20", "synthesis_nice"), ("synthesis_nice", "-1", "synthesis_nice"), ("queue_capacity", "4294967295", "queue_capacity"), ("finalizers", "100000", "finalizers"), ("rss_sample_ms", "4294967295", "rss_sample_ms")] {
             let before = c.clone();
             let e = c.set(k, v).unwrap_err().to_string();
             assert!(e.contains(want), "{k}={v}: {e}");

@@ -21,6 +21,7 @@ pub mod jobs;
 pub mod locks;
 mod pce_slot;
 pub mod placement;
+pub mod priority;
 mod workers;
 
 use timeline::event::kind;
@@ -453,7 +454,8 @@ fn device_call_slots(gw: u32, fallback_on: bool, device: u32, free: Option<u64>,
 /// OS scheduler, thread by thread; on one shared pool a synthesis waiting for its own tasks
 /// runs the others' (runs 122 and 125 at 2^27).
 fn synthesis_pools(cfg: &EngineConfig) -> Result<Vec<Option<Arc<rayon::ThreadPool>>>, ConfigError> {
-    let pool_of = |n: usize, name: Box<dyn FnMut(usize) -> String + Send>| named_pool(n, name, "synthesis_threads");
+    let nice = cfg.synthesis_nice;
+    let pool_of = |n: usize, name: Box<dyn FnMut(usize) -> String + Send>| named_pool(n, name, nice, "synthesis_threads");
     if cfg.synthesis == SynthesisMode::Circuit {
         return Ok(vec![None; cfg.pw as usize]);
     }
@@ -486,14 +488,16 @@ fn prep_pool(cfg: &EngineConfig) -> Result<Option<Arc<rayon::ThreadPool>>, Confi
     if cfg.prep_threads == 0 {
         return Ok(None);
     }
-    named_pool(cfg.prep_threads as usize, Box::new(|i| format!("prep-{i}")), "prep_threads").map(Some)
+    named_pool(cfg.prep_threads as usize, Box::new(|i| format!("prep-{i}")), 0, "prep_threads").map(Some)
 }
 
-/// A pool of `n` threads named by `name`; a failure to start it is an error of `field`.
-fn named_pool(n: usize, name: Box<dyn FnMut(usize) -> String + Send>, field: &'static str) -> Result<Arc<rayon::ThreadPool>, ConfigError> {
+/// A pool of `n` threads named by `name`, each `nice` above the process's nice value
+/// ([`priority::nice_this_thread`]); a failure to start it is an error of `field`.
+fn named_pool(n: usize, name: Box<dyn FnMut(usize) -> String + Send>, nice: u8, field: &'static str) -> Result<Arc<rayon::ThreadPool>, ConfigError> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .thread_name(name)
+        .start_handler(move |_| priority::nice_this_thread(nice))
         .build()
         .map(Arc::new)
         .map_err(|e| ConfigError::Invalid { field, reason: format!("cannot start a pool of {n} threads: {e}") })
@@ -532,6 +536,7 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
         m.extra.insert("synthesis_shared_pool".into(), cfg.synthesis_shared_pool.into());
         m.extra.insert("prep_threads".into(), cfg.prep_threads.into());
     }
+    m.extra.insert("synthesis_nice".into(), cfg.synthesis_nice.into());
     m.machine = timeline::MachineInfo {
         cpu_cores: std::thread::available_parallelism().ok().map(|n| n.get() as u32),
         ram_gib: mem_total_gib(),
@@ -861,6 +866,24 @@ mod tests {
         };
         assert_eq!(meta(&cfg(SynthesisMode::Pce, 0)), (serde_json::json!(cores), serde_json::json!(false)));
         assert_eq!(meta(&EngineConfig { synthesis_shared_pool: true, ..cfg(SynthesisMode::Pce, 2) }), (serde_json::json!(2), serde_json::json!(true)));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn synthesis_nice_lowers_the_syntheses_pools_and_not_the_prep_pool() {
+        let here = super::priority::this_threads_nice();
+        let nice_of = |p: &rayon::ThreadPool| p.install(super::priority::this_threads_nice);
+        let cfg = EngineConfig { pw: 2, synthesis_threads: 2, synthesis_nice: 5, prep_threads: 2, ..EngineConfig::default() };
+        for p in synthesis_pools(&cfg).unwrap() {
+            assert_eq!(nice_of(&p.expect("a pool")), (here + 5).min(19));
+        }
+        assert_eq!(nice_of(&super::prep_pool(&cfg).unwrap().expect("a prep pool")), here, "the GPU workers' pool keeps the process's priority");
+        let shared = synthesis_pools(&EngineConfig { synthesis_shared_pool: true, ..cfg.clone() }).unwrap();
+        assert_eq!(nice_of(shared[0].as_ref().unwrap()), (here + 5).min(19));
+        assert_eq!(super::run_meta(&cfg, &[]).extra["synthesis_nice"], serde_json::json!(5));
+        // 0, the default: as the process.
+        let p = synthesis_pools(&EngineConfig { synthesis_nice: 0, ..cfg }).unwrap();
+        assert_eq!(nice_of(p[0].as_ref().unwrap()), here);
     }
 
     #[test]

@@ -59,6 +59,8 @@ impl Drop for Sending<'_> {
 
 pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, pool: Option<Arc<rayon::ThreadPool>>) {
     let _sending = Sending(&sh);
+    // The circuit path synthesises on this thread, the PCE path's witness starts here.
+    super::priority::nice_this_thread(sh.cfg.synthesis_nice);
     with_dispatch(&sh.clone(), || {
         // Every partition's vectors sized from the parameter file up front.
         let info = &sh.params.info;
