@@ -134,7 +134,8 @@ done
 
 # The grid: name pw gw lock split finalizers [knob=value ...]. Knobs: circuit (porep-like,
 # mix16; default porep-like), threads (the engine's synthesis_threads: a pool of N threads per
-# synthesis worker; default 0 = one pool of the cores shared by all), prep_threads (the
+# synthesis worker; default 0 = a pool of the machine's cores per synthesis worker, the
+# engine's default since 2026-12-04: binaries before 2aaa7aee shared one pool), prep_threads (the
 # engine's prep_threads: the GPU workers' CPU work on a pool of N threads), ram=K (a RAM budget with
 # room for K syntheses), vram=tight (the least VRAM budget the engine accepts). The regimes on
 # the H200 host (16 cores): synthesis-bound (few syntheses), the contended middle (pw 8-12,
