@@ -374,6 +374,40 @@ fn default_ram_policy() -> RamPolicy {
     RamPolicy::Fail
 }
 
+/// Where a GPU call's upload runs against its preparation and the locks: one value from the
+/// three flags a config keeps (`prestage`, `upload_after_prep`, `uploads_wait_for_kernels`;
+/// old files name them, and `validate` rejects the contradictory pairs), so that the call's
+/// program ([`crate::pipeline`]) decides on one thing instead of three booleans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UploadOrder {
+    /// Into the worker's pre-staged buffer, beside the preparation (`prestage`).
+    Prestaged,
+    /// After the preparation, before the compute lock is asked for (`upload_after_prep`:
+    /// this engine's CUDA backend).
+    AfterPrep,
+    /// Under the compute lock, behind the other worker's kernels (`uploads_wait_for_kernels`).
+    BehindKernels,
+    /// Where the lock mode puts it: inside the lock (`whole`, `kernels`) or the VRAM lock
+    /// (`two_lock`).
+    InLock,
+}
+
+impl Pipeline {
+    /// The upload's place ([`UploadOrder`]): `prestage` first (it keeps its buffer whatever
+    /// the other two say), then `upload_after_prep`, then `uploads_wait_for_kernels`.
+    pub fn upload_order(&self) -> UploadOrder {
+        if self.prestage {
+            UploadOrder::Prestaged
+        } else if self.upload_after_prep {
+            UploadOrder::AfterPrep
+        } else if self.uploads_wait_for_kernels {
+            UploadOrder::BehindKernels
+        } else {
+            UploadOrder::InLock
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Memory {

@@ -7,7 +7,7 @@
 use timeline::{Span, SpanKind};
 
 use super::{job_name, ns, Ev, Sim};
-use crate::config::{Config, LockMode};
+use crate::config::{Config, LockMode, UploadOrder};
 use crate::resources::Owner;
 
 /// Steps of a GPU worker's prove call.
@@ -37,6 +37,8 @@ pub(super) enum Step {
 pub(super) fn program(cfg: &Config) -> Vec<Step> {
     use Step::*;
     let p = &cfg.pipeline;
+    let order = p.upload_order();
+    let staged = order == UploadOrder::Prestaged;
     let mut v = vec![Pickup, BeginCall];
     let fin = |v: &mut Vec<Step>| {
         if !p.split_finalize {
@@ -45,20 +47,20 @@ pub(super) fn program(cfg: &Config) -> Vec<Step> {
         }
     };
     let upload_in_lock = |v: &mut Vec<Step>| {
-        if !p.prestage {
+        if !staged {
             v.push(VramAlloc);
             v.push(Upload);
         }
     };
     let free = |v: &mut Vec<Step>| {
-        if !p.prestage {
+        if !staged {
             v.push(VramFree);
         }
     };
     // This engine's order (`upload_after_prep`): the call's VRAM (placement waits for a
     // device with room before the call starts), prep, the upload, then the compute lock
     // (two_lock: the allocation lock around prep and upload).
-    let after_prep = p.upload_after_prep && !p.prestage;
+    let after_prep = order == UploadOrder::AfterPrep;
     match p.lock {
         LockMode::Whole if after_prep => {
             v.extend([VramAlloc, Acquire(0), Prep, Upload, Kernels, VramFree]);
@@ -83,7 +85,7 @@ pub(super) fn program(cfg: &Config) -> Vec<Step> {
             fin(&mut v);
         }
         LockMode::Whole => {
-            if p.prestage {
+            if staged {
                 v.push(UploadOnly);
             }
             v.push(Acquire(0));
@@ -95,7 +97,7 @@ pub(super) fn program(cfg: &Config) -> Vec<Step> {
             v.push(Release(0));
         }
         LockMode::Kernels => {
-            v.push(if p.prestage { PrepUpload } else { Prep });
+            v.push(if staged { PrepUpload } else { Prep });
             v.push(Acquire(0));
             upload_in_lock(&mut v);
             v.push(Kernels);
@@ -113,7 +115,7 @@ pub(super) fn program(cfg: &Config) -> Vec<Step> {
             v.push(Prep);
             v.push(Acquire(0));
             v.push(Alloc);
-            if !p.prestage {
+            if !staged {
                 v.push(VramAlloc);
             }
             if gsync {
@@ -121,7 +123,7 @@ pub(super) fn program(cfg: &Config) -> Vec<Step> {
             }
             // An upload that queues behind the other worker's kernels (pageable memory, no
             // pre-staged buffer: `uploads_wait_for_kernels`) runs under the compute lock.
-            let behind = p.uploads_wait_for_kernels && !p.prestage;
+            let behind = order == UploadOrder::BehindKernels;
             if !behind {
                 v.push(Upload);
             }
@@ -683,5 +685,37 @@ pub(super) fn lock_name(mode: LockMode, l: usize) -> &'static str {
         (LockMode::TwoLock, 0) => "vram",
         (LockMode::TwoLock, _) => "compute",
         _ => "gpu",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Step::*;
+    use super::*;
+
+    fn cfg(lock: LockMode, flags: (bool, bool, bool)) -> Config {
+        let mut c = Config::from_toml_str(include_str!("../../configs/phase8.toml"), "phase8.toml").unwrap();
+        let p = &mut c.pipeline;
+        (p.lock, p.split_finalize, p.device_global_sync) = (lock, true, Some(false));
+        (p.prestage, p.upload_after_prep, p.uploads_wait_for_kernels) = flags;
+        c
+    }
+
+    #[test]
+    fn the_upload_order_is_one_value_of_the_three_flags_and_places_the_upload() {
+        let order = |f| cfg(LockMode::Kernels, f).pipeline.upload_order();
+        assert_eq!(order((true, false, false)), UploadOrder::Prestaged);
+        assert_eq!(order((true, false, true)), UploadOrder::Prestaged, "a pre-staged buffer wins over waiting");
+        assert_eq!(order((false, true, false)), UploadOrder::AfterPrep);
+        assert_eq!(order((false, false, true)), UploadOrder::BehindKernels);
+        assert_eq!(order((false, false, false)), UploadOrder::InLock);
+        // Where each order puts the upload under `kernels` (split finalisation, no syncs).
+        let prog = |l, f| program(&cfg(l, f))[2..].to_vec();
+        assert_eq!(prog(LockMode::Kernels, (false, true, false)), [VramAlloc, Prep, Upload, Acquire(0), Kernels, VramFree, Release(0), EndCall]);
+        assert_eq!(prog(LockMode::Kernels, (false, false, false)), [Prep, Acquire(0), VramAlloc, Upload, Kernels, VramFree, Release(0), EndCall]);
+        assert_eq!(prog(LockMode::Kernels, (true, false, false)), [PrepUpload, Acquire(0), Kernels, Release(0), EndCall]);
+        // Under `two_lock`: behind the kernels = under the compute lock, else under the VRAM lock.
+        assert_eq!(prog(LockMode::TwoLock, (false, false, true)), [Prep, Acquire(0), Alloc, VramAlloc, Release(0), Acquire(1), Upload, Kernels, VramFree, Release(1), EndCall]);
+        assert_eq!(prog(LockMode::TwoLock, (false, false, false)), [Prep, Acquire(0), Alloc, VramAlloc, Upload, Release(0), Acquire(1), Kernels, VramFree, Release(1), EndCall]);
     }
 }
