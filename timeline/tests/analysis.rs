@@ -202,6 +202,33 @@ fn the_parameter_upload_is_not_a_partitions_kernel_time() {
 }
 
 #[test]
+fn copies_that_overlap_another_partitions_kernels_are_named_beside_the_gpu_floor() {
+    // Two workers, two partitions: each uploads 30 ms (h2d, device time the whole span)
+    // while the other's 60 ms kernel holds the device (p0: h2d 0-30, msm_h 30-90; p1: h2d
+    // 30-60, msm_h 90-150). The GPU floor counts 90 ms a partition (copy + kernel); the
+    // compute kernels alone are 60: the copies' 30 ms ran under the other's kernel.
+    let spans = |workers: [u32; 2]| {
+        vec![
+            queue("a", 0, 0, 0),
+            queue("a", 1, 0, 0),
+            k(SpanKind::Gpu, 0, workers[0], 0, 90),
+            k(SpanKind::H2d, 0, workers[0], 0, 30),
+            k(SpanKind::MsmH, 0, workers[0], 30, 90),
+            k(SpanKind::Gpu, 1, workers[1], 30, 150),
+            k(SpanKind::H2d, 1, workers[1], 30, 60),
+            k(SpanKind::MsmH, 1, workers[1], 90, 150),
+        ]
+    };
+    let s = summarize(&run_of(spans([0, 1])), &AnalyzeOptions::default());
+    close(s.verdict.floors.serial_gpu_ms_per_partition.unwrap(), 90.0);
+    let line = s.verdict.evidence.iter().find(|e| e.contains("copies outside its kernels")).expect("the copies' line");
+    assert!(line.starts_with("of that floor's 90 ms a partition, 30 ms are its copies") && line.contains("compute kernels alone take 60 ms"), "{line}");
+    // One worker: its copies cannot overlap its own kernels' partner, no line.
+    let one = summarize(&run_of(spans([0, 0])), &AnalyzeOptions::default());
+    assert!(!one.verdict.evidence.iter().any(|e| e.contains("copies outside its kernels")), "{:?}", one.verdict.evidence);
+}
+
+#[test]
 fn kernel_level_gaps_blame_lock_and_cpu_prep() {
     // Three partitions on two workers of one GPU, with kernel spans (hand-made):
     //   p0 (w0): gpu 0-100, prep 0-20, lock_hold 20-70, msm_h 20-60, finalize 60-100

@@ -46,6 +46,9 @@ pub struct PartInfo {
     pub worker: Option<u32>,
     /// Union of the partition's device-work spans.
     pub kernel_ns: Option<u64>,
+    /// Union of its compute kernels alone (device work less copies and memsets): what the
+    /// device must spend on it even where its copies overlap another partition's kernels.
+    pub compute_ns: Option<u64>,
     pub prep_msm_ns: Option<u64>,
     pub cpu_msm_b_g2_ns: Option<u64>,
     pub finalize_ns: Option<u64>,
@@ -107,7 +110,7 @@ fn add(acc: &mut Option<u64>, v: u64) {
 }
 
 /// What one span (closed, or open and still running) tells of its partition.
-fn apply(pi: &mut PartInfo, s: &Span, p: u32, work: &mut Vec<(u32, u64, u64)>) {
+fn apply(pi: &mut PartInfo, s: &Span, p: u32, work: &mut Vec<(u32, u64, u64, bool)>) {
     pi.first_start = pi.first_start.min(s.start_ns);
     let dur = s.end_ns.map(|e| e.saturating_sub(s.start_ns));
     match &s.kind {
@@ -147,7 +150,7 @@ fn apply(pi: &mut PartInfo, s: &Span, p: u32, work: &mut Vec<(u32, u64, u64)>) {
         SpanKind::LockWait => dur.into_iter().for_each(|d| add(&mut pi.lock_wait_ns, d)),
         k if k.is_device_work() => {
             if let Some((a, e)) = s.device_interval().filter(|_| !s.is_setup_work()) {
-                work.push((p, a, e));
+                work.push((p, a, e, k.is_kernel()));
             }
             pi.device = pi.device.or(Some(s.device_or_0()));
         }
@@ -159,7 +162,7 @@ impl<'a> Index<'a> {
     pub fn build(run: &'a Run) -> Index<'a> {
         let mut job_of: FxHashMap<&'a str, u32> = FxHashMap::default();
         let mut ix = Index { part_of_span: Vec::with_capacity(run.spans.len()), ..Default::default() };
-        let mut work: Vec<(u32, u64, u64)> = Vec::new();
+        let mut work: Vec<(u32, u64, u64, bool)> = Vec::new();
         let mut deferred: Vec<(u32, &'a Span)> = Vec::new();
         // Consecutive spans often share a job and partition: skip the lookups then.
         let mut last: Option<(&'a str, Option<u32>, u32, u32)> = None;
@@ -229,8 +232,12 @@ impl<'a> Index<'a> {
             while j < work.len() && work[j].0 == p {
                 j += 1;
             }
-            let merged = merge_intervals(work[i..j].iter().map(|&(_, s, e)| (s, e)).collect());
-            ix.parts[p as usize].kernel_ns = Some(merged.iter().fold(0u64, |a, &(s, e)| a.saturating_add(e - s)));
+            let union = |keep: &dyn Fn(bool) -> bool| {
+                let merged = merge_intervals(work[i..j].iter().filter(|w| keep(w.3)).map(|&(_, s, e, _)| (s, e)).collect());
+                merged.iter().fold(0u64, |a, &(s, e)| a.saturating_add(e - s))
+            };
+            ix.parts[p as usize].kernel_ns = Some(union(&|_| true));
+            ix.parts[p as usize].compute_ns = Some(union(&|compute| compute));
             i = j;
         }
         // Open spans: in a partition that reached its end, an end event was lost (the run

@@ -194,6 +194,35 @@ fn max_concurrency(run: &Run, kind: &SpanKind) -> u32 {
     super::utilization::max_concurrency(run.spans.iter().filter(|s| &s.kind == kind).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))))
 }
 
+/// Share of the GPU floor (from `kernel_spans`) under which a partition's copies are worth a
+/// line: its copies outside its kernels add at least this much to its device work.
+const COPY_SHARE_NOTED: f64 = 0.05;
+
+/// The GPU floor counts each partition's copies (uploads, downloads) outside its kernels as
+/// device time, but with several GPU workers the device runs one partition's copies while
+/// another's kernels hold it: there the compute kernels alone are the tighter floor (runs
+/// 127–130 at 2^22: the floor grew from 1.25 to 1.49 s/proof with 2 to 4 workers while the
+/// compute lock was held ~115 ms a partition). A line saying so when the copies add at least
+/// [`COPY_SHARE_NOTED`] and more than one GPU worker ran per device.
+fn overlapped_copies(ix: &Index<'_>, f: &Floors) -> Option<String> {
+    if f.serial_gpu_source.as_deref() != Some("kernel_spans") || f.gpu_workers_per_device.unwrap_or(1) < 2 || f.gpus == 0 {
+        return None;
+    }
+    let both: Vec<(u64, u64)> = ix.parts.iter().filter_map(|p| Some((p.kernel_ns?, p.compute_ns?))).collect();
+    let n = both.len() as f64;
+    let all = both.iter().map(|b| ms(b.0)).sum::<f64>() / n;
+    let compute = both.iter().map(|b| ms(b.1)).sum::<f64>() / n;
+    if both.is_empty() || compute <= 0.0 || all - compute < COPY_SHARE_NOTED * all {
+        return None;
+    }
+    let per_proof = f.partitions_per_proof.map(|p| compute * p / 1e3 / f.gpus as f64);
+    Some(format!(
+        "of that floor's {all:.0} ms a partition, {:.0} ms are its copies outside its kernels, which the device can run while another worker's kernels hold it: its compute kernels alone take {compute:.0} ms{}",
+        all - compute,
+        per_proof.map_or(String::new(), |v| format!(" ({v:.2} s/proof), the floor where the copies overlap"))
+    ))
+}
+
 /// Serial GPU time per partition, ms, and where it comes from.
 fn serial_gpu(run: &Run, ix: &Index<'_>) -> Option<(f64, &'static str)> {
     let kernels: Vec<u64> = ix.parts.iter().filter_map(|p| p.kernel_ns).collect();
@@ -344,6 +373,9 @@ pub fn decide(
             f.gpus,
             fl
         ));
+    }
+    if let Some(line) = overlapped_copies(ix, &f) {
+        ev.push(line);
     }
     if let (Some(s), Some(fl)) = (f.synthesis_ms_per_partition, f.synthesis_floor_s_per_proof) {
         ev.push(format!(
