@@ -42,6 +42,29 @@ impl CpuMeter {
     }
 }
 
+/// The CPU time of a thread pool's threads over a stretch of work: each thread's own clock
+/// read at the start and at the end (on that thread, through `broadcast`), the differences
+/// summed. For a pool that ran nothing else meanwhile (a synthesis worker's own pool): the
+/// work done on it for that stretch, plus what its idle threads spent looking for more —
+/// both taken from the machine, which is what the simulator's synthesis demand stands for.
+pub struct PoolClock<'a> {
+    pool: &'a rayon::ThreadPool,
+    start: Vec<u64>,
+}
+
+impl<'a> PoolClock<'a> {
+    /// Read every thread's clock now.
+    pub fn start(pool: &'a rayon::ThreadPool) -> PoolClock<'a> {
+        PoolClock { pool, start: pool.broadcast(|_| thread_cpu_ns()) }
+    }
+
+    /// The pool's CPU time since [`PoolClock::start`], ns.
+    pub fn ns(&self) -> u64 {
+        let end = self.pool.broadcast(|_| thread_cpu_ns());
+        end.iter().zip(&self.start).map(|(e, s)| e.saturating_sub(*s)).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +106,19 @@ mod tests {
         let m = CpuMeter::default();
         assert_eq!(m.measure(|| 7), 7);
         assert!(m.ns() < 5_000_000);
+    }
+
+    #[test]
+    fn a_pool_clock_counts_the_work_its_threads_did_and_not_the_callers() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let clock = PoolClock::start(&pool);
+        let t = Instant::now();
+        pool.install(|| (0..4).into_par_iter().for_each(|_| burn(15_000_000)));
+        // The caller spins too, off the pool: not counted.
+        burn(30_000_000);
+        let (ns, wall) = (clock.ns(), t.elapsed().as_nanos() as u64);
+        assert!(ns >= 4 * 15_000_000, "the pieces' 60 ms counted: {ns} ns");
+        assert!(ns <= 2 * wall, "two threads within twice the wall time ({ns} of {wall} ns)");
+        assert!(ns < 4 * 15_000_000 + 25_000_000, "the caller's 30 ms not counted: {ns} ns");
     }
 }

@@ -394,6 +394,18 @@ mod engine_runs {
         assert!(args(&run_q).iter().all(|&a| a == (aux, Some(2), Some(1))), "{:?}", args(&run_q));
         let cores = Some(std::thread::available_parallelism().map_or(1, |n| n.get()) as u64);
         assert!(args(&run_p).iter().all(|&a| a == (aux, cores, Some(1))), "{:?}", args(&run_p));
+        // Each synthesis on its worker's own pool carries that pool's CPU time over it
+        // (`cpu_ns`: more than nothing, at most its threads × its wall time, with some slack
+        // for the clocks' reads) and the pool's threads: the demand the simulator calibrates.
+        for s in run_q.spans_of(&SpanKind::Synthesis) {
+            let cpu = s.args.get("cpu_ns").and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no cpu_ns: {s:?}"));
+            let wall = s.end_ns.unwrap() - s.start_ns;
+            assert_eq!(s.args.get("threads").and_then(|v| v.as_u64()), Some(2), "{s:?}");
+            assert!(cpu > 0 && cpu <= 2 * wall + 20_000_000, "cpu_ns {cpu} against 2 threads × {wall} ns");
+        }
+        // On one shared pool the others' work would count too: no cpu_ns.
+        let (_, run_s) = run(EngineConfig { synthesis_threads: 2, synthesis_shared_pool: true, ..cfg(SynthesisMode::Pce) }, Some(path.clone()));
+        assert!(run_s.spans_of(&SpanKind::Synthesis).all(|s| !s.args.contains_key("cpu_ns")));
     }
 
     #[test]

@@ -1102,6 +1102,15 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     } else {
         rep.notes.push("CPU demands: no cpu_busy_cores counter in the input: the base config's synth/prep/finalize cores are used".into());
     }
+    // ---- A synthesis's demand: measured by the prover where its spans say so ----
+    if let Some(((name, _), (d, n))) = runs.iter().find_map(|r| cpu_demand::synth_measured(&r.1).map(|m| (r, m))) {
+        let d = (d * 100.0).round() / 100.0;
+        rep.notes.push(format!(
+            "synthesis: measured by the prover in {name} (synthesis cpu_ns over wall time, {n} that ran alone): {d} busy cores; synth_cores {d} (was {})",
+            cfg.cpu.synth_cores
+        ));
+        cfg.cpu.synth_cores = d;
+    }
     // ---- The preparation: measured by the prover where its spans say so ----
     let prep: Vec<Option<cpu_demand::PrepMeasured>> = runs.iter().map(|(_, r)| cpu_demand::prep_measured(r)).collect();
     if let Some(((name, _), m)) = runs.iter().zip(&prep).find_map(|(r, m)| m.as_ref().map(|m| (r, m))) {
@@ -1790,6 +1799,37 @@ mod tests {
         assert_eq!(old.config.cpu.prep_cores, default_base().cpu.prep_cores);
         assert_eq!(old.config.costs.prep_msm.mean_ms(), 1.0, "{:?}", old.config.costs.prep_msm);
         assert!(note(&old, "prep: measured").is_none());
+    }
+
+    #[test]
+    fn a_synthesis_demand_measured_by_the_prover_sets_synth_cores() {
+        // The paired run with its odd partitions' syntheses moved off the even ones' (each
+        // pair now one after the other: 10-55 and 55-100 ms), so that every synthesis ran
+        // alone; the even ones carry 4.5 × their wall time of CPU (the pool's cpu_ns).
+        const MS: u64 = 1_000_000;
+        let mut run = paired_run(Some(8), false);
+        for s in run.spans.iter_mut().filter(|s| s.kind == SpanKind::Synthesis) {
+            let p = u64::from(s.partition.unwrap());
+            let (a, b) = ((10 + 100 * (p / 2)) * MS, (100 + 100 * (p / 2)) * MS);
+            let mid = (a + b) / 2;
+            (s.start_ns, s.end_ns) = if p % 2 == 0 { (a, Some(mid)) } else { (mid, Some(b)) };
+            if p % 2 == 0 {
+                s.args.insert("cpu_ns".into(), serde_json::json!(9 * (mid - a) / 2));
+            }
+        }
+        run.normalize();
+        let cal = calibrate(&[("run".into(), run.clone())], &default_base()).unwrap();
+        assert_eq!(cal.config.cpu.synth_cores, 4.5);
+        let n = note(&cal, "synthesis: measured by the prover in run").unwrap_or_else(|| panic!("{:?}", cal.report.notes));
+        assert!(n.contains("4 that ran alone") && n.contains("4.5 busy cores"), "{n}");
+        // Without the argument (an older prover, a shared pool): no such note, the base's or
+        // the counter's demand.
+        for s in run.spans.iter_mut() {
+            s.args.remove("cpu_ns");
+        }
+        let old = calibrate(&[("run".into(), run)], &default_base()).unwrap();
+        assert!(note(&old, "synthesis: measured").is_none());
+        assert_eq!(old.config.cpu.synth_cores, default_base().cpu.synth_cores);
     }
 
     #[test]

@@ -88,9 +88,10 @@ pub mod arg {
     /// Points (terms) of an MSM.
     pub const POINTS: &str = "points";
     /// CPU time the span's work took, summed over the threads that ran it (each thread's own
-    /// clock: running, not waiting to run), ns. On `prep_msm`.
+    /// clock: running, not waiting to run), ns. On `prep_msm`, and on `synthesis` when it ran
+    /// on its worker's own pool (that pool's threads' CPU time over it).
     pub const CPU_NS: &str = "cpu_ns";
-    /// Threads of the pool the span's work ran on (`prep_msm`, `witness`).
+    /// Threads of the pool the span's work ran on (`prep_msm`, `witness`, `synthesis`).
     pub const THREADS: &str = "threads";
     /// The arguments the analyses of throughput, utilisation, transitions and the verdict
     /// read (a copy's device interval, setup work): all that [`super::Span::for_analysis`]

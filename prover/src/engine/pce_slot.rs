@@ -20,6 +20,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use rayon::ThreadPool;
 use timeline::event::{arg, kind};
+use tracing::field::Empty;
 use tracing::info_span;
 
 use super::budget::{human, BudgetError, Reservation};
@@ -161,18 +162,40 @@ pub(super) fn synthesize(sh: &Shared, circuit: Box<dyn PartitionCircuit>, hint: 
         Claim::Busy | Claim::Wait => circuit.synthesize(hint),
         Claim::Failed(e) => Err(ProveError::Pce(e)),
         Claim::Ready(p) => {
-            let span = info_span!(kind::SYNTHESIS, constraints = p.num_constraints() as u64, path = "pce");
+            let span = info_span!(kind::SYNTHESIS, constraints = p.num_constraints() as u64, path = "pce", cpu_ns = Empty, threads = Empty);
             let _e = span.enter();
+            let clock = own_clock(sh, pool);
             let w = circuit.witness(p.num_inputs(), p.num_aux(), pool)?;
-            Ok(pce::assemble(w, &p, run)?)
+            let r = pce::assemble(w, &p, run);
+            record_cpu(&span, clock, pool);
+            Ok(r?)
         }
         Claim::Mine(guard) => {
-            let span = info_span!(kind::SYNTHESIS, constraints = tracing::field::Empty, path = "pce");
+            let span = info_span!(kind::SYNTHESIS, constraints = Empty, path = "pce", cpu_ns = Empty, threads = Empty);
             let _e = span.enter();
+            let clock = own_clock(sh, pool);
             let (p, w) = build(sh, circuit, guard, held, pool)?;
             span.record("constraints", p.num_constraints() as u64);
-            Ok(pce::assemble(w, &p, run)?)
+            let r = pce::assemble(w, &p, run);
+            record_cpu(&span, clock, pool);
+            Ok(r?)
         }
+    }
+}
+
+/// A clock on the synthesis's pool when the pool is this worker's own (not
+/// `synthesis_shared_pool`, where the other syntheses' work would count too).
+fn own_clock<'a>(sh: &Shared, pool: Option<&'a ThreadPool>) -> Option<crate::cpu_time::PoolClock<'a>> {
+    pool.filter(|_| !sh.cfg.synthesis_shared_pool).map(crate::cpu_time::PoolClock::start)
+}
+
+/// The synthesis span's `cpu_ns` (its pool's CPU time over the synthesis, witness and
+/// products: [`crate::cpu_time::PoolClock`]) and `threads`, so that its CPU demand is measured
+/// (cpu_ns ÷ wall time) instead of inferred from the busy-cores counter.
+fn record_cpu(span: &tracing::Span, clock: Option<crate::cpu_time::PoolClock<'_>>, pool: Option<&ThreadPool>) {
+    if let (Some(c), Some(p)) = (clock, pool) {
+        span.record("cpu_ns", c.ns());
+        span.record("threads", p.current_num_threads() as u64);
     }
 }
 
