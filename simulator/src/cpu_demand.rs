@@ -307,12 +307,17 @@ pub fn prep_measured(run: &Run) -> Option<PrepMeasured> {
 
 /// A synthesis's CPU demand measured by the prover: the `cpu_ns` of its `synthesis` spans (its
 /// own pool's CPU time, issue 21) over their wall time, for the syntheses that ran alone (no
-/// other synthesis overlapping them) — busy cores, as `cpu.synth_cores` means them; with how
-/// many spans it rests on. `None` when no such span carries `cpu_ns` (older runs, a shared
-/// pool, other producers).
+/// other synthesis overlapping them, nor the one-time `pce_build` inside the first) — busy
+/// cores, as `cpu.synth_cores` means them; with how many spans it rests on. `None` when no
+/// such span carries `cpu_ns` (older runs, a shared pool, other producers).
 pub fn synth_measured(run: &Run) -> Option<(f64, usize)> {
     use timeline::event::arg;
-    let spans: Vec<&timeline::Span> = run.spans.iter().filter(|s| s.kind == SpanKind::Synthesis && s.end_ns.is_some()).collect();
+    let builds = intervals(run, &[SpanKind::PceBuild]);
+    let spans: Vec<&timeline::Span> = run
+        .spans
+        .iter()
+        .filter(|s| s.kind == SpanKind::Synthesis && s.end_ns.is_some_and(|e| overlap(&builds, s.start_ns, e) == 0.0))
+        .collect();
     let (mut cpu, mut wall, mut n) = (0.0, 0.0, 0usize);
     for (i, s) in spans.iter().enumerate() {
         let Some(c) = s.args.get(arg::CPU_NS).and_then(|v| v.as_f64()).filter(|x| x.is_finite() && *x > 0.0) else { continue };
@@ -447,6 +452,9 @@ mod tests {
             });
         }
         assert_eq!(synth_measured(&run), Some((1000.0 / 200.0, 2)));
+        // The first one held the PCE's extraction: left out.
+        run.spans.push(span(SpanKind::PceBuild, 10, 90, 0));
+        assert_eq!(synth_measured(&run), Some((400.0 / 100.0, 1)));
         run.spans.retain(|s| !s.args.contains_key("cpu_ns"));
         assert_eq!(synth_measured(&run), None);
     }
