@@ -12,6 +12,7 @@ pub mod bytes;
 #[cfg(feature = "analysis")]
 pub mod chart;
 pub mod event;
+pub mod json;
 pub mod export;
 pub mod lanes;
 pub mod read;
