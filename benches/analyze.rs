@@ -14,10 +14,6 @@
 //! `analyze` writes it and by the reference writer it replaced (each event a
 //! `serde_json::Value`; the same bytes).
 //!
-//! `summary_json` / `summary_json_serde`: summary.json's text (into a sink) as `analyze`
-//! writes it (`Summary::write_pretty`: the row lists on every core) and by
-//! `serde_json::to_writer_pretty` on one thread; the same bytes.
-//!
 //! `whole_command/*`: what a user waits for (issue 17) — the `proofscope` binary built with
 //! this bench (`CARGO_BIN_EXE_proofscope`, so a process start and the read from a file are
 //! in the figure) run on the same cuzk log written to a file, outputs included:
@@ -213,10 +209,6 @@ fn outputs(c: &mut Criterion, text: &str) {
     // reference it replaced (each event a serde_json::Value), same bytes (issue 17).
     g.bench_function("trace_json", |b| b.iter(|| timeline::export::trace::write_trace(&laid, &p("trace.json")).expect("trace")));
     g.bench_function("trace_json_values", |b| b.iter(|| timeline::export::trace::write_trace_values(&laid, &p("trace.json")).expect("trace")));
-    // summary.json's text into a sink: the writer `analyze` uses (the row lists rendered on
-    // every core) against serde_json's pretty writer on one thread, the same bytes.
-    g.bench_function("summary_json", |b| b.iter(|| s.write_pretty(&mut std::io::sink()).expect("summary.json")));
-    g.bench_function("summary_json_serde", |b| b.iter(|| serde_json::to_writer_pretty(std::io::sink(), &s).expect("summary.json")));
     g.bench_function("drawn_lanes_once", |b| {
         b.iter(|| {
             let l = LaidOut::new(&run);

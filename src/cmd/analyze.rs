@@ -235,8 +235,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 Some(f) => {
                     std::io::copy(f, &mut o)?;
                 }
-                // The row lists on every core (`Summary::write_pretty`: the same bytes).
-                None => summary.write_pretty(&mut o)?,
+                None => serde_json::to_writer_pretty(&mut o, &summary)?,
             }
             writeln!(o)?;
             o.flush()?;
@@ -569,8 +568,6 @@ pub fn write_outputs_with(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super
         dir.write_with("summary.json", |w| {
             // Buffered here: serde_json writes token by token, and through `dyn Write`
             // each token was a call.
-            // (serde_json on this thread, not `Summary::write_pretty`: beside trace.json's
-            // thread and the tables, a first version on every core was not faster, 2026-12-04.)
             let mut b = std::io::BufWriter::with_capacity(1 << 20, w);
             serde_json::to_writer_pretty(&mut b, summary)?;
             b.flush()

@@ -12,7 +12,6 @@ pub mod bytes;
 #[cfg(feature = "analysis")]
 pub mod chart;
 pub mod event;
-pub mod json;
 pub mod export;
 pub mod lanes;
 pub mod read;

@@ -159,56 +159,6 @@ impl Summary {
     pub fn s_per_proof(&self) -> Option<f64> {
         self.steady_state_s_per_proof.or(self.total_s_per_proof)
     }
-
-    /// Write summary.json's text (as `serde_json::to_writer_pretty` writes it, byte for
-    /// byte) with the row lists — partitions, jobs, idle gaps, transitions: most of a big
-    /// log's summary — rendered on every core ([`crate::json`]).
-    pub fn write_pretty<W: std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
-        use crate::json::{write_pretty_with_rows, Rows};
-        let rows = [
-            Rows::new("idle_gaps", &self.idle_gaps),
-            Rows::new("cross_job_transitions", &self.cross_job_transitions),
-            Rows::new("jobs", &self.jobs),
-            Rows::new("partitions", &self.partitions),
-        ];
-        write_pretty_with_rows(&self.without_rows(), &rows, w)
-    }
-
-    /// A copy without the row lists of [`Summary::write_pretty`] (every field named: a new
-    /// field must be placed here).
-    fn without_rows(&self) -> Summary {
-        Summary {
-            schema_version: self.schema_version,
-            tool_version: self.tool_version.clone(),
-            input: self.input.clone(),
-            meta: self.meta.clone(),
-            diagnostics: self.diagnostics.clone(),
-            options: self.options.clone(),
-            run: self.run.clone(),
-            proofs_completed: self.proofs_completed,
-            proofs_failed: self.proofs_failed,
-            total_s_per_proof: self.total_s_per_proof,
-            steady_state_s_per_proof: self.steady_state_s_per_proof,
-            gpu_utilization: self.gpu_utilization,
-            kernel_utilization: self.kernel_utilization,
-            binding_resource: self.binding_resource.clone(),
-            verdict: self.verdict.clone(),
-            throughput: self.throughput.clone(),
-            utilization: self.utilization.clone(),
-            idle_gaps: Vec::new(),
-            idle_gap_totals: self.idle_gap_totals.clone(),
-            cross_job_transitions: Vec::new(),
-            phases: self.phases.clone(),
-            jobs: Vec::new(),
-            partitions: Vec::new(),
-            memory: self.memory.clone(),
-            host: self.host.clone(),
-            multi_device: self.multi_device.clone(),
-            proof_types: self.proof_types.clone(),
-            primary_proof_type: self.primary_proof_type.clone(),
-            daemon_runs: self.daemon_runs.clone(),
-        }
-    }
 }
 
 /// Run every analysis.
@@ -521,23 +471,6 @@ mod tests {
         assert_eq!(one.proof_types.len(), 3, "{:?}", one.proof_types.iter().map(|t| &t.proof_type).collect::<Vec<_>>());
         let two = summarize_inner(&run, &opts, true);
         assert_eq!(serde_json::to_string(&one).unwrap(), serde_json::to_string(&two).unwrap());
-    }
-
-    /// summary.json's rows rendered apart give serde_json's pretty bytes, with rows (the
-    /// sample with a generated tail: more rows than one rendering task) and without.
-    #[test]
-    fn write_pretty_is_serde_jsons_pretty_text() {
-        let mut log = include_str!("../../assets/cuzk-sample.log").to_string();
-        for j in 0..300u64 {
-            let t = 200_000 + j * 1000;
-            log.push_str(&format!("TIMELINE,{t},SYNTH_START,g-{j},partition=0\nTIMELINE,{},SYNTH_END,g-{j},partition=0\nTIMELINE,{},GPU_START,g-{j},partition=0,worker=0\nTIMELINE,{},GPU_END,g-{j},partition=0,worker=0\n", t + 400, t + 450, t + 900));
-        }
-        for run in [mixed(), crate::read::read_str(&log, None), Run::default()] {
-            let s = summarize(&run, &AnalyzeOptions::default());
-            let mut got = Vec::new();
-            s.write_pretty(&mut got).unwrap();
-            assert_eq!(String::from_utf8(got).unwrap(), serde_json::to_string_pretty(&s).unwrap());
-        }
     }
 
     /// A type's run of its own keeps only the arguments the analyses read, and its figures
