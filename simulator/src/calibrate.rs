@@ -476,6 +476,28 @@ fn overlaps(iv: &[(u64, u64)], a: u64, b: u64) -> bool {
     iv.iter().any(|&(s, e)| s < b.max(a + 1) && a < e)
 }
 
+/// A synthesis's CPU demand as the prover measured it: Σ `cpu_ns` ÷ Σ wall time of the
+/// `synthesis` spans that carry it (its own pool's CPU time, issue 21) and ran alone — no
+/// other synthesis beside them ([`mean_concurrency`] of 1 over `sorted`, the run's synthesis
+/// intervals) and no pre-compiled constraints built or waited for ([`pce_intervals`]), left
+/// out of the cost's syntheses too — in busy cores, as `cpu.synth_cores` means them; with
+/// how many spans it rests on. `None` when no such span carries `cpu_ns` (older runs, a
+/// shared pool, other producers).
+fn measured_synth_demand(run: &Run, sorted: &[(u64, u64)]) -> Option<(f64, usize)> {
+    let pce = pce_intervals(run);
+    let (mut cpu, mut wall, mut n) = (0.0, 0.0, 0usize);
+    for s in run.spans_of(&SpanKind::Synthesis) {
+        let Some(c) = s.args.get(timeline::event::arg::CPU_NS).and_then(|v| v.as_f64()).filter(|x| x.is_finite() && *x > 0.0) else { continue };
+        let (a, b) = (s.start_ns, s.end_ns.unwrap_or(s.start_ns));
+        if b > a && mean_concurrency(a, b, sorted) <= 1.0 && !overlaps(&pce, a, b) {
+            cpu += c;
+            wall += (b - a) as f64;
+            n += 1;
+        }
+    }
+    (n > 0).then(|| (cpu / wall, n))
+}
+
 /// A run's measured mean synthesis time, s (the syntheses that built or waited for the
 /// pre-compiled constraints left out), and its time-average synthesis concurrency over the
 /// window from the first synthesis start to the last end; `None` under two syntheses.
@@ -1102,8 +1124,18 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     } else {
         rep.notes.push("CPU demands: no cpu_busy_cores counter in the input: the base config's synth/prep/finalize cores are used".into());
     }
+    // Each run's synthesis intervals, sorted: which ran alone (the measured demand, the
+    // cost) and how many overlapped (the capacity).
+    let synth_iv: Vec<Vec<(u64, u64)>> = runs
+        .iter()
+        .map(|(_, run)| {
+            let mut v: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+            v.sort_unstable();
+            v
+        })
+        .collect();
     // ---- A synthesis's demand: measured by the prover where its spans say so ----
-    if let Some(((name, _), (d, n))) = runs.iter().find_map(|r| cpu_demand::synth_measured(&r.1).map(|m| (r, m))) {
+    if let Some(((name, _), (d, n))) = runs.iter().zip(&synth_iv).find_map(|(r, iv)| measured_synth_demand(&r.1, iv).map(|m| (r, m))) {
         let d = (d * 100.0).round() / 100.0;
         rep.notes.push(format!(
             "synthesis: measured by the prover in {name} (synthesis cpu_ns over wall time, {n} that ran alone): {d} busy cores; synth_cores {d} (was {})",
@@ -1148,14 +1180,6 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     let mut pw_seen = 0u32;
     // Each run's synthesis intervals, sorted: the concurrency beside a synthesis (here) and
     // beside a preparation (below).
-    let synth_iv: Vec<Vec<(u64, u64)>> = runs
-        .iter()
-        .map(|(_, run)| {
-            let mut v: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
-            v.sort_unstable();
-            v
-        })
-        .collect();
     // Runs whose syntheses overlapped: (run, measured mean synthesis time, concurrency).
     let mut targets: Vec<(usize, (f64, f64))> = Vec::new();
     for (run_i, (((_, run), iso), iv)) in runs.iter().zip(&isolated).zip(&synth_iv).enumerate() {
@@ -1799,6 +1823,32 @@ mod tests {
         assert_eq!(old.config.cpu.prep_cores, default_base().cpu.prep_cores);
         assert_eq!(old.config.costs.prep_msm.mean_ms(), 1.0, "{:?}", old.config.costs.prep_msm);
         assert!(note(&old, "prep: measured").is_none());
+    }
+
+    #[test]
+    fn a_synthesis_demand_is_its_cpu_time_over_its_wall_time_when_it_ran_alone() {
+        // 0-100 ms alone with 600 ms of CPU (6 cores), 200-300 alone with 400 (4 cores);
+        // 400-500 and 450-550 overlap (their 1600 ms left out); 600-700 carries no cpu_ns.
+        const MS: u64 = 1_000_000;
+        let mut run = Run::default();
+        for (a, b, cpu) in [(0, 100, Some(600)), (200, 300, Some(400)), (400, 500, Some(800)), (450, 550, Some(800)), (600, 700, None)] {
+            let s = Span::new(SpanKind::Synthesis, a * MS, b * MS).job("j").partition(0);
+            run.spans.push(match cpu {
+                Some(c) => s.arg("cpu_ns", c * MS),
+                None => s,
+            });
+        }
+        let sorted = |run: &Run| {
+            let mut v: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(measured_synth_demand(&run, &sorted(&run)), Some((1000.0 / 200.0, 2)));
+        // The first one held the PCE's extraction: left out.
+        run.spans.push(Span::new(SpanKind::PceBuild, 10 * MS, 90 * MS).job("j").partition(0));
+        assert_eq!(measured_synth_demand(&run, &sorted(&run)), Some((400.0 / 100.0, 1)));
+        run.spans.retain(|s| !s.args.contains_key("cpu_ns"));
+        assert_eq!(measured_synth_demand(&run, &sorted(&run)), None);
     }
 
     #[test]

@@ -305,33 +305,6 @@ pub fn prep_measured(run: &Run) -> Option<PrepMeasured> {
     Some(PrepMeasured { cores: threads[threads.len() / 2], isolated_ms, mean_cpu_s: cpu_s / n })
 }
 
-/// A synthesis's CPU demand measured by the prover: the `cpu_ns` of its `synthesis` spans (its
-/// own pool's CPU time, issue 21) over their wall time, for the syntheses that ran alone (no
-/// other synthesis overlapping them, nor the one-time `pce_build` inside the first) — busy
-/// cores, as `cpu.synth_cores` means them; with how many spans it rests on. `None` when no
-/// such span carries `cpu_ns` (older runs, a shared pool, other producers).
-pub fn synth_measured(run: &Run) -> Option<(f64, usize)> {
-    use timeline::event::arg;
-    let builds = intervals(run, &[SpanKind::PceBuild]);
-    let spans: Vec<&timeline::Span> = run
-        .spans
-        .iter()
-        .filter(|s| s.kind == SpanKind::Synthesis && s.end_ns.is_some_and(|e| overlap(&builds, s.start_ns, e) == 0.0))
-        .collect();
-    let (mut cpu, mut wall, mut n) = (0.0, 0.0, 0usize);
-    for (i, s) in spans.iter().enumerate() {
-        let Some(c) = s.args.get(arg::CPU_NS).and_then(|v| v.as_f64()).filter(|x| x.is_finite() && *x > 0.0) else { continue };
-        let (a, b) = (s.start_ns, s.end_ns.unwrap_or(s.start_ns));
-        let alone = spans.iter().enumerate().all(|(j, o)| j == i || o.end_ns.unwrap_or(o.start_ns) <= a || o.start_ns >= b);
-        if alone && b > a {
-            cpu += c;
-            wall += (b - a) as f64;
-            n += 1;
-        }
-    }
-    (n > 0).then(|| (cpu / wall, n))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,26 +409,5 @@ mod tests {
         let bw = Sharing { cores: [1.0; 3], bw: [0.0, 0.0, 50.0], machine_cores: 64.0, machine_bw: 25.0 };
         let w = derate(&run, &[SpanKind::CpuMsmBG2], bw);
         assert!((w[0].1 - 500.0).abs() < 1e-6, "{}", w[0].1);
-    }
-
-    #[test]
-    fn a_synthesis_demand_is_its_cpu_time_over_its_wall_time_when_it_ran_alone() {
-        // 0-100 ms alone with 600 ms of CPU (6 cores), 200-300 alone with 400 (4 cores);
-        // 400-500 and 450-550 overlap (their 1600 ms left out); 600-700 carries no cpu_ns.
-        let mut run = Run::new(RunMeta::new("test"));
-        let ms = 1_000_000u64;
-        for (a, b, cpu) in [(0, 100, Some(600)), (200, 300, Some(400)), (400, 500, Some(800)), (450, 550, Some(800)), (600, 700, None)] {
-            let s = span(SpanKind::Synthesis, a, b, 0);
-            run.spans.push(match cpu {
-                Some(c) => s.arg("cpu_ns", c * ms),
-                None => s,
-            });
-        }
-        assert_eq!(synth_measured(&run), Some((1000.0 / 200.0, 2)));
-        // The first one held the PCE's extraction: left out.
-        run.spans.push(span(SpanKind::PceBuild, 10, 90, 0));
-        assert_eq!(synth_measured(&run), Some((400.0 / 100.0, 1)));
-        run.spans.retain(|s| !s.args.contains_key("cpu_ns"));
-        assert_eq!(synth_measured(&run), None);
     }
 }
