@@ -515,7 +515,7 @@ fn synthesis_target(sorted: &[(u64, u64)], pce: &[(u64, u64)]) -> Option<(f64, f
 /// `prep_threads`), when it had one: not when the synthesis workers shared one pool
 /// (`synthesis_shared_pool`, or `synthesis_threads = 0` in timelines written before it).
 fn pool_threads(run: &Run, key: &str) -> Option<u64> {
-    if key == "synthesis_threads" && run.meta.extra.get("synthesis_shared_pool").and_then(|v| v.as_bool()) == Some(true) {
+    if key == timeline::event::extra::SYNTHESIS_THREADS && run.meta.synthesis_pool_shared() {
         return None;
     }
     run.meta.extra.get(key).and_then(|v| v.as_u64()).filter(|&t| t > 0)

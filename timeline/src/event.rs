@@ -716,6 +716,10 @@ pub mod counters {
 pub mod extra {
     /// The host-RAM budget the run was made under, bytes.
     pub const RAM_BUDGET_BYTES: &str = "ram_budget_bytes";
+    /// Threads of a synthesis's pool on the pre-compiled path, as resolved (the prover).
+    pub const SYNTHESIS_THREADS: &str = "synthesis_threads";
+    /// Whether the synthesis workers shared one pool (the prover, since 2026-12-04).
+    pub const SYNTHESIS_SHARED_POOL: &str = "synthesis_shared_pool";
 }
 
 /// One sample of a time series.
@@ -859,6 +863,16 @@ pub struct RunMeta {
 }
 
 impl RunMeta {
+    /// The synthesis workers shared one thread pool: [`extra::SYNTHESIS_SHARED_POOL`], or in
+    /// timelines written before that key [`extra::SYNTHESIS_THREADS`] = 0 (the old default).
+    /// The one reading of those keys for the analyzer and the simulator's calibration.
+    pub fn synthesis_pool_shared(&self) -> bool {
+        match self.extra.get(extra::SYNTHESIS_SHARED_POOL).and_then(|v| v.as_bool()) {
+            Some(shared) => shared,
+            None => self.extra.get(extra::SYNTHESIS_THREADS).and_then(|v| v.as_u64()) == Some(0),
+        }
+    }
+
     pub fn new(source: impl Into<String>) -> Self {
         RunMeta {
             schema_version: SCHEMA_VERSION,

@@ -532,8 +532,8 @@ pub fn run_meta(cfg: &EngineConfig, backends: &[Arc<dyn Backend>]) -> RunMeta {
     }
     if cfg.synthesis == SynthesisMode::Pce {
         // The threads as resolved (never 0), and whether the workers shared one pool.
-        m.extra.insert("synthesis_threads".into(), (synthesis_pool_threads(cfg) as u64).into());
-        m.extra.insert("synthesis_shared_pool".into(), cfg.synthesis_shared_pool.into());
+        m.extra.insert(timeline::event::extra::SYNTHESIS_THREADS.into(), (synthesis_pool_threads(cfg) as u64).into());
+        m.extra.insert(timeline::event::extra::SYNTHESIS_SHARED_POOL.into(), cfg.synthesis_shared_pool.into());
         m.extra.insert("prep_threads".into(), cfg.prep_threads.into());
     }
     m.extra.insert("synthesis_nice".into(), cfg.synthesis_nice.into());

@@ -130,13 +130,8 @@ fn slow_syntheses(synth: &[f64], shared_pool: Option<u32>) -> Option<String> {
 /// before that key `synthesis_threads = 0`) and at least two syntheses overlapped. `None` for
 /// other producers, pools of their own, or one at a time.
 fn shared_synthesis_pool(run: &Run, concurrent: u32) -> Option<u32> {
-    let extra = &run.meta.extra;
-    let pce = extra.get("synthesis").and_then(|v| v.as_str()) == Some("pce");
-    let shared = match extra.get("synthesis_shared_pool").and_then(|v| v.as_bool()) {
-        Some(shared) => shared,
-        None => extra.get("synthesis_threads").and_then(|v| v.as_u64()) == Some(0),
-    };
-    (pce && shared && concurrent >= 2).then_some(concurrent)
+    let pce = run.meta.extra.get("synthesis").and_then(|v| v.as_str()) == Some("pce");
+    (pce && run.meta.synthesis_pool_shared() && concurrent >= 2).then_some(concurrent)
 }
 
 /// Share of the host's cores the prover keeps busy while its syntheses run from which a run
