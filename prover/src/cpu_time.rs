@@ -58,6 +58,11 @@ impl<'a> PoolClock<'a> {
         PoolClock { pool, start: pool.broadcast(|_| thread_cpu_ns()) }
     }
 
+    /// The pool's threads.
+    pub fn threads(&self) -> usize {
+        self.start.len()
+    }
+
     /// The pool's CPU time since [`PoolClock::start`], ns.
     pub fn ns(&self) -> u64 {
         let end = self.pool.broadcast(|_| thread_cpu_ns());

@@ -167,7 +167,7 @@ pub(super) fn synthesize(sh: &Shared, circuit: Box<dyn PartitionCircuit>, hint: 
             let clock = own_clock(sh, pool);
             let w = circuit.witness(p.num_inputs(), p.num_aux(), pool)?;
             let r = pce::assemble(w, &p, run);
-            record_cpu(&span, clock, pool);
+            record_cpu(&span, clock);
             Ok(r?)
         }
         Claim::Mine(guard) => {
@@ -177,7 +177,7 @@ pub(super) fn synthesize(sh: &Shared, circuit: Box<dyn PartitionCircuit>, hint: 
             let (p, w) = build(sh, circuit, guard, held, pool)?;
             span.record("constraints", p.num_constraints() as u64);
             let r = pce::assemble(w, &p, run);
-            record_cpu(&span, clock, pool);
+            record_cpu(&span, clock);
             Ok(r?)
         }
     }
@@ -192,10 +192,10 @@ fn own_clock<'a>(sh: &Shared, pool: Option<&'a ThreadPool>) -> Option<crate::cpu
 /// The synthesis span's `cpu_ns` (its pool's CPU time over the synthesis, witness and
 /// products: [`crate::cpu_time::PoolClock`]) and `threads`, so that its CPU demand is measured
 /// (cpu_ns ÷ wall time) instead of inferred from the busy-cores counter.
-fn record_cpu(span: &tracing::Span, clock: Option<crate::cpu_time::PoolClock<'_>>, pool: Option<&ThreadPool>) {
-    if let (Some(c), Some(p)) = (clock, pool) {
+fn record_cpu(span: &tracing::Span, clock: Option<crate::cpu_time::PoolClock<'_>>) {
+    if let Some(c) = clock {
         span.record("cpu_ns", c.ns());
-        span.record("threads", p.current_num_threads() as u64);
+        span.record("threads", c.threads() as u64);
     }
 }
 
