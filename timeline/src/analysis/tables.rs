@@ -236,8 +236,11 @@ impl<'a> Index<'a> {
                 let merged = merge_intervals(work[i..j].iter().filter(|w| keep(w.3)).map(|&(_, s, e, _)| (s, e)).collect());
                 merged.iter().fold(0u64, |a, &(s, e)| a.saturating_add(e - s))
             };
-            ix.parts[p as usize].kernel_ns = Some(union(&|_| true));
-            ix.parts[p as usize].compute_ns = Some(union(&|compute| compute));
+            let all = union(&|_| true);
+            // Without copies the compute kernels are all of it: no second merge.
+            let has_copies = work[i..j].iter().any(|w| !w.3);
+            ix.parts[p as usize].kernel_ns = Some(all);
+            ix.parts[p as usize].compute_ns = Some(if has_copies { union(&|compute| compute) } else { all });
             i = j;
         }
         // Open spans: in a partition that reached its end, an end event was lost (the run

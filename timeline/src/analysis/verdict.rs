@@ -204,10 +204,13 @@ fn overlapped_copies(ix: &Index<'_>, f: &Floors) -> Option<String> {
         return None;
     }
     let both: Vec<(u64, u64)> = ix.parts.iter().filter_map(|p| Some((p.kernel_ns?, p.compute_ns?))).collect();
+    if both.is_empty() {
+        return None;
+    }
     let n = both.len() as f64;
     let all = both.iter().map(|b| ms(b.0)).sum::<f64>() / n;
     let compute = both.iter().map(|b| ms(b.1)).sum::<f64>() / n;
-    if both.is_empty() || compute <= 0.0 || all - compute < COPY_SHARE_NOTED * all {
+    if compute <= 0.0 || all - compute < COPY_SHARE_NOTED * all {
         return None;
     }
     let per_proof = f.partitions_per_proof.map(|p| compute * p / 1e3 / f.gpus as f64);
