@@ -401,8 +401,14 @@ const CONTENDED_CONCURRENCY: f64 = 2.0;
 /// Candidate capacities of [`fit_capacity`]: this many steps over 1..cpu_cores, then as many
 /// over the best one's neighbours.
 const CAPACITY_STEPS: u32 = 64;
-/// The largest `contention.prep_slope` [`fit_prep_slope`] tries.
-const PREP_SLOPE_MAX: f64 = 4.0;
+/// The largest `contention.prep_slope` [`fit_prep_slope`] tries (campaign 29's runs, with the
+/// steps' demand spread over their stretched time and its saturation, asked for 16 and more).
+const PREP_SLOPE_MAX: f64 = 64.0;
+/// `contention.prep_saturation` as `calibrate` sets it: the GPU workers' steps slow by one
+/// step beside a second synthesis, not by more beside more (config.rs says what showed it).
+const PREP_SATURATION: f64 = 1.0;
+/// At most this many rounds of [`fit_capacity`] (synthesis limit, then prep slope).
+const CAPACITY_ROUNDS: u32 = 6;
 
 /// Least-squares fit of t = t0 · (1 + slope · max(0, n − knee)) over candidate knees. The
 /// third value says why a fitted slope was dropped (slope 0 then), if it was.
@@ -410,7 +416,7 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String
     let t_mean = mean(&samples.iter().map(|x| x.1).collect::<Vec<_>>());
     let n_min = samples.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
     let n_max = samples.iter().map(|x| x.0).fold(0.0, f64::max);
-    let flat = Contention { synth_knee: n_max.ceil(), synth_slope: 0.0, prep: false, prep_slope: 0.0 };
+    let flat = Contention { synth_knee: n_max.ceil(), synth_slope: 0.0, prep: false, prep_slope: 0.0, prep_saturation: None };
     if samples.len() < 4 || n_max - n_min < 1.0 {
         return (t_mean, flat, None);
     }
@@ -441,7 +447,7 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String
     let best = fits.iter().copied().find(|f| f.0 <= least * (1.0 + KNEE_SSE_TOLERANCE) + 1e-12);
     let Some((_, t0, slope, knee, se)) = best else { return (t_mean, flat, None) };
     if slope == 0.0 {
-        return (t0, Contention { synth_knee: knee, synth_slope: 0.0, prep: false, prep_slope: 0.0 }, None);
+        return (t0, Contention { synth_knee: knee, synth_slope: 0.0, prep: false, prep_slope: 0.0, prep_saturation: None }, None);
     }
     let above: Vec<f64> = samples.iter().map(|x| x.0).filter(|&n| n > knee).collect();
     let span = above.iter().copied().fold(f64::NEG_INFINITY, f64::max) - knee;
@@ -460,7 +466,7 @@ pub fn fit_contention(samples: &[(f64, f64)]) -> (f64, Contention, Option<String
         let msg = format!("a contention slope of {:.4} above n = {knee:.1} fitted the noise, not the data: {why}; slope = 0", slope);
         return (t_mean, flat, Some(msg));
     }
-    (t0, Contention { synth_knee: knee, synth_slope: (slope * 1e4).round() / 1e4, prep: false, prep_slope: 0.0 }, None)
+    (t0, Contention { synth_knee: knee, synth_slope: (slope * 1e4).round() / 1e4, prep: false, prep_slope: 0.0, prep_saturation: None }, None)
 }
 
 /// The intervals of a run's `pce_build` and `pce_wait` spans.
@@ -708,8 +714,8 @@ fn fit_capacity(runs: &[(String, Run)], targets: &[(usize, (f64, f64))], cfg: &m
 /// The GPU workers' CPU steps beside n syntheses (`contention.prep_slope`): the slope at which
 /// the model's mean GPU call (GPU_START..GPU_END) matches the measured one in the runs where
 /// syntheses overlapped (`shapes`: name, the model at its shape, the run; with the synthesis
-/// limit `what` = `v` just fitted); a grid over 0..4, refined once. Left at 0 when the runs have
-/// no GPU calls.
+/// limit `what` = `v` just fitted); a grid over 0..PREP_SLOPE_MAX, refined once. Left at 0 when
+/// the runs have no GPU calls.
 fn fit_prep_slope(shapes: &[(&str, &Config, &Run)], what: SynthLimit, v: f64, cfg: &mut Config, rep: &mut FitReport) {
     let pairs: Vec<(&str, &Config, f64)> = shapes
         .iter()
@@ -742,7 +748,7 @@ fn fit_prep_slope(shapes: &[(&str, &Config, &Run)], what: SynthLimit, v: f64, cf
     let each: Vec<String> = pairs.iter().zip(&got).map(|((name, _, t), s)| format!("{name}: {:.1} ms measured, {:.1} ms modelled", t * 1e3, s * 1e3)).collect();
     cfg.contention.prep_slope = k;
     rep.notes.push(format!(
-        "contention.prep_slope = {k}: a GPU worker's CPU steps slow by 1 + {k} × (n − 1) beside n syntheses, the slope at which the model's mean GPU call matches the runs where syntheses overlapped ({})",
+        "contention.prep_slope = {k}: a GPU worker's CPU steps slow by 1 + {k} × min(n − 1, {PREP_SATURATION}) beside n syntheses (contention.prep_saturation), the slope at which the model's mean GPU call matches the runs where syntheses overlapped ({})",
         each.join("; ")
     ));
 }
@@ -1086,6 +1092,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     cfg.cpu.synth_pool_gain = None;
     cfg.cpu.synth_pool_exponent = 1.0;
     cfg.contention.prep_slope = 0.0;
+    cfg.contention.prep_saturation = None;
     cfg.memory.rss_per_reserved = None;
     cfg.memory.rss_offset_gib = 0.0;
     cfg.uncertainty.model_error = 0.0;
@@ -1568,9 +1575,23 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     fit_startup(runs, &mut cfg, &mut rep);
     if !capacity_targets.is_empty() {
         // The synthesis limit is fitted with the GPU workers' slope as it stands, and the slope
-        // with that limit: a first round (its notes dropped) and a second one.
-        fit_capacity(runs, &capacity_targets, &mut cfg, &mut FitReport::default());
-        fit_capacity(runs, &capacity_targets, &mut cfg, &mut rep);
+        // with that limit, round after round until neither moves (a slowed step draws fewer
+        // cores, so the two trade off: resources.rs), at most CAPACITY_ROUNDS; the last
+        // round's notes kept.
+        cfg.contention.prep_saturation = Some(PREP_SATURATION);
+        let key = |c: &Config| (c.machine.cpu_capacity, c.cpu.synth_pool_gain, c.contention.prep_slope);
+        for round in 1..=CAPACITY_ROUNDS {
+            let before = key(&cfg);
+            let mut r = FitReport::default();
+            fit_capacity(runs, &capacity_targets, &mut cfg, &mut r);
+            if round > 1 && key(&cfg) == before || round == CAPACITY_ROUNDS {
+                rep.notes.extend(r.notes);
+                if round > 2 {
+                    rep.notes.push(format!("cpu capacity and prep slope fitted together: {round} rounds"));
+                }
+                break;
+            }
+        }
     }
     fit_rss(runs, &mut cfg, &mut rep);
     model_error(runs, &mut cfg, &mut rep);
@@ -1670,7 +1691,7 @@ mod tests {
 
     #[test]
     fn contention_fit_recovers_knee_and_slope() {
-        let c = Contention { synth_knee: 12.0, synth_slope: 0.2, prep: false, prep_slope: 0.0 };
+        let c = Contention { synth_knee: 12.0, synth_slope: 0.2, prep: false, prep_slope: 0.0, prep_saturation: None };
         let samples: Vec<(f64, f64)> = (4..30).map(|n| (n as f64, 30_000.0 * c.factor(n as f64))).collect();
         let (t0, got, dropped) = fit_contention(&samples);
         assert!((t0 - 30_000.0).abs() < 1.0, "{t0}");
@@ -2009,7 +2030,8 @@ mod tests {
         // one shared pool that gives n of them at once 1 + 0.2 (n − 1)^b times one alone (b the
         // exponent calibrate assumes, SHARED_POOL_EXPONENT; eight: ~1.64x, each at ~0.2 of its
         // own speed, where the cores would allow ~0.5), and the GPU
-        // workers' CPU steps slowed by 1 + 0.5 (n − 1) beside n syntheses. Calibrated on the
+        // workers' CPU steps slowed by 1 + 0.5 min(n − 1, 1) beside n syntheses (the
+        // saturating form calibrate fits, PREP_SATURATION). Calibrated on the
         // pw 1 and pw 8 runs (no `synthesis_threads` in their meta: the shared pool), the model
         // finds the gain from the pw 8 run's syntheses and the slope from its GPU calls, and
         // keeps the cores' capacity.
@@ -2023,7 +2045,7 @@ mod tests {
         truth.cpu.synth_pool_exponent = SHARED_POOL_EXPONENT;
         truth.costs.synth = Dist::Fixed(2000.0);
         truth.costs.prep_msm = Dist::Fixed(400.0);
-        truth.contention = Contention { prep_slope: 0.5, ..Contention::default() };
+        truth.contention = Contention { prep_slope: 0.5, prep_saturation: Some(PREP_SATURATION), ..Contention::default() };
         truth.pipeline.proofs = 6;
         truth.pipeline.in_flight = 6;
         truth.pipeline.partitions = 4;
@@ -2044,6 +2066,7 @@ mod tests {
         assert!((g - 0.2).abs() <= 0.03, "gain {g}, synthesis {:?}: {:?} {:?}", c.costs.synth, note(&cal, "synth_pool_gain"), note(&cal, "ran alone"));
         let k = c.contention.prep_slope;
         assert!((k - 0.5).abs() <= 0.15, "prep slope {k}: {:?}", note(&cal, "prep_slope"));
+        assert_eq!(c.contention.prep_saturation, Some(PREP_SATURATION));
         assert!(note(&cal, "cpu.synth_pool_gain =").is_some() && note(&cal, "contention.prep_slope =").is_some(), "{:?}", cal.report.notes);
         assert_eq!(c.cpu.synth_pool_exponent, SHARED_POOL_EXPONENT);
         // The model's miss on each calibration pw, recorded: the runs are its own kind of

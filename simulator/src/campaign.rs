@@ -1298,6 +1298,103 @@ pub fn base_config(reference: &str, machine: &str, cal: &Run) -> Result<String, 
     ) + &lines.join("\n"))
 }
 
+/// A finished campaign re-predicted by another model (`campaign posthoc`): its measured
+/// rows with the new predictions in place of the registered ones, every error recomputed
+/// the way [`score`] computes it. A post-hoc figure, never a registered one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Posthoc {
+    pub rows: Vec<ConfigRow>,
+    pub mape_pct: Option<f64>,
+    pub mape_total_pct: Option<f64>,
+    pub coverage_pct: Option<f64>,
+    pub binding: (usize, usize),
+    pub rss_within_10pct: (usize, usize),
+}
+
+/// Score `pred` (a `predictions.json` made after the fact) against the measured rows of
+/// `measured` (that campaign's `campaign.json`). Configurations missing from either side are
+/// left out.
+pub fn posthoc(pred: &crate::prereg::Predictions, measured: &CampaignScore) -> Posthoc {
+    let err = |m: Option<f64>, p: Option<f64>| Some(100.0 * (p? - nonzero(m)?) / m?);
+    let inside = |runs: &[f64], iv: Option<(f64, f64)>| iv.map_or((0, 0), |(lo, hi)| (runs.iter().filter(|v| **v >= lo && **v <= hi).count(), runs.len()));
+    let rows: Vec<ConfigRow> = measured
+        .configs
+        .iter()
+        .filter_map(|m| {
+            let p = pred.config(&m.config)?;
+            let steady_iv = p.steady_s_per_proof.lo.zip(p.steady_s_per_proof.hi);
+            let total_iv = p.total_s_per_proof.lo.zip(p.total_s_per_proof.hi);
+            let (in_s, n_s) = inside(&m.measured_steady_runs, steady_iv);
+            let (in_t, n_t) = inside(&m.measured_total_runs, total_iv);
+            let (ps, pt, pe) = (Some(p.steady_s_per_proof.point), Some(p.total_s_per_proof.point), Some(p.steady_proof_ends_s_per_proof.point));
+            Some(ConfigRow {
+                calibration: p.calibration,
+                predicted_steady_s: ps,
+                error_pct: err(m.measured_steady_s, ps),
+                predicted_steady_proof_ends_s: pe,
+                proof_ends_error_pct: err(m.measured_steady_proof_ends_s, pe),
+                predicted_total_s: pt,
+                total_error_pct: err(m.measured_total_s, pt),
+                predicted_steady_interval: steady_iv,
+                predicted_total_interval: total_iv,
+                runs_inside_steady: in_s,
+                runs_checked_steady: n_s,
+                runs_inside_total: in_t,
+                runs_checked_total: n_t,
+                predicted_peak_rss_gib: p.peak_rss_gib,
+                rss_error_pct: err(m.measured_peak_rss_gib, p.peak_rss_gib),
+                predicted_binding: Some(p.binding.clone()),
+                binding_correct: Some(p.binding == m.measured_binding),
+                predicted_verdict: p.model_verdict.clone(),
+                ..m.clone()
+            })
+        })
+        .collect();
+    let rss: Vec<bool> = rows.iter().filter(|r| !r.calibration).filter(|r| r.measured_peak_rss_gib.is_some()).filter_map(|r| r.rss_error_pct).map(|e| e.abs() <= RSS_TOLERANCE_PCT).collect();
+    Posthoc {
+        mape_pct: mape_of(&rows, |r| r.measured_steady_s, |r| r.predicted_steady_s),
+        mape_total_pct: mape_of(&rows, |r| r.measured_total_s, |r| r.predicted_total_s),
+        coverage_pct: coverage(&rows, |r| (r.runs_inside_steady, r.runs_checked_steady)).0,
+        binding: binding_tally(&rows),
+        rss_within_10pct: (rss.iter().filter(|b| **b).count(), rss.len()),
+        rows,
+    }
+}
+
+impl Posthoc {
+    /// The table `campaign posthoc` prints: one line a configuration, then the scores.
+    pub fn text(&self) -> String {
+        let mut s = format!("{:<22} {:>9} {:>9} {:>7} {:>9} {:>9} {:>7}  {:<26} {:>8}\n", "config", "steady m", "pred", "err", "total m", "pred", "err", "binding m / p", "RSS err");
+        for r in &self.rows {
+            let name = if r.calibration { format!("{} (cal)", r.config) } else { r.config.clone() };
+            let b = format!("{} / {}", r.measured_binding, r.predicted_binding.as_deref().unwrap_or("—"));
+            let _ = writeln!(
+                s,
+                "{name:<22} {:>9} {:>9} {:>7} {:>9} {:>9} {:>7}  {b:<26} {:>8}",
+                num(r.measured_steady_s, 3),
+                num(r.predicted_steady_s, 3),
+                pct(r.error_pct),
+                num(r.measured_total_s, 3),
+                num(r.predicted_total_s, 3),
+                pct(r.total_error_pct),
+                pct(r.rss_error_pct)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "post hoc: MAPE steady {} %, total {} %, coverage {} %, binding right {} of {}, peak RSS within {RSS_TOLERANCE_PCT:.0} % {} of {}",
+            num(self.mape_pct, 2),
+            num(self.mape_total_pct, 2),
+            num(self.coverage_pct, 0),
+            self.binding.0,
+            self.binding.1,
+            self.rss_within_10pct.0,
+            self.rss_within_10pct.1
+        );
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1512,6 +1609,42 @@ mod tests {
         b.registered_total_interval = Some((3.0, 4.5));
         let s = score("cal", &[b]);
         assert_eq!((s.coverage_total_pct, s.coverage_total_runs, s.coverage_runs), (Some(0.0), 1, 0));
+    }
+
+    #[test]
+    fn posthoc_swaps_in_the_new_predictions_and_rescores() {
+        use crate::prereg::{parse_grid, Figure, Predictions, RegisteredConfig, Workload};
+        // Measured: cal 1.0 (calibration), a 10.0 and 12.0 (mean 11), b 4.0; registered
+        // predictions 1.0, 20.0, 4.0 (a +81.8 %).
+        let measured = score("cal", &[config("cal", true, &[1.0], 1.0), config("a", false, &[10.0, 12.0], 20.0), config("b", false, &[4.0], 4.0)]);
+        let g = parse_grid("cal 1 2 kernels true 1\na 8 2 kernels true 1\n").unwrap();
+        let reg = |g: &crate::prereg::GridLine, cal: bool, point: f64, lo: f64, hi: f64, binding: &str| RegisteredConfig {
+            steady_s_per_proof: Figure { point, lo: Some(lo), hi: Some(hi), ..Figure::default() },
+            binding: binding.into(),
+            ..RegisteredConfig::new(g, cal, "m.toml", vec![], SimResult::default(), &Summary::default())
+        };
+        // New predictions: cal 1.1, a 12.1 (interval 11-13: holds the 12.0 run only); b absent.
+        let pred = Predictions {
+            format: crate::prereg::FORMAT.into(),
+            created_utc: "2026-12-04T00:00:00Z".into(),
+            tool_version: "0".into(),
+            workload: Workload { size: "2^22".into(), proofs: 10, partitions: 3, backend: "cuda".into() },
+            calibrated_on: vec!["cal".into()],
+            models: vec![],
+            replications: 0,
+            track_record: None,
+            configs: vec![reg(&g[0], true, 1.1, 1.0, 1.2, "synthesis"), reg(&g[1], false, 12.1, 11.0, 13.0, "x")],
+        };
+        let p = posthoc(&pred, &measured);
+        assert_eq!(p.rows.len(), 2);
+        // a: (12.1 − 11) / 11 = +10 %; the calibration row is left out of the MAPE.
+        assert!((p.rows[1].error_pct.unwrap() - 10.0).abs() < 1e-9, "{:?}", p.rows[1].error_pct);
+        assert!((p.mape_pct.unwrap() - 10.0).abs() < 1e-9);
+        assert_eq!((p.rows[1].runs_inside_steady, p.rows[1].runs_checked_steady), (1, 2));
+        assert_eq!(p.coverage_pct, Some(50.0));
+        // The measured binding of the test rows is the default summary's ("") against "x".
+        assert_eq!(p.binding, (0, 1));
+        assert!(p.text().contains("post hoc: MAPE steady 10.00 %"), "{}", p.text());
     }
 
     #[test]

@@ -732,6 +732,13 @@ pub struct Contention {
     /// own alike). Fitted by `calibrate` to the GPU calls of the runs where syntheses overlapped.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub prep_slope: f64,
+    /// The syntheses beyond the first that count in the prep slope, at most: the factor is
+    /// 1 + prep_slope · min(max(0, n − 1), prep_saturation). Absent: no limit (the straight
+    /// line of campaigns before 30). Set to 1 by `calibrate`: on pools of their own
+    /// (campaign 29, 2^22) a GPU call took 154 ms beside one synthesis and 236–364 ms beside
+    /// 2.8–8.5 of them whether they ran on 2, 4 or 16 threads each — a step, not a line in n.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prep_saturation: Option<f64>,
 }
 
 impl Contention {
@@ -742,10 +749,11 @@ impl Contention {
     }
 
     /// The slowdown of a GPU worker's CPU step with `n` syntheses running: [`Self::factor`]
-    /// when `prep`, times 1 + `prep_slope` · max(0, n − 1).
+    /// when `prep`, times 1 + `prep_slope` · min(max(0, n − 1), `prep_saturation`).
     #[inline]
     pub fn prep_factor(&self, n: f64) -> f64 {
-        let own = 1.0 + self.prep_slope * (n - 1.0).max(0.0);
+        let beside = (n - 1.0).max(0.0);
+        let own = 1.0 + self.prep_slope * self.prep_saturation.map_or(beside, |cap| beside.min(cap));
         if self.prep {
             self.factor(n) * own
         } else {
@@ -1182,6 +1190,9 @@ impl Config {
         nonneg("contention.synth_knee", self.contention.synth_knee)?;
         nonneg("contention.synth_slope", self.contention.synth_slope)?;
         nonneg("contention.prep_slope", self.contention.prep_slope)?;
+        if let Some(c) = self.contention.prep_saturation {
+            nonneg("contention.prep_saturation", c)?;
+        }
         self.validate_mix(resident, part)?;
         let rs = self.uncertainty.run_spread;
         if !(rs.is_finite() && (0.0..=1.0).contains(&rs)) {
@@ -1392,6 +1403,7 @@ impl Config {
             "contention.synth_knee" => self.contention.synth_knee = f64v()?,
             "contention.prep" => self.contention.prep = boolv()?,
             "contention.prep_slope" => self.contention.prep_slope = f64v()?,
+            "contention.prep_saturation" => self.contention.prep_saturation = if v == "none" { None } else { Some(f64v()?) },
             "costs.b_g2_msm" => self.costs.b_g2_msm = Dist::Fixed(nonneg_ms()?),
             "costs.msm_b_g2" => self.costs.msm_b_g2 = Dist::Fixed(nonneg_ms()?),
             "costs.upload_device_gib" => self.costs.upload_device_gib = if v == "none" { None } else { Some(f64v()?) },
@@ -1405,7 +1417,7 @@ impl Config {
 /// Keys `--vary` accepts (short forms).
 pub const VARY_KEYS: &[&str] = &[
     "pw", "gw", "lock", "gpus", "c", "j", "partitions", "queue", "split", "finalizers", "prestage", "permit_until_send", "uploads_wait_for_kernels", "upload_after_prep", "prep_threads",
-    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "capacity", "pool_gain", "pool_exponent", "bandwidth", "pcie", "slope", "knee", "prep_contention", "prep_slope", "b_g2_msm", "msm_b_g2", "seed",
+    "device_global_sync", "ram", "total_budget", "safety_margin", "vram", "vram_budget", "cores", "capacity", "pool_gain", "pool_exponent", "bandwidth", "pcie", "slope", "knee", "prep_contention", "prep_slope", "prep_saturation", "b_g2_msm", "msm_b_g2", "seed",
 ];
 
 /// Map a short or long key to its `section.field` name.
@@ -1442,6 +1454,7 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         "knee" | "synth_knee" | "contention.synth_knee" => "contention.synth_knee",
         "prep_contention" | "contention.prep" => "contention.prep",
         "prep_slope" | "contention.prep_slope" => "contention.prep_slope",
+        "prep_saturation" | "contention.prep_saturation" => "contention.prep_saturation",
         "b_g2_msm" | "costs.b_g2_msm" => "costs.b_g2_msm",
         "msm_b_g2" | "costs.msm_b_g2" => "costs.msm_b_g2",
         "seed" => "seed",

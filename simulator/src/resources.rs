@@ -8,7 +8,9 @@
 //!   `cpu_capacity` (what the host delivers, fitted by `calibrate`; a KVM guest's 16 vCPUs
 //!   gave about 7), and no task asks for more than it. Syntheses are further slowed by the
 //!   contention factor 1 + slope·max(0, n − knee) of [`Contention`] (and, with its `prep`,
-//!   the GPU workers' CPU steps too, by the syntheses running beside them). The GPU workers' CPU
+//!   the GPU workers' CPU steps too, by the syntheses running beside them). A GPU worker's
+//!   step slowed by its prep factor draws its cores ÷ that factor: the same CPU work over a
+//!   longer time (its threads wait for a core; they do not burn one). The GPU workers' CPU
 //!   steps can be held to a pool of their own ([`CpuPool::with_worker_pool`], the engine's
 //!   `prep_threads`): together they use at most that many cores, each slowed by pool ÷
 //!   their demand when they ask for more, before the machine-wide sharing. Syntheses on one
@@ -198,11 +200,15 @@ impl CpuPool {
             Some(pool) if self.worker_cores > pool => pool / self.worker_cores,
             _ => 1.0,
         };
-        let cores = self.sum_cores - self.worker_cores * (1.0 - share);
-        let bw = self.sum_bw - self.worker_bw * (1.0 - share);
+        // A step slowed by the syntheses beside it (the prep factor) does the same CPU work
+        // over a longer time: its threads wait for a core, they do not burn one, so it draws
+        // its demand ÷ that factor.
+        let pf = self.contention.prep_factor(self.n_synth as f64);
+        let cores = self.sum_cores - self.worker_cores * (1.0 - share / pf);
+        let bw = self.sum_bw - self.worker_bw * (1.0 - share / pf);
         let over = (cores / self.cores).max(bw / self.bw).max(1.0);
         self.rate_common = 1.0 / over;
-        self.rate_worker = share / over / self.contention.prep_factor(self.n_synth as f64);
+        self.rate_worker = share / over / pf;
         let n = self.n_synth as f64;
         self.rate_synth = (self.rate_common / self.contention.factor(n)).min(self.pool_rate(n));
         self.version += 1;
@@ -374,7 +380,7 @@ mod tests {
 
     #[test]
     fn contention_slows_syntheses_beyond_the_knee() {
-        let c = Contention { synth_knee: 2.0, synth_slope: 0.5, prep: false, prep_slope: 0.0 };
+        let c = Contention { synth_knee: 2.0, synth_slope: 0.5, prep: false, prep_slope: 0.0, prep_saturation: None };
         let mut p = CpuPool::new(100.0, 100.0, c);
         for i in 0..4 {
             p.start(0, 1_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
@@ -389,7 +395,7 @@ mod tests {
         // Knee 1, slope 0.5, three syntheses: factor 1 + 0.5 · 2 = 2 for each of them and,
         // with `prep`, for a preparation beside them (1 s of isolated work: 2 s); cores are
         // plenty (100), so nothing else slows anyone.
-        let c = Contention { synth_knee: 1.0, synth_slope: 0.5, prep: true, prep_slope: 0.0 };
+        let c = Contention { synth_knee: 1.0, synth_slope: 0.5, prep: true, prep_slope: 0.0, prep_saturation: None };
         let mut p = CpuPool::new(100.0, 100.0, c.clone());
         for i in 0..3 {
             p.start(0, 10_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
@@ -480,6 +486,46 @@ mod tests {
         p.start(0, 10_000_000_000, 1.0, 0.0, true, Owner::Synth(0));
         p.start(0, 1_000_000_000, 1.0, 0.0, false, Owner::Worker(0));
         assert_eq!(p.next_wake(0).unwrap().0, 1_000_000_000);
+    }
+
+    #[test]
+    fn a_saturated_prep_slope_counts_one_synthesis_beside_at_most() {
+        // prep_slope 0.5 saturating at 1: beside three syntheses 1 + 0.5 · min(2, 1) = 1.5
+        // (not 2 as the straight line), so a 1 s preparation ends at 1.5 s.
+        let c = Contention { prep_slope: 0.5, prep_saturation: Some(1.0), ..Contention::default() };
+        assert_eq!((c.prep_factor(1.0), c.prep_factor(1.5), c.prep_factor(3.0)), (1.0, 1.25, 1.5));
+        let mut p = CpuPool::new(100.0, 100.0, c);
+        for i in 0..3 {
+            p.start(0, 10_000_000_000, 1.0, 0.0, true, Owner::Synth(i));
+        }
+        p.start(0, 1_000_000_000, 1.0, 0.0, false, Owner::Worker(0));
+        assert_eq!(p.next_wake(0).unwrap().0, 1_500_000_000);
+    }
+
+    #[test]
+    fn a_step_slowed_by_the_prep_slope_draws_its_cores_over_the_longer_time() {
+        // 16 cores, prep_slope 1: three syntheses of 4 cores (12) beside a preparation asking
+        // 16 cores. Its factor 1 + 1 · 2 = 3, so it draws 16 / 3 cores: 12 + 5.33 = 17.33 > 16,
+        // every task at 16 / 17.33 = 0.923 (not 16 / 28 as if it burnt 16 cores for 3× as long).
+        let c = Contention { prep_slope: 1.0, ..Contention::default() };
+        let mut p = CpuPool::new(16.0, 1000.0, c);
+        for i in 0..3 {
+            p.start(0, 10_000_000_000, 4.0, 0.0, true, Owner::Synth(i));
+        }
+        p.start(0, 1_000_000_000, 16.0, 0.0, false, Owner::Worker(0));
+        let over = (12.0 + 16.0 / 3.0) / 16.0;
+        assert!((p.synth_rate() - 1.0 / over).abs() < 1e-12, "{}", p.synth_rate());
+        // The step: 1 s of work at 1 / (3 · over), 3 · over s; over them it consumes 16
+        // core-s, the CPU work of its isolated 1 s on 16 cores, not 3 · over times that.
+        let (t, _) = p.next_wake(0).unwrap();
+        assert_eq!(t, (1e9 * 3.0 * over).ceil() as u64);
+        let before = p.core_seconds();
+        assert_eq!(before, 0.0);
+        p.advance(t);
+        let synth = 3.0 * 4.0 / over * t as f64 * 1e-9;
+        let step = 16.0 * (1.0 / (3.0 * over)) * t as f64 * 1e-9;
+        assert!((p.core_seconds() - synth - step).abs() < 1e-6, "{} vs {}", p.core_seconds(), synth + step);
+        assert!((step - 16.0).abs() < 1e-6, "{step}");
     }
 
     #[test]

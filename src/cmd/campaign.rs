@@ -50,6 +50,16 @@ pub enum Sub {
     Sets(SetsArgs),
     /// Score a campaign report folder: campaign.json, campaign.md, parity-campaign.svg and host-runs.json.
     Score(ScoreArgs),
+    /// Score predictions made after a campaign (its runs calibrated and predicted again by this binary's model: scripts/campaign-posthoc.sh) against that campaign's measured campaign.json; prints the table and the MAPEs, labelled post hoc.
+    Posthoc(PosthocArgs),
+}
+
+#[derive(clap::Args)]
+pub struct PosthocArgs {
+    /// The new predictions.json (`campaign predict` on the finished campaign's calibration runs).
+    pub predictions: PathBuf,
+    /// The finished campaign's scored campaign.json (its measured figures).
+    pub measured: PathBuf,
 }
 
 /// What each run of a campaign is (the model is told it beside the grid line): `campaign sets`
@@ -160,6 +170,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Sub::Predict(p) => predict(p),
         Sub::Sets(s) => sets(s),
         Sub::Score(s) => score(s),
+        Sub::Posthoc(p) => posthoc(p),
     }
 }
 
@@ -319,6 +330,17 @@ fn registered_table(p: &Predictions) -> String {
         t.push_str(&format!("{name:<28} {:>24} {:>24} {:<20} {rss:>9} {bias:>7}\n", fig(&c.steady_s_per_proof), fig(&c.total_s_per_proof), c.binding));
     }
     t
+}
+
+fn posthoc(a: PosthocArgs) -> anyhow::Result<ExitCode> {
+    let pred: prereg::Predictions = read_json(&a.predictions, "predictions.json")?;
+    let measured: campaign::CampaignScore = read_json(&a.measured, "a campaign.json")?;
+    let p = campaign::posthoc(&pred, &measured);
+    if p.rows.is_empty() {
+        anyhow::bail!("{} and {} have no configuration in common", a.predictions.display(), a.measured.display());
+    }
+    print!("{}", p.text());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Read and parse a JSON file; errors name the file (and serde names the field).
