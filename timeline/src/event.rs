@@ -93,10 +93,6 @@ pub mod arg {
     pub const CPU_NS: &str = "cpu_ns";
     /// Threads of the pool the span's work ran on (`prep_msm`, `witness`, `synthesis`).
     pub const THREADS: &str = "threads";
-    /// The arguments the analyses of throughput, utilisation, transitions and the verdict
-    /// read (a copy's device interval, setup work): all that [`super::Span::for_analysis`]
-    /// keeps.
-    pub const READ_BY_ANALYSES: &[&str] = &[GPU_NS, FINISH_NS, WHAT];
 }
 
 /// What a span measures. A closed set, plus [`SpanKind::Other`] so that producers we do
@@ -650,19 +646,6 @@ impl Span {
     /// but it is not part of any partition's kernel time, nor of the GPU floor per partition.
     pub fn is_setup_work(&self) -> bool {
         self.kind == SpanKind::Setup || self.kind == SpanKind::H2d && self.args.get(arg::WHAT).and_then(|v| v.as_str()) == Some("params")
-    }
-
-    /// A copy for an analysis of part of a run (one proof type's jobs): the arguments the
-    /// analyses read ([`arg::READ_BY_ANALYSES`]) and no others, so that copying most of a
-    /// large run's spans does not copy every argument's key and value too.
-    pub fn for_analysis(&self) -> Span {
-        let mut args = Args::new();
-        for (k, v) in self.args.iter() {
-            if arg::READ_BY_ANALYSES.contains(&k.as_str()) {
-                args.insert(k.clone(), v.clone());
-            }
-        }
-        Span { kind: self.kind.clone(), job: self.job.clone(), args, ..*self }
     }
 
     /// The interval `[start, end)` in which this span kept its device busy; None when open.

@@ -16,7 +16,7 @@ use super::throughput::Throughput;
 use super::transitions::Transition;
 use super::utilization::Utilization;
 use super::verdict::Verdict;
-use super::{gaps, ms, phases, tables, throughput, transitions, utilization, verdict, AnalyzeOptions};
+use super::{gaps, ms, phases, tables, throughput, transitions, utilization, verdict, AnalyzeOptions, RunView};
 use crate::event::{Diagnostics, Run, RunMeta};
 
 /// Version of the `summary.json` schema. Bump on any breaking change; the history is in
@@ -269,11 +269,10 @@ fn failures(run: &Run, ix: &tables::Index<'_>) -> Option<(u64, String)> {
     Some((n.max(1), at))
 }
 
-/// Each proof type's jobs analysed as a run of their own: copied (only the arguments the
-/// analyses read: [`crate::event::Span::for_analysis`]), then their throughput, utilisation
-/// and transitions; the verdicts wait for the whole run's gaps (`gaps`, which blocks until
-/// they are known): each type's are the gaps that ended at its work (a gap is a gap
-/// whatever ran around it).
+/// Each proof type's jobs analysed as a run of their own: their spans picked by index (a
+/// [`RunView`], no copy), then their throughput, utilisation and transitions; the verdicts
+/// wait for the whole run's gaps (`gaps`, which blocks until they are known): each type's
+/// are the gaps that ended at its work (a gap is a gap whatever ran around it).
 fn types_analyse<'g>(
     run: &Run,
     ix: &tables::Index<'_>,
@@ -281,22 +280,16 @@ fn types_analyse<'g>(
     host: Option<&HostLoad>,
     opts: &AnalyzeOptions,
 ) -> Vec<ProofTypeSummary> {
-    let subs: Vec<Run> = (0..ix.types.len())
-        .map(|t| {
-            let mut sub = Run::new(run.meta.clone());
-            sub.spans = run
-                .spans
-                .iter()
-                .zip(&ix.part_of_span)
-                .filter(|(_, p)| p.is_some_and(|p| ix.job_type[ix.parts[p as usize].job as usize] as usize == t))
-                .map(|(s, _)| s.for_analysis())
-                .collect();
-            sub
-        })
-        .collect();
+    let mut picks: Vec<Vec<u32>> = vec![Vec::new(); ix.types.len()];
+    for (i, p) in ix.part_of_span.iter().enumerate() {
+        if let Some(p) = p {
+            picks[ix.job_type[ix.parts[*p as usize].job as usize] as usize].push(i as u32);
+        }
+    }
+    let subs: Vec<RunView<'_>> = picks.iter().map(|p| RunView::subset(run, p)).collect();
     let pre: Vec<_> = subs
         .iter()
-        .map(|sub| {
+        .map(|&sub| {
             let sub_ix = tables::Index::build(sub);
             let tp = throughput::analyze_with(sub, &sub_ix);
             let util = utilization::analyze(sub);
@@ -309,7 +302,7 @@ fn types_analyse<'g>(
         .iter()
         .zip(subs.iter().zip(pre))
         .enumerate()
-        .map(|(t, ((name, src), (sub, (sub_ix, tp, util, tr))))| {
+        .map(|(t, ((name, src), (&sub, (sub_ix, tp, util, tr))))| {
             let mine: Vec<IdleGap> = all.iter().filter(|g| g.after_type.as_deref() == Some(name.as_str())).cloned().collect();
             let totals = gaps::totals_of(&mine, opts.min_gap_ms);
             let mut v = verdict::decide(sub, &sub_ix, &tp, &util, &mine, &totals, &tr, host, opts);
@@ -473,23 +466,13 @@ mod tests {
         assert_eq!(serde_json::to_string(&one).unwrap(), serde_json::to_string(&two).unwrap());
     }
 
-    /// A type's run of its own keeps only the arguments the analyses read, and its figures
-    /// are those of the type's jobs alone (the PoSt's single call, first synthesis → GPU end).
+    /// A type's figures are those of its jobs alone (the PoSt's single call, first synthesis
+    /// → GPU end).
     #[test]
-    fn a_types_copy_keeps_what_the_analyses_read() {
+    fn a_types_figures_are_its_jobs_alone() {
         let s = summarize_inner(&mixed(), &AnalyzeOptions::default(), true);
         let post = s.proof_types.iter().find(|t| t.proof_type == "window-post").expect("the PoSt type");
         assert_eq!(post.proofs_completed, 1);
         assert!(post.total_s_per_proof.is_some_and(|t| (t - 11.74).abs() < 1e-9), "{:?}", post.total_s_per_proof);
-        let mut sp = crate::event::Span::new(crate::event::SpanKind::H2d, 0, 100);
-        for (k, v) in [("gpu_ns", 40), ("finish_ns", 10), ("bytes", 1 << 20)] {
-            sp.args.insert(k.into(), v.into());
-        }
-        sp.args.insert("what".into(), "abc".into());
-        let c = sp.for_analysis();
-        let keys: Vec<&str> = c.args.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, ["finish_ns", "gpu_ns", "what"]);
-        assert_eq!(c.device_interval(), sp.device_interval());
-        assert_eq!((c.start_ns, c.end_ns, c.kind), (sp.start_ns, sp.end_ns, sp.kind));
     }
 }

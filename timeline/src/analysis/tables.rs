@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::utilization::merge_intervals;
-use super::{diff_ms, ms};
+use super::{diff_ms, ms, RunView};
 use crate::event::{Run, Span, SpanKind};
 use rustc_hash::FxHashMap;
 
@@ -159,9 +159,12 @@ fn apply(pi: &mut PartInfo, s: &Span, p: u32, work: &mut Vec<(u32, u64, u64, boo
 }
 
 impl<'a> Index<'a> {
-    pub fn build(run: &'a Run) -> Index<'a> {
+    /// The index of a run or of a part of one ([`RunView`]: one proof type's spans);
+    /// [`Index::part_of_span`] follows the view's order.
+    pub fn build(run: impl Into<RunView<'a>>) -> Index<'a> {
+        let run: RunView<'a> = run.into();
         let mut job_of: FxHashMap<&'a str, u32> = FxHashMap::default();
-        let mut ix = Index { part_of_span: Vec::with_capacity(run.spans.len()), ..Default::default() };
+        let mut ix = Index { part_of_span: Vec::with_capacity(run.len()), ..Default::default() };
         let mut work: Vec<(u32, u64, u64, bool)> = Vec::new();
         let mut deferred: Vec<(u32, &'a Span)> = Vec::new();
         // Consecutive spans often share a job and partition: skip the lookups then.
@@ -169,7 +172,7 @@ impl<'a> Index<'a> {
         // Per job: its `kind=` and its largest partition number (the proof type's evidence).
         let mut kind_of: Vec<Option<&'a str>> = Vec::new();
         let mut max_part: Vec<Option<u32>> = Vec::new();
-        for s in &run.spans {
+        for s in run.spans() {
             let Some(job) = s.job.as_deref() else {
                 ix.part_of_span.push(None);
                 continue;

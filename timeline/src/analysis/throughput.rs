@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::tables::{job_infos, Index};
-use super::{ms, quantile_sorted, secs};
+use super::{ms, quantile_sorted, secs, RunView};
 use crate::event::Run;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -55,9 +55,11 @@ pub fn analyze(run: &Run) -> Throughput {
     analyze_with(run, &Index::build(run))
 }
 
-pub fn analyze_with(run: &Run, ix: &Index<'_>) -> Throughput {
+/// The throughput of a run or of a part of one (`ix` built from the same view).
+pub fn analyze_with<'a>(run: impl Into<RunView<'a>>, ix: &Index<'_>) -> Throughput {
+    let run: RunView<'a> = run.into();
     let jobs = job_infos(ix);
-    let run_start = run.spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
+    let run_start = run.spans().map(|s| s.start_ns).min().unwrap_or(0);
     let mut completions: Vec<u64> = jobs.iter().filter_map(|j| j.completed()).collect();
     completions.sort_unstable();
     let mut lat: Vec<f64> = jobs.iter().filter_map(|j| j.latency()).map(secs).collect();

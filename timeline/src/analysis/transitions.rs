@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::gaps::GapCause;
 use super::tables::Index;
-use super::{diff_ms, ms};
+use super::{diff_ms, ms, RunView};
 use crate::event::{Run, SpanKind};
 
 /// One N → N+1 transition on one device.
@@ -51,10 +51,11 @@ pub fn analyze(run: &Run) -> Vec<Transition> {
 }
 
 /// [`analyze`] with a prebuilt index.
-pub fn analyze_with(run: &Run, ix: &Index<'_>) -> Vec<Transition> {
+pub fn analyze_with<'a>(run: impl Into<RunView<'a>>, ix: &Index<'_>) -> Vec<Transition> {
+    let run: RunView<'a> = run.into();
     // device → job index → facts
     let mut per: BTreeMap<u32, BTreeMap<u32, JobOnDevice>> = BTreeMap::new();
-    for (i, s) in run.spans.iter().enumerate() {
+    for (i, s) in run.spans().enumerate() {
         if s.kind != SpanKind::Gpu {
             continue;
         }

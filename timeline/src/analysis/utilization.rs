@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::ms;
+use super::{ms, RunView};
 pub use crate::stats::{busy_intervals, max_concurrency, merge_intervals, overlap_ns, total_ns};
-use crate::event::{counters, Run, SpanKind};
+use crate::event::{counters, SpanKind};
 
 /// Busy fraction of `[start, end)` in consecutive windows of `window_ns` (the last one may
 /// be shorter): `(window start ns, fraction 0..=1)` pairs. For utilisation-over-time charts.
@@ -83,8 +83,8 @@ struct DevAcc {
     open_gpu: u64,
 }
 
-fn collect(run: &Run, acc: &mut BTreeMap<u32, DevAcc>) {
-    for s in &run.spans {
+fn collect(run: RunView<'_>, acc: &mut BTreeMap<u32, DevAcc>) {
+    for s in run.spans() {
         let is_gpu = s.kind == SpanKind::Gpu;
         if !is_gpu && !s.kind.is_device_work() {
             continue;
@@ -105,7 +105,8 @@ fn collect(run: &Run, acc: &mut BTreeMap<u32, DevAcc>) {
 }
 
 /// Utilisation per device (see the module doc).
-pub fn analyze(run: &Run) -> Utilization {
+pub fn analyze<'a>(run: impl Into<RunView<'a>>) -> Utilization {
+    let run: RunView<'a> = run.into();
     let mut acc: BTreeMap<u32, DevAcc> = BTreeMap::new();
     collect(run, &mut acc);
     let mut out = Utilization::default();
@@ -182,7 +183,7 @@ pub fn analyze(run: &Run) -> Utilization {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{RunMeta, Span};
+    use crate::event::{Run, RunMeta, Span};
 
     fn gpu(s: u64, e: u64, w: u32) -> Span {
         Span::new(SpanKind::Gpu, s, e).worker(w).device(0)

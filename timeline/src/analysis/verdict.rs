@@ -30,8 +30,8 @@ use super::tables::{job_infos, Index};
 use super::throughput::Throughput;
 use super::transitions::Transition;
 use super::utilization::Utilization;
-use super::{median, ms, AnalyzeOptions};
-use crate::event::{Run, SpanKind};
+use super::{median, ms, AnalyzeOptions, RunView};
+use crate::event::SpanKind;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Floors {
@@ -129,7 +129,7 @@ fn slow_syntheses(synth: &[f64], shared_pool: Option<u32>) -> Option<String> {
 /// with one pool for every synthesis worker (`synthesis_shared_pool`, or in timelines written
 /// before that key `synthesis_threads = 0`) and at least two syntheses overlapped. `None` for
 /// other producers, pools of their own, or one at a time.
-fn shared_synthesis_pool(run: &Run, concurrent: u32) -> Option<u32> {
+fn shared_synthesis_pool(run: RunView<'_>, concurrent: u32) -> Option<u32> {
     let pce = run.meta.extra.get("synthesis").and_then(|v| v.as_str()) == Some("pce");
     (pce && run.meta.synthesis_pool_shared() && concurrent >= 2).then_some(concurrent)
 }
@@ -141,7 +141,7 @@ pub const SATURATED_CORES_SHARE: f64 = 0.85;
 
 /// The prover's mean busy cores (`cpu_busy_cores`) over the samples taken while at least one
 /// synthesis ran, and how many samples that was; `None` without such samples.
-fn cores_while_synthesising(run: &Run) -> Option<(f64, usize)> {
+fn cores_while_synthesising(run: RunView<'_>) -> Option<(f64, usize)> {
     // Disjoint intervals (empty ones hold no sample), then each sample by binary search.
     let merged = crate::stats::busy_intervals(run.spans_of(&SpanKind::Synthesis));
     if merged.is_empty() {
@@ -167,7 +167,7 @@ fn cores_while_synthesising(run: &Run) -> Option<(f64, usize)> {
 /// [`slow_syntheses`]) the pool is named first: run 122's 12.7 of 16 busy cores were the
 /// pool's scheduling, and pools of their own made the same RAM GPU-bound (run 125). `None`
 /// without the prover's CPU samples or the machine's core count.
-fn memory_and_cores(run: &Run, shared_pool: Option<u32>) -> Option<String> {
+fn memory_and_cores(run: RunView<'_>, shared_pool: Option<u32>) -> Option<String> {
     let cores = run.meta.machine.cpu_cores.filter(|&c| c > 0)? as f64;
     let (busy, n) = cores_while_synthesising(run)?;
     let share = busy / cores;
@@ -183,10 +183,10 @@ fn memory_and_cores(run: &Run, shared_pool: Option<u32>) -> Option<String> {
 
 /// Largest number of simultaneously running spans of a kind (ends before starts at ties;
 /// an open span runs to the end of the run).
-fn max_concurrency(run: &Run, kind: &SpanKind) -> u32 {
+fn max_concurrency(run: RunView<'_>, kind: &SpanKind) -> u32 {
     // Closed spans only: an open one (a lost end, or a span running when the log ended)
     // would count as running to the end of the run.
-    super::utilization::max_concurrency(run.spans.iter().filter(|s| &s.kind == kind).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))))
+    super::utilization::max_concurrency(run.spans().filter(|s| &s.kind == kind).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))))
 }
 
 /// Share of the GPU floor (from `kernel_spans`) under which a partition's copies are worth a
@@ -222,13 +222,13 @@ fn overlapped_copies(ix: &Index<'_>, f: &Floors) -> Option<String> {
 }
 
 /// Serial GPU time per partition, ms, and where it comes from.
-fn serial_gpu(run: &Run, ix: &Index<'_>) -> Option<(f64, &'static str)> {
+fn serial_gpu(run: RunView<'_>, ix: &Index<'_>) -> Option<(f64, &'static str)> {
     let kernels: Vec<u64> = ix.parts.iter().filter_map(|p| p.kernel_ns).collect();
     if !kernels.is_empty() {
         return Some((kernels.iter().map(|&k| ms(k)).sum::<f64>() / kernels.len() as f64, "kernel_spans"));
     }
     let mut by_dev: std::collections::BTreeMap<u32, Vec<(u64, u64)>> = Default::default();
-    for s in run.spans.iter().filter(|s| s.kind == SpanKind::Gpu) {
+    for s in run.spans().filter(|s| s.kind == SpanKind::Gpu) {
         if let Some(e) = s.end_ns {
             by_dev.entry(s.device_or_0()).or_default().push((e, s.start_ns));
         }
@@ -270,10 +270,11 @@ fn fmt_s(v: f64) -> String {
     format!("{} s", num(v))
 }
 
-/// The verdict from the other analyses' results.
+/// The verdict from the other analyses' results, for a run or a part of one (`ix` built
+/// from the same view).
 #[allow(clippy::too_many_arguments)]
-pub fn decide(
-    run: &Run,
+pub fn decide<'a>(
+    run: impl Into<RunView<'a>>,
     ix: &Index<'_>,
     throughput: &Throughput,
     util: &Utilization,
@@ -283,6 +284,7 @@ pub fn decide(
     host: Option<&HostLoad>,
     opts: &AnalyzeOptions,
 ) -> Verdict {
+    let run: RunView<'a> = run.into();
     let cfg = &run.meta.config;
     // "GPU", or "CPU device" on a run of the CPU backend: the wording follows the device.
     let dev = run.meta.device_word();
@@ -303,14 +305,13 @@ pub fn decide(
         f.serial_gpu_ms_per_partition = Some(g);
         f.serial_gpu_source = Some(src.to_string());
     }
-    let synth: Vec<f64> = run.spans.iter().filter(|s| s.kind == SpanKind::Synthesis && !s.is_open()).map(|s| ms(s.duration_ns())).collect();
+    let synth: Vec<f64> = run.spans().filter(|s| s.kind == SpanKind::Synthesis && !s.is_open()).map(|s| ms(s.duration_ns())).collect();
     if !synth.is_empty() {
         f.synthesis_ms_per_partition = Some(synth.iter().sum::<f64>() / synth.len() as f64);
     }
     let gpu_parts = ix.parts.iter().filter(|p| p.gpu_end.is_some() || p.kernel_ns.is_some()).count();
     let cpu_total: u64 = run
-        .spans
-        .iter()
+        .spans()
         .filter(|s| s.kind.is_cpu_gpu_side() && s.device.is_some() && !s.is_open())
         .fold(0u64, |a, s| a.saturating_add(s.duration_ns()));
     if cpu_total > 0 && gpu_parts > 0 {
@@ -575,7 +576,7 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{counters, Counter, RunMeta, Span};
+    use crate::event::{counters, Counter, Run, RunMeta, Span};
 
     /// Two syntheses, 100–200 and 150–300 ms (merged: 100–300), and `cpu_busy_cores` samples
     /// stamped at the end of their periods: one at 100 (the period before the first synthesis)
@@ -594,30 +595,30 @@ mod tests {
         // At 100: the period before (16 cores, out); 200 and 300: inside (8, 12); 301: after;
         // a NaN sample is skipped.
         let r = run(&[(100, 16.0), (200, 8.0), (250, f64::NAN), (300, 12.0), (301, 16.0)]);
-        assert_eq!(cores_while_synthesising(&r), Some((10.0, 2)));
-        assert_eq!(cores_while_synthesising(&run(&[(50, 4.0), (400, 4.0)])), None, "no sample inside");
+        assert_eq!(cores_while_synthesising(RunView::from(&r)), Some((10.0, 2)));
+        assert_eq!(cores_while_synthesising(RunView::from(&run(&[(50, 4.0), (400, 4.0)]))), None, "no sample inside");
         // An open synthesis (no end) is left out, as in the concurrency.
         let mut open = run(&[(120, 4.0)]);
         open.spans.iter_mut().for_each(|s| s.end_ns = None);
-        assert_eq!(cores_while_synthesising(&open), None);
+        assert_eq!(cores_while_synthesising(RunView::from(&open)), None);
     }
 
     #[test]
     fn spare_cores_on_a_shared_pool_point_at_the_pool_first() {
         let r = run(&[(200, 8.0), (300, 8.0)]);
-        let own = memory_and_cores(&r, None).unwrap();
+        let own = memory_and_cores(RunView::from(&r), None).unwrap();
         assert!(own.contains("8.0 of 16 cores") && own.contains("(50 %, 2 samples)") && own.starts_with("while syntheses ran") && own.contains("cores to spare: more RAM"), "{own}");
-        let shared = memory_and_cores(&r, Some(2)).unwrap();
+        let shared = memory_and_cores(RunView::from(&r), Some(2)).unwrap();
         assert!(shared.contains("while the syntheses shared one thread pool: pools of their own"), "{shared}");
         // Saturated: the pool does not change that line.
         let busy = run(&[(200, 15.0), (300, 15.0)]);
-        assert_eq!(memory_and_cores(&busy, Some(2)), memory_and_cores(&busy, None));
-        assert!(memory_and_cores(&busy, None).unwrap().contains("nearly saturated"));
+        assert_eq!(memory_and_cores(RunView::from(&busy), Some(2)), memory_and_cores(RunView::from(&busy), None));
+        assert!(memory_and_cores(RunView::from(&busy), None).unwrap().contains("nearly saturated"));
         // No core count: no line.
         let mut none = busy.clone();
         none.meta.machine.cpu_cores = None;
-        assert_eq!(memory_and_cores(&none, None), None);
+        assert_eq!(memory_and_cores(RunView::from(&none), None), None);
         none.meta.machine.cpu_cores = Some(0);
-        assert_eq!(memory_and_cores(&none, None), None);
+        assert_eq!(memory_and_cores(RunView::from(&none), None), None);
     }
 }
