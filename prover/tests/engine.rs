@@ -445,6 +445,9 @@ impl Backend for OwnCopy {
     fn make_resident(&self, _: &Parameters) -> Result<prover::backend::ResidentQueries, ProveError> {
         Ok(self.resident)
     }
+    fn device_memory_bytes(&self) -> Option<u64> {
+        Some(1 << 40)
+    }
     fn prove_start(&self, a: ProvingAssignment, _: &Parameters, b: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
         self.cpu.prove_start(a, &self.own, b, gate)
     }
@@ -500,6 +503,37 @@ fn the_host_copy_of_queries_every_device_holds_is_released_and_the_budget_given_
     for e in [kept, only_h, msm, no_g2, none] {
         e.shutdown().unwrap();
     }
+}
+
+#[test]
+fn a_budget_that_holds_the_run_once_the_devices_hold_the_parameters_is_not_refused() {
+    use prover::backend::ResidentQueries;
+    use prover::engine::budget::{Budget, ByteSize, MemoryPlan};
+    // Run 131 (2^27, gw 3): the check counted the parameters' host copy and full calls beside a
+    // synthesis, though the copy goes once the devices hold the queries and the calls then
+    // gather no bases. A budget between the two: accepted when the device holds every query,
+    // refused (naming what stays reserved) when it holds none and the copy stays.
+    let p = params();
+    let mut plan = MemoryPlan::new(&p, true, None, 2);
+    plan.staging = 0;
+    assert!(plan.needed_released() < plan.needed(), "{} vs {}", plan.needed_released(), plan.needed());
+    let budget = (plan.needed_released() + plan.needed()) / 2;
+    let start = |resident: ResidentQueries| {
+        let mut c = cfg(1, 2, LockMode::Kernels);
+        c.memory.total_budget = Budget::Bytes(ByteSize(budget));
+        let dev: Arc<dyn Backend> = Arc::new(OwnCopy { cpu: CpuBackend::new(0), own: (*p).clone(), resident });
+        let sink = EventSink::start(SinkConfig { collect: true, meta: engine::run_meta(&c, &[dev.clone()]), ..Default::default() }).unwrap();
+        Engine::start(c, Arc::new((*p).clone()), vec![dev], sink)
+    };
+    let e = start(ResidentQueries::ALL).expect("the run fits once the device holds the parameters");
+    e.submit(engine::porep_jobs(1, 2, N, 5).remove(0));
+    let r = e.collect(1, Duration::from_secs(60)).expect("the job finishes");
+    assert_eq!(r[0].proofs.as_ref().expect("proofs verify").len(), 2);
+    assert!(e.ram().peak() <= budget);
+    e.shutdown().unwrap();
+    let err = start(ResidentQueries::default()).err().expect("refused: the host keeps the parameters");
+    let msg = err.to_string();
+    assert!(msg.contains("memory.total_budget") && (msg.contains("cannot hold one partition") || msg.contains("can never give it")), "{msg}");
 }
 
 #[test]

@@ -521,6 +521,40 @@ impl MemoryPlan {
         total.saturating_sub(self.resident()) / self.partition.synthesis().max(1)
     }
 
+    /// The least budget that proves anything when the host copy of the parameters goes once
+    /// the devices hold them (`memory.params_host = "auto"` on a device backend): the larger
+    /// of the start — parameters, PCE and staging, before any synthesis — and the run — PCE,
+    /// staging, the GPU workers' calls on resident queries (no gathered bases) and one
+    /// synthesis. Run 131 (2^27, gw 3, 120.85 GiB): [`Self::needed`] counted the parameters
+    /// (43.59 GiB) and three full calls (61.28 GiB) beside a synthesis, 134.41 GiB, and refused
+    /// a run whose reservations would have held.
+    pub fn needed_released(&self) -> u64 {
+        let base = self.pce.map_or(0, |p| p.bytes).saturating_add(self.staging);
+        let start = base.saturating_add(self.params);
+        let run = base.saturating_add(self.partition.call_on_resident_queries().saturating_mul(self.call_slots)).saturating_add(self.partition.synthesis());
+        start.max(run)
+    }
+
+    /// [`Self::check`] when the parameters' host copy is expected to go ([`Self::needed_released`]);
+    /// the engine checks again, against its reservations, once the devices hold them.
+    pub fn check_released(&self, total: u64) -> Result<(), String> {
+        if total >= self.needed_released() {
+            return Ok(());
+        }
+        let pce = self.pce.map_or(0, |p| p.bytes);
+        Err(format!(
+            "the RAM budget of {} cannot hold one partition: {} needed = the larger of the start (the parameters {} + the pre-compiled constraints {} + the upload staging {}, before the devices hold the parameters) and the run (the pre-compiled constraints and staging + {} GPU worker(s)' call memory on resident queries {} + one partition's working set {}); raise memory.total_budget (--ram-budget)",
+            human(total),
+            human(self.needed_released()),
+            human(self.params),
+            human(pce),
+            human(self.staging),
+            self.call_slots,
+            human(self.partition.call_on_resident_queries().saturating_mul(self.call_slots)),
+            human(self.partition.synthesis()),
+        ))
+    }
+
     /// An error naming the figures when `total` cannot hold the resident items and one
     /// partition.
     pub fn check(&self, total: u64) -> Result<(), String> {
@@ -806,6 +840,17 @@ mod tests {
         assert_eq!(staged.needed(), 21 << 30);
         let e = staged.check(20 << 30).unwrap_err();
         assert!(e.contains("upload staging 1.00 GiB (pinned)") && e.contains("21.00 GiB needed"), "{e}");
+        // With the parameters' host copy going once the devices hold them: the larger of the
+        // start (3 + 1 + staging 1 = 5 GiB) and the run (1 + 1 + two calls on resident
+        // queries, 1 − 0.5 each = 1, + a synthesis 14 = 17 GiB).
+        let released = MemoryPlan { partition: PartitionEstimate { call_bases: 1 << 29, ..staged.partition }, ..staged };
+        assert_eq!(released.needed_released(), 17 << 30);
+        released.check_released(17 << 30).unwrap();
+        let e = released.check_released(16 << 30).unwrap_err();
+        assert!(e.contains("17.00 GiB needed") && e.contains("call memory on resident queries 1.00 GiB") && e.contains("the parameters 3.00 GiB"), "{e}");
+        // Parameters larger than the run's needs: the start decides.
+        let big = MemoryPlan { params: 40 << 30, ..released };
+        assert_eq!(big.needed_released(), 42 << 30);
         assert_eq!(human(1536), "1.5 KiB");
         assert_eq!(human(3 << 20), "3.0 MiB");
     }

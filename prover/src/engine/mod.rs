@@ -390,7 +390,11 @@ pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, 
     if cfg.backend != "cpu" {
         plan.staging = u64::from(cfg.devices).saturating_mul(crate::gpu::STAGING_HOST_BYTES);
     }
-    plan.check(total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
+    // A device backend with `params_host = "auto"` lets the parameters' host copy go once the
+    // devices hold them (the engine checks its reservations again then).
+    let expect_release = cfg.memory.params_host == budget::ParamsHost::Auto && cfg.backend != "cpu";
+    let checked = if expect_release { plan.check_released(total) } else { plan.check(total) };
+    checked.map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
     Ok(warning)
 }
 
@@ -603,7 +607,14 @@ impl Engine {
         }
         let mut plan = memory_plan(&cfg, &params.shape(), opts.params_path.as_deref(), backends.len() as u64);
         plan.staging = backends.iter().map(|b| b.host_staging_bytes()).sum();
-        plan.check(ram_total).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
+        // With `params_host = "auto"` the host copy of the parameters goes once the devices
+        // hold them, and the calls then hold no gathered bases: the check counts the larger
+        // of the start and the run, on devices with memory of their own (a CPU backend keeps
+        // the copy; a device that cannot hold them does too: the reservations below and the
+        // check after them catch it).
+        let expect_release = cfg.memory.params_host == budget::ParamsHost::Auto && backends.iter().all(|b| b.device_memory_bytes().is_some());
+        let checked = if expect_release { plan.check_released(ram_total) } else { plan.check(ram_total) };
+        checked.map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
         let observer: Option<Box<dyn Fn(u64) + Send + Sync>> = cfg.events.then(|| {
             let counters = sink.counters();
             Box::new(move |reserved: u64| counters.counter_at(timeline::event::counters::RAM_RESERVED_BYTES, counters.now_ns(), reserved as f64, None)) as Box<dyn Fn(u64) + Send + Sync>
@@ -655,6 +666,21 @@ impl Engine {
         let calls_ram = ram.reserve_resident("the GPU workers' call memory", call.saturating_mul(call_slots.max(1))).map_err(too_large)?;
         // The devices' upload staging (page-locked, bounded per device: chunked uploads).
         calls_ram.absorb(ram.reserve_resident("the devices' upload staging (pinned)", plan.staging).map_err(too_large)?);
+        // What stays reserved for the engine's life is known now: one synthesis must fit
+        // beside it, or no partition would ever start.
+        let left = ram_total.saturating_sub(ram.reserved());
+        if left < plan.partition.synthesis() {
+            return Err(ConfigError::Invalid {
+                field: "memory.total_budget",
+                reason: format!(
+                    "the RAM budget of {} cannot hold one partition: {} stay reserved for the engine's life (parameters' host copy {}, pre-compiled constraints, the GPU workers' calls and the upload staging) and one partition's working set is {}; raise memory.total_budget (--ram-budget)",
+                    budget::human(ram_total),
+                    budget::human(ram.reserved()),
+                    budget::human(plan.params.saturating_sub(released)),
+                    budget::human(plan.partition.synthesis())
+                ),
+            });
+        }
         let (results_tx, results) = unbounded();
         let (work_tx, work_rx) = unbounded::<SynthTask>();
         let (fin_tx, fin_rx) = unbounded::<FinishTask>();
