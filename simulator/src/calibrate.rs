@@ -482,6 +482,13 @@ fn overlaps(iv: &[(u64, u64)], a: u64, b: u64) -> bool {
     iv.iter().any(|&(s, e)| s < b.max(a + 1) && a < e)
 }
 
+/// A run's synthesis intervals (the finished ones), sorted.
+fn synthesis_intervals(run: &Run) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+    v.sort_unstable();
+    v
+}
+
 /// A synthesis's CPU demand as the prover measured it: Σ `cpu_ns` ÷ Σ wall time of the
 /// `synthesis` spans that carry it (its own pool's CPU time, issue 21) and ran alone — no
 /// other synthesis beside them ([`mean_concurrency`] of 1 over `sorted`, the run's synthesis
@@ -1133,14 +1140,7 @@ pub fn calibrate(runs: &[(String, Run)], base: &Config) -> Result<Calibration, C
     }
     // Each run's synthesis intervals, sorted: which ran alone (the measured demand, the
     // cost) and how many overlapped (the capacity).
-    let synth_iv: Vec<Vec<(u64, u64)>> = runs
-        .iter()
-        .map(|(_, run)| {
-            let mut v: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
-            v.sort_unstable();
-            v
-        })
-        .collect();
+    let synth_iv: Vec<Vec<(u64, u64)>> = runs.iter().map(|(_, run)| synthesis_intervals(run)).collect();
     // ---- A synthesis's demand: measured by the prover where its spans say so ----
     if let Some(((name, _), (d, n))) = runs.iter().zip(&synth_iv).find_map(|(r, iv)| measured_synth_demand(&r.1, iv).map(|m| (r, m))) {
         let d = (d * 100.0).round() / 100.0;
@@ -1807,7 +1807,7 @@ mod tests {
         let out = crate::simulate(c, crate::Options { record: true });
         assert!(out.result.feasible, "{:?}", out.result.failure);
         let run = out.run.unwrap();
-        let iv: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+        let iv = synthesis_intervals(&run);
         assert_eq!(iv.len(), 8);
         assert_eq!(max_concurrency(iv.iter().copied()), 2);
         // Without the budget (RAM to spare) the 8 workers run all 8 at once: the budget is what
@@ -1816,7 +1816,7 @@ mod tests {
         unbounded.memory.total_budget = None;
         unbounded.machine.ram_gib = 1024.0;
         let free = crate::simulate(&unbounded, crate::Options { record: true }).run.unwrap();
-        let iv: Vec<(u64, u64)> = free.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
+        let iv = synthesis_intervals(&free);
         assert_eq!(max_concurrency(iv.iter().copied()), 8);
     }
 
@@ -1859,17 +1859,12 @@ mod tests {
                 None => s,
             });
         }
-        let sorted = |run: &Run| {
-            let mut v: Vec<(u64, u64)> = run.spans_of(&SpanKind::Synthesis).filter_map(|s| s.end_ns.map(|e| (s.start_ns, e))).collect();
-            v.sort_unstable();
-            v
-        };
-        assert_eq!(measured_synth_demand(&run, &sorted(&run)), Some((1000.0 / 200.0, 2)));
+        assert_eq!(measured_synth_demand(&run, &synthesis_intervals(&run)), Some((1000.0 / 200.0, 2)));
         // The first one held the PCE's extraction: left out.
         run.spans.push(Span::new(SpanKind::PceBuild, 10 * MS, 90 * MS).job("j").partition(0));
-        assert_eq!(measured_synth_demand(&run, &sorted(&run)), Some((400.0 / 100.0, 1)));
+        assert_eq!(measured_synth_demand(&run, &synthesis_intervals(&run)), Some((400.0 / 100.0, 1)));
         run.spans.retain(|s| !s.args.contains_key("cpu_ns"));
-        assert_eq!(measured_synth_demand(&run, &sorted(&run)), None);
+        assert_eq!(measured_synth_demand(&run, &synthesis_intervals(&run)), None);
     }
 
     #[test]

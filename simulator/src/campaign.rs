@@ -522,6 +522,13 @@ fn binding_tally(rows: &[ConfigRow]) -> (usize, usize) {
     (b.iter().filter(|x| **x).count(), b.len())
 }
 
+/// Predicted configurations with a measured peak RSS whose prediction is within
+/// [`RSS_TOLERANCE_PCT`], and those checked: (within, checked).
+fn rss_tally(rows: &[ConfigRow]) -> (usize, usize) {
+    let r: Vec<bool> = rows.iter().filter(|r| !r.calibration).filter(|r| r.measured_peak_rss_gib.is_some()).filter_map(|r| r.rss_error_pct).map(|e| e.abs() <= RSS_TOLERANCE_PCT).collect();
+    (r.iter().filter(|x| **x).count(), r.len())
+}
+
 /// Coverage in percent of (inside, checked) pairs summed over the predicted configurations.
 pub fn coverage(rows: &[ConfigRow], pick: fn(&ConfigRow) -> (usize, usize)) -> (Option<f64>, usize) {
     let (i, n) = rows.iter().filter(|r| !r.calibration).map(pick).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
@@ -603,7 +610,7 @@ pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
     let cov = coverage(&rows, |r| (r.runs_inside_steady, r.runs_checked_steady));
     let cov_total = coverage(&rows, |r| (r.runs_inside_total, r.runs_checked_total));
     let (binding_correct, binding_checked) = binding_tally(&rows);
-    let rss: Vec<bool> = rows.iter().filter(|r| !r.calibration).filter(|r| r.measured_peak_rss_gib.is_some()).filter_map(|r| r.rss_error_pct).map(|e| e.abs() <= RSS_TOLERANCE_PCT).collect();
+    let (rss_within, rss_checked) = rss_tally(&rows);
     // Configurations with a measured and a predicted steady s/proof, in grid order.
     let ranked: Vec<(&str, f64, f64)> = rows
         .iter()
@@ -662,8 +669,8 @@ pub fn score(calibrated_on: &str, configs: &[ConfigInput]) -> CampaignScore {
         coverage_total_runs: cov_total.1,
         binding_correct,
         binding_checked,
-        rss_within_10pct: rss.iter().filter(|b| **b).count(),
-        rss_checked: rss.len(),
+        rss_within_10pct: rss_within,
+        rss_checked,
         preregistration: None,
         regimes: regimes(&rows),
         effects: effects(configs, &rows),
@@ -1350,13 +1357,12 @@ pub fn posthoc(pred: &crate::prereg::Predictions, measured: &CampaignScore) -> P
             })
         })
         .collect();
-    let rss: Vec<bool> = rows.iter().filter(|r| !r.calibration).filter(|r| r.measured_peak_rss_gib.is_some()).filter_map(|r| r.rss_error_pct).map(|e| e.abs() <= RSS_TOLERANCE_PCT).collect();
     Posthoc {
         mape_pct: mape_of(&rows, |r| r.measured_steady_s, |r| r.predicted_steady_s),
         mape_total_pct: mape_of(&rows, |r| r.measured_total_s, |r| r.predicted_total_s),
         coverage_pct: coverage(&rows, |r| (r.runs_inside_steady, r.runs_checked_steady)).0,
         binding: binding_tally(&rows),
-        rss_within_10pct: (rss.iter().filter(|b| **b).count(), rss.len()),
+        rss_within_10pct: rss_tally(&rows),
         rows,
     }
 }

@@ -519,8 +519,7 @@ mod tests {
         // core-s, the CPU work of its isolated 1 s on 16 cores, not 3 · over times that.
         let (t, _) = p.next_wake(0).unwrap();
         assert_eq!(t, (1e9 * 3.0 * over).ceil() as u64);
-        let before = p.core_seconds();
-        assert_eq!(before, 0.0);
+        assert_eq!(p.core_seconds(), 0.0);
         p.advance(t);
         let synth = 3.0 * 4.0 / over * t as f64 * 1e-9;
         let step = 16.0 * (1.0 / (3.0 * over)) * t as f64 * 1e-9;

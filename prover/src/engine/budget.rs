@@ -555,6 +555,16 @@ impl MemoryPlan {
         ))
     }
 
+    /// [`Self::check_released`] when the parameters' host copy is expected to go
+    /// (`params_released`), else [`Self::check`].
+    pub fn check_for(&self, total: u64, params_released: bool) -> Result<(), String> {
+        if params_released {
+            self.check_released(total)
+        } else {
+            self.check(total)
+        }
+    }
+
     /// An error naming the figures when `total` cannot hold the resident items and one
     /// partition.
     pub fn check(&self, total: u64) -> Result<(), String> {

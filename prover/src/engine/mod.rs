@@ -393,8 +393,7 @@ pub fn check_ram_budget(cfg: &EngineConfig, shape: &crate::params::ParamsShape, 
     // A device backend with `params_host = "auto"` lets the parameters' host copy go once the
     // devices hold them (the engine checks its reservations again then).
     let expect_release = cfg.memory.params_host == budget::ParamsHost::Auto && cfg.backend != "cpu";
-    let checked = if expect_release { plan.check_released(total) } else { plan.check(total) };
-    checked.map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
+    plan.check_for(total, expect_release).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
     Ok(warning)
 }
 
@@ -613,8 +612,7 @@ impl Engine {
         // the copy; a device that cannot hold them does too: the reservations below and the
         // check after them catch it).
         let expect_release = cfg.memory.params_host == budget::ParamsHost::Auto && backends.iter().all(|b| b.device_memory_bytes().is_some());
-        let checked = if expect_release { plan.check_released(ram_total) } else { plan.check(ram_total) };
-        checked.map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
+        plan.check_for(ram_total, expect_release).map_err(|reason| ConfigError::Invalid { field: "memory.total_budget", reason })?;
         let observer: Option<Box<dyn Fn(u64) + Send + Sync>> = cfg.events.then(|| {
             let counters = sink.counters();
             Box::new(move |reserved: u64| counters.counter_at(timeline::event::counters::RAM_RESERVED_BYTES, counters.now_ns(), reserved as f64, None)) as Box<dyn Fn(u64) + Send + Sync>
