@@ -80,6 +80,12 @@ pub struct CudaSettings {
     /// whose memory, or VRAM budget, cannot hold one partition with the tables). Identical
     /// results. Override: `PROOFSCOPE_NTT_MEMORY`.
     pub ntt_memory: NttMemory,
+    /// How a partition's a, b and c reach the device: `staged` (default: filled into the
+    /// device's page-locked staging in 64 MiB chunks, each copied while the next is filled)
+    /// or `registered` (their own pages page-locked in place for the copy, `cuMemHostRegister`,
+    /// and unlocked after it: no host fill; falls back to `staged` when the pages cannot be
+    /// locked). Identical results. Override: `PROOFSCOPE_ABC_UPLOAD`.
+    pub abc_upload: AbcUpload,
     /// How host threads wait for the GPU (the primary context's scheduling flag, set when the
     /// device is opened): `auto` (default, the driver's choice), `spin`, `yield` or
     /// `blocking`. Override: `PROOFSCOPE_CUDA_SCHED`.
@@ -149,6 +155,10 @@ pub const ENV_OVERRIDES: &[EnvOverride] = &[
     } },
     EnvOverride { var: "PROOFSCOPE_NTT_MEMORY", key: "ntt_memory", apply: |s, v| {
         s.ntt_memory = v.parse()?;
+        Ok(())
+    } },
+    EnvOverride { var: "PROOFSCOPE_ABC_UPLOAD", key: "abc_upload", apply: |s, v| {
+        s.abc_upload = v.parse()?;
         Ok(())
     } },
     EnvOverride { var: "PROOFSCOPE_CUDA_SCHED", key: "sched", apply: |s, v| {
@@ -610,6 +620,37 @@ impl std::str::FromStr for NttMemory {
     }
 }
 
+/// How a partition's a, b and c reach the device ([`CudaSettings::abc_upload`]). At 2^27 the
+/// staged fill (12 GiB copied by the host into page-locked chunks) took 1.37–2.15 s a
+/// partition beside the syntheses (runs 131–135: 5.6–8.8 GB/s while the host's triad gave
+/// 77–85); `registered` lets the copy engine read a, b and c where the synthesis wrote them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AbcUpload {
+    #[default]
+    Staged,
+    Registered,
+}
+
+impl AbcUpload {
+    pub const ALL: [AbcUpload; 2] = [AbcUpload::Staged, AbcUpload::Registered];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AbcUpload::Staged => "staged",
+            AbcUpload::Registered => "registered",
+        }
+    }
+}
+
+impl std::str::FromStr for AbcUpload {
+    type Err = String;
+    fn from_str(v: &str) -> Result<Self, String> {
+        let v = v.trim();
+        AbcUpload::ALL.into_iter().find(|m| m.name() == v).ok_or_else(|| format!("unknown a/b/c upload {v:?} (expected {})", one_of(&AbcUpload::ALL.map(|m| m.name()))))
+    }
+}
+
 /// How a host thread waits for the GPU ([`CudaSettings::sched`]): the primary context's
 /// scheduling flag, set before the device is opened. `auto` is the driver's choice (it spins
 /// while there are fewer active contexts than cores); `blocking` sleeps on an OS primitive.
@@ -726,6 +767,8 @@ mod tests {
         // The messages name every accepted value.
         assert_eq!(" fast ".parse::<NttBitrev>().unwrap_err(), "unknown NTT bit reversal \"fast\" (expected plain, tile or fused)");
         assert_eq!("mont".parse::<NttMul>().unwrap_err(), "unknown NTT product \"mont\" (expected cios or eo)");
+        assert_eq!(" registered ".parse::<AbcUpload>().unwrap(), AbcUpload::Registered);
+        assert_eq!("pinned".parse::<AbcUpload>().unwrap_err(), "unknown a/b/c upload \"pinned\" (expected staged or registered)");
         // The defaults are the measured winners.
         let d = CudaSettings::default();
         assert_eq!((d.params, d.msm_batch, d.msm_precomp, d.stream_chunk), (ParamsMode::Auto, MsmBatch::On, ShiftChoice::Off, None));

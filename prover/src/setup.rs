@@ -47,6 +47,32 @@ pub enum SetupError {
     Gpu(String),
     #[error("setup: the thread extracting the circuit's constraints panicked")]
     ExtractPanicked,
+    /// The caller's check of the parameters' shape (known once the constraints are extracted)
+    /// refused them before the fixed-base multiplications.
+    #[error("refused before the multiplications: {0}")]
+    Refused(String),
+}
+
+/// The shape of the parameters the setup makes from `pce` (circuit `circuit_id`), known as
+/// soon as the constraints are extracted, before the fixed-base multiplications that take
+/// most of a setup's time: H has n − 1 points, L one per aux variable, IC one per input, A
+/// every input (each is enforced in A) and the aux variables with a term in A, B (in G1 and
+/// G2) the inputs and aux variables with a term in B. A column whose terms cancel at τ (a
+/// chance of ~2^-255 each) would leave its point out of the real parameters.
+pub fn expected_shape(pce: &Pce, circuit_id: &str) -> Result<crate::params::ParamsShape, SetupError> {
+    let (a_aux, b_inputs, b_aux) = pce.densities();
+    let (inputs, aux) = (pce.num_inputs() as u64, pce.num_aux() as u64);
+    let n = Domain::new(pce.num_constraints())?.n as u64;
+    let b = (b_inputs.count() + b_aux.count()) as u64;
+    Ok(crate::params::ParamsShape {
+        info: ParamsInfo { circuit_id: circuit_id.to_string(), num_inputs: inputs, num_aux: aux, num_constraints: pce.num_constraints() as u64, domain_size: n, test_only: true },
+        ic: inputs,
+        h: n - 1,
+        l: aux,
+        a: inputs + a_aux.count() as u64,
+        b_g1: b,
+        b_g2: b,
+    })
 }
 
 /// Where the setup's fixed-base multiplications run (everything else runs on the CPU).
@@ -451,6 +477,14 @@ pub fn generate_from_pce(pce: &Pce, circuit_id: &str, w: ToxicWaste, on: MulsOn<
 /// the sequential extraction's. Returns the pre-compiled constraints too (the engine keeps
 /// them).
 pub fn generate_overlapped<C: CircuitPieces + Send>(circuit: C, circuit_id: &str, constraints_hint: usize, w: ToxicWaste, on: MulsOn<'_>) -> Result<(Parameters, Pce, SetupTimes), SetupError> {
+    generate_overlapped_checked(circuit, circuit_id, constraints_hint, w, on, &|_| Ok(()))
+}
+
+/// [`generate_overlapped`] with `check` run on the parameters' [`expected_shape`] once the
+/// constraints are extracted, before the multiplications: an `Err` from it ends the setup
+/// there ([`SetupError::Refused`]) — `prove --setup-on-device` checks its RAM budget so, a
+/// minute before the parameters would exist.
+pub fn generate_overlapped_checked<C: CircuitPieces + Send>(circuit: C, circuit_id: &str, constraints_hint: usize, w: ToxicWaste, on: MulsOn<'_>, check: &dyn Fn(&crate::params::ParamsShape) -> Result<(), String>) -> Result<(Parameters, Pce, SetupTimes), SetupError> {
     let mut times = SetupTimes::default();
     let t0 = std::time::Instant::now();
     // The extraction is a task of the current rayon pool (the caller's, or the global one):
@@ -470,6 +504,7 @@ pub fn generate_overlapped<C: CircuitPieces + Send>(circuit: C, circuit_id: &str
     let (pce, extract_ms) = extracted.ok_or(SetupError::ExtractPanicked)?;
     times.extract_ms = extract_ms;
     let (pce, prep) = (pce.map_err(|_| SetupError::ExtractPanicked)??, prep?);
+    check(&expected_shape(&pce, circuit_id)?).map_err(SetupError::Refused)?;
     let params = from_prepared(&pce, circuit_id, &w, prep, &mut times)?;
     Ok((params, pce, times))
 }
@@ -625,10 +660,32 @@ mod tests {
             for hint in [n as usize, n as usize / 4, 4 * n as usize, 0] {
                 let (got, pce, times) = generate_overlapped(circuit.clone(), "t", hint, w, MulsOn::Cpu).unwrap();
                 assert!(got == want, "{family:?} n={n}, hint {hint}: parameters differ");
+                assert_eq!(expected_shape(&pce, "t").unwrap(), got.shape(), "{family:?} n={n}: the shape known before the muls");
                 assert_eq!(pce.num_constraints() as u64, got.info.num_constraints);
                 assert!(times.extract_ms > 0.0 && times.lagrange_ms > 0.0, "{times:?}");
             }
         }
+    }
+
+    /// A check that refuses the expected shape ends the setup before the multiplications,
+    /// with its reason; one that accepts it changes nothing.
+    #[test]
+    fn a_refused_shape_ends_the_setup_before_the_muls() {
+        use crate::circuit::Family;
+        let w = ToxicWaste::from_seed(6);
+        let circuit = Family::PorepLike.circuit(1 << 10, 0);
+        let seen = std::sync::Mutex::new(None);
+        let e = generate_overlapped_checked(circuit.clone(), "t", 1 << 10, w, MulsOn::Cpu, &|s| {
+            *seen.lock().unwrap() = Some(s.clone());
+            Err(format!("{} points of L do not fit", s.l))
+        })
+        .unwrap_err();
+        let shape = seen.into_inner().unwrap().expect("the check ran");
+        assert!(matches!(&e, SetupError::Refused(r) if r == &format!("{} points of L do not fit", shape.l)), "{e}");
+        assert!(e.to_string().starts_with("refused before the multiplications: "), "{e}");
+        let (got, _, times) = generate_overlapped_checked(circuit.clone(), "t", 1 << 10, w, MulsOn::Cpu, &|_| Ok(())).unwrap();
+        assert_eq!(got.shape(), shape);
+        assert!(times.muls_ms > 0.0);
     }
 
     /// Sizes where the extraction runs several pieces (a SHA block and the arithmetic

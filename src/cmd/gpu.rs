@@ -94,9 +94,11 @@ enum Action {
         /// Staging chunk sizes, MiB, comma-separated (the engine stages 64).
         #[arg(long, default_value = "64,256,1024,4096", value_delimiter = ',')]
         chunks: Vec<u64>,
-        /// Fill modes: `parallel` (all fill threads on each chunk; the engine's) and/or
-        /// `pipelined` (one chunk per fill thread, several at once).
-        #[arg(long, default_value = "parallel,pipelined", value_delimiter = ',', value_parser = ["parallel", "pipelined"])]
+        /// Fill modes: `parallel` (all fill threads on each chunk; the engine's staged
+        /// upload), `pipelined` (one chunk per fill thread, several at once) and/or
+        /// `registered` (no fill: the source's pages locked in place for the copy, as
+        /// `cuda.abc_upload = "registered"`; timed once, whatever the chunk sizes).
+        #[arg(long, default_value = "parallel,pipelined,registered", value_delimiter = ',', value_parser = ["parallel", "pipelined", "registered"])]
         modes: Vec<String>,
         /// Counts of background threads copying host memory meanwhile, comma-separated.
         #[arg(long, default_value = "0,8", value_delimiter = ',')]
@@ -246,7 +248,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Action::Upload { gib, chunks, modes, load, runs, device, json } => {
             use prover::gpu::FillMode;
-            let modes: Vec<FillMode> = modes.iter().map(|m| if m == "parallel" { FillMode::Parallel } else { FillMode::Pipelined }).collect();
+            let modes: Vec<FillMode> = modes
+                .iter()
+                .map(|m| match m.as_str() {
+                    "parallel" => FillMode::Parallel,
+                    "pipelined" => FillMode::Pipelined,
+                    _ => FillMode::Registered,
+                })
+                .collect();
             // The source and its read-back are held on the host: twice --gib, plus the staging.
             if !(gib.is_finite() && gib > 0.0 && gib <= 12.0) {
                 anyhow::bail!("--gib {gib}: expected a size in (0, 12] GiB (a 2^27 partition's a/b/c are 12)");

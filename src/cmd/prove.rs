@@ -352,7 +352,10 @@ pub fn run_engine(args: &Args, params_in: ParamsIn) -> anyhow::Result<Outcome> {
     let (params, params_load, pce) = match params_in {
         ParamsIn::Ready { params, load, .. } => (params, load, None),
         ParamsIn::SetupOnDevice { circuit, seed } => {
-            let (params, pce, took) = tracing::dispatcher::with_default(&sink.dispatch(), || setup_on_device(&circuit, seed))?;
+            // The RAM budget against the parameters' shape as soon as the constraints are
+            // extracted, before the setup's multiplications (at 2^27 a minute earlier).
+            let check = |shape: &prover::params::ParamsShape| engine::check_ram_budget(&cfg, shape, None).map(|_| ()).map_err(|e| e.to_string());
+            let (params, pce, took) = tracing::dispatcher::with_default(&sink.dispatch(), || setup_on_device(&circuit, seed, &check))?;
             tracing::info!("setup on device: {} ({} constraints) in {:.2} s — TEST-ONLY parameters", circuit.id(), params.info.num_constraints, took.as_secs_f64());
             (Arc::new(params), took, Some(Arc::new(pce)))
         }
@@ -430,7 +433,7 @@ pub fn run_engine(args: &Args, params_in: ParamsIn) -> anyhow::Result<Outcome> {
 /// comb tables are made beside it, the per-variable scalars, the muls (of which kernels,
 /// uploads, downloads).
 #[cfg(feature = "cuda")]
-fn setup_on_device(circuit: &prover::circuit::BenchCircuit, seed: u64) -> anyhow::Result<(Parameters, prover::pce::Pce, Duration)> {
+fn setup_on_device(circuit: &prover::circuit::BenchCircuit, seed: u64, check: &dyn Fn(&prover::params::ParamsShape) -> Result<(), String>) -> anyhow::Result<(Parameters, prover::pce::Pce, Duration)> {
     use timeline::event::kind;
     use tracing::field::Empty;
     let t0 = Instant::now();
@@ -453,7 +456,7 @@ fn setup_on_device(circuit: &prover::circuit::BenchCircuit, seed: u64) -> anyhow
     let _e = span.enter();
     let gpu = prover::gpu::Gpu::open(0, prover::gpu::CudaSched::Auto).context("setup on device: opening GPU 0")?;
     let waste = prover::setup::ToxicWaste::from_seed(seed);
-    let (params, pce, t) = prover::setup::generate_overlapped(circuit.clone(), &circuit.id(), circuit.constraints() as usize, waste, prover::setup::MulsOn::Gpu(&gpu)).context("setup on device")?;
+    let (params, pce, t) = prover::setup::generate_overlapped_checked(circuit.clone(), &circuit.id(), circuit.constraints() as usize, waste, prover::setup::MulsOn::Gpu(&gpu), check).context("setup on device")?;
     drop(gpu);
     span.record("constraints", params.info.num_constraints);
     for (k, v) in t.fields() {
@@ -465,7 +468,7 @@ fn setup_on_device(circuit: &prover::circuit::BenchCircuit, seed: u64) -> anyhow
 }
 
 #[cfg(not(feature = "cuda"))]
-fn setup_on_device(_: &prover::circuit::BenchCircuit, _: u64) -> anyhow::Result<(Parameters, prover::pce::Pce, Duration)> {
+fn setup_on_device(_: &prover::circuit::BenchCircuit, _: u64, _: &dyn Fn(&prover::params::ParamsShape) -> Result<(), String>) -> anyhow::Result<(Parameters, prover::pce::Pce, Duration)> {
     bail!("--setup-on-device needs a build with the cuda feature (scripts/build-gpu-binary.sh)")
 }
 

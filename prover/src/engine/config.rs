@@ -324,6 +324,7 @@ mod tests {
             ("ntt_plan", "g6"),
             ("ntt_bitrev", "tile"),
             ("ntt_memory", "lean"),
+            ("abc_upload", "registered"),
             ("sched", "blocking"),
         ];
         for (k, v) in sets {
@@ -343,6 +344,7 @@ mod tests {
             ntt_plan: NttPlan { kmax: 6, even: false },
             ntt_bitrev: NttBitrev::Tile,
             ntt_memory: NttMemory::Lean,
+            abc_upload: AbcUpload::Registered,
             sched: CudaSched::Blocking,
         };
         assert_eq!(c.cuda, want);

@@ -679,9 +679,9 @@ impl CudaBackend {
             let (dplan, need) = self.device_plan(params).map_err(dev_err)?;
             let tight = dplan.tight;
             let (abc, abc_ms) = {
-                let span = info_span!(kind::H2D, what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, { arg::GPU_NS } = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty);
+                let span = info_span!(kind::H2D, what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, { arg::GPU_NS } = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty, lock_ns = Empty);
                 let _e = span.enter();
-                let (bufs, times) = self.gpu.upload_abc(&asg.a, &asg.b, &asg.c, d.log_n).map_err(dev_err)?;
+                let (bufs, times) = self.gpu.upload_abc(&asg.a, &asg.b, &asg.c, d.log_n, self.settings.abc_upload).map_err(dev_err)?;
                 times.record(&span);
                 (bufs, times.gpu_ms)
             };

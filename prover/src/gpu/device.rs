@@ -99,6 +99,10 @@ pub enum FillMode {
     /// copy queued (in order) as soon as its fill ends: a preempted thread delays its own chunk.
     /// Measured, not the engine's ([`FILL_MODE`]).
     Pipelined,
+    /// No staging and no fill: the source's own pages locked in place for the copy
+    /// ([`Gpu::upload_registered`]; the engine's `cuda.abc_upload = "registered"`). The chunk
+    /// size does not apply.
+    Registered,
 }
 
 /// The engine's fill mode. `gpu upload` on the H200 (run 106, 4 GiB in 64 MiB chunks): parallel
@@ -179,6 +183,32 @@ impl Drop for StagingBuf {
     }
 }
 
+/// Host ranges page-locked in place for [`Gpu::upload_registered`]: unlocked when dropped,
+/// after the copy stream has finished every copy queued so far (a copy must never read
+/// memory that is no longer locked, or that its owner has freed).
+struct Registered {
+    copy: Arc<CudaStream>,
+    ptrs: Vec<*mut std::ffi::c_void>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if self.ptrs.is_empty() {
+            return;
+        }
+        let _ = self.copy.synchronize();
+        let _ = self.copy.context().bind_to_thread();
+        for &p in &self.ptrs {
+            // SAFETY: `p` was registered by this guard's owner and is still allocated (the
+            // borrow of its source outlives the guard); no copy reads it any more.
+            let r = unsafe { cudarc::driver::sys::cuMemHostUnregister(p) };
+            if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+                tracing::warn!("cuMemHostUnregister failed ({r:?}): the pages stay locked until the process ends");
+            }
+        }
+    }
+}
+
 /// An upload issued on the copy stream; [`Upload::finish`] hands the buffer to the
 /// compute stream with the copy's device time.
 pub(crate) struct Upload {
@@ -210,9 +240,13 @@ pub struct UploadTimes {
     /// Queueing the copy: event records, the async copy call, the staging pool's lock.
     pub queue_ms: f64,
     pub wait_ms: f64,
-    /// After the wait: timing, the compute stream's wait, handing the buffer over.
+    /// After the wait: timing, the compute stream's wait, handing the buffer over (and, for
+    /// a registered upload, unlocking the source's pages).
     pub finish_ms: f64,
     pub gpu_ms: f64,
+    /// A registered upload's page-locking of its source in place (`cuMemHostRegister`;
+    /// 0 for a staged one).
+    pub lock_ms: f64,
 }
 
 impl UploadTimes {
@@ -225,6 +259,7 @@ impl UploadTimes {
         self.wait_ms += o.wait_ms;
         self.finish_ms += o.finish_ms;
         self.gpu_ms += o.gpu_ms;
+        self.lock_ms += o.lock_ms;
     }
 
     /// Records the times on the current span's fields of the same names (ns).
@@ -236,6 +271,9 @@ impl UploadTimes {
         span.record("queue_ns", ns(self.queue_ms));
         span.record("wait_ns", ns(self.wait_ms));
         span.record("finish_ns", ns(self.finish_ms));
+        if self.lock_ms > 0.0 {
+            span.record("lock_ns", ns(self.lock_ms));
+        }
         span.record(arg::GPU_NS, ns(self.gpu_ms));
     }
 }
@@ -265,7 +303,7 @@ impl Upload {
         // stream may use it and frees it in its own order when the slice drops.
         let buf = unsafe { gpu.stream.upgrade_device_ptr::<u32>(ptr, len) };
         let finish_ms = t.elapsed().as_secs_f64() * 1e3;
-        let times = UploadTimes { alloc_ms: self.alloc_ms, staging_ms: self.staging_ms, fill_ms: self.fill_ms, queue_ms: self.queue_ms, wait_ms, finish_ms, gpu_ms: ms };
+        let times = UploadTimes { alloc_ms: self.alloc_ms, staging_ms: self.staging_ms, fill_ms: self.fill_ms, queue_ms: self.queue_ms, wait_ms, finish_ms, gpu_ms: ms, lock_ms: 0.0 };
         Ok((buf, times))
     }
 }
@@ -448,6 +486,92 @@ impl Gpu {
                 Ok(None)
             }
         }
+    }
+
+    /// Uploads each of `srcs` into a new device buffer of `dev_len` words (the rest zero)
+    /// straight from the source's own pages: each source is page-locked in place
+    /// (`cuMemHostRegister`), read by the copy engine with no host fill, and unlocked once
+    /// its copy is done; the buffers are then handed to the compute stream. `Ok(None)` when
+    /// a source could not be page-locked (nothing was copied; the caller stages instead).
+    ///
+    /// Times, summed over the sources: `lock_ms` is the page-locking, `queue_ms` the
+    /// copies' queueing, `wait_ms` the wait for them, `finish_ms` the unlocking and the
+    /// hand-over, `gpu_ms` the copies' CUDA-event time; `fill_ms` is 0 (there is no fill).
+    pub(crate) fn upload_registered(&self, srcs: &[&[u32]], dev_len: usize) -> Result<Option<(Vec<CudaSlice<u32>>, UploadTimes)>, GpuError> {
+        let copy = &self.staging.copy;
+        let since = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
+        let mut times = UploadTimes::default();
+        let t0 = std::time::Instant::now();
+        let mut bufs = Vec::with_capacity(srcs.len());
+        for src in srcs {
+            let dev_len = dev_len.max(src.len()).max(1);
+            let buf = if dev_len > src.len() {
+                copy.alloc_zeros::<u32>(dev_len)
+            } else {
+                // SAFETY: every word is written by the copy below.
+                unsafe { copy.alloc::<u32>(dev_len) }
+            }
+            .ctx("allocating an upload buffer")?;
+            bufs.push(buf);
+        }
+        times.alloc_ms = since(t0);
+        // Page-lock every source first: the copies then run back to back. The guard unlocks
+        // what was locked on every path out of here, after the copy stream is done with it.
+        let t1 = std::time::Instant::now();
+        self.ctx.bind_to_thread().ctx("binding the context (cuMemHostRegister)")?;
+        let mut locked = Registered { copy: copy.clone(), ptrs: Vec::with_capacity(srcs.len()) };
+        for src in srcs.iter().filter(|s| !s.is_empty()) {
+            let ptr = src.as_ptr() as *mut std::ffi::c_void;
+            // SAFETY: `src` is a live allocation of `size_of_val(src)` bytes borrowed for
+            // this whole call; `locked` unregisters it before the borrow ends.
+            let r = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, std::mem::size_of_val(*src), 0) };
+            if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+                tracing::debug!("cuMemHostRegister of {} bytes failed ({r:?}): staging instead", std::mem::size_of_val(*src));
+                return Ok(None);
+            }
+            locked.ptrs.push(ptr);
+        }
+        times.lock_ms = since(t1);
+        let t2 = std::time::Instant::now();
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let mut copies = Vec::with_capacity(srcs.len());
+        for (src, buf) in srcs.iter().zip(bufs.iter_mut()) {
+            let start = copy.record_event(timing).ctx("cuEventRecord")?;
+            if !src.is_empty() {
+                let (dst, _record) = buf.device_ptr_mut(copy);
+                // SAFETY: `src` is page-locked (above) and borrowed until `locked` has waited
+                // for this stream; `buf` holds at least `src.len()` words.
+                unsafe { cudarc::driver::result::memcpy_htod_async(dst, src, copy.cu_stream()) }.ctx("cuMemcpyHtoDAsync (registered)")?;
+            }
+            let end = copy.record_event(timing).ctx("cuEventRecord")?;
+            copies.push((start, end));
+        }
+        times.queue_ms = since(t2);
+        let t3 = std::time::Instant::now();
+        let Some((_, last)) = copies.last() else {
+            return Ok(Some((bufs, times)));
+        };
+        last.synchronize().ctx("waiting for an upload")?;
+        times.wait_ms = since(t3);
+        let t4 = std::time::Instant::now();
+        drop(locked);
+        for (start, end) in &copies {
+            times.gpu_ms += start.elapsed_ms(end).ctx("timing an upload")? as f64;
+        }
+        self.stream.wait(last).ctx("cuStreamWaitEvent (upload)")?;
+        let bufs = bufs
+            .into_iter()
+            .map(|b| {
+                let len = b.len();
+                let ptr = b.leak();
+                // SAFETY: `ptr` is a live allocation of `len` u32 (leaked above); its copy and
+                // allocation on the copy stream are complete (synchronised), so the compute
+                // stream may use it and frees it in its own order when the slice drops.
+                unsafe { self.stream.upgrade_device_ptr::<u32>(ptr, len) }
+            })
+            .collect();
+        times.finish_ms = since(t4);
+        Ok(Some((bufs, times)))
     }
 
     /// Upload `len` words written by `fill` into a new device buffer of `dev_len` words

@@ -32,7 +32,7 @@ use super::convert::{scalar_words, scalars_from_words};
 use super::device::{cfg_1d, launch, Gpu, KernelTimer, UploadTimes};
 use super::error::{Ctx, GpuError};
 use super::kernels::{ntt as k, KernelName};
-use crate::cuda_settings::CudaSettings;
+use crate::cuda_settings::{AbcUpload, CudaSettings};
 pub use crate::cuda_settings::{NttBitrev, NttMul, NttPlan, NttRadix};
 
 /// Largest supported domain (the twiddle index fits in 32 bits, the bit reversal too).
@@ -305,14 +305,21 @@ impl Gpu {
         Ok(Scale { hi: self.upload_scalars(&hi)?, lo: self.upload_scalars(&lo)? })
     }
 
-    /// a, b, c (Montgomery words) in three zero-padded 2^log_n buffers, through pinned
-    /// staging on the copy stream (the three copies in flight together); returns them with
-    /// the three uploads' summed times (`gpu_ms`: the copies' CUDA-event time).
-    pub fn upload_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(Vec<CudaSlice<u32>>, UploadTimes), GpuError> {
+    /// a, b, c (Montgomery words) in three zero-padded 2^log_n buffers on the copy stream,
+    /// as `how` says: through pinned staging (the three copies in flight together), or
+    /// straight from their own pages locked in place ([`Gpu::upload_registered`]; staged
+    /// when they cannot be locked). Returns them with the three uploads' summed times
+    /// (`gpu_ms`: the copies' CUDA-event time).
+    pub fn upload_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32, how: AbcUpload) -> Result<(Vec<CudaSlice<u32>>, UploadTimes), GpuError> {
         let n = 1usize << log_n;
         for (name, v) in [("a", a), ("b", b), ("c", c)] {
             if v.len() > n {
                 return Err(GpuError::input("upload_abc", format!("{name} has {} values, over the domain 2^{log_n}", v.len())));
+            }
+        }
+        if how == AbcUpload::Registered {
+            if let Some(done) = self.upload_registered(&[scalar_words(a), scalar_words(b), scalar_words(c)], n * 8)? {
+                return Ok(done);
             }
         }
         let mut ups = Vec::with_capacity(3);
@@ -524,8 +531,9 @@ impl Ntt {
     /// size 2^log_n, zero-padded): inverse NTT, then forward NTT on the coset gH; then
     /// (a*b - c) / Z(g) with Z(g) = g^n - 1; then inverse coset NTT. Returns all 2^log_n
     /// coefficients (the top one is zero for a satisfied circuit) and the device times.
-    pub fn h_quotient(&self, gpu: &Gpu, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(Vec<Scalar>, NttTimes), GpuError> {
-        let (buf, mut times) = self.h_quotient_device(gpu, a, b, c, log_n)?;
+    /// a, b, c reach the device as `how` says ([`Gpu::upload_abc`]).
+    pub fn h_quotient(&self, gpu: &Gpu, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32, how: AbcUpload) -> Result<(Vec<Scalar>, NttTimes), GpuError> {
+        let (buf, mut times) = self.h_quotient_device(gpu, a, b, c, log_n, how)?;
         let t0 = gpu.timer()?;
         let out = gpu.download_words(&buf.slice(..), "download H")?;
         let t1 = gpu.timer()?;
@@ -535,8 +543,8 @@ impl Ntt {
 
     /// [`Ntt::h_quotient`] leaving the 2^log_n coefficients (Montgomery words) on the device,
     /// ready for the H MSM.
-    pub fn h_quotient_device(&self, gpu: &Gpu, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
-        let (bufs, up) = gpu.upload_abc(a, b, c, log_n)?;
+    pub fn h_quotient_device(&self, gpu: &Gpu, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32, how: AbcUpload) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
+        let (bufs, up) = gpu.upload_abc(a, b, c, log_n, how)?;
         let h2d_ms = up.gpu_ms;
         self.h_quotient_uploaded(gpu, bufs, log_n, h2d_ms)
     }

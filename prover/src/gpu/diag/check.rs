@@ -15,7 +15,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::reference::{h_ref, ntt_ref, random_points, random_points_in, random_scalars, sum_ref};
-use crate::cuda_settings::{CudaSettings, MsmBatch, ParamsMode, ShiftChoice};
+use crate::cuda_settings::{AbcUpload, CudaSettings, MsmBatch, ParamsMode, ShiftChoice};
 use crate::gpu::convert::{fp_from_words, fp_words, scalar_words, scalars_from_words, xyzz_to_projective, RawFp};
 use crate::gpu::device::{cfg_1d, launch};
 use crate::gpu::error::Ctx;
@@ -365,13 +365,16 @@ fn check_h(gpu: &Gpu, ntt: &Ntt, rng: &mut ChaCha8Rng, log_n: u32) -> Result<Opt
     let a = random_scalars(m, rng.gen());
     let b = random_scalars(m, rng.gen());
     let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect(); // satisfied: H has degree < n-1
-    let (got, _) = ntt.h_quotient(gpu, &a, &b, &c, log_n)?;
     let want = h_ref(&a, &b, &c, log_n);
-    if let Some(i) = got.iter().zip(&want).position(|(g, w)| g != w) {
-        return Ok(Some(format!("differs from the CPU quotient at index {i}")));
-    }
-    if got[n - 1] != Scalar::ZERO {
-        return Ok(Some("top coefficient of H is not zero for a satisfied a*b=c".into()));
+    // a, b, c uploaded both ways the engine can (`cuda.abc_upload`).
+    for how in AbcUpload::ALL {
+        let (got, _) = ntt.h_quotient(gpu, &a, &b, &c, log_n, how)?;
+        if let Some(i) = got.iter().zip(&want).position(|(g, w)| g != w) {
+            return Ok(Some(format!("differs from the CPU quotient at index {i} (a/b/c upload {})", how.name())));
+        }
+        if got[n - 1] != Scalar::ZERO {
+            return Ok(Some(format!("top coefficient of H is not zero for a satisfied a*b=c (a/b/c upload {})", how.name())));
+        }
     }
     Ok(None)
 }

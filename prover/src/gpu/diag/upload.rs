@@ -7,7 +7,9 @@
 //! what the host's other work does to it: the same 4 GiB (say) filled and copied at each size,
 //! alone and beside `load` threads that stream memory (as the syntheses' witness generation
 //! does), in each fill mode (`FillMode`: a parallel copy per chunk, or one chunk per fill
-//! thread, pipelined). Each row: the fill (the time the upload waited for it), the copies'
+//! thread, pipelined) and with no fill at all (`registered`: the source's own pages locked in
+//! place for the copy, what `cuda.abc_upload = "registered"` does). Each row: the fill (the
+//! time the upload waited for it), the locking and unlocking (registered), the copies'
 //! CUDA-event time, and the wall of the whole upload; the load's own GB/s beside it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,6 +30,10 @@ pub struct UploadRow {
     pub pinned: bool,
     pub load_threads: usize,
     pub fill_ms: f64,
+    /// Registered uploads: page-locking the source in place (cuMemHostRegister), and
+    /// unlocking it after the copy with the hand-over (0 for staged rows).
+    pub lock_ms: f64,
+    pub unlock_ms: f64,
     pub copy_gpu_ms: f64,
     pub wall_ms: f64,
     /// GB/s of the whole upload (bytes ÷ wall).
@@ -90,8 +96,9 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode],
     if words == 0 || chunks_mib.iter().any(|&c| c == 0) {
         return Err(GpuError::input("gpu upload", "the size and every chunk size must be positive"));
     }
-    // The source, touched (as a synthesis's a/b/c are when they are uploaded).
-    let src: Vec<u32> = (0..words).map(|i| (i as u32).wrapping_mul(2_654_435_761) ^ (i >> 32) as u32).collect();
+    // The source, touched, allocated as a synthesis's a/b/c are (advised for huge pages).
+    let mut src: Vec<u32> = crate::pce::eval::with_capacity_huge(words);
+    src.extend((0..words).map(|i| (i as u32).wrapping_mul(2_654_435_761) ^ (i >> 32) as u32));
     if modes.contains(&FillMode::Pipelined) && !gpu.has_fill_threads() {
         return Err(GpuError::input("gpu upload", "the device's fill threads could not be started: the pipelined mode would run as the parallel one"));
     }
@@ -99,15 +106,25 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode],
     for &load_threads in loads {
         let load = (load_threads > 0).then(|| Load::start(load_threads));
         // Every chunk size in every fill mode, beside this load.
-        for (&chunk_mib, &mode) in chunks_mib.iter().flat_map(|c| modes.iter().map(move |m| (c, m))) {
+        // (A registered upload has no chunks: one row, at the first size.)
+        let rows_here = chunks_mib.iter().enumerate().flat_map(|(i, c)| modes.iter().filter(move |m| i == 0 || **m != FillMode::Registered).map(move |m| (c, m)));
+        for (&chunk_mib, &mode) in rows_here {
             let chunk_words = ((chunk_mib << 20) / 4) as usize;
             let mut samples = Vec::with_capacity(runs);
             for run in 0..=runs.max(1) {
                 let load_b0 = load.as_ref().map_or(0, |l| l.bytes.load(Ordering::Relaxed));
                 let t0 = Instant::now();
-                let up = gpu.upload_words_chunked(words, words, 1, chunk_words, mode, |off, dst| super::super::device::par_copy(dst, &src[off..off + dst.len()]))?;
-                let pinned = up.pinned;
-                let (mut buf, times) = up.finish(gpu)?;
+                let (mut buf, times, pinned) = if mode == FillMode::Registered {
+                    match gpu.upload_registered(&[&src], words)? {
+                        Some((mut bufs, times)) => (bufs.pop().ok_or_else(|| GpuError::input("gpu upload", "no buffer came back"))?, times, true),
+                        None => return Err(GpuError::input("gpu upload", "the source could not be page-locked in place (cuMemHostRegister failed)")),
+                    }
+                } else {
+                    let up = gpu.upload_words_chunked(words, words, 1, chunk_words, mode, |off, dst| super::super::device::par_copy(dst, &src[off..off + dst.len()]))?;
+                    let pinned = up.pinned;
+                    let (buf, times) = up.finish(gpu)?;
+                    (buf, times, pinned)
+                };
                 let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
                 let load_gbs = load.as_ref().map_or(0.0, |l| (l.bytes.load(Ordering::Relaxed) - load_b0) as f64 / (wall_ms * 1e6));
                 // Every word back after the warm-up, the first and last after each timed run:
@@ -125,20 +142,25 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode],
                 gpu.stream.memset_zeros(&mut buf).map_err(|e| GpuError::input("gpu upload", format!("zeroing the device buffer: {e}")))?;
                 drop(buf);
                 if run > 0 {
-                    samples.push((wall_ms, times.fill_ms, times.gpu_ms, load_gbs, pinned));
+                    samples.push((wall_ms, times.fill_ms, times.gpu_ms, load_gbs, pinned, times.lock_ms, times.finish_ms));
                 }
             }
             samples.sort_by(|a, b| a.0.total_cmp(&b.0));
             let pinned = samples.iter().all(|s| s.4);
-            let (wall_ms, fill_ms, copy_gpu_ms, load_gbs, _) = samples[samples.len() / 2];
-            let row = UploadRow { gib, chunk_mib: chunk_mib as f64, mode, pinned, load_threads, fill_ms, copy_gpu_ms, wall_ms, wall_gbs: words as f64 * 4.0 / wall_ms / 1e6, load_gbs, runs: samples.len() };
+            let (wall_ms, fill_ms, copy_gpu_ms, load_gbs, _, lock_ms, finish_ms) = samples[samples.len() / 2];
+            let registered = mode == FillMode::Registered;
+            let unlock_ms = if registered { finish_ms } else { 0.0 };
+            let chunk = if registered { 0.0 } else { chunk_mib as f64 };
+            let row = UploadRow { gib, chunk_mib: chunk, mode, pinned, load_threads, fill_ms, lock_ms, unlock_ms, copy_gpu_ms, wall_ms, wall_gbs: words as f64 * 4.0 / wall_ms / 1e6, load_gbs, runs: samples.len() };
             log(&format!(
-                "upload {:.2} GiB  chunk {:>6} MiB  {:<9}  load {:>2} threads  fill {:>8.1} ms  copies {:>7.1} ms  wall {:>8.1} ms  {:>6.1} GB/s  (load {:>5.1} GB/s){}",
+                "upload {:.2} GiB  chunk {:>6} MiB  {:<10}  load {:>2} threads  fill {:>8.1} ms  lock {:>7.1} ms  unlock {:>7.1} ms  copies {:>7.1} ms  wall {:>8.1} ms  {:>6.1} GB/s  (load {:>5.1} GB/s){}",
                 row.gib,
-                chunk_mib,
+                chunk,
                 format!("{mode:?}").to_lowercase(),
                 load_threads,
                 fill_ms,
+                lock_ms,
+                unlock_ms,
                 copy_gpu_ms,
                 wall_ms,
                 row.wall_gbs,
