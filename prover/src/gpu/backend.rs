@@ -678,17 +678,19 @@ impl CudaBackend {
             let res = self.resident(params).map_err(dev_err)?;
             let (dplan, need) = self.device_plan(params).map_err(dev_err)?;
             let tight = dplan.tight;
-            let (abc, abc_ms) = {
+            let (abc, abc_ms, lock) = {
                 let span = info_span!(kind::H2D, what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, { arg::GPU_NS } = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty, lock_ns = Empty);
                 let _e = span.enter();
-                let (bufs, times) = self.gpu.upload_abc(&asg.a, &asg.b, &asg.c, d.log_n, self.settings.abc_upload).map_err(dev_err)?;
+                let (bufs, times, lock) = self.gpu.upload_abc(&asg.a, &asg.b, &asg.c, d.log_n, self.settings.abc_upload).map_err(dev_err)?;
                 times.record(&span);
-                (bufs, times.gpu_ms)
+                (bufs, times.gpu_ms, lock)
             };
-            // The device has them: free the host's copy and give its budget share back.
+            // The device has them: unlock the host's copy (registered), free it and give its
+            // budget share back, off this worker's path.
             let vectors = (std::mem::take(&mut asg.a), std::mem::take(&mut asg.b), std::mem::take(&mut asg.c));
             let release = gate.abc_release();
             drop_in_background(move || {
+                drop(lock);
                 drop(vectors);
                 release();
             });

@@ -183,13 +183,23 @@ impl Drop for StagingBuf {
     }
 }
 
-/// Host ranges page-locked in place for [`Gpu::upload_registered`]: unlocked when dropped,
+/// Host ranges page-locked in place by [`Gpu::upload_registered`]: unlocked when dropped,
 /// after the copy stream has finished every copy queued so far (a copy must never read
-/// memory that is no longer locked, or that its owner has freed).
-struct Registered {
+/// memory that is no longer locked). Unlocking costs time (~70 ms for 4 GiB on the H200,
+/// `gpu upload`): the engine drops it on the thread that frees a, b and c, off the GPU
+/// worker's path. Drop it before the locked memory is freed: the driver's record of a
+/// range whose memory is gone can no longer be found by its address.
+pub struct HostLock {
     copy: Arc<CudaStream>,
     ptrs: Vec<*mut std::ffi::c_void>,
 }
+
+// SAFETY: the pointers are only handed back to the driver (cuMemHostUnregister), which takes
+// them from any thread once the context is bound there (`Drop` binds it); they are never
+// dereferenced.
+unsafe impl Send for HostLock {}
+
+type Registered = HostLock;
 
 impl Drop for Registered {
     fn drop(&mut self) {
@@ -494,10 +504,13 @@ impl Gpu {
     /// its copy is done; the buffers are then handed to the compute stream. `Ok(None)` when
     /// a source could not be page-locked (nothing was copied; the caller stages instead).
     ///
+    /// The sources stay locked until the returned [`HostLock`] is dropped (the copies are
+    /// done by then: dropping it only unlocks), which the caller must do before it frees them.
+    ///
     /// Times, summed over the sources: `lock_ms` is the page-locking, `queue_ms` the
-    /// copies' queueing, `wait_ms` the wait for them, `finish_ms` the unlocking and the
-    /// hand-over, `gpu_ms` the copies' CUDA-event time; `fill_ms` is 0 (there is no fill).
-    pub(crate) fn upload_registered(&self, srcs: &[&[u32]], dev_len: usize) -> Result<Option<(Vec<CudaSlice<u32>>, UploadTimes)>, GpuError> {
+    /// copies' queueing, `wait_ms` the wait for them, `finish_ms` the hand-over, `gpu_ms` the
+    /// copies' CUDA-event time; `fill_ms` is 0 (there is no fill).
+    pub(crate) fn upload_registered(&self, srcs: &[&[u32]], dev_len: usize) -> Result<Option<(Vec<CudaSlice<u32>>, UploadTimes, HostLock)>, GpuError> {
         let copy = &self.staging.copy;
         let since = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
         let mut times = UploadTimes::default();
@@ -549,12 +562,11 @@ impl Gpu {
         times.queue_ms = since(t2);
         let t3 = std::time::Instant::now();
         let Some((_, last)) = copies.last() else {
-            return Ok(Some((bufs, times)));
+            return Ok(Some((bufs, times, locked)));
         };
         last.synchronize().ctx("waiting for an upload")?;
         times.wait_ms = since(t3);
         let t4 = std::time::Instant::now();
-        drop(locked);
         for (start, end) in &copies {
             times.gpu_ms += start.elapsed_ms(end).ctx("timing an upload")? as f64;
         }
@@ -571,7 +583,7 @@ impl Gpu {
             })
             .collect();
         times.finish_ms = since(t4);
-        Ok(Some((bufs, times)))
+        Ok(Some((bufs, times, locked)))
     }
 
     /// Upload `len` words written by `fill` into a new device buffer of `dev_len` words

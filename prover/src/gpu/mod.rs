@@ -33,7 +33,7 @@ mod setup;
 pub use crate::cuda_settings::{CudaSched, MsmBatch, NttBitrev, NttMul, NttPlan, NttRadix, ParamsMode, ShiftChoice};
 pub use backend::{backends, CudaBackend};
 pub use convert::{affine_words, affine_words_g2, scalar_words, xyzz_to_projective, xyzz_to_projective_g2};
-pub use device::{kernels_built, FillMode, Gpu, KernelTimer, STAGING_HOST_BYTES};
+pub use device::{kernels_built, FillMode, Gpu, HostLock, KernelTimer, STAGING_HOST_BYTES};
 pub use error::GpuError;
 pub use kernels::KernelName;
 pub use msm::{msm_scratch_bytes, msm_window_bits, pre_window_bits, DevicePoints, GpuCurve, MsmConfig, MsmDefaults, MsmTimes, ShiftTable, G1, G2};

@@ -29,7 +29,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 use ff::{Field, PrimeField};
 
 use super::convert::{scalar_words, scalars_from_words};
-use super::device::{cfg_1d, launch, Gpu, KernelTimer, UploadTimes};
+use super::device::{cfg_1d, launch, Gpu, HostLock, KernelTimer, UploadTimes};
 use super::error::{Ctx, GpuError};
 use super::kernels::{ntt as k, KernelName};
 use crate::cuda_settings::{AbcUpload, CudaSettings};
@@ -309,8 +309,9 @@ impl Gpu {
     /// as `how` says: through pinned staging (the three copies in flight together), or
     /// straight from their own pages locked in place ([`Gpu::upload_registered`]; staged
     /// when they cannot be locked). Returns them with the three uploads' summed times
-    /// (`gpu_ms`: the copies' CUDA-event time).
-    pub fn upload_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32, how: AbcUpload) -> Result<(Vec<CudaSlice<u32>>, UploadTimes), GpuError> {
+    /// (`gpu_ms`: the copies' CUDA-event time) and, when registered, the lock on a, b and c
+    /// (to drop before they are freed: it only unlocks, the copies are done).
+    pub fn upload_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32, how: AbcUpload) -> Result<(Vec<CudaSlice<u32>>, UploadTimes, Option<HostLock>), GpuError> {
         let n = 1usize << log_n;
         for (name, v) in [("a", a), ("b", b), ("c", c)] {
             if v.len() > n {
@@ -318,8 +319,8 @@ impl Gpu {
             }
         }
         if how == AbcUpload::Registered {
-            if let Some(done) = self.upload_registered(&[scalar_words(a), scalar_words(b), scalar_words(c)], n * 8)? {
-                return Ok(done);
+            if let Some((bufs, times, lock)) = self.upload_registered(&[scalar_words(a), scalar_words(b), scalar_words(c)], n * 8)? {
+                return Ok((bufs, times, Some(lock)));
             }
         }
         let mut ups = Vec::with_capacity(3);
@@ -334,7 +335,7 @@ impl Gpu {
             times.add(&t);
             bufs.push(buf);
         }
-        Ok((bufs, times))
+        Ok((bufs, times, None))
     }
 }
 
@@ -544,7 +545,8 @@ impl Ntt {
     /// [`Ntt::h_quotient`] leaving the 2^log_n coefficients (Montgomery words) on the device,
     /// ready for the H MSM.
     pub fn h_quotient_device(&self, gpu: &Gpu, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32, how: AbcUpload) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
-        let (bufs, up) = gpu.upload_abc(a, b, c, log_n, how)?;
+        let (bufs, up, lock) = gpu.upload_abc(a, b, c, log_n, how)?;
+        drop(lock);
         let h2d_ms = up.gpu_ms;
         self.h_quotient_uploaded(gpu, bufs, log_n, h2d_ms)
     }
