@@ -100,6 +100,11 @@ enum Action {
         /// `cuda.abc_upload = "registered"`; timed once, whatever the chunk sizes).
         #[arg(long, default_value = "parallel,pipelined,registered", value_delimiter = ',', value_parser = ["parallel", "pipelined", "registered"])]
         modes: Vec<String>,
+        /// What holds or takes page-locked host memory meanwhile, each in turn: `nothing`,
+        /// `held` (as many bytes as `--gib`, locked during the rows) and/or `churn` (a thread
+        /// locking and unlocking that many bytes over and over).
+        #[arg(long, default_value = "nothing", value_delimiter = ',', value_parser = ["nothing", "held", "churn"])]
+        beside: Vec<String>,
         /// Counts of background threads copying host memory meanwhile, comma-separated.
         #[arg(long, default_value = "0,8", value_delimiter = ',')]
         load: Vec<usize>,
@@ -246,7 +251,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Action::Upload { gib, chunks, modes, load, runs, device, json } => {
+        Action::Upload { gib, chunks, modes, beside, load, runs, device, json } => {
             use prover::gpu::FillMode;
             let modes: Vec<FillMode> = modes
                 .iter()
@@ -272,7 +277,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let gpu = Gpu::open(device, settings.sched)?;
             println!("gpu upload on {}: {gib} GiB a run, 1 warm-up + median of {runs}", gpu.describe());
             show_overrides();
-            let rows = prover::gpu::diag::upload::bench_upload(&gpu, gib, &chunks, &modes, &load, runs, &mut |s| println!("{s}"))?;
+            use prover::gpu::diag::upload::Beside;
+            let besides: Vec<Beside> = beside.iter().filter_map(|b| Beside::ALL.into_iter().find(|x| x.name() == b)).collect();
+            let rows = prover::gpu::diag::upload::bench_upload_beside(&gpu, gib, &chunks, &modes, &load, runs, &besides, &mut |s| println!("{s}"))?;
             if let Some(p) = json {
                 super::output::write_atomic(&p, serde_json::to_string_pretty(&rows)?.as_bytes())?;
             }

@@ -523,6 +523,26 @@ impl Gpu {
         }
     }
 
+    /// Page-locks `src` in place, piece by piece as [`Gpu::upload_registered`] does, with no
+    /// copy: `gpu upload --beside held|churn` measures what locked memory, or the locking
+    /// itself, does to the staged uploads beside it. `None` when a piece could not be locked
+    /// (what was locked is unlocked). Drop the lock before `src` is freed.
+    pub(crate) fn lock_host(&self, src: &[u32]) -> Result<Option<HostLock>, GpuError> {
+        self.ctx.bind_to_thread().ctx("binding the context (cuMemHostRegister)")?;
+        let mut locked = HostLock { copy: self.staging.copy.clone(), ptrs: Vec::new() };
+        let base = src.as_ptr() as usize;
+        for (off, len) in lock_pieces(base, std::mem::size_of_val(src), REGISTER_PIECE_BYTES) {
+            let ptr = (base + off) as *mut std::ffi::c_void;
+            // SAFETY: the piece lies inside `src`, a live allocation the caller keeps until it
+            // drops the returned lock (documented above).
+            if unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, len, 0) } != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+                return Ok(None);
+            }
+            locked.ptrs.push(ptr);
+        }
+        Ok(Some(locked))
+    }
+
     /// Uploads each of `srcs` into a new device buffer of `dev_len` words (the rest zero)
     /// straight from the source's own pages: each source is page-locked in place
     /// (`cuMemHostRegister`), read by the copy engine with no host fill, and unlocked once
