@@ -4,7 +4,7 @@ spans' host steps (fill for a staged upload, lock for a registered one, the copi
 time, the wait, the finish) with the GPU call and the MSM preparation beside them.
 
 Usage: scripts/abc-upload-stats.py NAME=timeline.jsonl.gz [NAME=...]
-(kept beside reports/gpu/2026-12-04-run136-142.md, whose 2^22 rows it made).
+(kept beside reports/gpu/2026-12-04-run136-143.md, whose 2^22 rows it made).
 """
 import gzip,json,statistics as st,sys
 print("| run | abc uploads | fill ms (median) | lock ms | copies (gpu) ms | wait ms | finish ms | h2d wall ms | GPU call ms (median) | prep ms |")

@@ -100,10 +100,9 @@ enum Action {
         /// `cuda.abc_upload = "registered"`; timed once, whatever the chunk sizes).
         #[arg(long, default_value = "parallel,pipelined,registered", value_delimiter = ',', value_parser = ["parallel", "pipelined", "registered"])]
         modes: Vec<String>,
-        /// What holds or takes page-locked host memory meanwhile, each in turn: `nothing`,
-        /// `held` (as many bytes as `--gib`, locked during the rows) and/or `churn` (a thread
-        /// locking and unlocking that many bytes over and over).
-        #[arg(long, default_value = "nothing", value_delimiter = ',', value_parser = ["nothing", "held", "churn"])]
+        /// What holds page-locked host memory meanwhile, each in turn: `nothing` and/or `held`
+        /// (as many bytes as `--gib`, locked during the rows).
+        #[arg(long, default_value = "nothing", value_delimiter = ',', value_parser = ["nothing", "held"])]
         beside: Vec<String>,
         /// Counts of background threads copying host memory meanwhile, comma-separated.
         #[arg(long, default_value = "0,8", value_delimiter = ',')]
