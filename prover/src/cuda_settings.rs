@@ -284,6 +284,12 @@ macro_rules! serde_by_spelling {
     };
 }
 
+/// The member of `all` whose `name` is `v` (already trimmed), or "unknown {what} "v"
+/// (expected a, b or c)": the parsing of every closed set of `[cuda]` values.
+fn by_name<T: Copy, const N: usize>(all: [T; N], name: fn(T) -> &'static str, v: &str, what: &str) -> Result<T, String> {
+    all.into_iter().find(|&m| name(m) == v).ok_or_else(|| format!("unknown {what} {v:?} (expected {})", one_of(&all.map(name))))
+}
+
 /// Accepted names of a closed set, for messages: `a, b or c`.
 fn one_of(names: &[&str]) -> String {
     match names {
@@ -321,7 +327,7 @@ impl std::str::FromStr for ParamsMode {
     fn from_str(v: &str) -> Result<Self, String> {
         match v.trim() {
             "" => Ok(ParamsMode::Auto),
-            t => ParamsMode::ALL.into_iter().find(|m| m.name() == t).ok_or_else(|| format!("unknown value {t:?} (expected {})", one_of(&ParamsMode::ALL.map(|m| m.name())))),
+            t => by_name(ParamsMode::ALL, |m| m.name(), t, "value"),
         }
     }
 }
@@ -435,8 +441,7 @@ impl NttMul {
 impl std::str::FromStr for NttMul {
     type Err = String;
     fn from_str(v: &str) -> Result<Self, String> {
-        let v = v.trim();
-        NttMul::ALL.into_iter().find(|m| m.name() == v).ok_or_else(|| format!("unknown NTT product {v:?} (expected {})", one_of(&NttMul::ALL.map(|m| m.name()))))
+        by_name(NttMul::ALL, NttMul::name, v.trim(), "NTT product")
     }
 }
 
@@ -579,8 +584,7 @@ impl NttBitrev {
 impl std::str::FromStr for NttBitrev {
     type Err = String;
     fn from_str(v: &str) -> Result<Self, String> {
-        let v = v.trim();
-        NttBitrev::ALL.into_iter().find(|b| b.name() == v).ok_or_else(|| format!("unknown NTT bit reversal {v:?} (expected {})", one_of(&NttBitrev::ALL.map(|b| b.name()))))
+        by_name(NttBitrev::ALL, NttBitrev::name, v.trim(), "NTT bit reversal")
     }
 }
 
@@ -615,8 +619,7 @@ impl NttMemory {
 impl std::str::FromStr for NttMemory {
     type Err = String;
     fn from_str(v: &str) -> Result<Self, String> {
-        let v = v.trim();
-        NttMemory::ALL.into_iter().find(|m| m.name() == v).ok_or_else(|| format!("unknown NTT memory {v:?} (expected {})", one_of(&NttMemory::ALL.map(|m| m.name()))))
+        by_name(NttMemory::ALL, NttMemory::name, v.trim(), "NTT memory")
     }
 }
 
@@ -646,8 +649,7 @@ impl AbcUpload {
 impl std::str::FromStr for AbcUpload {
     type Err = String;
     fn from_str(v: &str) -> Result<Self, String> {
-        let v = v.trim();
-        AbcUpload::ALL.into_iter().find(|m| m.name() == v).ok_or_else(|| format!("unknown a/b/c upload {v:?} (expected {})", one_of(&AbcUpload::ALL.map(|m| m.name()))))
+        by_name(AbcUpload::ALL, AbcUpload::name, v.trim(), "a/b/c upload")
     }
 }
 
@@ -682,8 +684,7 @@ impl CudaSched {
 impl std::str::FromStr for CudaSched {
     type Err = String;
     fn from_str(v: &str) -> Result<Self, String> {
-        let v = v.trim();
-        CudaSched::ALL.into_iter().find(|s| s.name() == v).ok_or_else(|| format!("unknown value {v:?} (expected {})", one_of(&CudaSched::ALL.map(|s| s.name()))))
+        by_name(CudaSched::ALL, CudaSched::name, v.trim(), "value")
     }
 }
 

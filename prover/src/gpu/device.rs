@@ -224,9 +224,30 @@ pub struct HostLock {
 // dereferenced.
 unsafe impl Send for HostLock {}
 
-type Registered = HostLock;
+impl HostLock {
+    fn new(copy: &Arc<CudaStream>) -> HostLock {
+        HostLock { copy: copy.clone(), ptrs: Vec::new() }
+    }
 
-impl Drop for Registered {
+    /// Page-locks the `len` bytes at `ptr` (the context bound on this thread), kept for the
+    /// unlock; false when the driver refused.
+    ///
+    /// # Safety
+    /// `ptr .. ptr + len` lies inside a live allocation that stays allocated until this lock
+    /// is dropped.
+    unsafe fn lock(&mut self, ptr: *mut std::ffi::c_void, len: usize) -> bool {
+        // SAFETY: the caller's contract.
+        let r = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, len, 0) };
+        if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+            tracing::debug!("cuMemHostRegister of {len} bytes failed ({r:?})");
+            return false;
+        }
+        self.ptrs.push(ptr);
+        true
+    }
+}
+
+impl Drop for HostLock {
     fn drop(&mut self) {
         if self.ptrs.is_empty() {
             return;
@@ -260,6 +281,8 @@ pub(crate) struct Upload {
     fill_ms: f64,
     /// Host wall time of queueing the copy (events, the async copy, the staging pool).
     queue_ms: f64,
+    /// Host wall time of page-locking the source in place ([`Gpu::upload_registered`]).
+    lock_ms: f64,
 }
 
 /// Where an upload's wall time went (ms): the device buffer's allocation, getting a pinned
@@ -275,8 +298,7 @@ pub struct UploadTimes {
     /// Queueing the copy: event records, the async copy call, the staging pool's lock.
     pub queue_ms: f64,
     pub wait_ms: f64,
-    /// After the wait: timing, the compute stream's wait, handing the buffer over (and, for
-    /// a registered upload, unlocking the source's pages).
+    /// After the wait: timing, the compute stream's wait, handing the buffer over.
     pub finish_ms: f64,
     pub gpu_ms: f64,
     /// A registered upload's page-locking of its source in place (`cuMemHostRegister`;
@@ -338,7 +360,7 @@ impl Upload {
         // stream may use it and frees it in its own order when the slice drops.
         let buf = unsafe { gpu.stream.upgrade_device_ptr::<u32>(ptr, len) };
         let finish_ms = t.elapsed().as_secs_f64() * 1e3;
-        let times = UploadTimes { alloc_ms: self.alloc_ms, staging_ms: self.staging_ms, fill_ms: self.fill_ms, queue_ms: self.queue_ms, wait_ms, finish_ms, gpu_ms: ms, lock_ms: 0.0 };
+        let times = UploadTimes { alloc_ms: self.alloc_ms, staging_ms: self.staging_ms, fill_ms: self.fill_ms, queue_ms: self.queue_ms, wait_ms, finish_ms, gpu_ms: ms, lock_ms: self.lock_ms };
         Ok((buf, times))
     }
 }
@@ -524,113 +546,86 @@ impl Gpu {
     }
 
     /// Page-locks `src` in place, piece by piece as [`Gpu::upload_registered`] does, with no
-    /// copy: `gpu upload --beside held|churn` measures what locked memory, or the locking
-    /// itself, does to the staged uploads beside it. `None` when a piece could not be locked
-    /// (what was locked is unlocked). Drop the lock before `src` is freed.
+    /// copy: `gpu upload --beside held` measures what locked memory does to the staged
+    /// uploads beside it. `None` when a piece could not be locked (what was locked is
+    /// unlocked). Drop the lock before `src` is freed.
     pub(crate) fn lock_host(&self, src: &[u32]) -> Result<Option<HostLock>, GpuError> {
         self.ctx.bind_to_thread().ctx("binding the context (cuMemHostRegister)")?;
-        let mut locked = HostLock { copy: self.staging.copy.clone(), ptrs: Vec::new() };
+        let mut locked = HostLock::new(&self.staging.copy);
         let base = src.as_ptr() as usize;
         for (off, len) in lock_pieces(base, std::mem::size_of_val(src), REGISTER_PIECE_BYTES) {
-            let ptr = (base + off) as *mut std::ffi::c_void;
             // SAFETY: the piece lies inside `src`, a live allocation the caller keeps until it
             // drops the returned lock (documented above).
-            if unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, len, 0) } != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+            if !unsafe { locked.lock((base + off) as *mut std::ffi::c_void, len) } {
                 return Ok(None);
             }
-            locked.ptrs.push(ptr);
         }
         Ok(Some(locked))
     }
 
+    /// A new device buffer of `dev_len` words (at least `len`, at least 1) on the copy stream
+    /// for an upload of `len` words: zeroed beyond them, unwritten when they fill it.
+    fn upload_buf(&self, len: usize, dev_len: usize) -> Result<CudaSlice<u32>, GpuError> {
+        let copy = &self.staging.copy;
+        let dev_len = dev_len.max(len).max(1);
+        if dev_len > len {
+            copy.alloc_zeros::<u32>(dev_len)
+        } else {
+            // SAFETY: every word is written by the upload's copies.
+            unsafe { copy.alloc::<u32>(dev_len) }
+        }
+        .ctx("allocating an upload buffer")
+    }
+
     /// Uploads each of `srcs` into a new device buffer of `dev_len` words (the rest zero)
     /// straight from the source's own pages: each source is page-locked in place
-    /// (`cuMemHostRegister`), read by the copy engine with no host fill, and unlocked once
-    /// its copy is done; the buffers are then handed to the compute stream. `Ok(None)` when
-    /// a source could not be page-locked (nothing was copied; the caller stages instead).
+    /// (`cuMemHostRegister`) a piece at a time ([`lock_pieces`]), each piece's copy queued on
+    /// the copy stream as soon as it is locked, so that the copy engine reads one piece while
+    /// the next is locked; no host fill. One [`Upload`] per source, finished as a staged one
+    /// is (`lock_ms` its locking, `fill_ms` 0). `Ok(None)` when a piece could not be locked
+    /// (the caller stages instead; what was queued is waited for and unlocked).
     ///
-    /// The sources stay locked until the returned [`HostLock`] is dropped (the copies are
-    /// done by then: dropping it only unlocks), which the caller must do before it frees them.
-    ///
-    /// Times, summed over the sources: `lock_ms` is the page-locking, `queue_ms` the
-    /// copies' queueing, `wait_ms` the wait for them, `finish_ms` the hand-over, `gpu_ms` the
-    /// copies' CUDA-event time; `fill_ms` is 0 (there is no fill).
-    pub(crate) fn upload_registered(&self, srcs: &[&[u32]], dev_len: usize) -> Result<Option<(Vec<CudaSlice<u32>>, UploadTimes, HostLock)>, GpuError> {
+    /// The sources stay locked until the returned [`HostLock`] is dropped, which the caller
+    /// must do after the uploads are finished (dropping it then only unlocks) and before it
+    /// frees the sources.
+    pub(crate) fn upload_registered(&self, srcs: &[&[u32]], dev_len: usize) -> Result<Option<(Vec<Upload>, HostLock)>, GpuError> {
         let copy = &self.staging.copy;
         let since = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
-        let mut times = UploadTimes::default();
-        let t0 = std::time::Instant::now();
-        let mut bufs = Vec::with_capacity(srcs.len());
-        for src in srcs {
-            let dev_len = dev_len.max(src.len()).max(1);
-            let buf = if dev_len > src.len() {
-                copy.alloc_zeros::<u32>(dev_len)
-            } else {
-                // SAFETY: every word is written by the copy below.
-                unsafe { copy.alloc::<u32>(dev_len) }
-            }
-            .ctx("allocating an upload buffer")?;
-            bufs.push(buf);
-        }
-        times.alloc_ms = since(t0);
-        // Each source locked a piece at a time ([`lock_pieces`]), each piece's copy queued as
-        // soon as it is locked, so the copy engine reads one piece while the next is locked.
-        // The guard unlocks what was locked on every path out of here, after the copy stream
-        // is done with it.
-        self.ctx.bind_to_thread().ctx("binding the context (cuMemHostRegister)")?;
-        let mut locked = Registered { copy: copy.clone(), ptrs: Vec::new() };
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let mut copies = Vec::with_capacity(srcs.len());
-        for (src, buf) in srcs.iter().zip(bufs.iter_mut()) {
+        self.ctx.bind_to_thread().ctx("binding the context (cuMemHostRegister)")?;
+        // Dropped on every path out of here before the uploads are finished: it waits for the
+        // copy stream first.
+        let mut locked = HostLock::new(copy);
+        let mut ups = Vec::with_capacity(srcs.len());
+        for src in srcs {
+            let t0 = std::time::Instant::now();
+            let mut buf = self.upload_buf(src.len(), dev_len)?;
+            let alloc_ms = since(t0);
+            let (mut lock_ms, mut queue_ms) = (0.0, 0.0);
             let start = copy.record_event(timing).ctx("cuEventRecord")?;
             let base = src.as_ptr() as usize;
             for (off, len) in lock_pieces(base, std::mem::size_of_val(*src), REGISTER_PIECE_BYTES) {
                 let ptr = (base + off) as *mut std::ffi::c_void;
                 let t1 = std::time::Instant::now();
                 // SAFETY: `ptr .. ptr + len` lies inside `src`, a live allocation borrowed for
-                // this whole call; `locked` unregisters it before the borrow ends.
-                let r = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, len, 0) };
-                times.lock_ms += since(t1);
-                if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
-                    tracing::debug!("cuMemHostRegister of {len} bytes failed ({r:?}): staging instead");
+                // this whole call; the caller drops `locked` before it frees the sources.
+                let ok = unsafe { locked.lock(ptr, len) };
+                lock_ms += since(t1);
+                if !ok {
                     return Ok(None);
                 }
-                locked.ptrs.push(ptr);
                 let t2 = std::time::Instant::now();
                 let (dst, _record) = buf.device_ptr_mut(copy);
-                // SAFETY: the piece is page-locked (above) and borrowed until `locked` has
-                // waited for this stream; `buf` holds at least `src.len()` words.
+                // SAFETY: the piece is page-locked (above) until `locked` is dropped, which
+                // waits for this stream first; `buf` holds at least `src.len()` words.
                 let r = unsafe { cudarc::driver::sys::cuMemcpyHtoDAsync_v2(dst + off as u64, ptr as *const std::ffi::c_void, len, copy.cu_stream()) };
                 r.result().ctx("cuMemcpyHtoDAsync (registered)")?;
-                times.queue_ms += since(t2);
+                queue_ms += since(t2);
             }
             let end = copy.record_event(timing).ctx("cuEventRecord")?;
-            copies.push((start, end));
+            ups.push(Upload { buf, copies: vec![(start, end)], pinned: true, alloc_ms, staging_ms: 0.0, fill_ms: 0.0, queue_ms, lock_ms });
         }
-        let t3 = std::time::Instant::now();
-        let Some((_, last)) = copies.last() else {
-            return Ok(Some((bufs, times, locked)));
-        };
-        last.synchronize().ctx("waiting for an upload")?;
-        times.wait_ms = since(t3);
-        let t4 = std::time::Instant::now();
-        for (start, end) in &copies {
-            times.gpu_ms += start.elapsed_ms(end).ctx("timing an upload")? as f64;
-        }
-        self.stream.wait(last).ctx("cuStreamWaitEvent (upload)")?;
-        let bufs = bufs
-            .into_iter()
-            .map(|b| {
-                let len = b.len();
-                let ptr = b.leak();
-                // SAFETY: `ptr` is a live allocation of `len` u32 (leaked above); its copy and
-                // allocation on the copy stream are complete (synchronised), so the compute
-                // stream may use it and frees it in its own order when the slice drops.
-                unsafe { self.stream.upgrade_device_ptr::<u32>(ptr, len) }
-            })
-            .collect();
-        times.finish_ms = since(t4);
-        Ok(Some((bufs, times, locked)))
+        Ok(Some((ups, locked)))
     }
 
     /// Upload `len` words written by `fill` into a new device buffer of `dev_len` words
@@ -649,16 +644,9 @@ impl Gpu {
     /// (`gpu upload` times other sizes and modes; the engine uses [`STAGING_CHUNK_WORDS`] and
     /// [`FILL_MODE`]).
     pub(crate) fn upload_words_chunked(&self, len: usize, dev_len: usize, align: usize, chunk_words: usize, mode: FillMode, fill: impl Fn(usize, &mut [u32]) + Sync) -> Result<Upload, GpuError> {
-        let dev_len = dev_len.max(len).max(1);
         let copy = &self.staging.copy;
         let t0 = std::time::Instant::now();
-        let mut buf = if dev_len > len {
-            copy.alloc_zeros::<u32>(dev_len)
-        } else {
-            // SAFETY: every word is written by the copies below.
-            unsafe { copy.alloc::<u32>(dev_len) }
-        }
-        .ctx("allocating an upload buffer")?;
+        let mut buf = self.upload_buf(len, dev_len)?;
         if mode == FillMode::Pipelined && len > 0 {
             if let Some(pool) = self.staging.fill_pool() {
                 let alloc_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -687,7 +675,7 @@ impl Gpu {
             copies.push(self.copy_chunk(&mut buf, host, off, n)?);
             queue_ms += since(t3);
         }
-        Ok(Upload { buf, copies, pinned, alloc_ms, staging_ms, fill_ms, queue_ms })
+        Ok(Upload { buf, copies, pinned, alloc_ms, staging_ms, fill_ms, queue_ms, lock_ms: 0.0 })
     }
 
     /// A chunk's host words: a staging buffer, else pageable memory (`pinned` then false).
@@ -797,7 +785,7 @@ impl Gpu {
             }
             Ok(())
         })?;
-        Ok(Upload { buf, copies, pinned, alloc_ms, staging_ms, fill_ms, queue_ms })
+        Ok(Upload { buf, copies, pinned, alloc_ms, staging_ms, fill_ms, queue_ms, lock_ms: 0.0 })
     }
 
     /// Device-to-host copy of `src` into a new Vec, after waiting for the stream on an event:

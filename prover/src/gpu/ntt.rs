@@ -35,6 +35,10 @@ use super::kernels::{ntt as k, KernelName};
 use crate::cuda_settings::{AbcUpload, CudaSettings};
 pub use crate::cuda_settings::{NttBitrev, NttMul, NttPlan, NttRadix};
 
+/// What [`Gpu::upload_abc`] returns: the three device buffers, the uploads' summed times and,
+/// when registered, the lock on a, b and c.
+pub type UploadedAbc = (Vec<CudaSlice<u32>>, UploadTimes, Option<HostLock>);
+
 /// Largest supported domain (the twiddle index fits in 32 bits, the bit reversal too).
 pub const MAX_LOG_N: u32 = 28;
 
@@ -311,23 +315,28 @@ impl Gpu {
     /// when they cannot be locked). Returns them with the three uploads' summed times
     /// (`gpu_ms`: the copies' CUDA-event time) and, when registered, the lock on a, b and c
     /// (to drop before they are freed: it only unlocks, the copies are done).
-    pub fn upload_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32, how: AbcUpload) -> Result<(Vec<CudaSlice<u32>>, UploadTimes, Option<HostLock>), GpuError> {
+    pub fn upload_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32, how: AbcUpload) -> Result<UploadedAbc, GpuError> {
         let n = 1usize << log_n;
         for (name, v) in [("a", a), ("b", b), ("c", c)] {
             if v.len() > n {
                 return Err(GpuError::input("upload_abc", format!("{name} has {} values, over the domain 2^{log_n}", v.len())));
             }
         }
-        if how == AbcUpload::Registered {
-            if let Some((bufs, times, lock)) = self.upload_registered(&[scalar_words(a), scalar_words(b), scalar_words(c)], n * 8)? {
-                return Ok((bufs, times, Some(lock)));
+        let registered = match how {
+            AbcUpload::Registered => self.upload_registered(&[scalar_words(a), scalar_words(b), scalar_words(c)], n * 8)?,
+            AbcUpload::Staged => None,
+        };
+        let (ups, lock) = match registered {
+            Some((ups, lock)) => (ups, Some(lock)),
+            None => {
+                let mut ups = Vec::with_capacity(3);
+                for v in [a, b, c] {
+                    let words = scalar_words(v);
+                    ups.push(self.upload_words(words.len(), n * 8, 8, |off, dst| super::device::par_copy(dst, &words[off..off + dst.len()]))?);
+                }
+                (ups, None)
             }
-        }
-        let mut ups = Vec::with_capacity(3);
-        for v in [a, b, c] {
-            let words = scalar_words(v);
-            ups.push(self.upload_words(words.len(), n * 8, 8, |off, dst| super::device::par_copy(dst, &words[off..off + dst.len()]))?);
-        }
+        };
         let mut times = UploadTimes::default();
         let mut bufs = Vec::with_capacity(3);
         for u in ups {
@@ -335,7 +344,7 @@ impl Gpu {
             times.add(&t);
             bufs.push(buf);
         }
-        Ok((bufs, times, None))
+        Ok((bufs, times, lock))
     }
 }
 

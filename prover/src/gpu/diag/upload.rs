@@ -31,7 +31,7 @@ pub struct UploadRow {
     pub load_threads: usize,
     pub fill_ms: f64,
     /// Registered uploads: page-locking the source in place (cuMemHostRegister), and
-    /// unlocking it after the copy with the hand-over (0 for staged rows).
+    /// unlocking it after the copy (0 for staged rows).
     pub lock_ms: f64,
     pub unlock_ms: f64,
     pub copy_gpu_ms: f64,
@@ -91,8 +91,6 @@ impl Drop for Load {
     }
 }
 
-/// Times uploads of `gib` GiB at each staging chunk size (MiB) beside each count of load
-/// threads: one warm-up (it allocates the staging), then the median of `runs`.
 /// What else holds page-locked host memory during the rows (`--beside`): at 2^27 the GPU
 /// workers' staged uploads filled 3–6× slower while a, b and c were registered (runs
 /// 140–141); memory merely held locked costs them 9–19 % (run 143).
@@ -142,6 +140,8 @@ pub fn bench_upload_beside(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[Fil
     Ok(rows)
 }
 
+/// Times uploads of `gib` GiB at each staging chunk size (MiB) beside each count of load
+/// threads: one warm-up (it allocates the staging), then the median of `runs`.
 pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode], loads: &[usize], runs: usize, log: &mut dyn FnMut(&str)) -> Result<Vec<UploadRow>, GpuError> {
     let words = ((gib * (1u64 << 30) as f64) / 4.0) as usize;
     if words == 0 || chunks_mib.iter().any(|&c| c == 0) {
@@ -167,12 +167,13 @@ pub fn bench_upload(gpu: &Gpu, gib: f64, chunks_mib: &[u64], modes: &[FillMode],
                 let t0 = Instant::now();
                 let (mut buf, times, pinned) = if mode == FillMode::Registered {
                     match gpu.upload_registered(&[&src], words)? {
-                        Some((mut bufs, mut times, lock)) => {
+                        Some((mut ups, lock)) => {
+                            let (buf, mut times) = ups.pop().ok_or_else(|| GpuError::input("gpu upload", "no upload came back"))?.finish(gpu)?;
                             // The unlock, timed apart (the engine does it off the GPU worker's path).
                             let t = Instant::now();
                             drop(lock);
                             times.finish_ms = t.elapsed().as_secs_f64() * 1e3;
-                            (bufs.pop().ok_or_else(|| GpuError::input("gpu upload", "no buffer came back"))?, times, true)
+                            (buf, times, true)
                         }
                         None => return Err(GpuError::input("gpu upload", "the source could not be page-locked in place (cuMemHostRegister failed)")),
                     }
