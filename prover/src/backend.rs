@@ -270,6 +270,12 @@ pub trait Backend: Send + Sync {
     fn host_staging_bytes(&self) -> u64 {
         0
     }
+    /// What page-locks the engine's pooled a/b/c for this backend's copies
+    /// (`cuda.abc_upload = "pooled"`, [`crate::abc_pool`]); `None` where nothing would read
+    /// them in place (the CPU, another upload mode).
+    fn abc_pinner(&self) -> Option<crate::abc_pool::Pinner> {
+        None
+    }
     /// Free memory of the device now, bytes, as the device reports it; `None` where it has no
     /// memory of its own (the CPU). The engine's placement reads it
     /// ([`crate::engine::placement`]).

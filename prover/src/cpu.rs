@@ -46,7 +46,7 @@ impl Backend for CpuBackend {
         let public_inputs = asg.public_inputs().to_vec();
         let ProvingAssignment { a, b, c, .. } = asg;
         let _compute = gate.compute();
-        let h = prover::ntt_h(a, b, c, params)?;
+        let h = prover::ntt_h(a.into_vec(), b.into_vec(), c.into_vec(), params)?;
         let h_acc = prover::msm_h_with(&h, params, self.msm);
         drop(h);
         // a, b, c are gone (b and c in the H computation, a's buffer, which became h, here).

@@ -84,7 +84,11 @@ pub struct CudaSettings {
     /// device's page-locked staging in 64 MiB chunks, each copied while the next is filled)
     /// or `registered` (their own pages page-locked in place for the copy, `cuMemHostRegister`,
     /// and unlocked after it: no host fill; falls back to `staged` when the pages cannot be
-    /// locked). Identical results. Override: `PROOFSCOPE_ABC_UPLOAD`.
+    /// locked) or `pooled` (the engine's syntheses write them into vectors kept from partition
+    /// to partition and page-locked once, at most a set per partition that can hold its
+    /// a/b/c at once (`pw` + `queue_capacity` + `gw` per device), in the RAM budget; copied in
+    /// place: no fill and no lock per partition; a partition without pooled vectors is
+    /// staged). Identical results. Override: `PROOFSCOPE_ABC_UPLOAD`.
     pub abc_upload: AbcUpload,
     /// How host threads wait for the GPU (the primary context's scheduling flag, set when the
     /// device is opened): `auto` (default, the driver's choice), `spin`, `yield` or
@@ -633,15 +637,21 @@ pub enum AbcUpload {
     #[default]
     Staged,
     Registered,
+    /// a, b and c written by the products into vectors the engine keeps from partition to
+    /// partition, page-locked once ([`crate::abc_pool`]): no fill and no lock per partition.
+    /// A partition whose vectors are not pooled (the pool was empty and full, the circuit
+    /// synthesis path) is staged.
+    Pooled,
 }
 
 impl AbcUpload {
-    pub const ALL: [AbcUpload; 2] = [AbcUpload::Staged, AbcUpload::Registered];
+    pub const ALL: [AbcUpload; 3] = [AbcUpload::Staged, AbcUpload::Registered, AbcUpload::Pooled];
 
     pub fn name(self) -> &'static str {
         match self {
             AbcUpload::Staged => "staged",
             AbcUpload::Registered => "registered",
+            AbcUpload::Pooled => "pooled",
         }
     }
 }

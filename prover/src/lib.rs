@@ -60,6 +60,7 @@ pub fn on_pool<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R 
     }
 }
 
+pub mod abc_pool;
 pub mod backend;
 pub mod circuit;
 pub mod cpu;

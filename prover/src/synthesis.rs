@@ -8,6 +8,8 @@ use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, Synth
 use blstrs::Scalar;
 use ff::Field;
 
+pub use crate::abc_pool::Evals;
+
 /// Why a partition could not be synthesised.
 #[derive(Debug, thiserror::Error)]
 pub enum SynthesisFailure {
@@ -74,10 +76,11 @@ impl Density {
 /// Everything the prover needs from synthesis.
 #[derive(Clone, Debug, Default)]
 pub struct ProvingAssignment {
-    /// A·w, B·w, C·w for every constraint (input constraints included), in order.
-    pub a: Vec<Scalar>,
-    pub b: Vec<Scalar>,
-    pub c: Vec<Scalar>,
+    /// A·w, B·w, C·w for every constraint (input constraints included), in order: vectors
+    /// of their own, or lent by the engine's [`crate::abc_pool::AbcPool`] (page-locked once).
+    pub a: Evals,
+    pub b: Evals,
+    pub c: Evals,
     /// Inputs, starting with the constant ONE.
     pub input_assignment: Vec<Scalar>,
     pub aux_assignment: Vec<Scalar>,
@@ -200,7 +203,7 @@ impl ProvingAssignment {
     /// the witness and the densities, exactly as synthesis would have recorded them.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn from_parts(
-        (a, b, c): (Vec<Scalar>, Vec<Scalar>, Vec<Scalar>),
+        (a, b, c): (Evals, Evals, Evals),
         input_assignment: Vec<Scalar>,
         aux_assignment: Vec<Scalar>,
         a_aux_density: Density,
@@ -213,9 +216,9 @@ impl ProvingAssignment {
     /// An empty assignment with room for a circuit of `hint`'s sizes.
     pub fn with_capacity(hint: SizeHint) -> Self {
         let mut a = ProvingAssignment {
-            a: Vec::with_capacity(hint.constraints),
-            b: Vec::with_capacity(hint.constraints),
-            c: Vec::with_capacity(hint.constraints),
+            a: Vec::with_capacity(hint.constraints).into(),
+            b: Vec::with_capacity(hint.constraints).into(),
+            c: Vec::with_capacity(hint.constraints).into(),
             input_assignment: Vec::with_capacity(hint.inputs),
             aux_assignment: Vec::with_capacity(hint.aux),
             ..Default::default()

@@ -660,3 +660,105 @@ fn the_gpu_workers_prepare_on_the_prep_pool_when_prep_threads_is_set() {
         }
     }
 }
+
+/// The CPU backend with its a/b/c pooled as `cuda.abc_upload = "pooled"` pools them for a
+/// device: a pinner that counts the vectors locked now and ever, and a count of the
+/// partitions whose a, b and c arrived pooled and locked.
+struct Pooling {
+    cpu: CpuBackend,
+    locked_now: Arc<std::sync::atomic::AtomicI64>,
+    locked_ever: Arc<std::sync::atomic::AtomicU64>,
+    pooled: std::sync::atomic::AtomicU64,
+    partitions: std::sync::atomic::AtomicU64,
+}
+
+impl Pooling {
+    fn new() -> Arc<Pooling> {
+        Arc::new(Pooling { cpu: CpuBackend::new(0), locked_now: Arc::default(), locked_ever: Arc::default(), pooled: Default::default(), partitions: Default::default() })
+    }
+}
+
+impl Backend for Pooling {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+    fn device(&self) -> u32 {
+        0
+    }
+    fn prove_start(&self, a: ProvingAssignment, p: &Parameters, b: Blinding, gate: &dyn Gate) -> Result<Pending, ProveError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.partitions.fetch_add(1, SeqCst);
+        if a.a.pinned() && a.b.pinned() && a.c.pinned() {
+            self.pooled.fetch_add(1, SeqCst);
+        }
+        self.cpu.prove_start(a, p, b, gate)
+    }
+    fn abc_pinner(&self) -> Option<prover::abc_pool::Pinner> {
+        use std::sync::atomic::Ordering::SeqCst;
+        struct Unlock(Arc<std::sync::atomic::AtomicI64>);
+        impl Drop for Unlock {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, SeqCst);
+            }
+        }
+        let (now, ever) = (self.locked_now.clone(), self.locked_ever.clone());
+        Some(Arc::new(move |_, _| {
+            now.fetch_add(1, SeqCst);
+            ever.fetch_add(1, SeqCst);
+            Some(Box::new(Unlock(now.clone())) as prover::abc_pool::Keep)
+        }))
+    }
+}
+
+/// Waits up to a second for `f` (sets still being freed off the workers' paths).
+fn eventually(f: impl Fn() -> bool) -> bool {
+    (0..100).any(|_| f() || {
+        std::thread::sleep(Duration::from_millis(10));
+        false
+    })
+}
+
+#[test]
+fn pooled_abc_are_locked_once_lent_again_and_every_proof_verifies() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let dev = Pooling::new();
+    let c = cfg(2, 1, LockMode::Kernels);
+    // A set per partition that can hold its a/b/c at once: 2 syntheses, the queue, 1 upload.
+    let sets = (c.pw + c.queue_capacity + c.gw) as u64;
+    let out = run_engine(c, vec![dev.clone()], engine::porep_jobs(6, 3, N, 21));
+    for r in &out.results {
+        assert_eq!(r.proofs.as_ref().expect("every proof verifies").len(), 3);
+    }
+    let (parts, pooled, ever) = (dev.partitions.load(SeqCst), dev.pooled.load(SeqCst), dev.locked_ever.load(SeqCst));
+    assert_eq!(parts, 18);
+    // Partitions admitted before the PCE was ready have fresh vectors (the circuit path
+    // cannot write pooled ones); the others are pooled: never more sets than the cap, each
+    // locked once and lent again.
+    assert!(ever <= 3 * sets, "{ever} vectors locked, over {sets} sets");
+    assert!(pooled > ever / 3, "{pooled} pooled partitions from {} sets: no set was lent twice", ever / 3);
+    assert!(eventually(|| dev.locked_now.load(SeqCst) == 0), "every pooled vector is unlocked by the end: {}", dev.locked_now.load(SeqCst));
+}
+
+#[test]
+fn pooled_abc_under_a_small_ram_budget_wait_hold_the_budget_and_verify() {
+    use prover::engine::budget::{Budget, ByteSize, MemoryPlan};
+    use std::sync::atomic::Ordering::SeqCst;
+    use timeline::event::counters;
+    let p = params();
+    let plan = MemoryPlan::new(&p, true, None, 1);
+    // The resident items and two syntheses, four synthesis workers: syntheses wait, sets come
+    // back while they do (freed for them) or idle (lent again).
+    let budget = plan.needed() + plan.partition.synthesis();
+    let mut c = cfg(4, 1, LockMode::Kernels);
+    c.memory.total_budget = Budget::Bytes(ByteSize(budget));
+    let dev = Pooling::new();
+    let out = run_engine(c, vec![dev.clone()], engine::porep_jobs(3, 3, N, 22));
+    for r in &out.results {
+        assert_eq!(r.proofs.as_ref().expect("every proof verifies").len(), 3);
+    }
+    assert!(out.run.spans_of(&SpanKind::RamWait).count() > 0, "no synthesis waited for RAM");
+    assert!(dev.pooled.load(SeqCst) > 0, "no partition had pooled a/b/c");
+    let max = out.run.counters.iter().filter(|c| c.name == counters::RAM_RESERVED_BYTES).map(|c| c.value).fold(0.0, f64::max);
+    assert!(max <= budget as f64, "reserved {max} > budget {budget}");
+    assert!(eventually(|| dev.locked_now.load(SeqCst) == 0), "every pooled vector is unlocked by the end");
+}

@@ -165,6 +165,18 @@ impl RamBudget {
     /// A caller that holds bytes does not queue behind the others (who may be waiting for
     /// exactly those bytes): it takes what it asks for as soon as it fits.
     pub fn reserve_with(self: &Arc<Self>, what: &str, bytes: u64, resident: bool, holding: u64) -> Result<Reservation, BudgetError> {
+        self.reserve_or_stop(what, bytes, resident, holding, None).map(|r| r.expect("no stop: a reservation or an error"))
+    }
+
+    /// [`RamBudget::reserve`], giving up the wait (`Ok(None)`, out of the queue) as soon as
+    /// `stop()` says so, asked every `poll` while it waits: the a/b/c pool's synthesis gives
+    /// up when a set comes back idle, whose budget share is what it waits for
+    /// ([`crate::abc_pool`]). `stop` runs under the budget's lock: it must not take it.
+    pub fn reserve_unless(self: &Arc<Self>, what: &str, bytes: u64, poll: std::time::Duration, stop: &dyn Fn() -> bool) -> Result<Option<Reservation>, BudgetError> {
+        self.reserve_or_stop(what, bytes, false, 0, Some((poll, stop)))
+    }
+
+    fn reserve_or_stop(self: &Arc<Self>, what: &str, bytes: u64, resident: bool, holding: u64, stop: Option<(std::time::Duration, &dyn Fn() -> bool)>) -> Result<Option<Reservation>, BudgetError> {
         let mut s = self.lock();
         self.check_possible(&s, what, bytes, holding)?;
         if s.closed {
@@ -172,7 +184,7 @@ impl RamBudget {
         }
         let queued = holding == 0;
         if (!queued || s.queue.is_empty()) && s.reserved + bytes <= self.total {
-            return Ok(self.take(&mut s, bytes, resident));
+            return Ok(Some(self.take(&mut s, bytes, resident)));
         }
         let ticket = s.next_ticket;
         s.next_ticket += 1;
@@ -180,7 +192,10 @@ impl RamBudget {
             s.queue.push_back(ticket);
         }
         loop {
-            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+            s = match stop {
+                None => self.changed.wait(s).unwrap_or_else(|p| p.into_inner()),
+                Some((poll, _)) => self.changed.wait_timeout(s, poll).unwrap_or_else(|p| p.into_inner()).0,
+            };
             let turn = !queued || s.queue.front() == Some(&ticket);
             let outcome = if s.closed {
                 Some(Err(BudgetError::Closed { what: what.to_string() }))
@@ -188,7 +203,9 @@ impl RamBudget {
                 // Something became resident while we waited: it will never fit now.
                 Some(Err(e))
             } else if turn && s.reserved + bytes <= self.total {
-                Some(Ok(self.take(&mut s, bytes, resident)))
+                Some(Ok(Some(self.take(&mut s, bytes, resident))))
+            } else if stop.is_some_and(|(_, f)| f()) {
+                Some(Ok(None))
             } else {
                 None
             };
@@ -597,6 +614,35 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_wait_that_is_told_to_stop_leaves_the_queue_and_one_that_is_not_gets_its_bytes() {
+        use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+        let b = RamBudget::new(100);
+        let held = b.reserve("first", 80).unwrap();
+        // Told to stop while it waits: out of the queue, nothing reserved.
+        let stop = Arc::new(AtomicBool::new(false));
+        let waiter = {
+            let (b, stop) = (b.clone(), stop.clone());
+            std::thread::spawn(move || b.reserve_unless("whole", 50, std::time::Duration::from_millis(1), &|| stop.load(SeqCst)).map(|r| r.map(|r| r.bytes())))
+        };
+        while b.waiting() == 0 {
+            std::thread::yield_now();
+        }
+        stop.store(true, SeqCst);
+        assert_eq!(waiter.join().unwrap().unwrap(), None);
+        assert_eq!((b.reserved(), b.waiting()), (80, 0), "stopped: out of the queue, nothing taken");
+        // Not told: it waits until the bytes are given back, then has them.
+        let waiter = {
+            let b = b.clone();
+            std::thread::spawn(move || b.reserve_unless("whole", 50, std::time::Duration::from_millis(1), &|| false).map(|r| r.map(|r| r.bytes())))
+        };
+        while b.waiting() == 0 {
+            std::thread::yield_now();
+        }
+        drop(held);
+        assert_eq!(waiter.join().unwrap().unwrap(), Some(50));
+    }
 
     #[test]
     fn reservations_add_up_and_drop_gives_back() {

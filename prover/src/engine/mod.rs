@@ -237,6 +237,9 @@ pub(crate) struct Shared {
     _params_ram: budget::Reservation,
     /// The GPU workers' call memory (for the engine's life).
     _calls_ram: budget::Reservation,
+    /// The partitions' a/b/c kept and page-locked from one partition to the next
+    /// (`cuda.abc_upload = "pooled"` with `synthesis = "pce"`, [`crate::abc_pool`]).
+    abc_pool: Option<Arc<crate::abc_pool::AbcPool>>,
 }
 
 impl Shared {
@@ -690,7 +693,22 @@ impl Engine {
         }
         let fallback = fallback_on.then(|| Arc::new(crate::cpu::CpuBackend::with_msm(0, cfg.cpu_msm)) as Arc<dyn Backend>);
         let log = tracing::dispatcher::get_default(|d| d.clone());
+        // The a/b/c pool: a set for every partition that can hold its a/b/c at once — the
+        // syntheses (a finished one waits for the queue with its vectors), the queue and the
+        // GPU workers' uploads — each set made with, and carrying, a partition's a/b/c
+        // reservation; page-locked by a device backend that reads them in place. The products
+        // write them: the circuit path cannot.
+        let abc_sets = cfg.pw as usize + cfg.queue_capacity as usize + cfg.gw as usize * backends.len();
+        let abc_pool = match backends.iter().find_map(|b| b.abc_pinner()) {
+            Some(pin) if cfg.synthesis == SynthesisMode::Pce => Some(crate::abc_pool::AbcPool::new(abc_sets, params.info.num_constraints as usize, Some(pin))),
+            Some(_) => {
+                tracing::warn!("cuda.abc_upload = \"pooled\" needs synthesis = \"pce\" (the products write into the pooled vectors): a, b and c are staged");
+                None
+            }
+            None => None,
+        };
         let shared = Arc::new(Shared {
+            abc_pool,
             fallback,
             prep_pool: prep_pool(&cfg)?,
             log,
@@ -817,6 +835,14 @@ impl Engine {
         drop(self.fin_tx.take());
         for h in self.fin_threads.drain(..) {
             let _ = h.join();
+        }
+        // The idle pooled a/b/c: unlocked, freed and their budget shares released while the
+        // timeline still records it (a set still being freed off a worker's path comes back
+        // to the pool and goes with it).
+        if let Some(pool) = &self.shared.abc_pool {
+            let s = pool.stats();
+            tracing::debug!("a/b/c pool: {} vectors made ({} idle at the end, {} freed reallocated)", s.made, s.idle, s.spoiled);
+            pool.clear();
         }
         self.close_sink(false)
     }

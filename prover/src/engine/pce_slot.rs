@@ -28,7 +28,7 @@ use super::{PartitionCircuit, Shared};
 use crate::backend::ProveError;
 use crate::pce::cache::{self, Lookup, PceKey};
 use crate::pce::{self, Pce, PceError, PceRun};
-use crate::synthesis::{ProvingAssignment, SizeHint};
+use crate::synthesis::{Evals, ProvingAssignment, SizeHint};
 
 enum State {
     Empty,
@@ -146,8 +146,9 @@ impl PceSlot {
 }
 
 /// Synthesise one partition on the pre-compiled path (see the module docs); `held`: the
-/// bytes of the RAM budget this partition holds.
-pub(super) fn synthesize(sh: &Shared, circuit: Box<dyn PartitionCircuit>, hint: SizeHint, pool: Option<&ThreadPool>, held: u64) -> Result<ProvingAssignment, ProveError> {
+/// bytes of the RAM budget this partition holds; `abc`: the pooled vectors its products
+/// write into (given only once the PCE is ready, so they are always used).
+pub(super) fn synthesize(sh: &Shared, circuit: Box<dyn PartitionCircuit>, hint: SizeHint, pool: Option<&ThreadPool>, held: u64, abc: Option<[Evals; 3]>) -> Result<ProvingAssignment, ProveError> {
     let run = PceRun { pool, chunk_rows: pce::DEFAULT_CHUNK_ROWS };
     let mut claim = sh.pce.claim();
     let mut wait = None;
@@ -166,7 +167,7 @@ pub(super) fn synthesize(sh: &Shared, circuit: Box<dyn PartitionCircuit>, hint: 
             let _e = span.enter();
             let clock = own_clock(sh, pool);
             let w = circuit.witness(p.num_inputs(), p.num_aux(), pool)?;
-            let r = pce::assemble(w, &p, run);
+            let r = pce::assemble_into(w, &p, run, abc);
             record_cpu(&span, clock);
             Ok(r?)
         }

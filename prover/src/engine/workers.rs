@@ -21,7 +21,7 @@ use super::budget::{BudgetError, Reservation};
 use super::placement::{Call, DeviceView, Taken};
 use super::{FinishTask, GpuTask, LockMode, PartitionProof, PartitionRam, Retry, Shared, SynthTask, SynthesisMode};
 use crate::backend::{Backend, Blinding, DeviceError, Pending, ProveError, StartFailure};
-use crate::synthesis::ProvingAssignment;
+use crate::synthesis::{Evals, ProvingAssignment};
 use crate::proof::Proof;
 
 /// Why a partition of a proof that already failed ends without work.
@@ -37,14 +37,60 @@ fn with_dispatch<T>(sh: &Shared, f: impl FnOnce() -> T) -> T {
 /// A partition's working set from the RAM budget, waiting (span `ram_wait`) until it fits.
 fn reserve_partition(sh: &Shared) -> Result<Reservation, BudgetError> {
     let bytes = sh.plan.partition.synthesis();
-    let what = "a partition's working set";
-    match sh.ram.try_reserve(what, bytes) {
+    match sh.ram.try_reserve(WORKING_SET, bytes) {
         Err(BudgetError::WouldBlock { free, .. }) => {
-            let span = info_span!(kind::RAM_WAIT, bytes = bytes, free = free, reserved = sh.ram.reserved(), budget = sh.ram.total());
-            let _e = span.enter();
-            sh.ram.reserve(what, bytes)
+            let _e = ram_wait(sh, bytes, free).entered();
+            sh.ram.reserve(WORKING_SET, bytes)
         }
         r => r,
+    }
+}
+
+const WORKING_SET: &str = "a partition's working set";
+
+fn ram_wait(sh: &Shared, bytes: u64, free: u64) -> tracing::Span {
+    info_span!(kind::RAM_WAIT, bytes = bytes, free = free, reserved = sh.ram.reserved(), budget = sh.ram.total())
+}
+
+/// How often a synthesis waiting for the RAM budget looks for an idle pooled set.
+const POOL_POLL: Duration = Duration::from_millis(5);
+
+/// A partition's admission: its working set from the RAM budget and, with the a/b/c pool on
+/// and the pre-compiled constraints ready, the vectors its products write a, b and c into —
+/// an idle set, whose budget share comes with it (only the rest of the working set is
+/// reserved, as a holder: it does not queue behind syntheses that wait for the very bytes its
+/// set holds), or a set made with the partition's own a/b/c share while the pool has room;
+/// `None` otherwise (fresh vectors, staged). A synthesis waiting for its whole working set
+/// gives up the wait when a set comes back idle, and takes it.
+fn admit(sh: &Shared) -> Result<(Reservation, Option<[Evals; 3]>), BudgetError> {
+    let p = &sh.plan.partition;
+    let Some(pool) = sh.abc_pool.as_ref().filter(|_| sh.pce.get().is_some()) else { return reserve_partition(sh).map(|r| (r, None)) };
+    let mut wait: Option<tracing::Span> = None;
+    loop {
+        if let Some(set) = pool.take() {
+            let r = match sh.ram.try_reserve(WORKING_SET, p.rest) {
+                Err(BudgetError::WouldBlock { free, .. }) => {
+                    let _e = wait.get_or_insert_with(|| ram_wait(sh, p.rest, free)).enter();
+                    sh.ram.reserve_with(WORKING_SET, p.rest, false, p.abc)?
+                }
+                r => r?,
+            };
+            return Ok((r, Some(set)));
+        }
+        let r = match sh.ram.try_reserve(WORKING_SET, p.synthesis()) {
+            Err(BudgetError::WouldBlock { free, .. }) => {
+                let _e = wait.get_or_insert_with(|| ram_wait(sh, p.synthesis(), free)).enter();
+                match sh.ram.reserve_unless(WORKING_SET, p.synthesis(), POOL_POLL, &|| pool.has_idle_set())? {
+                    Some(r) => r,
+                    // A set came back idle: take it (unless another synthesis was quicker).
+                    None => continue,
+                }
+            }
+            r => r?,
+        };
+        let mut r = r;
+        let set = pool.make(|| Box::new(r.split_off(p.abc)));
+        return Ok((r, set));
     }
 }
 
@@ -81,7 +127,7 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, poo
             let ctx = info_span!("ctx", job = job.id.as_str(), partition = partition, worker = w);
             let entered = ctx.enter();
             // A synthesis starts only when its working set fits in the RAM budget.
-            let ram = match reserve_partition(&sh) {
+            let (ram, abc) = match admit(&sh) {
                 Ok(r) => r,
                 Err(BudgetError::Closed { .. }) => break,
                 Err(e) => {
@@ -91,9 +137,11 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, poo
                 }
             };
             let held = ram.bytes();
+            // The partition's a/b/c reservation rides on its pooled vectors, if any.
+            let abc_share = if abc.is_some() { 0 } else { sh.plan.partition.abc };
             let synthesize = || match sh.cfg.synthesis {
                 SynthesisMode::Circuit => circuit.synthesize(hint),
-                SynthesisMode::Pce => super::pce_slot::synthesize(&sh, circuit, hint, pool.as_deref(), held),
+                SynthesisMode::Pce => super::pce_slot::synthesize(&sh, circuit, hint, pool.as_deref(), held, abc),
             };
             let synthesized = catch_unwind(AssertUnwindSafe(synthesize))
                 .unwrap_or_else(|p| Err(ProveError::Device(DeviceError::panicked("synthesis", p))));
@@ -108,7 +156,7 @@ pub(super) fn synth_worker(sh: Arc<Shared>, w: u32, rx: Receiver<SynthTask>, poo
                         sh.sink.counter(QUEUE_DEPTH, depth as f64, None);
                     }
                     // The permit: this worker stays blocked until the queue accepts.
-                    let ram = PartitionRam::new(ram, sh.plan.partition.abc);
+                    let ram = PartitionRam::new(ram, abc_share);
                     let task = GpuTask { job, partition, assignment, queue_span, attempts: 0, tried: Vec::new(), ram };
                     if sh.placer.send(task).is_err() {
                         sh.in_gpu_stage.fetch_sub(1, Ordering::SeqCst);

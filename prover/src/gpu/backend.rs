@@ -679,10 +679,15 @@ impl CudaBackend {
             let (dplan, need) = self.device_plan(params).map_err(dev_err)?;
             let tight = dplan.tight;
             let (abc, abc_ms, lock) = {
-                let span = info_span!(kind::H2D, what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, { arg::GPU_NS } = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty, lock_ns = Empty);
+                let span = info_span!(kind::H2D, what = "abc", bytes = ((asg.a.len() + asg.b.len() + asg.c.len()) * 32) as u64, { arg::GPU_NS } = Empty, alloc_ns = Empty, staging_ns = Empty, fill_ns = Empty, queue_ns = Empty, wait_ns = Empty, finish_ns = Empty, lock_ns = Empty, in_place = Empty);
                 let _e = span.enter();
-                let (bufs, times, lock) = self.gpu.upload_abc(&asg.a, &asg.b, &asg.c, d.log_n, self.settings.abc_upload).map_err(dev_err)?;
+                let pinned = [asg.a.pinned(), asg.b.pinned(), asg.c.pinned()];
+                let (bufs, times, lock) = self.gpu.upload_abc(&asg.a, &asg.b, &asg.c, d.log_n, self.settings.abc_upload, pinned).map_err(dev_err)?;
                 times.record(&span);
+                if self.settings.abc_upload == crate::cuda_settings::AbcUpload::Pooled {
+                    // How many of a, b, c the copy engine read in place (the rest staged).
+                    span.record("in_place", pinned.iter().filter(|&&p| p).count() as u64);
+                }
                 (bufs, times.gpu_ms, lock)
             };
             // The device has them: unlock the host's copy (registered), free it and give its
@@ -824,6 +829,9 @@ impl Backend for CudaBackend {
     }
     fn device_free_bytes(&self) -> Option<u64> {
         self.gpu.mem_info().ok().map(|(free, _)| free as u64)
+    }
+    fn abc_pinner(&self) -> Option<crate::abc_pool::Pinner> {
+        (self.settings.abc_upload == crate::cuda_settings::AbcUpload::Pooled).then(|| self.gpu.pinner())
     }
     /// The device's upload staging pool, shared by its workers and lanes: bounded by
     /// [`super::device::STAGING_HOST_BYTES`] (chunked uploads).

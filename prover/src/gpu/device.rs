@@ -223,6 +223,9 @@ pub struct HostLock {
 // them from any thread once the context is bound there (`Drop` binds it); they are never
 // dereferenced.
 unsafe impl Send for HostLock {}
+// SAFETY: no method reads or writes through the pointers; shared references only let the
+// lock be kept (the pooled a/b/c keep theirs beside the vectors, `crate::abc_pool`).
+unsafe impl Sync for HostLock {}
 
 impl HostLock {
     fn new(copy: &Arc<CudaStream>) -> HostLock {
@@ -237,7 +240,16 @@ impl HostLock {
     /// is dropped.
     unsafe fn lock(&mut self, ptr: *mut std::ffi::c_void, len: usize) -> bool {
         // SAFETY: the caller's contract.
-        let r = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, len, 0) };
+        unsafe { self.lock_with(ptr, len, 0) }
+    }
+
+    /// [`HostLock::lock`] with the driver's registration flags (`CU_MEMHOSTREGISTER_*`).
+    ///
+    /// # Safety
+    /// As [`HostLock::lock`].
+    unsafe fn lock_with(&mut self, ptr: *mut std::ffi::c_void, len: usize, flags: u32) -> bool {
+        // SAFETY: the caller's contract.
+        let r = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, len, flags) };
         if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
             tracing::debug!("cuMemHostRegister of {len} bytes failed ({r:?})");
             return false;
@@ -263,6 +275,24 @@ impl Drop for HostLock {
             }
         }
     }
+}
+
+/// [`Gpu::pin_portable`] on a context and its copy stream (which the lock's drop waits for).
+///
+/// # Safety
+/// As [`Gpu::pin_portable`].
+unsafe fn pin_portable_on(ctx: &Arc<CudaContext>, copy: &Arc<CudaStream>, ptr: *mut std::ffi::c_void, bytes: usize) -> Result<Option<HostLock>, GpuError> {
+    const PORTABLE: u32 = 0x01; // CU_MEMHOSTREGISTER_PORTABLE
+    ctx.bind_to_thread().ctx("binding the context (cuMemHostRegister)")?;
+    let mut locked = HostLock::new(copy);
+    let base = ptr as usize;
+    for (off, len) in lock_pieces(base, bytes, REGISTER_PIECE_BYTES) {
+        // SAFETY: the piece lies inside the caller's allocation (the contract above).
+        if !unsafe { locked.lock_with((base + off) as *mut std::ffi::c_void, len, PORTABLE) } {
+            return Ok(None);
+        }
+    }
+    Ok(Some(locked))
 }
 
 /// An upload issued on the copy stream; [`Upload::finish`] hands the buffer to the
@@ -561,6 +591,67 @@ impl Gpu {
             }
         }
         Ok(Some(locked))
+    }
+
+    /// Page-locks the `bytes` bytes at `ptr` for the copies of every device (portable), piece
+    /// by piece as [`Gpu::lock_host`]: the pooled a/b/c ([`crate::abc_pool`]), locked once
+    /// for their life. `None` when a piece could not be locked (what was locked is unlocked).
+    ///
+    /// # Safety
+    /// `ptr .. ptr + bytes` lies inside a live allocation that stays allocated until the
+    /// returned lock is dropped.
+    pub(crate) unsafe fn pin_portable(&self, ptr: *mut std::ffi::c_void, bytes: usize) -> Result<Option<HostLock>, GpuError> {
+        // SAFETY: the caller's contract.
+        unsafe { pin_portable_on(&self.ctx, &self.staging.copy, ptr, bytes) }
+    }
+
+    /// [`Gpu::pin_portable`] as the engine's a/b/c pool calls it ([`crate::abc_pool::Pinner`]):
+    /// `None` when the memory could not be locked (the pool's vectors are then staged).
+    pub(crate) fn pinner(&self) -> crate::abc_pool::Pinner {
+        let (ctx, copy) = (self.ctx.clone(), self.staging.copy.clone());
+        Arc::new(move |ptr, bytes| {
+            // SAFETY: the pool locks a vector it owns, and drops the lock before the vector
+            // (`abc_pool::Slab`'s field order).
+            match unsafe { pin_portable_on(&ctx, &copy, ptr, bytes) } {
+                Ok(Some(l)) => Some(Box::new(l) as crate::abc_pool::Keep),
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::warn!("the a/b/c pool's vectors could not be page-locked ({e}): staged");
+                    None
+                }
+            }
+        })
+    }
+
+    /// Uploads `src`, already page-locked for this device ([`Gpu::pin_portable`]), into a new
+    /// device buffer of `dev_len` words (the rest zero): one copy on the copy stream, no fill
+    /// and no lock. [`Upload::finish`] waits for it; a caller that fails before finishing it
+    /// must [`Gpu::wait_copies`] before the memory is written again.
+    pub(crate) fn upload_locked(&self, src: &[u32], dev_len: usize) -> Result<Upload, GpuError> {
+        let copy = &self.staging.copy;
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let t0 = std::time::Instant::now();
+        let mut buf = self.upload_buf(src.len(), dev_len)?;
+        let alloc_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let t1 = std::time::Instant::now();
+        let start = copy.record_event(timing).ctx("cuEventRecord")?;
+        if !src.is_empty() {
+            let (dst, _record) = buf.device_ptr_mut(copy);
+            // SAFETY: `src` is page-locked and borrowed for this call; the caller keeps it
+            // unwritten until the upload is finished (or the copies waited for); `buf` holds
+            // at least `src.len()` words.
+            let r = unsafe { cudarc::driver::sys::cuMemcpyHtoDAsync_v2(dst, src.as_ptr() as *const std::ffi::c_void, std::mem::size_of_val(src), copy.cu_stream()) };
+            r.result().ctx("cuMemcpyHtoDAsync (pooled)")?;
+        }
+        let end = copy.record_event(timing).ctx("cuEventRecord")?;
+        let queue_ms = t1.elapsed().as_secs_f64() * 1e3;
+        Ok(Upload { buf, copies: vec![(start, end)], pinned: true, alloc_ms, staging_ms: 0.0, fill_ms: 0.0, queue_ms, lock_ms: 0.0 })
+    }
+
+    /// Waits for every copy queued on the copy stream (an upload abandoned on an error path,
+    /// before its source may be written again).
+    pub(crate) fn wait_copies(&self) -> Result<(), GpuError> {
+        self.staging.copy.synchronize().ctx("waiting for the copy stream")
     }
 
     /// A new device buffer of `dev_len` words (at least `len`, at least 1) on the copy stream

@@ -315,16 +315,27 @@ impl Gpu {
     /// when they cannot be locked). Returns them with the three uploads' summed times
     /// (`gpu_ms`: the copies' CUDA-event time) and, when registered, the lock on a, b and c
     /// (to drop before they are freed: it only unlocks, the copies are done).
-    pub fn upload_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32, how: AbcUpload) -> Result<UploadedAbc, GpuError> {
+    ///
+    /// `pinned`: which of a, b, c are page-locked already (the engine's pooled vectors,
+    /// [`crate::abc_pool`]); with `how` = pooled they are copied in place, the others staged.
+    pub fn upload_abc(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32, how: AbcUpload, pinned: [bool; 3]) -> Result<UploadedAbc, GpuError> {
         let n = 1usize << log_n;
         for (name, v) in [("a", a), ("b", b), ("c", c)] {
             if v.len() > n {
                 return Err(GpuError::input("upload_abc", format!("{name} has {} values, over the domain 2^{log_n}", v.len())));
             }
         }
+        if how == AbcUpload::Pooled {
+            let r = self.upload_pooled([a, b, c], pinned, n);
+            if r.is_err() {
+                // A copy may still read a pooled vector that its lease is about to hand back.
+                let _ = self.wait_copies();
+            }
+            return r;
+        }
         let registered = match how {
             AbcUpload::Registered => self.upload_registered(&[scalar_words(a), scalar_words(b), scalar_words(c)], n * 8)?,
-            AbcUpload::Staged => None,
+            AbcUpload::Staged | AbcUpload::Pooled => None,
         };
         let (ups, lock) = match registered {
             Some((ups, lock)) => (ups, Some(lock)),
@@ -345,6 +356,24 @@ impl Gpu {
             bufs.push(buf);
         }
         Ok((bufs, times, lock))
+    }
+
+    /// [`Gpu::upload_abc`] with `how` = pooled: the page-locked ones copied in place
+    /// ([`Gpu::upload_locked`]), the others staged; all finished before it returns.
+    fn upload_pooled(&self, abc: [&[Scalar]; 3], pinned: [bool; 3], n: usize) -> Result<UploadedAbc, GpuError> {
+        let mut ups = Vec::with_capacity(3);
+        for (v, locked) in abc.into_iter().zip(pinned) {
+            let words = scalar_words(v);
+            ups.push(if locked { self.upload_locked(words, n * 8)? } else { self.upload_words(words.len(), n * 8, 8, |off, dst| super::device::par_copy(dst, &words[off..off + dst.len()]))? });
+        }
+        let mut times = UploadTimes::default();
+        let mut bufs = Vec::with_capacity(3);
+        for u in ups {
+            let (buf, t) = u.finish(self)?;
+            times.add(&t);
+            bufs.push(buf);
+        }
+        Ok((bufs, times, None))
     }
 }
 
@@ -554,8 +583,24 @@ impl Ntt {
     /// [`Ntt::h_quotient`] leaving the 2^log_n coefficients (Montgomery words) on the device,
     /// ready for the H MSM.
     pub fn h_quotient_device(&self, gpu: &Gpu, a: &[Scalar], b: &[Scalar], c: &[Scalar], log_n: u32, how: AbcUpload) -> Result<(CudaSlice<u32>, NttTimes), GpuError> {
-        let (bufs, up, lock) = gpu.upload_abc(a, b, c, log_n, how)?;
+        // Pooled: a, b and c locked here as the engine's pool locks its vectors, for as long
+        // as the upload (the check compares the in-place copy with the CPU's quotient).
+        let pins: Vec<super::device::HostLock> = if how == AbcUpload::Pooled {
+            let mut pins = Vec::new();
+            for v in [a, b, c] {
+                // SAFETY: `v` is borrowed for this whole call; the locks drop before it returns.
+                if let Some(l) = unsafe { gpu.pin_portable(v.as_ptr() as *mut std::ffi::c_void, std::mem::size_of_val(v)) }? {
+                    pins.push(l);
+                }
+            }
+            pins
+        } else {
+            Vec::new()
+        };
+        let pinned = [pins.len() == 3; 3];
+        let (bufs, up, lock) = gpu.upload_abc(a, b, c, log_n, how, pinned)?;
         drop(lock);
+        drop(pins);
         let h2d_ms = up.gpu_ms;
         self.h_quotient_uploaded(gpu, bufs, log_n, h2d_ms)
     }

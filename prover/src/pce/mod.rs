@@ -25,7 +25,7 @@ use bellpepper_core::SynthesisError;
 use timeline::event::{arg, kind};
 use tracing::info_span;
 
-use crate::synthesis::{Density, ProvingAssignment, SynthesisFailure};
+use crate::synthesis::{Density, Evals, ProvingAssignment, SynthesisFailure};
 use matrix::CsrMatrix;
 
 pub use cache::{cache_path, load_or_build, OnCorrupt, PceKey, PceSource};
@@ -224,6 +224,12 @@ pub fn generate_witness<C: CircuitPieces + Send>(circuit: C, inputs: usize, aux:
 
 /// The products of a generated witness, and the assignment (span `constraints`).
 pub fn assemble(w: Witness, pce: &Pce, run: PceRun<'_>) -> Result<ProvingAssignment, SynthesisFailure> {
+    assemble_into(w, pce, run, None)
+}
+
+/// [`assemble`] writing a, b and c into `out` when given (vectors lent by the engine's
+/// [`crate::abc_pool::AbcPool`], which stay in the assignment), else into fresh vectors.
+pub fn assemble_into(w: Witness, pce: &Pce, run: PceRun<'_>, out: Option<[Evals; 3]>) -> Result<ProvingAssignment, SynthesisFailure> {
     let Witness { inputs, mut aux, constraints } = w;
     if inputs.len() != pce.num_inputs || aux.len() != pce.num_aux || constraints + inputs.len() != pce.num_constraints() {
         return Err(SynthesisFailure::PceMismatch(format!(
@@ -244,12 +250,28 @@ pub fn assemble(w: Witness, pce: &Pce, run: PceRun<'_>) -> Result<ProvingAssignm
         // The witness in column order without a copy: the inputs appended to the aux vector
         // (which has room for them), taken off again afterwards.
         aux.extend_from_slice(&inputs);
-        let p = crate::on_pool(run.pool, || products(pce, &aux, run.chunk_rows));
+        let p = match out {
+            None => {
+                let p = crate::on_pool(run.pool, || products(pce, &aux, run.chunk_rows));
+                (p.first_unsatisfied, [p.a.into(), p.b.into(), p.c.into()])
+            }
+            Some(mut out) => {
+                // The lent vectors' memory is written in place (the products keep an
+                // allocation large enough) and stays in its lease.
+                let [a, b, c] = out.each_mut().map(|e| std::mem::take(&mut **e));
+                let p = crate::on_pool(run.pool, || eval::products_into(pce, &aux, run.chunk_rows, eval::Products { a, b, c, first_unsatisfied: None }));
+                for (e, v) in out.iter_mut().zip([p.a, p.b, p.c]) {
+                    **e = v;
+                }
+                (p.first_unsatisfied, out)
+            }
+        };
         aux.truncate(pce.num_aux);
         p
     };
-    if let Some(index) = p.first_unsatisfied {
+    let (first_unsatisfied, [a, b, c]) = p;
+    if let Some(index) = first_unsatisfied {
         return Err(SynthesisFailure::Unsatisfied { index, name: "name not recorded by the pre-compiled constraints; synthesis = \"circuit\" names it".into() });
     }
-    Ok(ProvingAssignment::from_parts((p.a, p.b, p.c), inputs, aux, pce.a_aux_density.clone(), pce.b_input_density.clone(), pce.b_aux_density.clone()))
+    Ok(ProvingAssignment::from_parts((a, b, c), inputs, aux, pce.a_aux_density.clone(), pce.b_input_density.clone(), pce.b_aux_density.clone()))
 }
