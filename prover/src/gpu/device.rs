@@ -624,9 +624,13 @@ impl Gpu {
     }
 
     /// Uploads `src`, already page-locked for this device ([`Gpu::pin_portable`]), into a new
-    /// device buffer of `dev_len` words (the rest zero): one copy on the copy stream, no fill
-    /// and no lock. [`Upload::finish`] waits for it; a caller that fails before finishing it
-    /// must [`Gpu::wait_copies`] before the memory is written again.
+    /// device buffer of `dev_len` words (the rest zero): one copy per locked piece on the copy
+    /// stream, no fill and no lock. A copy must not span two registrations (the driver refuses
+    /// it, `CUDA_ERROR_INVALID_VALUE`: the 2^22 run of 2026-12-04 20:45Z, where the vectors
+    /// that straddled a 256 MiB boundary failed), so the copies follow the pieces the lock
+    /// made: [`lock_pieces`] cuts at the same addresses whatever the length. [`Upload::finish`]
+    /// waits for them; a caller that fails before finishing it must [`Gpu::wait_copies`] before
+    /// the memory is written again.
     pub(crate) fn upload_locked(&self, src: &[u32], dev_len: usize) -> Result<Upload, GpuError> {
         let copy = &self.staging.copy;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
@@ -634,13 +638,15 @@ impl Gpu {
         let mut buf = self.upload_buf(src.len(), dev_len)?;
         let alloc_ms = t0.elapsed().as_secs_f64() * 1e3;
         let t1 = std::time::Instant::now();
+        self.ctx.bind_to_thread().ctx("binding the context (pooled copy)")?;
         let start = copy.record_event(timing).ctx("cuEventRecord")?;
-        if !src.is_empty() {
+        let base = src.as_ptr() as usize;
+        for (off, len) in lock_pieces(base, std::mem::size_of_val(src), REGISTER_PIECE_BYTES) {
             let (dst, _record) = buf.device_ptr_mut(copy);
-            // SAFETY: `src` is page-locked and borrowed for this call; the caller keeps it
-            // unwritten until the upload is finished (or the copies waited for); `buf` holds
-            // at least `src.len()` words.
-            let r = unsafe { cudarc::driver::sys::cuMemcpyHtoDAsync_v2(dst, src.as_ptr() as *const std::ffi::c_void, std::mem::size_of_val(src), copy.cu_stream()) };
+            // SAFETY: the piece lies in `src`, page-locked and borrowed for this call; the
+            // caller keeps it unwritten until the upload is finished (or the copies waited
+            // for); `buf` holds at least `src.len()` words.
+            let r = unsafe { cudarc::driver::sys::cuMemcpyHtoDAsync_v2(dst + off as u64, (base + off) as *const std::ffi::c_void, len, copy.cu_stream()) };
             r.result().ctx("cuMemcpyHtoDAsync (pooled)")?;
         }
         let end = copy.record_event(timing).ctx("cuEventRecord")?;

@@ -96,6 +96,13 @@ pub fn run_all(gpu: &Gpu, settings: &CudaSettings, opt: CheckOptions) -> Vec<Che
     }
     // Each compared pass plan with each bit-reversal kernel (the settings' product and radix),
     // on sizes where the plans differ (above 2^10) and where the tile applies (2^10 up).
+    // The pooled a/b/c's in-place copy over several locked pieces (600 MiB: three 256 MiB
+    // boundaries at most), every word compared.
+    {
+        let t = Instant::now();
+        let words = 150 << 20;
+        out.push(outcome(format!("pooled upload (in place, locked in pieces) {} MiB", (words * 4) >> 20), t, check_locked_upload(gpu, &mut rng, words)));
+    }
     let plan_sizes: &[u32] = if opt.quick { &[9, 10, 17, 19] } else { &[9, 10, 11, 13, 17, 18, 19, 20] };
     for plan in NttPlan::COMPARED {
         for bitrev in NttBitrev::ALL {
@@ -357,6 +364,30 @@ fn check_ntt(gpu: &Gpu, ntt: &Ntt, rng: &mut ChaCha8Rng, log_n: u32, len: usize,
     let got = ntt.ntt(gpu, &v, log_n, dir, coset)?;
     let want = ntt_ref(&v, log_n, dir == NttDirection::Inverse, coset);
     Ok(got.iter().zip(&want).position(|(g, w)| g != w).map(|i| format!("differs from the CPU NTT at index {i}")))
+}
+
+/// A pooled a/b/c upload over several locked pieces (the engine's vectors at 2^22 and above are
+/// 128 MiB to 4 GiB, locked 256 MiB at a time): `words` words from an odd offset into their
+/// allocation, locked as the pool locks them, copied in place, downloaded and compared word
+/// for word.
+fn check_locked_upload(gpu: &Gpu, rng: &mut ChaCha8Rng, words: usize) -> Result<Option<String>, GpuError> {
+    let seed: u32 = rng.gen();
+    let host: Vec<u32> = (0..words as u32 + 3).map(|i| i.wrapping_mul(2_654_435_761).wrapping_add(seed)).collect();
+    let src = &host[3..];
+    // SAFETY: `host` outlives the lock, dropped below.
+    let Some(lock) = (unsafe { gpu.pin_portable(src.as_ptr() as *mut std::ffi::c_void, std::mem::size_of_val(src)) })? else {
+        return Ok(Some("the host memory could not be page-locked".into()));
+    };
+    let (buf, _) = gpu.upload_locked(src, src.len() + 5)?.finish(gpu)?;
+    let back = gpu.download_words(&buf.slice(..), "pooled upload check")?;
+    drop(lock);
+    if let Some(i) = back[..src.len()].iter().zip(src).position(|(a, b)| a != b) {
+        return Ok(Some(format!("word {i} of {} differs after the in-place copy", src.len())));
+    }
+    if back[src.len()..].iter().any(|&w| w != 0) {
+        return Ok(Some("the padding past the copied words is not zero".into()));
+    }
+    Ok(None)
 }
 
 fn check_h(gpu: &Gpu, ntt: &Ntt, rng: &mut ChaCha8Rng, log_n: u32) -> Result<Option<String>, GpuError> {
