@@ -53,6 +53,10 @@ pub struct Floors {
     pub cpu_floor_s_per_proof: Option<f64>,
 }
 
+/// A steady state under this share of the best floor is not one (see `analyze`): the floors
+/// are estimates from medians, so a run a few per cent under one is within their error.
+const BELOW_FLOOR: f64 = 0.95;
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     /// `gpu`, `synthesis`, `cpu_prep/finalize`, `dispatch/lock` or `unknown`.
@@ -61,7 +65,8 @@ pub struct Verdict {
     pub headline: String,
     pub measured_s_per_proof: Option<f64>,
     /// `steady_state`, or `total` (one proof only, or every synthesis started before the first
-    /// completion: the steady window then only drains what was synthesised up front).
+    /// completion: the steady window then only drains what was synthesised up front), or
+    /// `partition_rate` (the steady state fell below a floor: too few proofs to space evenly).
     pub measured_basis: Option<String>,
     pub best_floor_s_per_proof: Option<f64>,
     /// Best floor ÷ measured, 0..≈1: how close the run is to its bound.
@@ -347,7 +352,30 @@ pub fn decide<'a>(
         _ => (None, None),
     };
     let drained_only = basis == Some("total") && throughput.steady_state_s_per_proof.is_some();
+    // A steady state faster than a floor is not one: with a few proofs whose partitions
+    // interleave, a late partition of the first proof stretches the work the window holds
+    // beyond the proofs it counts (run 146 at 2^27: 22.99 s/proof over four proofs against a
+    // GPU floor of 31.9). The partition rate, n × partitions samples of the same rate, is
+    // measured instead when it is not below the floor itself.
+    let top_floor = [f.gpu_floor_s_per_proof, f.synthesis_floor_s_per_proof, f.cpu_floor_s_per_proof].into_iter().flatten().fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+    let below_floor = match (basis, measured, top_floor) {
+        (Some("steady_state"), Some(m), Some(fl)) if m < fl * BELOW_FLOOR => Some((m, fl)),
+        _ => None,
+    };
+    let (measured, basis) = match (below_floor, throughput.partition_rate_s_per_proof) {
+        (Some((_, fl)), Some(r)) if r >= fl * BELOW_FLOOR => (Some(r), Some("partition_rate")),
+        _ => (measured, basis),
+    };
     let mut ev = Vec::new();
+    if let Some((m, fl)) = below_floor {
+        ev.push(format!(
+            "the steady state ({} s/proof, first → last of {} completions) is below the best floor ({} s/proof): too few proofs for their completions to space evenly (an early proof's late partition), so it is not a steady state{}",
+            num(m),
+            throughput.proofs_completed,
+            num(fl),
+            if basis == Some("partition_rate") { "; the partition rate is measured instead" } else { "; read the figures below with care" }
+        ));
+    }
     if drained_only {
         ev.push(format!(
             "every synthesis started before the first proof completed: the steady state ({} s/proof) only drains work synthesised up front, so the total is measured",
@@ -358,7 +386,11 @@ pub fn decide<'a>(
         ev.push(format!(
             "measured: {} s/proof ({}) over {} completed proofs; total incl. warm-up {}",
             format_args!("{m:.2}"),
-            if basis == Some("steady_state") { "steady state, first → last completion" } else { "run start → completion" },
+            match basis {
+                Some("steady_state") => "steady state, first → last completion",
+                Some("partition_rate") => "partition rate, first → last partition completion",
+                _ => "run start → completion",
+            },
             throughput.proofs_completed,
             throughput.total_s_per_proof.map_or("n/a".into(), |t| format!("{t:.2} s/proof")),
         ));
@@ -496,7 +528,11 @@ pub fn decide<'a>(
         "memory" => "host-RAM",
         _ => "dispatch/lock",
     };
-    let basis_txt = if basis == Some("total") { "overall" } else { "in steady state" };
+    let basis_txt = match basis {
+        Some("total") => "overall",
+        Some("partition_rate") => "by partition rate",
+        _ => "in steady state",
+    };
     match (measured, best) {
         (None, _) => {
             v.binding = "unknown".into();
@@ -588,6 +624,33 @@ mod tests {
         r.spans = vec![Span::new(SpanKind::Synthesis, 100 * ms, 200 * ms).job("a").partition(0), Span::new(SpanKind::Synthesis, 150 * ms, 300 * ms).job("a").partition(1)];
         r.counters = samples.iter().map(|&(t, v)| Counter { name: counters::CPU_BUSY_CORES.into(), t_ns: t * ms, value: v, device: None }).collect();
         r
+    }
+
+    #[test]
+    fn a_steady_state_below_the_floor_gives_way_to_the_partition_rate() {
+        // Three proofs of two partitions on one device, 100 ms a call back to back; proof a's
+        // second partition runs last. Completions b 300, c 500, a 600 ms: the steady state is
+        // 150 ms a proof, below the GPU floor of 2 × 100 = 200; partitions complete every
+        // 100 ms: 200 ms a proof by partition rate.
+        let ms = 1_000_000u64;
+        let mut r = Run::new(RunMeta::new("prover"));
+        let order = [("a", 0), ("b", 0), ("b", 1), ("c", 0), ("c", 1), ("a", 1)];
+        for (i, (job, p)) in order.into_iter().enumerate() {
+            let t = i as u64 * 100 * ms;
+            r.spans.push(Span::new(SpanKind::Synthesis, t.saturating_sub(60 * ms), t).job(job).partition(p));
+            let mut g = Span::new(SpanKind::Gpu, t, t + 100 * ms).job(job).partition(p);
+            g.device = Some(0);
+            g.worker = Some(0);
+            r.spans.push(g);
+        }
+        r.normalize();
+        let s = crate::analysis::summarize(&r, &crate::analysis::AnalyzeOptions::default());
+        assert!((s.throughput.steady_state_s_per_proof.unwrap() - 0.15).abs() < 1e-9);
+        let v = &s.verdict;
+        assert_eq!(v.measured_basis.as_deref(), Some("partition_rate"), "{v:?}");
+        assert!((v.measured_s_per_proof.unwrap() - 0.2).abs() < 1e-9, "{v:?}");
+        assert!(v.headline.contains("by partition rate"), "{}", v.headline);
+        assert!(v.evidence.iter().any(|e| e.contains("is below the best floor") && e.contains("not a steady state")), "{:?}", v.evidence);
     }
 
     #[test]
