@@ -779,7 +779,8 @@ mod tests {
         assert_eq!(" fast ".parse::<NttBitrev>().unwrap_err(), "unknown NTT bit reversal \"fast\" (expected plain, tile or fused)");
         assert_eq!("mont".parse::<NttMul>().unwrap_err(), "unknown NTT product \"mont\" (expected cios or eo)");
         assert_eq!(" registered ".parse::<AbcUpload>().unwrap(), AbcUpload::Registered);
-        assert_eq!("pinned".parse::<AbcUpload>().unwrap_err(), "unknown a/b/c upload \"pinned\" (expected staged or registered)");
+        assert_eq!(" pooled".parse::<AbcUpload>().unwrap(), AbcUpload::Pooled);
+        assert_eq!("pinned".parse::<AbcUpload>().unwrap_err(), "unknown a/b/c upload \"pinned\" (expected staged, registered or pooled)");
         // The defaults are the measured winners.
         let d = CudaSettings::default();
         assert_eq!((d.params, d.msm_batch, d.msm_precomp, d.stream_chunk), (ParamsMode::Auto, MsmBatch::On, ShiftChoice::Off, None));
