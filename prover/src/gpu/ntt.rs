@@ -325,25 +325,30 @@ impl Gpu {
                 return Err(GpuError::input("upload_abc", format!("{name} has {} values, over the domain 2^{log_n}", v.len())));
             }
         }
-        if how == AbcUpload::Pooled {
-            let r = self.upload_pooled([a, b, c], pinned, n);
-            if r.is_err() {
-                // A copy may still read a pooled vector that its lease is about to hand back.
-                let _ = self.wait_copies();
-            }
-            return r;
+        // Pooled: the page-locked ones are copied in place, the others staged.
+        let in_place = if how == AbcUpload::Pooled { pinned } else { [false; 3] };
+        let r = self.upload_abc_with([a, b, c], how, in_place, n);
+        if r.is_err() && in_place.contains(&true) {
+            // A copy may still read a pooled vector that its lease is about to hand back.
+            let _ = self.wait_copies();
         }
+        r
+    }
+
+    /// [`Gpu::upload_abc`] once checked: registered, or each of a, b, c copied in place
+    /// (`in_place`, [`Gpu::upload_locked`]) or staged; all finished before it returns.
+    fn upload_abc_with(&self, abc: [&[Scalar]; 3], how: AbcUpload, in_place: [bool; 3], n: usize) -> Result<UploadedAbc, GpuError> {
         let registered = match how {
-            AbcUpload::Registered => self.upload_registered(&[scalar_words(a), scalar_words(b), scalar_words(c)], n * 8)?,
+            AbcUpload::Registered => self.upload_registered(&abc.map(scalar_words), n * 8)?,
             AbcUpload::Staged | AbcUpload::Pooled => None,
         };
         let (ups, lock) = match registered {
             Some((ups, lock)) => (ups, Some(lock)),
             None => {
                 let mut ups = Vec::with_capacity(3);
-                for v in [a, b, c] {
+                for (v, locked) in abc.into_iter().zip(in_place) {
                     let words = scalar_words(v);
-                    ups.push(self.upload_words(words.len(), n * 8, 8, |off, dst| super::device::par_copy(dst, &words[off..off + dst.len()]))?);
+                    ups.push(if locked { self.upload_locked(words, n * 8)? } else { self.upload_words(words.len(), n * 8, 8, |off, dst| super::device::par_copy(dst, &words[off..off + dst.len()]))? });
                 }
                 (ups, None)
             }
@@ -356,24 +361,6 @@ impl Gpu {
             bufs.push(buf);
         }
         Ok((bufs, times, lock))
-    }
-
-    /// [`Gpu::upload_abc`] with `how` = pooled: the page-locked ones copied in place
-    /// ([`Gpu::upload_locked`]), the others staged; all finished before it returns.
-    fn upload_pooled(&self, abc: [&[Scalar]; 3], pinned: [bool; 3], n: usize) -> Result<UploadedAbc, GpuError> {
-        let mut ups = Vec::with_capacity(3);
-        for (v, locked) in abc.into_iter().zip(pinned) {
-            let words = scalar_words(v);
-            ups.push(if locked { self.upload_locked(words, n * 8)? } else { self.upload_words(words.len(), n * 8, 8, |off, dst| super::device::par_copy(dst, &words[off..off + dst.len()]))? });
-        }
-        let mut times = UploadTimes::default();
-        let mut bufs = Vec::with_capacity(3);
-        for u in ups {
-            let (buf, t) = u.finish(self)?;
-            times.add(&t);
-            bufs.push(buf);
-        }
-        Ok((bufs, times, None))
     }
 }
 
