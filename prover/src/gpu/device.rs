@@ -277,18 +277,23 @@ impl Drop for HostLock {
     }
 }
 
-/// [`Gpu::pin_portable`] on a context and its copy stream (which the lock's drop waits for).
+/// `CU_MEMHOSTREGISTER_PORTABLE`: locked for the copies of every context (device).
+const PORTABLE: u32 = 0x01;
+
+/// Page-locks the `bytes` bytes at `ptr` piece by piece ([`lock_pieces`]) with the driver's
+/// registration `flags`, for copies on `copy` (which the lock's drop waits for): what
+/// [`Gpu::lock_host`] and [`Gpu::pin_portable`] both do. `None` when a piece could not be
+/// locked (what was locked is unlocked).
 ///
 /// # Safety
 /// As [`Gpu::pin_portable`].
-unsafe fn pin_portable_on(ctx: &Arc<CudaContext>, copy: &Arc<CudaStream>, ptr: *mut std::ffi::c_void, bytes: usize) -> Result<Option<HostLock>, GpuError> {
-    const PORTABLE: u32 = 0x01; // CU_MEMHOSTREGISTER_PORTABLE
+unsafe fn lock_in_pieces(ctx: &Arc<CudaContext>, copy: &Arc<CudaStream>, ptr: *mut std::ffi::c_void, bytes: usize, flags: u32) -> Result<Option<HostLock>, GpuError> {
     ctx.bind_to_thread().ctx("binding the context (cuMemHostRegister)")?;
     let mut locked = HostLock::new(copy);
     let base = ptr as usize;
     for (off, len) in lock_pieces(base, bytes, REGISTER_PIECE_BYTES) {
         // SAFETY: the piece lies inside the caller's allocation (the contract above).
-        if !unsafe { locked.lock_with((base + off) as *mut std::ffi::c_void, len, PORTABLE) } {
+        if !unsafe { locked.lock_with((base + off) as *mut std::ffi::c_void, len, flags) } {
             return Ok(None);
         }
     }
@@ -580,17 +585,9 @@ impl Gpu {
     /// uploads beside it. `None` when a piece could not be locked (what was locked is
     /// unlocked). Drop the lock before `src` is freed.
     pub(crate) fn lock_host(&self, src: &[u32]) -> Result<Option<HostLock>, GpuError> {
-        self.ctx.bind_to_thread().ctx("binding the context (cuMemHostRegister)")?;
-        let mut locked = HostLock::new(&self.staging.copy);
-        let base = src.as_ptr() as usize;
-        for (off, len) in lock_pieces(base, std::mem::size_of_val(src), REGISTER_PIECE_BYTES) {
-            // SAFETY: the piece lies inside `src`, a live allocation the caller keeps until it
-            // drops the returned lock (documented above).
-            if !unsafe { locked.lock((base + off) as *mut std::ffi::c_void, len) } {
-                return Ok(None);
-            }
-        }
-        Ok(Some(locked))
+        // SAFETY: `src` is a live allocation the caller keeps until it drops the returned lock
+        // (documented above).
+        unsafe { lock_in_pieces(&self.ctx, &self.staging.copy, src.as_ptr() as *mut std::ffi::c_void, std::mem::size_of_val(src), 0) }
     }
 
     /// Page-locks the `bytes` bytes at `ptr` for the copies of every device (portable), piece
@@ -602,7 +599,7 @@ impl Gpu {
     /// returned lock is dropped.
     pub(crate) unsafe fn pin_portable(&self, ptr: *mut std::ffi::c_void, bytes: usize) -> Result<Option<HostLock>, GpuError> {
         // SAFETY: the caller's contract.
-        unsafe { pin_portable_on(&self.ctx, &self.staging.copy, ptr, bytes) }
+        unsafe { lock_in_pieces(&self.ctx, &self.staging.copy, ptr, bytes, PORTABLE) }
     }
 
     /// [`Gpu::pin_portable`] as the engine's a/b/c pool calls it ([`crate::abc_pool::Pinner`]):
@@ -612,7 +609,7 @@ impl Gpu {
         Arc::new(move |ptr, bytes| {
             // SAFETY: the pool locks a vector it owns, and drops the lock before the vector
             // (`abc_pool::Slab`'s field order).
-            match unsafe { pin_portable_on(&ctx, &copy, ptr, bytes) } {
+            match unsafe { lock_in_pieces(&ctx, &copy, ptr, bytes, PORTABLE) } {
                 Ok(Some(l)) => Some(Box::new(l) as crate::abc_pool::Keep),
                 Ok(None) => None,
                 Err(e) => {
@@ -632,26 +629,47 @@ impl Gpu {
     /// waits for them; a caller that fails before finishing it must [`Gpu::wait_copies`] before
     /// the memory is written again.
     pub(crate) fn upload_locked(&self, src: &[u32], dev_len: usize) -> Result<Upload, GpuError> {
+        self.ctx.bind_to_thread().ctx("binding the context (pooled copy)")?;
+        // Nothing to lock: the only `None` (a piece refused) cannot come.
+        self.upload_in_pieces(src, dev_len, None)?.ok_or_else(|| GpuError::input("upload", "an in-place upload without a lock was refused"))
+    }
+
+    /// `src` into a new device buffer of `dev_len` words (the rest zero), one copy per piece
+    /// of [`lock_pieces`] on the copy stream — with `lock`, each piece page-locked into it
+    /// first and its copy queued at once (registered: `None` when a piece cannot be locked);
+    /// without, `src` locked already in the same pieces (pooled). The context is bound.
+    fn upload_in_pieces(&self, src: &[u32], dev_len: usize, mut lock: Option<&mut HostLock>) -> Result<Option<Upload>, GpuError> {
         let copy = &self.staging.copy;
+        let since = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let t0 = std::time::Instant::now();
         let mut buf = self.upload_buf(src.len(), dev_len)?;
-        let alloc_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let t1 = std::time::Instant::now();
-        self.ctx.bind_to_thread().ctx("binding the context (pooled copy)")?;
+        let alloc_ms = since(t0);
+        let (mut lock_ms, mut queue_ms) = (0.0, 0.0);
         let start = copy.record_event(timing).ctx("cuEventRecord")?;
         let base = src.as_ptr() as usize;
         for (off, len) in lock_pieces(base, std::mem::size_of_val(src), REGISTER_PIECE_BYTES) {
+            let ptr = (base + off) as *mut std::ffi::c_void;
+            if let Some(l) = lock.as_deref_mut() {
+                let t1 = std::time::Instant::now();
+                // SAFETY: `ptr .. ptr + len` lies inside `src`, a live allocation borrowed for
+                // this whole call; the caller drops the lock before it frees the source.
+                let ok = unsafe { l.lock(ptr, len) };
+                lock_ms += since(t1);
+                if !ok {
+                    return Ok(None);
+                }
+            }
+            let t2 = std::time::Instant::now();
             let (dst, _record) = buf.device_ptr_mut(copy);
-            // SAFETY: the piece lies in `src`, page-locked and borrowed for this call; the
-            // caller keeps it unwritten until the upload is finished (or the copies waited
-            // for); `buf` holds at least `src.len()` words.
-            let r = unsafe { cudarc::driver::sys::cuMemcpyHtoDAsync_v2(dst + off as u64, (base + off) as *const std::ffi::c_void, len, copy.cu_stream()) };
-            r.result().ctx("cuMemcpyHtoDAsync (pooled)")?;
+            // SAFETY: the piece is page-locked (above, or by the caller) until the copies are
+            // waited for, and unwritten meanwhile; `buf` holds at least `src.len()` words.
+            let r = unsafe { cudarc::driver::sys::cuMemcpyHtoDAsync_v2(dst + off as u64, ptr as *const std::ffi::c_void, len, copy.cu_stream()) };
+            r.result().ctx("cuMemcpyHtoDAsync (in place)")?;
+            queue_ms += since(t2);
         }
         let end = copy.record_event(timing).ctx("cuEventRecord")?;
-        let queue_ms = t1.elapsed().as_secs_f64() * 1e3;
-        Ok(Upload { buf, copies: vec![(start, end)], pinned: true, alloc_ms, staging_ms: 0.0, fill_ms: 0.0, queue_ms, lock_ms: 0.0 })
+        Ok(Some(Upload { buf, copies: vec![(start, end)], pinned: true, alloc_ms, staging_ms: 0.0, fill_ms: 0.0, queue_ms, lock_ms }))
     }
 
     /// Waits for every copy queued on the copy stream (an upload abandoned on an error path,
@@ -686,41 +704,16 @@ impl Gpu {
     /// must do after the uploads are finished (dropping it then only unlocks) and before it
     /// frees the sources.
     pub(crate) fn upload_registered(&self, srcs: &[&[u32]], dev_len: usize) -> Result<Option<(Vec<Upload>, HostLock)>, GpuError> {
-        let copy = &self.staging.copy;
-        let since = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
-        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         self.ctx.bind_to_thread().ctx("binding the context (cuMemHostRegister)")?;
         // Dropped on every path out of here before the uploads are finished: it waits for the
         // copy stream first.
-        let mut locked = HostLock::new(copy);
+        let mut locked = HostLock::new(&self.staging.copy);
         let mut ups = Vec::with_capacity(srcs.len());
         for src in srcs {
-            let t0 = std::time::Instant::now();
-            let mut buf = self.upload_buf(src.len(), dev_len)?;
-            let alloc_ms = since(t0);
-            let (mut lock_ms, mut queue_ms) = (0.0, 0.0);
-            let start = copy.record_event(timing).ctx("cuEventRecord")?;
-            let base = src.as_ptr() as usize;
-            for (off, len) in lock_pieces(base, std::mem::size_of_val(*src), REGISTER_PIECE_BYTES) {
-                let ptr = (base + off) as *mut std::ffi::c_void;
-                let t1 = std::time::Instant::now();
-                // SAFETY: `ptr .. ptr + len` lies inside `src`, a live allocation borrowed for
-                // this whole call; the caller drops `locked` before it frees the sources.
-                let ok = unsafe { locked.lock(ptr, len) };
-                lock_ms += since(t1);
-                if !ok {
-                    return Ok(None);
-                }
-                let t2 = std::time::Instant::now();
-                let (dst, _record) = buf.device_ptr_mut(copy);
-                // SAFETY: the piece is page-locked (above) until `locked` is dropped, which
-                // waits for this stream first; `buf` holds at least `src.len()` words.
-                let r = unsafe { cudarc::driver::sys::cuMemcpyHtoDAsync_v2(dst + off as u64, ptr as *const std::ffi::c_void, len, copy.cu_stream()) };
-                r.result().ctx("cuMemcpyHtoDAsync (registered)")?;
-                queue_ms += since(t2);
+            match self.upload_in_pieces(src, dev_len, Some(&mut locked))? {
+                Some(u) => ups.push(u),
+                None => return Ok(None),
             }
-            let end = copy.record_event(timing).ctx("cuEventRecord")?;
-            ups.push(Upload { buf, copies: vec![(start, end)], pinned: true, alloc_ms, staging_ms: 0.0, fill_ms: 0.0, queue_ms, lock_ms });
         }
         Ok(Some((ups, locked)))
     }
