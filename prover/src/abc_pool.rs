@@ -124,7 +124,7 @@ pub struct Lease {
 impl Lease {
     /// Whether the vector is still in the memory the pool made (not reallocated).
     fn intact(&self) -> bool {
-        self.slab.as_ref().is_some_and(|s| s.ptr == self.v.as_ptr() as usize && s.cap == self.v.capacity())
+        self.slab.as_ref().is_some_and(|s| s.made(&self.v))
     }
 }
 
@@ -149,8 +149,13 @@ struct Slab {
 }
 
 impl Slab {
+    /// Whether `v` is in the memory this slab was made with.
+    fn made(&self, v: &Vec<Scalar>) -> bool {
+        self.ptr == v.as_ptr() as usize && self.cap == v.capacity()
+    }
+
     fn intact(&self) -> bool {
-        self.ptr == self.v.as_ptr() as usize && self.cap == self.v.capacity()
+        self.made(&self.v)
     }
 }
 
@@ -192,15 +197,6 @@ impl AbcPool {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Scalars per vector.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     pub fn stats(&self) -> PoolStats {

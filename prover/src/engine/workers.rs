@@ -77,7 +77,7 @@ fn admit(sh: &Shared) -> Result<(Reservation, Option<[Evals; 3]>), BudgetError> 
             };
             return Ok((r, Some(set)));
         }
-        let r = match sh.ram.try_reserve(WORKING_SET, p.synthesis()) {
+        let mut r = match sh.ram.try_reserve(WORKING_SET, p.synthesis()) {
             Err(BudgetError::WouldBlock { free, .. }) => {
                 let _e = wait.get_or_insert_with(|| ram_wait(sh, p.synthesis(), free)).enter();
                 match sh.ram.reserve_unless(WORKING_SET, p.synthesis(), POOL_POLL, &|| pool.has_idle_set())? {
@@ -88,7 +88,6 @@ fn admit(sh: &Shared) -> Result<(Reservation, Option<[Evals; 3]>), BudgetError> 
             }
             r => r?,
         };
-        let mut r = r;
         let set = pool.make(|| Box::new(r.split_off(p.abc)));
         return Ok((r, set));
     }
