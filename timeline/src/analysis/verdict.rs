@@ -357,8 +357,13 @@ pub fn decide<'a>(
     // beyond the proofs it counts (run 146 at 2^27: 22.99 s/proof over four proofs against a
     // GPU floor of 31.9). The partition rate, n × partitions samples of the same rate, is
     // measured instead when it is not below the floor itself.
-    let top_floor = [f.gpu_floor_s_per_proof, f.synthesis_floor_s_per_proof, f.cpu_floor_s_per_proof].into_iter().flatten().fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
-    let below_floor = match (basis, measured, top_floor) {
+    let floors = [
+        ("gpu", f.gpu_floor_s_per_proof),
+        ("synthesis", f.synthesis_floor_s_per_proof),
+        ("cpu_prep/finalize", f.cpu_floor_s_per_proof),
+    ];
+    let best = floors.iter().filter_map(|(n, v)| v.map(|v| (*n, v))).max_by(|a, b| a.1.total_cmp(&b.1));
+    let below_floor = match (basis, measured, best.map(|b| b.1)) {
         (Some("steady_state"), Some(m), Some(fl)) if m < fl * BELOW_FLOOR => Some((m, fl)),
         _ => None,
     };
@@ -500,12 +505,6 @@ pub fn decide<'a>(
         ev.push(t.clone());
     }
 
-    let floors = [
-        ("gpu", f.gpu_floor_s_per_proof),
-        ("synthesis", f.synthesis_floor_s_per_proof),
-        ("cpu_prep/finalize", f.cpu_floor_s_per_proof),
-    ];
-    let best = floors.iter().filter_map(|(n, v)| v.map(|v| (*n, v))).max_by(|a, b| a.1.total_cmp(&b.1));
     let mut v = Verdict {
         measured_s_per_proof: measured,
         measured_basis: basis.map(str::to_string),
