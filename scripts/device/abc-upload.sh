@@ -12,14 +12,7 @@ bash scripts/device/unpack.sh >/dev/null || exit 2
 OUT=${OUT:-/tmp/abc-upload}
 BIN=${BIN:-dist/proofscope}
 mkdir -p "$OUT"
-{
-  date -u +%FT%TZ
-  echo "binary from commit $(cat dist/COMMIT 2>/dev/null || echo unknown)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
-  echo "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>&1)"
-  nproc; free -g | head -2
-  timeout 60 "$BIN" circuit --constraints 2^20 --threads 16 --concurrent 1 --synthesis-bench --reps 1 --skip-circuit 2>&1 | grep triad
-} > "$OUT/machine.txt" 2>&1
+BIN=$BIN bash scripts/device/machine.sh > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 
 timeout 200 "$BIN" gpu check --quick > "$OUT/check.txt" 2>&1
