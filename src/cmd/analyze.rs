@@ -236,7 +236,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 Some(f) => {
                     std::io::copy(f, &mut o)?;
                 }
-                None => serde_json::to_writer_pretty(&mut o, &summary)?,
+                None => timeline::export::summary_json::write(&mut o, &summary)?,
             }
             writeln!(o)?;
             o.flush()?;
@@ -586,7 +586,7 @@ pub fn write_outputs_with(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super
             // Buffered here: serde_json writes token by token, and through `dyn Write`
             // each token was a call.
             let mut b = std::io::BufWriter::with_capacity(1 << 20, w);
-            serde_json::to_writer_pretty(&mut b, summary)?;
+            timeline::export::summary_json::write(&mut b, summary)?;
             b.flush()
         })
     });

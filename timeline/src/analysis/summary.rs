@@ -128,11 +128,17 @@ pub struct Summary {
     pub verdict: Verdict,
     pub throughput: Throughput,
     pub utilization: Utilization,
+    // The four large tables: serialised as a `Vec` is, except inside
+    // `export::summary_json::write`, which writes their rows on two threads.
+    #[serde(serialize_with = "crate::export::summary_json::rows")]
     pub idle_gaps: Vec<IdleGap>,
     pub idle_gap_totals: GapTotals,
+    #[serde(serialize_with = "crate::export::summary_json::rows")]
     pub cross_job_transitions: Vec<Transition>,
     pub phases: Phases,
+    #[serde(serialize_with = "crate::export::summary_json::rows")]
     pub jobs: Vec<JobRow>,
+    #[serde(serialize_with = "crate::export::summary_json::rows")]
     pub partitions: Vec<PartitionRow>,
     /// Peak host RSS and device memory (from the counters; empty without them).
     pub memory: Memory,

@@ -160,14 +160,15 @@ pub(crate) struct Ev {
 
 type Key = (u32, Option<u32>);
 
-/// What one line was (stage 1, on the reading thread).
+/// What one line was (stage 1, on a decoding thread).
 pub(crate) enum What {
     /// An ordinary log line.
     Ignored,
     /// A TIMELINE line that cannot be used, with the reason.
     Bad(String),
-    /// An event; `new_job` carries the job id the first time it is seen (ids are dense, in
-    /// order of first appearance, so the assembler can rebuild the table).
+    /// An event; `new_job` carries the job id the first time the chunk's decoder sees it
+    /// (a decoder's ids are dense, in order of first appearance, so the assembler maps
+    /// them onto the run's table).
     Event { ev: Ev, new_job: Option<String> },
 }
 
@@ -179,7 +180,8 @@ pub(crate) struct Item {
     new_host: Option<String>,
 }
 
-/// Stage 1: line → [`Item`], interning job ids as it goes.
+/// Stage 1: line → [`Item`], interning job ids as it goes (one decoder per chunk of
+/// lines, see [`super::lines`]).
 #[derive(Default)]
 pub(crate) struct Decoder {
     job_ids: FxHashMap<String, u32>,
@@ -243,33 +245,52 @@ fn superseded(d: &mut crate::event::Diagnostics, prev: &Ev, next: &Ev) {
     d.reject(prev.line, format!("{} never ended: another one for the same job and partition follows on line {} before its end; dropped", prev.event.as_str(), next.line));
 }
 
-/// Stage 2: count, sort by offset and pair the events into spans.
-pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
+/// Stage 2: count, sort by offset and pair the events into spans. The batches come in
+/// input order, each from a decoder of its own: a batch's job ids are its own (dense, in
+/// order of first appearance), mapped here onto the run's table.
+pub(crate) fn assemble(batches: &mut dyn Iterator<Item = Vec<(u64, Item)>>) -> Run {
     let mut run = Run::new(RunMeta::new("cuzk-log"));
     run.diagnostics.format = "cuzk".into();
     let mut jobs: Vec<String> = Vec::new();
+    let mut job_ids: FxHashMap<String, u32> = FxHashMap::default();
+    // The batch's job ids → the run's.
+    let mut remap: Vec<u32> = Vec::new();
     let mut evs: Vec<Ev> = Vec::new();
     let mut wrappers = [0u64; Wrapper::ALL.len()];
-    for (n, item) in items {
-        run.diagnostics.lines_total += 1;
-        if let Some(h) = item.new_host {
-            run.meta.host.get_or_insert(h);
-        }
-        let w = item.wrapper;
-        match item.what {
-            What::Ignored => run.diagnostics.lines_ignored += 1,
-            What::Bad(msg) => {
-                wrappers[w as usize] += 1;
-                run.diagnostics.event_lines += 1;
-                run.diagnostics.reject(n, msg);
+    for batch in batches {
+        // A new batch: its ids start again from 0.
+        remap.clear();
+        for (n, item) in batch {
+            run.diagnostics.lines_total += 1;
+            if let Some(h) = item.new_host {
+                run.meta.host.get_or_insert(h);
             }
-            What::Event { ev, new_job } => {
-                wrappers[w as usize] += 1;
-                run.diagnostics.event_lines += 1;
-                if let Some(j) = new_job {
-                    jobs.push(j);
+            let w = item.wrapper;
+            match item.what {
+                What::Ignored => run.diagnostics.lines_ignored += 1,
+                What::Bad(msg) => {
+                    wrappers[w as usize] += 1;
+                    run.diagnostics.event_lines += 1;
+                    run.diagnostics.reject(n, msg);
                 }
-                evs.push(ev);
+                What::Event { mut ev, new_job } => {
+                    wrappers[w as usize] += 1;
+                    run.diagnostics.event_lines += 1;
+                    if let Some(j) = new_job {
+                        let id = match job_ids.get(&j) {
+                            Some(&id) => id,
+                            None => {
+                                let id = jobs.len() as u32;
+                                job_ids.insert(j.clone(), id);
+                                jobs.push(j);
+                                id
+                            }
+                        };
+                        remap.push(id);
+                    }
+                    ev.job = remap[ev.job as usize];
+                    evs.push(ev);
+                }
             }
         }
     }

@@ -19,7 +19,7 @@ fn parse_record(t: &str) -> Result<Record, serde_json::Error> {
     serde_json::from_str::<Record>(t)
 }
 
-/// One decoded line (stage 1, on the reading thread). Not boxed: an allocation per line
+/// One decoded line (stage 1, on a decoding thread). Not boxed: an allocation per line
 /// would cost more than moving the (rare, large) `meta` variant.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Item {
@@ -51,8 +51,8 @@ pub(crate) fn decode(line: &str) -> Item {
     }
 }
 
-/// Stage 2: check and collect the records.
-pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
+/// Stage 2: check and collect the records (the batches come in input order).
+pub(crate) fn assemble(batches: &mut dyn Iterator<Item = Vec<(u64, Item)>>) -> Run {
     let mut run = Run::default();
     run.diagnostics.format = "jsonl".into();
     let mut meta_seen = false;
@@ -61,7 +61,7 @@ pub(crate) fn assemble(items: &mut dyn Iterator<Item = (u64, Item)>) -> Run {
     let too_late = |t: u64| t > MAX_TIME_NS;
     // Each job id once, shared by its spans (serde gives every span an allocation of its own).
     let mut ids: rustc_hash::FxHashSet<JobId> = Default::default();
-    for (n, item) in items {
+    for (n, item) in batches.flatten() {
         run.diagnostics.lines_total += 1;
         let rec = match item {
             Item::Blank => {

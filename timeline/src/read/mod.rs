@@ -13,6 +13,7 @@
 pub mod chrome;
 pub mod cuzk;
 pub mod jsonl;
+pub mod lines;
 pub mod nsys;
 pub mod wrap;
 
@@ -174,7 +175,7 @@ pub fn read_str(text: &str, format: Option<Format>) -> Run {
 /// Read from any buffered reader; `name` is used in error messages.
 pub fn read_from<R: BufRead>(r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
     let t0 = std::time::Instant::now();
-    let run = read_inner(r, name, format)?;
+    let run = read_inner(r, name, format, lines::CHUNK_BYTES)?;
     let d = &run.diagnostics;
     tracing::debug!(
         "read {name}: format {}, {} lines ({} events, {} rejected, {} ignored), {} spans ({} open), {} counters in {:.1} ms",
@@ -191,7 +192,8 @@ pub fn read_from<R: BufRead>(r: R, name: &str, format: Option<Format>) -> Result
     Ok(run)
 }
 
-fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
+/// `chunk_bytes`: the size of the pieces the lines are decoded in ([`lines::CHUNK_BYTES`]).
+fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>, chunk_bytes: usize) -> Result<Run, ReadError> {
     // A Chrome trace is one JSON document, perhaps on one huge line: recognised from its
     // first bytes (read ahead, then read again through the chain) before any line is split.
     if format == Some(Format::NsysSqlite) {
@@ -210,43 +212,41 @@ fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>) -> Resul
     if chrome {
         return chrome::read(r, name);
     }
-    let mut lines = LineSource { inner: &mut r, name, line_no: 0, lent: 0, buf: Vec::new(), lossy: String::new(), binary: 0, samples: Vec::new() };
-    // Peek lines until the first non-blank one decides the format; keep them for the parser.
-    let mut pending: Vec<(u64, String)> = Vec::new();
-    let fmt = match format {
-        Some(f) => f,
-        None => loop {
-            match lines.next_line()? {
-                None => break Format::Jsonl,
-                Some((n, l)) => {
-                    let blank = l.trim().is_empty();
-                    let f = detect(l);
-                    pending.push((n, l.to_string()));
-                    if !blank {
-                        break f;
-                    }
-                }
-            }
-        },
+    let mut chunks = lines::ChunkReader::new(&mut r, name, chunk_bytes);
+    // The first non-blank line decides the format unless one is forced; the chunks read to
+    // find it (or the first one) are decoded first.
+    let (fmt, held) = match format {
+        Some(f) => (f, chunks.next_chunk()?.into_iter().collect()),
+        None => {
+            let (found, held) = chunks.detect(detect)?;
+            (found.unwrap_or(Format::Jsonl), held)
+        }
     };
-    let mut run = match fmt {
-        // (Recognised or forced above.)
-        Format::ChromeTrace => return chrome::read(lines.inner, name),
-        Format::NsysSqlite => return nsys::read_stream(lines.inner, name),
-        Format::Jsonl => pipeline(&mut lines, pending, |_, l| jsonl::decode(l), jsonl::assemble)?,
+    let (mut run, seen) = match fmt {
+        Format::Jsonl => lines::pipeline(&mut chunks, held, || |_, l: &str| jsonl::decode(l), jsonl::assemble)?,
+        // Chrome traces and Nsight exports were read above, forced or recognised: a line
+        // format is all that is left.
         cuzk_format => {
-            let mut dec = cuzk::Decoder::new(cuzk_format.wrapper());
-            pipeline(&mut lines, pending, move |n, l| dec.decode(n, l), cuzk::assemble)?
+            let wrapper = cuzk_format.wrapper();
+            lines::pipeline(
+                &mut chunks,
+                held,
+                || {
+                    let mut dec = cuzk::Decoder::new(wrapper);
+                    move |n, l: &str| dec.decode(n, l)
+                },
+                cuzk::assemble,
+            )?
         }
     };
     if fmt != Format::Jsonl && fmt != Format::Cuzk {
         run.diagnostics.format = format!("cuzk ({})", fmt.name());
     }
-    run.diagnostics.binary_lines = lines.binary;
+    run.diagnostics.binary_lines = seen.binary;
     judge_input(&mut run);
-    if run.spans.is_empty() && run.counters.is_empty() && !lines.samples.is_empty() {
+    if run.spans.is_empty() && run.counters.is_empty() && !seen.samples.is_empty() {
         // Say what the lines looked like: the user sees at once what was fed in.
-        let shapes: Vec<String> = lines.samples.iter().map(|(n, l)| format!("line {n}: {l}")).collect();
+        let shapes: Vec<String> = seen.samples.iter().map(|(n, l)| format!("line {n}: {l}")).collect();
         run.diagnostics.problem(format!("no event could be built; the first lines look like: {}", shapes.join(" | ")));
     }
     Ok(run)
@@ -285,137 +285,56 @@ pub fn unknown_schema(run: &Run) -> Option<u32> {
     (run.meta.schema_version > crate::event::SCHEMA_VERSION).then_some(run.meta.schema_version)
 }
 
-/// Lines decoded per batch sent from the reading thread to the assembling one.
-const BATCH: usize = 4096;
-
-/// Two stages on two threads (the target machine has two cores): this thread reads lines
-/// and decodes each into a format item (`decode`: the parsing proper); a scoped thread
-/// `assemble`s the items into a [`Run`] (counting, pairing, sorting). A read error stops
-/// the reading; the assembler sees the end of the input and the error is returned.
-fn pipeline<R: BufRead, I: Send>(
-    lines: &mut LineSource<'_, R>,
-    pending: Vec<(u64, String)>,
-    mut decode: impl FnMut(u64, &str) -> I,
-    assemble: impl FnOnce(&mut dyn Iterator<Item = (u64, I)>) -> Run + Send,
-) -> Result<Run, ReadError> {
-    std::thread::scope(|sc| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, I)>>(8);
-        let assembler = sc.spawn(move || {
-            let mut items = rx.into_iter().flatten();
-            assemble(&mut items)
-        });
-        let mut failed: Option<ReadError> = None;
-        let mut batch: Vec<(u64, I)> = Vec::with_capacity(BATCH);
-        for (n, l) in pending {
-            batch.push((n, decode(n, &l)));
-        }
-        loop {
-            match lines.next_line() {
-                Ok(Some((n, l))) => {
-                    batch.push((n, decode(n, l)));
-                    if batch.len() < BATCH {
-                        continue;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-            if tx.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH))).is_err() {
-                break;
-            }
-        }
-        if !batch.is_empty() {
-            let _ = tx.send(batch);
-        }
-        drop(tx);
-        let run = assembler.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(run),
-        }
-    })
-}
-
-/// Lines with their 1-based numbers; invalid UTF-8 is replaced, never fatal. A line is
-/// lent from the source's buffer until the next one is read (no allocation per line), and
-/// not copied when the buffer holds it whole (all but one line a buffer, 1 MiB): a copy of
-/// every line (`read_until`) was ~10 % of the reading thread on a 1M-event log.
-struct LineSource<'a, R: BufRead> {
-    inner: &'a mut R,
-    name: &'a str,
-    line_no: u64,
-    /// Bytes of the source's buffer lent as the last line, consumed before the next one.
-    lent: usize,
-    /// A line that runs past the end of the source's buffer, copied whole.
-    buf: Vec<u8>,
-    /// A line that is not valid UTF-8, with the invalid bytes replaced.
-    lossy: String,
-    /// Lines that are not text (invalid UTF-8, NUL bytes).
-    binary: u64,
-    /// The first non-blank lines (number, text cut to [`SAMPLE_CHARS`]): what the input
-    /// looked like, for the warning when nothing could be read from it.
-    samples: Vec<(u64, String)>,
-}
-
-/// How many first lines are kept to describe an input, and how much of each.
-const SAMPLES: usize = 3;
-const SAMPLE_CHARS: usize = 100;
-
-impl<R: BufRead> LineSource<'_, R> {
-    fn next_line(&mut self) -> Result<Option<(u64, &str)>, ReadError> {
-        let (name, line) = (self.name, self.line_no + 1);
-        let err = |source| ReadError::Io { path: name.to_string(), line, source };
-        self.inner.consume(std::mem::take(&mut self.lent));
-        // The line's end in the buffer, if it is there (the buffer is looked at again below:
-        // a borrow returned on one path only would hold `inner` on the other).
-        let end = memchr::memchr(b'\n', self.inner.fill_buf().map_err(err)?).map(|i| i + 1);
-        let mut line: &[u8] = match end {
-            Some(n) => {
-                self.lent = n;
-                &self.inner.fill_buf().map_err(err)?[..n]
-            }
-            None => {
-                // Past the buffer's end, or the last line: read (and copied) as before.
-                self.buf.clear();
-                if self.inner.read_until(b'\n', &mut self.buf).map_err(err)? == 0 {
-                    return Ok(None);
-                }
-                &self.buf
-            }
-        };
-        self.line_no += 1;
-        while let [rest @ .., b'\n' | b'\r'] = line {
-            line = rest;
-        }
-        let s: &str = match std::str::from_utf8(line) {
-            Ok(s) => {
-                if s.as_bytes().contains(&0) {
-                    self.binary += 1;
-                }
-                s
-            }
-            Err(_) => {
-                self.binary += 1;
-                self.lossy = String::from_utf8_lossy(line).into_owned();
-                &self.lossy
-            }
-        };
-        if self.samples.len() < SAMPLES && !s.trim().is_empty() {
-            let mut cut: String = s.chars().filter(|c| !c.is_control()).take(SAMPLE_CHARS).collect();
-            if s.chars().count() > SAMPLE_CHARS {
-                cut.push('…');
-            }
-            self.samples.push((self.line_no, cut));
-        }
-        Ok(Some((self.line_no, s)))
-    }
-}
-
 /// Convenience for callers holding any `Read`.
 pub fn read_any<R: Read>(r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
     read_from(BufReader::new(r), name, format)
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same run, whatever the size of the pieces the lines are decoded in: one piece
+    /// (decoded on the calling thread) or many (decoded on several threads, job ids
+    /// interned per piece and mapped back, samples and binary lines counted per piece).
+    #[test]
+    fn pieces_of_any_size_read_the_same_run() {
+        let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/fleet/");
+        let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
+        for f in ["host-a.log.gz", "host-b.log", "host-c.jsonl", "host-d.log"] {
+            let mut bytes = Vec::new();
+            decompressed(File::open(format!("{data}{f}")).unwrap()).unwrap().read_to_end(&mut bytes).unwrap();
+            inputs.push((f.to_string(), bytes));
+        }
+        inputs.push(("sample".into(), std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/cuzk-sample.log")).unwrap()));
+        let mut messy: Vec<u8> = b"\n  \r\n".to_vec();
+        for i in 0..400u32 {
+            let job = i % 37;
+            messy.extend_from_slice(format!("TIMELINE,{},SYNTH_START,job-{job},partition={}\r\n", i * 10, i % 3).as_bytes());
+            messy.extend_from_slice(format!("TIMELINE,{},SYNTH_END,job-{job},partition={},synth_ms=5\n", i * 10 + 5, i % 3).as_bytes());
+            match i % 50 {
+                7 => messy.extend_from_slice(b"bad \xff\xfe line\n"),
+                11 => messy.extend_from_slice(b"nul\0line\n"),
+                13 => messy.extend_from_slice(format!("TIMELINE,x,SYNTH_START,job-{job}\n").as_bytes()),
+                17 => messy.extend_from_slice(&[b'y'; 5000]),
+                _ => {}
+            }
+            if i == 200 {
+                // A daemon restart: offsets from 0 again.
+                messy.extend_from_slice(b"TIMELINE,0,SYNTH_START,job-0,partition=9\n");
+            }
+        }
+        messy.extend_from_slice(b"TIMELINE,99999,SYNTH_START,job-last,partition=0");
+        inputs.push(("messy".into(), messy));
+        inputs.push(("garbage".into(), b"\nnot a log\n\xffstill not\nnor this\nnor that\n".repeat(50)));
+        for (name, bytes) in &inputs {
+            let whole = read_inner(&bytes[..], name, None, lines::CHUNK_BYTES).unwrap();
+            assert!(whole.diagnostics.lines_total > 0, "{name}");
+            for chunk in [1, 64, 1000, 4096] {
+                let pieces = read_inner(&bytes[..], name, None, chunk).unwrap();
+                assert!(pieces == whole, "{name}: pieces of {chunk} bytes read another run");
+            }
+        }
+    }
+}
