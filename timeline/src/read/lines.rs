@@ -304,18 +304,20 @@ mod tests {
     /// run on across chunks.
     #[test]
     fn chunks_give_back_every_line_with_its_number() {
+        const CHUNK: usize = 4096;
         let mut log = String::new();
         for i in 0..20_000 {
             match i % 7 {
                 0 => log.push_str("\n"),
                 1 => log.push_str(&format!("line {i}\r\n")),
-                2 => log.push_str(&"x".repeat(CHUNK_BYTES / 3 + i)),
+                // Lines longer than a chunk, and shorter.
+                2 => log.push_str(&"x".repeat(CHUNK / 3 + i % (3 * CHUNK))),
                 _ => log.push_str(&format!("TIMELINE,{i},SYNTH_START,j{},partition=0\n", i / 10)),
             }
         }
         log.push_str("last line without newline");
         let mut src = std::io::BufReader::with_capacity(1000, log.as_bytes());
-        let mut r = ChunkReader::new(&mut src, "t", CHUNK_BYTES);
+        let mut r = ChunkReader::new(&mut src, "t", CHUNK);
         let mut got: Vec<(u64, String)> = Vec::new();
         let mut chunks = 0;
         while let Some(c) = r.next_chunk().unwrap() {
