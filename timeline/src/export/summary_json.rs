@@ -103,7 +103,17 @@ pub fn write<W: Write>(w: &mut W, summary: &Summary) -> io::Result<()> {
     if tables.iter().map(|(_, r)| r.len()).sum::<usize>() < SPLIT_ROWS {
         return serde_json::to_writer_pretty(w, summary).map_err(io::Error::from);
     }
-    let spliced = Cell::new(0usize);
+    // Before a byte is written: the tables the summary leaves empty here are exactly these
+    // (a table given the `rows` serializer but not listed would come out as `[]`).
+    let (outline, deferred) = {
+        let _defer = Defer::set();
+        (serde_json::to_value(summary).map_err(io::Error::from)?, Defer::count())
+    };
+    let listed = tables.iter().all(|(k, _)| std::str::from_utf8(k).ok().and_then(|k| outline.get(k)).is_some_and(|v| v.as_array().is_some_and(Vec::is_empty)));
+    if deferred != tables.len() || !listed {
+        return Err(io::Error::other(format!("summary.json: {deferred} tables left to the formatter, {} listed", tables.len())));
+    }
+    let written = Cell::new(0usize);
     std::thread::scope(|sc| {
         let (tx_job, rx_job) = sync_channel::<Job<'_>>(AHEAD);
         let (tx_done, rx_done) = sync_channel::<io::Result<Vec<u8>>>(AHEAD);
@@ -118,18 +128,14 @@ pub fn write<W: Write>(w: &mut W, summary: &Summary) -> io::Result<()> {
             }
         });
         let mut f = Pretty::new(0);
-        f.split = Some(Split { tables, written: 0, helper: Helper { jobs: tx_job, done: rx_done, spare: Vec::new() }, key_now: Vec::new(), capturing: false, table: None });
-        f.spliced = Some(&spliced);
-        let (done, deferred) = {
+        f.split = Some(Split { tables, written: &written, helper: Helper { jobs: tx_job, done: rx_done, spare: Vec::new() }, key_now: Vec::new(), capturing: false, table: None });
+        {
             let _defer = Defer::set();
-            let done = summary.serialize(&mut serde_json::Serializer::with_formatter(&mut *w, f));
-            (done, Defer::count())
-        };
-        done.map_err(io::Error::from)?;
-        // Every table left empty was written by the formatter (a table given the `rows`
-        // serializer but not listed above would be missing: an error, never a quiet `[]`).
-        if spliced.get() != deferred || deferred != 4 {
-            return Err(io::Error::other(format!("summary.json: {deferred} tables deferred, {} written", spliced.get())));
+            summary.serialize(&mut serde_json::Serializer::with_formatter(&mut *w, f)).map_err(io::Error::from)?;
+        }
+        // (Checked above; kept as a last guard.)
+        if written.get() != tables.len() {
+            return Err(io::Error::other(format!("summary.json: {} of {} tables written", written.get(), tables.len())));
         }
         Ok(())
     })
@@ -195,7 +201,7 @@ impl<'s> Helper<'s> {
 struct Split<'s> {
     tables: [(&'static [u8], &'s dyn Rows); 4],
     /// Tables written so far.
-    written: usize,
+    written: &'s Cell<usize>,
     helper: Helper<'s>,
     /// A top-level key is being written (its text goes to `key_now`).
     capturing: bool,
@@ -205,19 +211,17 @@ struct Split<'s> {
 }
 
 /// `serde_json::ser::PrettyFormatter` with two-space indents, written out so that it can
-/// start at any depth (rows rendered on their own) and splice rows in (see [`Splice`]).
+/// start at any depth (rows rendered on their own) and splice rows in (see [`Split`]).
 /// Numbers, strings and escapes are the trait's own defaults, as `PrettyFormatter`'s are.
 struct Pretty<'s> {
     current_indent: usize,
     has_value: bool,
     split: Option<Split<'s>>,
-    /// Counts the tables whose rows were written.
-    spliced: Option<&'s Cell<usize>>,
 }
 
 impl Pretty<'_> {
     fn new(depth: usize) -> Self {
-        Pretty { current_indent: depth, has_value: false, split: None, spliced: None }
+        Pretty { current_indent: depth, has_value: false, split: None }
     }
 
     fn indent<W: ?Sized + Write>(&self, w: &mut W) -> io::Result<()> {
@@ -251,10 +255,7 @@ impl Formatter for Pretty<'_> {
                     }
                     s.helper.write_rows(rows, w)?;
                     self.has_value = rows.len() > 0;
-                    s.written += 1;
-                    if let Some(c) = self.spliced {
-                        c.set(s.written);
-                    }
+                    s.written.set(s.written.get() + 1);
                 }
             }
         }

@@ -18,8 +18,12 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use crate::event::Run;
 use crate::read::ReadError;
 
-/// About this many bytes of whole lines per chunk (a longer line is a chunk of its own).
-pub const CHUNK_BYTES: usize = 1 << 19;
+/// About this many bytes per chunk: a chunk ends at the first line end from here on (a
+/// longer line makes a longer chunk).
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// Items reserved for a chunk's batch at most (one per 64 bytes of the chunk, below that).
+const ITEMS_RESERVED: usize = 1 << 15;
 
 /// At most this many decoding threads (each holds a few chunks in flight).
 const MAX_DECODERS: usize = 8;
@@ -115,7 +119,7 @@ fn sample(s: &str) -> String {
 
 /// Decode one chunk with a decoder of its own.
 fn decode_chunk<I>(chunk: &Chunk, mut decode: impl FnMut(u64, &str) -> I) -> Batch<I> {
-    let mut batch = Batch { items: Vec::with_capacity(chunk.bytes.len() / 64), binary: 0, samples: Vec::new() };
+    let mut batch = Batch { items: Vec::with_capacity((chunk.bytes.len() / 64).min(ITEMS_RESERVED)), binary: 0, samples: Vec::new() };
     let mut lossy = String::new();
     for (n, line) in chunk.lines() {
         let s = text(line, &mut lossy, &mut batch.binary);
@@ -133,8 +137,6 @@ pub(crate) struct ChunkReader<'a, R: BufRead> {
     name: &'a str,
     /// The number of the next chunk's first line.
     next_line: u64,
-    /// The start of a line read past the last chunk's end.
-    carry: Vec<u8>,
     done: bool,
     /// [`CHUNK_BYTES`] (smaller in tests, to make many chunks of a small input).
     chunk_bytes: usize,
@@ -142,7 +144,7 @@ pub(crate) struct ChunkReader<'a, R: BufRead> {
 
 impl<'a, R: BufRead> ChunkReader<'a, R> {
     pub(crate) fn new(inner: &'a mut R, name: &'a str, chunk_bytes: usize) -> Self {
-        ChunkReader { inner, name, next_line: 1, carry: Vec::new(), done: false, chunk_bytes: chunk_bytes.max(1) }
+        ChunkReader { inner, name, next_line: 1, done: false, chunk_bytes: chunk_bytes.max(1) }
     }
 
     /// The next chunk, `None` at the end of the input.
@@ -150,32 +152,49 @@ impl<'a, R: BufRead> ChunkReader<'a, R> {
         if self.done {
             return Ok(None);
         }
-        let mut bytes = std::mem::take(&mut self.carry);
-        bytes.reserve(self.chunk_bytes + (1 << 16).min(self.chunk_bytes));
-        // Whole buffers until the chunk is full and holds a line's end (or the input ends).
-        let cut = loop {
-            let (name, line) = (self.name, self.next_line);
-            let buf = self.inner.fill_buf().map_err(|source| ReadError::Io { path: name.to_string(), line, source })?;
+        let mut bytes: Vec<u8> = Vec::with_capacity(self.chunk_bytes + (1 << 16).min(self.chunk_bytes));
+        // Up to `chunk_bytes`, then on to the next line end (or the input's end). Each
+        // byte is looked at once for a line end, so a line of any length reads in linear time.
+        loop {
+            let buf = match self.inner.fill_buf() {
+                Ok(b) => b,
+                Err(source) => {
+                    // The line being read when it failed.
+                    let line = self.next_line + memchr::memchr_iter(b'\n', &bytes).count() as u64;
+                    return Err(ReadError::Io { path: self.name.to_string(), line, source });
+                }
+            };
             if buf.is_empty() {
                 self.done = true;
-                break bytes.len();
+                break;
             }
-            let take = buf.len();
-            bytes.extend_from_slice(buf);
-            self.inner.consume(take);
-            if bytes.len() >= self.chunk_bytes {
-                if let Some(i) = memchr::memrchr(b'\n', &bytes) {
-                    break i + 1;
+            if bytes.len() < self.chunk_bytes {
+                let take = buf.len().min(self.chunk_bytes - bytes.len());
+                bytes.extend_from_slice(&buf[..take]);
+                self.inner.consume(take);
+                if bytes.last() == Some(&b'\n') && bytes.len() >= self.chunk_bytes {
+                    break;
+                }
+                continue;
+            }
+            match memchr::memchr(b'\n', buf) {
+                Some(i) => {
+                    bytes.extend_from_slice(&buf[..=i]);
+                    self.inner.consume(i + 1);
+                    break;
+                }
+                None => {
+                    let take = buf.len();
+                    bytes.extend_from_slice(buf);
+                    self.inner.consume(take);
                 }
             }
-        };
-        self.carry = bytes[cut..].to_vec();
-        bytes.truncate(cut);
+        }
         if bytes.is_empty() {
             return Ok(None);
         }
         let chunk = Chunk { first_line: self.next_line, bytes };
-        let newlines = chunk.bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+        let newlines = memchr::memchr_iter(b'\n', &chunk.bytes).count() as u64;
         self.next_line += newlines + u64::from(chunk.bytes.last() != Some(&b'\n'));
         Ok(Some(chunk))
     }
@@ -203,13 +222,22 @@ impl<'a, R: BufRead> ChunkReader<'a, R> {
     }
 }
 
-/// Decode the input's lines on several threads and assemble them on another, in input
+/// Decoding threads for this machine: one core fewer than it has, at most
+/// [`MAX_DECODERS`]. The reading and assembling threads take about one core between them
+/// (on two cores, one decoder beside them read a million-event log in 0.42-0.44 s, two in
+/// 0.44-0.60: the threads only took turns).
+pub(crate) fn default_decoders() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1)).clamp(1, MAX_DECODERS)
+}
+
+/// Decode the input's lines on `decoders` threads and assemble them on another, in input
 /// order (see the module doc): `held` first, then the rest of `reader`. `make` gives a
 /// decoder for one chunk; `assemble` takes the batches in order. A read error stops the
 /// reading; the assembler sees the end of the input and the error is returned.
 pub(crate) fn pipeline<R, D, I>(
     reader: &mut ChunkReader<'_, R>,
     held: Vec<Chunk>,
+    decoders: usize,
     make: impl Fn() -> D + Sync,
     assemble: impl FnOnce(&mut dyn Iterator<Item = Vec<(u64, I)>>) -> Run + Send,
 ) -> Result<(Run, Seen), ReadError>
@@ -229,10 +257,7 @@ where
         let run = assemble(&mut batches);
         return Ok((run, seen));
     }
-    // One core fewer than the machine has: the reading and assembling threads take about
-    // one between them (on two cores, one decoder beside them read a million-event log in
-    // 0.42-0.44 s, two in 0.44-0.60: the threads only took turns).
-    let decoders = std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1)).clamp(1, MAX_DECODERS);
+    let decoders = decoders.clamp(1, MAX_DECODERS);
     std::thread::scope(|sc| {
         let make = &make;
         let mut inputs: Vec<SyncSender<Chunk>> = Vec::with_capacity(decoders);
@@ -341,5 +366,29 @@ mod tests {
         assert_eq!(text(b"a\0b", &mut lossy, &mut binary), "a\0b");
         assert_eq!(text(b"a\xffb", &mut lossy, &mut binary), "a\u{fffd}b");
         assert_eq!(binary, 2);
+    }
+
+    /// A read that fails names the line it was reading, not the chunk's first.
+    #[test]
+    fn a_read_error_names_its_line() {
+        struct Failing(Vec<u8>);
+        impl std::io::Read for Failing {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if self.0.is_empty() {
+                    return Err(std::io::Error::other("disk gone"));
+                }
+                let n = buf.len().min(self.0.len()).min(7);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0.drain(..n);
+                Ok(n)
+            }
+        }
+        let mut src = std::io::BufReader::with_capacity(16, Failing(b"one\ntwo\nthree\nfou".to_vec()));
+        let mut r = ChunkReader::new(&mut src, "f", 1 << 20);
+        match r.next_chunk() {
+            Err(ReadError::Io { line, path, .. }) => assert_eq!((line, path.as_str()), (4, "f")),
+            Err(e) => panic!("another error: {e}"),
+            Ok(c) => panic!("a chunk of {} bytes", c.map_or(0, |c| c.bytes.len())),
+        }
     }
 }

@@ -175,7 +175,7 @@ pub fn read_str(text: &str, format: Option<Format>) -> Run {
 /// Read from any buffered reader; `name` is used in error messages.
 pub fn read_from<R: BufRead>(r: R, name: &str, format: Option<Format>) -> Result<Run, ReadError> {
     let t0 = std::time::Instant::now();
-    let run = read_inner(r, name, format, lines::CHUNK_BYTES)?;
+    let run = read_inner(r, name, format, lines::CHUNK_BYTES, lines::default_decoders())?;
     let d = &run.diagnostics;
     tracing::debug!(
         "read {name}: format {}, {} lines ({} events, {} rejected, {} ignored), {} spans ({} open), {} counters in {:.1} ms",
@@ -192,8 +192,9 @@ pub fn read_from<R: BufRead>(r: R, name: &str, format: Option<Format>) -> Result
     Ok(run)
 }
 
-/// `chunk_bytes`: the size of the pieces the lines are decoded in ([`lines::CHUNK_BYTES`]).
-fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>, chunk_bytes: usize) -> Result<Run, ReadError> {
+/// `chunk_bytes`, `decoders`: the size of the pieces the lines are decoded in
+/// ([`lines::CHUNK_BYTES`]) and the threads that decode them.
+fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>, chunk_bytes: usize, decoders: usize) -> Result<Run, ReadError> {
     // A Chrome trace is one JSON document, perhaps on one huge line: recognised from its
     // first bytes (read ahead, then read again through the chain) before any line is split.
     if format == Some(Format::NsysSqlite) {
@@ -223,7 +224,7 @@ fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>, chunk_by
         }
     };
     let (mut run, seen) = match fmt {
-        Format::Jsonl => lines::pipeline(&mut chunks, held, || |_, l: &str| jsonl::decode(l), jsonl::assemble)?,
+        Format::Jsonl => lines::pipeline(&mut chunks, held, decoders, || |_, l: &str| jsonl::decode(l), jsonl::assemble)?,
         // Chrome traces and Nsight exports were read above, forced or recognised: a line
         // format is all that is left.
         cuzk_format => {
@@ -231,6 +232,7 @@ fn read_inner<R: BufRead>(mut r: R, name: &str, format: Option<Format>, chunk_by
             lines::pipeline(
                 &mut chunks,
                 held,
+                decoders,
                 || {
                     let mut dec = cuzk::Decoder::new(wrapper);
                     move |n, l: &str| dec.decode(n, l)
@@ -290,7 +292,6 @@ pub fn read_any<R: Read>(r: R, name: &str, format: Option<Format>) -> Result<Run
     read_from(BufReader::new(r), name, format)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,11 +330,13 @@ mod tests {
         inputs.push(("messy".into(), messy));
         inputs.push(("garbage".into(), b"\nnot a log\n\xffstill not\nnor this\nnor that\n".repeat(50)));
         for (name, bytes) in &inputs {
-            let whole = read_inner(&bytes[..], name, None, lines::CHUNK_BYTES).unwrap();
+            let whole = read_inner(&bytes[..], name, None, lines::CHUNK_BYTES, 1).unwrap();
             assert!(whole.diagnostics.lines_total > 0, "{name}");
-            for chunk in [1, 64, 1000, 4096] {
-                let pieces = read_inner(&bytes[..], name, None, chunk).unwrap();
-                assert!(pieces == whole, "{name}: pieces of {chunk} bytes read another run");
+            for (chunk, decoders) in [(1, 1), (64, 3), (1000, 2), (4096, 3)] {
+                // Through a small buffer, as a file is read: the chunks are many.
+                let src = std::io::BufReader::with_capacity(97, &bytes[..]);
+                let pieces = read_inner(src, name, None, chunk, decoders).unwrap();
+                assert!(pieces == whole, "{name}: pieces of {chunk} bytes on {decoders} threads read another run");
             }
         }
     }
