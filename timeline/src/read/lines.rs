@@ -20,7 +20,7 @@ use crate::read::ReadError;
 
 /// About this many bytes per chunk: a chunk ends at the first line end from here on (a
 /// longer line makes a longer chunk).
-pub const CHUNK_BYTES: usize = 1 << 20;
+pub const CHUNK_BYTES: usize = 1 << 18;
 
 /// Items reserved for a chunk's batch at most (one per 64 bytes of the chunk, below that).
 const ITEMS_RESERVED: usize = 1 << 15;
