@@ -21,7 +21,7 @@
 //! else end to end in file order, a second apart. [`Diagnostics::daemon_runs`](crate::event::Diagnostics)
 //! lists them.
 
-use crate::event::{Args, DaemonRun, Run, RunMeta, Span, SpanKind};
+use crate::event::{Args, DaemonRun, JobId, Run, RunMeta, Span, SpanKind, MAX_KEPT_WARNINGS};
 use crate::read::wrap::{self, Wrapper};
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::FxHashMap;
@@ -238,28 +238,38 @@ impl Decoder {
     }
 }
 
-/// A start event followed by another of its kind for the same (job, partition) before
-/// its end: the later one pairs with the end (an end belongs to the latest start), the
-/// earlier one is rejected, named by its line: a stray line, or one whose end was lost.
-fn superseded(d: &mut crate::event::Diagnostics, prev: &Ev, next: &Ev) {
-    d.reject(prev.line, format!("{} never ended: another one for the same job and partition follows on line {} before its end; dropped", prev.event.as_str(), next.line));
-}
-
 /// Stage 2: count, sort by offset and pair the events into spans. The batches come in
 /// input order, each from a decoder of its own: a batch's job ids are its own (dense, in
 /// order of first appearance), mapped here onto the run's table.
+///
+/// The events are paired in sorted order while the batches still come ([`Live`]) when the
+/// log allows it — one daemon run, lines out of order by less than [`LIVE_WINDOW_NS`] — so
+/// that little is left after the last line; otherwise (a restart, lines further out of
+/// order) they are sorted and paired after it. Either way the same [`Pairer`] sees the
+/// events in the same order: the run is the same.
 pub(crate) fn assemble(batches: &mut dyn Iterator<Item = Vec<(u64, Item)>>) -> Run {
+    assemble_with(batches, true).0
+}
+
+/// [`assemble`]; `live`: pair while reading when the log allows it (tests compare both
+/// ways). Also says whether the events were paired while reading.
+fn assemble_with(batches: &mut dyn Iterator<Item = Vec<(u64, Item)>>, live: bool) -> (Run, bool) {
     let mut run = Run::new(RunMeta::new("cuzk-log"));
     run.diagnostics.format = "cuzk".into();
     let mut jobs: Vec<String> = Vec::new();
+    // Each id shared by its spans (one allocation per job, not per span), made when the job
+    // is first seen.
+    let mut ids: Vec<JobId> = Vec::new();
     let mut job_ids: FxHashMap<String, u32> = FxHashMap::default();
     // The batch's job ids → the run's.
     let mut remap: Vec<u32> = Vec::new();
     let mut evs: Vec<Ev> = Vec::new();
     let mut wrappers = [0u64; Wrapper::ALL.len()];
+    let mut live = live.then(Live::default);
     for batch in batches {
         // A new batch: its ids start again from 0.
         remap.clear();
+        let first = evs.len();
         for (n, item) in batch {
             run.diagnostics.lines_total += 1;
             if let Some(h) = item.new_host {
@@ -281,6 +291,7 @@ pub(crate) fn assemble(batches: &mut dyn Iterator<Item = Vec<(u64, Item)>>) -> R
                             Some(&id) => id,
                             None => {
                                 let id = jobs.len() as u32;
+                                ids.push(JobId::from(j.as_str()));
                                 job_ids.insert(j.clone(), id);
                                 jobs.push(j);
                                 id
@@ -293,6 +304,10 @@ pub(crate) fn assemble(batches: &mut dyn Iterator<Item = Vec<(u64, Item)>>) -> R
                 }
             }
         }
+        if live.as_mut().is_some_and(|l| !l.take(&mut evs, first, &ids)) {
+            // Out of order beyond the window: sorted and paired after the last line.
+            live = None;
+        }
     }
     // The serial tail after the last line, timed step by step (`RUST_LOG=debug`).
     let t_tail = std::time::Instant::now();
@@ -302,129 +317,255 @@ pub(crate) fn assemble(batches: &mut dyn Iterator<Item = Vec<(u64, Item)>>) -> R
         }
     }
     let (mut segs, seg_of) = split_daemon_runs(&evs);
-    if segs.len() > 1 {
-        place_daemon_runs(&mut run, &mut segs, &mut evs, &seg_of, &mut jobs);
+    let while_read = live.is_some() && segs.len() <= 1;
+    let pairer = match live {
+        // One daemon run, every event taken in order: paired already.
+        Some(l) if segs.len() <= 1 => l.finish(&mut evs, &ids),
+        _ => {
+            if segs.len() > 1 {
+                place_daemon_runs(&mut run, &mut segs, &mut evs, &seg_of, &mut jobs);
+                let known = ids.len();
+                ids.extend(jobs[known..].iter().map(|j| JobId::from(j.as_str())));
+            }
+            // Sort by (daemon run, offset, rank), equal keys in file order: the events'
+            // indices, by a stable sort (a merge sort: a daemon's log is nearly in order,
+            // its runs are merged, not sorted again). Times are already shifted onto the
+            // one axis. Sorting (key, index) tuples instead took 24 MB more for a million
+            // events (filling them: 15-21 ms on the 2-core dev machine, mostly page faults).
+            let key = |i: u32| (seg_of.get(i as usize).copied().unwrap_or(0), evs[i as usize].t_ns, evs[i as usize].event.rank());
+            let mut order: Vec<u32> = (0..evs.len() as u32).collect();
+            order.par_sort_by_key(|&i| key(i));
+            let mut p = Pairer::default();
+            for &i in &order {
+                p.feed(i, &evs, &ids);
+            }
+            p
+        }
+    };
+    let t_paired = std::time::Instant::now();
+    pairer.finish(&mut run, &mut evs, &ids);
+    // The events are spans now: their memory goes (on a thread of its own: freeing a
+    // million events' arguments takes ~20 ms) while the spans are sorted.
+    std::thread::spawn(move || drop(evs));
+    let t_spans = std::time::Instant::now();
+    run.normalize();
+    let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
+    tracing::debug!(
+        "cuzk read's tail: pairing {} {:.1} ms, spans {:.1} ms, span order {:.1} ms",
+        if while_read { "while reading, the rest" } else { "after reading (order and pairs)" },
+        ms(t_tail, t_paired),
+        ms(t_paired, t_spans),
+        ms(t_spans, std::time::Instant::now())
+    );
+    (run, while_read)
+}
+
+/// How far (ns of offset) an event may come after a later one in the log and still be
+/// paired while reading: events are paired once the log has gone this far past them.
+/// A daemon's lines are out of order by milliseconds (threads writing to one stderr).
+pub const LIVE_WINDOW_NS: u64 = 1_000_000_000;
+
+/// Events waiting for the window to pass beyond which pairing while reading gives up (a
+/// log too dense or too disordered to pair as it comes: sorted after the last line).
+const LIVE_MAX_PENDING: usize = 1 << 16;
+
+/// Pairing while reading: the events not yet paired, sorted by (offset, rank) with equal
+/// keys in file order, are fed to the [`Pairer`] once the largest offset read is
+/// [`LIVE_WINDOW_NS`] past them. That is the order of the sort after the last line as long
+/// as no event comes before one already fed ([`Live::take`] gives up then) and the log is
+/// one daemon run (checked at the end).
+#[derive(Default)]
+struct Live {
+    pairer: Pairer,
+    /// Indices of the events not fed yet, in order.
+    pending: Vec<u32>,
+    /// The (offset, rank) of the last event fed.
+    fed: Option<(u64, u8)>,
+    max_t: u64,
+}
+
+impl Live {
+    /// Take the events from `first` on (the batch just read); false when they cannot be
+    /// paired in order while reading.
+    fn take(&mut self, evs: &mut [Ev], first: usize, ids: &[JobId]) -> bool {
+        let key = |e: &Ev| (e.t_ns, e.event.rank());
+        for e in &evs[first..] {
+            if self.fed.is_some_and(|f| key(e) < f) {
+                return false;
+            }
+            self.max_t = self.max_t.max(e.t_ns);
+        }
+        // The pending events are sorted and come before the new ones in the file: a stable
+        // sort keeps equal keys in file order (and merges the two sorted runs in one pass).
+        self.pending.extend(first as u32..evs.len() as u32);
+        self.pending.sort_by_key(|&i| key(&evs[i as usize]));
+        let passed = self.max_t.saturating_sub(LIVE_WINDOW_NS);
+        let n = self.pending.partition_point(|&i| evs[i as usize].t_ns < passed);
+        for &i in &self.pending[..n] {
+            self.pairer.feed(i, evs, ids);
+        }
+        if n > 0 {
+            self.fed = Some(key(&evs[self.pending[n - 1] as usize]));
+            self.pending.drain(..n);
+        }
+        self.pending.len() <= LIVE_MAX_PENDING
     }
-    // Each id shared by its spans (one allocation per job, not per span).
-    let jobs: Vec<crate::event::JobId> = jobs.into_iter().map(Into::into).collect();
-    // Sort by (daemon run, offset, rank), equal keys in file order: the events' indices, by
-    // a stable sort (a merge sort: a daemon's log is nearly in order, its runs are merged,
-    // not sorted again). Times are already shifted onto the one axis. Sorting (key, index)
-    // tuples instead took 24 MB more for a million events (filling them: 15-21 ms on the
-    // 2-core dev machine, mostly page faults).
-    let key = |i: u32| (seg_of.get(i as usize).copied().unwrap_or(0), evs[i as usize].t_ns, evs[i as usize].event.rank());
-    let mut order: Vec<u32> = (0..evs.len() as u32).collect();
-    order.par_sort_by_key(|&i| key(i));
-    let t_sorted = std::time::Instant::now();
 
-    let mut synth: FxHashMap<Key, u32> = FxHashMap::default();
-    let mut queued: FxHashMap<Key, u32> = FxHashMap::default();
-    let mut picked: FxHashMap<Key, u32> = FxHashMap::default();
-    let mut started: FxHashMap<Key, u32> = FxHashMap::default();
-    // (offset, event, job, partition, worker) of the previous event: duplicates are rejected.
-    type Sig = (u64, CuzkEvent, u32, Option<u32>, Option<u32>);
-    let mut last: Option<Sig> = None;
-    run.spans.reserve(evs.len() * 2 / 3);
+    /// The events still pending, fed in order: the pairs of the whole log.
+    fn finish(mut self, evs: &mut [Ev], ids: &[JobId]) -> Pairer {
+        for &i in &self.pending {
+            self.pairer.feed(i, evs, ids);
+        }
+        self.pairer
+    }
+}
 
-    // `end_args`: the end event's args, moved out when it is their last use.
-    let span_from = |kind: SpanKind, s: &Ev, end: Option<&Ev>, end_args: Option<Args>| -> Span {
-        let mut sp = Span::new(kind, s.t_ns, end.map_or(s.t_ns, |e| e.t_ns));
+/// The pairing of events into spans, fed the events in sorted order (see the module doc):
+/// one implementation whether the events are paired while reading or after.
+#[derive(Default)]
+struct Pairer {
+    synth: FxHashMap<Key, u32>,
+    queued: FxHashMap<Key, u32>,
+    picked: FxHashMap<Key, u32>,
+    started: FxHashMap<Key, u32>,
+    /// (offset, event, job, partition, worker) of the previous event: duplicates are rejected.
+    last: Option<(u64, CuzkEvent, u32, Option<u32>, Option<u32>)>,
+    spans: Vec<Span>,
+    /// (span, end event) of the spans closed by an end event, whose args join the span's
+    /// at [`Pairer::finish`]: moved out of the events then, once nothing can pair them
+    /// again (pairing while reading may give up and start over).
+    end_args: Vec<(u32, u32)>,
+    /// The rejections, in order: the first [`MAX_KEPT_WARNINGS`] (line, message), and how
+    /// many in all. Counted into the diagnostics at the end, after the lines the decoders
+    /// rejected, as a reader that pairs after the last line would.
+    rejects: Vec<(u64, String)>,
+    rejected: u64,
+}
+
+impl Pairer {
+    fn reject(&mut self, line: u64, message: impl FnOnce() -> String) {
+        self.rejected += 1;
+        if self.rejects.len() < MAX_KEPT_WARNINGS {
+            self.rejects.push((line, message()));
+        }
+    }
+
+    /// A start event followed by another of its kind for the same (job, partition) before
+    /// its end: the later one pairs with the end (an end belongs to the latest start), the
+    /// earlier one is rejected, named by its line: a stray line, or one whose end was lost.
+    fn superseded(&mut self, prev: &Ev, next: &Ev) {
+        self.reject(prev.line, || format!("{} never ended: another one for the same job and partition follows on line {} before its end; dropped", prev.event.as_str(), next.line));
+    }
+
+    /// A span from its start event `s` and its end event (`None`: open). The args of an end
+    /// event that closes the partition's last span (SYNTH_END, GPU_END) join later
+    /// (`end_args`); others' are copied.
+    fn push(&mut self, kind: SpanKind, s: &Ev, end: Option<(u32, &Ev)>, ids: &[JobId]) {
+        let mut sp = Span::new(kind, s.t_ns, end.map_or(s.t_ns, |(_, e)| e.t_ns));
         if end.is_none() {
             sp.end_ns = None;
         }
-        sp.job = Some(jobs[s.job as usize].clone());
+        sp.job = Some(ids[s.job as usize].clone());
         sp.partition = s.partition;
-        sp.worker = end.and_then(|e| e.worker).or(s.worker);
-        sp.device = end.and_then(|e| e.device).or(s.device);
+        sp.worker = end.and_then(|(_, e)| e.worker).or(s.worker);
+        sp.device = end.and_then(|(_, e)| e.device).or(s.device);
         sp.args = s.args.clone();
-        match (end_args, end) {
-            (Some(a), _) if sp.args.is_empty() => sp.args = a,
-            (Some(a), _) => sp.args.extend(a),
-            (None, Some(e)) => sp.args.extend(e.args.iter().map(|(k, v)| (k.clone(), v.clone()))),
-            (None, None) => {}
+        if let Some((i, e)) = end {
+            if matches!(e.event, CuzkEvent::SynthEnd | CuzkEvent::GpuEnd) {
+                self.end_args.push((self.spans.len() as u32, i));
+            } else {
+                sp.args.extend(e.args.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
         }
-        sp
-    };
-    let job_name = |e: &Ev| &*jobs[e.job as usize];
+        self.spans.push(sp);
+    }
 
-    for &i in &order {
-        // SYNTH_END and GPU_END close their partition's last span: their args move.
-        let moved = match evs[i as usize].event {
-            CuzkEvent::SynthEnd | CuzkEvent::GpuEnd => Some(std::mem::take(&mut evs[i as usize].args)),
-            _ => None,
-        };
+    /// The next event in sorted order.
+    fn feed(&mut self, i: u32, evs: &[Ev], ids: &[JobId]) {
         let e = &evs[i as usize];
+        let job_name = |e: &Ev| &*ids[e.job as usize];
         let sig = (e.t_ns, e.event, e.job, e.partition, e.worker);
-        if last == Some(sig) {
-            run.diagnostics.reject(e.line, format!("duplicate {} for job {} partition {:?}", e.event.as_str(), job_name(e), e.partition));
-            continue;
+        if self.last == Some(sig) {
+            self.reject(e.line, || format!("duplicate {} for job {} partition {:?}", e.event.as_str(), job_name(e), e.partition));
+            return;
         }
-        last = Some(sig);
+        self.last = Some(sig);
         let key: Key = (e.job, e.partition);
         match e.event {
             CuzkEvent::SynthStart => {
-                if let Some(prev) = synth.insert(key, i) {
-                    superseded(&mut run.diagnostics, &evs[prev as usize], e);
+                if let Some(prev) = self.synth.insert(key, i) {
+                    self.superseded(&evs[prev as usize], e);
                 }
             }
-            CuzkEvent::SynthEnd => match synth.remove(&key) {
-                Some(s) => run.spans.push(span_from(SpanKind::Synthesis, &evs[s as usize], Some(e), moved)),
-                None => run.diagnostics.reject(e.line, format!("SYNTH_END without SYNTH_START (job {} partition {:?})", job_name(e), e.partition)),
+            CuzkEvent::SynthEnd => match self.synth.remove(&key) {
+                Some(s) => self.push(SpanKind::Synthesis, &evs[s as usize], Some((i, e)), ids),
+                None => self.reject(e.line, || format!("SYNTH_END without SYNTH_START (job {} partition {:?})", job_name(e), e.partition)),
             },
             CuzkEvent::GpuQueue => {
-                if let Some(prev) = queued.insert(key, i) {
-                    superseded(&mut run.diagnostics, &evs[prev as usize], e);
+                if let Some(prev) = self.queued.insert(key, i) {
+                    self.superseded(&evs[prev as usize], e);
                 }
             }
             CuzkEvent::GpuPickup => {
-                if let Some(q) = queued.remove(&key) {
-                    run.spans.push(span_from(SpanKind::GpuQueue, &evs[q as usize], Some(e), None));
+                if let Some(q) = self.queued.remove(&key) {
+                    self.push(SpanKind::GpuQueue, &evs[q as usize], Some((i, e)), ids);
                 }
-                if let Some(prev) = picked.insert(key, i) {
-                    superseded(&mut run.diagnostics, &evs[prev as usize], e);
+                if let Some(prev) = self.picked.insert(key, i) {
+                    self.superseded(&evs[prev as usize], e);
                 }
             }
             CuzkEvent::GpuStart => {
-                if let Some(p) = picked.remove(&key) {
-                    run.spans.push(span_from(SpanKind::GpuPickup, &evs[p as usize], Some(e), None));
+                if let Some(p) = self.picked.remove(&key) {
+                    self.push(SpanKind::GpuPickup, &evs[p as usize], Some((i, e)), ids);
                 }
-                if let Some(prev) = started.insert(key, i) {
-                    superseded(&mut run.diagnostics, &evs[prev as usize], e);
+                if let Some(prev) = self.started.insert(key, i) {
+                    self.superseded(&evs[prev as usize], e);
                 }
             }
-            CuzkEvent::GpuEnd => match started.remove(&key) {
-                Some(s) => run.spans.push(span_from(SpanKind::Gpu, &evs[s as usize], Some(e), moved)),
-                None => run.diagnostics.reject(e.line, format!("GPU_END without GPU_START (job {} partition {:?})", job_name(e), e.partition)),
+            CuzkEvent::GpuEnd => match self.started.remove(&key) {
+                Some(s) => self.push(SpanKind::Gpu, &evs[s as usize], Some((i, e)), ids),
+                None => self.reject(e.line, || format!("GPU_END without GPU_START (job {} partition {:?})", job_name(e), e.partition)),
             },
         }
     }
-    // What never ended: open spans (a killed run), reported, never counted busy.
-    let mut open: Vec<(SpanKind, u32)> = Vec::new();
-    open.extend(synth.into_values().map(|e| (SpanKind::Synthesis, e)));
-    open.extend(queued.into_values().map(|e| (SpanKind::GpuQueue, e)));
-    open.extend(picked.into_values().map(|e| (SpanKind::GpuPickup, e)));
-    open.extend(started.into_values().map(|e| (SpanKind::Gpu, e)));
-    open.sort_by_key(|(_, e)| evs[*e as usize].line);
-    for (kind, i) in open {
-        let e = &evs[i as usize];
-        run.diagnostics.open_spans += 1;
-        if run.diagnostics.warnings.len() < crate::event::MAX_KEPT_WARNINGS {
-            run.diagnostics.warnings.push(crate::event::LineWarning {
-                line: e.line,
-                message: format!("{} of job {} partition {:?} never ended (open span)", e.event.as_str(), job_name(e), e.partition),
-            });
+
+    /// Into the run: the spans (the end events' args moved in), the rejections, and what
+    /// never ended — open spans (a killed run), reported, never counted busy.
+    fn finish(mut self, run: &mut Run, evs: &mut [Ev], ids: &[JobId]) {
+        for &(s, e) in &self.end_args {
+            let a = std::mem::take(&mut evs[e as usize].args);
+            let sp = &mut self.spans[s as usize];
+            if sp.args.is_empty() {
+                sp.args = a;
+            } else {
+                sp.args.extend(a);
+            }
         }
-        run.spans.push(span_from(kind, e, None, None));
+        let d = &mut run.diagnostics;
+        let kept = self.rejects.len() as u64;
+        for (line, message) in self.rejects.drain(..) {
+            d.reject(line, message);
+        }
+        d.lines_rejected += self.rejected - kept;
+        let mut open: Vec<(SpanKind, u32)> = Vec::new();
+        open.extend(self.synth.drain().map(|(_, e)| (SpanKind::Synthesis, e)));
+        open.extend(self.queued.drain().map(|(_, e)| (SpanKind::GpuQueue, e)));
+        open.extend(self.picked.drain().map(|(_, e)| (SpanKind::GpuPickup, e)));
+        open.extend(self.started.drain().map(|(_, e)| (SpanKind::Gpu, e)));
+        open.sort_by_key(|(_, e)| evs[*e as usize].line);
+        for (kind, i) in open {
+            let e = &evs[i as usize];
+            run.diagnostics.open_spans += 1;
+            if run.diagnostics.warnings.len() < MAX_KEPT_WARNINGS {
+                run.diagnostics.warnings.push(crate::event::LineWarning {
+                    line: e.line,
+                    message: format!("{} of job {} partition {:?} never ended (open span)", e.event.as_str(), &*ids[e.job as usize], e.partition),
+                });
+            }
+            self.push(kind, e, None, ids);
+        }
+        run.spans = self.spans;
     }
-    // The events are spans now: their memory goes (on a thread of its own: freeing a
-    // million events' arguments takes ~20 ms) while the spans are sorted.
-    drop(order);
-    std::thread::spawn(move || drop(evs));
-    let t_paired = std::time::Instant::now();
-    run.normalize();
-    let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
-    tracing::debug!("cuzk read's tail: order {:.1} ms, pairing {:.1} ms, span order {:.1} ms", ms(t_tail, t_sorted), ms(t_sorted, t_paired), ms(t_paired, std::time::Instant::now()));
-    run
 }
 
 /// Daemon runs placed end to end (no wall clock) are this far apart on the axis, ns.
@@ -611,6 +752,107 @@ TIMELINE,25,GPU_END,a,worker=0,partition=9
             assert_eq!(trim(s), s.trim(), "{s:?}");
             assert_eq!(split_eq(s), s.split_once('='), "{s:?}");
         }
+    }
+
+    /// Lines decoded in batches of `size`, each batch by a decoder of its own (as the
+    /// reader's pieces are).
+    fn batches(log: &str, size: usize) -> Vec<Vec<(u64, Item)>> {
+        let lines: Vec<&str> = log.lines().collect();
+        let mut n = 0u64;
+        lines
+            .chunks(size.max(1))
+            .map(|c| {
+                let mut dec = Decoder::new(None);
+                c.iter()
+                    .map(|l| {
+                        n += 1;
+                        (n, dec.decode(n, l))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Pairing while reading and after reading give the same run, whatever the batches:
+    /// lines out of order within the window and beyond it, duplicates, starts superseded,
+    /// ends without starts, whole-proof jobs, spans left open, restarts, bad lines.
+    #[test]
+    fn pairing_while_reading_is_pairing_after() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        const EVENTS: [&str; 6] = ["SYNTH_START", "SYNTH_END", "GPU_QUEUE", "GPU_PICKUP", "GPU_START", "GPU_END"];
+        // (job, partition or whole proof, step, jitter in ms, odd line): a job's partition
+        // walks its events in order, a step of offset at a time.
+        let line = (0u32..6, prop::option::of(0u32..4), 0u8..6, -3000i64..3000, 0u8..40);
+        let mut runner = TestRunner::new(Config { cases: 300, ..Config::default() });
+        let live_seen = std::cell::Cell::new(0);
+        runner
+            .run(&(prop::collection::vec(line, 0..120), 1usize..40, 0u8..3), |(lines, size, jitter_scale)| {
+                let mut t = 10_000i64;
+                let mut log = String::new();
+                for (k, (job, part, ev, jitter, odd)) in lines.iter().enumerate() {
+                    t += 150;
+                    // Scale 0: in order; 1: jitter within the window; 2: beyond it.
+                    let j = match jitter_scale {
+                        0 => 0,
+                        1 => jitter / 10,
+                        _ => *jitter,
+                    };
+                    let at = (t + j).max(0);
+                    let p = part.map(|p| format!("partition={p},")).unwrap_or_else(|| "kind=winning-post,monolithic,".into());
+                    let event = EVENTS[*ev as usize];
+                    match odd {
+                        0 => log.push_str("an ordinary line\n"),
+                        1 => log.push_str(&format!("TIMELINE,x,{event},j{job},{p}\n")),
+                        // A restart: offsets from 0 again.
+                        2 if k > 20 => t = 0,
+                        3 => {
+                            // A duplicate.
+                            log.push_str(&format!("TIMELINE,{at},{event},j{job},{p}worker=1\n"));
+                        }
+                        _ => {}
+                    }
+                    log.push_str(&format!("TIMELINE,{at},{event},j{job},{p}worker=1,synth_ms={k},gpu_ms=3\n"));
+                }
+                let (after, used) = assemble_with(&mut batches(&log, size).into_iter(), false);
+                prop_assert!(!used);
+                let (live, used) = assemble_with(&mut batches(&log, size).into_iter(), true);
+                if used {
+                    live_seen.set(live_seen.get() + 1);
+                }
+                prop_assert!(live == after, "{log}");
+                Ok(())
+            })
+            .unwrap();
+        // The in-order logs of one daemon run are paired while reading.
+        let live_seen = live_seen.get();
+        assert!(live_seen > 50, "paired while reading in {live_seen} of 300 cases");
+    }
+
+    /// A log in order is paired while reading; one line far out of order, or a restart,
+    /// sends it back to the sort after the last line.
+    #[test]
+    fn pairing_while_reading_gives_up_on_disorder_and_restarts() {
+        let mut log = String::new();
+        for p in 0..50u32 {
+            log.push_str(&format!("TIMELINE,{},SYNTH_START,a,partition={p}\nTIMELINE,{},SYNTH_END,a,partition={p}\n", p * 2000, p * 2000 + 1500));
+        }
+        let read = |log: &str| assemble_with(&mut batches(log, 7).into_iter(), true);
+        let (run, live) = read(&log);
+        assert!(live);
+        assert_eq!(run.spans.len(), 50);
+        // A line 5 s late (the window is 1 s): sorted after the last line, same spans.
+        let late = format!("{log}TIMELINE,95000,SYNTH_START,b,partition=0\nTIMELINE,96000,SYNTH_END,b,partition=0\n");
+        let (run, live) = read(&late);
+        assert!(!live);
+        assert_eq!(run.spans.len(), 51);
+        assert_eq!(run.spans.iter().filter(|s| s.job.as_deref() == Some("b")).count(), 1);
+        // A restart.
+        let restart = format!("{log}TIMELINE,0,SYNTH_START,a,partition=0\nTIMELINE,10,SYNTH_END,a,partition=0\nTIMELINE,20,SYNTH_START,c,partition=0\n");
+        let (run, live) = read(&restart);
+        assert!(!live);
+        assert_eq!(run.diagnostics.daemon_runs.len(), 2);
+        assert!(run.spans.iter().any(|s| s.job.as_deref() == Some("a@run2")));
     }
 
     #[test]
