@@ -580,60 +580,95 @@ pub fn write_outputs_with(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super
     let run = laid.run();
     #[cfg_attr(not(feature = "analysis"), allow(unused_variables))]
     let charts = !outputs.charts.is_empty();
-    // Streamed to the file (a 1.2M-event log's summary.json is 140 MB: never in memory).
-    let json = timed("summary.json", || {
-        dir.write_with("summary.json", |w| {
-            // Buffered here: serde_json writes token by token, and through `dyn Write`
-            // each token was a call.
-            let mut b = std::io::BufWriter::with_capacity(1 << 20, w);
-            timeline::export::summary_json::write(&mut b, summary)?;
-            b.flush()
-        })
-    });
-    if let Err(e) = json {
-        // The trace's temporary file goes with it (dropped uncommitted).
-        if let Some(h) = trace {
-            let _ = h.join();
-        }
-        return Err(e);
-    }
+    // The charts' thread starts at once: the waterfall's scene is built while summary.json
+    // is written; it writes its first file only once summary.json is handed over (`gate`:
+    // true), and nothing when summary.json could not be written (false).
+    #[cfg_attr(not(feature = "analysis"), allow(unused_variables))]
+    let (gate, gated) = std::sync::mpsc::channel::<bool>();
     #[cfg_attr(not(feature = "analysis"), allow(unused_variables))]
     let dir_ro: &super::output::OutputDir = dir;
+    // Files are put in place (synced, renamed) on a thread of their own, in the order they
+    // are handed over, summary.json first: the writers do not wait for the disk.
+    let committer = timeline::atomic::Committer::start();
     // Each output written (Ok) or not (Err: why), in the order the folder records them.
-    let (done, chart_refs) = std::thread::scope(|sc| {
+    let written = std::thread::scope(|sc| -> anyhow::Result<_> {
         #[cfg(feature = "analysis")]
-        let drawn = charts.then(|| sc.spawn(|| draw_charts(laid, summary, dir_ro, outputs)));
+        let drawn = charts.then(|| sc.spawn(|| committer.deferring(|| draw_charts(laid, summary, dir_ro, outputs, gated))));
         #[cfg(not(feature = "analysis"))]
-        let _ = sc;
-        #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
-        let mut done: Vec<(String, Result<(), String>)> = Vec::new();
-        #[cfg(feature = "analysis")]
-        if outputs.tables {
-            // One table at a time (only one in memory beside the run; the spans' a row group
-            // at a time); each is written whole or not at all, and one that fails does not
-            // stop the others.
-            let keys = timeline::export::keys::RunKeys::new(run, summary, &outputs.label(summary));
-            for name in timeline::export::tables::RUN_TABLES {
-                let file = format!("{name}.parquet");
-                let path = dir_ro.join(&file);
-                let r = timed(&file, || timeline::export::tables::write_run_table(name, run, summary, &keys, &path));
-                done.push((file, r.map_err(|e| e.to_string())));
+        let _ = (sc, gated);
+        // Streamed to the file (a 1.2M-event log's summary.json is 140 MB: never in memory).
+        let json = timed("summary.json", || {
+            timeline::atomic::write_uncommitted(&dir_ro.join("summary.json"), |w| {
+                // Buffered here: serde_json writes token by token, and through `dyn Write`
+                // each token was a call.
+                let mut b = std::io::BufWriter::with_capacity(1 << 20, w);
+                timeline::export::summary_json::write(&mut b, summary)?;
+                b.flush()
+            })
+        });
+        let json = match json {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = gate.send(false);
+                // The charts' thread stops; the trace's temporary file goes with it (dropped
+                // uncommitted).
+                #[cfg(feature = "analysis")]
+                if let Some(h) = drawn {
+                    let _ = h.join();
+                }
+                if let Some(h) = trace {
+                    let _ = h.join();
+                }
+                return Err(super::output::write_failed(e));
             }
-        }
-        #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
-        let mut chart_refs: Vec<ChartRef> = Vec::new();
-        #[cfg(feature = "analysis")]
-        if let Some(h) = drawn {
-            let (refs, results) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            chart_refs = refs;
-            done.extend(results);
-        }
-        if let Some(h) = trace {
-            let r = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            done.insert(0, ("trace.json".into(), r.and_then(|f| f.commit().map_err(|e| e.to_string()))));
-        }
-        (done, chart_refs)
+        };
+        committer.commit(json, true);
+        let _ = gate.send(true);
+        committer.deferring(|| {
+            #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
+            let mut done: Vec<(String, Result<(), String>)> = vec![("summary.json".to_string(), Ok(()))];
+            #[cfg(feature = "analysis")]
+            if outputs.tables {
+                // One table at a time (only one in memory beside the run; the spans' a row
+                // group at a time); each is written whole or not at all, and one that fails
+                // does not stop the others.
+                let keys = timeline::export::keys::RunKeys::new(run, summary, &outputs.label(summary));
+                for name in timeline::export::tables::RUN_TABLES {
+                    let file = format!("{name}.parquet");
+                    let path = dir_ro.join(&file);
+                    let r = timed(&file, || timeline::export::tables::write_run_table(name, run, summary, &keys, &path));
+                    done.push((file, r.map_err(|e| e.to_string())));
+                }
+            }
+            #[cfg_attr(not(feature = "analysis"), allow(unused_mut))]
+            let mut chart_refs: Vec<ChartRef> = Vec::new();
+            #[cfg(feature = "analysis")]
+            if let Some(h) = drawn {
+                let (refs, results) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                chart_refs = refs;
+                done.extend(results);
+            }
+            if let Some(h) = trace {
+                let r = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                done.insert(1, ("trace.json".into(), r.and_then(|f| f.commit().map_err(|e| e.to_string()))));
+            }
+            Ok((done, chart_refs))
+        })
     });
+    // Every file in place, or the reason it is not.
+    let not_in_place = committer.finish();
+    let (mut done, chart_refs) = written?;
+    for (dest, e) in not_in_place {
+        let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name == "summary.json" {
+            // Nothing after it was put in place either.
+            return Err(super::output::write_failed(e));
+        }
+        match done.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, r)) => *r = Err(e.to_string()),
+            None => done.push((name, Err(e.to_string()))),
+        }
+    }
     for (name, r) in done {
         match r {
             Ok(()) => dir.record(&name),
@@ -650,7 +685,13 @@ pub fn write_outputs_with(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super
 /// The charts asked for and report.html (which embeds the SVG charts): the charts drawn,
 /// and each output written or not, in the folder's order.
 #[cfg(feature = "analysis")]
-fn draw_charts(laid: &LaidOut<'_>, summary: &Summary, dir: &super::output::OutputDir, outputs: &Outputs) -> (Vec<ChartRef>, Vec<(String, Result<(), String>)>) {
+fn draw_charts(
+    laid: &LaidOut<'_>,
+    summary: &Summary,
+    dir: &super::output::OutputDir,
+    outputs: &Outputs,
+    gate: std::sync::mpsc::Receiver<bool>,
+) -> (Vec<ChartRef>, Vec<(String, Result<(), String>)>) {
     use timeline::chart;
     let run = laid.run();
     let mut chart_refs: Vec<ChartRef> = Vec::new();
@@ -658,6 +699,13 @@ fn draw_charts(laid: &LaidOut<'_>, summary: &Summary, dir: &super::output::Outpu
     let marks = timeline::analysis::gaps::marks(&summary.idle_gaps);
     // The waterfall's layout and scene, once for the SVG and the PNG.
     let wf = (outputs.chart("waterfall") || outputs.chart("waterfall-png")).then(|| timed("waterfall scene", || chart::Waterfall::new(laid, &marks)));
+    // Nothing is put in place before summary.json; nothing at all if it was not.
+    if gate.recv() != Ok(true) {
+        return (chart_refs, done);
+    }
+    // The SVG charts report.html embeds, as written (the files are put in place later, by
+    // the committer).
+    let mut svgs: Vec<(String, String)> = Vec::new();
     for (section, file, caption) in timeline::report::STANDARD_CHARTS {
         if !outputs.chart(section) {
             continue;
@@ -670,18 +718,17 @@ fn draw_charts(laid: &LaidOut<'_>, summary: &Summary, dir: &super::output::Outpu
             "memory" => chart::memory_svg(run, &path),
             _ => chart::phases_svg(run, &path),
         });
-        if r.is_ok() {
-            chart_refs.push(ChartRef::new(section, file, caption));
-        }
+        let r = r.map(|svg| {
+            let chart = ChartRef::new(section, file, caption);
+            // Not the waterfall's: the page draws its own, interactive.
+            if section != "waterfall" {
+                svgs.push((chart.caption.clone(), svg));
+            }
+            chart_refs.push(chart);
+        });
         done.push((file.to_string(), r.map_err(|e| e.to_string())));
     }
-    // report.html: the page embeds the SVG charts just written (not the waterfall's: the
-    // page draws its own, interactive).
-    let svgs: Vec<(String, String)> = chart_refs
-        .iter()
-        .filter(|c| c.section != "waterfall")
-        .filter_map(|c| std::fs::read_to_string(dir.join(&c.file)).ok().map(|t| (c.caption.clone(), t)))
-        .collect();
+    // report.html: the page embeds the SVG charts just written.
     let embedded: Vec<timeline::report::html::HtmlChart<'_>> = svgs.iter().map(|(t, s)| timeline::report::html::HtmlChart { title: t, svg: s }).collect();
     let r = timed("report.html", || {
         let page = timeline::report::html::render(laid, summary, &embedded);

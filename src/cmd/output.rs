@@ -133,14 +133,6 @@ impl OutputDir {
         Ok(())
     }
 
-    /// Write `DIR/name` through `write` (a buffered writer), whole or not at all, and note
-    /// it: an output streamed to its file, never whole in memory.
-    pub fn write_with(&mut self, name: &str, write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> anyhow::Result<()> {
-        timeline::atomic::write_with(&self.path.join(name), write).map_err(write_failed)?;
-        self.record(name);
-        Ok(())
-    }
-
     /// Note a file written by someone else's function (charts, Parquet).
     pub fn record(&mut self, name: &str) {
         if !self.written.iter().any(|w| w == name) {

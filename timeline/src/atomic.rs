@@ -10,10 +10,12 @@
 //! (`.tmp-<pid>-<n>-waterfall.png`), so that writers that pick a format from the extension
 //! (the PNG encoder) see the right one.
 
+use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
 
 /// Prefix of every temporary file (hidden).
 pub const TMP_PREFIX: &str = ".tmp-";
@@ -54,8 +56,22 @@ impl AtomicFile {
         &self.dest
     }
 
-    /// Sync the data and rename the file over its destination.
-    pub fn commit(mut self) -> io::Result<()> {
+    /// Sync the data and rename the file over its destination — or, on a thread that runs
+    /// [`Committer::deferring`], hand it to that committer (`Ok` then: a failure is the
+    /// committer's to report).
+    pub fn commit(self) -> io::Result<()> {
+        match DEFERRED.with(|d| d.borrow().clone()) {
+            Some(tx) => match tx.send((self, false)) {
+                Ok(()) => Ok(()),
+                // The committer is gone: here, then.
+                Err(mpsc::SendError((f, _))) => f.commit_now(),
+            },
+            None => self.commit_now(),
+        }
+    }
+
+    /// [`AtomicFile::commit`], on this thread.
+    fn commit_now(mut self) -> io::Result<()> {
         let file = self.file.take().expect("an AtomicFile holds its file until commit");
         let r = file.sync_all().and_then(|_| {
             drop(file);
@@ -84,6 +100,77 @@ impl Drop for AtomicFile {
         if self.file.take().is_some() {
             let _ = std::fs::remove_file(&self.tmp);
         }
+    }
+}
+
+thread_local! {
+    /// The committer this thread's commits go to ([`Committer::deferring`]).
+    static DEFERRED: RefCell<Option<mpsc::Sender<(AtomicFile, bool)>>> = const { RefCell::new(None) };
+}
+
+/// Files put in place on a thread of their own, in the order they are handed over: the
+/// sync that makes a file durable waits for the disk (a 137 MB summary.json took 0.12-0.17
+/// s on the 2-core dev machine, a time in which nothing else could be written), and the
+/// writers go on meanwhile. A file handed over `required` (summary.json) that cannot be put
+/// in place stops the ones after it: they are removed, never put in place without it.
+pub struct Committer {
+    tx: mpsc::Sender<(AtomicFile, bool)>,
+    thread: std::thread::JoinHandle<Vec<(PathBuf, io::Error)>>,
+}
+
+impl Committer {
+    pub fn start() -> Committer {
+        let (tx, rx) = mpsc::channel::<(AtomicFile, bool)>();
+        let thread = std::thread::spawn(move || {
+            let mut failed: Vec<(PathBuf, io::Error)> = Vec::new();
+            let mut stopped_by: Option<PathBuf> = None;
+            for (f, required) in rx {
+                let dest = f.dest.clone();
+                if let Some(first) = &stopped_by {
+                    // Dropped: its temporary file is removed.
+                    drop(f);
+                    failed.push((dest, io::Error::other(format!("not put in place: {} could not be", first.display()))));
+                    continue;
+                }
+                if let Err(e) = f.commit_now() {
+                    if required {
+                        stopped_by = Some(dest.clone());
+                    }
+                    failed.push((dest, e));
+                }
+            }
+            failed
+        });
+        Committer { tx, thread }
+    }
+
+    /// Put `f` in place after every file handed over before it; `required`: if it cannot
+    /// be, none handed over after it is.
+    pub fn commit(&self, f: AtomicFile, required: bool) {
+        if let Err(mpsc::SendError((f, _))) = self.tx.send((f, required)) {
+            // Cannot happen while `self` holds the receiving thread; dropped (removed).
+            drop(f);
+        }
+    }
+
+    /// Run `work` with every [`AtomicFile::commit`] of this thread handed to this
+    /// committer (each thread that writes outputs calls it for itself).
+    pub fn deferring<T>(&self, work: impl FnOnce() -> T) -> T {
+        struct Restore(Option<mpsc::Sender<(AtomicFile, bool)>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let prev = self.0.take();
+                DEFERRED.with(|d| *d.borrow_mut() = prev);
+            }
+        }
+        let _restore = Restore(DEFERRED.with(|d| d.replace(Some(self.tx.clone()))));
+        work()
+    }
+
+    /// Wait until every file handed over is in place (or not); those that are not, with why.
+    pub fn finish(self) -> Vec<(PathBuf, io::Error)> {
+        drop(self.tx);
+        self.thread.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
     }
 }
 
@@ -119,6 +206,18 @@ pub fn write_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<
     f.commit()
 }
 
+/// [`write_with`], but left under its temporary name, written (not synced): the caller
+/// puts it in place with [`AtomicFile::commit`] or hands it to a [`Committer`].
+pub fn write_uncommitted(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<AtomicFile> {
+    let mut f = AtomicFile::create(path)?;
+    {
+        let mut w = io::BufWriter::with_capacity(1 << 16, f.file());
+        write(&mut w).map_err(|e| named(path, e))?;
+        w.flush().map_err(|e| named(path, e))?;
+    }
+    Ok(f)
+}
+
 /// [`write_with`], but left under its temporary name, written and synced: the caller puts
 /// it in place with [`AtomicFile::commit`] (cheap then: nothing left to sync) when it
 /// decides to, or drops it (removed).
@@ -143,12 +242,14 @@ pub fn with_temp_path<T, E>(path: &Path, make: impl FnOnce(&Path) -> Result<T, E
         let _ = std::fs::remove_file(&tmp);
         return Ok(out);
     }
-    let r = File::options().write(true).open(&tmp).and_then(|f| f.sync_all()).and_then(|_| std::fs::rename(&tmp, path));
-    if let Err(e) = r {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(named(path, e));
-    }
-    sync_folder(folder_of(path));
+    let file = match File::options().write(true).open(&tmp) {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(named(path, e));
+        }
+    };
+    AtomicFile { file: Some(file), tmp, dest: path.to_path_buf() }.commit()?;
     Ok(out)
 }
 
@@ -215,6 +316,37 @@ mod tests {
         assert_eq!(names(d.path()), ["a.json", "w.png"]);
         // A folder that does not exist: an error naming the file.
         assert!(write_atomic(&d.path().join("missing/x"), b"x").unwrap_err().to_string().contains("missing/x"));
+    }
+
+    /// Files handed to a committer, from its thread and through `deferring` from another,
+    /// are put in place in order; a required one that cannot be stops the ones after it
+    /// (removed, reported), and the failures name their files.
+    #[test]
+    fn a_committer_keeps_the_order_and_stops_after_a_required_failure() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Committer::start();
+        let mut a = AtomicFile::create(&d.path().join("a.json")).unwrap();
+        a.write_all(b"a").unwrap();
+        c.commit(a, true);
+        std::thread::scope(|s| s.spawn(|| c.deferring(|| write_atomic(&d.path().join("b.svg"), b"b"))).join().unwrap()).unwrap();
+        // Outside `deferring`, a commit is done at once again.
+        write_atomic(&d.path().join("now.txt"), b"n").unwrap();
+        assert!(d.path().join("now.txt").exists());
+        assert!(c.finish().is_empty());
+        assert_eq!(names(d.path()), ["a.json", "b.svg", "now.txt"]);
+        assert_eq!(std::fs::read(d.path().join("b.svg")).unwrap(), b"b");
+
+        let c = Committer::start();
+        let lost = AtomicFile::create(&d.path().join("s.json")).unwrap();
+        std::fs::remove_file(&lost.tmp).unwrap();
+        c.commit(lost, true);
+        // Handed over: Ok here, the committer reports.
+        c.deferring(|| write_atomic(&d.path().join("c.svg"), b"c")).unwrap();
+        let failed = c.finish();
+        assert_eq!(failed.len(), 2, "{failed:?}");
+        assert!(failed[0].0.ends_with("s.json") && failed[0].1.to_string().contains("s.json"), "{failed:?}");
+        assert!(failed[1].0.ends_with("c.svg") && failed[1].1.to_string().contains("not put in place"), "{failed:?}");
+        assert_eq!(names(d.path()), ["a.json", "b.svg", "now.txt"]);
     }
 
     #[test]

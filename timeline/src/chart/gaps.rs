@@ -18,7 +18,7 @@ fn log_edges(lo: f64, hi: f64, n: usize) -> Vec<f64> {
 }
 
 /// Draw the gap histogram as SVG.
-pub fn gaps_svg(gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
+pub fn gaps_svg(gaps: &[GapMark], path: &Path) -> Result<String, ChartError> {
     // Durations in ms; a zero-length gap is put in the first bin.
     let durs: Vec<(f64, &str)> = gaps.iter().map(|g| (g.end_ns.saturating_sub(g.start_ns) as f64 / 1e6, g.cause.as_str())).collect();
     let mut causes: Vec<&str> = durs.iter().map(|d| d.1).collect();

@@ -98,6 +98,7 @@ pub fn line_chart_svg(c: &LineChart<'_>, path: &Path) -> Result<(), ChartError> 
             draw_lines(root, c, x0..x1, y0..y1, c.x_label)
         }
     })
+    .map(drop)
 }
 
 fn draw_lines<DB: DrawingBackend, X>(root: &DrawingArea<DB, Shift>, c: &LineChart<'_>, x: X, y: Range<f64>, x_desc: &str) -> DrawResult
@@ -196,6 +197,7 @@ pub fn bar_chart_svg(title: &str, y_label: &str, bars: &[(String, f64)], path: &
         }
         Ok(())
     })
+    .map(drop)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use crate::event::{counters, extra, Run, SpanKind};
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// Draw the memory chart of `run` as SVG ("no memory counters" when there are none).
-pub fn memory_svg(run: &Run, path: &Path) -> Result<(), ChartError> {
+pub fn memory_svg(run: &Run, path: &Path) -> Result<String, ChartError> {
     let series = |name: &str| -> Vec<(f64, f64)> {
         let mut v: Vec<(f64, f64)> = run.counters.iter().filter(|c| c.name == name && c.value.is_finite()).map(|c| (c.t_ns as f64 / 1e9, c.value / GIB)).collect();
         v.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -62,7 +62,7 @@ pub(crate) fn render_svg(
     path: &Path,
     size: (u32, u32),
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
-) -> Result<(), ChartError> {
+) -> Result<String, ChartError> {
     render_svg_with(path, size, |root| draw(root).map(|()| String::new()))
 }
 
@@ -72,7 +72,7 @@ pub(crate) fn render_svg_with(
     path: &Path,
     size: (u32, u32),
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<String, Box<dyn Error>>,
-) -> Result<(), ChartError> {
+) -> Result<String, ChartError> {
     ensure_font()?;
     let err = |e: Box<dyn Error>| ChartError::Draw { path: path.display().to_string(), message: e.to_string() };
     let mut svg = String::new();
@@ -87,7 +87,8 @@ pub(crate) fn render_svg_with(
         let at = svg.rfind("</svg>").ok_or_else(|| err("plotters wrote no closing </svg>".into()))?;
         svg.insert_str(at, &extra);
     }
-    crate::atomic::write_atomic(path, svg.as_bytes()).map_err(|e| err(e.into()))
+    crate::atomic::write_atomic(path, svg.as_bytes()).map_err(|e| err(e.into()))?;
+    Ok(svg)
 }
 
 /// Draw into a PNG file of `size` with `draw`, then encode and write it (to a temporary

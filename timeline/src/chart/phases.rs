@@ -60,7 +60,7 @@ fn stats(run: &Run) -> Vec<BoxStats> {
 }
 
 /// Draw the per-kind duration box plots of `run` as SVG.
-pub fn phases_svg(run: &Run, path: &Path) -> Result<(), ChartError> {
+pub fn phases_svg(run: &Run, path: &Path) -> Result<String, ChartError> {
     let boxes = stats(run);
     let n = boxes.len();
     let title = "Span durations per kind (box: quartiles, bar: median, whiskers: p5–p95, dots: min/max)";

@@ -53,7 +53,7 @@ fn device_color(d: u32) -> RGBColor {
 }
 
 /// Draw the utilisation chart of `run` as SVG.
-pub fn utilization_svg(run: &Run, path: &Path) -> Result<(), ChartError> {
+pub fn utilization_svg(run: &Run, path: &Path) -> Result<String, ChartError> {
     let end = run.end_ns().max(run.counters.last().map_or(0, |c| c.t_ns)).max(1);
     // Windows: about WINDOWS across the run, but never shorter than two median GPU calls,
     // or the fraction only shows the rhythm of single calls.

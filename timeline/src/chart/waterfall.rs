@@ -202,8 +202,8 @@ impl<'a> Waterfall<'a> {
         self.drawn.as_ref().map_err(|message| ChartError::Draw { path: path.display().to_string(), message: message.clone() })
     }
 
-    /// The waterfall as SVG at `path`.
-    pub fn svg(&self, path: &Path) -> Result<(), ChartError> {
+    /// The waterfall as SVG at `path` (its text returned).
+    pub fn svg(&self, path: &Path) -> Result<String, ChartError> {
         let (layout, scene) = self.parts(path)?;
         render_svg_with(path, (layout.width, layout.height), |root| {
             let map = draw(root, self.run, self.gaps, layout, scene, false)?;
@@ -220,7 +220,7 @@ impl<'a> Waterfall<'a> {
 
 /// Draw the waterfall of a run laid out on its lanes (with the analyzer's `gaps`) as SVG.
 pub fn waterfall_svg(laid: &LaidOut<'_>, gaps: &[GapMark], path: &Path) -> Result<(), ChartError> {
-    Waterfall::new(laid, gaps).svg(path)
+    Waterfall::new(laid, gaps).svg(path).map(drop)
 }
 
 /// The same chart as [`waterfall_svg`], as PNG (for viewers without SVG, and the README).
