@@ -1003,6 +1003,17 @@ mod tests {
         let s: Summary = serde_json::from_slice(&fs::read(out.join("summary.json")).unwrap()).unwrap();
         assert_eq!(s.proofs_completed, 3);
         assert_eq!(s.input.as_deref(), Some(dir.path().join("sample.log").to_str().unwrap()));
+        // report.html embeds the charts as they were written (the files are put in place
+        // by the committer, after the page is made).
+        #[cfg(feature = "analysis")]
+        {
+            let page = fs::read_to_string(out.join("report.html")).unwrap();
+            for f in ["utilization.svg", "gaps.svg", "phases.svg"] {
+                let svg = fs::read_to_string(out.join(f)).unwrap();
+                let body = &svg[svg.find("<svg").unwrap()..];
+                assert!(page.contains(body), "report.html does not hold {f} as written");
+            }
+        }
     }
 
     #[test]

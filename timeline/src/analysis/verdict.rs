@@ -208,7 +208,7 @@ fn overlapped_copies(ix: &Index<'_>, f: &Floors) -> Option<String> {
     if f.serial_gpu_source.as_deref() != Some("kernel_spans") || f.gpu_workers_per_device.unwrap_or(1) < 2 || f.gpus == 0 {
         return None;
     }
-    let both: Vec<(u64, u64)> = ix.parts.iter().filter_map(|p| Some((p.kernel_ns?, p.compute_ns?))).collect();
+    let both: Vec<(u64, u64)> = ix.parts.iter().filter_map(|p| p.work.as_deref().and_then(|w| Some((w.kernel_ns?, w.compute_ns?)))).collect();
     if both.is_empty() {
         return None;
     }
@@ -228,7 +228,7 @@ fn overlapped_copies(ix: &Index<'_>, f: &Floors) -> Option<String> {
 
 /// Serial GPU time per partition, ms, and where it comes from.
 fn serial_gpu(run: RunView<'_>, ix: &Index<'_>) -> Option<(f64, &'static str)> {
-    let kernels: Vec<u64> = ix.parts.iter().filter_map(|p| p.kernel_ns).collect();
+    let kernels: Vec<u64> = ix.parts.iter().filter_map(|p| p.work.as_deref()?.kernel_ns).collect();
     if !kernels.is_empty() {
         return Some((kernels.iter().map(|&k| ms(k)).sum::<f64>() / kernels.len() as f64, "kernel_spans"));
     }
@@ -314,7 +314,7 @@ pub fn decide<'a>(
     if !synth.is_empty() {
         f.synthesis_ms_per_partition = Some(synth.iter().sum::<f64>() / synth.len() as f64);
     }
-    let gpu_parts = ix.parts.iter().filter(|p| p.gpu_end.is_some() || p.kernel_ns.is_some()).count();
+    let gpu_parts = ix.parts.iter().filter(|p| p.gpu_end.is_some() || p.work().kernel_ns.is_some()).count();
     let cpu_total: u64 = run
         .spans()
         .filter(|s| s.kind.is_cpu_gpu_side() && s.device.is_some() && !s.is_open())
