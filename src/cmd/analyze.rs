@@ -592,6 +592,9 @@ pub fn write_outputs_with(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super
     let committer = timeline::atomic::Committer::start();
     // Each output written (Ok) or not (Err: why), in the order the folder records them.
     let written = std::thread::scope(|sc| -> anyhow::Result<_> {
+        // Owned here: should anything below panic, the sender goes with this closure and the
+        // charts' thread, waiting at the gate, ends instead of waiting for ever.
+        let gate = gate;
         #[cfg(feature = "analysis")]
         let drawn = charts.then(|| sc.spawn(|| committer.deferring(|| draw_charts(laid, summary, dir_ro, outputs, gated))));
         #[cfg(not(feature = "analysis"))]
@@ -657,13 +660,15 @@ pub fn write_outputs_with(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super
     });
     // Every file in place, or the reason it is not.
     let not_in_place = committer.finish();
-    let (mut done, chart_refs) = written?;
+    let (mut done, mut chart_refs) = written?;
     for (dest, e) in not_in_place {
         let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if name == "summary.json" {
             // Nothing after it was put in place either.
             return Err(super::output::write_failed(e));
         }
+        // report.md links only the charts that are in place.
+        chart_refs.retain(|c| c.file != name);
         match done.iter_mut().find(|(n, _)| *n == name) {
             Some((_, r)) => *r = Err(e.to_string()),
             None => done.push((name, Err(e.to_string()))),
@@ -1007,6 +1012,11 @@ mod tests {
         // by the committer, after the page is made).
         #[cfg(feature = "analysis")]
         {
+            let out = dir.path().join("charts");
+            let mut a = args(dir.path().join("sample.log"), out.clone());
+            a.no_charts = false;
+            a.charts = vec!["utilization", "gaps", "phases"];
+            assert_eq!(format!("{:?}", run(a).unwrap()), format!("{:?}", ExitCode::SUCCESS));
             let page = fs::read_to_string(out.join("report.html")).unwrap();
             for f in ["utilization.svg", "gaps.svg", "phases.svg"] {
                 let svg = fs::read_to_string(out.join(f)).unwrap();

@@ -63,7 +63,7 @@ impl AtomicFile {
         match DEFERRED.with(|d| d.borrow().clone()) {
             Some(tx) => match tx.send((self, false)) {
                 Ok(()) => Ok(()),
-                // The committer is gone: here, then.
+                // The committer's thread is gone (it panicked): here, then.
                 Err(mpsc::SendError((f, _))) => f.commit_now(),
             },
             None => self.commit_now(),
@@ -148,7 +148,8 @@ impl Committer {
     /// be, none handed over after it is.
     pub fn commit(&self, f: AtomicFile, required: bool) {
         if let Err(mpsc::SendError((f, _))) = self.tx.send((f, required)) {
-            // Cannot happen while `self` holds the receiving thread; dropped (removed).
+            // Only after the committer's thread panicked: dropped (removed), never put in
+            // place out of order.
             drop(f);
         }
     }
@@ -233,8 +234,9 @@ pub fn write_synced(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Resul
 }
 
 /// For writers that open the file themselves (plotters' backends): `make` writes to the
-/// temporary path it is given; on success the file is renamed to `path`, on failure it is
-/// removed and `make`'s error returned.
+/// temporary path it is given; on success the file is committed ([`AtomicFile::commit`]:
+/// renamed to `path`, or handed to the thread's [`Committer`]), on failure it is removed and
+/// `make`'s error returned.
 pub fn with_temp_path<T, E>(path: &Path, make: impl FnOnce(&Path) -> Result<T, E>) -> Result<Result<T, E>, io::Error> {
     let tmp = temp_path(path);
     let out = make(&tmp);

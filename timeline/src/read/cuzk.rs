@@ -243,9 +243,10 @@ impl Decoder {
 /// order of first appearance), mapped here onto the run's table.
 ///
 /// The events are paired in sorted order while the batches still come ([`Live`]) when the
-/// log allows it — one daemon run, lines out of order by less than [`LIVE_WINDOW_NS`] — so
-/// that little is left after the last line; otherwise (a restart, lines further out of
-/// order) they are sorted and paired after it. Either way the same [`Pairer`] sees the
+/// log allows it — one daemon run, and no event that comes (in the file) after a later one
+/// already paired: events are paired once the log is [`LIVE_WINDOW_NS`] past them, so lines
+/// out of order by less than that always are — so that little is left after the last line;
+/// otherwise (a restart, lines further out of order) they are sorted and paired after it. Either way the same [`Pairer`] sees the
 /// events in the same order: the run is the same.
 pub(crate) fn assemble(batches: &mut dyn Iterator<Item = Vec<(u64, Item)>>) -> Run {
     assemble_with(batches, true).0
@@ -304,7 +305,7 @@ fn assemble_with(batches: &mut dyn Iterator<Item = Vec<(u64, Item)>>, live: bool
                 }
             }
         }
-        if live.as_mut().is_some_and(|l| !l.take(&mut evs, first, &ids)) {
+        if live.as_mut().is_some_and(|l| !l.take(&evs, first, &ids)) {
             // Out of order beyond the window: sorted and paired after the last line.
             live = None;
         }
@@ -318,10 +319,12 @@ fn assemble_with(batches: &mut dyn Iterator<Item = Vec<(u64, Item)>>, live: bool
     }
     let (mut segs, seg_of) = split_daemon_runs(&evs);
     let while_read = live.is_some() && segs.len() <= 1;
+    // Several daemon runs: what was paired while reading goes (sorted again below).
+    let live = live.filter(|_| segs.len() <= 1);
     let pairer = match live {
         // One daemon run, every event taken in order: paired already.
-        Some(l) if segs.len() <= 1 => l.finish(&mut evs, &ids),
-        _ => {
+        Some(l) => l.finish(&evs, &ids),
+        None => {
             if segs.len() > 1 {
                 place_daemon_runs(&mut run, &mut segs, &mut evs, &seg_of, &mut jobs);
                 let known = ids.len();
@@ -387,7 +390,7 @@ struct Live {
 impl Live {
     /// Take the events from `first` on (the batch just read); false when they cannot be
     /// paired in order while reading.
-    fn take(&mut self, evs: &mut [Ev], first: usize, ids: &[JobId]) -> bool {
+    fn take(&mut self, evs: &[Ev], first: usize, ids: &[JobId]) -> bool {
         let key = |e: &Ev| (e.t_ns, e.event.rank());
         for e in &evs[first..] {
             if self.fed.is_some_and(|f| key(e) < f) {
@@ -396,7 +399,7 @@ impl Live {
             self.max_t = self.max_t.max(e.t_ns);
         }
         // The pending events are sorted and come before the new ones in the file: a stable
-        // sort keeps equal keys in file order (and merges the two sorted runs in one pass).
+        // sort keeps equal keys in file order (and finds the pending ones' run already sorted).
         self.pending.extend(first as u32..evs.len() as u32);
         self.pending.sort_by_key(|&i| key(&evs[i as usize]));
         let passed = self.max_t.saturating_sub(LIVE_WINDOW_NS);
@@ -412,7 +415,7 @@ impl Live {
     }
 
     /// The events still pending, fed in order: the pairs of the whole log.
-    fn finish(mut self, evs: &mut [Ev], ids: &[JobId]) -> Pairer {
+    fn finish(mut self, evs: &[Ev], ids: &[JobId]) -> Pairer {
         for &i in &self.pending {
             self.pairer.feed(i, evs, ids);
         }
