@@ -680,9 +680,21 @@ pub fn write_outputs_with(laid: &LaidOut<'_>, summary: &Summary, dir: &mut super
             Err(e) => dir.fail(&name, e),
         }
     }
-    let md = timeline::report::render(summary, &chart_refs);
-    if let Err(e) = dir.write("report.md", md.as_bytes()) {
-        dir.fail("report.md", format!("{e:#}"));
+    // report.md shows every chart asked for, or is not written: a report that leaves out
+    // a chart that could not be put in place (a full disk) would be no run's whole report.
+    let missing: Vec<&str> = timeline::report::STANDARD_CHARTS
+        .iter()
+        .filter(|(section, _, _)| outputs.chart(section))
+        .filter(|(_, file, _)| !chart_refs.iter().any(|c| c.file == *file))
+        .map(|(_, file, _)| *file)
+        .collect();
+    if !missing.is_empty() {
+        dir.fail("report.md", format!("not written: its charts {} are not in place", missing.join(", ")));
+    } else {
+        let md = timeline::report::render(summary, &chart_refs);
+        if let Err(e) = dir.write("report.md", md.as_bytes()) {
+            dir.fail("report.md", format!("{e:#}"));
+        }
     }
     Ok(())
 }
@@ -733,13 +745,21 @@ fn draw_charts(
         });
         done.push((file.to_string(), r.map_err(|e| e.to_string())));
     }
-    // report.html: the page embeds the SVG charts just written.
-    let embedded: Vec<timeline::report::html::HtmlChart<'_>> = svgs.iter().map(|(t, s)| timeline::report::html::HtmlChart { title: t, svg: s }).collect();
-    let r = timed("report.html", || {
-        let page = timeline::report::html::render(laid, summary, &embedded);
-        super::output::write_atomic(&dir.join("report.html"), page.as_bytes())
-    });
-    done.push(("report.html".into(), r.map_err(|e| format!("{e:#}"))));
+    // report.html: the page embeds the SVG charts just written — all of those asked for, or
+    // it is not written (a page without a chart that could not be drawn would be no run's
+    // whole page).
+    let failed: Vec<&str> = done.iter().filter(|(_, r)| r.is_err()).map(|(f, _)| f.as_str()).collect();
+    if !failed.is_empty() {
+        let why = format!("not written: its charts {} could not be", failed.join(", "));
+        done.push(("report.html".into(), Err(why)));
+    } else {
+        let embedded: Vec<timeline::report::html::HtmlChart<'_>> = svgs.iter().map(|(t, s)| timeline::report::html::HtmlChart { title: t, svg: s }).collect();
+        let r = timed("report.html", || {
+            let page = timeline::report::html::render(laid, summary, &embedded);
+            super::output::write_atomic(&dir.join("report.html"), page.as_bytes())
+        });
+        done.push(("report.html".into(), r.map_err(|e| format!("{e:#}"))));
+    }
     if outputs.chart("waterfall-png") {
         let r = timed("waterfall.png", || wf.as_ref().expect("made when the waterfall is asked for").png(&dir.join("waterfall.png")));
         done.push(("waterfall.png".into(), r.map_err(|e| e.to_string())));
